@@ -1,0 +1,3 @@
+from iclr25.cli import main
+
+main()
