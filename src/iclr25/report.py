@@ -53,9 +53,16 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def margin(r: Result) -> float:
+    """How far past its threshold a claim's figure lies, relative to |threshold| (> 0: holds)."""
+    sign = 1.0 if r.direction == ">=" else -1.0
+    scale = abs(r.threshold) if r.threshold != 0 else 1.0
+    return sign * (r.measured - r.threshold) / scale
+
+
 def summary_figure(results: list[Result], path: Path) -> Path | None:
-    """Bar chart of measured / threshold per claim (1 marks the threshold)."""
-    ran = [r for r in results if r.measured is not None and r.threshold != 0]
+    """Bar chart of each claim's relative margin past its threshold."""
+    ran = [r for r in results if r.measured is not None]
     if not ran:
         return None
     import matplotlib
@@ -63,12 +70,11 @@ def summary_figure(results: list[Result], path: Path) -> Path | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ratios = [r.measured / r.threshold for r in ran]
     colors = ["tab:green" if r.holds else "tab:red" for r in ran]
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(ran) + 1.2))
-    ax.barh([r.claim_id for r in ran], ratios, color=colors)
-    ax.axvline(1.0, color="k", lw=1)
-    ax.set_xlabel("measured / threshold (green: holds)")
+    ax.barh([r.claim_id for r in ran], [margin(r) for r in ran], color=colors)
+    ax.axvline(0.0, color="k", lw=1)
+    ax.set_xlabel("(measured - threshold) / |threshold|, signed by direction (green: holds)")
     ax.invert_yaxis()
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)

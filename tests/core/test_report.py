@@ -1,7 +1,7 @@
 import json
 
 from iclr25.claims import Result
-from iclr25.report import environment, read_results, write_report
+from iclr25.report import environment, margin, read_results, write_report
 
 
 def _result(cid, status, measured, error=None, figures=()):
@@ -41,3 +41,12 @@ def test_report_with_only_errors_has_no_summary(tmp_path):
     write_report([_result("m.c", "error", None, error="x")], tmp_path, environment(1, "full"))
     assert not (tmp_path / "summary.png").exists()
     assert "1 errored" in (tmp_path / "REPORT.md").read_text()
+
+
+def test_margin_sign_follows_direction():
+    r = _result("m.a", "holds", 0.9)
+    assert abs(margin(r) - 0.125) < 1e-12  # (0.9 - 0.8) / 0.8
+    r.direction, r.threshold, r.measured = ">=", -0.5, -0.2  # e.g. accuracy drop >= -0.5 pt
+    assert margin(r) > 0
+    r.direction, r.threshold, r.measured = "<=", 0.0, 0.3
+    assert abs(margin(r) + 0.3) < 1e-12
