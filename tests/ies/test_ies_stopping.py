@@ -204,3 +204,17 @@ def test_constructor_errors():
         InstanceEarlyStopping(3, mode="fast")
     with pytest.raises(ValueError, match="threshold must lie"):
         LossThresholdStopping(3, threshold=float("nan"))
+
+
+def test_state_dict_round_trip_resumes_identically():
+    g = torch.Generator().manual_seed(2)
+    traj = torch.rand(30, 10, generator=g, dtype=torch.float64) * 1e-3
+    a = InstanceEarlyStopping(30, delta=5e-4)
+    feed(a, traj[:, :5])
+    b = InstanceEarlyStopping(30, delta=5e-4)
+    b.load_state_dict(a.state_dict())
+    ma, mb = feed(a, traj[:, 5:]), feed(b, traj[:, 5:])
+    assert all(torch.equal(x, y) for x, y in zip(ma, mb, strict=True))
+    assert a.saved_fraction == b.saved_fraction and a.n_forward == b.n_forward
+    with pytest.raises(ValueError, match="must have shape"):
+        InstanceEarlyStopping(30, delta=5e-4, mode="algorithm1").load_state_dict(a.state_dict())

@@ -17,10 +17,41 @@ import torch
 
 from iclr25.claims import Context, Measurement, claim
 from iclr25.datasets import digits
+from iclr25.ies.stopping import InstanceEarlyStopping
 from iclr25.ies.training import TrainLog, train
 
 PAPER = "Instance-dependent Early Stopping"
 DELTA = 1e-3
+NOISE = 0.2  # label-noise rate of the harder side experiment (full scale, details only)
+
+
+class _RandomRemoval(InstanceEarlyStopping):
+    """Paper baseline "Random Remove": each epoch train a random subset of a given size.
+
+    ``schedule[e]`` is the number of samples trained in epoch ``e`` (taken from an IES run),
+    so the backprop budget matches IES epoch by epoch.
+    """
+
+    def __init__(self, n: int, schedule: list[int], seed: int) -> None:
+        super().__init__(n, delta=0.0)
+        self.schedule = list(schedule)
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def mastered(self) -> torch.Tensor:
+        size = self.schedule[min(self.epochs, len(self.schedule) - 1)]
+        keep = torch.randperm(self.n_samples, generator=self.generator)[:size]
+        out = torch.ones(self.n_samples, dtype=torch.bool)
+        out[keep] = False
+        return out
+
+
+def _noisy(split, rate: float, seed: int):
+    """The split with a fraction ``rate`` of training labels replaced by random classes."""
+    g = torch.Generator().manual_seed(10_000 + seed)
+    y = split.y_train.clone()
+    flip = torch.rand(len(y), generator=g) < rate
+    y[flip] = torch.randint(0, 10, (int(flip.sum()),), generator=g)
+    return split._replace(y_train=y)
 
 
 @functools.lru_cache(maxsize=4)
@@ -33,6 +64,7 @@ def _experiment(quick: bool, seed: int) -> dict[str, Any]:
     try:
         runs: dict[str, list[TrainLog]] = {"plain": [], "ies": []}
         extra: dict[str, list[TrainLog]] = {}
+        noisy: dict[str, list[TrainLog]] = {}
         for s in seeds:
             split = digits(seed=s)
             runs["plain"].append(train(*split, method="plain", epochs=epochs, seed=s))
@@ -47,6 +79,16 @@ def _experiment(quick: bool, seed: int) -> dict[str, Any]:
                 extra.setdefault("loss_threshold=1e-2", []).append(
                     train(*split, method="loss_threshold", epochs=epochs, seed=s,
                           threshold=1e-2))
+                rr = _RandomRemoval(len(split.X_train), runs["ies"][-1].active, seed=s)
+                extra.setdefault("random_remove_matched", []).append(
+                    train(*split, method="ies", epochs=epochs, seed=s, stopper=rr))
+        if not quick:
+            for s in seeds[:3]:
+                split = _noisy(digits(seed=s), NOISE, s)
+                for name, kw in [("plain", {"method": "plain"}),
+                                 ("ies", {"method": "ies", "delta": DELTA}),
+                                 ("loss_threshold=1e-2", {"method": "loss_threshold"})]:
+                    noisy.setdefault(name, []).append(train(*split, epochs=epochs, seed=s, **kw))
     finally:
         torch.set_num_threads(threads)
 
@@ -77,6 +119,7 @@ def _experiment(quick: bool, seed: int) -> dict[str, Any]:
         "plain": summary(runs["plain"]),
         "ies": summary(runs["ies"]),
         "others": {k: summary(v) for k, v in extra.items()},
+        f"label_noise_{NOISE:g}": {k: summary(v) for k, v in noisy.items()},
         "_logs": runs,
         "_extra": extra,
     }

@@ -61,6 +61,9 @@ class InstanceEarlyStopping:
         n_backprop: per-sample losses that entered a backward pass through :meth:`masked_loss`.
         epochs: number of :meth:`step` calls.
         active_per_epoch: size of the active set used in each finished epoch.
+        full_forward: ``True`` in ``algorithm1`` mode: the reference loop
+            (:func:`iclr25.ies.train`) then forward-evaluates every sample after each epoch
+            and records those losses, instead of the training-time ones.
 
     Paper: Yuan et al., "Instance-dependent Early Stopping", ICLR 2025, Sec. 3 (Eq. of the
     second-order difference) and Algorithm 1.
@@ -104,6 +107,7 @@ class InstanceEarlyStopping:
         self.n_backprop = 0
         self.epochs = 0
         self.active_per_epoch: list[int] = []
+        self.full_forward = mode == "algorithm1"
 
     # ------------------------------------------------------------------ inputs
     def _check_indices(self, indices: object, name: str = "indices") -> torch.Tensor:
@@ -237,6 +241,29 @@ class InstanceEarlyStopping:
         weights = mask.to(loss.dtype)
         return (loss * weights).sum() / max(n_active, 1)
 
+    def state_dict(self) -> dict[str, object]:
+        """Everything needed to resume: histories, counts, active mask and counters."""
+        return {
+            "losses": self.losses.clone(), "counts": self.counts.clone(),
+            "active_mask": self.active_mask.clone(), "n_forward": self.n_forward,
+            "n_backprop": self.n_backprop, "epochs": self.epochs,
+            "active_per_epoch": list(self.active_per_epoch),
+        }
+
+    def load_state_dict(self, state: dict[str, object]) -> None:
+        """Restore a :meth:`state_dict` taken from a stopper with the same settings."""
+        losses = check_tensor(state["losses"], "state['losses']", ndim=2, floating=True)
+        if tuple(losses.shape) != tuple(self.losses.shape):
+            raise ValueError(f"state['losses'] must have shape {tuple(self.losses.shape)}, got "
+                             f"{tuple(losses.shape)}")
+        self.losses = losses.to(self.losses).clone()
+        self.counts = torch.as_tensor(state["counts"]).to(self.counts).clone()
+        self.active_mask = torch.as_tensor(state["active_mask"]).to(self.active_mask).clone()
+        self.n_forward = int(state["n_forward"])  # type: ignore[arg-type]
+        self.n_backprop = int(state["n_backprop"])  # type: ignore[arg-type]
+        self.epochs = int(state["epochs"])  # type: ignore[arg-type]
+        self.active_per_epoch = list(state["active_per_epoch"])  # type: ignore[call-overload]
+
     def __repr__(self) -> str:
         return (f"InstanceEarlyStopping(n_samples={self.n_samples}, delta={self.delta:g}, "
                 f"window={self.window}, mode={self.mode!r}, active={int(self.active_mask.sum())},"
@@ -261,6 +288,7 @@ class LossThresholdStopping(InstanceEarlyStopping):
         super().__init__(n_samples, delta=threshold, window=1, mode="algorithm1", patience=1,
                          device=device)
         self.threshold = float(threshold)
+        self.full_forward = False
         self.history_len = 1
         self.losses = self.losses[:, :1].clone()
 

@@ -95,6 +95,7 @@ def train(
     threshold: float = 1e-2,
     seed: int = 0,
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+    stopper: InstanceEarlyStopping | None = None,
 ) -> TrainLog:
     """Train a classifier with plain SGD, IES, or small-loss removal; log curves and counts.
 
@@ -108,6 +109,8 @@ def train(
         delta, window, mode: IES settings. threshold: loss threshold of the baseline.
         seed: seed of the default model's init and of the shuffling.
         loss_fn: per-sample loss ``(logits, y) -> (b,)``; default cross-entropy.
+        stopper: a fresh stopper to use instead of the one ``method`` builds (e.g. a subclass
+            with another exclusion rule); ``method`` must then not be ``"plain"``.
 
     Returns:
         TrainLog with per-epoch test accuracy, active counts and backprop totals.
@@ -134,15 +137,22 @@ def train(
                           weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=gamma)
 
-    if method == "plain":
+    if stopper is not None:
+        if not isinstance(stopper, InstanceEarlyStopping):
+            raise TypeError(f"stopper must be an InstanceEarlyStopping, got "
+                            f"{type(stopper).__name__}")
+        if method == "plain" or stopper.n_samples != n or stopper.epochs or stopper.n_forward:
+            raise ValueError("stopper must be fresh, have n_samples == len(X), and method "
+                             "must not be 'plain'")
+    elif method == "plain":
         # Everything active forever: the same loop with a stopper that never excludes.
-        stopper: InstanceEarlyStopping = InstanceEarlyStopping(n, delta=0.0, device=X.device)
+        stopper = InstanceEarlyStopping(n, delta=0.0, device=X.device)
     elif method == "ies":
         stopper = InstanceEarlyStopping(n, delta=delta, window=window, mode=mode,  # type: ignore[arg-type]
                                         device=X.device)
     else:
         stopper = LossThresholdStopping(n, threshold=threshold, device=X.device)
-    record_in_loop = not (method == "ies" and stopper.mode == "algorithm1")
+    record_in_loop = not stopper.full_forward
     batches = BatchSampler(IESSampler(stopper, seed=seed), batch_size, drop_last=False)
 
     log = TrainLog(method=method)
