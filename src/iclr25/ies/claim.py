@@ -122,6 +122,7 @@ def _experiment(quick: bool, seed: int) -> dict[str, Any]:
         f"label_noise_{NOISE:g}": {k: summary(v) for k, v in noisy.items()},
         "_logs": runs,
         "_extra": extra,
+        "_noisy": noisy,
     }
 
 
@@ -131,9 +132,10 @@ def _figure(ctx: Context, res: dict[str, Any]) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs, extra = res["_logs"], res["_extra"]
+    runs, extra, noisy = res["_logs"], res["_extra"], res["_noisy"]
     ep = np.arange(1, res["epochs"] + 1)
-    fig, ax = plt.subplots(1, 3 if extra else 2, figsize=(15 if extra else 10, 3.8))
+    ncol = 2 + bool(extra) + bool(noisy)
+    fig, ax = plt.subplots(1, ncol, figsize=(5 * ncol, 3.8))
     colors = {"plain": "0.4", "ies": "C1"}
     for name, logs in runs.items():
         acc = np.array([g.test_acc for g in logs])
@@ -157,6 +159,15 @@ def _figure(ctx: Context, res: dict[str, Any]) -> str:
         ax[2].set(xlabel="backprop instances saved (%)", ylabel="final test accuracy (%)",
                   title="δ sweep, Algorithm 1 and loss-threshold baseline")
         ax[2].legend(fontsize=7)
+    if noisy:
+        for i, (name, logs) in enumerate(noisy.items()):
+            acc = np.array([g.test_acc for g in logs]).mean(0)
+            saved = 100 * np.mean([g.saved_fraction for g in logs])
+            ax[-1].plot(ep, acc, color=f"C{i}", label=f"{name} (saved {saved:.0f}%)")
+        ax[-1].set(xlabel="epoch", ylabel="test accuracy (%)", ylim=(70, 95),
+                   title=f"side experiment: {100 * NOISE:.0f}% label noise, "
+                         f"{len(next(iter(noisy.values())))} seeds")
+        ax[-1].legend(fontsize=7)
     fig.tight_layout()
     return ctx.savefig(fig, "curves")
 
