@@ -65,8 +65,9 @@ class InstanceEarlyStopping:
             (:func:`iclr25.ies.train`) then forward-evaluates every sample after each epoch
             and records those losses, instead of the training-time ones.
 
-    Paper: Yuan et al., "Instance-dependent Early Stopping", ICLR 2025, Sec. 3 (Eq. of the
-    second-order difference) and Algorithm 1.
+    Paper: Yuan et al., "Instance-dependent Early Stopping", ICLR 2025: the second-order
+    difference mastery criterion and Algorithm 1 (``algorithm1``); the released code
+    (tmllab/2025_ICLR_IES, ``cifar_main.py``) for the smoothed rule (``shipped``).
     """
 
     def __init__(
