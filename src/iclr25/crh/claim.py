@@ -92,20 +92,28 @@ def _figure(ctx: Context, sw: dict) -> str:
 
     wds = sw["wds"]
     x = [max(w, wds[1] / 3) for w in wds]  # put wd=0 on the log axis, left of the first wd > 0
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for rel in RELATIONS:
-        ys = [sw["mean_scores"][str(w)][rel] for w in wds]
-        ax.plot(x, ys, marker="o", ls="-" if rel.startswith("b") else "--", label=rel)
-    nulls = [max(sw["mean_null"][str(w)].values()) for w in wds]
-    ax.plot(x, nulls, color="grey", ls=":", label="rotation null (max mean |α|)")
-    ax.set_xscale("log")
-    ax.set_xticks(x, ["0"] + [f"{w:g}" for w in wds[1:]])
-    ax.set_xlabel("weight decay")
-    ax.set_ylabel("alignment α (off-diagonal Pearson)")
+    panels = [("teacher (claimed)", sw["mean_scores"], sw["mean_null"])]
+    if "digits" in sw:
+        panels.append(("sklearn digits (secondary, 1 seed)",
+                       {w: r["scores"] for w, r in sw["digits"].items()},
+                       {w: r["null"] for w, r in sw["digits"].items()}))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.2), squeeze=False)
     n = sw["settings"]["n_seeds"]
-    ax.set_title(f"CRH alignments of the 64x64 layer vs weight decay ({n} seed{'s' * (n > 1)})")
-    ax.axhline(0.75, color="k", lw=0.5)
-    ax.legend(fontsize=8, ncol=2)
+    for ax, (title, scores, null) in zip(axes[0], panels, strict=True):
+        for rel in RELATIONS:
+            ys = [scores[str(w)][rel] for w in wds]
+            ax.plot(x, ys, marker="o", ls="-" if rel.startswith("b") else "--", label=rel)
+        nulls = [max(null[str(w)].values()) for w in wds]
+        ax.plot(x, nulls, color="grey", ls=":", label="rotation null (max mean |α|)")
+        ax.set_xscale("log")
+        ax.set_xticks(x, ["0"] + [f"{w:g}" for w in wds[1:]])
+        ax.set_xlabel("weight decay")
+        ax.set_ylabel("alignment α (off-diagonal Pearson)")
+        ax.set_ylim(-0.25, 1.02)
+        ax.axhline(0.75, color="k", lw=0.5)
+        ax.set_title(title if "digits" in title else f"{title}, {n} seed{'s' * (n > 1)}")
+        ax.legend(fontsize=8, ncol=2)
+    fig.suptitle("CRH alignments of the hidden 64x64 layer vs weight decay")
     return ctx.savefig(fig, "scores_vs_wd")
 
 
