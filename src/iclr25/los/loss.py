@@ -17,21 +17,24 @@ def check_targets(targets: object, n_classes: int, name: str = "targets") -> tor
     return targets
 
 
-def smoothed_targets(targets: torch.Tensor, n_classes: int, smoothing: float) -> torch.Tensor:
+def smoothed_targets(targets: torch.Tensor, n_classes: int, smoothing: float,
+                     dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """The smoothed target distribution ``q = (1 - eps) * onehot(y) + eps / K``.
 
     Args:
         targets: (n,) integer labels in [0, K).
         n_classes: K.
         smoothing: eps in (0, 1).
+        dtype: floating dtype of the result.
 
     Returns:
-        (n, K) float tensor whose rows sum to 1; the true class gets ``1 - eps + eps/K``,
+        (n, K) tensor whose rows sum to 1; the true class gets ``1 - eps + eps/K``,
         every other class ``eps/K``.
     """
     check_in_range(smoothing, "smoothing", 0.0, 1.0, low_open=True, high_open=True)
     targets = check_targets(targets, n_classes)
-    q = torch.full((len(targets), n_classes), smoothing / n_classes, device=targets.device)
+    q = torch.full((len(targets), n_classes), smoothing / n_classes, dtype=dtype,
+                   device=targets.device)
     return q.scatter_add(1, targets[:, None], torch.full_like(q[:, :1], 1.0 - smoothing))
 
 
