@@ -34,7 +34,8 @@ def test_hand_computed_example():
     y = torch.tensor([0, 0, 1, 1])
     # class 0: positives z0 = {3, 1} mean 2, negatives z0 = {0, 2} mean 1 -> 1
     # class 1: positives z1 = {2, 4} mean 3, negatives z1 = {1, 0} mean 0.5 -> 2.5
-    torch.testing.assert_close(logits_magnitude(z, y), torch.tensor([1.0, 2.5], dtype=torch.float64))
+    torch.testing.assert_close(logits_magnitude(z, y),
+                               torch.tensor([1.0, 2.5], dtype=torch.float64))
     # sample margins: class 0 rows (3-1, 1-0) -> 1.5; class 1 rows (2-0, 4-2) -> 2
     torch.testing.assert_close(logits_magnitude(z, y, variant="sample"),
                                torch.tensor([1.5, 2.0], dtype=torch.float64))
