@@ -171,7 +171,8 @@ def _fig_sweep(ctx: Context, exp: dict) -> str:
     ax2 = ax.twinx()
     ax2.plot(eps, loma, "s--", color="C1", label="mean LoMa")
     ax2.set_ylabel("mean LoMa")
-    fig.legend(loc="lower left", fontsize=7)
+    handles = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+    ax.legend(handles, [h.get_label() for h in handles], loc="center right", fontsize=7)
     return ctx.savefig(fig, "sweep")
 
 
