@@ -8,8 +8,12 @@ noise, long-tailed training counts 500 -> 5 (IR=100, 10,847 samples), balanced t
 5e-4 momentum 0.9 wd 0, cosine over 20 epochs, instance-balanced batches of 64. The paper's
 claim at K=100 is about this re-training stage; the notes found no gain at K=10.
 
-Quick scale keeps the data and the stage-2 recipe but uses one seed, 20 stage-1 epochs and
-30 test samples per class; full scale uses 3 seeds (seed, seed+1, seed+2).
+Quick scale keeps the training data and the stage-2 recipe unchanged but uses one seed,
+20 stage-1 epochs with batches of 128, 30 test samples per class, the sweep eps in
+{0, 0.5, 0.98} and no CB-CE/LA/LWS baselines; full scale uses 3 seeds (seed, seed+1,
+seed+2), the pilot's stage 1 (60 epochs, batch 64), 100 test samples per class, the sweep
+{0, 0.1, 0.5, 0.9, 0.98} and the baselines. We report the last stage-2 epoch; the official
+code reports the best epoch on the test set, which is selection on the test set.
 """
 
 from __future__ import annotations
