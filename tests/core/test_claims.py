@@ -119,3 +119,14 @@ def test_seed_makes_runs_repeatable(temp_claim, tmp_path):
     b = claims.run(c, Scale.quick, 5, tmp_path).measured
     d = claims.run(c, Scale.quick, 6, tmp_path).measured
     assert a == b != d
+
+
+def test_torch_threads_restores_count():
+    import torch
+
+    before = torch.get_num_threads()
+    with pytest.raises(RuntimeError):
+        with claims.torch_threads(1):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError
+    assert torch.get_num_threads() == before

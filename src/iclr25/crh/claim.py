@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25.claims import Context, Measurement, Scale, claim
+from iclr25.claims import Context, Measurement, Scale, claim, torch_threads
 from iclr25.crh.probe import RELATIONS, AlignmentProbe
 from iclr25.datasets import digits, teacher_classification
 
@@ -64,9 +64,9 @@ def _train_and_probe(X: torch.Tensor, y: torch.Tensor, wd: float, steps: int, se
 
 
 @functools.lru_cache(maxsize=4)
+@torch_threads(1)
 def _sweep(scale: Scale, seed: int) -> dict:
     s = _settings(scale)
-    torch.set_num_threads(1)
     runs: dict[float, list[dict]] = {wd: [] for wd in s["wds"]}
     for r in range(s["n_seeds"]):
         X, y = teacher_classification(2000, 32, 10, 64, seed=seed + r, label_noise=0.2)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from iclr25.claims import Context, Measurement, claim
+from iclr25.claims import Context, Measurement, claim, torch_threads
 from iclr25.datasets import digits
 from iclr25.ies.stopping import InstanceEarlyStopping
 from iclr25.ies.training import TrainLog, train
@@ -55,42 +55,38 @@ def _noisy(split, rate: float, seed: int):
 
 
 @functools.lru_cache(maxsize=4)
+@torch_threads(1)  # tiny MLP: threads only add contention
 def _experiment(quick: bool, seed: int) -> dict[str, Any]:
     epochs = 40 if quick else 100
     seeds = [seed + s for s in range(3 if quick else 5)]
     sweep = [] if quick else [1e-4, 1e-2]
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny MLP: threads only add contention
-    try:
-        runs: dict[str, list[TrainLog]] = {"plain": [], "ies": []}
-        extra: dict[str, list[TrainLog]] = {}
-        noisy: dict[str, list[TrainLog]] = {}
-        for s in seeds:
-            split = digits(seed=s)
-            runs["plain"].append(train(*split, method="plain", epochs=epochs, seed=s))
-            runs["ies"].append(train(*split, method="ies", epochs=epochs, seed=s, delta=DELTA))
-            for d in sweep:
-                extra.setdefault(f"ies_delta={d:g}", []).append(
-                    train(*split, method="ies", epochs=epochs, seed=s, delta=d))
-            if not quick:
-                extra.setdefault("ies_algorithm1", []).append(
-                    train(*split, method="ies", epochs=epochs, seed=s, delta=DELTA,
-                          mode="algorithm1"))
-                extra.setdefault("loss_threshold=1e-2", []).append(
-                    train(*split, method="loss_threshold", epochs=epochs, seed=s,
-                          threshold=1e-2))
-                rr = _RandomRemoval(len(split.X_train), runs["ies"][-1].active, seed=s)
-                extra.setdefault("random_remove_matched", []).append(
-                    train(*split, method="ies", epochs=epochs, seed=s, stopper=rr))
+    runs: dict[str, list[TrainLog]] = {"plain": [], "ies": []}
+    extra: dict[str, list[TrainLog]] = {}
+    noisy: dict[str, list[TrainLog]] = {}
+    for s in seeds:
+        split = digits(seed=s)
+        runs["plain"].append(train(*split, method="plain", epochs=epochs, seed=s))
+        runs["ies"].append(train(*split, method="ies", epochs=epochs, seed=s, delta=DELTA))
+        for d in sweep:
+            extra.setdefault(f"ies_delta={d:g}", []).append(
+                train(*split, method="ies", epochs=epochs, seed=s, delta=d))
         if not quick:
-            for s in seeds[:3]:
-                split = _noisy(digits(seed=s), NOISE, s)
-                for name, kw in [("plain", {"method": "plain"}),
-                                 ("ies", {"method": "ies", "delta": DELTA}),
-                                 ("loss_threshold=1e-2", {"method": "loss_threshold"})]:
-                    noisy.setdefault(name, []).append(train(*split, epochs=epochs, seed=s, **kw))
-    finally:
-        torch.set_num_threads(threads)
+            extra.setdefault("ies_algorithm1", []).append(
+                train(*split, method="ies", epochs=epochs, seed=s, delta=DELTA,
+                      mode="algorithm1"))
+            extra.setdefault("loss_threshold=1e-2", []).append(
+                train(*split, method="loss_threshold", epochs=epochs, seed=s,
+                      threshold=1e-2))
+            rr = _RandomRemoval(len(split.X_train), runs["ies"][-1].active, seed=s)
+            extra.setdefault("random_remove_matched", []).append(
+                train(*split, method="ies", epochs=epochs, seed=s, stopper=rr))
+    if not quick:
+        for s in seeds[:3]:
+            split = _noisy(digits(seed=s), NOISE, s)
+            for name, kw in [("plain", {"method": "plain"}),
+                             ("ies", {"method": "ies", "delta": DELTA}),
+                             ("loss_threshold=1e-2", {"method": "loss_threshold"})]:
+                noisy.setdefault(name, []).append(train(*split, epochs=epochs, seed=s, **kw))
 
     def summary(logs: list[TrainLog]) -> dict[str, Any]:
         return {

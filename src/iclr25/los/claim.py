@@ -23,7 +23,7 @@ import functools
 import numpy as np
 import torch
 
-from iclr25.claims import Context, Measurement, Scale, claim
+from iclr25.claims import Context, Measurement, Scale, claim, torch_threads
 from iclr25.los.experiment import long_tailed_mixture, train_stage1
 from iclr25.los.metrics import (
     group_accuracy,
@@ -81,13 +81,8 @@ def _one_seed(cfg: dict, s: int) -> dict:
 def _experiment(scale: Scale, seed: int) -> dict:
     """Every method on seeds seed .. seed + n_seeds - 1 (cached: the claims share it)."""
     cfg = _setting(scale)
-    # these networks are tiny: one thread is several times faster than a contended pool
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         runs = [_one_seed(cfg, s) for s in range(seed, seed + cfg["n_seeds"])]
-    finally:
-        torch.set_num_threads(threads)
     return {"config": cfg, "runs": runs, "train_counts": runs[0]["train_counts"]}
 
 
