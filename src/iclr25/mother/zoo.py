@@ -87,6 +87,21 @@ def _train_batch(
     opt = torch.optim.Adam(ps, lr=lr)
     B, m = subsets.shape
     rows = torch.arange(B)[:, None]
+    threads = torch.get_num_threads()
+    # these matmuls are tiny: intra-op threads only add synchronisation (10x slower on a
+    # busy machine), so train single-threaded and restore the caller's setting afterwards
+    torch.set_num_threads(1)
+    try:
+        _adam_loop(ps, opt, X, Y, subsets, rows, steps, batch_size, g)
+    finally:
+        torch.set_num_threads(threads)
+    return [p.detach() for p in ps]
+
+
+def _adam_loop(ps: list[torch.Tensor], opt: torch.optim.Optimizer, X: torch.Tensor,
+               Y: torch.Tensor, subsets: torch.Tensor, rows: torch.Tensor, steps: int,
+               batch_size: int, g: torch.Generator) -> None:
+    B, m = subsets.shape
     for _ in range(steps):
         idx = subsets[rows, torch.randint(0, m, (B, batch_size), generator=g)]  # (B, bs)
         h = X[idx]
@@ -100,7 +115,6 @@ def _train_batch(
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-    return [p.detach() for p in ps]
 
 
 def make_zoo(
