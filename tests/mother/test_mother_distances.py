@@ -147,3 +147,14 @@ def test_streaming_reads_layer_by_layer_one_tensor_at_a_time():
     assert _Counting.log == [(k, f"m{i}") for k in ("a.weight", "b.weight") for i in range(6)]
     assert _Counting.peak == 1  # never two models' tensors held outside the per-layer stack
     torch.testing.assert_close(d["rms"], pairwise_distances(models))
+
+
+def test_distances_are_permutation_equivariant_and_the_tree_invariant(four_tree):
+    models, parents = four_tree
+    order = ["G", "B", "R", "A"]
+    D = pairwise_distances(models)
+    Dp = pairwise_distances({n: models[n] for n in order})
+    perm = [list(models).index(n) for n in order]
+    torch.testing.assert_close(Dp, D[perm][:, perm])
+    forest = recover_tree({n: models[n] for n in order}, direction="pretrain")
+    assert forest.parents == {n: parents[n] for n in order}
