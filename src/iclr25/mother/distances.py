@@ -138,11 +138,17 @@ def _pairwise_rank(W: torch.Tensor, rtol: float | None) -> torch.Tensor:
 
 def _kurtosis_rows(X: torch.Tensor) -> torch.Tensor:
     """(N,) Fisher excess kurtosis (biased moments, as scipy.stats.kurtosis) of each row."""
-    Y = X.double()
-    c = Y - Y.mean(1, keepdim=True)
-    m2 = c.pow(2).mean(1)
-    m4 = c.pow(4).mean(1)
-    return m4 / m2.pow(2) - 3.0
+    N, P = X.shape
+    mu = X.sum(1, dtype=torch.float64, keepdim=True) / P
+    m2 = torch.zeros(N, dtype=torch.float64, device=X.device)
+    m4 = torch.zeros_like(m2)
+    # column chunks keep the float64 temporaries at N * _CHUNK, not N * P
+    for s in range(0, P, _CHUNK):
+        c2 = (X[:, s:s + _CHUNK].double() - mu).square_()
+        m2 += c2.sum(1)
+        m4 += c2.square_().sum(1)
+    m2, m4 = m2 / P, m4 / P
+    return m4 / m2.square() - 3.0
 
 
 def stream_statistics(
