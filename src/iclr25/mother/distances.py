@@ -18,9 +18,13 @@ from iclr25.mother.sources import ModelSource, as_sources
 METRICS = ("rms", "l1", "rank")
 LayerSpec = str | Sequence[str] | Callable[[str], bool] | None
 
-# float64 column chunk for the Gram / cdist accumulation: bounds the extra memory to
-# N * _CHUNK * 8 bytes whatever the layer size
-_CHUNK = 1 << 16
+# float64 temporaries of the Gram / cdist / moment accumulations are processed in column
+# chunks of about _CHUNK_ELEMS elements (32 MB) in total, whatever N and the layer size
+_CHUNK_ELEMS = 1 << 22
+
+
+def _chunk(N: int) -> int:
+    return max(1024, _CHUNK_ELEMS // max(N, 1))
 
 
 def _is_square(shape: tuple[int, ...]) -> bool:
@@ -101,8 +105,9 @@ def _pairwise_rms(X: torch.Tensor) -> torch.Tensor:
     # |a|^2 + |b|^2 - 2ab cancellation loses no precision for nearly equal fine-tuned models
     ref = X[0]
     G = torch.zeros(N, N, dtype=torch.float64, device=X.device)
-    for s in range(0, P, _CHUNK):
-        Y = (X[:, s:s + _CHUNK] - ref[s:s + _CHUNK]).double()
+    c = _chunk(N)
+    for s in range(0, P, c):
+        Y = X[:, s:s + c].to(torch.float64, copy=True).sub_(ref[s:s + c])
         G += Y @ Y.T
     sq = G.diagonal()
     d2 = (sq[:, None] + sq[None, :] - 2 * G).clamp_min_(0) / P
@@ -114,8 +119,9 @@ def _pairwise_l1(X: torch.Tensor) -> torch.Tensor:
     """(N, N) mean absolute row difference of X (N, P)."""
     N, P = X.shape
     out = torch.zeros(N, N, dtype=torch.float64, device=X.device)
-    for s in range(0, P, _CHUNK):
-        Y = X[:, s:s + _CHUNK].double()
+    c = _chunk(N)
+    for s in range(0, P, c):
+        Y = X[:, s:s + c].double()
         out += torch.cdist(Y, Y, p=1)
     return out / P
 
@@ -142,9 +148,9 @@ def _kurtosis_rows(X: torch.Tensor) -> torch.Tensor:
     mu = X.sum(1, dtype=torch.float64, keepdim=True) / P
     m2 = torch.zeros(N, dtype=torch.float64, device=X.device)
     m4 = torch.zeros_like(m2)
-    # column chunks keep the float64 temporaries at N * _CHUNK, not N * P
-    for s in range(0, P, _CHUNK):
-        c2 = (X[:, s:s + _CHUNK].double() - mu).square_()
+    c = _chunk(N)
+    for s in range(0, P, c):
+        c2 = X[:, s:s + c].to(torch.float64, copy=True).sub_(mu).square_()
         m2 += c2.sum(1)
         m4 += c2.square_().sum(1)
     m2, m4 = m2 / P, m4 / P
