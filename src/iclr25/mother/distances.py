@@ -145,10 +145,14 @@ def _pairwise_rank(W: torch.Tensor, rtol: float | None) -> torch.Tensor:
 def _kurtosis_rows(X: torch.Tensor) -> torch.Tensor:
     """(N,) Fisher excess kurtosis (biased moments, as scipy.stats.kurtosis) of each row."""
     N, P = X.shape
-    mu = X.sum(1, dtype=torch.float64, keepdim=True) / P
+    c = _chunk(N)
+    # chunked too: a float64 sum over the whole (N, P) view would materialise an N * P copy
+    mu = torch.zeros(N, 1, dtype=torch.float64, device=X.device)
+    for s in range(0, P, c):
+        mu += X[:, s:s + c].to(torch.float64).sum(1, keepdim=True)
+    mu /= P
     m2 = torch.zeros(N, dtype=torch.float64, device=X.device)
     m4 = torch.zeros_like(m2)
-    c = _chunk(N)
     for s in range(0, P, c):
         c2 = X[:, s:s + c].to(torch.float64, copy=True).sub_(mu).square_()
         m2 += c2.sum(1)
