@@ -1,0 +1,211 @@
+"""Lazy access to the weights of many models, one tensor at a time.
+
+A *model source* is anything that can hand out a named tensor on request without holding the
+whole model: a ``.safetensors`` file (memory-mapped through ``safe_open``), a torch
+``.pt``/``.pth`` state dict (loaded with ``mmap=True``), an in-memory ``nn.Module`` or state
+dict. ``as_sources`` turns what the user passes (a directory, a list of paths, modules, dicts,
+or a ``{name: model}`` mapping) into a list of named sources, reading only file headers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
+
+
+class ModelSource:
+    """One model: its name and lazy per-tensor access. Subclasses implement ``_shapes``/``get``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._shape_cache: dict[str, tuple[int, ...]] | None = None
+
+    @property
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        """``{tensor name: shape}`` of every floating-point tensor, read from the header only."""
+        if self._shape_cache is None:
+            try:
+                self._shape_cache = self._shapes()
+            except Exception as exc:  # any reader failure -> one clear error naming the model
+                raise ValueError(f"model {self.name!r}: cannot read weights ({exc})") from exc
+        return self._shape_cache
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        raise NotImplementedError
+
+    def get(self, key: str) -> torch.Tensor:
+        """The tensor ``key`` (a fresh read; the caller must not keep it longer than needed)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class SafetensorsSource(ModelSource):
+    """A ``.safetensors`` file; each ``get`` opens the memory map, copies one tensor, closes."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        super().__init__(name)
+        self.path = Path(path)
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        from safetensors import safe_open
+
+        out = {}
+        with safe_open(str(self.path), framework="pt") as f:
+            for k in f.keys():
+                sl = f.get_slice(k)
+                if sl.get_dtype().startswith(("F", "BF")):  # F16/F32/F64/BF16
+                    out[k] = tuple(int(s) for s in sl.get_shape())
+        return out
+
+    def get(self, key: str) -> torch.Tensor:
+        from safetensors import safe_open
+
+        try:
+            with safe_open(str(self.path), framework="pt") as f:
+                return f.get_tensor(key)
+        except Exception as exc:
+            raise ValueError(f"model {self.name!r}: cannot read tensor {key!r} ({exc})") from exc
+
+
+class TorchFileSource(ModelSource):
+    """A torch ``.pt``/``.pth``/``.bin`` state dict, memory-mapped so only read tensors load."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        super().__init__(name)
+        self.path = Path(path)
+
+    def _load(self) -> Mapping[str, Any]:
+        try:
+            sd = torch.load(self.path, map_location="cpu", weights_only=True, mmap=True)
+        except RuntimeError:
+            # legacy (non-zip) files cannot be memory-mapped; fall back to a plain load
+            sd = torch.load(self.path, map_location="cpu", weights_only=True)
+        if isinstance(sd, Mapping) and "state_dict" in sd and isinstance(sd["state_dict"], Mapping):
+            sd = sd["state_dict"]
+        if not isinstance(sd, Mapping):
+            raise TypeError(f"expected a state dict, found {type(sd).__name__}")
+        return sd
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        return _floating_shapes(self._load())
+
+    def get(self, key: str) -> torch.Tensor:
+        try:
+            return self._load()[key]
+        except Exception as exc:
+            raise ValueError(f"model {self.name!r}: cannot read tensor {key!r} ({exc})") from exc
+
+
+class StateDictSource(ModelSource):
+    """An in-memory state dict (or an ``nn.Module``'s); tensors are read, never modified."""
+
+    def __init__(self, state: Mapping[str, Any], name: str) -> None:
+        super().__init__(name)
+        self.state = state
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        return _floating_shapes(self.state)
+
+    def get(self, key: str) -> torch.Tensor:
+        return self.state[key].detach()
+
+
+def _floating_shapes(sd: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    return {k: tuple(v.shape) for k, v in sd.items()
+            if isinstance(v, torch.Tensor) and v.is_floating_point()}
+
+
+def _from_path(path: Path, name: str | None = None) -> ModelSource:
+    name = name or path.stem
+    if not path.is_file():
+        raise ValueError(f"model {name!r}: file {str(path)!r} does not exist")
+    if path.suffix == ".safetensors":
+        return SafetensorsSource(path, name)
+    if path.suffix in (".pt", ".pth", ".bin"):
+        return TorchFileSource(path, name)
+    raise ValueError(f"model {name!r}: unsupported file type {path.suffix!r} "
+                     f"(expected one of {', '.join(SUFFIXES)})")
+
+
+def _from_object(obj: Any, name: str) -> ModelSource:
+    if isinstance(obj, ModelSource):
+        return obj
+    if isinstance(obj, (str, Path)):
+        return _from_path(Path(obj), name)
+    if isinstance(obj, torch.nn.Module):
+        return StateDictSource(obj.state_dict(keep_vars=False), name)
+    if isinstance(obj, Mapping):
+        return StateDictSource(obj, name)
+    raise TypeError(f"model {name!r}: expected a path, nn.Module or state dict, "
+                    f"got {type(obj).__name__}")
+
+
+def as_sources(models: Any, names: Iterable[str] | None = None) -> list[ModelSource]:
+    """Named lazy sources for ``models``.
+
+    Args:
+        models: a directory (every ``*.safetensors``/``*.pt``/``*.pth``/``*.bin`` in it, sorted
+            by name), a sequence of paths / ``nn.Module`` / state dicts, or a mapping
+            ``{name: any of those}``.
+        names: optional names for a sequence (default: file stems, else ``model_{i}``).
+
+    Returns:
+        list of ``ModelSource``, in input order.
+
+    Raises:
+        TypeError / ValueError naming the offending model (missing file, unknown type,
+        duplicate names).
+    """
+    if isinstance(models, ModelSource):
+        raise TypeError("models must hold several models, got a single ModelSource")
+    if isinstance(models, (str, Path)):
+        root = Path(models)
+        if not root.is_dir():
+            raise ValueError(f"models: {str(root)!r} is not a directory")
+        files = sorted(p for p in root.iterdir() if p.suffix in SUFFIXES and p.is_file())
+        if not files:
+            raise ValueError(f"models: no {'/'.join(SUFFIXES)} files in {str(root)!r}")
+        srcs = [_from_path(p) for p in files]
+    elif isinstance(models, Mapping) and all(isinstance(k, str) for k in models) and not all(
+        isinstance(v, torch.Tensor) for v in models.values()
+    ):
+        srcs = [_from_object(v, k) for k, v in models.items()]
+    elif isinstance(models, Mapping):
+        raise TypeError("models must hold several models; got a single state dict "
+                        "(pass a list of state dicts or a {name: state_dict} mapping)")
+    elif isinstance(models, torch.nn.Module):
+        raise TypeError("models must hold several models, got a single nn.Module")
+    else:
+        try:
+            items = list(models)
+        except TypeError as exc:
+            raise TypeError(f"models must be a directory, sequence or mapping, "
+                            f"got {type(models).__name__}") from exc
+        given = list(names) if names is not None else None
+        if given is not None and len(given) != len(items):
+            raise ValueError(f"names has {len(given)} entries but models has {len(items)}")
+        srcs = []
+        for i, obj in enumerate(items):
+            if given is not None:
+                nm = str(given[i])
+            elif isinstance(obj, (str, Path)):
+                nm = Path(obj).stem
+            elif isinstance(obj, ModelSource):
+                nm = obj.name
+            else:
+                nm = f"model_{i}"
+            srcs.append(_from_object(obj, nm))
+            srcs[-1].name = nm
+    seen: set[str] = set()
+    for s in srcs:
+        if s.name in seen:
+            raise ValueError(f"models: duplicate model name {s.name!r}")
+        seen.add(s.name)
+    return srcs

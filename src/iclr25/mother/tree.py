@@ -1,0 +1,421 @@
+"""Model tree recovery: Ward clustering into trees, then a directed minimum spanning tree.
+
+Edge ``p -> c`` means "c was fine-tuned from p". Its cost is the weight distance plus a
+penalty when the kurtosis of the two models moves the wrong way for the assumed training
+regime (``direction``); Edmonds' algorithm (networkx) then finds the cheapest spanning
+arborescence of each tree, choosing the root itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import torch
+
+from iclr25._checks import check_in_range, check_tensor
+from iclr25.mother.distances import LayerSpec, stream_statistics
+from iclr25.mother.sources import as_sources
+
+#: ``direction`` values. "finetune" (alias "decreasing"): the parent has the HIGHER kurtosis,
+#: i.e. kurtosis decreases parent -> child; the paper's setting for ViT fine-tuning and
+#: Llama -> Code/Chat (official ``rev=False``). "pretrain" (alias "increasing"): kurtosis
+#: increases parent -> child; the paper's setting for large-scale continued training
+#: (Stable Diffusion v1.1 -> v1.5, official ``rev=True``), and what Adam fine-tuning of small
+#: MLPs does in our generated zoo. "none": no direction penalty (root is arbitrary).
+DIRECTIONS = {"finetune": -1, "decreasing": -1, "pretrain": 1, "increasing": 1, "none": 0}
+PENALTIES = ("binary", "margin")
+
+
+def direction_penalty(ku: torch.Tensor, direction: str = "finetune",
+                      penalty: str = "binary") -> torch.Tensor:
+    """(N, N) penalty ``T[p, c]`` of the edge p -> c for kurtosis moving the wrong way.
+
+    Args:
+        ku: (N,) kurtosis scores.
+        direction: see ``DIRECTIONS``.
+        penalty: ``"binary"`` (the paper: ``T = 1[ku moves the wrong way]``) or
+            ``"margin"`` (``max(0, wrong-way change) / max |change|``, in [0, 1]; breaks the
+            ties of the binary penalty, an option not in the paper).
+
+    Returns:
+        (N, N) float64 tensor on ``ku``'s device.
+    """
+    ku = check_tensor(ku, "ku", ndim=1, floating=True).double()
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {sorted(DIRECTIONS)}, got {direction!r}")
+    if penalty not in PENALTIES:
+        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
+    sign = DIRECTIONS[direction]
+    # change[p, c] = ku[c] - ku[p]; "wrong" is a change against the expected sign
+    wrong = -sign * (ku[None, :] - ku[:, None])
+    if sign == 0:
+        return torch.zeros_like(wrong)
+    if penalty == "binary":
+        return (wrong > 0).double()
+    scale = wrong.abs().max()
+    return wrong.clamp_min(0) / scale if scale > 0 else torch.zeros_like(wrong)
+
+
+def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = 0.3, direction: str = "finetune",
+               penalty: str = "binary") -> torch.Tensor:
+    """(N, N) cost ``C[p, c] = D[p, c] + lam * mean(D) * T[p, c]``, ``+inf`` on the diagonal.
+
+    ``mean(D)`` includes the zero diagonal, as in the official code, so ``lam`` is relative
+    to the typical distance in the tree. Paper: Sec. 3.4 (MDST with the directional score).
+    """
+    T = direction_penalty(ku, direction, penalty)
+    C = D.double() + lam * D.double().mean() * T
+    return C.fill_diagonal_(float("inf"))
+
+
+def arborescence(C: torch.Tensor) -> np.ndarray:
+    """Minimum spanning arborescence of the complete digraph with costs ``C[p, c]``.
+
+    Args:
+        C: (N, N) edge costs; ``inf`` entries are left out.
+
+    Returns:
+        (N,) int array: the parent index of each node, ``-1`` for the root.
+    """
+    C = C.detach().cpu().double().numpy()
+    N = C.shape[0]
+    parents = np.full(N, -1, dtype=np.int64)
+    if N == 1:
+        return parents
+    p, c = np.nonzero(np.isfinite(C))
+    G = nx.DiGraph()
+    G.add_nodes_from(range(N))
+    G.add_weighted_edges_from(zip(p.tolist(), c.tolist(), C[p, c].tolist(), strict=True))
+    try:
+        A = nx.minimum_spanning_arborescence(G, attr="weight", preserve_attrs=False)
+    except nx.NetworkXException as exc:
+        raise ValueError(f"no spanning arborescence exists for these costs ({exc})") from exc
+    for u, v in A.edges():
+        parents[v] = u
+    return parents
+
+
+def cluster_trees(D: torch.Tensor, n_trees: int) -> np.ndarray:
+    """Split models into ``n_trees`` trees by Ward linkage on the distance matrix.
+
+    Args:
+        D: (N, N) symmetric distances.
+        n_trees: number of trees K (known, as in the paper), 1 <= K <= N.
+
+    Returns:
+        (N,) int labels in ``0..K-1``, numbered in order of first appearance.
+
+    Paper: Sec. 3.5 (Model Graph -> trees); official ``clustering.py`` uses
+    ``linkage(..., 'ward')`` + ``fcluster(maxclust)``.
+    """
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    N = D.shape[0]
+    if isinstance(n_trees, bool) or not isinstance(n_trees, (int, np.integer)):
+        raise TypeError(f"n_trees must be an int or None, got {type(n_trees).__name__}")
+    if not 1 <= n_trees <= N:
+        raise ValueError(f"n_trees must lie in [1, {N}] (number of models), got {n_trees}")
+    if n_trees == 1:
+        return np.zeros(N, dtype=np.int64)
+    Dn = D.detach().cpu().double().numpy()
+    Dn = (Dn + Dn.T) / 2
+    np.fill_diagonal(Dn, 0)
+    raw = fcluster(linkage(squareform(Dn, checks=False), method="ward"), n_trees,
+                   criterion="maxclust")
+    _, first = np.unique(raw, return_index=True)
+    order = {lab: i for i, lab in enumerate(raw[np.sort(first)])}
+    return np.array([order[x] for x in raw], dtype=np.int64)
+
+
+@dataclass
+class ModelForest:
+    """A recovered (or ground-truth) set of model trees.
+
+    Attributes:
+        names: model names, in input order.
+        parents: ``{model: parent or None}``; roots have ``None``.
+        labels: ``{model: tree index}``.
+        distances: (N, N) distance matrix used, if any.
+        kurtosis: (N,) kurtosis scores used, if any.
+    """
+
+    names: list[str]
+    parents: dict[str, str | None]
+    labels: dict[str, int]
+    distances: torch.Tensor | None = field(default=None, repr=False)
+    kurtosis: torch.Tensor | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_parents(cls, parents: Mapping[str, str | None]) -> ModelForest:
+        """Build a forest from ``{child: parent or None}``; tree labels follow the roots."""
+        names = list(parents)
+        for c, p in parents.items():
+            if p is not None and p not in parents:
+                raise ValueError(f"parents: parent {p!r} of {c!r} is not a model")
+        G = nx.DiGraph()
+        G.add_nodes_from(names)
+        G.add_edges_from((p, c) for c, p in parents.items() if p is not None)
+        if not nx.is_forest(G) or any(G.in_degree(n) > 1 for n in G):
+            raise ValueError("parents does not describe a forest (cycle found)")
+        labels = {}
+        for i, comp in enumerate(sorted(nx.weakly_connected_components(G),
+                                        key=lambda s: min(names.index(x) for x in s))):
+            labels.update(dict.fromkeys(comp, i))
+        return cls(names, dict(parents), labels)
+
+    @property
+    def roots(self) -> list[str]:
+        return [n for n in self.names if self.parents[n] is None]
+
+    @property
+    def edges(self) -> list[tuple[str, str]]:
+        """``(parent, child)`` pairs."""
+        return [(p, c) for c, p in self.parents.items() if p is not None]
+
+    @property
+    def n_trees(self) -> int:
+        return len(set(self.labels.values()))
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """networkx DiGraph, edge parent -> child, node attribute ``tree`` (and ``kurtosis``)."""
+        G = nx.DiGraph()
+        idx = {n: i for i, n in enumerate(self.names)}
+        for n in self.names:
+            attrs: dict[str, Any] = {"tree": self.labels[n]}
+            if self.kurtosis is not None:
+                attrs["kurtosis"] = float(self.kurtosis[idx[n]])
+            G.add_node(n, **attrs)
+        for p, c in self.edges:
+            w = float(self.distances[idx[p], idx[c]]) if self.distances is not None else 1.0
+            G.add_edge(p, c, weight=w)
+        return G
+
+    def trees(self) -> list[list[str]]:
+        """Model names of each tree, in tree-label order."""
+        out: list[list[str]] = [[] for _ in range(self.n_trees)]
+        for n in self.names:
+            out[self.labels[n]].append(n)
+        return out
+
+    def to_dot(self) -> str:
+        """Graphviz DOT text, one ``cluster`` subgraph per tree."""
+        def q(s: str) -> str:
+            return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+        lines = ["digraph model_forest {", "  rankdir=TB;", "  node [shape=box];"]
+        for t, members in enumerate(self.trees()):
+            lines.append(f"  subgraph cluster_{t} {{")
+            lines.append(f'    label="tree {t}";')
+            lines.extend(f"    {q(n)};" for n in members)
+            lines.append("  }")
+        lines.extend(f"  {q(p)} -> {q(c)};" for p, c in self.edges)
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = {"names": self.names, "parents": self.parents,
+                                "labels": self.labels, "roots": self.roots}
+        if self.kurtosis is not None:
+            data["kurtosis"] = {n: float(k) for n, k in zip(self.names, self.kurtosis.tolist(),
+                                                            strict=True)}
+        return json.dumps(data, indent=2)
+
+    def plot(self, path: str | Path | None = None, ax: Any = None) -> Any:
+        """Draw each tree top-down (roots at the top); save to ``path`` if given.
+
+        Returns:
+            the matplotlib Figure.
+        """
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        G = self.graph
+        pos: dict[str, tuple[float, float]] = {}
+        x0 = 0.0
+        for root in self.roots:
+            # leaves get consecutive x; a parent sits above the middle of its children
+            def place(n: str, depth: int) -> float:
+                nonlocal x0
+                kids = sorted(G.successors(n))
+                if not kids:
+                    x = x0
+                    x0 += 1.0
+                else:
+                    xs = [place(k, depth + 1) for k in kids]
+                    x = (xs[0] + xs[-1]) / 2
+                pos[n] = (x, -float(depth))
+                return x
+
+            place(root, 0)
+            x0 += 1.0
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * x0), 3.5))
+        else:
+            fig = ax.figure
+        cmap = plt.get_cmap("tab10")
+        nx.draw_networkx_edges(G, pos, ax=ax, arrows=True, arrowsize=8, edge_color="0.5")
+        nx.draw_networkx_nodes(G, pos, ax=ax, node_size=60,
+                               node_color=[cmap(self.labels[n] % 10) for n in G.nodes])
+        if len(self.names) <= 40:
+            nx.draw_networkx_labels(G, {k: (x, y - 0.18) for k, (x, y) in pos.items()},
+                                    ax=ax, font_size=6)
+        ax.set_axis_off()
+        if path is not None:
+            fig.savefig(path, dpi=110, bbox_inches="tight")
+        return fig
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``.dot``, ``.json`` or ``.png`` by the suffix of ``path``."""
+        path = Path(path)
+        if path.suffix == ".dot":
+            path.write_text(self.to_dot())
+        elif path.suffix == ".json":
+            path.write_text(self.to_json())
+        elif path.suffix in (".png", ".pdf", ".svg"):
+            import matplotlib.pyplot as plt
+
+            plt.close(self.plot(path))
+        else:
+            raise ValueError(f"path must end in .dot, .json or .png, got {path.name!r}")
+        return path
+
+
+def build_forest(
+    D: torch.Tensor,
+    ku: torch.Tensor,
+    names: Sequence[str] | None = None,
+    *,
+    direction: str = "finetune",
+    lam: float = 0.3,
+    n_trees: int | None = None,
+    penalty: str = "binary",
+    cluster_distances: torch.Tensor | None = None,
+) -> ModelForest:
+    """Recover the forest from precomputed distances and kurtosis scores.
+
+    Args:
+        D: (N, N) symmetric distances.
+        ku: (N,) kurtosis scores.
+        names: N model names (default ``model_{i}``).
+        direction, lam, penalty: the edge cost (see ``edge_costs``).
+        n_trees: ``None`` for one tree, else the number of trees for Ward clustering.
+        cluster_distances: (N, N) distances for the clustering step (default ``D``).
+
+    Returns:
+        ModelForest.
+    """
+    D = check_tensor(D, "D", ndim=2, floating=True)
+    N = D.shape[0]
+    if D.shape != (N, N):
+        raise ValueError(f"D must be square, got shape {tuple(D.shape)}")
+    if N < 2:
+        raise ValueError(f"need at least 2 models, got {N}")
+    ku = check_tensor(ku, "ku", ndim=1, floating=True)
+    if ku.shape[0] != N:
+        raise ValueError(f"ku has {ku.shape[0]} entries but D has {N} rows")
+    check_in_range(lam, "lam", 0)
+    names = [f"model_{i}" for i in range(N)] if names is None else [str(n) for n in names]
+    if len(names) != N:
+        raise ValueError(f"names has {len(names)} entries but D has {N} rows")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {sorted(DIRECTIONS)}, got {direction!r}")
+    if penalty not in PENALTIES:
+        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
+    Dc = D if cluster_distances is None else check_tensor(cluster_distances,
+                                                          "cluster_distances", ndim=2)
+    labels = np.zeros(N, dtype=np.int64) if n_trees is None else cluster_trees(Dc, n_trees)
+    parents: dict[str, str | None] = {}
+    for t in range(int(labels.max()) + 1):
+        idx = np.nonzero(labels == t)[0]
+        it = torch.as_tensor(idx, device=D.device)
+        C = edge_costs(D[it][:, it], ku[it], lam, direction, penalty)
+        par = arborescence(C)
+        for local, g in enumerate(idx):
+            parents[names[g]] = None if par[local] < 0 else names[idx[par[local]]]
+    parents = {n: parents[n] for n in names}
+    return ModelForest(names, parents, {n: int(labels[i]) for i, n in enumerate(names)},
+                       distances=D.detach().double().cpu(), kurtosis=ku.detach().double().cpu())
+
+
+def recover_tree(
+    models: Any,
+    direction: str = "finetune",
+    lam: float = 0.3,
+    n_trees: int | None = None,
+    *,
+    layers: LayerSpec = None,
+    metric: str = "rms",
+    kurtosis_layers: LayerSpec = None,
+    penalty: str = "binary",
+    cluster_metric: str | None = None,
+    names: Sequence[str] | None = None,
+    rtol: float | None = None,
+    device: torch.device | str | None = None,
+    progress: Callable[[int, int, str], Any] | None = None,
+) -> ModelForest:
+    """Recover the model trees (who was fine-tuned from whom) from the weights alone.
+
+    Args:
+        models: a directory of ``.safetensors``/``.pt`` files, a sequence of paths /
+            ``nn.Module`` / state dicts, or a ``{name: model}`` mapping. Read one layer
+            at a time, never all at once.
+        direction: the assumed training regime, which sets which way kurtosis moves along
+            an edge: ``"finetune"`` = kurtosis DEcreases parent -> child (paper's ViT
+            fine-tuning, official ``rev=False``); ``"pretrain"`` = kurtosis INcreases
+            parent -> child (paper's Stable Diffusion continued training, ``rev=True``; also
+            Adam fine-tuning of small MLPs, see ``make_zoo``); ``"none"``. Aliases
+            ``"decreasing"``/``"increasing"``.
+        lam: weight of the direction penalty, relative to the mean distance (paper: 0.3).
+        n_trees: ``None``: all models form one tree; ``K``: Ward-cluster into K trees first.
+        layers: matrices used for the distance (default: all 2-D square ones).
+        metric: ``"rms"`` (full fine-tuning) or ``"rank"`` (LoRA-merged models).
+        kurtosis_layers: matrices used for kurtosis (default: same as ``layers``).
+        penalty: ``"binary"`` (paper) or ``"margin"`` (see ``direction_penalty``).
+        cluster_metric: distance for the clustering step (default: ``metric``; the
+            official code clusters full fine-tunes by ``"l1"``).
+        names: names for a sequence of models.
+        rtol: rank tolerance for ``metric="rank"``.
+        device: where the per-layer computations run.
+        progress: ``progress(done, total, layer)`` callback.
+
+    Returns:
+        ModelForest with parents, roots, labels, a networkx graph, ``to_dot()`` and ``plot()``.
+
+    Paper: Sec. 3 (Alg. MoTHer) of Horwitz, Shul, Hoshen, ICLR 2025.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {sorted(DIRECTIONS)}, got {direction!r}")
+    if penalty not in PENALTIES:
+        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
+    if metric not in ("rms", "rank"):
+        raise ValueError(f"metric must be 'rms' or 'rank', got {metric!r}")
+    if cluster_metric not in (None, "rms", "rank", "l1"):
+        raise ValueError(f"cluster_metric must be None, 'rms', 'rank' or 'l1', "
+                         f"got {cluster_metric!r}")
+    check_in_range(lam, "lam", 0)
+    sources = as_sources(models, names)
+    if len(sources) < 2:
+        raise ValueError(f"models must hold at least 2 models, got {len(sources)}")
+    if n_trees is not None:
+        if isinstance(n_trees, bool) or not isinstance(n_trees, (int, np.integer)):
+            raise TypeError(f"n_trees must be an int or None, got {type(n_trees).__name__}")
+        if not 1 <= n_trees <= len(sources):
+            raise ValueError(f"n_trees must lie in [1, {len(sources)}], got {n_trees}")
+    metrics = [metric] + ([cluster_metric] if cluster_metric not in (None, metric) else [])
+    dists, ku = stream_statistics(sources, layers, metrics=metrics,
+                                  kurtosis_layers=kurtosis_layers, rtol=rtol, device=device,
+                                  progress=progress)
+    assert ku is not None
+    return build_forest(dists[metric], ku, [s.name for s in sources], direction=direction,
+                        lam=lam, n_trees=n_trees, penalty=penalty,
+                        cluster_distances=dists.get(cluster_metric or metric))

@@ -1,0 +1,258 @@
+"""Seeded model zoos with a known family tree, for tests, claims and benchmarks.
+
+``make_zoo`` trains trees of small MLPs on scikit-learn's bundled digits: each root is
+trained from its own random init, each child is fine-tuned from its parent with Adam on a
+new task (a new random grouping of the ten digits into classes, a new random subset of the
+images, and a freshly initialised head). All models of one generation are trained at once
+as a batch of independent networks (batched matmuls, elementwise Adam), so a 105-model zoo
+takes seconds. ``make_lora_zoo`` builds LoRA-style trees: child = parent + a rank-r update.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from iclr25.mother.tree import ModelForest
+
+
+@dataclass
+class Zoo:
+    """A generated zoo: the models and their true family tree.
+
+    Attributes:
+        models: ``{name: state dict}`` (CPU float32 tensors), in generation order.
+        parents: the truth, ``{name: parent name or None}``.
+        directory: where the models were saved as ``<name>.safetensors`` (with
+            ``tree.json`` holding the truth), or ``None``.
+    """
+
+    models: dict[str, dict[str, torch.Tensor]]
+    parents: dict[str, str | None]
+    directory: Path | None = None
+
+    @property
+    def truth(self) -> ModelForest:
+        return ModelForest.from_parents(self.parents)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.models)
+
+    def save(self, directory: str | Path) -> Path:
+        """Write each model as ``<name>.safetensors`` and the truth as ``tree.json``."""
+        from safetensors.torch import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, sd in self.models.items():
+            save_file({k: v.contiguous() for k, v in sd.items()},
+                      str(directory / f"{name}.safetensors"))
+        (directory / "tree.json").write_text(json.dumps({"parents": self.parents}, indent=2))
+        self.directory = directory
+        return directory
+
+
+def _names(n_trees: int, n_children: int, n_grand: int) -> list[tuple[str, str | None]]:
+    """(name, parent) in generation order; the official VTHR naming ``r-i-j`` with X = none."""
+    out: list[tuple[str, str | None]] = [(f"{r}-X-X", None) for r in range(n_trees)]
+    out += [(f"{r}-{i}-X", f"{r}-X-X") for r in range(n_trees) for i in range(n_children)]
+    out += [(f"{r}-{i}-{j}", f"{r}-{i}-X") for r in range(n_trees) for i in range(n_children)
+            for j in range(n_grand)]
+    return out
+
+
+def _uniform(shape: tuple[int, ...], fan_in: int, g: torch.Generator) -> torch.Tensor:
+    # nn.Linear's default init range
+    return (torch.rand(shape, generator=g) * 2 - 1) / fan_in**0.5
+
+
+def _train_batch(
+    params: list[torch.Tensor], X: torch.Tensor, Y: torch.Tensor, subsets: torch.Tensor,
+    steps: int, lr: float, batch_size: int, g: torch.Generator,
+) -> list[torch.Tensor]:
+    """Train B independent MLPs at once with Adam.
+
+    Args:
+        params: [W1 (B, h, d), b1 (B, h), ..., Wout (B, k, h), bout (B, k)], copied.
+        X: (n, d) inputs; Y: (B, n) per-model labels; subsets: (B, m) allowed sample indices.
+
+    Returns:
+        the trained parameters (detached).
+    """
+    ps = [p.detach().clone().requires_grad_(True) for p in params]
+    opt = torch.optim.Adam(ps, lr=lr)
+    B, m = subsets.shape
+    rows = torch.arange(B)[:, None]
+    threads = torch.get_num_threads()
+    # these matmuls are tiny: intra-op threads only add synchronisation (10x slower on a
+    # busy machine), so train single-threaded and restore the caller's setting afterwards
+    torch.set_num_threads(1)
+    try:
+        _adam_loop(ps, opt, X, Y, subsets, rows, steps, batch_size, g)
+    finally:
+        torch.set_num_threads(threads)
+    return [p.detach() for p in ps]
+
+
+def _adam_loop(ps: list[torch.Tensor], opt: torch.optim.Optimizer, X: torch.Tensor,
+               Y: torch.Tensor, subsets: torch.Tensor, rows: torch.Tensor, steps: int,
+               batch_size: int, g: torch.Generator) -> None:
+    B, m = subsets.shape
+    for _ in range(steps):
+        idx = subsets[rows, torch.randint(0, m, (B, batch_size), generator=g)]  # (B, bs)
+        h = X[idx]
+        for li in range(0, len(ps) - 2, 2):
+            h = torch.relu(torch.baddbmm(ps[li + 1][:, None, :], h, ps[li].transpose(1, 2)))
+        logits = torch.baddbmm(ps[-1][:, None, :], h, ps[-2].transpose(1, 2))
+        target = Y[rows, idx]
+        # sum over models of each model's mean loss: the models' gradients stay independent
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten(),
+                                                 reduction="sum") / batch_size
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+
+def make_zoo(
+    n_trees: int = 5,
+    n_children: int = 4,
+    n_grandchildren: int = 4,
+    *,
+    width: int = 64,
+    depth: int = 3,
+    n_classes: int = 4,
+    root_steps: int = 1500,
+    finetune_steps: int = 500,
+    root_lr: float = 3e-3,
+    finetune_lr: float = 1e-3,
+    batch_size: int = 64,
+    subset: float = 0.7,
+    out_dir: str | Path | None = None,
+    seed: int = 0,
+) -> Zoo:
+    """Trees of small MLPs trained on sklearn digits, each child fine-tuned from its parent.
+
+    Every tree has 1 root, ``n_children`` children and ``n_children * n_grandchildren``
+    grandchildren (the paper's VTHR layout is 1 + 4 + 16). Each model has its own task: the
+    ten digits grouped at random into ``n_classes`` classes, on a random ``subset`` of the
+    training images, with a new head. Roots: random init, Adam ``root_lr`` for
+    ``root_steps``; others: Adam ``finetune_lr`` for ``finetune_steps`` from the parent.
+
+    Args:
+        width, depth: ``depth`` hidden layers of ``width`` units (64 -> width -> ... -> k).
+            The hidden ``width x width`` matrices (and the input one if width == 64) are the
+            square layers MoTHer uses.
+        out_dir: if given, save the zoo there (``<name>.safetensors`` + ``tree.json``).
+        seed: seed of the inits, tasks and minibatches.
+
+    Returns:
+        Zoo with state dicts named ``fc1.weight, fc1.bias, ..., head.weight, head.bias``.
+    """
+    from iclr25.datasets import digits
+
+    if min(n_trees, depth, width) < 1 or n_children < 0 or n_grandchildren < 0:
+        raise ValueError("n_trees, depth, width must be >= 1; n_children, n_grandchildren >= 0")
+    if not 2 <= n_classes <= 10:
+        raise ValueError(f"n_classes must lie in [2, 10], got {n_classes}")
+    g = torch.Generator().manual_seed(seed)
+    X = digits(seed=0).X_train
+    n, d = X.shape
+    m = max(batch_size, int(subset * n))
+    dims = [d] + [width] * depth
+
+    def tasks(B: int) -> tuple[torch.Tensor, torch.Tensor]:
+        # every digit-to-class map hits each class at least once (first n_classes digits
+        # of a random permutation go to distinct classes)
+        perm = torch.argsort(torch.rand(B, 10, generator=g), dim=1)
+        cls = torch.randint(0, n_classes, (B, 10), generator=g)
+        cls[:, :n_classes] = torch.arange(n_classes)
+        mapping = torch.empty(B, 10, dtype=torch.long).scatter_(1, perm, cls)
+        y = digits(seed=0).y_train
+        Y = mapping[:, y]  # (B, n)
+        subsets = torch.argsort(torch.rand(B, n, generator=g), dim=1)[:, :m]
+        return Y, subsets
+
+    def new_head(B: int) -> list[torch.Tensor]:
+        return [_uniform((B, n_classes, width), width, g), _uniform((B, n_classes), width, g)]
+
+    # generation 0: the roots
+    body = []
+    for a, b in zip(dims[:-1], dims[1:], strict=True):
+        body += [_uniform((n_trees, b, a), a, g), _uniform((n_trees, b), a, g)]
+    Y, sub = tasks(n_trees)
+    gens = [_train_batch(body + new_head(n_trees), X, Y, sub, root_steps, root_lr,
+                         batch_size, g)]
+    for fan in (n_children, n_grandchildren):
+        prev = gens[-1]
+        B = prev[0].shape[0] * fan
+        if B == 0:
+            break
+        body = [p.repeat_interleave(fan, dim=0) for p in prev[:-2]]
+        Y, sub = tasks(B)
+        gens.append(_train_batch(body + new_head(B), X, Y, sub, finetune_steps, finetune_lr,
+                                 batch_size, g))
+    keys = [f"fc{i + 1}.{w}" for i in range(depth) for w in ("weight", "bias")]
+    keys += ["head.weight", "head.bias"]
+    flat = [[p[i].clone() for p in gen] for gen in gens for i in range(gen[0].shape[0])]
+    order = _names(n_trees, n_children, n_grandchildren)[: len(flat)]
+    models = {name: dict(zip(keys, ps, strict=True)) for (name, _), ps in zip(order, flat,
+                                                                             strict=True)}
+    zoo = Zoo(models, {name: p for name, p in order})
+    if out_dir is not None:
+        zoo.save(out_dir)
+    return zoo
+
+
+def make_lora_zoo(
+    n_trees: int = 2,
+    n_children: int = 3,
+    n_grandchildren: int = 2,
+    *,
+    dim: int = 48,
+    n_layers: int = 2,
+    ranks: tuple[int, ...] = (4, 8, 16),
+    seed: int = 0,
+) -> Zoo:
+    """LoRA-style trees: every child is its parent plus a merged random rank-r update.
+
+    Each child draws ``r`` from ``ranks`` and adds ``B @ A`` (``B`` (dim, r), ``A`` (r, dim),
+    Gaussian, scaled to the root's weight scale) to every ``layer{l}.value.weight``.
+
+    Returns:
+        Zoo whose state dicts hold ``n_layers`` square (dim, dim) ``value`` matrices and a
+        1-D bias each (the bias is ignored by the rank distance).
+    """
+    if min(n_trees, dim, n_layers) < 1 or not ranks or min(ranks) < 1 or max(ranks) > dim:
+        raise ValueError("n_trees, dim, n_layers >= 1 and ranks in [1, dim] required")
+    g = torch.Generator().manual_seed(seed)
+    order = _names(n_trees, n_children, n_grandchildren)
+    models: dict[str, dict[str, torch.Tensor]] = {}
+    for name, parent in order:
+        if parent is None:
+            sd = {}
+            for li in range(n_layers):
+                sd[f"layer{li}.value.weight"] = torch.randn(dim, dim, generator=g) / dim**0.5
+                sd[f"layer{li}.value.bias"] = torch.zeros(dim)
+        else:
+            r = ranks[int(torch.randint(0, len(ranks), (1,), generator=g))]
+            sd = {}
+            for k, v in models[parent].items():
+                if v.ndim == 2:
+                    B = torch.randn(dim, r, generator=g) / dim**0.5
+                    A = torch.randn(r, dim, generator=g) / r**0.5
+                    v = v + B @ A
+                sd[k] = v.clone()
+        models[name] = sd
+    return Zoo(models, dict(order))
+
+
+def load_truth(directory: str | Path) -> ModelForest:
+    """The true forest saved by ``Zoo.save`` (``tree.json``)."""
+    path = Path(directory) / "tree.json"
+    if not path.is_file():
+        raise ValueError(f"no tree.json in {str(directory)!r}")
+    return ModelForest.from_parents(json.loads(path.read_text())["parents"])
