@@ -23,7 +23,6 @@ The CLI and the report only talk to this module.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import enum
 import importlib
@@ -38,6 +37,11 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
+
+from iclr25._threads import torch_threads
+
+__all__ = ["Claim", "Context", "Measurement", "Result", "Scale", "claim", "discover",
+           "run", "select", "torch_threads"]
 
 Direction = Literal[">=", "<="]
 
@@ -220,21 +224,6 @@ def select(names: list[str], registry: dict[str, Claim]) -> list[Claim]:
     if unknown:
         raise KeyError(unknown)
     return list(chosen.values())
-
-
-@contextlib.contextmanager
-def torch_threads(n: int):
-    """Run a block (or, as a decorator, a function) with ``n`` torch threads, then restore.
-
-    The reproductions train tiny networks, for which one thread is faster than a pool
-    contending for two cores.
-    """
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def seed_everything(seed: int) -> None:

@@ -30,6 +30,7 @@ def test_cli_recover_writes_each_format(four_tree, tmp_path):
 
 
 @pytest.mark.parametrize("cid", ["mother.undirected_accuracy", "mother.directed_accuracy",
+                                 "mother.directed_beats_random_root",
                                  "mother.clustering_accuracy", "mother.lora_rank_undirected"])
 def test_quick_claims_run(cid, tmp_path):
     c = claims.discover()[cid]

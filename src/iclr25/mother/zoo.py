@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from iclr25._threads import torch_threads
 from iclr25.mother.tree import ModelForest
 
 
@@ -87,14 +88,10 @@ def _train_batch(
     opt = torch.optim.Adam(ps, lr=lr)
     B, m = subsets.shape
     rows = torch.arange(B)[:, None]
-    threads = torch.get_num_threads()
     # these matmuls are tiny: intra-op threads only add synchronisation (10x slower on a
     # busy machine), so train single-threaded and restore the caller's setting afterwards
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         _adam_loop(ps, opt, X, Y, subsets, rows, steps, batch_size, g)
-    finally:
-        torch.set_num_threads(threads)
     return [p.detach() for p in ps]
 
 
