@@ -30,6 +30,8 @@ def test_gaussian_mixture_counts_and_shared_centres():
         gaussian_mixture([1, -1], dim=2)
     with pytest.raises(ValueError, match="centers"):
         gaussian_mixture([1, 1], dim=2, centers=torch.zeros(3, 2))
+    with pytest.raises(ValueError, match="centers contains 1 NaN"):
+        gaussian_mixture([1, 1], dim=2, centers=torch.tensor([[0.0, 1.0], [float("nan"), 0.0]]))
 
 
 def test_teacher_labels_follow_teacher_and_noise():

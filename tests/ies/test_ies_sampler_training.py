@@ -53,6 +53,17 @@ def test_record_losses_evaluates_excluded_and_restores_mode():
         record_losses(ies, model, X[:5], y[:5])
 
 
+def test_record_losses_rejects_repeated_indices_before_any_forward():
+    calls = []
+    model = mlp((4, 8, 3), seed=0)
+    model.register_forward_hook(lambda *a: calls.append(1))
+    ies = InstanceEarlyStopping(6)
+    X, y = torch.randn(6, 4), torch.tensor([0, 1, 2, 0, 1, 2])
+    with pytest.raises(ValueError, match="indices must not repeat"):
+        record_losses(ies, model, X, y, torch.tensor([1, 3, 1]))
+    assert not calls and ies.n_forward == 0
+
+
 def test_training_loop_counts_and_determinism():
     g = torch.Generator().manual_seed(0)
     X, y = torch.randn(120, 5, generator=g), torch.randint(0, 3, (120,), generator=g)

@@ -218,3 +218,6 @@ def test_state_dict_round_trip_resumes_identically():
     assert a.saved_fraction == b.saved_fraction and a.n_forward == b.n_forward
     with pytest.raises(ValueError, match="must have shape"):
         InstanceEarlyStopping(30, delta=5e-4, mode="algorithm1").load_state_dict(a.state_dict())
+    bad = {**a.state_dict(), "active_mask": torch.ones(29, dtype=torch.bool)}
+    with pytest.raises(ValueError, match=r"state\['active_mask'\] must have length 30"):
+        InstanceEarlyStopping(30, delta=5e-4).load_state_dict(bad)

@@ -69,6 +69,8 @@ def test_other_bad_inputs():
         label_over_smoothing_loss(torch.randn(2, 3), torch.tensor([0.0, 1.0]))
     with pytest.raises(ValueError, match="mismatched lengths"):
         label_over_smoothing_loss(torch.randn(2, 3), torch.tensor([0, 1, 2]))
+    with pytest.raises(ValueError, match="targets must be 1-D"):
+        label_over_smoothing_loss(torch.randn(1, 3), torch.tensor(0))
     with pytest.raises(ValueError, match="logits must be 2-D"):
         label_over_smoothing_loss(torch.randn(3), torch.tensor([0, 1, 2]))
     with pytest.raises(ValueError, match="NaN"):

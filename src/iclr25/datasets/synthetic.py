@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from iclr25._checks import check_tensor
+from iclr25._checks import check_in_range, check_tensor
 
 
 def gaussian_mixture(
@@ -38,10 +38,14 @@ def gaussian_mixture(
     K = counts.numel()
     if centers is None:
         centers = center_scale * torch.randn(K, dim, generator=g)
-    elif tuple(centers.shape) != (K, dim):
-        raise ValueError(f"centers must have shape ({K}, {dim}), got {tuple(centers.shape)}")
-    y = torch.repeat_interleave(torch.arange(K), counts.cpu())
-    X = centers[y] + noise * torch.randn(len(y), dim, generator=g)
+    else:
+        centers = check_tensor(centers, "centers", ndim=2, floating=True)
+        if tuple(centers.shape) != (K, dim):
+            raise ValueError(f"centers must have shape ({K}, {dim}), got {tuple(centers.shape)}")
+    # draws come from a CPU generator (same numbers on every device), then move to the centres'
+    y = torch.repeat_interleave(torch.arange(K), counts.cpu()).to(centers.device)
+    eps = torch.randn(len(y), dim, generator=g).to(centers.device)
+    X = centers[y] + noise * eps
     return X.float(), y, centers
 
 
@@ -61,8 +65,7 @@ def teacher_classification(
     """
     if n < 1 or dim < 1 or n_classes < 2 or hidden < 1:
         raise ValueError("n, dim and hidden must be >= 1 and n_classes >= 2")
-    if not 0.0 <= label_noise <= 1.0:
-        raise ValueError(f"label_noise must lie in [0, 1], got {label_noise}")
+    check_in_range(label_noise, "label_noise", 0.0, 1.0)
     g = torch.Generator().manual_seed(seed)
     A = torch.randn(dim, hidden, generator=g) / dim**0.5
     B = torch.randn(hidden, n_classes, generator=g)

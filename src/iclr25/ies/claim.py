@@ -40,7 +40,7 @@ class _RandomRemoval(InstanceEarlyStopping):
     def mastered(self) -> torch.Tensor:
         size = self.schedule[min(self.epochs, len(self.schedule) - 1)]
         keep = torch.randperm(self.n_samples, generator=self.generator)[:size]
-        out = torch.ones(self.n_samples, dtype=torch.bool)
+        out = torch.ones(self.n_samples, dtype=torch.bool, device=self.device)
         out[keep] = False
         return out
 

@@ -82,7 +82,8 @@ def record_losses(
             previous mode afterwards.
 
     Returns:
-        (m,) the recorded losses, on the model output's device.
+        (m,) the recorded losses, on the model output's device (an empty tensor on
+        ``X.device`` when there is nothing to evaluate).
     """
     X = check_tensor(X, "X", finite=False)
     y = check_tensor(y, "y", finite=False)
@@ -91,7 +92,8 @@ def record_losses(
         raise ValueError(f"X must have n_samples={stopper.n_samples} rows, got {len(X)}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    idx = stopper.excluded_indices if indices is None else stopper._check_indices(indices)
+    idx = (stopper.excluded_indices if indices is None
+           else stopper._check_indices(indices, unique=True))
     if idx.numel() == 0:
         return torch.zeros(0, device=X.device)
     idx = idx.to(X.device)

@@ -111,12 +111,15 @@ class InstanceEarlyStopping:
         self.full_forward = mode == "algorithm1"
 
     # ------------------------------------------------------------------ inputs
-    def _check_indices(self, indices: object, name: str = "indices") -> torch.Tensor:
+    def _check_indices(self, indices: object, name: str = "indices", *,
+                       unique: bool = False) -> torch.Tensor:
         idx = check_tensor(indices, name, ndim=1, integer=True)
         lo, hi = int(idx.min()), int(idx.max())
         if lo < 0 or hi >= self.n_samples:
             bad = lo if lo < 0 else hi
             raise ValueError(f"{name} must lie in [0, {self.n_samples}), got {bad}")
+        if unique and torch.unique(idx).numel() != idx.numel():
+            raise ValueError(f"{name} must not repeat within one call")
         return idx
 
     def _check_losses(self, losses: object, idx: torch.Tensor, name: str) -> torch.Tensor:
@@ -137,11 +140,9 @@ class InstanceEarlyStopping:
             ValueError: wrong shapes or lengths, NaN/inf losses, indices out of range or
                 repeated. TypeError: non-integer indices or non-float losses.
         """
-        idx = self._check_indices(indices)
+        idx = self._check_indices(indices, unique=True)
         loss = self._check_losses(losses, idx, "losses")
         idx = idx.to(self.device)
-        if torch.unique(idx).numel() != idx.numel():
-            raise ValueError("indices must not repeat within one update call")
         new = loss.detach().to(device=self.device, dtype=self.losses.dtype)
         # Shift the row left by one and write the newest loss at the end.
         self.losses[idx] = torch.cat([self.losses[idx, 1:], new[:, None]], dim=1)
@@ -230,12 +231,10 @@ class InstanceEarlyStopping:
 
         Side effects: adds the number of active samples to ``n_backprop``.
         """
-        idx = self._check_indices(indices)
+        idx = self._check_indices(indices, unique=True)
         loss = self._check_losses(loss_per_sample, idx, "loss_per_sample")
         if record:
             self.update(idx, loss)
-        elif torch.unique(idx).numel() != idx.numel():
-            raise ValueError("indices must not repeat within one batch")
         mask = self.active_mask[idx.to(self.device)].to(loss.device)
         n_active = int(mask.sum())
         self.n_backprop += n_active
@@ -257,9 +256,14 @@ class InstanceEarlyStopping:
         if tuple(losses.shape) != tuple(self.losses.shape):
             raise ValueError(f"state['losses'] must have shape {tuple(self.losses.shape)}, got "
                              f"{tuple(losses.shape)}")
+        counts = check_tensor(state["counts"], "state['counts']", ndim=1, integer=True)
+        active = check_tensor(state["active_mask"], "state['active_mask']", ndim=1)
+        for key, t in (("counts", counts), ("active_mask", active)):
+            if len(t) != self.n_samples:
+                raise ValueError(f"state[{key!r}] must have length {self.n_samples}, got {len(t)}")
         self.losses = losses.to(self.losses).clone()
-        self.counts = torch.as_tensor(state["counts"]).to(self.counts).clone()
-        self.active_mask = torch.as_tensor(state["active_mask"]).to(self.active_mask).clone()
+        self.counts = counts.to(self.counts).clone()
+        self.active_mask = active.to(self.active_mask).clone()
         self.n_forward = int(state["n_forward"])  # type: ignore[arg-type]
         self.n_backprop = int(state["n_backprop"])  # type: ignore[arg-type]
         self.epochs = int(state["epochs"])  # type: ignore[arg-type]

@@ -14,11 +14,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import torch
-import torch.nn.functional as F
 from torch.utils.data import BatchSampler
 
 from iclr25._checks import check_same_length, check_tensor
-from iclr25.ies.sampler import IESSampler, record_losses
+from iclr25.ies.sampler import IESSampler, per_sample_cross_entropy, record_losses
 from iclr25.ies.stopping import InstanceEarlyStopping, LossThresholdStopping
 
 Method = Literal["plain", "ies", "loss_threshold"]
@@ -129,7 +128,7 @@ def train(
     if epochs < 1 or batch_size < 1:
         raise ValueError("epochs and batch_size must be >= 1")
     n = len(X)
-    loss_fn = loss_fn or (lambda z, t: F.cross_entropy(z, t, reduction="none"))
+    loss_fn = loss_fn or per_sample_cross_entropy
     if model is None:
         n_classes = int(torch.cat([y, y_test]).max()) + 1
         model = mlp((X.shape[1], 256, 256, n_classes), seed=seed).to(X.device)

@@ -72,8 +72,9 @@ def train_stage1(
     seed: int = 0,
 ) -> MLP:
     """Stage 1: CE with strong weight decay, SGD + cosine, instance-balanced batches."""
-    torch.manual_seed(seed)
-    model = MLP(X.shape[1], n_classes, hidden).to(X.device)
+    with torch.random.fork_rng(devices=[]):  # seeded init, caller's global RNG untouched
+        torch.manual_seed(seed)
+        model = MLP(X.shape[1], n_classes, hidden).to(X.device)
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum,
                           weight_decay=weight_decay)

@@ -17,6 +17,17 @@ def check_targets(targets: object, n_classes: int, name: str = "targets") -> tor
     return targets
 
 
+def class_counts(labels: object, n_classes: int, name: str = "labels") -> torch.Tensor:
+    """(K,) counts of each class; ValueError naming the empty classes if any has none."""
+    labels = check_targets(labels, n_classes, name)
+    counts = torch.bincount(labels, minlength=n_classes)
+    empty = (counts == 0).nonzero().flatten().tolist()
+    if empty:
+        raise ValueError(f"{name} has no sample of class(es) {empty[:10]}"
+                         f"{' ...' if len(empty) > 10 else ''}; every class needs one")
+    return counts
+
+
 def smoothed_targets(targets: torch.Tensor, n_classes: int, smoothing: float,
                      dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """The smoothed target distribution ``q = (1 - eps) * onehot(y) + eps / K``.
@@ -66,11 +77,11 @@ def label_over_smoothing_loss(
             non-finite logits, unknown reduction.
     """
     logits = check_tensor(logits, "logits", ndim=2, floating=True)
+    targets = check_targets(targets, logits.shape[1])
     check_same_length(logits=logits, targets=targets)
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     check_in_range(smoothing, "smoothing", 0.0, 1.0, low_open=True, high_open=True)
-    targets = check_targets(targets, logits.shape[1])
     per_sample = _los_per_sample(logits, targets, float(smoothing))
     if reduction == "none":
         return per_sample

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from iclr25._checks import check_same_length, check_tensor
-from iclr25.los.loss import check_targets
+from iclr25.los.loss import check_targets, class_counts
 
 _VARIANTS = ("class", "sample")
 _SPREADS = ("positive", "negative", "pooled")
@@ -29,11 +29,11 @@ def _pos_neg_moments(
 ) -> tuple[torch.Tensor, ...]:
     """Per-class mean and (population) variance of the positive and negative logit entries."""
     logits = check_tensor(logits, "logits", ndim=2, floating=True)
-    check_same_length(logits=logits, targets=targets)
     K = logits.shape[1]
     if K < 2:
         raise ValueError(f"logits must have at least 2 classes, got {K}")
     targets = check_targets(targets, K)
+    check_same_length(logits=logits, targets=targets)
     if variant not in _VARIANTS:
         raise ValueError(f"variant must be one of {_VARIANTS}, got {variant!r}")
     z = logits.double()
@@ -134,12 +134,9 @@ def per_class_accuracy(predictions: torch.Tensor, targets: torch.Tensor,
                        n_classes: int) -> torch.Tensor:
     """Recall of each class: (K,) float64; a class absent from ``targets`` raises ValueError."""
     predictions = check_tensor(predictions, "predictions", ndim=1, integer=True)
-    check_same_length(predictions=predictions, targets=targets)
     targets = check_targets(targets, n_classes)
-    total = torch.bincount(targets, minlength=n_classes)
-    empty = (total == 0).nonzero().flatten().tolist()
-    if empty:
-        raise ValueError(f"targets has no sample of class(es) {empty[:10]}")
+    check_same_length(predictions=predictions, targets=targets)
+    total = class_counts(targets, n_classes, "targets")
     hit = torch.bincount(targets[predictions == targets], minlength=n_classes)
     return hit.double() / total.double()
 

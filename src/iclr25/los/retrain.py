@@ -16,20 +16,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from iclr25._checks import check_in_range, check_same_length, check_tensor
-from iclr25.los.loss import _los_per_sample, check_targets
+from iclr25.los.loss import _los_per_sample, class_counts
 
 METHODS = ("los", "ce", "cbce", "lws", "la")
-
-
-def class_counts(labels: torch.Tensor, n_classes: int, name: str = "labels") -> torch.Tensor:
-    """(K,) counts of each class; ValueError naming the empty classes if any has none."""
-    labels = check_targets(labels, n_classes, name)
-    counts = torch.bincount(labels, minlength=n_classes)
-    empty = (counts == 0).nonzero().flatten().tolist()
-    if empty:
-        raise ValueError(f"{name} has no sample of class(es) {empty[:10]}"
-                         f"{' ...' if len(empty) > 10 else ''}; every class needs one")
-    return counts
 
 
 def class_balanced_weights(counts: torch.Tensor, beta: float = 0.9999) -> torch.Tensor:
@@ -165,7 +154,7 @@ def retrain_classifier(
     g = torch.Generator().manual_seed(seed)
     head = _as_head(init, features.shape[1], n_classes, device, features.dtype, g)
     counts = counts.to(device)
-    x_all, y_all = features.detach(), labels
+    x_all, y_all = features.detach(), labels.to(device)
 
     if method == "lws":
         scale = torch.ones(n_classes, device=device, dtype=features.dtype, requires_grad=True)
