@@ -52,6 +52,8 @@ def check_tensor(
 
 def check_same_length(**arrays: object) -> int:
     """Raise unless all given arrays have the same first dimension; return it."""
+    if not arrays:
+        raise TypeError("check_same_length needs at least one array")
     lengths = {k: len(v) for k, v in arrays.items()}  # type: ignore[arg-type]
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())

@@ -26,6 +26,8 @@ def test_same_length_and_range():
     assert check_same_length(a=[1, 2], b=torch.zeros(2)) == 2
     with pytest.raises(ValueError, match="a has 2, b has 3"):
         check_same_length(a=[1, 2], b=[1, 2, 3])
+    with pytest.raises(TypeError, match="at least one"):
+        check_same_length()
     assert check_in_range(0.5, "p", 0, 1, low_open=True, high_open=True) == 0.5
     with pytest.raises(ValueError, match=r"p must lie in \(0, 1\)"):
         check_in_range(1.0, "p", 0, 1, low_open=True, high_open=True)

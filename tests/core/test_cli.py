@@ -85,7 +85,7 @@ def test_bad_scale_exit_2(only_test_claims, tmp_path):
     assert "huge" in out.output
 
 
-def test_full_scale_reaches_claims(only_test_claims, tmp_path, monkeypatch):
+def test_full_scale_reaches_claims(only_test_claims, tmp_path):
     seen = []
     claims.claim("t.scale", paper="P", sentence="s", metric="m", paper_figure="-",
                  threshold=0)(lambda ctx: seen.append(ctx.scale.value) or Measurement(1.0))
