@@ -128,7 +128,7 @@ def main() -> None:
     print(f"models of {n_layers} x {width}x{width} = {n_layers * width * width:,} parameters "
           f"(+ biases), float32 safetensors; {args.threads} thread(s)")
     head = (f"{'N':>5} {'naive s':>9} {'stream s':>9} {'speed-up':>9} {'naive MB':>9} "
-            f"{'stream MB':>10} {'mem ratio':>10} {'max |dD|':>9}")
+            f"{'stream MB':>10} {'mem ratio':>10} {'max |dD|':>9} {'max |dku|':>9}")
     print(head, flush=True)
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
@@ -141,11 +141,12 @@ def main() -> None:
                 res[impl] = json.loads(out.stdout.strip().splitlines()[-1])
         a, b = res["naive"], res["stream"]
         err = float(np.abs(np.array(a["D"]) - np.array(b["D"])).max())
+        err_ku = float(np.abs(np.array(a["ku"]) - np.array(b["ku"])).max())
         # memory above the interpreter + torch import baseline, the part that scales with N
         ma, mb = a["peak_mb"] - a["base_mb"], b["peak_mb"] - b["base_mb"]
         print(f"{n:>5} {a['seconds']:>9.2f} {b['seconds']:>9.2f} "
                     f"{a['seconds'] / b['seconds']:>8.1f}x {ma:>9.0f} {mb:>10.0f} "
-                    f"{ma / max(mb, 1.0):>9.1f}x {err:>9.1e}", flush=True)
+                    f"{ma / max(mb, 1.0):>9.1f}x {err:>9.1e} {err_ku:>9.1e}", flush=True)
     print("MB = peak resident memory (sampled every 5 ms, anonymous + touched file pages) "
           "above the post-import memory of each subprocess.")
 

@@ -152,3 +152,23 @@ def test_errors():
     with pytest.raises(TypeError, match=r"\(inputs, targets\)"):
         probe.run([X])
     assert not probe.model[0]._forward_hooks  # hooks removed after an error
+
+
+def test_input_changed_in_place_after_the_layer_is_still_measured_as_seen():
+    class Residual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(6, 6)
+            self.head = nn.Linear(6, 3)
+
+        def forward(self, x):
+            x = x.clone()
+            x += self.fc(x)  # overwrites fc's input after fc has read it
+            return self.head(x)
+
+    torch.manual_seed(0)
+    model, (X, y) = Residual(), make_data()
+    for p in model.parameters():
+        p.requires_grad_(False)  # nothing saved for backward, so autograd cannot complain
+    res = AlignmentProbe(model, layers="fc", normalize=False, center=False).run([(X, y)])["fc"]
+    assert torch.allclose(res.matrices["H_a"], X.double().T @ X.double() / len(X), atol=1e-6)

@@ -158,3 +158,12 @@ def test_distances_are_permutation_equivariant_and_the_tree_invariant(four_tree)
     torch.testing.assert_close(Dp, D[perm][:, perm])
     forest = recover_tree({n: models[n] for n in order}, direction="pretrain")
     assert forest.parents == {n: parents[n] for n in order}
+
+
+def test_as_sources_does_not_rename_the_callers_sources():
+    models = _random_models(2)
+    srcs = [StateDictSource(m, f"s{i}") for i, m in enumerate(models)]
+    renamed = as_sources(srcs, names=["a", "b"])
+    assert [s.name for s in renamed] == ["a", "b"]
+    assert [s.name for s in srcs] == ["s0", "s1"]
+    assert [s.name for s in as_sources({"x": srcs[0], "y": srcs[1]})] == ["x", "y"]

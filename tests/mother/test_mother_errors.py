@@ -2,7 +2,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from iclr25.mother import kurtosis_scores, pairwise_distances, recover_tree
+from iclr25.mother import build_forest, kurtosis_scores, pairwise_distances, recover_tree
 
 
 def _m(n=4, seed=0):
@@ -74,3 +74,12 @@ def test_bad_options_fail_before_reading(tmp_path):
         pairwise_distances(models, metric="cosine")
     with pytest.raises(ValueError, match="selects no square"):
         pairwise_distances(models, layers="attention")
+
+
+def test_bad_forest_inputs_are_named():
+    D = pairwise_distances({"a": _m(), "b": _m(seed=1), "c": _m(seed=2)})
+    ku = kurtosis_scores({"a": _m(), "b": _m(seed=1), "c": _m(seed=2)})
+    with pytest.raises(ValueError, match="cluster_distances must have the shape"):
+        build_forest(D, ku, n_trees=2, cluster_distances=torch.rand(5, 5))
+    with pytest.raises(ValueError, match="lam"):
+        build_forest(D, ku, lam=float("inf"))

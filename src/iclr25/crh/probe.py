@@ -105,7 +105,8 @@ class AlignmentProbe:
 
     Args:
         model: the network; it is not modified (no parameter or ``.grad`` changes; its
-            train/eval flags are restored after ``run``).
+            train/eval flags are restored after ``run``; only with ``eval_mode=False`` do
+            batch-norm layers update their running statistics, as in any training pass).
         layers: names (as in ``model.named_modules()``) of ``nn.Linear`` modules to probe; a
             single name; or None for every ``nn.Linear`` in the model.
         loss_fn: ``loss_fn(output, target)`` returning per-sample losses (summed here) or
@@ -204,14 +205,18 @@ class AlignmentProbe:
             raise ValueError("loader is empty: it yields no batches")
         modules = dict(self.model.named_modules())
         moments = {n: {k: _Moments() for k in ("h_a", "g_a", "h_b", "g_b")} for n in self.layers}
-        captured: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor]] = []
+        captured: list[tuple[str, torch.Tensor]] = []
 
         def make_hook(name: str) -> Callable:
             def hook(module: nn.Module, inputs: tuple, output: torch.Tensor) -> torch.Tensor:
+                # Accumulate h_a, h_b now: the input may be changed in place later in the
+                # forward pass (e.g. ``x += f(x)``), which frozen weights would not catch.
+                moments[name]["h_a"].add(self._prep(inputs[0].detach()))
+                moments[name]["h_b"].add(self._prep(output.detach()))
                 # Adding a zero leaf lets autograd hand us ∂ℓ/∂h_b even for frozen weights,
                 # without cutting the graph that earlier probed layers need.
                 probe = torch.zeros_like(output, requires_grad=True)
-                captured.append((name, inputs[0].detach(), output.detach(), probe))
+                captured.append((name, probe))
                 return output + probe
             return hook
 
@@ -231,14 +236,12 @@ class AlignmentProbe:
                     loss = self.loss_fn(self.model(x), y)
                     if loss.ndim > 0:
                         loss = loss.sum()
-                    probes = [c[3] for c in captured]
+                    probes = [c[1] for c in captured]
                     grads = torch.autograd.grad(loss, probes, allow_unused=True)
-                for (name, h_a, h_b, probe), grad in zip(captured, grads, strict=True):
+                for (name, probe), grad in zip(captured, grads, strict=True):
                     g_b = -grad if grad is not None else torch.zeros_like(probe)
                     g_a = g_b @ modules[name].weight.detach().to(g_b.dtype)  # g_a = Wᵀ g_b
                     mom = moments[name]
-                    mom["h_a"].add(self._prep(h_a))
-                    mom["h_b"].add(self._prep(h_b))
                     mom["g_b"].add(self._prep(g_b))
                     mom["g_a"].add(self._prep(g_a))
                 n_batches += 1

@@ -195,6 +195,9 @@ def _sweep_figure(exp: dict[str, Any]) -> Any:
                  "read)",
 )
 def _undirected(ctx: Context) -> Measurement:
+    import matplotlib
+
+    matplotlib.use("Agg")
     exp = _experiment(ctx.scale, ctx.seed)
     fig = exp["forest"].plot()
     return Measurement(value=exp["scores"]["undirected"], details=_details(exp),

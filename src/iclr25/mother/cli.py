@@ -53,6 +53,10 @@ def recover(
             p = forest.parents[n]
             typer.echo(f"  {n}  <-  {p if p is not None else '(root)'}")
     if out is not None:
+        if out.suffix == ".png":
+            import matplotlib
+
+            matplotlib.use("Agg")  # a command-line tool writes files, it opens no window
         forest.save(out)
         typer.echo(f"wrote {out}")
 

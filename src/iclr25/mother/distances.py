@@ -277,9 +277,12 @@ def kurtosis_scores(
         models: as for ``pairwise_distances``.
         layers: which matrices (default: all 2-D square ones; the official code uses one
             kind, e.g. ``"output.dense"`` for ViT).
+        names: names for a sequence of models (used in error messages).
+        device: where the computation runs (default CPU).
 
     Returns:
-        (N,) float64 tensor, ``sum_l scipy.stats.kurtosis(W^l.flatten())`` (Fisher, biased).
+        (N,) float64 tensor, ``sum_l scipy.stats.kurtosis(W^l.flatten())`` (Fisher, biased);
+        NaN for a model with a constant selected layer, as scipy.
 
     Paper: Sec. 3.3 (weight outliers / kurtosis orient the edges).
     """

@@ -9,6 +9,7 @@ or a ``{name: model}`` mapping) into a list of named sources, reading only file 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -136,7 +137,12 @@ def _from_path(path: Path, name: str | None = None) -> ModelSource:
 
 def _from_object(obj: Any, name: str) -> ModelSource:
     if isinstance(obj, ModelSource):
-        return obj
+        if obj.name == name:
+            return obj
+        # a renamed shallow copy: the caller's source keeps its own name
+        renamed = copy.copy(obj)
+        renamed.name = name
+        return renamed
     if isinstance(obj, (str, Path)):
         return _from_path(Path(obj), name)
     if isinstance(obj, torch.nn.Module):
@@ -202,7 +208,6 @@ def as_sources(models: Any, names: Iterable[str] | None = None) -> list[ModelSou
             else:
                 nm = f"model_{i}"
             srcs.append(_from_object(obj, nm))
-            srcs[-1].name = nm
     seen: set[str] = set()
     for s in srcs:
         if s.name in seen:

@@ -9,6 +9,7 @@ arborescence of each tree, choosing the root itself.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,26 @@ DIRECTIONS = {"finetune": -1, "decreasing": -1, "pretrain": 1, "increasing": 1, 
 PENALTIES = ("binary", "margin")
 
 
+def _check_options(direction: str, penalty: str, lam: float | None = None) -> None:
+    """Raise unless ``direction``/``penalty`` are known and ``lam`` is finite and >= 0."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {sorted(DIRECTIONS)}, got {direction!r}")
+    if penalty not in PENALTIES:
+        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
+    if lam is not None:
+        # lam = inf would turn the zero-penalty edges into inf * 0 = NaN costs
+        check_in_range(lam, "lam", 0, math.inf, high_open=True)
+
+
+def _check_n_trees(n_trees: object, n_models: int) -> None:
+    """Raise unless ``n_trees`` is an int in ``[1, n_models]``."""
+    if isinstance(n_trees, bool) or not isinstance(n_trees, (int, np.integer)):
+        raise TypeError(f"n_trees must be an int or None, got {type(n_trees).__name__}")
+    if not 1 <= n_trees <= n_models:
+        raise ValueError(f"n_trees must lie in [1, {n_models}] (number of models), "
+                         f"got {n_trees}")
+
+
 def direction_penalty(ku: torch.Tensor, direction: str = "finetune",
                       penalty: str = "binary") -> torch.Tensor:
     """(N, N) penalty ``T[p, c]`` of the edge p -> c for kurtosis moving the wrong way.
@@ -47,10 +68,7 @@ def direction_penalty(ku: torch.Tensor, direction: str = "finetune",
         (N, N) float64 tensor on ``ku``'s device.
     """
     ku = check_tensor(ku, "ku", ndim=1, floating=True).double()
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {sorted(DIRECTIONS)}, got {direction!r}")
-    if penalty not in PENALTIES:
-        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
+    _check_options(direction, penalty)
     sign = DIRECTIONS[direction]
     # change[p, c] = ku[c] - ku[p]; "wrong" is a change against the expected sign
     wrong = -sign * (ku[None, :] - ku[:, None])
@@ -69,6 +87,7 @@ def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = 0.3, direction: s
     ``mean(D)`` includes the zero diagonal, as in the official code, so ``lam`` is relative
     to the typical distance in the tree. Paper: Sec. 3.4 (MDST with the directional score).
     """
+    _check_options(direction, penalty, lam)
     T = direction_penalty(ku, direction, penalty)
     C = D.double() + lam * D.double().mean() * T
     return C.fill_diagonal_(float("inf"))
@@ -118,10 +137,7 @@ def cluster_trees(D: torch.Tensor, n_trees: int) -> np.ndarray:
     from scipy.spatial.distance import squareform
 
     N = D.shape[0]
-    if isinstance(n_trees, bool) or not isinstance(n_trees, (int, np.integer)):
-        raise TypeError(f"n_trees must be an int or None, got {type(n_trees).__name__}")
-    if not 1 <= n_trees <= N:
-        raise ValueError(f"n_trees must lie in [1, {N}] (number of models), got {n_trees}")
+    _check_n_trees(n_trees, N)
     if n_trees == 1:
         return np.zeros(N, dtype=np.int64)
     Dn = D.detach().cpu().double().numpy()
@@ -129,9 +145,9 @@ def cluster_trees(D: torch.Tensor, n_trees: int) -> np.ndarray:
     np.fill_diagonal(Dn, 0)
     raw = fcluster(linkage(squareform(Dn, checks=False), method="ward"), n_trees,
                    criterion="maxclust")
-    _, first = np.unique(raw, return_index=True)
-    order = {lab: i for i, lab in enumerate(raw[np.sort(first)])}
-    return np.array([order[x] for x in raw], dtype=np.int64)
+    _, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
+    # rank of each raw label's first position = its number in order of first appearance
+    return np.argsort(np.argsort(first)).astype(np.int64)[inverse.reshape(-1)]
 
 
 @dataclass
@@ -156,13 +172,16 @@ class ModelForest:
     def from_parents(cls, parents: Mapping[str, str | None]) -> ModelForest:
         """Build a forest from ``{child: parent or None}``; tree labels follow the roots."""
         names = list(parents)
+        if not names:
+            raise ValueError("parents is empty")
         for c, p in parents.items():
             if p is not None and p not in parents:
                 raise ValueError(f"parents: parent {p!r} of {c!r} is not a model")
         G = nx.DiGraph()
         G.add_nodes_from(names)
         G.add_edges_from((p, c) for c, p in parents.items() if p is not None)
-        if not nx.is_forest(G) or any(G.in_degree(n) > 1 for n in G):
+        # each model has one parent, so the only way not to be a forest is a cycle
+        if not nx.is_forest(G):
             raise ValueError("parents does not describe a forest (cycle found)")
         labels = {}
         for i, comp in enumerate(sorted(nx.weakly_connected_components(G),
@@ -232,11 +251,9 @@ class ModelForest:
         """Draw each tree top-down (roots at the top); save to ``path`` if given.
 
         Returns:
-            the matplotlib Figure.
+            the matplotlib Figure (the current backend is left alone, so it also shows in a
+            notebook).
         """
-        import matplotlib
-
-        matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
         G = self.graph
@@ -275,7 +292,7 @@ class ModelForest:
         return fig
 
     def save(self, path: str | Path) -> Path:
-        """Write ``.dot``, ``.json`` or ``.png`` by the suffix of ``path``."""
+        """Write ``.dot``, ``.json`` or a ``.png``/``.pdf``/``.svg`` drawing by the suffix."""
         path = Path(path)
         if path.suffix == ".dot":
             path.write_text(self.to_dot())
@@ -286,7 +303,8 @@ class ModelForest:
 
             plt.close(self.plot(path))
         else:
-            raise ValueError(f"path must end in .dot, .json or .png, got {path.name!r}")
+            raise ValueError(f"path must end in .dot, .json, .png, .pdf or .svg, "
+                             f"got {path.name!r}")
         return path
 
 
@@ -323,16 +341,15 @@ def build_forest(
     ku = check_tensor(ku, "ku", ndim=1, floating=True)
     if ku.shape[0] != N:
         raise ValueError(f"ku has {ku.shape[0]} entries but D has {N} rows")
-    check_in_range(lam, "lam", 0)
+    _check_options(direction, penalty, lam)
     names = [f"model_{i}" for i in range(N)] if names is None else [str(n) for n in names]
     if len(names) != N:
         raise ValueError(f"names has {len(names)} entries but D has {N} rows")
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {sorted(DIRECTIONS)}, got {direction!r}")
-    if penalty not in PENALTIES:
-        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
     Dc = D if cluster_distances is None else check_tensor(cluster_distances,
                                                           "cluster_distances", ndim=2)
+    if Dc.shape != (N, N):
+        raise ValueError(f"cluster_distances must have the shape of D {(N, N)}, "
+                         f"got {tuple(Dc.shape)}")
     labels = np.zeros(N, dtype=np.int64) if n_trees is None else cluster_trees(Dc, n_trees)
     parents: dict[str, str | None] = {}
     for t in range(int(labels.max()) + 1):
@@ -393,24 +410,17 @@ def recover_tree(
 
     Paper: Sec. 3 (Alg. MoTHer) of Horwitz, Shul, Hoshen, ICLR 2025.
     """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {sorted(DIRECTIONS)}, got {direction!r}")
-    if penalty not in PENALTIES:
-        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
+    _check_options(direction, penalty, lam)
     if metric not in ("rms", "rank"):
         raise ValueError(f"metric must be 'rms' or 'rank', got {metric!r}")
     if cluster_metric not in (None, "rms", "rank", "l1"):
         raise ValueError(f"cluster_metric must be None, 'rms', 'rank' or 'l1', "
                          f"got {cluster_metric!r}")
-    check_in_range(lam, "lam", 0)
     sources = as_sources(models, names)
     if len(sources) < 2:
         raise ValueError(f"models must hold at least 2 models, got {len(sources)}")
     if n_trees is not None:
-        if isinstance(n_trees, bool) or not isinstance(n_trees, (int, np.integer)):
-            raise TypeError(f"n_trees must be an int or None, got {type(n_trees).__name__}")
-        if not 1 <= n_trees <= len(sources):
-            raise ValueError(f"n_trees must lie in [1, {len(sources)}], got {n_trees}")
+        _check_n_trees(n_trees, len(sources))
     metrics = [metric] + ([cluster_metric] if cluster_metric not in (None, metric) else [])
     dists, ku = stream_statistics(sources, layers, metrics=metrics,
                                   kurtosis_layers=kurtosis_layers, rtol=rtol, device=device,
