@@ -32,6 +32,17 @@ def test_nan_weights_name_the_model():
         recover_tree({"a": _m(), "broken": bad, "c": _m(seed=2)})
 
 
+def test_constant_layer_names_model_for_kurtosis_only():
+    models = {"a": _m(), "flat": {"w": torch.ones(4, 4)}, "c": _m(seed=2)}
+    with pytest.raises(ValueError, match=r"'flat'.*'w' is constant"):
+        kurtosis_scores(models)
+    with pytest.raises(ValueError, match=r"'flat'.*'w' is constant"):
+        recover_tree(models)
+    # distances alone are well defined, and so is a tree without the kurtosis direction
+    assert torch.isfinite(pairwise_distances(models)).all()
+    assert recover_tree(models, direction="none").roots
+
+
 def test_unreadable_file_names_the_model(tmp_path):
     save_file(_m(), str(tmp_path / "good.safetensors"))
     save_file(_m(seed=1), str(tmp_path / "fine.safetensors"))

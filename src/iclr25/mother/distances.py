@@ -218,7 +218,13 @@ def stream_statistics(
             if "rank" in out:
                 out["rank"] += _pairwise_rank(W, rtol)
         if key in ku_set and ku is not None:
-            ku += _kurtosis_rows(X)
+            k = _kurtosis_rows(X)
+            bad = torch.nonzero(~torch.isfinite(k)).flatten().tolist()
+            if bad:  # zero variance: kurtosis is undefined, say where instead of a NaN later
+                raise ValueError(f"model {sources[bad[0]].name!r}: layer {key!r} is constant, "
+                                 "so its kurtosis is undefined; pass kurtosis_layers that "
+                                 "exclude it, or direction='none'")
+            ku += k
         del W, X
         if progress is not None:
             progress(step + 1, len(todo), key)
@@ -281,8 +287,11 @@ def kurtosis_scores(
         device: where the computation runs (default CPU).
 
     Returns:
-        (N,) float64 tensor, ``sum_l scipy.stats.kurtosis(W^l.flatten())`` (Fisher, biased);
-        NaN for a model with a constant selected layer, as scipy.
+        (N,) float64 tensor, ``sum_l scipy.stats.kurtosis(W^l.flatten())`` (Fisher, biased).
+
+    Raises:
+        ValueError: naming the model and layer, if a selected layer is constant (its
+            kurtosis is undefined; scipy would return NaN).
 
     Paper: Sec. 3.3 (weight outliers / kurtosis orient the edges).
     """

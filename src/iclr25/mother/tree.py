@@ -310,7 +310,7 @@ class ModelForest:
 
 def build_forest(
     D: torch.Tensor,
-    ku: torch.Tensor,
+    ku: torch.Tensor | None,
     names: Sequence[str] | None = None,
     *,
     direction: str = "finetune",
@@ -323,7 +323,7 @@ def build_forest(
 
     Args:
         D: (N, N) symmetric distances.
-        ku: (N,) kurtosis scores.
+        ku: (N,) kurtosis scores; may be ``None`` when ``direction="none"``.
         names: N model names (default ``model_{i}``).
         direction, lam, penalty: the edge cost (see ``edge_costs``).
         n_trees: ``None`` for one tree, else the number of trees for Ward clustering.
@@ -338,10 +338,16 @@ def build_forest(
         raise ValueError(f"D must be square, got shape {tuple(D.shape)}")
     if N < 2:
         raise ValueError(f"need at least 2 models, got {N}")
-    ku = check_tensor(ku, "ku", ndim=1, floating=True)
-    if ku.shape[0] != N:
-        raise ValueError(f"ku has {ku.shape[0]} entries but D has {N} rows")
     _check_options(direction, penalty, lam)
+    if ku is None:
+        if DIRECTIONS[direction] != 0:
+            raise ValueError(f"ku is needed for direction={direction!r}")
+    else:
+        ku = check_tensor(ku, "ku", ndim=1, floating=True)
+        if ku.shape[0] != N:
+            raise ValueError(f"ku has {ku.shape[0]} entries but D has {N} rows")
+    # with no direction the penalty is zero whatever the scores
+    ku_used = torch.zeros(N, dtype=torch.float64, device=D.device) if ku is None else ku
     names = [f"model_{i}" for i in range(N)] if names is None else [str(n) for n in names]
     if len(names) != N:
         raise ValueError(f"names has {len(names)} entries but D has {N} rows")
@@ -355,13 +361,14 @@ def build_forest(
     for t in range(int(labels.max()) + 1):
         idx = np.nonzero(labels == t)[0]
         it = torch.as_tensor(idx, device=D.device)
-        C = edge_costs(D[it][:, it], ku[it], lam, direction, penalty)
+        C = edge_costs(D[it][:, it], ku_used[it], lam, direction, penalty)
         par = arborescence(C)
         for local, g in enumerate(idx):
             parents[names[g]] = None if par[local] < 0 else names[idx[par[local]]]
     parents = {n: parents[n] for n in names}
     return ModelForest(names, parents, {n: int(labels[i]) for i, n in enumerate(names)},
-                       distances=D.detach().double().cpu(), kurtosis=ku.detach().double().cpu())
+                       distances=D.detach().double().cpu(),
+                       kurtosis=None if ku is None else ku.detach().double().cpu())
 
 
 def recover_tree(
@@ -422,10 +429,10 @@ def recover_tree(
     if n_trees is not None:
         _check_n_trees(n_trees, len(sources))
     metrics = [metric] + ([cluster_metric] if cluster_metric not in (None, metric) else [])
-    dists, ku = stream_statistics(sources, layers, metrics=metrics,
-                                  kurtosis_layers=kurtosis_layers, rtol=rtol, device=device,
-                                  progress=progress)
-    assert ku is not None
+    # kurtosis only orients edges: skip reading it when no direction is assumed
+    ku_spec = False if DIRECTIONS[direction] == 0 else kurtosis_layers
+    dists, ku = stream_statistics(sources, layers, metrics=metrics, kurtosis_layers=ku_spec,
+                                  rtol=rtol, device=device, progress=progress)
     return build_forest(dists[metric], ku, [s.name for s in sources], direction=direction,
                         lam=lam, n_trees=n_trees, penalty=penalty,
                         cluster_distances=dists.get(cluster_metric or metric))
