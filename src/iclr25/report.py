@@ -65,19 +65,17 @@ def summary_figure(results: list[Result], path: Path) -> Path | None:
     ran = [r for r in results if r.measured is not None]
     if not ran:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # a bare Figure renders without pyplot, so the caller's backend is left alone
+    from matplotlib.figure import Figure
 
     colors = ["tab:green" if r.holds else "tab:red" for r in ran]
-    fig, ax = plt.subplots(figsize=(7, 0.35 * len(ran) + 1.2))
+    fig = Figure(figsize=(7, 0.35 * len(ran) + 1.2))
+    ax = fig.subplots()
     ax.barh([r.claim_id for r in ran], [margin(r) for r in ran], color=colors)
     ax.axvline(0.0, color="k", lw=1)
     ax.set_xlabel("(measured - threshold) / |threshold|, signed by direction (green: holds)")
     ax.invert_yaxis()
     fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
     return path
 
 

@@ -50,3 +50,16 @@ def test_margin_sign_follows_direction():
     assert margin(r) > 0
     r.direction, r.threshold, r.measured = "<=", 0.0, 0.3
     assert abs(margin(r) + 0.3) < 1e-12
+
+
+def test_report_leaves_matplotlib_backend_alone(tmp_path):
+    import matplotlib
+
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")  # a backend other than Agg, so switching it would show
+    try:
+        write_report([_result("m.a", "holds", 0.9)], tmp_path, environment(0, "quick"))
+        assert (tmp_path / "summary.png").read_bytes()[:4] == b"\x89PNG"
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)
