@@ -6,7 +6,10 @@ Nothing here modifies its input; tensors are returned as given (or converted wit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any, get_args
 
 import torch
 
@@ -83,3 +86,107 @@ def check_in_range(
         interval = f"{left}{lo}, {hi}{right}"
         raise ValueError(f"{name} must lie in {interval}, got {value!r}")
     return v
+
+
+# --- the API contract's helpers (DESIGN.md): every method validates through these ----------
+
+def as_tensor(
+    x: object,
+    name: str,
+    *,
+    ndim: int | Sequence[int] | None = None,
+    dtype: torch.dtype | None = None,
+    device: torch.device | str | None = None,
+    finite: bool = True,
+    nonempty: bool = True,
+) -> torch.Tensor:
+    """Convert ``x`` (tensor, numpy array, list) once at the boundary and check it.
+
+    Floating input (float16/32/64, numpy's default float64 included) is accepted and cast to
+    ``dtype`` when given; complex input is refused (its imaginary part would be lost).
+    Integers and bools are accepted only when ``dtype`` is an integer type or ``None``.
+    The input is never modified; a copy is made only when dtype or device change.
+
+    Raises:
+        TypeError: not array-like, complex, or not convertible to ``dtype``.
+        ValueError: wrong rank, empty, or NaN/inf.
+    """
+    x = check_tensor(x, name, ndim=ndim, finite=False, nonempty=nonempty)
+    if x.is_complex():
+        raise TypeError(f"{name} must be real, got complex dtype {x.dtype}")
+    if dtype is not None:
+        if dtype.is_floating_point and x.dtype == torch.bool:
+            raise TypeError(f"{name} must be numeric, got {x.dtype}")
+        if not dtype.is_floating_point and x.is_floating_point():
+            raise TypeError(f"{name} must be an integer tensor, got {x.dtype}")
+    if finite and x.is_floating_point() and not bool(torch.isfinite(x).all()):
+        bad = int((~torch.isfinite(x)).sum())
+        raise ValueError(f"{name} contains {bad} NaN or infinite value(s)")
+    return x.to(device=device if device is not None else x.device, dtype=dtype or x.dtype)
+
+
+def check_labels(y: object, name: str = "y", n_classes: int | None = None, *,
+                 n: int | None = None, device: torch.device | str | None = None) -> torch.Tensor:
+    """Labels as a 1-D int64 tensor with values in ``[0, n_classes)``.
+
+    Any integer dtype (uint8, int16, int32, numpy int64) is converted to int64; float labels,
+    an (n, 1) column, or values out of range are refused rather than broadcast or cast.
+
+    Raises:
+        TypeError: non-integer labels.
+        ValueError: not 1-D, wrong length ``n``, negative or ``>= n_classes``.
+    """
+    t = check_tensor(y, name, ndim=1, finite=False)
+    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer class labels, got {t.dtype}")
+    t = t.to(dtype=torch.int64, device=device if device is not None else t.device)
+    if n is not None and len(t) != n:
+        raise ValueError(f"{name} must have {n} labels (one per sample), got {len(t)}")
+    if int(t.min()) < 0:
+        raise ValueError(f"{name} must be >= 0, got minimum {int(t.min())}")
+    if n_classes is not None and int(t.max()) >= n_classes:
+        raise ValueError(f"{name} must be < n_classes={n_classes}, got maximum {int(t.max())}")
+    return t
+
+
+def check_int(value: object, name: str, low: int | None = None,
+              high: int | None = None) -> int:
+    """An ``int`` (not bool, not float) in ``[low, high]``."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    v = value.__index__()  # type: ignore[attr-defined]
+    if (low is not None and v < low) or (high is not None and v > high):
+        lo = "-inf" if low is None else low
+        hi = "inf" if high is None else high
+        raise ValueError(f"{name} must lie in [{lo}, {hi}], got {v}")
+    return v
+
+
+def check_range(value: object, name: str, low: float | None = None,
+                high: float | None = None, *, low_open: bool = False,
+                high_open: bool = False) -> float:
+    """A finite float in the given interval: NaN and +-inf always fail."""
+    v = check_in_range(value, name, low, high, low_open=low_open, high_open=high_open)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return v
+
+
+def check_choice(value: object, name: str, choices: Iterable[object]) -> Any:
+    """``value`` if it is one of ``choices`` (a ``Literal`` alias or any iterable)."""
+    options = get_args(choices) or tuple(choices)  # type: ignore[arg-type]
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; got {value!r}")
+    return value
+
+
+def resolve_seed(seed: int | torch.Generator | None, device: torch.device | str = "cpu",
+                 name: str = "seed") -> torch.Generator:
+    """A ``torch.Generator`` from ``seed``: an int seeds a new one, a Generator is used as is,
+    ``None`` draws a fresh seed from the OS (never from the global RNG)."""
+    if isinstance(seed, torch.Generator):
+        return seed
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little") >> 1
+    s = check_int(seed, name, 0)
+    return torch.Generator(device=torch.device(device)).manual_seed(s)

@@ -1,24 +1,32 @@
-"""The claim registry: each method registers the paper claims it reproduces.
+"""Papers, settings, experiments and claims: the model every reproduction is written in.
 
-A claim is declared once, with everything that must not depend on the run (the
-sentence, the metric, the paper's figure and the pass threshold), and a function
-that measures it::
+A method's ``claim.py`` reads top to bottom::
 
-    @claim(
-        "mother.undirected_accuracy",
-        paper="Unsupervised Model Tree Heritage Recovery",
-        sentence="The distance MST recovers the undirected edges of each tree.",
-        metric="undirected edge accuracy",
-        paper_figure="~1.0 (VTHR FT split, Table 1)",
-        threshold=0.95,
-        direction=">=",
-    )
-    def undirected(ctx: Context) -> Measurement:
+    @dataclass(frozen=True)
+    class Sweep(Setting):
+        steps: int          # why this many
+        wds: tuple[float, ...]
+
+    @dataclass
+    class SweepEvidence(Evidence):
+        backward: float = scalar("α")
+        by_wd: Table
+
+    @experiment(quick=Sweep(steps=5000, wds=(0, 1e-2)), full=Sweep(steps=20000, ...))
+    def sweep(setting: Sweep, ctx: Context) -> SweepEvidence:
+        fig = ctx.figure("scores_vs_wd")          # a bare matplotlib Figure
         ...
-        return Measurement(value=acc, figures=[ctx.savefig(fig, "sweep")])
+        return SweepEvidence(backward=..., by_wd=Table(...))
 
-Because the threshold is fixed at declaration, a run cannot move it.
-The CLI and the report only talk to this module.
+    @claim("crh.backward_alignment", experiment=sweep, sentence=..., metric=...,
+           unit="α", paper_figure="...", threshold=0.75, direction=">=")
+    def backward(ev: SweepEvidence) -> float:
+        return ev.backward
+
+The sentence, metric, paper figure, threshold and direction are fixed at declaration, so a
+run cannot move them. An experiment runs once per (scale, seed, device) however many claims
+read it, and is timed on its own. A package is a method because its ``__init__`` defines
+``PAPER``. The CLI and the report only talk to this module.
 """
 
 from __future__ import annotations
@@ -26,11 +34,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
+import math
 import pkgutil
 import random
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -40,8 +49,11 @@ import torch
 
 from iclr25._threads import torch_threads
 
-__all__ = ["Claim", "Context", "Measurement", "Result", "Scale", "claim", "discover",
-           "run", "select", "torch_threads"]
+__all__ = [
+    "Claim", "ClaimResult", "Context", "Evidence", "Experiment", "ExperimentRecord", "Paper",
+    "Scale", "Setting", "Table", "claim", "discover", "experiment", "papers", "run", "scalar",
+    "select", "torch_threads",
+]
 
 Direction = Literal[">=", "<="]
 
@@ -53,161 +65,293 @@ class Scale(str, enum.Enum):
     full = "full"
 
 
-@dataclass
-class Measurement:
-    """What a claim function returns: the measured figure and its evidence.
+@dataclass(frozen=True)
+class Paper:
+    """The paper a method package implements; declared as ``PAPER`` in its ``__init__``.
 
-    Attributes:
-        value: the measured figure, compared with the claim's threshold.
-        details: further figures worth reporting (per-seed values, baselines...),
-            JSON-serialisable.
-        figures: paths of PNG figures written through ``Context.savefig``.
+    ``number`` is the method's row in README's table; the report follows that order.
     """
 
-    value: float
-    details: dict[str, Any] = field(default_factory=dict)
-    figures: list[str] = field(default_factory=list)
+    number: int
+    short: str
+    title: str
+    authors: str
+    venue: str = "ICLR 2025"
+    arxiv: str | None = None
+    openreview: str | None = None
+    code: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.short.isidentifier():
+            raise ValueError(f"Paper.short must be the package name, got {self.short!r}")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Base of a method's frozen settings: every choice of a run, fixed before measuring."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of evidence: column names and rows of numbers or strings.
+
+    Floats keep full precision here (and in results.json); the report rounds them.
+    """
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(self.columns))
+        object.__setattr__(self, "rows", tuple(tuple(_plain(v) for v in r) for r in self.rows))
+        for r in self.rows:
+            if len(r) != len(self.columns):
+                raise ValueError(f"table {self.title!r}: row {r} has {len(r)} cells, "
+                                 f"expected {len(self.columns)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "columns": list(self.columns),
+                "rows": [list(r) for r in self.rows]}
+
+
+def scalar(unit: str = "", doc: str = "") -> Any:
+    """Declare a scalar field of an :class:`Evidence` dataclass with its unit."""
+    return field(metadata={"unit": unit, "doc": doc})
+
+
+@dataclass
+class Evidence:
+    """Base of an experiment's typed result.
+
+    Fields are scalars (``float``/``int``/``bool``/``str``, unit via :func:`scalar`), lists
+    of numbers (per seed) and :class:`Table` s; the report renders each kind as a table.
+    """
+
+    def scalars(self) -> list[tuple[str, Any, str]]:
+        """``(name, value, unit)`` for every scalar or list-of-numbers field."""
+        out = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, Table):
+                continue
+            if isinstance(v, (list, tuple)):
+                v = [_plain(x) for x in v]
+            else:
+                v = _plain(v)
+            out.append((f.name, v, f.metadata.get("unit", "")))
+        return out
+
+    def tables(self) -> list[Table]:
+        return [getattr(self, f.name) for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), Table)]
+
+
+def _plain(v: Any) -> Any:
+    """A JSON-ready Python scalar from a tensor/numpy scalar; refuses containers of dicts."""
+    if isinstance(v, torch.Tensor):
+        v = v.item()
+    elif isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    raise TypeError(f"evidence values must be numbers or strings, got {type(v).__name__}")
 
 
 @dataclass
 class Context:
-    """What a claim function is given: the scale, the seed and where figures go."""
+    """What an experiment is given: scale, seed, device, and a place for its figures."""
 
     scale: Scale
     seed: int
-    figure_dir: Path
-    claim_id: str = ""
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    figures: dict[str, Any] = field(default_factory=dict)
 
     @property
     def quick(self) -> bool:
         return self.scale == Scale.quick
 
-    def savefig(self, fig: Any, name: str) -> str:
-        """Save a matplotlib figure as ``<figure_dir>/<claim_id>.<name>.png``; return its path."""
-        import matplotlib.pyplot as plt
+    def figure(self, name: str, **kwargs: Any) -> Any:
+        """A bare ``matplotlib.figure.Figure`` saved with the experiment as ``<name>.png``.
 
-        self.figure_dir.mkdir(parents=True, exist_ok=True)
-        path = self.figure_dir / f"{self.claim_id}.{name}.png"
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-        return str(path)
+        A bare Figure renders without pyplot, so the caller's backend is never switched.
+        """
+        from matplotlib.figure import Figure
+
+        if not name.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"figure name must be alphanumeric, got {name!r}")
+        fig = Figure(**kwargs)
+        self.figures[name] = fig
+        return fig
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A registered experiment: one run per (scale, seed, device), shared by its claims."""
+
+    id: str
+    method: str
+    fn: Callable[[Setting, Context], Evidence]
+    quick: Setting
+    full: Setting
+
+    def setting(self, scale: Scale) -> Setting:
+        return self.quick if Scale(scale) == Scale.quick else self.full
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A registered claim: its fixed description and the function that measures it."""
+    """A registered claim: its fixed declaration and the field of evidence it reads."""
 
     id: str
-    paper: str
+    method: str
+    experiment: Experiment
     sentence: str
     metric: str
+    unit: str
     paper_figure: str
     threshold: float
     direction: Direction
-    fn: Callable[[Context], Measurement]
+    read: Callable[[Evidence], float]
 
     def holds(self, value: float) -> bool:
-        if not np.isfinite(value):
+        if not math.isfinite(value):
             return False
         return value >= self.threshold if self.direction == ">=" else value <= self.threshold
 
 
-@dataclass
-class Result:
-    """The record of one claim run; serialised to ``results.json``.
-
-    ``status`` is ``"holds"``, ``"fails"`` (ran, below threshold) or ``"error"`` (raised;
-    ``error`` holds the traceback).
-    """
-
-    claim_id: str
-    paper: str
-    sentence: str
-    metric: str
-    paper_figure: str
-    threshold: float
-    direction: str
-    measured: float | None
-    holds: bool
-    status: str
-    seconds: float
-    seed: int
-    scale: str
-    figures: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Result:
-        names = {f.name for f in dataclasses.fields(cls)}
-        missing = names - set(data)
-        if missing:
-            raise ValueError(f"Result data is missing fields: {sorted(missing)}")
-        return cls(**{k: data[k] for k in names})
+_EXPERIMENTS: dict[str, Experiment] = {}
+_CLAIMS: dict[str, Claim] = {}
 
 
-_REGISTRY: dict[str, Claim] = {}
+def _method_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) < 2 or parts[0] != "iclr25":
+        # claims declared outside the package (tests) use their module's last part
+        return parts[-1]
+    return parts[1]
+
+
+def experiment(*, quick: Setting, full: Setting) -> Callable[[Callable], Experiment]:
+    """Register ``fn(setting, ctx) -> Evidence`` as an experiment with its two settings."""
+    for name, s in (("quick", quick), ("full", full)):
+        if not (isinstance(s, Setting) and dataclasses.is_dataclass(s)
+                and type(s).__dataclass_params__.frozen):  # type: ignore[attr-defined]
+            raise TypeError(f"{name} must be a frozen Setting dataclass, got {type(s).__name__}")
+    if type(quick) is not type(full):
+        raise TypeError(f"quick and full must be the same Setting type, got "
+                        f"{type(quick).__name__} and {type(full).__name__}")
+
+    def register(fn: Callable) -> Experiment:
+        method = _method_of(fn.__module__)
+        eid = f"{method}.{fn.__name__.lstrip('_')}"
+        exp = Experiment(eid, method, fn, quick, full)
+        _EXPERIMENTS[eid] = exp
+        return exp
+
+    return register
 
 
 def claim(
     claim_id: str,
     *,
-    paper: str,
+    experiment: Experiment,
     sentence: str,
     metric: str,
+    unit: str,
     paper_figure: str,
     threshold: float,
     direction: Direction = ">=",
-) -> Callable[[Callable[[Context], Measurement]], Callable[[Context], Measurement]]:
-    """Register ``fn(ctx) -> Measurement`` as the claim ``claim_id`` (``"<method>.<name>"``)."""
+) -> Callable[[Callable[[Any], float]], Claim]:
+    """Register ``read(evidence) -> float`` as the claim ``claim_id`` (``"<method>.<name>"``).
+
+    ``read`` should return one field of the experiment's evidence; everything the claim is
+    judged by is fixed here.
+    """
     if direction not in (">=", "<="):
         raise ValueError(f"direction must be '>=' or '<=', got {direction!r}")
     if "." not in claim_id:
         raise ValueError(f"claim_id must look like '<method>.<name>', got {claim_id!r}")
+    if not isinstance(experiment, Experiment):
+        raise TypeError("experiment must be a function decorated with @experiment")
+    if not math.isfinite(float(threshold)):
+        raise ValueError(f"threshold must be finite, got {threshold!r}")
+    method = claim_id.split(".")[0]
+    if method != experiment.method and experiment.fn.__module__.startswith("iclr25."):
+        raise ValueError(f"claim {claim_id!r} reads experiment {experiment.id!r} of another "
+                         f"method")
 
-    def register(fn: Callable[[Context], Measurement]) -> Callable[[Context], Measurement]:
-        if claim_id in _REGISTRY and _REGISTRY[claim_id].fn is not fn:
+    def register(read: Callable[[Any], float]) -> Claim:
+        if claim_id in _CLAIMS and _CLAIMS[claim_id].read.__qualname__ != read.__qualname__:
             raise ValueError(f"claim {claim_id!r} is already registered")
-        _REGISTRY[claim_id] = Claim(
-            claim_id, paper, sentence, metric, paper_figure, float(threshold), direction, fn
-        )
-        return fn
+        c = Claim(claim_id, method, experiment, sentence, metric, unit, paper_figure,
+                  float(threshold), direction, read)
+        _CLAIMS[claim_id] = c
+        return c
 
     return register
 
 
-def unregister(claim_id: str) -> None:
-    """Remove a claim (used by tests that register their own)."""
-    _REGISTRY.pop(claim_id, None)
+def unregister(prefix: str) -> None:
+    """Remove the claims and experiments of a method (used by tests that declare their own)."""
+    for reg in (_CLAIMS, _EXPERIMENTS):
+        for key in [k for k in reg if k.split(".")[0] == prefix]:
+            del reg[key]
 
+
+# --- discovery ------------------------------------------------------------------------------
 
 def method_packages() -> list[str]:
-    """Names of the method subpackages of ``iclr25`` (every subpackage but ``datasets``)."""
+    """Names of the subpackages of ``iclr25`` whose ``__init__`` defines ``PAPER``."""
     import iclr25
 
-    return sorted(
-        m.name
-        for m in pkgutil.iter_modules(iclr25.__path__)
-        if m.ispkg and m.name not in {"datasets"} and not m.name.startswith("_")
-    )
+    names = []
+    for m in pkgutil.iter_modules(iclr25.__path__):
+        if not m.ispkg or m.name.startswith("_"):
+            continue
+        try:
+            mod = importlib.import_module(f"iclr25.{m.name}")
+        except ImportError:
+            continue  # a method whose extra is not installed; `iclr25 list` says which
+        if isinstance(getattr(mod, "PAPER", None), Paper):
+            names.append(m.name)
+    return sorted(names)
+
+
+def unavailable_methods() -> dict[str, str]:
+    """Subpackages that failed to import (a missing extra), with the error message."""
+    import iclr25
+
+    out = {}
+    for m in pkgutil.iter_modules(iclr25.__path__):
+        if m.ispkg and not m.name.startswith("_"):
+            try:
+                importlib.import_module(f"iclr25.{m.name}")
+            except ImportError as exc:
+                out[m.name] = str(exc)
+    return out
+
+
+def papers() -> dict[str, Paper]:
+    """``{method: PAPER}`` for every importable method, in README order."""
+    found = {n: importlib.import_module(f"iclr25.{n}").PAPER for n in method_packages()}
+    return dict(sorted(found.items(), key=lambda kv: kv[1].number))
 
 
 def discover() -> dict[str, Claim]:
-    """Import every ``iclr25.<method>.claim`` module so its claims register; return the registry."""
-    for name in method_packages():
+    """Import every method's ``claim`` module; return the claims in README order."""
+    order = {name: p.number for name, p in papers().items()}
+    for name in order:
         try:
             importlib.import_module(f"iclr25.{name}.claim")
         except ModuleNotFoundError as exc:
             if exc.name != f"iclr25.{name}.claim":
                 raise
-    return dict(sorted(_REGISTRY.items()))
+    return dict(sorted(_CLAIMS.items(), key=lambda kv: (order.get(kv[1].method, 10**6),)))
 
 
-def select(names: list[str], registry: dict[str, Claim]) -> list[Claim]:
-    """Claims matching ``names``: exact ids or method prefixes (``mother`` -> ``mother.*``).
+def select(names: Sequence[str], registry: dict[str, Claim]) -> list[Claim]:
+    """Claims matching ``names``: exact ids or method names (``mother`` -> ``mother.*``).
 
     Raises:
         KeyError: naming the unknown names.
@@ -217,41 +361,162 @@ def select(names: list[str], registry: dict[str, Claim]) -> list[Claim]:
     chosen: dict[str, Claim] = {}
     unknown = []
     for name in names:
-        hits = [c for cid, c in registry.items() if cid == name or cid.startswith(name + ".")]
+        hits = [c for cid, c in registry.items() if cid == name or c.method == name]
         if not hits:
             unknown.append(name)
         chosen.update((c.id, c) for c in hits)
     if unknown:
         raise KeyError(unknown)
-    return list(chosen.values())
+    return [c for c in registry.values() if c.id in chosen]
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
+# --- running ----------------------------------------------------------------------------------
+
+@dataclass
+class ExperimentRecord:
+    """One experiment run, as stored in results.json and rendered once in the report."""
+
+    id: str
+    method: str
+    scale: str
+    seed: int
+    device: str
+    seconds: float
+    setting: dict[str, Any]
+    scalars: list[tuple[str, Any, str]] = field(default_factory=list)
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["scalars"] = [list(s) for s in self.scalars]
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExperimentRecord:
+        d = _fields(cls, data)
+        d["scalars"] = [tuple(s) for s in d["scalars"]]
+        return cls(**d)
 
 
-def run(c: Claim, scale: Scale, seed: int, figure_dir: Path) -> Result:
-    """Run one claim; an exception becomes a ``status="error"`` result with its traceback."""
+@dataclass
+class ClaimResult:
+    """The record of one claim; ``status`` is ``holds``, ``fails`` or ``error``."""
+
+    claim_id: str
+    method: str
+    experiment: str
+    sentence: str
+    metric: str
+    unit: str
+    paper_figure: str
+    threshold: float
+    direction: str
+    measured: float | None
+    holds: bool
+    status: str
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClaimResult:
+        return cls(**_fields(cls, data))
+
+
+def _fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in dataclasses.fields(cls)}
+    required = {f.name for f in dataclasses.fields(cls)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    missing = required - set(data)
+    if missing:
+        raise ValueError(f"{cls.__name__} data is missing fields: {sorted(missing)}")
+    return {k: data[k] for k in names if k in data}
+
+
+def _setting_dict(s: Setting) -> dict[str, Any]:
+    return {f.name: (list(v) if isinstance(v := getattr(s, f.name), tuple) else v)
+            for f in dataclasses.fields(s)}
+
+
+def run_experiment(exp: Experiment, scale: Scale, seed: int, device: str | torch.device,
+                   figure_dir: Path) -> tuple[ExperimentRecord, Evidence | None]:
+    """Run one experiment on a forked global RNG; an exception becomes ``error``."""
     scale = Scale(scale)
-    seed_everything(seed)
-    ctx = Context(scale=scale, seed=seed, figure_dir=Path(figure_dir), claim_id=c.id)
-    common = dict(
-        claim_id=c.id, paper=c.paper, sentence=c.sentence, metric=c.metric,
-        paper_figure=c.paper_figure, threshold=c.threshold, direction=c.direction,
-        seed=seed, scale=scale.value,
-    )
+    dev = torch.device(device)
+    ctx = Context(scale=scale, seed=seed, device=dev)
+    setting = exp.setting(scale)
+    record = ExperimentRecord(exp.id, exp.method, scale.value, seed, str(dev), 0.0,
+                              _setting_dict(setting))
+    cuda = [dev.index or 0] if dev.type == "cuda" else []
     start = time.perf_counter()
+    # forked so that code which still draws from the global RNG is seeded, and the
+    # caller's RNG state is left as it was
+    state = random.getstate(), np.random.get_state()
     try:
-        m = c.fn(ctx)
-        if not isinstance(m, Measurement):
-            raise TypeError(f"claim {c.id} returned {type(m).__name__}, expected Measurement")
-        value = float(m.value)
+        with torch.random.fork_rng(devices=cuda):
+            random.seed(seed)
+            np.random.seed(seed)
+            torch.manual_seed(seed)
+            ev = exp.fn(setting, ctx)
+        if not isinstance(ev, Evidence):
+            raise TypeError(f"experiment {exp.id} returned {type(ev).__name__}, "
+                            f"expected an Evidence dataclass")
+        record.scalars = ev.scalars()
+        record.tables = [t.to_dict() for t in ev.tables()]
     except Exception:
-        return Result(measured=None, holds=False, status="error",
-                      seconds=time.perf_counter() - start, error=traceback.format_exc(), **common)
+        record.error = traceback.format_exc()
+        ev = None
+    finally:
+        random.setstate(state[0])
+        np.random.set_state(state[1])
+        record.seconds = time.perf_counter() - start
+    if ctx.figures:
+        figure_dir = Path(figure_dir)
+        figure_dir.mkdir(parents=True, exist_ok=True)
+        for name, fig in ctx.figures.items():
+            path = figure_dir / f"{exp.id}.{name}.png"
+            fig.savefig(path, dpi=110, bbox_inches="tight")
+            record.figures.append(str(path))
+    return record, ev
+
+
+def judge(c: Claim, ev: Evidence | None, record: ExperimentRecord) -> ClaimResult:
+    """Read a claim's figure from its experiment's evidence and compare it with the threshold."""
+    common = dict(claim_id=c.id, method=c.method, experiment=c.experiment.id,
+                  sentence=c.sentence, metric=c.metric, unit=c.unit,
+                  paper_figure=c.paper_figure, threshold=c.threshold, direction=c.direction)
+    if ev is None:
+        return ClaimResult(measured=None, holds=False, status="error",
+                           error=f"experiment {record.id} failed:\n{record.error}", **common)
+    try:
+        value = float(c.read(ev))
+    except Exception:
+        return ClaimResult(measured=None, holds=False, status="error",
+                           error=traceback.format_exc(), **common)
     holds = c.holds(value)
-    return Result(measured=value, holds=holds, status="holds" if holds else "fails",
-                  seconds=time.perf_counter() - start, figures=list(m.figures),
-                  details=dict(m.details), **common)
+    return ClaimResult(measured=value, holds=holds, status="holds" if holds else "fails",
+                       **common)
+
+
+def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
+        device: str | torch.device = "cpu",
+        on_experiment: Callable[[Experiment], None] | None = None,
+        ) -> tuple[list[ExperimentRecord], list[ClaimResult]]:
+    """Run each experiment the claims need once, then judge every claim.
+
+    ``on_experiment`` is called before each experiment starts (for progress display).
+    """
+    records: dict[str, tuple[ExperimentRecord, Evidence | None]] = {}
+    results = []
+    for c in selected:
+        exp = c.experiment
+        if exp.id not in records:
+            if on_experiment is not None:
+                on_experiment(exp)
+            records[exp.id] = run_experiment(exp, scale, seed, device, figure_dir)
+        rec, ev = records[exp.id]
+        results.append(judge(c, ev, rec))
+    return [r for r, _ in records.values()], results
