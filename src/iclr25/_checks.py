@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, get_args
 
 import torch
@@ -190,3 +191,21 @@ def resolve_seed(seed: int | torch.Generator | None, device: torch.device | str 
         seed = int.from_bytes(os.urandom(8), "little") >> 1
     s = check_int(seed, name, 0)
     return torch.Generator(device=torch.device(device)).manual_seed(s)
+
+
+def check_writable_dir(path: str | os.PathLike, name: str) -> Path:
+    """Create ``path`` if needed and make sure files can be written there, before any work.
+
+    Raises:
+        ValueError: ``path`` is a file, cannot be created, or is not writable.
+    """
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{name} must be a directory, but {p} is a file")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot create directory {p} ({exc.strerror})") from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: directory {p} is not writable")
+    return p

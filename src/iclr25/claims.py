@@ -245,6 +245,8 @@ def experiment(*, quick: Setting, full: Setting) -> Callable[[Callable], Experim
     def register(fn: Callable) -> Experiment:
         method = _method_of(fn.__module__)
         eid = f"{method}.{fn.__name__.lstrip('_')}"
+        if eid in _EXPERIMENTS and _EXPERIMENTS[eid].fn.__qualname__ != fn.__qualname__:
+            raise ValueError(f"experiment {eid!r} is already registered")
         exp = Experiment(eid, method, fn, quick, full)
         _EXPERIMENTS[eid] = exp
         return exp

@@ -1,34 +1,55 @@
-"""Command line: ``iclr25 list``, ``iclr25 reproduce [NAMES]``, and each method's own verbs.
+"""Command line: ``iclr25 list | reproduce | report``, and each method's own verbs.
 
 A method package that has a ``cli`` module with a typer ``app`` gets it mounted as
-``iclr25 <method> ...``; this module knows no method by name.
+``iclr25 <method> ...``; this module knows no method by name. Bad arguments print one line
+on stderr and exit with status 2 before any work starts.
 """
 
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from iclr25 import claims
+from iclr25._checks import check_writable_dir
 from iclr25.claims import Scale
 
 app = typer.Typer(help="Methods of 19 ICLR 2025 papers, and offline reproductions of their claims.",
                   no_args_is_help=True, add_completion=False)
 
 
+def fail(message: str) -> NoReturn:
+    """Print ``error: message`` on stderr and exit 2 (bad usage), with no traceback."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
 @app.command("list")
 def list_claims() -> None:
-    """List the registered claims, one line each."""
+    """List the methods and their claims, one line each."""
     registry = claims.discover()
-    if not registry:
-        typer.echo("No claims are registered yet.")
-        return
-    for c in registry.values():
-        typer.echo(f"{c.id}  [{c.metric} {c.direction} {c.threshold:g}]  {c.sentence}")
+    for name, p in claims.papers().items():
+        typer.echo(f"{p.number:>2}. {name}: {p.title}")
+        for c in registry.values():
+            if c.method == name:
+                typer.echo(f"      {c.id}  [{c.metric} {c.direction} {c.threshold:g} {c.unit}]")
+    for name, why in claims.unavailable_methods().items():
+        typer.echo(f"    {name}: not importable ({why})")
+
+
+def _device(name: str) -> str:
+    import torch
+
+    if name not in ("cpu", "cuda"):
+        fail(f"--device must be 'cpu' or 'cuda', got {name!r}")
+    if name == "cuda" and not torch.cuda.is_available():
+        fail("--device cuda was asked for but torch sees no CUDA device")
+    return name
 
 
 @app.command()
@@ -36,43 +57,79 @@ def reproduce(
     names: list[str] = typer.Argument(None, help="Claim ids or method names (default: all)."),
     scale: Scale = typer.Option(Scale.quick, "--scale", help="quick (seconds) or full (minutes)."),
     out: Path = typer.Option(Path("reproduction"), "--out", help="Report directory."),
-    seed: int = typer.Option(0, "--seed", help="Seed passed to every claim."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every experiment (>= 0)."),
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 if any claim fails or errors."),
 ) -> None:
     """Run the claims and write REPORT.md, results.json and figures to --out."""
     from iclr25.report import environment, write_report
 
+    if seed < 0:
+        fail(f"--seed must be >= 0, got {seed}")
+    device = _device(device)
     registry = claims.discover()
     if not registry:
-        typer.echo("No claims are registered yet: no method package provides a claim module, "
-                   "so there is nothing to reproduce.")
-        return
+        fail("no claims are registered: no method package provides a claim module")
     try:
         selected = claims.select(names or [], registry)
     except KeyError as exc:
-        typer.echo(f"Unknown claim name(s): {', '.join(exc.args[0])}.", err=True)
-        typer.echo("Known claims: " + ", ".join(registry), err=True)
-        raise typer.Exit(2) from None
+        fail(f"unknown claim or method name(s): {', '.join(exc.args[0])}; "
+             f"see `iclr25 list`")
+    try:
+        check_writable_dir(out, "--out")
+    except ValueError as exc:
+        fail(str(exc))
 
     console = Console(stderr=True)
-    results = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
-                  "{task.total}"), TimeElapsedColumn(), console=console,
-                  disable=not console.is_terminal) as progress:
-        task = progress.add_task("claims", total=len(selected))
-        for c in selected:
-            progress.update(task, description=c.id)
-            results.append(claims.run(c, scale, seed, out / "figures"))
-            progress.advance(task)
+    experiments = list(dict.fromkeys(c.experiment.id for c in selected))
+    with Progress(TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                  console=console, disable=not console.is_terminal) as progress:
+        task = progress.add_task("experiments", total=len(experiments))
 
-    path = write_report(results, out, environment(seed, scale.value))
+        def started(exp: claims.Experiment) -> None:
+            progress.update(task, description=exp.id,
+                            completed=experiments.index(exp.id))
+
+        records, results = claims.run(selected, scale, seed, out / "figures", device=device,
+                                      on_experiment=started)
+        progress.update(task, completed=len(experiments))
+
+    papers = claims.papers()
+    path = write_report(records, results, out, environment(seed, scale.value, device),
+                        {m: p for m, p in papers.items() if any(r.method == m for r in results)})
     for r in results:
-        typer.echo(f"{r.status:>5}  {r.claim_id}  {r.metric} = "
-                   f"{'-' if r.measured is None else f'{r.measured:.4g}'} "
-                   f"({r.direction} {r.threshold:g})  {r.seconds:.1f}s")
+        measured = "-" if r.measured is None else f"{r.measured:.4g}"
+        typer.echo(f"{r.status:>5}  {r.claim_id}  {measured} ({r.direction} {r.threshold:g}"
+                   f" {r.unit})".rstrip())
     typer.echo(f"Report: {path}")
     if strict and any(r.status != "holds" for r in results):
         raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    results: Path = typer.Argument(..., help="A results.json written by `iclr25 reproduce`."),
+    out: Path = typer.Option(None, "--out", help="Directory (default: the file's own)."),
+) -> None:
+    """Re-render REPORT.md (and the summary chart) from a results.json."""
+    from iclr25.report import read_results, write_report
+
+    if not results.is_file():
+        fail(f"RESULTS {results} is not a file")
+    try:
+        env, records, claim_results, papers = read_results(results)
+    except (ValueError, KeyError, TypeError) as exc:
+        fail(f"RESULTS: {exc}")
+    out = out if out is not None else results.parent
+    try:
+        check_writable_dir(out, "--out")
+    except ValueError as exc:
+        fail(str(exc))
+    # figures are stored relative to the results file; make them absolute before moving
+    for rec in records:
+        rec.figures = [str((results.parent / f).resolve()) for f in rec.figures]
+    typer.echo(f"Report: {write_report(records, claim_results, out, env, papers)}")
 
 
 def _mount_method_commands() -> None:

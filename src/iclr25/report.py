@@ -1,27 +1,55 @@
-"""Write a reproduction report: ``REPORT.md``, ``results.json`` and PNG figures."""
+"""Write a reproduction report: ``REPORT.md``, ``results.json`` and PNG figures.
+
+``results.json`` keeps every number at full precision (it is the record runs are compared
+with); ``REPORT.md`` is for reading: one short table of claims, then a section per method
+with its paper, each experiment's setting and evidence as tables rounded to 4 significant
+figures, and each figure once. ``iclr25 report results.json`` re-renders it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
 import platform
+import re
 import sys
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from iclr25.claims import Result
+from iclr25.claims import ClaimResult, ExperimentRecord, Paper
 
-_PACKAGES = ("iclr25", "torch", "numpy", "scipy", "scikit-learn", "networkx", "pot")
+__all__ = ["environment", "read_results", "summary_figure", "write_report"]
+
+_CORE = ("torch", "numpy", "scipy", "scikit-learn", "networkx", "safetensors", "typer", "rich",
+         "matplotlib")
 
 
-def environment(seed: int, scale: str) -> dict[str, Any]:
-    """Versions, device and run settings, recorded with every report."""
+def _extra_packages() -> list[str]:
+    """Distribution names in iclr25's field extras, from its metadata (no method named here)."""
+    try:
+        reqs = metadata.requires("iclr25") or []
+    except metadata.PackageNotFoundError:
+        return []
+    names = []
+    for req in reqs:
+        if "extra ==" not in req or "iclr25" in req.split(";")[0] or 'extra == "test"' in req:
+            continue
+        name = re.split(r"[ ;<>=!~\[]", req, maxsplit=1)[0]
+        if name not in names and name not in _CORE:
+            names.append(name)
+    return names
+
+
+def environment(seed: int, scale: str, device: str = "cpu") -> dict[str, Any]:
+    """Versions, machine and run settings, recorded with every report."""
     import torch
 
     versions = {}
-    for name in _PACKAGES:
+    for name in ("iclr25", *_CORE, *_extra_packages()):
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -31,7 +59,8 @@ def environment(seed: int, scale: str) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
-        "device": "cuda" if torch.cuda.is_available() else "cpu",
+        "device": device,
+        "cuda_available": torch.cuda.is_available(),
         "torch_threads": torch.get_num_threads(),
         "seed": seed,
         "scale": scale,
@@ -39,95 +68,210 @@ def environment(seed: int, scale: str) -> dict[str, Any]:
     }
 
 
-def _fmt(x: float | None) -> str:
-    if x is None:
+# --- formatting --------------------------------------------------------------------------------
+
+def _fmt(v: Any) -> str:
+    """A cell: floats to 4 significant figures, lists shortened, text escaped for a table."""
+    if v is None:
         return "-"
-    return f"{x:.4g}"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v) or math.isinf(v):
+            return str(v)
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)):
+        shown = ", ".join(_fmt(x) for x in v[:8])
+        return f"[{shown}{', ...' if len(v) > 8 else ''}]"
+    return str(v).replace("|", "\\|").replace("\n", " ")
 
 
-def _verdict(r: Result) -> str:
-    return {"holds": "yes", "fails": "**no**", "error": "**error**"}[r.status]
+def _with_unit(v: Any, unit: str) -> str:
+    return f"{_fmt(v)} {unit}".rstrip() if unit and v is not None else _fmt(v)
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+_VERDICT = {"holds": "yes", "fails": "**no**", "error": "**error**"}
+_SIGN = {">=": "≥", "<=": "≤"}
 
 
-def margin(r: Result) -> float:
-    """How far past its threshold a claim's figure lies, relative to |threshold| (> 0: holds)."""
-    sign = 1.0 if r.direction == ">=" else -1.0
-    scale = abs(r.threshold) if r.threshold != 0 else 1.0
-    return sign * (r.measured - r.threshold) / scale
+def _table(columns: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(_fmt(c) for c in columns) + " |",
+           "|" + "---|" * len(columns)]
+    out += ["| " + " | ".join(_fmt(c) for c in r) + " |" for r in rows]
+    return out
 
 
-def summary_figure(results: list[Result], path: Path) -> Path | None:
-    """Bar chart of each claim's relative margin past its threshold."""
-    ran = [r for r in results if r.measured is not None]
+# --- the summary chart -------------------------------------------------------------------------
+
+def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
+    """One small panel per claim: the measured value against its threshold, in the claim's unit.
+
+    The side of the threshold where a claim holds is shaded; the dot is green when it holds.
+    Each panel has its own axis, so claims with small thresholds do not look inflated.
+    """
+    ran = [r for r in results if r.measured is not None and math.isfinite(r.measured)]
     if not ran:
         return None
-    # a bare Figure renders without pyplot, so the caller's backend is left alone
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # a bare Figure: the caller's backend is left alone
 
-    colors = ["tab:green" if r.holds else "tab:red" for r in ran]
-    fig = Figure(figsize=(7, 0.35 * len(ran) + 1.2))
-    ax = fig.subplots()
-    ax.barh([r.claim_id for r in ran], [margin(r) for r in ran], color=colors)
-    ax.axvline(0.0, color="k", lw=1)
-    ax.set_xlabel("(measured - threshold) / |threshold|, signed by direction (green: holds)")
-    ax.invert_yaxis()
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    cols = 3
+    rows = math.ceil(len(ran) / cols)
+    fig = Figure(figsize=(4.2 * cols, 1.05 * rows + 0.3))
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for ax, r in zip(axes.flat, ran, strict=False):
+        lo, hi = sorted((r.measured, r.threshold))
+        pad = 0.25 * (hi - lo) or 0.25 * max(abs(r.threshold), 1e-3)
+        left, right = lo - pad, hi + pad
+        ax.set_xlim(left, right)
+        if r.direction == ">=":
+            ax.axvspan(r.threshold, right, color="tab:green", alpha=0.12)
+        else:
+            ax.axvspan(left, r.threshold, color="tab:green", alpha=0.12)
+        ax.axvline(r.threshold, color="k", lw=1)
+        ax.plot([r.measured], [0], "o", color="tab:green" if r.holds else "tab:red", ms=8)
+        ax.set_yticks([])
+        ax.set_title(r.claim_id, fontsize=8, loc="left")
+        ax.set_xlabel(r.unit or r.metric, fontsize=7)
+        ax.tick_params(labelsize=7)
+    for ax in list(axes.flat)[len(ran):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
     return path
 
 
-def write_report(results: list[Result], out: Path, env: dict[str, Any]) -> Path:
-    """Write ``out/REPORT.md``, ``results.json`` and ``summary.png``; return the report path."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(
-        json.dumps({"environment": env, "results": [r.to_dict() for r in results]}, indent=2)
-    )
-    summary = summary_figure(results, out / "summary.png")
+# --- writing -------------------------------------------------------------------------------------
 
+def _paper_lines(p: dict[str, Any] | None, method: str) -> list[str]:
+    if p is None:
+        return [f"## `iclr25.{method}`", ""]
+    links = []
+    if p.get("arxiv"):
+        links.append(f"[arXiv {p['arxiv']}](https://arxiv.org/abs/{p['arxiv']})")
+    if p.get("openreview"):
+        links.append(f"[OpenReview](https://openreview.net/forum?id={p['openreview']})")
+    if p.get("code"):
+        links.append(f"[official code](https://github.com/{p['code']})")
+    return [f"## {p['number']}. {p['title']} (`iclr25.{method}`)", "",
+            f"{p['authors']}. {p['venue']}. " + " · ".join(links), ""]
+
+
+def _experiment_lines(rec: ExperimentRecord) -> list[str]:
+    lines = [f"### Experiment `{rec.id}` ({rec.seconds:.1f} s, {rec.device})", ""]
+    if rec.setting:
+        lines += ["Setting:", ""]
+        lines += _table(["parameter", "value"], [[k, v] for k, v in rec.setting.items()])
+        lines.append("")
+    if rec.scalars:
+        lines += _table(["quantity", "value", "unit"],
+                        [[n, v, u] for n, v, u in rec.scalars])
+        lines.append("")
+    for t in rec.tables:
+        lines += [f"*{_fmt(t['title'])}*", ""]
+        lines += _table(t["columns"], t["rows"])
+        lines.append("")
+    for fig in rec.figures:
+        lines += [f"![{Path(fig).stem}]({Path(fig).as_posix()})", ""]
+    if rec.error:
+        lines += ["The experiment raised:", "", "```", rec.error.rstrip(), "```", ""]
+    return lines
+
+
+def _claim_lines(r: ClaimResult) -> list[str]:
+    lines = [f"- **`{r.claim_id}`** {r.sentence}",
+             f"  {r.metric}: measured {_with_unit(r.measured, r.unit)}, threshold "
+             f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} "
+             f"({_VERDICT[r.status].strip('*')}); paper: {r.paper_figure}."]
+    if r.error and not r.error.startswith("experiment "):
+        lines += ["", "  ```", *("  " + ln for ln in r.error.rstrip().splitlines()), "  ```"]
+    return lines
+
+
+def render(env: dict[str, Any], experiments: list[ExperimentRecord],
+           results: list[ClaimResult], papers: dict[str, dict[str, Any]], out: Path) -> str:
+    """The text of REPORT.md."""
+    out = Path(out)
     n_hold = sum(r.status == "holds" for r in results)
     n_err = sum(r.status == "error" for r in results)
     lines = [
-        "# iclr25 reproduction report",
-        "",
-        f"{len(results)} claims at scale `{env['scale']}`, seed {env['seed']}: "
-        f"{n_hold} hold, {len(results) - n_hold - n_err} do not hold, {n_err} errored.",
-        "",
-        "| claim | paper | claim sentence | metric | paper figure | measured | threshold "
-        "| holds | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "# iclr25 reproduction report", "",
+        f"{len(results)} claims at scale `{env['scale']}`, seed {env['seed']}, device "
+        f"{env['device']}: {n_hold} hold, {len(results) - n_hold - n_err} do not hold, "
+        f"{n_err} errored. Seconds are each experiment's own time, shown on the first claim "
+        "that reads it.", "",
+        "| claim | measured | threshold | holds | seconds |", "|---|---|---|---|---|",
     ]
+    seconds = {e.id: e.seconds for e in experiments}
+    shown: set[str] = set()
     for r in results:
-        lines.append(
-            f"| `{r.claim_id}` | {_cell(r.paper)} | {_cell(r.sentence)} | {_cell(r.metric)} "
-            f"| {_cell(r.paper_figure)} | {_fmt(r.measured)} | {r.direction} {_fmt(r.threshold)} "
-            f"| {_verdict(r)} | {r.seconds:.1f} |"
-        )
-    if summary is not None:
-        lines += ["", f"![summary]({summary.name})"]
+        secs = "shared" if r.experiment in shown else f"{seconds.get(r.experiment, 0.0):.1f}"
+        shown.add(r.experiment)
+        lines.append(f"| `{r.claim_id}` | {_with_unit(r.measured, r.unit)} | "
+                     f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} | "
+                     f"{_VERDICT[r.status]} | {secs} |")
+    if (out / "summary.png").exists():
+        lines += ["", "![measured against threshold](summary.png)"]
+
+    by_method: dict[str, list[ClaimResult]] = {}
     for r in results:
-        lines += ["", f"## `{r.claim_id}`", "", f"*{r.paper}*", "", r.sentence, ""]
-        lines.append(
-            f"- {r.metric}: measured {_fmt(r.measured)}, threshold {r.direction} "
-            f"{_fmt(r.threshold)}, paper {r.paper_figure}: {_verdict(r)}"
-        )
-        for key, value in r.details.items():
-            lines.append(f"- {key}: {json.dumps(value, default=str)}")
-        for fig in r.figures:
-            rel = os.path.relpath(fig, out)
-            lines += ["", f"![{Path(fig).stem}]({rel})"]
-        if r.error:
-            lines += ["", "```", r.error.rstrip(), "```"]
-    lines += ["", "## Environment", "", "```json", json.dumps(env, indent=2), "```", ""]
+        by_method.setdefault(r.method, []).append(r)
+    for method, rs in by_method.items():
+        lines += ["", *_paper_lines(papers.get(method), method), "Claims:", ""]
+        for r in rs:
+            lines += _claim_lines(r)
+        lines.append("")
+        ids = dict.fromkeys(r.experiment for r in rs)
+        for rec in experiments:
+            if rec.id in ids:
+                lines += _experiment_lines(rec)
+
+    lines += ["## Environment", ""]
+    lines += _table(["", ""], [[k, v] for k, v in env.items() if k != "packages"])
+    lines += ["", "Installed versions (`-`: not installed):", ""]
+    lines += _table(["package", "version"], [[k, v] for k, v in env["packages"].items()])
+    return "\n".join(lines) + "\n"
+
+
+def write_report(experiments: list[ExperimentRecord], results: list[ClaimResult], out: Path,
+                 env: dict[str, Any], papers: dict[str, Paper | dict[str, Any]] | None = None,
+                 ) -> Path:
+    """Write ``out/results.json``, ``out/summary.png`` and ``out/REPORT.md``; return its path."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paper_dicts = {m: dataclasses.asdict(p) if isinstance(p, Paper) else dict(p)
+                   for m, p in (papers or {}).items()}
+    exp_dicts = []
+    for e in experiments:
+        d = e.to_dict()
+        d["figures"] = [os.path.relpath(Path(f).resolve(), out.resolve()) for f in e.figures]
+        exp_dicts.append(d)
+    (out / "results.json").write_text(json.dumps(
+        {"environment": env, "papers": paper_dicts, "experiments": exp_dicts,
+         "claims": [r.to_dict() for r in results]}, indent=2, allow_nan=True))
+    summary = out / "summary.png"
+    summary.unlink(missing_ok=True)
+    summary_figure(results, summary)
     path = out / "REPORT.md"
-    path.write_text("\n".join(lines))
+    path.write_text(render(env, [ExperimentRecord.from_dict(d) for d in exp_dicts], results,
+                           paper_dicts, out))
     return path
 
 
-def read_results(path: Path) -> list[Result]:
-    """Read the results back from a ``results.json``."""
-    data = json.loads(Path(path).read_text())
-    return [Result.from_dict(d) for d in data["results"]]
+def read_results(path: Path) -> tuple[dict[str, Any], list[ExperimentRecord],
+                                      list[ClaimResult], dict[str, dict[str, Any]]]:
+    """Read ``(environment, experiments, claims, papers)`` back from a ``results.json``.
+
+    Raises:
+        ValueError: the file is not JSON or not a results file written by :func:`write_report`.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON: {exc}") from None
+    if not isinstance(data, dict) or not {"environment", "experiments", "claims"} <= set(data):
+        raise ValueError(f"{path} is not an iclr25 results.json (needs environment, "
+                         f"experiments and claims)")
+    return (data["environment"], [ExperimentRecord.from_dict(d) for d in data["experiments"]],
+            [ClaimResult.from_dict(d) for d in data["claims"]], data.get("papers", {}))

@@ -1,129 +1,231 @@
 import json
+import random
+from dataclasses import dataclass
 
+import numpy as np
 import pytest
+import torch
 
 from iclr25 import claims
-from iclr25.claims import Context, Measurement, Result, Scale
+from iclr25.claims import (
+    ClaimResult,
+    Context,
+    Evidence,
+    ExperimentRecord,
+    Paper,
+    Scale,
+    Setting,
+    Table,
+    claim,
+    experiment,
+    scalar,
+)
 
 
-@pytest.fixture
-def temp_claim():
-    """Register claims for one test and remove them afterwards."""
-    made = []
-
-    def make(cid, value=1.0, threshold=0.5, direction=">=", fn=None):
-        def measure(ctx: Context) -> Measurement:
-            return Measurement(value=value, details={"scale": ctx.scale.value, "seed": ctx.seed})
-
-        claims.claim(cid, paper="P", sentence="S", metric="m", paper_figure="0.9 (Table 1)",
-                     threshold=threshold, direction=direction)(fn or measure)
-        made.append(cid)
-        return claims.discover()[cid]
-
-    yield make
-    for cid in made:
-        claims.unregister(cid)
+@pytest.fixture(autouse=True)
+def private_registry(monkeypatch):
+    """Claims and experiments made by a test live in a registry of their own."""
+    monkeypatch.setattr(claims, "_CLAIMS", {})
+    monkeypatch.setattr(claims, "_EXPERIMENTS", {})
 
 
-def test_registered_claim_is_discovered_and_runs(temp_claim, tmp_path):
-    c = temp_claim("zz_test.a", value=0.7, threshold=0.5)
-    r = claims.run(c, Scale.quick, 3, tmp_path)
-    assert r.status == "holds" and r.holds and r.measured == 0.7
-    assert r.seed == 3 and r.scale == "quick" and r.details == {"scale": "quick", "seed": 3}
+@dataclass(frozen=True)
+class Toy(Setting):
+    n: int
+    label: str = "x"
+
+
+@dataclass
+class ToyEvidence(Evidence):
+    value: float = scalar("fraction")
+    per_seed: list = None
+    table: Table = None
+
+
+def make(calls=None, value=0.7, fail=False):
+    @experiment(quick=Toy(n=2), full=Toy(n=5))
+    def toy(setting: Toy, ctx: Context) -> ToyEvidence:
+        if calls is not None:
+            calls.append((setting.n, ctx.scale.value, ctx.seed, str(ctx.device)))
+        if fail:
+            raise RuntimeError("kaboom")
+        fig = ctx.figure("line")
+        fig.subplots().plot([0, 1], [1, 0])
+        return ToyEvidence(value=value, per_seed=[float(torch.rand(())), 2],
+                           table=Table("t", ("a", "b"), [(1, torch.tensor(0.5))]))
+
+    return toy
+
+
+def declare(exp, cid, threshold=0.5, direction=">=", read=None):
+    return claim(cid, experiment=exp, sentence="S", metric="m", unit="fraction",
+                 paper_figure="0.9 (Table 1)", threshold=threshold,
+                 direction=direction)(read or (lambda ev: ev.value))
+
+
+def test_experiment_runs_once_for_all_its_claims(tmp_path):
+    calls = []
+    exp = make(calls)
+    a, b = declare(exp, "zz.a"), declare(exp, "zz.b", threshold=0.9)
+    records, results = claims.run([a, b], Scale.quick, 3, tmp_path)
+    assert calls == [(2, "quick", 3, "cpu")]
+    assert len(records) == 1 and records[0].id == "test_claims.toy"
+    assert records[0].setting == {"n": 2, "label": "x"}
+    assert [r.status for r in results] == ["holds", "fails"]
+    assert records[0].figures[0].endswith("test_claims.toy.line.png")
+    assert (tmp_path / "test_claims.toy.line.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_full_scale_uses_full_setting(tmp_path):
+    calls = []
+    c = declare(make(calls), "zz.a")
+    claims.run([c], "full", 0, tmp_path)
+    assert calls[0][:2] == (5, "full")
+
+
+def test_evidence_is_typed_and_plain(tmp_path):
+    c = declare(make(), "zz.a")
+    (rec,), _ = claims.run([c], Scale.quick, 0, tmp_path)
+    names = {n: (v, u) for n, v, u in rec.scalars}
+    assert names["value"] == (0.7, "fraction")
+    assert isinstance(names["per_seed"][0][0], float)
+    assert rec.tables == [{"title": "t", "columns": ["a", "b"], "rows": [[1, 0.5]]}]
+    json.dumps(rec.to_dict())  # every value is JSON-ready
 
 
 @pytest.mark.parametrize(("value", "direction", "holds"),
                          [(0.4, ">=", False), (0.5, ">=", True), (0.4, "<=", True),
-                          (0.6, "<=", False), (float("nan"), ">=", False)])
-def test_threshold_direction(temp_claim, tmp_path, value, direction, holds):
-    c = temp_claim("zz_test.dir", value=value, threshold=0.5, direction=direction)
-    r = claims.run(c, Scale.quick, 0, tmp_path)
-    assert r.holds is holds
-    assert r.status == ("holds" if holds else "fails")
+                          (0.6, "<=", False), (float("nan"), ">=", False),
+                          (float("inf"), ">=", False)])
+def test_threshold_direction(tmp_path, value, direction, holds):
+    c = declare(make(value=value), "zz.dir", direction=direction)
+    _, (r,) = claims.run([c], Scale.quick, 0, tmp_path)
+    assert r.holds is holds and r.status == ("holds" if holds else "fails")
 
 
-def test_raising_claim_becomes_error_result(temp_claim, tmp_path):
-    def boom(ctx):
-        raise RuntimeError("kaboom")
+def test_raising_experiment_errors_every_claim_reading_it(tmp_path):
+    exp = make(fail=True)
+    records, results = claims.run([declare(exp, "zz.a"), declare(exp, "zz.b")], "quick", 0,
+                                  tmp_path)
+    assert "kaboom" in records[0].error and "Traceback" in records[0].error
+    assert [r.status for r in results] == ["error", "error"]
+    assert all(r.measured is None and not r.holds for r in results)
 
-    c = temp_claim("zz_test.boom", fn=boom)
-    r = claims.run(c, Scale.quick, 0, tmp_path)
-    assert r.status == "error" and not r.holds and r.measured is None
-    assert "kaboom" in r.error and "Traceback" in r.error
+
+def test_raising_read_errors_only_that_claim(tmp_path):
+    exp = make()
+    good = declare(exp, "zz.good")
+    bad = declare(exp, "zz.bad", read=lambda ev: ev.missing)
+    _, results = claims.run([good, bad], "quick", 0, tmp_path)
+    assert [r.status for r in results] == ["holds", "error"]
+    assert "missing" in results[1].error
 
 
-def test_claim_must_return_measurement(temp_claim, tmp_path):
-    c = temp_claim("zz_test.wrongtype", fn=lambda ctx: 0.9)
-    r = claims.run(c, Scale.quick, 0, tmp_path)
-    assert r.status == "error" and "expected Measurement" in r.error
+def test_experiment_must_return_evidence(tmp_path):
+    @experiment(quick=Toy(1), full=Toy(1))
+    def wrong(setting, ctx):
+        return 0.9
+
+    records, (r,) = claims.run([declare(wrong, "zz.w")], "quick", 0, tmp_path)
+    assert r.status == "error" and "expected an Evidence" in records[0].error
 
 
 def test_bad_declarations_rejected():
+    exp = make()
     with pytest.raises(ValueError, match="direction"):
-        claims.claim("x.y", paper="", sentence="", metric="", paper_figure="", threshold=1,
-                     direction=">")
-    with pytest.raises(ValueError, match="method"):
-        claims.claim("nodot", paper="", sentence="", metric="", paper_figure="", threshold=1)
+        declare(exp, "zz.a", direction=">")
+    with pytest.raises(ValueError, match="claim_id"):
+        declare(exp, "nodot")
+    with pytest.raises(ValueError, match="threshold"):
+        declare(exp, "zz.a", threshold=float("nan"))
+    with pytest.raises(TypeError, match="experiment"):
+        claim("zz.a", experiment=lambda s, c: None, sentence="", metric="", unit="",
+              paper_figure="", threshold=1)
+    with pytest.raises(TypeError, match="frozen Setting"):
+        experiment(quick={"n": 1}, full={"n": 2})
+
+    @dataclass(frozen=True)
+    class Other(Setting):
+        n: int
+
+    with pytest.raises(TypeError, match="same Setting type"):
+        experiment(quick=Toy(1), full=Other(1))
 
 
-def test_duplicate_id_rejected(temp_claim):
-    temp_claim("zz_test.dup")
+def test_setting_is_frozen():
+    with pytest.raises(AttributeError):
+        Toy(1).n = 2  # type: ignore[misc]
+
+
+def test_duplicate_id_rejected():
+    declare(make(), "zz.dup")
     with pytest.raises(ValueError, match="already registered"):
-        claims.claim("zz_test.dup", paper="", sentence="", metric="", paper_figure="",
-                     threshold=1)(lambda ctx: None)
+        claim("zz.dup", experiment=make(), sentence="", metric="", unit="", paper_figure="",
+              threshold=1)(lambda ev: 1.0)
 
 
-def test_select_by_id_and_prefix(temp_claim):
-    temp_claim("zz_test.a")
-    temp_claim("zz_test.b")
-    temp_claim("zz_other.c")
-    reg = claims.discover()
-    assert [c.id for c in claims.select(["zz_test"], reg)] == ["zz_test.a", "zz_test.b"]
-    assert [c.id for c in claims.select(["zz_other.c"], reg)] == ["zz_other.c"]
+def test_table_rows_must_match_columns():
+    with pytest.raises(ValueError, match="2 cells"):
+        Table("t", ("a", "b", "c"), [(1, 2)])
+    with pytest.raises(TypeError, match="numbers or strings"):
+        Table("t", ("a",), [({"x": 1},)])
+
+
+def test_paper_short_must_be_a_package_name():
+    with pytest.raises(ValueError, match="short"):
+        Paper(number=1, short="not a name", title="T", authors="A")
+
+
+def test_select_by_id_and_method():
+    exp = make()
+    reg = {c.id: c for c in (declare(exp, "zz.a"), declare(exp, "zz.b"),
+                             declare(exp, "yy.c"))}
+    assert [c.id for c in claims.select(["zz"], reg)] == ["zz.a", "zz.b"]
+    assert [c.id for c in claims.select(["yy.c"], reg)] == ["yy.c"]
+    assert claims.select([], reg) == list(reg.values())
     with pytest.raises(KeyError) as info:
-        claims.select(["zz_test", "nope", "zz_tes"], reg)
-    assert info.value.args[0] == ["nope", "zz_tes"]
+        claims.select(["zz", "nope", "z"], reg)
+    assert info.value.args[0] == ["nope", "z"]
 
 
-def test_result_json_round_trip(temp_claim, tmp_path):
-    c = temp_claim("zz_test.rt", value=0.25)
-    r = claims.run(c, Scale.full, 7, tmp_path)
-    back = Result.from_dict(json.loads(json.dumps(r.to_dict())))
-    assert back == r
-
-
-def test_result_from_incomplete_dict():
+def test_records_round_trip_through_json(tmp_path):
+    c = declare(make(), "zz.rt")
+    (rec,), (res,) = claims.run([c], Scale.full, 7, tmp_path)
+    assert ExperimentRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
+    assert ClaimResult.from_dict(json.loads(json.dumps(res.to_dict()))) == res
     with pytest.raises(ValueError, match="missing fields"):
-        Result.from_dict({"claim_id": "a.b"})
+        ClaimResult.from_dict({"claim_id": "a.b"})
 
 
-def test_context_savefig(tmp_path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ctx = Context(Scale.quick, 0, tmp_path / "figs", claim_id="zz.fig")
-    fig, ax = plt.subplots()
-    ax.plot([0, 1], [1, 0])
-    path = ctx.savefig(fig, "line")
-    assert path.endswith("zz.fig.line.png")
-    assert (tmp_path / "figs" / "zz.fig.line.png").read_bytes()[:4] == b"\x89PNG"
-
-
-def test_seed_makes_runs_repeatable(temp_claim, tmp_path):
-    import torch
-
-    c = temp_claim("zz_test.rand", fn=lambda ctx: Measurement(float(torch.rand(()))))
-    a = claims.run(c, Scale.quick, 5, tmp_path).measured
-    b = claims.run(c, Scale.quick, 5, tmp_path).measured
-    d = claims.run(c, Scale.quick, 6, tmp_path).measured
+def test_seeded_and_global_rng_left_alone(tmp_path):
+    c = declare(make(), "zz.rand", read=lambda ev: ev.per_seed[0])
+    random.seed(1)
+    np.random.seed(1)
+    torch.manual_seed(1)
+    before = random.random(), np.random.rand(), float(torch.rand(()))
+    random.seed(1)
+    np.random.seed(1)
+    torch.manual_seed(1)
+    a = claims.run([c], "quick", 5, tmp_path)[1][0].measured
+    b = claims.run([c], "quick", 5, tmp_path)[1][0].measured
+    d = claims.run([c], "quick", 6, tmp_path)[1][0].measured
     assert a == b != d
+    assert (random.random(), np.random.rand(), float(torch.rand(()))) == before
+
+
+def test_context_figure_is_bare_and_named(tmp_path):
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    backend = matplotlib.get_backend()
+    ctx = Context(Scale.quick, 0)
+    assert isinstance(ctx.figure("ok_name-1"), Figure)
+    with pytest.raises(ValueError, match="figure name"):
+        ctx.figure("../escape")
+    assert matplotlib.get_backend() == backend
 
 
 def test_torch_threads_restores_count():
-    import torch
-
     before = torch.get_num_threads()
     with pytest.raises(RuntimeError):
         with claims.torch_threads(1):

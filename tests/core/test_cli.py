@@ -1,93 +1,143 @@
 import json
+import os
+from dataclasses import dataclass
 
 import pytest
 from typer.testing import CliRunner
 
 from iclr25 import claims
-from iclr25.claims import Measurement
+from iclr25.claims import Context, Evidence, Paper, Setting, claim, experiment, scalar
 from iclr25.cli import app
 
 runner = CliRunner()
 
 
+@dataclass(frozen=True)
+class S(Setting):
+    n: int
+
+
+@dataclass
+class E(Evidence):
+    value: float = scalar("fraction")
+
+
 @pytest.fixture
-def only_test_claims(monkeypatch):
+def registry(monkeypatch):
     """A registry holding only claims made here, so the CLI never runs real methods."""
     reg = {}
-    monkeypatch.setattr(claims, "_REGISTRY", reg)
-    monkeypatch.setattr(claims, "method_packages", lambda: [])
+    seen = []
+    monkeypatch.setattr(claims, "_CLAIMS", {})
+    monkeypatch.setattr(claims, "_EXPERIMENTS", {})
+    monkeypatch.setattr(claims, "discover", lambda: reg)
+    monkeypatch.setattr(claims, "papers", lambda: {"t": Paper(1, "t", "Toy paper", "A")})
+    monkeypatch.setattr(claims, "unavailable_methods", lambda: {})
 
     def add(cid, value, threshold=0.5):
-        def fn(ctx):
+        def exp(setting: S, ctx: Context) -> E:
+            seen.append((cid, ctx.scale.value, ctx.seed, str(ctx.device)))
             if value is None:
-                raise RuntimeError("claim blew up")
-            return Measurement(value)
+                raise RuntimeError("experiment blew up")
+            return E(value=value)
 
-        claims.claim(cid, paper="P", sentence=f"sentence {cid}", metric="m",
-                     paper_figure="-", threshold=threshold)(fn)
+        exp.__name__ = cid.replace(".", "_")  # one experiment per claim, each its own id
+        exp = experiment(quick=S(1), full=S(2))(exp)
 
+        c = claim(cid, experiment=exp, sentence=f"sentence {cid}", metric="m", unit="fraction",
+                  paper_figure="-", threshold=threshold)(lambda ev: ev.value)
+        reg[cid] = c
+
+    add.seen = seen
     return add
 
 
-def test_list(only_test_claims):
-    only_test_claims("t.good", 1.0)
+def test_list(registry):
+    registry("t.good", 1.0)
     out = runner.invoke(app, ["list"])
     assert out.exit_code == 0
-    assert "t.good  [m >= 0.5]  sentence t.good" in out.output
+    assert " 1. t: Toy paper" in out.output and "t.good  [m >= 0.5 fraction]" in out.output
 
 
-def test_no_claims_says_so(only_test_claims, tmp_path):
-    out = runner.invoke(app, ["reproduce", "--out", str(tmp_path)])
-    assert out.exit_code == 0
-    assert "No claims are registered yet" in out.output
-    out = runner.invoke(app, ["list"])
-    assert "No claims are registered yet" in out.output
-
-
-def test_reproduce_writes_report_and_continues_after_error(only_test_claims, tmp_path):
-    only_test_claims("t.good", 1.0)
-    only_test_claims("t.bad", 0.1)
-    only_test_claims("t.raises", None)
+def test_reproduce_writes_report_and_continues_after_error(registry, tmp_path):
+    registry("t.good", 1.0)
+    registry("t.bad", 0.1)
+    registry("t.raises", None)
     out = runner.invoke(app, ["reproduce", "--out", str(tmp_path), "--seed", "4"])
     assert out.exit_code == 0, out.output
     data = json.loads((tmp_path / "results.json").read_text())
-    status = {r["claim_id"]: r["status"] for r in data["results"]}
+    status = {r["claim_id"]: r["status"] for r in data["claims"]}
     assert status == {"t.good": "holds", "t.bad": "fails", "t.raises": "error"}
-    assert all(r["seed"] == 4 for r in data["results"])
-    assert "claim blew up" in (tmp_path / "REPORT.md").read_text()
+    assert all(r["seed"] == 4 for r in data["experiments"])
+    assert "experiment blew up" in (tmp_path / "REPORT.md").read_text()
 
 
-def test_strict_exit_codes(only_test_claims, tmp_path):
-    only_test_claims("t.good", 1.0)
-    only_test_claims("t.bad", 0.1)
-    only_test_claims("t.raises", None)
-    assert runner.invoke(app, ["reproduce", "t.good", "--strict", "--out", str(tmp_path)]
-                         ).exit_code == 0
-    assert runner.invoke(app, ["reproduce", "t.bad", "--strict", "--out", str(tmp_path)]
-                         ).exit_code == 1
-    assert runner.invoke(app, ["reproduce", "t.raises", "--strict", "--out", str(tmp_path)]
-                         ).exit_code == 1
+def test_strict_exit_codes(registry, tmp_path):
+    registry("t.good", 1.0)
+    registry("t.bad", 0.1)
+    out = str(tmp_path)
+    assert runner.invoke(app, ["reproduce", "t.good", "--strict", "--out", out]).exit_code == 0
+    assert runner.invoke(app, ["reproduce", "t.bad", "--strict", "--out", out]).exit_code == 1
 
 
-def test_unknown_name_exit_2_lists_known(only_test_claims, tmp_path):
-    only_test_claims("t.good", 1.0)
-    out = runner.invoke(app, ["reproduce", "t.nope", "--out", str(tmp_path)])
+def test_scale_and_device_reach_the_experiment(registry, tmp_path):
+    registry("t.good", 1.0)
+    out = runner.invoke(app, ["reproduce", "--scale", "full", "--device", "cpu", "--out",
+                              str(tmp_path)])
+    assert out.exit_code == 0 and registry.seen == [("t.good", "full", 0, "cpu")]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["t.nope"], "unknown claim or method name(s): t.nope"),
+    (["--seed", "-1"], "--seed must be >= 0"),
+    (["--device", "tpu"], "--device must be 'cpu' or 'cuda'"),
+    (["--scale", "huge"], "huge"),
+])
+def test_bad_arguments_exit_2_before_work(registry, tmp_path, args, message):
+    registry("t.good", 1.0)
+    out = runner.invoke(app, ["reproduce", *args, "--out", str(tmp_path / "r")])
     assert out.exit_code == 2
-    assert "Unknown claim name(s): t.nope" in out.output
-    assert "Known claims: t.good" in out.output
-    assert not (tmp_path / "REPORT.md").exists()
+    assert message in out.output and "Traceback" not in out.output
+    assert registry.seen == [] and not (tmp_path / "r").exists()
 
 
-def test_bad_scale_exit_2(only_test_claims, tmp_path):
-    only_test_claims("t.good", 1.0)
-    out = runner.invoke(app, ["reproduce", "--scale", "huge", "--out", str(tmp_path)])
-    assert out.exit_code == 2
-    assert "huge" in out.output
+def test_out_that_is_a_file_exits_2_before_work(registry, tmp_path):
+    registry("t.good", 1.0)
+    f = tmp_path / "file"
+    f.write_text("x")
+    out = runner.invoke(app, ["reproduce", "--out", str(f)])
+    assert out.exit_code == 2 and "--out must be a directory" in out.output
+    assert registry.seen == []
 
 
-def test_full_scale_reaches_claims(only_test_claims, tmp_path):
-    seen = []
-    claims.claim("t.scale", paper="P", sentence="s", metric="m", paper_figure="-",
-                 threshold=0)(lambda ctx: seen.append(ctx.scale.value) or Measurement(1.0))
-    out = runner.invoke(app, ["reproduce", "--scale", "full", "--out", str(tmp_path)])
-    assert out.exit_code == 0 and seen == ["full"]
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_read_only_out_exits_2(registry, tmp_path):
+    registry("t.good", 1.0)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        out = runner.invoke(app, ["reproduce", "--out", str(ro)])
+        assert out.exit_code == 2 and "not writable" in out.output
+    finally:
+        ro.chmod(0o700)
+
+
+def test_report_rerenders_from_results(registry, tmp_path):
+    registry("t.good", 1.0)
+    runner.invoke(app, ["reproduce", "--out", str(tmp_path / "a")])
+    (tmp_path / "a" / "REPORT.md").unlink()
+    out = runner.invoke(app, ["report", str(tmp_path / "a" / "results.json")])
+    assert out.exit_code == 0, out.output
+    assert "`t.good`" in (tmp_path / "a" / "REPORT.md").read_text()
+    out = runner.invoke(app, ["report", str(tmp_path / "a" / "results.json"), "--out",
+                              str(tmp_path / "b")])
+    assert out.exit_code == 0 and (tmp_path / "b" / "REPORT.md").exists()
+
+
+def test_report_bad_file_exits_2(tmp_path):
+    out = runner.invoke(app, ["report", str(tmp_path / "missing.json")])
+    assert out.exit_code == 2 and "is not a file" in out.output
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    out = runner.invoke(app, ["report", str(bad)])
+    assert out.exit_code == 2 and "not an iclr25 results.json" in out.output

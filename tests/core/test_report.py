@@ -1,64 +1,110 @@
 import json
 
-from iclr25.claims import Result
-from iclr25.report import environment, margin, read_results, write_report
+import matplotlib
+import pytest
+
+from iclr25.claims import ClaimResult, ExperimentRecord, Paper
+from iclr25.report import environment, read_results, summary_figure, write_report
+
+PAPER = Paper(number=3, short="mm", title="A Paper | With Pipe", authors="A. Author",
+              arxiv="2401.00001", code="owner/repo")
 
 
-def _result(cid, status, measured, error=None, figures=()):
-    return Result(claim_id=cid, paper="Paper | A", sentence="X beats Y.", metric="acc",
-                  paper_figure="0.91 (Table 2)", threshold=0.8, direction=">=",
-                  measured=measured, holds=status == "holds", status=status, seconds=1.25,
-                  seed=0, scale="quick", figures=list(figures), details={"per_seed": [1, 2]},
-                  error=error)
+def _result(cid, status, measured, experiment="mm.exp", threshold=0.8, direction=">=",
+            error=None):
+    return ClaimResult(claim_id=cid, method="mm", experiment=experiment, sentence="X beats Y.",
+                       metric="accuracy gain", unit="points", paper_figure="0.91 (Table 2)",
+                       threshold=threshold, direction=direction, measured=measured,
+                       holds=status == "holds", status=status, error=error)
 
 
-def test_report_contents(tmp_path):
-    fig = tmp_path / "figures" / "m.a.curve.png"
+def _record(eid="mm.exp", seconds=9.87, error=None, figures=()):
+    return ExperimentRecord(id=eid, method="mm", scale="quick", seed=0, device="cpu",
+                            seconds=seconds, setting={"steps": 500, "wds": [0.0, 0.01]},
+                            scalars=[("gain", 0.123456789, "points"), ("per_seed", [1, 2], "")],
+                            tables=[{"title": "by wd", "columns": ["wd", "score"],
+                                     "rows": [[0.0, 0.3333333333], [0.01, 0.6666666666]]}],
+                            figures=list(figures), error=error)
+
+
+@pytest.fixture
+def written(tmp_path):
+    fig = tmp_path / "figures" / "mm.exp.curve.png"
     fig.parent.mkdir()
     fig.write_bytes(b"\x89PNG")
-    results = [_result("m.a", "holds", 0.9, figures=[str(fig)]),
-               _result("m.b", "fails", 0.5),
-               _result("m.c", "error", None, error="Traceback...\nRuntimeError: boom")]
-    env = environment(seed=0, scale="quick")
-    path = write_report(results, tmp_path, env)
-    text = path.read_text()
-    assert "3 claims at scale `quick`, seed 0: 1 hold, 1 do not hold, 1 errored." in text
-    rows = [ln for ln in text.splitlines() if ln.startswith("| `m.")]
-    assert len(rows) == 3
-    assert "| 0.9 | >= 0.8 | yes | 1.2 |" in rows[0]  # 1.25 formats as 1.2 (banker's)
-    assert "**no**" in rows[1] and "**error**" in rows[2]
-    assert "Paper \\| A" in rows[0]  # a pipe in a cell is escaped
-    assert "![m.a.curve](figures/m.a.curve.png)" in text
+    records = [_record(figures=[str(fig)]),
+               _record("mm.broken", 0.5, error="Traceback...\nRuntimeError: boom")]
+    results = [_result("mm.a", "holds", 0.9), _result("mm.b", "fails", 0.5),
+               _result("mm.c", "error", None, experiment="mm.broken",
+                       error="experiment mm.broken failed")]
+    path = write_report(records, results, tmp_path, environment(0, "quick"), {"mm": PAPER})
+    return tmp_path, path.read_text(), records, results
+
+
+def test_top_table_has_five_columns_and_shared_time_once(written):
+    _, text, _, _ = written
+    assert "| claim | measured | threshold | holds | seconds |" in text
+    rows = [ln for ln in text.splitlines() if ln.startswith("| `mm.")]
+    assert rows[0] == "| `mm.a` | 0.9 points | ≥ 0.8 points | yes | 9.9 |"
+    assert rows[1] == "| `mm.b` | 0.5 points | ≥ 0.8 points | **no** | shared |"
+    assert rows[2] == "| `mm.c` | - | ≥ 0.8 points | **error** | 0.5 |"
+    assert "3 claims at scale `quick`, seed 0, device cpu: 1 hold, 1 do not hold, 1 errored" \
+        in text
+
+
+def test_method_section_reads_as_tables(written):
+    _, text, _, _ = written
+    assert "## 3. A Paper | With Pipe (`iclr25.mm`)" in text
+    assert "[arXiv 2401.00001](https://arxiv.org/abs/2401.00001)" in text
+    assert "### Experiment `mm.exp` (9.9 s, cpu)" in text
+    assert "| steps | 500 |" in text and "| wds | [0, 0.01] |" in text
+    assert "| gain | 0.1235 | points |" in text  # rounded to 4 significant figures
+    assert "| 0 | 0.3333 |" in text and "0.3333333333" not in text
+    assert text.count("![mm.exp.curve](figures/mm.exp.curve.png)") == 1
     assert "RuntimeError: boom" in text
-    assert '"torch"' in text and "## Environment" in text
-    assert (tmp_path / "summary.png").exists()
-    assert read_results(tmp_path / "results.json") == results
-    data = json.loads((tmp_path / "results.json").read_text())
-    assert data["environment"]["seed"] == 0 and data["environment"]["device"] in {"cpu", "cuda"}
+    assert "{" not in text.split("## Environment")[0]  # no raw JSON in the body
+    assert "| torch |" in text and "| numpy |" in text
 
 
-def test_report_with_only_errors_has_no_summary(tmp_path):
-    write_report([_result("m.c", "error", None, error="x")], tmp_path, environment(1, "full"))
-    assert not (tmp_path / "summary.png").exists()
-    assert "1 errored" in (tmp_path / "REPORT.md").read_text()
+def test_results_json_keeps_full_precision_and_reads_back(written):
+    out, _, records, results = written
+    data = json.loads((out / "results.json").read_text())
+    assert data["experiments"][0]["scalars"][0][1] == 0.123456789
+    assert data["experiments"][0]["figures"] == ["figures/mm.exp.curve.png"]
+    env, recs, res, papers = read_results(out / "results.json")
+    assert res == results and env["seed"] == 0 and papers["mm"]["title"] == PAPER.title
+    assert [r.id for r in recs] == ["mm.exp", "mm.broken"]
 
 
-def test_margin_sign_follows_direction():
-    r = _result("m.a", "holds", 0.9)
-    assert abs(margin(r) - 0.125) < 1e-12  # (0.9 - 0.8) / 0.8
-    r.direction, r.threshold, r.measured = ">=", -0.5, -0.2  # e.g. accuracy drop >= -0.5 pt
-    assert margin(r) > 0
-    r.direction, r.threshold, r.measured = "<=", 0.0, 0.3
-    assert abs(margin(r) + 0.3) < 1e-12
+def test_read_results_refuses_other_json(tmp_path):
+    bad = tmp_path / "r.json"
+    bad.write_text('{"results": []}')
+    with pytest.raises(ValueError, match="not an iclr25 results.json"):
+        read_results(bad)
+    bad.write_text("not json")
+    with pytest.raises(ValueError, match="not JSON"):
+        read_results(bad)
+
+
+def test_summary_shows_value_against_threshold_in_unit(tmp_path):
+    results = [_result("mm.a", "holds", 0.9), _result("mm.d", "holds", -0.3, threshold=0.0,
+                                                      direction="<=")]
+    assert summary_figure(results, tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
+    assert summary_figure([_result("mm.c", "error", None)], tmp_path / "n.png") is None
+
+
+def test_environment_lists_core_and_extra_versions():
+    env = environment(1, "full", "cpu")
+    assert {"torch", "numpy", "scipy", "matplotlib"} <= set(env["packages"])
+    assert env["scale"] == "full" and env["device"] == "cpu"
 
 
 def test_report_leaves_matplotlib_backend_alone(tmp_path):
-    import matplotlib
-
     before = matplotlib.get_backend()
     matplotlib.use("svg")  # a backend other than Agg, so switching it would show
     try:
-        write_report([_result("m.a", "holds", 0.9)], tmp_path, environment(0, "quick"))
+        write_report([_record()], [_result("mm.a", "holds", 0.9)], tmp_path,
+                     environment(0, "quick"))
         assert (tmp_path / "summary.png").read_bytes()[:4] == b"\x89PNG"
         assert matplotlib.get_backend() == "svg"
     finally:
