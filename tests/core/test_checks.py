@@ -1,7 +1,20 @@
+from typing import Literal
+
 import pytest
 import torch
 
-from iclr25._checks import check_in_range, check_same_length, check_tensor
+from iclr25._checks import (
+    as_tensor,
+    check_choice,
+    check_in_range,
+    check_int,
+    check_labels,
+    check_range,
+    check_same_length,
+    check_tensor,
+    check_writable_dir,
+    resolve_seed,
+)
 
 
 def test_check_tensor_errors_name_the_argument():
@@ -33,3 +46,98 @@ def test_same_length_and_range():
         check_in_range(1.0, "p", 0, 1, low_open=True, high_open=True)
     with pytest.raises(ValueError, match="p must lie"):
         check_in_range(float("nan"), "p", 0, 1)
+
+
+# --- the API contract's helpers ----------------------------------------------------------------
+
+def test_as_tensor_accepts_numpy_float64_and_casts_once():
+    import numpy as np
+
+    x = np.arange(6, dtype=np.float64).reshape(3, 2)
+    t = as_tensor(x, "X", ndim=2, dtype=torch.float32)
+    assert t.dtype == torch.float32 and t.shape == (3, 2)
+    assert x.dtype == np.float64  # the input is untouched
+    f = torch.ones(2, dtype=torch.float16)
+    assert as_tensor(f, "X", dtype=torch.float32).dtype == torch.float32
+    same = torch.ones(2)
+    assert as_tensor(same, "X") is same
+
+
+def test_as_tensor_refuses_complex_nan_and_floats_as_ints():
+    with pytest.raises(TypeError, match="X must be real"):
+        as_tensor(torch.ones(2, dtype=torch.complex64), "X")
+    with pytest.raises(ValueError, match="X contains 1 NaN or infinite"):
+        as_tensor([1.0, float("inf")], "X")
+    with pytest.raises(TypeError, match="idx must be an integer"):
+        as_tensor([0.5], "idx", dtype=torch.int64)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.int32, torch.int64])
+def test_check_labels_any_int_dtype_becomes_int64(dtype):
+    y = torch.tensor([0, 2, 1], dtype=dtype)
+    out = check_labels(y, "y", 3)
+    assert out.dtype == torch.int64 and out.tolist() == [0, 2, 1] and y.dtype == dtype
+
+
+def test_check_labels_refuses_columns_floats_and_out_of_range():
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        check_labels(torch.zeros(3, 1, dtype=torch.long), "y")
+    with pytest.raises(TypeError, match="y must hold integer class labels"):
+        check_labels([0.0, 1.0], "y")
+    with pytest.raises(ValueError, match="y must be < n_classes=2"):
+        check_labels([0, 2], "y", 2)
+    with pytest.raises(ValueError, match="y must be >= 0"):
+        check_labels([-1, 0], "y")
+    with pytest.raises(ValueError, match="y must have 3 labels"):
+        check_labels([0, 1], "y", n=3)
+
+
+def test_check_int_range_choice():
+    assert check_int(3, "k", 1) == 3
+    with pytest.raises(TypeError, match="k must be an int"):
+        check_int(2.0, "k")
+    with pytest.raises(TypeError, match="k must be an int"):
+        check_int(True, "k")
+    with pytest.raises(ValueError, match=r"k must lie in \[1, inf\]"):
+        check_int(0, "k", 1)
+    for bad in (float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="lr"):
+            check_range(bad, "lr", 0)
+    with pytest.raises(ValueError, match="lr must be finite"):
+        check_range(float("inf"), "lr")
+    Mode = Literal["a", "b"]
+    assert check_choice("a", "mode", Mode) == "a"
+    with pytest.raises(ValueError, match="mode must be one of 'a', 'b'; got 'c'"):
+        check_choice("c", "mode", Mode)
+
+
+def test_resolve_seed():
+    g = torch.Generator().manual_seed(3)
+    assert resolve_seed(g) is g
+    a = torch.rand(3, generator=resolve_seed(5))
+    assert torch.equal(a, torch.rand(3, generator=resolve_seed(5)))
+    state = torch.random.get_rng_state()
+    resolve_seed(None)
+    assert torch.equal(state, torch.random.get_rng_state())
+    with pytest.raises(ValueError, match="seed"):
+        resolve_seed(-1)
+    with pytest.raises(TypeError, match="seed"):
+        resolve_seed(1.5)
+
+
+def test_check_writable_dir(tmp_path):
+    assert check_writable_dir(tmp_path / "a" / "b", "--out").is_dir()
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ValueError, match="--out must be a directory"):
+        check_writable_dir(f, "--out")
+
+
+def test_require_names_the_extra():
+    from iclr25._optional import require
+
+    assert require("math", "ot").sqrt(4) == 2
+    with pytest.raises(ImportError, match=r"pip install 'iclr25\[chem\]'"):
+        require("no_such_module_xyz", "chem")
+    with pytest.raises(ValueError, match="extra"):
+        require("math", "nope")
