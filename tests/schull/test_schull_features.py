@@ -183,3 +183,16 @@ def test_cli_graph_on_xyz_sdf_npy(tmp_path):
     assert r.exit_code == 2
     r = CliRunner().invoke(app, ["graph", str(tmp_path / "a.xyz"), "--radius", "-1"])
     assert r.exit_code == 2
+
+
+def test_missing_extras_name_them(monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch_geometric", None)
+    monkeypatch.delitem(sys.modules, "iclr25.schull.transform", raising=False)
+    with pytest.raises(ImportError, match=r"iclr25\[graph\]"):
+        importlib.import_module("iclr25.schull.transform")
+    monkeypatch.setitem(sys.modules, "rdkit", None)
+    with pytest.raises(ImportError, match=r"iclr25\[chem\]"):
+        conformers("C", 1)
