@@ -146,7 +146,7 @@ def rigid(ev: PanelEvidence) -> float:
 class Learn(Setting):
     n_conf: int          # aspirin conformers (MD17-like; MMFF94 labels)
     n_train: int         # the rest is the test split
-    epochs: int
+    epochs: int          # full: 10, not the 30: 30 take ~13 min on one shared core
     batch: int
     lr: float            # Adam, cosine to 0
     cutoff: float        # short cutoff: long-range terms are out of the radius graph
@@ -184,12 +184,12 @@ def _train_eval(model, z, pos, hull, y, tr, te, setting, seed, mean, std) -> flo
 
     def collate(idx):
         p = pos[idx].reshape(-1, 3)
-        b = torch.arange(len(idx)).repeat_interleave(n)
+        b = torch.arange(len(idx), device=pos.device).repeat_interleave(n)
         e = torch.cat([hull[int(c)] + k * n for k, c in enumerate(idx)], dim=1)
         return z.repeat(len(idx)), p, b, e
 
     for _ in range(setting.epochs):
-        perm = tr[torch.randperm(len(tr), generator=g)]
+        perm = tr[torch.randperm(len(tr), generator=g).to(tr.device)]
         for s in range(0, len(perm), setting.batch):
             idx = perm[s:s + setting.batch]
             zz, p, b, e = collate(idx)
@@ -209,20 +209,21 @@ def _train_eval(model, z, pos, hull, y, tr, te, setting, seed, mean, std) -> flo
 
 @experiment(quick=Learn(n_conf=200, n_train=160, epochs=3, batch=32, lr=3e-3, cutoff=2.5,
                         hidden_cha=64, layers=3, seeds=(0,)),
-            full=Learn(n_conf=1200, n_train=1000, epochs=30, batch=32, lr=3e-3, cutoff=2.5,
+            full=Learn(n_conf=1200, n_train=1000, epochs=10, batch=32, lr=3e-3, cutoff=2.5,
                        hidden_cha=64, layers=3, seeds=(0, 1, 2)))
 def energy(setting: Learn, ctx: Context) -> LearnEvidence:
     c = conformers(ASPIRIN, setting.n_conf, seed=ctx.seed)
-    pos = c.pos.float()
-    y = c.energy.float()
-    z = c.z
+    dev = ctx.device
+    pos = c.pos.float().to(dev)
+    y = c.energy.float().to(dev)
+    z = c.z.to(dev)
     n_atoms = pos.shape[1]
-    batch_all = torch.arange(setting.n_conf).repeat_interleave(n_atoms)
+    batch_all = torch.arange(setting.n_conf, device=dev).repeat_interleave(n_atoms)
     g_all = schull_graph(pos.reshape(-1, 3), batch_all).edge_index
     owner = batch_all[g_all[0]]
     hull = [g_all[:, owner == k] - k * n_atoms for k in range(setting.n_conf)]
     split = torch.randperm(setting.n_conf, generator=torch.Generator().manual_seed(ctx.seed))
-    tr, te = split[:setting.n_train], split[setting.n_train:]
+    tr, te = split[:setting.n_train].to(dev), split[setting.n_train:].to(dev)
     mean, std = float(y[tr].mean()), float(y[tr].std())
     mae_median = float((y[te] - y[tr].median()).abs().mean())
     h_s = _matched_hidden(setting.hidden_cha, setting.layers, setting.cutoff)
@@ -233,15 +234,15 @@ def energy(setting: Learn, ctx: Context) -> LearnEvidence:
                                      ("SchNetCHA", setting.hidden_cha, 0.5, setting.cutoff)):
             with torch.random.fork_rng():  # seeded init; the caller's global RNG is restored
                 torch.manual_seed(1000 * ctx.seed + s)
-                model = SchNetCHA(hid, setting.layers, cut, rate)
+                model = SchNetCHA(hid, setting.layers, cut, rate).to(dev)
             out[name] = _train_eval(model, z, pos, hull, y, tr, te, setting, s, mean, std)
         rows.append((s, out["SchNet"], out["SchNetCHA"], 1 - out["SchNetCHA"] / out["SchNet"]))
     m_s = float(np.mean([r[1] for r in rows]))
     m_c = float(np.mean([r[2] for r in rows]))
     params = [sum(p.numel() for p in SchNetCHA(h, setting.layers, setting.cutoff, r).parameters())
               for h, r in ((h_s, 1.0), (setting.hidden_cha, 0.5))]
-    e_r = num_undirected_edges(radius_graph(pos[0], setting.cutoff), n_atoms) / n_atoms
-    e_h = num_undirected_edges(hull[0], n_atoms) / n_atoms
+    e_r = num_undirected_edges(radius_graph(pos[0].cpu(), setting.cutoff), n_atoms) / n_atoms
+    e_h = num_undirected_edges(hull[0].cpu(), n_atoms) / n_atoms
     fig = ctx.figure("mae_per_seed")
     ax = fig.subplots()
     ax.scatter([e_r] * len(rows), [r[1] for r in rows], label=f"SchNet {setting.cutoff} Å")
