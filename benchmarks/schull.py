@@ -1,0 +1,120 @@
+"""SCHull vs the graphs a user would otherwise build, on the same RDKit conformers.
+
+Peers: a naive port of the official per-atom dict loops, cKDTree radius graphs (2, 5 Å),
+kNN (k=6, cKDTree) and PyG ``Delaunay`` + ``FaceToEdge``. Columns: structures/s, mean E/N,
+fraction connected, fraction rigid (rigidity rank 3N-6, first structures). Then SCHull's
+growth with N on random clouds (target O(N log N)).
+
+    python benchmarks/schull.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+from scipy.spatial import cKDTree
+from torch_geometric.data import Data
+from torch_geometric.transforms import Compose, Delaunay, FaceToEdge
+
+from iclr25.claims import torch_threads
+from iclr25.datasets.molecules import conformers
+from iclr25.schull import is_connected, is_rigid, num_undirected_edges, schull_graph
+from iclr25.schull.testbed import official_port
+
+# 20-40 atoms with hydrogens: aspirin, ibuprofen, caffeine, paracetamol, octanoic acid
+SMILES = ("CC(=O)OC1=CC=CC=C1C(=O)O", "CC(C)Cc1ccc(cc1)C(C)C(=O)O",
+          "Cn1cnc2c1c(=O)n(C)c(=O)n2C", "CC(=O)Nc1ccc(O)cc1", "CCCCCCCC(=O)O")
+
+
+def _kdtree_radius(p: np.ndarray, r: float) -> np.ndarray:
+    return cKDTree(p).query_pairs(r, output_type="ndarray").T
+
+
+def _kdtree_knn(p: np.ndarray, k: int) -> np.ndarray:
+    _, idx = cKDTree(p).query(p, k + 1)
+    return np.stack([idx[:, 1:].ravel(), np.repeat(np.arange(len(p)), k)])
+
+
+def main(quick: bool) -> None:
+    n_conf = 40 if quick else 200
+    structs = []
+    for s in SMILES:
+        structs += list(conformers(s, n_conf).pos)
+    sizes = sorted({len(p) for p in structs})
+    n_rigid = 25 if quick else 100
+    nat = structs[0].shape[0]
+    # batch the SCHull call (one structure id per atom), as a DataLoader batch would be
+    pos_all = torch.cat(structs)
+    batch = torch.repeat_interleave(torch.arange(len(structs)),
+                                    torch.tensor([len(p) for p in structs]))
+    ptr = np.concatenate([[0], np.cumsum([len(p) for p in structs])])
+    delaunay = Compose([Delaunay(), FaceToEdge()])
+
+    def run_schull():
+        ei = schull_graph(pos_all, batch).edge_index
+        owner = batch[ei[0]]
+        cuts = np.searchsorted(owner.numpy(), np.arange(len(structs) + 1))
+        return [ei[:, cuts[k]:cuts[k + 1]] - int(ptr[k]) for k in range(len(structs))]
+
+    peers = {
+        "SCHull (batched)": run_schull,
+        "SCHull (one call each)": lambda: [schull_graph(p).edge_index for p in structs],
+        "official port (dicts)": lambda: [official_port(p) for p in structs],
+        "radius 2 Å (cKDTree)": lambda: [_kdtree_radius(p.numpy(), 2.0) for p in structs],
+        "radius 5 Å (cKDTree)": lambda: [_kdtree_radius(p.numpy(), 5.0) for p in structs],
+        "kNN-6 (cKDTree)": lambda: [_kdtree_knn(p.numpy(), 6) for p in structs],
+        "PyG Delaunay+FaceToEdge": lambda: [delaunay(Data(pos=p.float())).edge_index
+                                            for p in structs],
+    }
+    print(f"{len(structs)} conformers of {len(SMILES)} molecules, N in {sizes}; one thread")
+    print(f"{'graph':26s} {'struct/s':>10s} {'E/N':>6s} {'connected':>9s} {'rigid':>6s}")
+    rate = {}
+    epn = {}
+    for name, fn in peers.items():
+        t = time.perf_counter()
+        graphs = fn()
+        dt = time.perf_counter() - t
+        rate[name] = len(structs) / dt
+        e = [num_undirected_edges(torch.as_tensor(g), len(p)) / len(p)
+             for g, p in zip(graphs, structs, strict=True)]
+        conn = [is_connected(torch.as_tensor(g), len(p)) for g, p in zip(graphs, structs,
+                                                                          strict=True)]
+        rig = [is_rigid(p, torch.as_tensor(g)) for g, p in zip(graphs[:n_rigid],
+                                                               structs[:n_rigid], strict=True)]
+        epn[name] = float(np.mean(e))
+        print(f"{name:26s} {rate[name]:10.0f} {epn[name]:6.2f} {np.mean(conn):9.3f} "
+              f"{np.mean(rig):6.3f}")
+
+    print("\nSCHull growth with N (random Gaussian cloud, one call)")
+    g = torch.Generator().manual_seed(0)
+    times = {}
+    for n in ([10**3, 10**4, 10**5]):
+        p = torch.randn(n, 3, generator=g, dtype=torch.float64)
+        reps = 3 if n < 10**5 else 1
+        t = time.perf_counter()
+        for _ in range(reps):
+            schull_graph(p)
+        times[n] = (time.perf_counter() - t) / reps
+        print(f"  N={n:>7d}: {times[n]:.3f} s")
+    grow = times[10**5] / times[10**4]
+    print("\ntargets")
+    print(f"  conformers/s (batched, {nat}-{max(sizes)} atoms) >= 2000: "
+          f"{rate['SCHull (batched)']:.0f} -> {rate['SCHull (batched)'] >= 2000}")
+    ratio = rate["SCHull (batched)"] / rate["official port (dicts)"]
+    print(f"  vs naive port >= 10x: {ratio:.1f}x -> {ratio >= 10}")
+    print(f"  N=1e5 <= 3 s: {times[10**5]:.2f} s -> {times[10**5] <= 3}")
+    print(f"  time(1e5)/time(1e4) <= 15: {grow:.1f} -> {grow <= 15}")
+    print(f"  E/N <= 3 where radius 5 Å > 7: SCHull {epn['SCHull (batched)']:.2f}, "
+          f"radius 5 Å {epn['radius 5 Å (cKDTree)']:.2f} -> "
+          f"{epn['SCHull (batched)'] <= 3 and epn['radius 5 Å (cKDTree)'] > 7}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer conformers (seconds)")
+    args = ap.parse_args()
+    with torch_threads(1):
+        main(args.quick)

@@ -1,0 +1,80 @@
+"""``iclr25 schull graph FILE`` : SCHull (and radius) graph statistics of .xyz/.sdf/.npy files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(help="SCHull: sparse, connected, rigid graphs of molecules (ICLR 2025).",
+                  no_args_is_help=True, add_completion=False)
+
+
+@app.callback()
+def _group() -> None:
+    """SCHull graphs of molecules and point clouds."""
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command()
+def graph(
+    file: Path = typer.Argument(..., help="Structures: .xyz (multi-frame), .sdf, or .npy "
+                                          "positions (N, 3) or (C, N, 3)."),
+    radius: float = typer.Option(5.0, "--radius", help="Radius graph cutoff to compare (Å)."),
+    out: Path = typer.Option(None, "--out", help="Write SCHull edges: .npz (edge_index_<k>) "
+                                                 "or .csv (structure,source,target)."),
+) -> None:
+    """Print N, E, E/N, connected and rigid for SCHull and the radius graph of each structure."""
+    import numpy as np
+    import torch
+
+    from iclr25.datasets.molecules import read_sdf, read_xyz
+    from iclr25.schull.graph import schull_graph
+    from iclr25.schull.metrics import is_connected, is_rigid, num_undirected_edges
+    from iclr25.schull.neighbors import radius_graph
+
+    if file.suffix not in (".xyz", ".sdf", ".npy"):
+        _fail(f"FILE must end in .xyz, .sdf or .npy, got {file.name}")
+    if not radius > 0:
+        _fail(f"--radius must be > 0, got {radius}")
+    if out is not None and out.suffix not in (".npz", ".csv"):
+        _fail("--out must end in .npz or .csv")
+    if not file.is_file():
+        _fail(f"no such file: {file}")
+    try:
+        if file.suffix == ".xyz":
+            structs = [p for _, p in read_xyz(file)]
+        elif file.suffix == ".sdf":
+            structs = [p for _, p in read_sdf(file)]
+        else:
+            arr = np.load(file, allow_pickle=False)
+            if arr.ndim == 2:
+                arr = arr[None]
+            if arr.ndim != 3 or arr.shape[-1] != 3:
+                raise ValueError(f"{file}: expected positions (N, 3) or (C, N, 3), "
+                                 f"got {arr.shape}")
+            structs = [torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in arr]
+        graphs = [schull_graph(p).edge_index for p in structs]
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+    typer.echo("structure  N  E  E/N  connected  rigid | radius E  E/N  connected  rigid")
+    for k, (p, ei) in enumerate(zip(structs, graphs, strict=True)):
+        n = len(p)
+        rows = []
+        for e in (ei, radius_graph(p, radius, max_num_neighbors=10**6)):
+            m = num_undirected_edges(e, n)
+            rig = is_rigid(p, e) if n <= 1000 else "n/a"
+            rows.append(f"{m}  {m / n:.2f}  {is_connected(e, n)}  {rig}")
+        typer.echo(f"{k}  {n}  {rows[0]} | radius {radius:g} Å: {rows[1]}")
+    if out is not None:
+        if out.suffix == ".npz":
+            np.savez(out, **{f"edge_index_{k}": e.numpy() for k, e in enumerate(graphs)})
+        else:
+            lines = ["structure,source,target"]
+            lines += [f"{k},{a},{b}" for k, e in enumerate(graphs) for a, b in e.T.tolist()]
+            out.write_text("\n".join(lines) + "\n")
+        typer.echo(f"wrote {out}")
