@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from iclr25.los import group_accuracy, logits_magnitude, retrain_classifier
-from iclr25.los.experiment import long_tailed_mixture, train_stage1
+from iclr25.los.testbed import long_tailed_mixture, train_stage1
 
 METHODS = [("CE re-train", "ce", {}), ("LOS eps=0.98", "los", {"smoothing": 0.98}),
            ("CB-CE (beta=0.9999)", "cbce", {}), ("logit adj. (tau=1)", "la", {}),
