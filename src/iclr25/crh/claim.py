@@ -54,7 +54,7 @@ def _train_and_probe(X: torch.Tensor, y: torch.Tensor, wd: float, steps: int, se
         opt.step()
     loader = [(X[i:i + 500], y[i:i + 500]) for i in range(0, len(X), 500)]
     res = AlignmentProbe(model, layers="2").run(loader)["2"]
-    nulls = res.null_scores(seed, null_draws)
+    nulls = res.null_scores(seed=seed, n_draws=null_draws)
     null = {rel: float(v.abs().mean()) for rel, v in nulls.items()}
     null_q95 = {rel: float(v.abs().quantile(0.95)) for rel, v in nulls.items()}
     with torch.no_grad():
