@@ -4,7 +4,8 @@ Peers: CE re-training, class-balanced CE (effective number), logit adjustment (M
 LWS (Kang et al.), all through the same SGD loop (lr 5e-4, momentum 0.9, cosine, 20 epochs,
 batch 64, from the stage-1 head), plus scikit-learn's
 ``LogisticRegression(class_weight="balanced")`` fitted to convergence on the same features.
-Task: the 100-class long-tailed (IR=100) Gaussian mixture of ``iclr25.los.claim``.
+Task: the 100-class long-tailed (IR=100) Gaussian mixture of ``iclr25.los.claim`` (same data,
+stage 1 and seeds).
 
     python benchmarks/los.py --quick     # 1 seed, 20 stage-1 epochs, no sklearn (seconds)
     python benchmarks/los.py             # 3 seeds, 60 stage-1 epochs (a few minutes)
@@ -20,7 +21,7 @@ import numpy as np
 import torch
 
 from iclr25.los import group_accuracy, logits_magnitude, retrain_classifier
-from iclr25.los.experiment import long_tailed_mixture, train_stage1
+from iclr25.los.testbed import long_tailed_mixture, train_stage1
 
 METHODS = [("CE re-train", "ce", {}), ("LOS eps=0.98", "los", {"smoothing": 0.98}),
            ("CB-CE (beta=0.9999)", "cbce", {}), ("logit adj. (tau=1)", "la", {}),

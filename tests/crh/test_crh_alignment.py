@@ -114,3 +114,72 @@ def test_power_law_exponent_drops_null_space_and_degenerate_cases():
     assert math.isnan(power_law_exponent(eye, eye).exponent)  # all eigenvalues equal
     with pytest.raises(ValueError, match="rtol"):
         power_law_exponent(eye, eye, rtol=0)
+
+
+def test_batched_scores_match_pairwise():
+    from iclr25.crh.alignment import _alignments
+
+    mats = torch.stack([wishart(7, 9, s) for s in range(3)] + [torch.eye(7, dtype=torch.float64)])
+    for offdiag in (True, False):
+        table = _alignments(mats, offdiag)
+        for i in range(4):
+            for j in range(4):
+                want = alignment_score(mats[i], mats[j], offdiag)
+                if math.isnan(want):
+                    assert math.isnan(float(table[i, j]))
+                else:
+                    assert float(table[i, j]) == pytest.approx(want, abs=1e-14)
+
+
+# --- regression tests for the robustness findings of issue 9 -------------------------------
+
+def test_returns_python_float():
+    A, B = wishart(5, 8, 0), wishart(5, 8, 1)
+    assert isinstance(alignment_score(A, B), float)
+    assert isinstance(alignment_score(A.numpy(), B.float().numpy()), float)
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 1e300, 1e-300])
+def test_extreme_scales_stay_finite(scale):
+    # used to return NaN: the product of norms overflowed or underflowed
+    A, B = wishart(6, 9, 0), wishart(6, 9, 1)
+    want = alignment_score(A, B)
+    assert alignment_score(scale * A, B) == pytest.approx(want, abs=1e-12)
+    assert alignment_score(scale * A, scale * B) == pytest.approx(want, abs=1e-12)
+    assert alignment_score(scale * A, scale * A) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_complex_matrices_refused():
+    A = wishart(4, 6, 0)
+    with pytest.raises(TypeError, match="A must be real"):
+        alignment_score(A.to(torch.complex128), A)
+    with pytest.raises(TypeError, match="Z must be real"):
+        power_law_exponent(A, A.to(torch.complex128))
+
+
+def test_power_law_names_z():
+    # used to say "B" for a bad Z
+    A = wishart(4, 6, 0)
+    with pytest.raises(ValueError, match="Z must be square"):
+        power_law_exponent(A, torch.zeros(4, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="A and Z must have the same shape"):
+        power_law_exponent(A, torch.eye(3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("rtol", [float("nan"), float("inf"), -1.0])
+def test_power_law_rtol_must_be_finite_positive(rtol):
+    # rtol=nan used to make every comparison false and drop nothing silently
+    A = wishart(4, 6, 0)
+    with pytest.raises(ValueError, match="rtol"):
+        power_law_exponent(A, A, rtol=rtol)
+
+
+def test_generator_seeds():
+    g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    assert torch.equal(random_orthogonal(6, seed=g1), random_orthogonal(6, seed=g2))
+    assert torch.equal(random_orthogonal(6, seed=5), random_orthogonal(6, seed=5))
+    A = wishart(6, 9, 0)
+    a = rotation_null(A, A, seed=torch.Generator().manual_seed(2), n_draws=4)
+    assert torch.equal(a, rotation_null(A, A, seed=2, n_draws=4))
+    with pytest.raises(ValueError, match="d must"):
+        random_orthogonal(0)

@@ -71,7 +71,9 @@ def test_unnormalised_uncentred_moments():
 
 @pytest.mark.parametrize("normalize", [True, False])
 def test_result_invariant_to_loader_batch_size(normalize):
-    model, (X, y) = make_model(1), make_data(60, 1)
+    # float64: a float32 model's outputs move by ~1e-7 with the batch size (matmul blocking)
+    model, (X, y) = make_model(1).double(), make_data(60, 1)
+    X = X.double()
     probe = AlignmentProbe(model, normalize=normalize)
     a, b, c = probe.run(batches(X, y, 7)), probe.run(batches(X, y, 60)), probe.run(batches(X, y, 1))
     for name in a:
@@ -172,3 +174,13 @@ def test_input_changed_in_place_after_the_layer_is_still_measured_as_seen():
         p.requires_grad_(False)  # nothing saved for backward, so autograd cannot complain
     res = AlignmentProbe(model, layers="fc", normalize=False, center=False).run([(X, y)])["fc"]
     assert torch.allclose(res.matrices["H_a"], X.double().T @ X.double() / len(X), atol=1e-6)
+
+
+def test_inplace_activation_after_the_layer():
+    # the gradient must be taken before ReLU(inplace=True) rewrites the layer's output
+    model, (X, y) = make_model(), make_data()
+    inplace = nn.Sequential(model[0], nn.ReLU(inplace=True), model[2], nn.Tanh(), model[4])
+    a = AlignmentProbe(model, layers="0").run(batches(X, y, 10))["0"]
+    b = AlignmentProbe(inplace, layers="0").run(batches(X, y, 10))["0"]
+    for k in a.matrices:
+        assert torch.allclose(a.matrices[k], b.matrices[k], atol=1e-12), k

@@ -50,3 +50,16 @@ def test_make_long_tailed_errors():
         make_long_tailed(X, torch.tensor([0, 0, 1, 1, 1, 0]), 1, n_max=4)
     with pytest.raises(ValueError, match="mismatched"):
         make_long_tailed(X, torch.tensor([0, 1]), 1)
+
+
+def test_make_long_tailed_generator_seed_and_narrow_labels():
+    y = torch.arange(4).repeat_interleave(10)
+    X = torch.arange(40.0)[:, None]
+    a = make_long_tailed(X, y, 5, seed=torch.Generator().manual_seed(3))[0]
+    assert torch.equal(a, make_long_tailed(X, y, 5, seed=3)[0])
+    b = make_long_tailed(X.numpy(), y.to(torch.int16).numpy(), 5, seed=3)
+    assert torch.equal(b[0], a) and b[1].dtype == torch.int64
+    with pytest.raises(ValueError, match="imbalance_ratio"):
+        make_long_tailed(X, y, float("inf"))
+    with pytest.raises(TypeError, match="y must hold integer"):
+        make_long_tailed(X, y.float(), 5)

@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from iclr25.los import label_over_smoothing_loss, smoothed_targets
+from iclr25.los import LabelOverSmoothingLoss, label_over_smoothing_loss, smoothed_targets
 
 
 @pytest.mark.parametrize("eps", [0.05, 0.5, 0.9, 0.98])
@@ -54,7 +54,7 @@ def test_inputs_not_modified():
 
 @pytest.mark.parametrize("bad", [-1, 3])
 def test_targets_outside_range(bad):
-    with pytest.raises(ValueError, match=r"targets must lie in \[0, 3\)"):
+    with pytest.raises(ValueError, match=r"y must be (>= 0|< n_classes=3)"):
         label_over_smoothing_loss(torch.randn(2, 3), torch.tensor([0, bad]))
 
 
@@ -65,11 +65,11 @@ def test_smoothing_outside_open_interval(eps):
 
 
 def test_other_bad_inputs():
-    with pytest.raises(TypeError, match="targets"):
+    with pytest.raises(TypeError, match="y must hold integer"):
         label_over_smoothing_loss(torch.randn(2, 3), torch.tensor([0.0, 1.0]))
-    with pytest.raises(ValueError, match="mismatched lengths"):
+    with pytest.raises(ValueError, match="mismatched lengths: logits has 2, y has 3"):
         label_over_smoothing_loss(torch.randn(2, 3), torch.tensor([0, 1, 2]))
-    with pytest.raises(ValueError, match="targets must be 1-D"):
+    with pytest.raises(ValueError, match="y must be 1-D"):
         label_over_smoothing_loss(torch.randn(1, 3), torch.tensor(0))
     with pytest.raises(ValueError, match="logits must be 2-D"):
         label_over_smoothing_loss(torch.randn(3), torch.tensor([0, 1, 2]))
@@ -77,3 +77,44 @@ def test_other_bad_inputs():
         label_over_smoothing_loss(torch.tensor([[0.0, float("nan")]]), torch.tensor([0]))
     with pytest.raises(ValueError, match="reduction"):
         label_over_smoothing_loss(torch.randn(2, 3), torch.tensor([0, 1]), reduction="max")
+
+
+def test_module_twin_matches_function():
+    g = torch.Generator().manual_seed(0)
+    z = torch.randn(8, 5, generator=g, requires_grad=True)
+    y = torch.randint(0, 5, (8,), generator=g)
+    for red in ("mean", "sum", "none"):
+        torch.testing.assert_close(LabelOverSmoothingLoss(0.7, red)(z, y),
+                                   label_over_smoothing_loss(z, y, 0.7, red))
+    LabelOverSmoothingLoss()(z, y).backward()
+    assert z.grad is not None
+    assert "smoothing=0.98" in repr(LabelOverSmoothingLoss())
+    with pytest.raises(ValueError, match="smoothing"):
+        LabelOverSmoothingLoss(1.0)
+    with pytest.raises(ValueError, match="reduction"):
+        LabelOverSmoothingLoss(reduction="max")
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.int32])
+def test_narrow_integer_labels(dtype):
+    # used to pass validation, then crash in gather/scatter
+    z, y = torch.randn(6, 4, generator=torch.Generator().manual_seed(1)), torch.arange(6) % 4
+    ref = label_over_smoothing_loss(z, y)
+    torch.testing.assert_close(label_over_smoothing_loss(z, y.to(dtype)), ref)
+    torch.testing.assert_close(smoothed_targets(y.to(dtype), 4, 0.5), smoothed_targets(y, 4, 0.5))
+
+
+def test_complex_or_integer_logits_refused():
+    y = torch.tensor([0, 1])
+    with pytest.raises(TypeError, match="logits must be real"):
+        label_over_smoothing_loss(torch.randn(2, 3, dtype=torch.complex64), y)
+    with pytest.raises(TypeError, match="logits must be a floating"):
+        label_over_smoothing_loss(torch.ones(2, 3, dtype=torch.long), y)
+
+
+def test_float64_numpy_logits_and_labels():
+    z = torch.randn(5, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    y = torch.tensor([0, 1, 2, 0, 1])
+    got = label_over_smoothing_loss(z.numpy(), y.numpy())
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, F.cross_entropy(z, y, label_smoothing=0.98))

@@ -80,7 +80,7 @@ def test_metric_errors():
     z = torch.randn(4, 3)
     with pytest.raises(ValueError, match=r"no sample of class\(es\) \[2\]"):
         logits_magnitude(z, torch.tensor([0, 1, 1, 0]))
-    with pytest.raises(ValueError, match=r"targets must lie in \[0, 3\)"):
+    with pytest.raises(ValueError, match=r"y must be < n_classes=3"):
         regularized_std(z, torch.tensor([0, 1, 2, 3]))
     with pytest.raises(ValueError, match="variant"):
         logits_magnitude(z, torch.tensor([0, 1, 2, 0]), variant="row")
@@ -106,3 +106,24 @@ def test_accuracies_match_sklearn():
     assert ga["all"] == pytest.approx(balanced_accuracy_score(y, p))
     with pytest.raises(ValueError, match="no sample"):
         per_class_accuracy(torch.tensor([0, 1]), torch.tensor([0, 1]), 3)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.int32])
+def test_narrow_integer_labels(dtype):
+    # logits_magnitude used to crash in scatter on uint8/int16 labels
+    g = torch.Generator().manual_seed(4)
+    z, y = torch.randn(40, 4, generator=g), torch.arange(40) % 4
+    torch.testing.assert_close(logits_magnitude(z, y.to(dtype)), logits_magnitude(z, y))
+    torch.testing.assert_close(regularized_std(z, y.to(dtype), variant="sample"),
+                               regularized_std(z, y, variant="sample"))
+    assert balanced_accuracy(y.to(dtype), y.to(dtype), 4) == 1.0
+
+
+def test_label_column_and_complex_logits_refused():
+    z, y = torch.randn(4, 2), torch.tensor([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        logits_magnitude(z, y[:, None])
+    with pytest.raises(TypeError, match="logits must be real"):
+        logits_magnitude(z.to(torch.complex64), y)
+    with pytest.raises(ValueError, match="y_pred must have 4 labels"):
+        balanced_accuracy(y[:3], y, 2)

@@ -1,12 +1,15 @@
 import math
+import warnings
 
+import numpy as np
 import pytest
 import torch
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import check_estimator
 from torch import nn
 from torch.nn import functional as F
 
-from iclr25 import claims
-from iclr25.claims import Scale
 from iclr25.los import METHODS, RetrainedClassifier, class_balanced_weights, retrain_classifier
 
 
@@ -49,9 +52,12 @@ def test_los_matches_reference_loop_with_torch_label_smoothing():
 def test_deterministic_and_init_untouched(method):
     X, y, init = _data()
     w0, b0, X0 = init.weight.clone(), init.bias.clone(), X.clone()
+    state = torch.random.get_rng_state()
     a = retrain_classifier(X, y, method, init=init, epochs=2, lr=0.01, seed=1)
-    b = retrain_classifier(X, y, method, init=init, epochs=2, lr=0.01, seed=1)
+    b = retrain_classifier(X, y, method, init=init, epochs=2, lr=0.01,
+                           seed=torch.Generator().manual_seed(1))
     c = retrain_classifier(X, y, method, init=init, epochs=2, lr=0.01, seed=2)
+    assert torch.equal(torch.random.get_rng_state(), state)  # global RNG untouched
     assert isinstance(a, nn.Linear) and a is not init
     assert torch.equal(a.weight, b.weight) and torch.equal(a.bias, b.bias)
     assert not torch.equal(a.weight, c.weight)
@@ -79,16 +85,24 @@ def test_lws_only_rescales_rows():
 
 def test_logit_adjustment_favours_tail_classes():
     # LA trains z + log(pi), so the returned z carries less of the prior: more tail predictions
-    X, y, _ = _data(n=480)
-    kw = dict(epochs=10, lr=0.05, seed=0)
+    X, y, init = _data(n=480)
+    kw = dict(init=init, epochs=10, lr=0.05, seed=0)
     p_ce = retrain_classifier(X, y, "ce", **kw)(X).argmax(1)
     p_la = retrain_classifier(X, y, "la", **kw)(X).argmax(1)
     assert (p_la >= 2).sum() > (p_ce >= 2).sum()
 
 
-def test_fresh_head_learns_separable_task():
+def test_random_head_refused_with_the_reason():
     X, y, _ = _data()
-    head = retrain_classifier(X, y, "ce", epochs=10, lr=0.1, seed=0)
+    with pytest.raises(ValueError, match="init is required.*1.7% balanced accuracy"):
+        retrain_classifier(X, y, "ce")
+    with pytest.raises(ValueError, match="init is required"):
+        RetrainedClassifier("los").fit(X, y)
+
+
+def test_logistic_start_learns_separable_task():
+    X, y, _ = _data()
+    head = retrain_classifier(X, y, "ce", init="logistic", epochs=2, lr=0.01, seed=0)
     assert (head(X).argmax(1) == y).float().mean() > 0.9
 
 
@@ -105,46 +119,120 @@ def test_class_balanced_weights():
 
 def test_retrain_errors():
     X, y, init = _data()
-    with pytest.raises(ValueError, match=r"labels has no sample of class\(es\) \[4\]"):
-        retrain_classifier(X, y, "ce", n_classes=5)
-    with pytest.raises(ValueError, match=r"labels must lie in \[0, 3\)"):
-        retrain_classifier(X, y, "ce", n_classes=3)
+    with pytest.raises(ValueError, match=r"y has no sample of class\(es\) \[4\]"):
+        retrain_classifier(X, y, "ce", init=init, n_classes=5)
+    with pytest.raises(ValueError, match="y must be < n_classes=3"):
+        retrain_classifier(X, y, "ce", init=init, n_classes=3)
     for eps in (0.0, 1.0, 2.0):
         with pytest.raises(ValueError, match="smoothing"):
-            retrain_classifier(X, y, "los", smoothing=eps)
+            retrain_classifier(X, y, "los", init=init, smoothing=eps)
     with pytest.raises(ValueError, match="method"):
-        retrain_classifier(X, y, "focal")
-    with pytest.raises(ValueError, match="init"):
-        retrain_classifier(X, y, "lws")
+        retrain_classifier(X, y, "focal", init=init)
     with pytest.raises(ValueError, match="init weight must have shape"):
         retrain_classifier(X, y, "ce", init=nn.Linear(5, 4))
     with pytest.raises(TypeError, match="init"):
-        retrain_classifier(X, y, "ce", init="head")
+        retrain_classifier(X, y, "ce", init=3)
+    with pytest.raises(ValueError, match="init"):
+        retrain_classifier(X, y, "ce", init="random")
     with pytest.raises(ValueError, match="epochs"):
-        retrain_classifier(X, y, "ce", epochs=0)
-    with pytest.raises(ValueError, match="mismatched"):
-        retrain_classifier(X, y[:-1], "ce")
+        retrain_classifier(X, y, "ce", init=init, epochs=0)
+    with pytest.raises(ValueError, match="y must have 240 labels"):
+        retrain_classifier(X, y[:-1], "ce", init=init)
 
+
+# --- regression tests for the robustness findings of issue 9 -------------------------------
+
+@pytest.mark.parametrize("name", ["tau", "lr", "weight_decay", "momentum", "beta"])
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_non_finite_hyperparameters_refused(name, value):
+    # tau=inf, lr=inf, weight_decay=inf used to return a NaN head
+    X, y, init = _data()
+    with pytest.raises(ValueError, match=name):
+        retrain_classifier(X, y, "la", init=init, epochs=1, **{name: value})
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.int32])
+@pytest.mark.parametrize("method", METHODS)
+def test_narrow_integer_labels(dtype, method):
+    # uint8/int16 labels passed validation, then crashed in gather/scatter
+    X, y, init = _data()
+    ref = retrain_classifier(X, y, method, init=init, epochs=1, lr=0.01)
+    got = retrain_classifier(X, y.to(dtype), method, init=init, epochs=1, lr=0.01)
+    assert torch.equal(ref.weight, got.weight)
+
+
+def test_complex_features_refused():
+    X, y, init = _data()
+    with pytest.raises(TypeError, match="features must be real"):
+        retrain_classifier(X.to(torch.complex64), y, "ce", init=init)
+
+
+def test_float64_and_numpy_features():
+    X, y, init = _data()
+    head = retrain_classifier(X.double().numpy(), y.numpy(), "los", init=init, epochs=1)
+    assert head.weight.dtype == torch.float64
+    est = RetrainedClassifier("los", init=init, epochs=1).fit(X, y)
+    # used to raise "mat1 and mat2 must have the same dtype"
+    pred = est.predict(X.double().numpy())
+    assert isinstance(pred, np.ndarray) and pred.dtype == np.int64
+    assert np.array_equal(pred, est.predict(X).numpy())
+    assert est.predict_proba(X.half()).shape == (240, 4)
+
+
+# --- the scikit-learn estimator ----------------------------------------------------------
 
 def test_estimator_wrapper():
     X, y, init = _data()
-    est = RetrainedClassifier("los", epochs=2, lr=0.01)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    est = RetrainedClassifier("los", init=init, epochs=2, lr=0.01)
+    with pytest.raises(NotFittedError):
         est.predict(X)
-    est.fit(X, y, init=init)
+    assert est.fit(X, y) is est
     assert est.n_classes_ == 4 and est.class_counts_.tolist() == [120, 60, 30, 30]
-    assert est.predict(X).shape == (240,)
+    assert est.classes_.tolist() == [0, 1, 2, 3] and est.n_features_in_ == 6
+    assert est.predict(X).shape == (240,) and isinstance(est.predict(X), torch.Tensor)
     torch.testing.assert_close(est.predict_proba(X).sum(1), torch.ones(240))
-    with pytest.raises(ValueError, match="features"):
+    assert 0.0 <= est.score(X.numpy(), y.numpy()) <= 1.0
+    with pytest.raises(ValueError, match="X has 3 features"):
         est.predict(X[:, :3])
+    head = retrain_classifier(X, y, "los", init=init, epochs=2, lr=0.01)
+    torch.testing.assert_close(est.head_.weight, head.weight)
 
 
-def test_claims_run_quick(tmp_path):
-    registry = claims.discover()
-    ids = [c for c in registry if c.startswith("los.")]
-    assert set(ids) == {"los.balanced_accuracy_gain", "los.few_shot_gain", "los.loma_decreases"}
-    for cid in ids:
-        r = claims.run(registry[cid], Scale.quick, 0, tmp_path)
-        assert r.status != "error", r.error
-        assert math.isfinite(r.measured)
-        assert all(p.endswith(".png") for p in r.figures) and r.figures
+def test_estimator_clone_and_params():
+    X, y, init = _data()
+    est = RetrainedClassifier("cbce", init=init, beta=0.99, epochs=3)
+    twin = clone(est)
+    assert twin.get_params()["beta"] == 0.99 and twin.method == "cbce"
+    assert twin.init is not init and torch.equal(twin.init.weight, init.weight)
+    assert not hasattr(twin, "head_")
+    clone(RetrainedClassifier())  # defaults construct and clone without validation
+    # __init__ only stores: a bad value is reported by fit, naming the parameter
+    bad = RetrainedClassifier("los", init=init, lr=-1.0)
+    with pytest.raises(ValueError, match="lr"):
+        bad.fit(X, y)
+
+
+# Checks that do not apply: the contract's labels are integers in [0, K) with every class
+# present (the head's rows are the classes), inputs are dense real arrays, and bad input is
+# refused with the contract's message naming the argument rather than scikit-learn's wording.
+_LABELS = "labels must be integers in [0, K) with every class present"
+_INPUT = "dense real input only; refused with the contract's message, not sklearn's wording"
+NOT_APPLICABLE = {
+    **{c: _LABELS for c in (
+        "check_classifiers_classes", "check_classifiers_one_label",
+        "check_classifiers_regression_target", "check_estimators_dtypes", "check_fit2d_1sample",
+        "check_fit2d_1feature", "check_supervised_y_no_nan", "check_supervised_y_2d",
+        "check_requires_y_none")},
+    **{c: _INPUT for c in (
+        "check_dtype_object", "check_classifier_data_not_an_array", "check_complex_data",
+        "check_estimator_sparse_array", "check_estimator_sparse_matrix",
+        "check_estimator_sparse_tag", "check_estimators_empty_data_messages",
+        "check_estimators_nan_inf", "check_fit2d_predict1d")},
+}
+
+
+def test_check_estimator_where_it_applies(one_thread):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_estimator(RetrainedClassifier(init="logistic", epochs=2),
+                        expected_failed_checks=NOT_APPLICABLE)

@@ -1,9 +1,7 @@
-"""Canonical Representation Hypothesis / Polynomial Alignment Hypothesis probes (ICLR 2025).
+"""Canonical Representation / Polynomial Alignment Hypotheses: probe how a layer's
+representations, weights and neuron gradients align (Ziyin et al., ICLR 2025)."""
 
-Ziyin, Chuang, Galanti, Poggio, "Formation of Representations in Neural Networks"
-(arXiv 2410.03006): representations, weights and neuron gradients of a layer align.
-"""
-
+from iclr25.claims import Paper
 from iclr25.crh.alignment import (
     PowerLawFit,
     alignment_score,
@@ -13,7 +11,18 @@ from iclr25.crh.alignment import (
 )
 from iclr25.crh.probe import POWER_LAWS, RELATIONS, AlignmentProbe, LayerAlignment
 
+PAPER = Paper(
+    number=4,
+    short="crh",
+    title="Formation of Representations in Neural Networks",
+    authors="Liu Ziyin, Isaac Chuang, Tomer Galanti, Tomaso Poggio",
+    arxiv="2410.03006",
+    openreview="Njx1NjHIx4",
+    code=None,  # no official repository found
+)
+
 __all__ = [
+    "PAPER",
     "POWER_LAWS",
     "RELATIONS",
     "AlignmentProbe",

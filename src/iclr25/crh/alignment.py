@@ -18,23 +18,28 @@ from typing import NamedTuple
 
 import torch
 
-from iclr25._checks import check_tensor
+from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
 
 
 def _check_square(A: object, name: str) -> torch.Tensor:
-    A = check_tensor(A, name, ndim=2, floating=True)
+    A = as_tensor(A, name, ndim=2)
+    if not A.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point matrix, got {A.dtype}")
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"{name} must be square, got shape {tuple(A.shape)}")
     return A
 
 
-def _check_pair(A: object, B: object) -> tuple[torch.Tensor, torch.Tensor]:
-    A, B = _check_square(A, "A"), _check_square(B, "B")
+def _check_pair(A: object, B: object, names: tuple[str, str] = ("A", "B"),
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    a, b = names
+    A, B = _check_square(A, a), _check_square(B, b)
     if A.shape != B.shape:
-        raise ValueError(f"A and B must have the same shape, got {tuple(A.shape)} and "
+        raise ValueError(f"{a} and {b} must have the same shape, got {tuple(A.shape)} and "
                          f"{tuple(B.shape)}")
     if A.device != B.device:
-        raise ValueError(f"A and B must be on the same device, got {A.device} and {B.device}")
+        raise ValueError(f"{a} and {b} must be on the same device, got {A.device} and "
+                         f"{B.device}")
     return A, B
 
 
@@ -43,57 +48,105 @@ def _entries(A: torch.Tensor, offdiag: bool) -> torch.Tensor:
         return A.reshape(-1)
     # Both triangles: for symmetric inputs every pair then appears twice on both sides,
     # which leaves a Pearson correlation unchanged, and non-symmetric inputs still work.
-    mask = ~torch.eye(A.shape[0], dtype=torch.bool, device=A.device)
-    return A[mask]
+    # Dropping the first entry, rows of d + 1 start at each diagonal entry: cut them off.
+    d = A.shape[0]
+    return A.reshape(-1)[1:].reshape(d - 1, d + 1)[:, :-1].reshape(-1)
 
 
-def alignment_score(A: torch.Tensor, B: torch.Tensor, offdiag: bool = True) -> torch.Tensor:
+def _unit_centred(x: torch.Tensor) -> torch.Tensor | None:
+    """``(x - mean) / ||x - mean||`` without overflow or underflow; None if x is constant."""
+    if x.numel() == 0:
+        return None
+    x = x - x.mean()
+    peak = x.abs().max()
+    if float(peak) == 0.0:
+        return None
+    x = x / peak  # entries now in [-1, 1]: the norm below can neither overflow nor vanish
+    return x / x.norm()
+
+
+def _alignments(mats: torch.Tensor, offdiag: bool) -> torch.Tensor:
+    """(k, k) alignment scores between every pair of a (k, d, d) stack, in a few batched ops.
+
+    Same numbers as :func:`_alignment` pairwise (centred, scaled by the peak, then by the
+    norm); NaN in the rows and columns of matrices whose selected entries are constant.
+    """
+    k, d = mats.shape[0], mats.shape[1]
+    x = mats.to(torch.float64).reshape(k, -1)
+    if offdiag:
+        x = x[:, 1:].reshape(k, d - 1, d + 1)[:, :, :-1].reshape(k, -1)
+    if x.shape[1] == 0:
+        return torch.full((k, k), float("nan"), dtype=torch.float64, device=mats.device)
+    x = x - x.mean(1, keepdim=True)
+    peak = x.abs().amax(1, keepdim=True)
+    ok = peak[:, 0] > 0
+    x = x / torch.where(peak > 0, peak, 1.0)
+    x = x / torch.linalg.vector_norm(x, dim=1, keepdim=True).clamp_min(1e-300)
+    scores = (x @ x.T).clamp(-1.0, 1.0)
+    return scores.masked_fill(~(ok[:, None] & ok[None, :]), float("nan"))
+
+
+def alignment_score(A: torch.Tensor, B: torch.Tensor, offdiag: bool = True) -> float:
     """Pearson correlation of the entries of two square matrices (the CRH alignment α).
 
     Args:
-        A, B: (d, d) floating matrices (usually symmetric PSD), same shape and device.
+        A, B: (d, d) real floating matrices (usually symmetric PSD), same shape and device;
+            numpy arrays are accepted.
         offdiag: use only the off-diagonal entries (default; see the module docstring for why).
 
     Returns:
-        0-d float64 tensor in [-1, 1]: 1 iff B = cA (+ c' I when ``offdiag``) with c > 0,
-        about 0 for independent matrices. NaN if the selected entries of A or B are constant
-        (e.g. a diagonal matrix with ``offdiag=True``), where a correlation is undefined.
+        A float in [-1, 1]: 1 iff B = cA (+ c' I when ``offdiag``) with c > 0, about 0 for
+        independent matrices. NaN if the selected entries of A or B are constant (e.g. a
+        diagonal matrix with ``offdiag=True``), where a correlation is undefined. Each side
+        is centred and scaled to unit norm before the product, so matrices scaled by 1e±200
+        score the same as unscaled ones.
 
     Raises:
         ValueError: non-square, mismatched shapes, NaN/inf, or d < 2 with ``offdiag``.
+        TypeError: integer or complex matrices.
 
     Paper: the alignment measure α(A, B) of Sec. 5 (a normalised entry-wise correlation).
+
+    Examples:
+        >>> import torch
+        >>> A = torch.tensor([[2.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.5, 2.0]])
+        >>> alignment_score(A, 3 * A + torch.eye(3))
+        1.0
     """
     A, B = _check_pair(A, B)
     if offdiag and A.shape[0] < 2:
         raise ValueError("offdiag=True needs matrices of size >= 2 (a 1x1 matrix has no "
                          "off-diagonal entries)")
-    a = _entries(A.to(torch.float64), offdiag)
-    b = _entries(B.to(torch.float64), offdiag)
-    a, b = a - a.mean(), b - b.mean()
-    denom = a.norm() * b.norm()
-    if float(denom) == 0.0:
-        return torch.tensor(float("nan"), dtype=torch.float64, device=A.device)
-    return ((a @ b) / denom).clamp(-1.0, 1.0)
+    return _alignment(A, B, offdiag)
+
+
+def _alignment(A: torch.Tensor, B: torch.Tensor, offdiag: bool) -> float:
+    """:func:`alignment_score` on checked matrices."""
+    a = _unit_centred(_entries(A.to(torch.float64), offdiag))
+    b = _unit_centred(_entries(B.to(torch.float64), offdiag))
+    if a is None or b is None:
+        return float("nan")
+    return min(1.0, max(-1.0, float(a @ b)))
 
 
 def random_orthogonal(
-    d: int, *, seed: int | None = None, generator: torch.Generator | None = None,
+    d: int, *, seed: int | torch.Generator | None = None,
     dtype: torch.dtype = torch.float64, device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """A Haar-distributed random orthogonal (d, d) matrix (QR of a Gaussian with sign fix).
 
     Args:
-        d: size; seed or generator: the randomness (one of them; ``seed`` wins if both).
+        d: size >= 1.
+        seed: int, CPU Generator (drawn from, so successive calls differ) or None (fresh).
+        dtype, device: of the result (drawn on the CPU, so the same seed gives the same
+            matrix on every device).
 
     Returns:
         (d, d) tensor Q with QᵀQ = I.
     """
-    if int(d) < 1:
-        raise ValueError(f"d must be >= 1, got {d}")
-    if seed is not None or generator is None:
-        generator = torch.Generator().manual_seed(0 if seed is None else int(seed))
-    X = torch.randn(int(d), int(d), generator=generator, dtype=torch.float64)
+    d = check_int(d, "d", 1)
+    generator = resolve_seed(seed)
+    X = torch.randn(d, d, generator=generator, dtype=torch.float64)
     Q, R = torch.linalg.qr(X)
     # Multiplying column k by sign(R_kk) makes the distribution exactly Haar.
     r = torch.diagonal(R)
@@ -102,7 +155,8 @@ def random_orthogonal(
 
 
 def rotation_null(
-    A: torch.Tensor, B: torch.Tensor, seed: int = 0, *, n_draws: int = 100, offdiag: bool = True,
+    A: torch.Tensor, B: torch.Tensor, *, seed: int | torch.Generator | None = 0,
+    n_draws: int = 100, offdiag: bool = True,
 ) -> torch.Tensor:
     """Chance level of ``alignment_score(A, B)``: scores of A against random rotations of B.
 
@@ -112,7 +166,7 @@ def rotation_null(
 
     Args:
         A, B: (d, d) matrices as for ``alignment_score``.
-        seed: seed of the rotations.
+        seed: seed of the rotations (int, CPU Generator, or None for a fresh one).
         n_draws: number of random rotations.
         offdiag: passed to ``alignment_score``.
 
@@ -121,13 +175,12 @@ def rotation_null(
         mean of their absolute values or a high quantile).
     """
     A, B = _check_pair(A, B)
-    if int(n_draws) < 1:
-        raise ValueError(f"n_draws must be >= 1, got {n_draws}")
-    g = torch.Generator().manual_seed(int(seed))
+    n_draws = check_int(n_draws, "n_draws", 1)
+    g = resolve_seed(seed)
     Bd = B.to(torch.float64)
-    out = torch.empty(int(n_draws), dtype=torch.float64, device=A.device)
-    for k in range(int(n_draws)):  # a few draws, each an O(d^3) product: no per-entry loop
-        Q = random_orthogonal(A.shape[0], generator=g, device=A.device)
+    out = torch.empty(n_draws, dtype=torch.float64, device=A.device)
+    for k in range(n_draws):  # a few draws, each an O(d^3) product: no per-entry loop
+        Q = random_orthogonal(A.shape[0], seed=g, device=A.device)
         out[k] = alignment_score(A, Q @ Bd @ Q.T, offdiag=offdiag)
     return out
 
@@ -154,7 +207,8 @@ def power_law_exponent(A: torch.Tensor, Z: torch.Tensor, *, rtol: float = 1e-6) 
     Args:
         A: (d, d) symmetric matrix (e.g. a representation or gradient covariance).
         Z: (d, d) symmetric PSD matrix (e.g. W Wᵀ). Only its symmetric part is used.
-        rtol: eigenvalues of Z below ``rtol * max`` are dropped (numerical null space).
+        rtol: eigenvalues of Z below ``rtol * max`` are dropped (numerical null space); a
+            finite number > 0.
 
     Returns:
         PowerLawFit(exponent, intercept, r2, n_used); exponent is NaN if fewer than 2
@@ -162,12 +216,22 @@ def power_law_exponent(A: torch.Tensor, Z: torch.Tensor, *, rtol: float = 1e-6) 
 
     Paper: Polynomial Alignment Hypothesis, Sec. 4 (H ∝ Z^α, G ∝ Z^β; eigenvalue scatter plots).
     """
-    A, Z = _check_pair(A, Z)
-    if not rtol > 0:
-        raise ValueError(f"rtol must be > 0, got {rtol}")
+    A, Z = _check_pair(A, Z, ("A", "Z"))
+    rtol = check_range(rtol, "rtol", 0.0, low_open=True)
+    return _power_law(A, _eigh(Z), rtol)
+
+
+def _eigh(Z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Eigenvalues and eigenvectors of the symmetric part of Z, in float64."""
     Zs = Z.to(torch.float64)
-    lam, V = torch.linalg.eigh(0.5 * (Zs + Zs.T))
-    a = torch.einsum("ji,jk,ki->i", V, A.to(torch.float64), V)
+    return torch.linalg.eigh(0.5 * (Zs + Zs.T))
+
+
+def _power_law(A: torch.Tensor, eig: tuple[torch.Tensor, torch.Tensor],
+               rtol: float = 1e-6) -> PowerLawFit:
+    """:func:`power_law_exponent` from Z's eigendecomposition (shared by several fits)."""
+    lam, V = eig
+    a = ((V.T @ A.to(torch.float64)) * V.T).sum(1)  # Rayleigh quotients v_iᵀ A v_i
     keep = (lam > rtol * lam.max().clamp_min(0)) & (a > 0) & (lam > 0)
     nan = float("nan")
     n = int(keep.sum())

@@ -13,14 +13,16 @@ and asserts six proportionalities: forward (input side) f-RGA ``H_a ∝ G_a``, f
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25.crh.alignment import PowerLawFit, alignment_score, power_law_exponent, rotation_null
+from iclr25._checks import check_int
+from iclr25.crh.alignment import PowerLawFit, _alignments, _eigh, _power_law, rotation_null
 
 #: relation name -> (first matrix, second matrix), in the paper's order.
 RELATIONS: dict[str, tuple[str, str]] = {
@@ -56,19 +58,32 @@ class LayerAlignment:
         matrices: "H_a", "G_a", "Z_a" (in_features x in_features) and "H_b", "G_b", "Z_b"
             (out_features x out_features), float64.
         scores: the six relations of ``RELATIONS`` -> alignment score (off-diagonal Pearson).
-        exponents: the four ``POWER_LAWS`` fits (PAH exponents).
+        exponents: the four ``POWER_LAWS`` fits (PAH exponents), computed on first access
+            (two eigendecompositions, shared by the fits).
     """
 
     name: str
     n_samples: int
     matrices: dict[str, torch.Tensor]
     scores: dict[str, float]
-    exponents: dict[str, PowerLawFit] = field(default_factory=dict)
     offdiag: bool = True
 
-    def null_scores(self, seed: int = 0, n_draws: int = 100) -> dict[str, torch.Tensor]:
-        """Rotation-null scores (n_draws,) of each relation, to compare ``scores`` with chance."""
-        return {rel: rotation_null(self.matrices[a], self.matrices[b], seed=seed + k,
+    @functools.cached_property
+    def exponents(self) -> dict[str, PowerLawFit]:
+        """PAH exponents: ``A ∝ Z^α`` fitted over Z's eigenvectors, for each ``POWER_LAWS``."""
+        eig = {z: _eigh(self.matrices[z]) for z in ("Z_a", "Z_b")}
+        return {k: _power_law(self.matrices[a], eig[z]) for k, (a, z) in POWER_LAWS.items()}
+
+    def null_scores(self, *, seed: int | torch.Generator = 0,
+                    n_draws: int = 100) -> dict[str, torch.Tensor]:
+        """Rotation-null scores (n_draws,) of each relation, to compare ``scores`` with chance.
+
+        An int seeds relation k with ``seed + k``; a Generator is drawn from in turn.
+        """
+        if not isinstance(seed, torch.Generator):
+            seed = check_int(seed, "seed", 0)
+        return {rel: rotation_null(self.matrices[a], self.matrices[b],
+                                   seed=seed if isinstance(seed, torch.Generator) else seed + k,
                                    n_draws=n_draws, offdiag=self.offdiag)
                 for k, (rel, (a, b)) in enumerate(RELATIONS.items())}
 
@@ -82,13 +97,12 @@ class _Moments:
         self.ss: torch.Tensor | None = None
 
     def add(self, x: torch.Tensor) -> None:
-        x = x.detach().to(torch.float64)
         if self.s is None:
             self.s = x.sum(0)
             self.ss = x.T @ x
         else:
             self.s += x.sum(0)
-            self.ss += x.T @ x
+            self.ss.addmm_(x.T, x)
         self.n += x.shape[0]
 
     def matrix(self, center: bool) -> torch.Tensor:
@@ -181,14 +195,21 @@ class AlignmentProbe:
         self.eval_mode = bool(eval_mode)
 
     def _prep(self, x: torch.Tensor) -> torch.Tensor:
-        x = x.reshape(-1, x.shape[-1])
+        """Rows of ``x`` as a new float64 (m, d) tensor, unit-normalised if asked."""
+        x = x.detach().reshape(-1, x.shape[-1])
         if self.normalize:
             # clamp keeps exact-zero vectors (dead ReLU inputs, zero gradients) at zero
-            x = x / x.norm(dim=1, keepdim=True).clamp_min(torch.finfo(x.dtype).tiny)
-        return x
+            norm = torch.linalg.vector_norm(x, dim=1, keepdim=True)
+            x = x / norm.clamp_min(torch.finfo(x.dtype).tiny)
+        return x.to(torch.float64, copy=True)
 
     def run(self, loader: Iterable) -> dict[str, LayerAlignment]:
         """Stream the loader once and return each probed layer's ``LayerAlignment``.
+
+        Per-sample gradients cost one backward pass per batch: ``g_b`` is the gradient of
+        the summed loss with respect to the layer's output (each row only depends on its
+        own sample) and ``g_a = g_b W`` in closed form, so the four covariances are
+        matrix products of (batch, width) blocks; nothing per sample is stored.
 
         Args:
             loader: an iterable of ``(inputs, targets)`` batches (e.g. a ``DataLoader``);
@@ -206,44 +227,15 @@ class AlignmentProbe:
         modules = dict(self.model.named_modules())
         moments = {n: {k: _Moments() for k in ("h_a", "g_a", "h_b", "g_b")} for n in self.layers}
         captured: list[tuple[str, torch.Tensor]] = []
-
-        def make_hook(name: str) -> Callable:
-            def hook(module: nn.Module, inputs: tuple, output: torch.Tensor) -> torch.Tensor:
-                # Accumulate h_a, h_b now: the input may be changed in place later in the
-                # forward pass (e.g. ``x += f(x)``), which frozen weights would not catch.
-                moments[name]["h_a"].add(self._prep(inputs[0].detach()))
-                moments[name]["h_b"].add(self._prep(output.detach()))
-                # Adding a zero leaf lets autograd hand us ∂ℓ/∂h_b even for frozen weights,
-                # without cutting the graph that earlier probed layers need.
-                probe = torch.zeros_like(output, requires_grad=True)
-                captured.append((name, probe))
-                return output + probe
-            return hook
-
         flags = {m: m.training for m in self.model.modules()}
-        handles = [modules[n].register_forward_hook(make_hook(n)) for n in self.layers]
+        handles = [modules[n].register_forward_hook(self._hook(n, moments[n], captured))
+                   for n in self.layers]
         n_batches = 0
         try:
             if self.eval_mode:
                 self.model.eval()
             for batch in loader:
-                if not isinstance(batch, (tuple, list)) or len(batch) != 2:
-                    raise TypeError("loader must yield (inputs, targets) pairs, got "
-                                    f"{type(batch).__name__}")
-                x, y = batch
-                captured.clear()
-                with torch.enable_grad():
-                    loss = self.loss_fn(self.model(x), y)
-                    if loss.ndim > 0:
-                        loss = loss.sum()
-                    probes = [c[1] for c in captured]
-                    grads = torch.autograd.grad(loss, probes, allow_unused=True)
-                for (name, probe), grad in zip(captured, grads, strict=True):
-                    g_b = -grad if grad is not None else torch.zeros_like(probe)
-                    g_a = g_b @ modules[name].weight.detach().to(g_b.dtype)  # g_a = Wᵀ g_b
-                    mom = moments[name]
-                    mom["g_b"].add(self._prep(g_b))
-                    mom["g_a"].add(self._prep(g_a))
+                self._step(batch, captured, moments, modules)
                 n_batches += 1
         finally:
             for h in handles:
@@ -252,23 +244,58 @@ class AlignmentProbe:
                 m.train(flag)
         if n_batches == 0:
             raise ValueError("loader is empty: it yields no batches")
+        return {n: self._result(n, moments[n], modules[n].weight) for n in self.layers}
 
-        results = {}
-        for name in self.layers:
-            mom = moments[name]
-            if mom["h_a"].n == 0:
-                raise ValueError(f"layer {name!r} was never called during the forward pass")
-            W = modules[name].weight.detach().to(torch.float64)
-            mats = {
-                "H_a": mom["h_a"].matrix(self.center),
-                "G_a": mom["g_a"].matrix(self.center),
+    def _hook(self, name: str, mom: dict[str, _Moments],
+              captured: list[tuple[str, torch.Tensor]]) -> Callable:
+        def hook(module: nn.Module, inputs: tuple, output: torch.Tensor) -> torch.Tensor:
+            # Accumulate h_a, h_b now (copies): the input may be changed in place later in
+            # the forward pass (e.g. ``x += f(x)``), which frozen weights would not catch.
+            mom["h_a"].add(self._prep(inputs[0]))
+            mom["h_b"].add(self._prep(output))
+            # Adding a zero leaf lets autograd hand us ∂ℓ/∂h_b even for frozen weights,
+            # without cutting the graph that earlier probed layers need. Returning a new
+            # tensor also keeps that gradient right when a later op works in place
+            # (``nn.ReLU(inplace=True)``): it rewrites the sum, not what we differentiate.
+            probe = torch.zeros_like(output, requires_grad=True)
+            captured.append((name, probe))
+            return output + probe
+        return hook
+
+    def _step(self, batch: object, captured: list[tuple[str, torch.Tensor]],
+              moments: dict[str, dict[str, _Moments]], modules: dict[str, nn.Module]) -> None:
+        """One batch: forward with hooks, one backward to the probes, accumulate g_a, g_b."""
+        if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+            raise TypeError(f"loader must yield (inputs, targets) pairs, got "
+                            f"{type(batch).__name__}")
+        x, y = batch
+        captured.clear()
+        with torch.enable_grad():
+            loss = self.loss_fn(self.model(x), y)
+            if loss.ndim > 0:
+                loss = loss.sum()
+            grads = torch.autograd.grad(loss, [c[1] for c in captured], allow_unused=True)
+        for (name, probe), grad in zip(captured, grads, strict=True):
+            g_b = -grad if grad is not None else torch.zeros_like(probe)
+            g_a = g_b @ modules[name].weight.detach().to(g_b.dtype)  # g_a = Wᵀ g_b per row
+            moments[name]["g_b"].add(self._prep(g_b))
+            moments[name]["g_a"].add(self._prep(g_a))
+
+    def _result(self, name: str, mom: dict[str, _Moments],
+                weight: torch.Tensor) -> LayerAlignment:
+        if mom["h_a"].n == 0:
+            raise ValueError(f"layer {name!r} was never called during the forward pass")
+        W = weight.detach().to(torch.float64)
+        mats = {"H_a": mom["h_a"].matrix(self.center), "G_a": mom["g_a"].matrix(self.center),
                 "Z_a": W.T @ W,
-                "H_b": mom["h_b"].matrix(self.center),
-                "G_b": mom["g_b"].matrix(self.center),
-                "Z_b": W @ W.T,
-            }
-            scores = {rel: float(alignment_score(mats[a], mats[b], offdiag=self.offdiag))
-                      for rel, (a, b) in RELATIONS.items()}
-            exps = {k: power_law_exponent(mats[a], mats[z]) for k, (a, z) in POWER_LAWS.items()}
-            results[name] = LayerAlignment(name, mom["h_a"].n, mats, scores, exps, self.offdiag)
-        return results
+                "H_b": mom["h_b"].matrix(self.center), "G_b": mom["g_b"].matrix(self.center),
+                "Z_b": W @ W.T}
+        scores = {}
+        for side in ("a", "b"):  # the three matrices of a side have one shape: score at once
+            keys = [f"H_{side}", f"G_{side}", f"Z_{side}"]
+            table = _alignments(torch.stack([mats[k] for k in keys]), self.offdiag).tolist()
+            for rel, (a, b) in RELATIONS.items():
+                if a[-1] == side:
+                    scores[rel] = table[keys.index(a)][keys.index(b)]
+        scores = {rel: scores[rel] for rel in RELATIONS}
+        return LayerAlignment(name, mom["h_a"].n, mats, scores, self.offdiag)

@@ -1,11 +1,8 @@
-"""Label Over-Smoothing (LOS): re-train a long-tailed classifier with eps ~ 1 label smoothing.
+"""Label Over-Smoothing (LOS): re-train a long-tailed classifier with eps ~ 1 label smoothing."""
 
-Sun et al., "Rethinking Classifier Re-Training in Long-Tailed Recognition: Label Over-Smooth
-Can Balance", ICLR 2025.
-"""
-
+from iclr25.claims import Paper
 from iclr25.los.data import long_tailed_counts, make_long_tailed
-from iclr25.los.loss import label_over_smoothing_loss, smoothed_targets
+from iclr25.los.loss import LabelOverSmoothingLoss, label_over_smoothing_loss, smoothed_targets
 from iclr25.los.metrics import (
     balanced_accuracy,
     group_accuracy,
@@ -21,8 +18,22 @@ from iclr25.los.retrain import (
     retrain_classifier,
 )
 
+PAPER = Paper(
+    number=3,
+    short="los",
+    title="Rethinking Classifier Re-Training in Long-Tailed Recognition: "
+          "Label Over-Smooth Can Balance",
+    authors="Siyu Sun, Han Lu, Jiangtong Li, Yichen Xie, Tianjiao Li, Xiaokang Yang, "
+            "Liqing Zhang, Junchi Yan",
+    arxiv="2403.00250",
+    openreview="OeKp3AdiVO",
+    code="bilibili/LOS",
+)
+
 __all__ = [
     "METHODS",
+    "PAPER",
+    "LabelOverSmoothingLoss",
     "RetrainedClassifier",
     "balanced_accuracy",
     "class_balanced_weights",

@@ -2,29 +2,37 @@
 
 Task (the spec's pilot, a stand-in for CIFAR-100-LT since no 100-class data set is bundled):
 ``iclr25.datasets.gaussian_mixture`` with K=100 classes, d=64, centres 0.35·N(0, I), unit
-noise, long-tailed training counts 500 -> 5 (IR=100, 10,847 samples), balanced test set of
-100 per class. Stage 1: MLP 64-128-128-100, CE + weight decay 5e-3, SGD lr 0.05, cosine,
-60 epochs. Stage 2 (the paper's recipe): only the linear head, from the stage-1 head, SGD lr
-5e-4 momentum 0.9 wd 0, cosine over 20 epochs, instance-balanced batches of 64. The paper's
-claim at K=100 is about this re-training stage; the notes found no gain at K=10.
+noise, long-tailed training counts 500 -> 5 (IR=100, 10,847 samples), balanced test set.
+Stage 1: MLP 64-128-128-100, CE + weight decay 5e-3, SGD lr 0.05, cosine. Stage 2 (the paper's
+recipe): only the linear head, from the stage-1 head, SGD lr 5e-4 momentum 0.9 wd 0, cosine
+over 20 epochs, instance-balanced batches of 64, on frozen features (the official stage 2
+keeps BatchNorm in train mode with augmented images; an MLP on fixed data has neither). The
+paper's claim at K=100 is about this re-training stage; the spec's notes found no gain at
+K=10, so K=10 would make the claim uninformative in the other direction.
 
-Quick scale keeps the training data and the stage-2 recipe unchanged but uses one seed,
-20 stage-1 epochs with batches of 128, 30 test samples per class, the sweep eps in
-{0, 0.5, 0.98} and no CB-CE/LA/LWS baselines; full scale uses 3 seeds (seed, seed+1,
-seed+2), the pilot's stage 1 (60 epochs, batch 64), 100 test samples per class, the sweep
-{0, 0.1, 0.5, 0.9, 0.98} and the baselines. We report the last stage-2 epoch; the official
-code reports the best epoch on the test set, which is selection on the test set.
+Every stage-2 method (CE, LOS sweep, CB-CE, logit adjustment, LWS) re-trains the same stage-1
+head on the same frozen features with the same batches and epochs. We report the last
+stage-2 epoch; the official code reports the best epoch on the test set, which is selection
+on the test set.
 """
 
 from __future__ import annotations
 
-import functools
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from iclr25.claims import Context, Measurement, Scale, claim, torch_threads
-from iclr25.los.experiment import long_tailed_mixture, train_stage1
+from iclr25.claims import (
+    Context,
+    Evidence,
+    Setting,
+    Table,
+    claim,
+    experiment,
+    scalar,
+    torch_threads,
+)
 from iclr25.los.metrics import (
     group_accuracy,
     logits_magnitude,
@@ -32,35 +40,47 @@ from iclr25.los.metrics import (
     regularized_std,
 )
 from iclr25.los.retrain import retrain_classifier
+from iclr25.los.testbed import long_tailed_mixture, train_stage1
 
-PAPER = ("Rethinking Classifier Re-Training in Long-Tailed Recognition: "
-         "Label Over-Smooth Can Balance")
 GROUPS = ("all", "many", "medium", "few")
-BASELINES = ("cbce", "la", "lws")
 LABELS = {"stage1": "stage 1", "eps=0": "CE re-train", "eps=0.98": "LOS ε=0.98",
           "cbce": "CB-CE", "la": "logit adj.", "lws": "LWS"}
 
 
-def _setting(scale: Scale) -> dict:
-    quick = scale == Scale.quick
-    return dict(n_seeds=1 if quick else 3, stage1_epochs=20 if quick else 60,
-                stage1_batch=128 if quick else 64, test_per_class=30 if quick else 100,
-                eps=(0.0, 0.5, 0.98) if quick else (0.0, 0.1, 0.5, 0.9, 0.98),
-                baselines=() if quick else BASELINES)
+@dataclass(frozen=True)
+class LongTail(Setting):
+    n_seeds: int  # seeds seed .. seed + n_seeds - 1; the spec's pass criteria use 3
+    stage1_epochs: int  # the pilot's 60; quick 20 (a weaker but still long-tailed stage 1)
+    stage1_batch: int  # the pilot's 64; quick 128 (half the steps)
+    test_per_class: int  # balanced test set; quick 30 (3,000 test samples)
+    eps: tuple[float, ...]  # smoothing sweep, 0 = CE re-training, 0.98 = the paper's LOS
+    baselines: tuple[str, ...]  # the re-training methods LOS is compared with
+
+
+@dataclass
+class LongTailEvidence(Evidence):
+    gain: float = scalar("points", "balanced accuracy, LOS(ε=0.98) − CE re-training")
+    few_gain: float = scalar("points", "few-shot accuracy, LOS(ε=0.98) − CE re-training")
+    loma_steps_down: float = scalar("fraction", "ε steps where the mean LoMa decreases")
+    margin_vs_best: float = scalar("points", "balanced accuracy, LOS − strongest baseline")
+    strongest_baseline: str = scalar("", "baseline with the highest mean balanced accuracy")
+    gain_per_seed: list = scalar("points")
+    by_group: Table = None
+    per_seed: Table = None
+    sweep: Table = None
 
 
 def _evaluate(z: torch.Tensor, y: torch.Tensor, counts: torch.Tensor) -> dict:
     return {"groups": group_accuracy(z.argmax(1), y, counts),
             "acc": per_class_accuracy(z.argmax(1), y, len(counts)).tolist(),
-            "loma": logits_magnitude(z, y).tolist(),
-            "rsd": regularized_std(z, y).tolist()}
+            "loma": logits_magnitude(z, y).tolist(), "rsd": regularized_std(z, y).tolist()}
 
 
-def _one_seed(cfg: dict, s: int) -> dict:
+def _one_seed(setting: LongTail, s: int) -> dict:
     """Stage 1 once, then every stage-2 method on the same frozen features."""
-    task = long_tailed_mixture(test_per_class=cfg["test_per_class"], seed=s)
+    task = long_tailed_mixture(test_per_class=setting.test_per_class, seed=s)
     model = train_stage1(task.X_train, task.y_train, task.n_classes,
-                         epochs=cfg["stage1_epochs"], batch_size=cfg["stage1_batch"], seed=s)
+                         epochs=setting.stage1_epochs, batch_size=setting.stage1_batch, seed=s)
     with torch.no_grad():
         f_tr, f_te = model.features(task.X_train), model.features(task.X_test)
         res = {"stage1": _evaluate(model.fc(f_te), task.y_test, task.train_counts)}
@@ -70,173 +90,150 @@ def _one_seed(cfg: dict, s: int) -> dict:
         with torch.no_grad():
             return _evaluate(head(f_te), task.y_test, task.train_counts)
 
-    for eps in cfg["eps"]:
+    for eps in setting.eps:
         res[f"eps={eps:g}"] = fit("ce") if eps == 0 else fit("los", smoothing=eps)
-    for method in cfg["baselines"]:
+    for method in setting.baselines:
         res[method] = fit(method)
-    return {"seed": s, "results": res, "train_counts": task.train_counts.tolist()}
+    return res
 
 
-@functools.lru_cache(maxsize=4)
-def _experiment(scale: Scale, seed: int) -> dict:
-    """Every method on seeds seed .. seed + n_seeds - 1 (cached: the claims share it)."""
-    cfg = _setting(scale)
+def _mean(runs: list[dict], key: str, group: str = "all") -> float:
+    return float(np.mean([r[key]["groups"][group] for r in runs]))
+
+
+def _mean_of(runs: list[dict], key: str, metric: str) -> float:
+    return float(np.mean([np.mean(r[key][metric]) for r in runs]))
+
+
+@experiment(
+    quick=LongTail(n_seeds=1, stage1_epochs=20, stage1_batch=128, test_per_class=30,
+                   eps=(0.0, 0.5, 0.98), baselines=("cbce", "la", "lws")),
+    full=LongTail(n_seeds=3, stage1_epochs=60, stage1_batch=64, test_per_class=100,
+                  eps=(0.0, 0.1, 0.5, 0.9, 0.98), baselines=("cbce", "la", "lws")),
+)
+def long_tail(setting: LongTail, ctx: Context) -> LongTailEvidence:
+    """Stage 1 and every stage-2 method on each seed; figures of groups, classes, sweep."""
+    seeds = list(range(ctx.seed, ctx.seed + setting.n_seeds))
     with torch_threads(1):
-        runs = [_one_seed(cfg, s) for s in range(seed, seed + cfg["n_seeds"])]
-    return {"config": cfg, "runs": runs, "train_counts": runs[0]["train_counts"]}
+        runs = [_one_seed(setting, s) for s in seeds]
+    counts = long_tailed_mixture(test_per_class=1).train_counts
+    keys = ["stage1", *[f"eps={e:g}" for e in setting.eps], *setting.baselines]
+    gains = [100 * (r["eps=0.98"]["groups"]["all"] - r["eps=0"]["groups"]["all"]) for r in runs]
+    few = [100 * (r["eps=0.98"]["groups"]["few"] - r["eps=0"]["groups"]["few"]) for r in runs]
+    loma = [_mean_of(runs, f"eps={e:g}", "loma") for e in setting.eps]
+    best = max(setting.baselines, key=lambda k: _mean(runs, k))
+    _figures(ctx, setting, runs, counts)
+    return LongTailEvidence(
+        gain=float(np.mean(gains)), few_gain=float(np.mean(few)),
+        loma_steps_down=float(np.mean([b < a for a, b in zip(loma[:-1], loma[1:],
+                                                              strict=True)])),
+        margin_vs_best=100 * (_mean(runs, "eps=0.98") - _mean(runs, best)),
+        strongest_baseline=best, gain_per_seed=gains,
+        by_group=Table("accuracy by shot group, mean over seeds (%)",
+                       ("method", *GROUPS, "mean LoMa", "mean RSD"),
+                       [(k, *[100 * _mean(runs, k, g) for g in GROUPS],
+                         _mean_of(runs, k, "loma"), _mean_of(runs, k, "rsd")) for k in keys]),
+        per_seed=Table("balanced accuracy per seed (%)", ("method", *map(str, seeds)),
+                       [(k, *[100 * r[k]["groups"]["all"] for r in runs]) for k in keys]),
+        sweep=Table("smoothing sweep (seed mean)", ("ε", "balanced acc (%)", "mean LoMa",
+                                                    "mean RSD"),
+                    [(e, 100 * _mean(runs, f"eps={e:g}"), lo, _mean_of(runs, f"eps={e:g}", "rsd"))
+                     for e, lo in zip(setting.eps, loma, strict=True)]),
+    )
 
 
-def _mean(exp: dict, key: str, group: str) -> float:
-    return float(np.mean([r["results"][key]["groups"][group] for r in exp["runs"]]))
-
-
-def _gain_per_seed(exp: dict, group: str) -> list[float]:
-    return [100 * (r["results"]["eps=0.98"]["groups"][group]
-                   - r["results"]["eps=0"]["groups"][group]) for r in exp["runs"]]
-
-
-def _details(exp: dict) -> dict:
-    keys = ["stage1", *[f"eps={e:g}" for e in exp["config"]["eps"]], *exp["config"]["baselines"]]
-    return {
-        "setting": exp["config"],
-        "seeds": [r["seed"] for r in exp["runs"]],
-        "accuracy_by_group_mean": {k: {g: round(_mean(exp, k, g), 4) for g in GROUPS}
-                                   for k in keys},
-        "per_seed_balanced_accuracy": {k: [round(r["results"][k]["groups"]["all"], 4)
-                                           for r in exp["runs"]] for k in keys},
-        "mean_loma": {k: round(float(np.mean([np.mean(r["results"][k]["loma"])
-                                              for r in exp["runs"]])), 4) for k in keys},
-        "mean_rsd": {k: round(float(np.mean([np.mean(r["results"][k]["rsd"])
-                                             for r in exp["runs"]])), 4) for k in keys},
-        "loma_variant": "class: mean z_k on y=k minus mean z_k on y!=k; RSD pooled std / LoMa",
-        "data": "iclr25.datasets.gaussian_mixture, K=100, d=64, centres x0.35, unit noise, "
-                "IR=100 (500->5), balanced test set; stand-in for CIFAR-100-LT",
-    }
-
-
-def _fig_groups(ctx: Context, exp: dict) -> str:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    keys = ["stage1", "eps=0", "eps=0.98", *exp["config"]["baselines"]]
-    labels = [LABELS[k] for k in keys]
-    fig, ax = plt.subplots(figsize=(8, 3.5))
+def _figures(ctx: Context, setting: LongTail, runs: list[dict], counts: torch.Tensor) -> None:
+    keys = ["stage1", "eps=0", "eps=0.98", *setting.baselines]
+    ax = ctx.figure("groups", figsize=(8, 3.5)).subplots()
     width = 0.8 / len(keys)
-    for i, (k, lab) in enumerate(zip(keys, labels, strict=True)):
-        vals = [[100 * r["results"][k]["groups"][g] for r in exp["runs"]] for g in GROUPS]
+    for i, k in enumerate(keys):
+        vals = [[100 * r[k]["groups"][g] for r in runs] for g in GROUPS]
         ax.bar(np.arange(4) + (i - len(keys) / 2 + 0.5) * width, [np.mean(v) for v in vals],
-               width, yerr=[np.std(v) for v in vals], label=lab)
+               width, yerr=[np.std(v) for v in vals], label=LABELS[k])
     ax.set_xticks(range(4), ["balanced (all)", "many (>100)", "medium (20-100)", "few (<20)"])
     ax.set_ylabel("test accuracy (%)")
-    ax.set_title(f"Re-training on frozen features, K=100, IR=100 ({len(exp['runs'])} seed(s))")
+    ax.set_title(f"Re-training on frozen features, K=100, IR=100 ({len(runs)} seed(s))")
     ax.legend(fontsize=7, ncol=3)
-    return ctx.savefig(fig, "groups")
 
-
-def _fig_per_class(ctx: Context, exp: dict) -> str:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
-    k = np.arange(len(exp["train_counts"]))
-    for key in ("stage1", "eps=0", "eps=0.98", *exp["config"]["baselines"][:1]):
-        lab = LABELS[key]
-        for ax, metric in zip(axes, ("loma", "rsd", "acc"), strict=True):
-            v = np.mean([r["results"][key][metric] for r in exp["runs"]], axis=0)
-            ax.plot(k, v, lw=1, label=lab)
-    for ax, title in zip(axes, ("Logits Magnitude (LoMa)", "Regularized std (RSD)",
-                                "test accuracy"), strict=True):
-        ax.set_title(title)
-        ax.set_xlabel("class (0 = 500 train samples ... 99 = 5)")
+    axes = ctx.figure("per_class", figsize=(12, 3.2)).subplots(1, 3)
+    k = np.arange(len(counts))
+    for key in ("stage1", "eps=0", "eps=0.98", *setting.baselines[:1]):
+        for a, metric in zip(axes, ("loma", "rsd", "acc"), strict=True):
+            a.plot(k, np.mean([r[key][metric] for r in runs], axis=0), lw=1, label=LABELS[key])
+    for a, title in zip(axes, ("Logits Magnitude (LoMa)", "Regularized std (RSD)",
+                               "test accuracy"), strict=True):
+        a.set_title(title)
+        a.set_xlabel(f"class (0 = {int(counts[0])} train samples ... {len(counts) - 1} = "
+                     f"{int(counts[-1])})")
     axes[0].legend(fontsize=7)
-    return ctx.savefig(fig, "per_class")
 
-
-def _fig_sweep(ctx: Context, exp: dict) -> str:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    eps = exp["config"]["eps"]
-    keys = [f"eps={e:g}" for e in eps]
-    bacc = [100 * _mean(exp, k, "all") for k in keys]
-    loma = [np.mean([np.mean(r["results"][k]["loma"]) for r in exp["runs"]]) for k in keys]
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    ax.plot(eps, bacc, "o-", label="balanced accuracy (%)")
+    eps = list(setting.eps)
+    ax = ctx.figure("sweep", figsize=(5, 3.2)).subplots()
+    ax.plot(eps, [100 * _mean(runs, f"eps={e:g}") for e in eps], "o-",
+            label="balanced accuracy (%)")
     ax.set_xlabel("smoothing ε (0 = CE re-training)")
     ax.set_ylabel("balanced accuracy (%)")
     ax2 = ax.twinx()
-    ax2.plot(eps, loma, "s--", color="C1", label="mean LoMa")
+    ax2.plot(eps, [_mean_of(runs, f"eps={e:g}", "loma") for e in eps], "s--", color="C1",
+             label="mean LoMa")
     ax2.set_ylabel("mean LoMa")
     handles = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
     ax.legend(handles, [h.get_label() for h in handles], loc="center right", fontsize=7)
-    return ctx.savefig(fig, "sweep")
 
 
 @claim(
-    "los.balanced_accuracy_gain",
-    paper=PAPER,
+    "los.balanced_accuracy_gain", experiment=long_tail,
     sentence=("On a 100-class long-tailed (IR=100) Gaussian-mixture stand-in for CIFAR-100-LT, "
               "re-training only the classifier on frozen stage-1 features with label "
               "over-smoothing (ε=0.98) beats cross-entropy re-training in balanced test "
               "accuracy by at least 2 points (mean of 3 seeds; 1 seed at quick scale)."),
-    metric="balanced accuracy gain, LOS(ε=0.98) − CE re-training (points)",
+    metric="balanced accuracy gain, LOS(ε=0.98) − CE re-training",
+    unit="points",
     paper_figure="not verified: LOS beats CE re-training on CIFAR-100-LT IR=100 (tables "
                  "not retrievable offline); spec pilot +5 points",
-    threshold=2.0,
-    direction=">=",
+    threshold=2.0, direction=">=",
 )
-def _balanced_accuracy_gain(ctx: Context) -> Measurement:
-    exp = _experiment(ctx.scale, ctx.seed)
-    gains = _gain_per_seed(exp, "all")
-    details = {"gain_per_seed_points": [round(g, 3) for g in gains], **_details(exp)}
-    return Measurement(value=float(np.mean(gains)), details=details,
-                       figures=[_fig_groups(ctx, exp), _fig_per_class(ctx, exp),
-                                _fig_sweep(ctx, exp)])
+def balanced_accuracy_gain(ev: LongTailEvidence) -> float:
+    return ev.gain
 
 
 @claim(
-    "los.few_shot_gain",
-    paper=PAPER,
+    "los.few_shot_gain", experiment=long_tail,
     sentence=("In the same setting, LOS re-training (ε=0.98) raises the accuracy of the "
               "few-shot classes (< 20 training samples) over CE re-training."),
-    metric="few-shot accuracy gain, LOS(ε=0.98) − CE re-training (points)",
+    metric="few-shot accuracy gain, LOS(ε=0.98) − CE re-training",
+    unit="points",
     paper_figure="not verified: few-shot accuracy rises with LOS on CIFAR-100-LT",
     # > 0, with a floor of 0.1 point (about 3 test samples) so that a tie at 0 does not pass
-    threshold=0.1,
-    direction=">=",
+    threshold=0.1, direction=">=",
 )
-def _few_shot_gain(ctx: Context) -> Measurement:
-    exp = _experiment(ctx.scale, ctx.seed)
-    gains = _gain_per_seed(exp, "few")
-    details = {"gain_per_seed_points": [round(g, 3) for g in gains],
-               "few_shot_accuracy_mean": {k: round(_mean(exp, k, "few"), 4)
-                                          for k in ("stage1", "eps=0", "eps=0.98",
-                                                    *exp["config"]["baselines"])}}
-    return Measurement(value=float(np.mean(gains)), details=details,
-                       figures=[_fig_groups(ctx, exp)])
+def few_shot_gain(ev: LongTailEvidence) -> float:
+    return ev.few_gain
 
 
 @claim(
-    "los.loma_decreases",
-    paper=PAPER,
+    "los.loma_decreases", experiment=long_tail,
     sentence=("In the same setting, the mean Logits Magnitude of the re-trained classifier "
               "decreases at every step of the smoothing sweep ε = 0 → 0.98."),
     metric="fraction of consecutive ε steps where the seed-mean LoMa decreases",
+    unit="fraction",
     paper_figure="not verified: LoMa shrinks as smoothing grows (Sec. 3 analysis)",
-    threshold=1.0,
-    direction=">=",
+    threshold=1.0, direction=">=",
 )
-def _loma_decreases(ctx: Context) -> Measurement:
-    exp = _experiment(ctx.scale, ctx.seed)
-    eps = exp["config"]["eps"]
-    loma = [float(np.mean([np.mean(r["results"][f"eps={e:g}"]["loma"]) for r in exp["runs"]]))
-            for e in eps]
-    steps = [b < a for a, b in zip(loma[:-1], loma[1:], strict=True)]
-    details = {"eps": list(eps), "mean_loma": [round(v, 4) for v in loma],
-               "mean_rsd": [round(float(np.mean([np.mean(r["results"][f"eps={e:g}"]["rsd"])
-                                                 for r in exp["runs"]])), 4) for e in eps]}
-    return Measurement(value=float(np.mean(steps)), details=details,
-                       figures=[_fig_sweep(ctx, exp), _fig_per_class(ctx, exp)])
+def loma_decreases(ev: LongTailEvidence) -> float:
+    return ev.loma_steps_down
+
+
+@claim(
+    "los.beats_strongest_retraining", experiment=long_tail,
+    sentence=("In the same setting, LOS re-training (ε=0.98) reaches at least the balanced "
+              "accuracy of the strongest of class-balanced CE, logit adjustment and LWS "
+              "re-training on the same features, seeds, batches and epochs."),
+    metric="balanced accuracy, LOS(ε=0.98) − max(CB-CE, logit adj., LWS), seed means",
+    unit="points",
+    paper_figure="state of the art among re-training methods on CIFAR-100-LT, ImageNet-LT, "
+                 "iNaturalist2018 (abstract; table numbers not verified offline)",
+    threshold=0.0, direction=">=",
+)
+def beats_strongest_retraining(ev: LongTailEvidence) -> float:
+    return ev.margin_vs_best

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import torch
 
-from iclr25._checks import check_in_range, check_same_length, check_tensor
+from iclr25._checks import (
+    as_tensor,
+    check_int,
+    check_labels,
+    check_range,
+    check_same_length,
+    resolve_seed,
+)
 
 
 def long_tailed_counts(n_max: int, n_classes: int, imbalance_ratio: float) -> torch.Tensor:
@@ -22,11 +29,9 @@ def long_tailed_counts(n_max: int, n_classes: int, imbalance_ratio: float) -> to
         ValueError: n_max < 1, K < 2, IR < 1, or a profile whose tail class would be empty
             (``int(n_max / IR) == 0``).
     """
-    if not isinstance(n_max, int) or n_max < 1:
-        raise ValueError(f"n_max must be a positive int, got {n_max!r}")
-    if not isinstance(n_classes, int) or n_classes < 2:
-        raise ValueError(f"n_classes must be an int >= 2, got {n_classes!r}")
-    check_in_range(imbalance_ratio, "imbalance_ratio", 1.0)
+    n_max = check_int(n_max, "n_max", 1)
+    n_classes = check_int(n_classes, "n_classes", 2)
+    imbalance_ratio = check_range(imbalance_ratio, "imbalance_ratio", 1.0)
     k = torch.arange(n_classes, dtype=torch.float64)
     # float64 and truncation, as ``int(...)`` in the CIFAR-LT code
     counts = (n_max * (1.0 / imbalance_ratio) ** (k / (n_classes - 1))).floor().long()
@@ -39,7 +44,7 @@ def long_tailed_counts(n_max: int, n_classes: int, imbalance_ratio: float) -> to
 
 def make_long_tailed(
     X: torch.Tensor, y: torch.Tensor, imbalance_ratio: float, *, n_max: int | None = None,
-    seed: int = 0,
+    seed: int | torch.Generator | None = 0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Subsample a (roughly balanced) labelled set to the long-tailed profile.
 
@@ -52,7 +57,7 @@ def make_long_tailed(
         y: (n,) integer labels in [0, K), every class present.
         imbalance_ratio: IR >= 1.
         n_max: head count; defaults to the smallest class size in ``y``.
-        seed: seed of the draw.
+        seed: seed of the draw (int, CPU Generator, or None for a fresh one).
 
     Returns:
         X_lt, y_lt (sorted by class) and the (K,) counts.
@@ -60,11 +65,13 @@ def make_long_tailed(
     Raises:
         ValueError: a class of ``y`` is empty, or has fewer than ``n_k`` samples.
     """
-    X = check_tensor(X, "X", finite=False)
-    y = check_tensor(y, "y", ndim=1, integer=True)
+    X = as_tensor(X, "X", finite=False)
+    y = check_labels(y, "y")
     check_same_length(X=X, y=y)
-    if int(y.min()) < 0:
-        raise ValueError(f"y must be non-negative class labels, got {int(y.min())}")
+    imbalance_ratio = check_range(imbalance_ratio, "imbalance_ratio", 1.0)
+    if n_max is not None:
+        n_max = check_int(n_max, "n_max", 1)
+    g = resolve_seed(seed)
     have = torch.bincount(y.cpu())
     empty = (have == 0).nonzero().flatten().tolist()
     if empty:
@@ -76,7 +83,6 @@ def make_long_tailed(
     short = (have < counts).nonzero().flatten().tolist()
     if short:
         raise ValueError(f"classes {short[:10]} have fewer samples than the profile needs")
-    g = torch.Generator().manual_seed(seed)
     # rank of each sample among its class after a random shuffle; keep ranks < n_k
     perm = torch.randperm(len(y), generator=g)
     y_perm = y.cpu()[perm]

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from iclr25._train import fit_minibatch, seeded_mlp
 from iclr25.datasets import gaussian_mixture
 from iclr25.los.data import long_tailed_counts
 
@@ -36,7 +37,7 @@ class LongTailedTask:
 
 def long_tailed_mixture(
     n_classes: int = 100, n_max: int = 500, imbalance_ratio: float = 100.0, dim: int = 64,
-    center_scale: float = 0.35, test_per_class: int = 100, seed: int = 0,
+    center_scale: float = 0.35, test_per_class: int = 100, *, seed: int = 0,
 ) -> LongTailedTask:
     """K Gaussian classes, counts ``n_max -> n_max/IR`` for training, a balanced test set.
 
@@ -50,14 +51,13 @@ def long_tailed_mixture(
     return LongTailedTask(X, y, Xt, yt, counts)
 
 
-class MLP(nn.Module):
-    """``d -> hidden -> hidden -> K`` ReLU network; ``features`` is the penultimate layer."""
+class Stage1Net(nn.Module):
+    """``d -> hidden -> hidden -> K`` ReLU MLP; ``features`` is the penultimate layer."""
 
-    def __init__(self, dim: int, n_classes: int, hidden: int = 128) -> None:
+    def __init__(self, net: nn.Sequential) -> None:
         super().__init__()
-        self.body = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(),
-                                  nn.Linear(hidden, hidden), nn.ReLU())
-        self.fc = nn.Linear(hidden, n_classes)
+        self.body = net[:-1]
+        self.fc = net[-1]
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         return self.body(x)
@@ -70,23 +70,13 @@ def train_stage1(
     X: torch.Tensor, y: torch.Tensor, n_classes: int, *, hidden: int = 128, epochs: int = 60,
     lr: float = 0.05, momentum: float = 0.9, weight_decay: float = 5e-3, batch_size: int = 64,
     seed: int = 0,
-) -> MLP:
+) -> Stage1Net:
     """Stage 1: CE with strong weight decay, SGD + cosine, instance-balanced batches."""
-    with torch.random.fork_rng(devices=[]):  # seeded init, caller's global RNG untouched
-        torch.manual_seed(seed)
-        model = MLP(X.shape[1], n_classes, hidden).to(X.device)
-    g = torch.Generator().manual_seed(seed)
+    model = Stage1Net(seeded_mlp([X.shape[1], hidden, hidden, n_classes], seed=seed,
+                                 device=X.device))
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum,
                           weight_decay=weight_decay)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
-    n = len(y)
-    for _ in range(epochs):
-        order = torch.randperm(n, generator=g).to(X.device)
-        for start in range(0, n, batch_size):
-            idx = order[start:start + batch_size]
-            loss = F.cross_entropy(model(X[idx]), y[idx])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        sched.step()
+    fit_minibatch(model, F.cross_entropy, X, y, epochs=epochs, batch_size=batch_size,
+                  optimizer=opt, seed=seed,
+                  scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs))
     return model.eval()
