@@ -192,3 +192,12 @@ def test_clone_and_get_params():
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_runs_on_the_inputs_device(device, digits):
+    X = torch.tensor(digits[:120], device=device)
+    km = ConsistentKMeans(10, seed=0).fit(X)
+    assert km.cluster_centers_.device.type == device.type
+    assert km.labels_.device.type == device.type
+    ref = ConsistentKMeans(10, seed=0).fit(digits[:120])
+    assert km.change_log_ == ref.change_log_
