@@ -126,7 +126,7 @@ def table(name, X, k, rerun_steps, seed=0):
     ours_prefix = ConsistentKMeans(k, seed=seed).fit(X[:rerun_steps]).n_center_changes_
     print(f"{'KMeans re-run each step':30s} {int(rr[-1]):9d} "
           f"{ours_prefix / rr[-1]:9.4f} "
-          f"{1.0:9.3f} {1.0:9.3f} {n / rr_secs:10.0f} {rr_secs / ours_secs:10.1f}x{tag}")
+          f"{'-':>9s} {'-':>9s} {n / rr_secs:10.0f} {rr_secs / ours_secs:10.1f}x{tag}")
     if rerun_steps < n:
         print(f"  (re-run: changes on the first {rerun_steps} arrivals, against ours "
               f"({ours_prefix}) on the same prefix; points/s from timed fits, extrapolated)")

@@ -10,7 +10,8 @@ PAPER = Paper(
     number=10,
     short="kmeans",
     title="Online Clustering with Nearly Optimal Consistency",
-    authors="T-H. Hubert Chan, Shaofeng H.-C. Jiang, Tianyi Wu, Mengshi Zhao",
+    authors="T-H. Hubert Chan, Shaofeng H.-C. Jiang, Tianyi Wu, Mengshi Zhao",  # as recalled in
+    # the notes; OpenReview shows the paper but not its authors here, so unverified
     openreview="NA2vUMaMOm",
 )
 
