@@ -1,0 +1,163 @@
+"""Benchmark ConsistentKMeans against the stream clusterers a user would otherwise pick.
+
+Same streams, same process: digits (random and label-sorted order, n=1,797, d=64, k=10) and
+make_blobs (d=10, k=10, n=10^4 quick / 10^5 full). Peers: MiniBatchKMeans.partial_fit row by
+row, river KMeans.learn_one (if installed), lazy full replacement (same trigger, S <- S'), and
+KMeans re-run at every arrival (on the first `rerun` arrivals; its time for the whole stream is
+extrapolated from timed fits and marked "est."). For centres that move, a change is a centre
+moving more than 1e-3 of the data's RMS radius in a step. Cost ratio: cost on the prefix /
+KMeans(n_init=5) inertia on the same prefix, at 20 checkpoints.
+
+Targets (issue 23): <= 0.01x every peer's changes at mean cost ratio <= 1.2; >= 10^4 points/s
+at n = 10^5, >= 100x faster than re-running KMeans.
+
+    python benchmarks/kmeans.py --quick     # ~1 minute
+    python benchmarks/kmeans.py             # several minutes
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from sklearn.cluster import KMeans, MiniBatchKMeans
+from sklearn.datasets import make_blobs
+
+from iclr25.kmeans import ConsistentKMeans, clustering_cost
+from iclr25.kmeans.testbed import (
+    LazyReplacementKMeans,
+    digits_stream,
+    moved_centres,
+    rerun_kmeans_changes,
+    rms_radius,
+)
+
+
+def checkpoints(n: int, count: int = 20) -> list[int]:
+    return sorted({int(round(n * (i + 1) / count)) for i in range(count)})
+
+
+def run_ours(cls, X, k, cps, seed):
+    km = cls(k, eps=0.2, seed=seed)
+    costs, start, t0 = [], 0, time.perf_counter()
+    for c in cps:
+        km.partial_fit(X[start:c])
+        costs.append(km.cost_)
+        start = c
+    return km.n_center_changes_, costs, time.perf_counter() - t0
+
+
+def run_minibatch(X, k, cps, tol, seed):
+    mb = MiniBatchKMeans(k, random_state=seed, n_init=1, batch_size=1)
+    t0 = time.perf_counter()
+    mb.partial_fit(X[:k])  # it needs k rows to initialise: k openings
+    changes, prev, snaps, cp = k, mb.cluster_centers_.copy(), {}, set(cps)
+    for t in range(k, len(X)):
+        mb.partial_fit(X[t:t + 1])
+        cur = mb.cluster_centers_
+        changes += moved_centres(prev, cur, tol)
+        prev = cur.copy()
+        if t + 1 in cp:
+            snaps[t + 1] = prev
+    secs = time.perf_counter() - t0
+    costs = [clustering_cost(X[:c], snaps[c]) for c in cps if c in snaps]
+    return changes, costs, secs
+
+
+def run_river(X, k, cps, tol, seed):
+    from river import cluster
+
+    rv = cluster.KMeans(n_clusters=k, seed=seed)
+    changes, prev, snaps, cp = 0, None, {}, set(cps)
+    t0 = time.perf_counter()
+    for t, x in enumerate(X):
+        rv.learn_one(dict(enumerate(x)))
+        cur = np.array([[c.get(j, 0.0) for j in range(X.shape[1])]
+                        for c in rv.centers.values()])
+        changes += k if prev is None else moved_centres(prev, cur, tol)
+        prev = cur
+        if t + 1 in cp:
+            snaps[t + 1] = cur
+    secs = time.perf_counter() - t0
+    return changes, [clustering_cost(X[:c], snaps[c]) for c in cps], secs
+
+
+def rerun_time_estimate(X, k, seed):
+    """Seconds to fit KMeans(k, n_init=1) on every prefix, from 4 timed fits (linear in t)."""
+    n = len(X)
+    sizes = [max(k, n // 8), n // 4, n // 2, n]
+    secs = []
+    for m in sizes:
+        t0 = time.perf_counter()
+        KMeans(k, n_init=1, random_state=seed).fit(X[:m])
+        secs.append(time.perf_counter() - t0)
+    a, b = np.polyfit(sizes, secs, 1)
+    ts = np.arange(k, n + 1)
+    return float(np.clip(a * ts + b, min(secs), None).sum())
+
+
+def table(name, X, k, rerun_steps, seed=0):
+    n = len(X)
+    cps = checkpoints(n)
+    tol = 1e-3 * rms_radius(X)
+    ref = [KMeans(k, n_init=5, random_state=seed).fit(X[:c]).inertia_ for c in cps]
+    rows = {}
+    rows["ours"] = run_ours(ConsistentKMeans, X, k, cps, seed)
+    rows["lazy replacement"] = run_ours(LazyReplacementKMeans, X, k, cps, seed)
+    rows["MiniBatchKMeans row by row"] = run_minibatch(X, k, cps, tol, seed)
+    try:
+        rows["river KMeans"] = run_river(X, k, cps, tol, seed)
+    except ImportError:
+        print("  (river absent: pip install river  to add river.cluster.KMeans)")
+    t0 = time.perf_counter()
+    rr = rerun_kmeans_changes(X, k, n_steps=rerun_steps, seed=seed)
+    rr_secs_part = time.perf_counter() - t0
+    rr_secs = rerun_time_estimate(X, k, seed) if rerun_steps < n else rr_secs_part
+    ours_changes, _, ours_secs = rows["ours"]
+    print(f"\n{name}: n={n}, d={X.shape[1]}, k={k}; change = move > {tol:.3g} (1e-3 RMS)")
+    print(f"{'method':30s} {'changes':>9s} {'ours/peer':>9s} {'mean cost':>9s} "
+          f"{'max cost':>9s} {'points/s':>10s} {'ours faster':>11s}")
+    for m, (ch, costs, secs) in rows.items():
+        r = np.array(costs) / np.array(ref[:len(costs)])
+        print(f"{m:30s} {ch:9d} {ours_changes / ch:9.4f} {r.mean():9.3f} {r.max():9.3f} "
+              f"{n / secs:10.0f} {secs / ours_secs:10.2f}x")
+    tag = "" if rerun_steps >= n else f" (first {rerun_steps} steps; time est.)"
+    ours_prefix = ConsistentKMeans(k, seed=seed).fit(X[:rerun_steps]).n_center_changes_
+    print(f"{'KMeans re-run each step':30s} {int(rr[-1]):9d} "
+          f"{ours_prefix / rr[-1]:9.4f} "
+          f"{'-':>9s} {'-':>9s} {n / rr_secs:10.0f} {rr_secs / ours_secs:10.1f}x{tag}")
+    if rerun_steps < n:
+        print(f"  (re-run: changes on the first {rerun_steps} arrivals, against ours "
+              f"({ours_prefix}) on the same prefix; points/s from timed fits, extrapolated)")
+
+
+def growth(sizes, seed=0):
+    print("\ngrowth with n (make_blobs d=10, k=10): ours")
+    print(f"{'n':>8s} {'changes':>8s} {'k ln n':>8s} {'reclust.':>8s} {'seconds':>8s} "
+          f"{'points/s':>9s} {'memory MB':>9s}")
+    for n in sizes:
+        X, _ = make_blobs(n, n_features=10, centers=10, random_state=seed)
+        t0 = time.perf_counter()
+        km = ConsistentKMeans(10, seed=seed).fit(X)
+        s = time.perf_counter() - t0
+        mem = km._buf.numel() * 8 / 2**20
+        print(f"{n:8d} {km.n_center_changes_:8d} {10 * np.log(n):8.1f} "
+              f"{km.n_reclusterings_:8d} {s:8.2f} {n / s:9.0f} {mem:9.1f}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
+    args = p.parse_args()
+    n_blobs = 10_000 if args.quick else 100_000
+    for order in ("random", "sorted"):
+        X, _ = digits_stream(order, 0)
+        table(f"digits, {order} order", X, 10, 300 if args.quick else len(X))
+    X, _ = make_blobs(n_blobs, n_features=10, centers=10, random_state=0)
+    table("make_blobs", X, 10, 300)
+    growth([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""``iclr25 kmeans stream FILE.{csv,npy}``: cluster a file's rows as a stream."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import typer
+
+app = typer.Typer(help="Consistent online k-means: few centre changes on a stream (ICLR 2025).",
+                  no_args_is_help=True, add_completion=False)
+
+
+def read_points(path: Path) -> np.ndarray:
+    """Rows of a .npy (2-D numeric) or .csv file (numbers; an all-text first line is a header).
+
+    Raises:
+        ValueError: unreadable file, wrong suffix, ragged rows, or a non-numeric cell (naming
+            its line).
+    """
+    if path.suffix not in (".csv", ".npy"):
+        raise ValueError(f"FILE must end in .csv or .npy, got {path.name}")
+    if not path.is_file():
+        raise ValueError(f"FILE {path} does not exist")
+    if path.suffix == ".npy":
+        try:
+            X = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"FILE {path} is not a readable .npy array ({exc})") from None
+        if X.ndim != 2 or X.dtype.kind not in "biuf":
+            raise ValueError(f"FILE {path} must hold a 2-D numeric array, got {X.dtype} "
+                             f"{X.shape}")
+        return X.astype(np.float64)
+    rows: list[list[float]] = []
+    with path.open(newline="") as fh:
+        for line, cells in enumerate(csv.reader(fh), start=1):
+            if not cells:
+                continue
+            try:
+                rows.append([float(c) for c in cells])
+            except ValueError:
+                if line == 1 and not rows and all(not _is_number(c) for c in cells):
+                    continue  # header
+                bad = next(c for c in cells if not _is_number(c))
+                raise ValueError(f"FILE {path} line {line}: non-numeric cell {bad!r}") from None
+            if len(rows[-1]) != len(rows[0]):
+                raise ValueError(f"FILE {path} line {line}: {len(rows[-1])} cells, expected "
+                                 f"{len(rows[0])}")
+    if not rows:
+        raise ValueError(f"FILE {path} holds no rows")
+    return np.asarray(rows, dtype=np.float64)
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+@app.command()
+def stream(
+    file: Path = typer.Argument(..., help="Points, one row each: .csv (numbers) or .npy."),
+    k: int = typer.Option(10, "--k", help="Number of centres."),
+    eps: float = typer.Option(0.2, "--eps", help="Slack ε before re-solving (> 0)."),
+    z: float = typer.Option(2.0, "--z", help="Distance power: 2 k-means, 1 k-median."),
+    shuffle: int = typer.Option(None, "--shuffle", help="Stream the rows in an order "
+                                "shuffled with this seed (default: file order)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the offline solver."),
+    out: Path = typer.Option(None, "--out", help="Write the final centres (.csv)."),
+    log: Path = typer.Option(None, "--log", help="Write the change log t,slot,kind (.csv)."),
+    compare: bool = typer.Option(False, "--compare", help="Also re-run KMeans at every "
+                                 "arrival and report its changes and cost (slow: n fits)."),
+) -> None:
+    """Stream FILE's rows through ConsistentKMeans; print changes, reclusterings and cost."""
+    from iclr25.kmeans.consistent import ConsistentKMeans
+
+    try:
+        for name, p in (("--out", out), ("--log", log)):
+            if p is not None and p.suffix != ".csv":
+                raise ValueError(f"{name} must end in .csv, got {p.name}")
+        if shuffle is not None and shuffle < 0:
+            raise ValueError(f"--shuffle must be >= 0, got {shuffle}")
+        model = ConsistentKMeans(k, eps=eps, z=z, seed=seed)
+        model._check_params()
+        X = read_points(file)
+    except (ValueError, TypeError) as exc:
+        typer.echo(f"error: {str(exc).replace('n_clusters', '--k')}", err=True)
+        raise typer.Exit(2) from None
+    if shuffle is not None:
+        X = X[np.random.default_rng(shuffle).permutation(len(X))]
+    model.fit(X)
+    typer.echo(f"points: {model.n_samples_seen_}  centres: {len(model.cluster_centers_)}")
+    typer.echo(f"changes: {model.n_center_changes_}  reclusterings: "
+               f"{model.n_reclusterings_}  cost: {model.cost_:.6g}")
+    if compare:
+        from sklearn.cluster import KMeans
+
+        from iclr25.kmeans.testbed import rerun_kmeans_changes
+
+        changes = rerun_kmeans_changes(X, k, seed=seed)
+        inertia = KMeans(k, n_init=5, random_state=seed).fit(X).inertia_
+        typer.echo(f"KMeans re-run each step: changes: {int(changes[-1])}  cost: "
+                   f"{inertia:.6g}  (ratio {model.cost_ / inertia:.4f})")
+    if out is not None:
+        np.savetxt(out, model.cluster_centers_, delimiter=",")
+        typer.echo(f"wrote {out}")
+    if log is not None:
+        with log.open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(("t", "slot", "kind"))
+            w.writerows(model.change_log_)
+        typer.echo(f"wrote {log}")
