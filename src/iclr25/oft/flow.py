@@ -71,10 +71,13 @@ def _check_problem(
     total = s64.abs().sum(-1)
     if bool((total == 0).any()):
         raise ValueError("s is all zero: there is nothing to route")
-    imbalance = s64.sum(-1).abs()
-    if bool((imbalance > 1e-9 * total).any()):
-        raise ValueError(f"s must sum to 0 (supply = demand), got sum {float(imbalance.max()):g}"
-                         f" relative to sum|s| = {float(total.max()):g}")
+    imbalance = s64.sum(-1)
+    rel = 1e-9 if not s_t.is_floating_point() else max(1e-9, 16 * torch.finfo(s_t.dtype).eps)
+    if bool((imbalance.abs() > rel * total).any()):
+        raise ValueError(f"s must sum to 0 (supply = demand), got sum "
+                         f"{float(imbalance.abs().max()):g} with sum|s| = {float(total.max()):g}")
+    # spread the rounding residue (float32 input) over the nodes, in proportion to |s|
+    s64 = s64 - imbalance.unsqueeze(-1) * s64.abs() / total.unsqueeze(-1)
     cap = ncap = None
     if capacity is not None:
         cap = _real(capacity, "capacity").to(device=dev, dtype=torch.float64)
@@ -349,13 +352,25 @@ def _record(hist: dict[str, list], it: int, viol: torch.Tensor, mass: torch.Tens
     hist["cost"].append((F * Cz).sum(dim=(-2, -1)).tolist())
 
 
+ABSORB = 1e30  # absorb the scalings into K when they leave [1/ABSORB, ABSORB]
+
+
 def _run_scaling(K, s, d, cap, ncap, iters, tol, C, mass):
-    """The paper's iteration on ``K = exp(-C/eps)`` (float64, in place on ``K``)."""
+    """The paper's iteration on ``K = exp(-C/eps)`` (float64, in place on ``K``).
+
+    When ``u`` or ``v`` grow past ``ABSORB`` (checked every 50 steps) they are absorbed into
+    ``K`` (``K <- diag(u) K diag(v)``, ``u = v = 1``) and ``la = log(ū v̄)`` remembers them, so
+    the q-step still sees the original kernel: ``(K₀ V)(K₀ᵀ U) = (K v)(Kᵀ u) / (ū v̄)``. The
+    pinned self-loop ``d / (u v)`` and the clip ``cap / (u vᵀ)`` keep their form. Without
+    it, ``u_i v_j`` reaches 1e300 at small reg and the clipped ``K_ij`` falls into subnormal
+    numbers, where it can no longer hold ``P_ij <= cap_ij``.
+    """
     B, n = s.shape
     Kd = K.diagonal(dim1=-2, dim2=-1)
     Kd.fill_(1.0)  # virtual self-loops, cost 0, pinned to d after the first step
     x, y = s.clamp_min(0) + d, (-s).clamp_min(0) + d
     v = torch.ones_like(s)
+    inv_uv = torch.ones_like(s)  # 1 / (ū v̄): what absorption took out of u and v
     Kv = _mv(K, v)
     n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
     conv = torch.zeros(B, dtype=torch.bool, device=s.device)
@@ -379,19 +394,27 @@ def _run_scaling(K, s, d, cap, ncap, iters, tol, C, mass):
                 if good is None:
                     raise FloatingPointError("OFT-Sinkhorn overflowed before the first check; "
                                              "use method='sinkhorn_log' or a larger reg")
-                return good[0], n_iter, conv, hist
+                return good, n_iter, conv, hist
             new = (viol <= tol) & ~conv
             n_iter[new] = it
             conv |= new
             P = u.unsqueeze(-1) * K * v.unsqueeze(-2)
             _record(hist, it, viol, mass, P, Cz)
-            good = (P,)
-            if bool(conv.all()):
+            if bool(conv.all()) or it == iters:
                 return P, n_iter, conv, hist
+            good = P
             del P
-        ab = Kv * _tmv(K, u)
+            big = torch.maximum(torch.maximum(u, 1 / u), torch.maximum(v, 1 / v)).amax()
+            if float(big) > ABSORB:
+                K.mul_(u.unsqueeze(-1)).mul_(v.unsqueeze(-2))
+                inv_uv = inv_uv / (u * v)
+                Kv = u * Kv  # K_new 1 = diag(u) K_old v
+                u = torch.ones_like(u)
+                v = torch.ones_like(v)
+                Kd.copy_(d)
+        ab = Kv * _tmv(K, u) * inv_uv
         x, y = _q_step(ab, s, d, ncap)
-    return good[0], n_iter, conv, hist
+    return good, n_iter, conv, hist
 
 
 def _run_log(logK, s, d, cap, ncap, iters, tol, C, mass):
@@ -518,9 +541,10 @@ def min_cost_flow(
                        shape=(n, m)).tocsr()
         ub = np.full(m, np.inf) if capn is None else capn[b][i, j]
         A_ub = b_ub = None
-        if ncapn is not None:
-            A_ub = coo_matrix((np.ones(m), (i, k)), shape=(n, m)).tocsr()
-            b_ub = ncapn[b]
+        if ncapn is not None and np.isfinite(ncapn[b]).any():
+            rows = np.isfinite(ncapn[b])
+            A_ub = coo_matrix((np.ones(m), (i, k)), shape=(n, m)).tocsr()[rows]
+            b_ub = ncapn[b][rows]
         res = linprog(Cn[b][i, j], A_ub=A_ub, b_ub=b_ub, A_eq=A, b_eq=sn[b],
                       bounds=np.stack([np.zeros(m), ub], 1), method="highs")
         if res.status == 2:
