@@ -151,28 +151,10 @@ def _check_reachable(s: torch.Tensor, E: torch.Tensor, name: str) -> None:
 
 # --- OFT-Sinkhorn -------------------------------------------------------------------------
 
-def _q_step(ab: torch.Tensor, s: torch.Tensor, d: torch.Tensor,
-            ncap: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Out-flow ``x = q + d`` and in-flow ``y = q - s + d`` from ``x·y = ab`` (u_i v_i = 1).
-
-    With ``r = sqrt(ab + s²/4)`` and ``t = r + |s|/2``, the root without cancellation is
-    ``x = ab/t`` where ``s < 0`` else ``t``, ``y = ab/t`` where ``s > 0`` else ``t``.
-    """
-    t = torch.sqrt(ab + 0.25 * s * s) + 0.5 * s.abs()
-    x = torch.where(s < 0, ab / t, t)
-    y = torch.where(s > 0, ab / t, t)
-    if ncap is not None:
-        lim = ncap + d
-        clip = x > lim
-        x = torch.where(clip, lim, x)
-        y = torch.where(clip, lim - s, y)
-    return x, y
-
-
 def _log_q_step(log_ab: torch.Tensor, s: torch.Tensor, log_abs_half_s: torch.Tensor,
                 d: torch.Tensor, ncap: torch.Tensor | None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`_q_step` in logs: ``log x, log y`` from ``log ab``."""
+    """The q-step in logs: ``log x, log y`` from ``log ab`` (see ``_run_scaling``)."""
     log_r = 0.5 * torch.logaddexp(log_ab, 2 * log_abs_half_s)
     log_t = torch.logaddexp(log_r, log_abs_half_s)
     lx = torch.where(s < 0, log_ab - log_t, log_t)
@@ -358,20 +340,27 @@ ABSORB = 1e30  # absorb the scalings into K when they leave [1/ABSORB, ABSORB]
 def _run_scaling(K, s, d, cap, ncap, iters, tol, C, mass):
     """The paper's iteration on ``K = exp(-C/eps)`` (float64, in place on ``K``).
 
+    The self-loop kernel ``h_i = K_ii`` is kept as a vector (the diagonal of ``K`` stays 0),
+    so after pinning ``h = d / (u v)`` the products with the full kernel are
+    ``K v + d / u`` and ``Kᵀ u + d / v``: two (B,n,n)·(B,n) products per uncapacitated
+    iteration (three with edge capacities, whose clip changes ``K``).
+
     When ``u`` or ``v`` grow past ``ABSORB`` (checked every 50 steps) they are absorbed into
-    ``K`` (``K <- diag(u) K diag(v)``, ``u = v = 1``) and ``la = log(ū v̄)`` remembers them, so
-    the q-step still sees the original kernel: ``(K₀ V)(K₀ᵀ U) = (K v)(Kᵀ u) / (ū v̄)``. The
-    pinned self-loop ``d / (u v)`` and the clip ``cap / (u vᵀ)`` keep their form. Without
-    it, ``u_i v_j`` reaches 1e300 at small reg and the clipped ``K_ij`` falls into subnormal
-    numbers, where it can no longer hold ``P_ij <= cap_ij``.
+    ``K`` (``K <- diag(u) K diag(v)``, ``u = v = 1``) and ``1 / (ū v̄)`` is remembered, so the
+    q-step still sees the original kernel: ``(K₀ V)(K₀ᵀ U) = (K v)(Kᵀ u) / (ū v̄)``. The pin
+    ``d / (u v)`` and the clip ``cap / (u vᵀ)`` keep their form. Without it ``u_i v_j`` reaches
+    1e300 at small reg and a clipped ``K_ij`` falls into subnormal numbers, where it can no
+    longer hold ``P_ij <= cap_ij``.
     """
     B, n = s.shape
-    Kd = K.diagonal(dim1=-2, dim2=-1)
-    Kd.fill_(1.0)  # virtual self-loops, cost 0, pinned to d after the first step
+    K.diagonal(dim1=-2, dim2=-1).zero_()
+    neg, pos = s < 0, s > 0
+    s2q, hs = 0.25 * s * s, 0.5 * s.abs()
     x, y = s.clamp_min(0) + d, (-s).clamp_min(0) + d
     v = torch.ones_like(s)
-    inv_uv = torch.ones_like(s)  # 1 / (ū v̄): what absorption took out of u and v
-    Kv = _mv(K, v)
+    h = torch.ones_like(s)  # self-loop kernel 1 (cost 0) before the first pin
+    inv_uv = None  # 1 / (ū v̄) once something was absorbed
+    Kv = torch.addcmul(_mv(K, v), h, v)
     n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
     conv = torch.zeros(B, dtype=torch.bool, device=s.device)
     hist: dict[str, list] = {"iteration": [], "violation": [], "cost": []}
@@ -379,14 +368,16 @@ def _run_scaling(K, s, d, cap, ncap, iters, tol, C, mass):
     good = None
     for it in range(1, iters + 1):
         u = x / Kv
-        v = y / _tmv(K, u)
-        Kd.copy_(d / (u * v))
+        w = _tmv(K, u)
+        v = y / torch.addcmul(w, h, u)
+        h = d / (u * v)
         if cap is not None and it > WARMUP:
             torch.minimum(K, cap / u.unsqueeze(-1) / v.unsqueeze(-2), out=K)
-            Kd.copy_(d / (u * v))
-        Kv = _mv(K, v)
+            w = _tmv(K, u)
+        Kv = torch.addcdiv(_mv(K, v), d, u)
+        Ktu = torch.addcdiv(w, d, v)
         if it % CHECK_EVERY == 0 or it == iters:
-            viol = (u * Kv - v * _tmv(K, u) - s).abs().amax(-1)
+            viol = (u * Kv - v * Ktu - s).abs().amax(-1)
             if not (bool(torch.isfinite(viol).all()) and bool(torch.isfinite(Kv).all())):
                 warnings.warn(f"numerical overflow at iteration {it}; returning the last "
                               f"finite iterate (use method='sinkhorn_log')", RuntimeWarning,
@@ -407,14 +398,30 @@ def _run_scaling(K, s, d, cap, ncap, iters, tol, C, mass):
             big = torch.maximum(torch.maximum(u, 1 / u), torch.maximum(v, 1 / v)).amax()
             if float(big) > ABSORB:
                 K.mul_(u.unsqueeze(-1)).mul_(v.unsqueeze(-2))
-                inv_uv = inv_uv / (u * v)
-                Kv = u * Kv  # K_new 1 = diag(u) K_old v
+                inv_uv = 1 / (u * v) if inv_uv is None else inv_uv / (u * v)
+                Kv = u * Kv  # the full kernel's K 1 after absorption = diag(u) K_old v
+                Ktu = v * Ktu
+                h = d.clone()
                 u = torch.ones_like(u)
                 v = torch.ones_like(v)
-                Kd.copy_(d)
-        ab = Kv * _tmv(K, u) * inv_uv
-        x, y = _q_step(ab, s, d, ncap)
+        ab = Kv * Ktu if inv_uv is None else Kv * Ktu * inv_uv
+        # q-step: out-flow x = q + d and in-flow y = q - s + d solve x·y = ab (u_i v_i = 1);
+        # with t = sqrt(ab + s²/4) + |s|/2 the roots without cancellation are
+        # x = ab/t where s < 0 else t, y = ab/t where s > 0 else t
+        t = torch.add(ab, s2q).sqrt_().add_(hs)
+        abt = ab / t
+        x = torch.where(neg, abt, t)
+        y = torch.where(pos, abt, t)
+        if ncap is not None:
+            x, y = _clip_node(x, y, s, d, ncap)
     return good, n_iter, conv, hist
+
+
+def _clip_node(x, y, s, d, ncap):
+    """Throughput bound ``q <= ncap``: out-flow ``x = q + d``, in-flow ``y = x - s``."""
+    lim = ncap + d
+    clip = x > lim
+    return torch.where(clip, lim, x), torch.where(clip, lim - s, y)
 
 
 def _run_log(logK, s, d, cap, ncap, iters, tol, C, mass):
