@@ -152,8 +152,9 @@ def iteration_cost(sizes, reps):
                 torch.bmm(K, v)
         bmv = (time.perf_counter() - t) / reps
         print(f"{B:3d} {3 * m:5d} {per_it * 1e3:9.3f} {bmv * 1e3:9.3f} {per_it / bmv:6.2f}")
-    print("memory per iteration: K plus one (B,n,n) temporary (two more with capacities: "
-          "cap and the clip bound) -> <= 4 (B,n,n) float64 buffers; no per-node Python.")
+    print("memory (by construction, not measured on CPU): an uncapacitated iteration holds K "
+          "only (O(B·n) vectors besides); every 50th builds P and keeps the last finite P; "
+          "capacities add cap and the clip bound -> <= 4 (B,n,n) float64 buffers.")
 
 
 def batch_speedup(m, B, iters):
