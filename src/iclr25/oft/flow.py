@@ -1,0 +1,583 @@
+"""OFT-Sinkhorn (entropic min-cost flow by matrix iterations) and an exact HiGHS reference.
+
+Conventions (shared by every function here):
+
+- ``s`` (n,) or (B, n): node supply, ``> 0`` at sources, ``< 0`` at sinks, summing to 0.
+  A flow ``F`` balances when ``F.sum(-1) - F.sum(-2) == s`` (out-flow minus in-flow);
+  networkx's ``demand`` is ``-s``.
+- ``C`` (n, n) or (B, n, n): edge costs ``>= 0``; ``inf`` means "no edge". The diagonal is
+  ignored (every node carries the paper's virtual self-flow instead).
+- ``capacity``: scalar or broadcastable to (…, n, n), ``>= 0``, ``inf`` = uncapacitated.
+- ``node_capacity``: scalar or broadcastable to (…, n), a bound on a node's throughput
+  ``q`` (its real out-flow), ``>= 0``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from iclr25._checks import as_tensor, check_choice, check_int, check_range
+
+Method = Literal["sinkhorn", "sinkhorn_log"]
+
+WARMUP = 20  # iterations before capacities are clipped (the paper's warm-up)
+CHECK_EVERY = 50  # iterations between balance checks
+
+
+# --- validation ---------------------------------------------------------------------------
+
+def _real(x: object, name: str) -> torch.Tensor:
+    """``x`` as a real tensor (bool and complex refused), without NaN; inf is left to callers."""
+    t = as_tensor(x, name, finite=False)
+    if t.dtype == torch.bool:
+        raise TypeError(f"{name} must be numeric, got {t.dtype}")
+    if t.is_floating_point() and bool(torch.isnan(t).any()):
+        raise ValueError(f"{name} contains {int(torch.isnan(t).sum())} NaN value(s)")
+    return t
+
+
+def _check_problem(
+    s: object, C: object, capacity: object, node_capacity: object,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None, bool,
+           torch.dtype]:
+    """Validate a (batched) flow problem; return float64 ``s, C, cap, ncap``, batched, dtype."""
+    C_t = _real(C, "C")
+    s_t = _real(s, "s")
+    if C_t.ndim not in (2, 3) or C_t.shape[-1] != C_t.shape[-2]:
+        raise ValueError(f"C must be (n, n) or (B, n, n), got shape {tuple(C_t.shape)}")
+    n = C_t.shape[-1]
+    if s_t.ndim not in (1, 2) or s_t.shape[-1] != n:
+        raise ValueError(f"s must be (n,) or (B, n) with n={n} (from C), got shape "
+                         f"{tuple(s_t.shape)}")
+    batched = C_t.ndim == 3 or s_t.ndim == 2
+    B = max(C_t.shape[0] if C_t.ndim == 3 else 1, s_t.shape[0] if s_t.ndim == 2 else 1)
+    for name, t, lead in (("C", C_t, C_t.ndim == 3), ("s", s_t, s_t.ndim == 2)):
+        if lead and t.shape[0] not in (1, B):
+            raise ValueError(f"{name} has batch size {t.shape[0]}, expected {B}")
+    out_dtype = (C_t.dtype if C_t.is_floating_point()
+                 else s_t.dtype if s_t.is_floating_point() else torch.float64)
+    dev = C_t.device
+    C64 = C_t.to(device=dev, dtype=torch.float64).expand(B, n, n)
+    s64 = s_t.to(device=dev, dtype=torch.float64).expand(B, n)
+    if bool(torch.isinf(s64).any()):
+        raise ValueError("s contains infinite value(s)")
+    if bool((C64 == -math.inf).any()) or bool((C64 < 0).any()):
+        raise ValueError(f"C must be >= 0 (inf = no edge), got minimum {float(C64.min()):g}")
+    total = s64.abs().sum(-1)
+    if bool((total == 0).any()):
+        raise ValueError("s is all zero: there is nothing to route")
+    imbalance = s64.sum(-1)
+    rel = 1e-9 if not s_t.is_floating_point() else max(1e-9, 16 * torch.finfo(s_t.dtype).eps)
+    if bool((imbalance.abs() > rel * total).any()):
+        raise ValueError(f"s must sum to 0 (supply = demand), got sum "
+                         f"{float(imbalance.abs().max()):g} with sum|s| = {float(total.max()):g}")
+    # spread the rounding residue (float32 input) over the nodes, in proportion to |s|
+    s64 = s64 - imbalance.unsqueeze(-1) * s64.abs() / total.unsqueeze(-1)
+    cap = ncap = None
+    if capacity is not None:
+        cap = _real(capacity, "capacity").to(device=dev, dtype=torch.float64)
+        if cap.ndim > 3:
+            raise ValueError(f"capacity must be a scalar or (…, n, n), got shape "
+                             f"{tuple(cap.shape)}")
+        try:
+            cap = torch.broadcast_to(cap, (B, n, n))
+        except RuntimeError as exc:
+            raise ValueError(f"capacity must broadcast to {(B, n, n)}, got shape "
+                             f"{tuple(cap.shape)}") from exc
+        if bool((cap < 0).any()):
+            raise ValueError(f"capacity must be >= 0, got minimum {float(cap.min()):g}")
+    if node_capacity is not None:
+        ncap = _real(node_capacity, "node_capacity").to(device=dev, dtype=torch.float64)
+        if ncap.ndim > 2:
+            raise ValueError(f"node_capacity must be a scalar or (…, n), got shape "
+                             f"{tuple(ncap.shape)}")
+        try:
+            ncap = torch.broadcast_to(ncap, (B, n))
+        except RuntimeError as exc:
+            raise ValueError(f"node_capacity must broadcast to {(B, n)}, got shape "
+                             f"{tuple(ncap.shape)}") from exc
+        if bool((ncap < 0).any()):
+            raise ValueError(f"node_capacity must be >= 0, got minimum {float(ncap.min()):g}")
+        short = s64 > ncap * (1 + 1e-12)
+        if bool(short.any()):
+            b, i = (int(v) for v in short.nonzero()[0])
+            raise ValueError(f"node_capacity[{i}] = {float(ncap[b, i]):g} is below the supply "
+                             f"{float(s64[b, i]):g} that node {i} must send out (instance {b})")
+    _check_reachable(s64, _edges(C64, cap), "C")
+    return s64, C64, cap, ncap, batched, out_dtype
+
+
+def _edges(C: torch.Tensor, cap: torch.Tensor | None) -> torch.Tensor:
+    """(B, n, n) bool: usable edges (finite cost, positive capacity, off the diagonal)."""
+    E = torch.isfinite(C)
+    if cap is not None:
+        E = E & (cap > 0)
+    return E & ~torch.eye(C.shape[-1], dtype=torch.bool, device=C.device)
+
+
+def _check_reachable(s: torch.Tensor, E: torch.Tensor, name: str) -> None:
+    """Raise naming the node if a supply has no out-edge or a demand no path from any supply."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
+    for b in range(s.shape[0]):  # validation per instance; the solver itself is batched
+        sb = s[b].cpu().numpy()
+        Eb = E[b].cpu().numpy()
+        inst = f" (instance {b})" if s.shape[0] > 1 else ""
+        bad = np.flatnonzero((sb > 0) & ~Eb.any(1))
+        if bad.size:
+            raise ValueError(f"{name}: supply node {bad[0]} has no out-edge{inst}")
+        bad = np.flatnonzero((sb < 0) & ~Eb.any(0))
+        if bad.size:
+            raise ValueError(f"{name}: demand node {bad[0]} has no in-edge{inst}")
+        n = sb.size
+        rows, cols = np.nonzero(Eb)
+        src = np.flatnonzero(sb > 0)
+        rows = np.concatenate([rows, np.full(src.size, n)])
+        cols = np.concatenate([cols, src])
+        G = csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n + 1, n + 1))
+        seen = np.zeros(n + 1, dtype=bool)
+        seen[breadth_first_order(G, n, directed=True, return_predecessors=False)] = True
+        bad = np.flatnonzero((sb < 0) & ~seen[:n])
+        if bad.size:
+            raise ValueError(f"{name}: demand node {bad[0]} is unreachable from every supply "
+                             f"node (disconnected graph){inst}")
+
+
+# --- OFT-Sinkhorn -------------------------------------------------------------------------
+
+def _log_q_step(log_ab: torch.Tensor, s: torch.Tensor, log_abs_half_s: torch.Tensor,
+                d: torch.Tensor, ncap: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The q-step in logs: ``log x, log y`` from ``log ab`` (see ``_run_scaling``)."""
+    log_r = 0.5 * torch.logaddexp(log_ab, 2 * log_abs_half_s)
+    log_t = torch.logaddexp(log_r, log_abs_half_s)
+    lx = torch.where(s < 0, log_ab - log_t, log_t)
+    ly = torch.where(s > 0, log_ab - log_t, log_t)
+    if ncap is not None:
+        lim = ncap + d
+        clip = lx > torch.log(lim)
+        lx = torch.where(clip, torch.log(lim), lx)
+        ly = torch.where(clip, torch.log((lim - s).clamp_min(1e-300)), ly)
+    return lx, ly
+
+
+def _mv(K: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """(B, n, n)·(B, n) -> (B, n): ``K v``."""
+    return torch.bmm(K, v.unsqueeze(-1)).squeeze(-1)
+
+
+def _tmv(K: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """(B, n, n)·(B, n) -> (B, n): ``Kᵀ u`` without forming ``Kᵀ``."""
+    return torch.bmm(u.unsqueeze(1), K).squeeze(1)
+
+
+def _lse_rows(logK: torch.Tensor, lv: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
+    """``log(K v + exp(extra))`` for ``log K`` (B, n, n) and ``log v`` (B, n)."""
+    return torch.logaddexp(torch.logsumexp(logK + lv.unsqueeze(1), dim=-1), extra)
+
+
+def _lse_cols(logK: torch.Tensor, lu: torch.Tensor, extra: torch.Tensor) -> torch.Tensor:
+    """``log(Kᵀ u + exp(extra))`` for ``log K`` (B, n, n) and ``log u`` (B, n)."""
+    return torch.logaddexp(torch.logsumexp(logK + lu.unsqueeze(-1), dim=-2), extra)
+
+
+def oft_sinkhorn(
+    s: object,
+    C: object,
+    reg: float = 1e-3,
+    *,
+    capacity: object = None,
+    node_capacity: object = None,
+    virtual_flow: float = 1e-8,
+    method: Method = "sinkhorn",
+    numItermax: int = 20000,  # noqa: N803 (POT's name)
+    stopThr: float = 1e-9,  # noqa: N803
+    log: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, dict[str, Any]]:
+    """Entropic min-cost flow by OFT-Sinkhorn / capacity-constrained EOFT-Sinkhorn.
+
+    Solves ``min <C, P> + reg·max(C)·Σ P (log P - 1)`` over ``P >= 0`` with flow balance
+    ``P 1 - Pᵀ 1 = s``, optional edge capacities ``P <= capacity`` and node throughputs
+    ``q <= node_capacity``, by alternating scalings ``P = diag(u) K diag(v)``,
+    ``K = exp(-C / (reg·max C))``, with the paper's free throughput ``q`` (closed form, from
+    ``u_i v_i = 1``) and a virtual self-flow ``d = virtual_flow`` on every node so that
+    isolated nodes do not force flow through real edges (Shi et al., ICLR 2025, OFT-Sinkhorn
+    and Capacity-Constrained EOFT-Sinkhorn). Per iteration::
+
+        u = (q + d) / (K v);   v = (q - s + d) / (Kᵀ u);   K_ii = d / (u_i v_i)
+        K = min(K, cap / (u vᵀ))            # after 20 warm-up steps, with capacities
+        (q + d)(q - s + d) = (K v)(Kᵀ u)    # solved without cancellation; q = min(q, node cap)
+
+    The official code clips with ``cap_ji``-transposed scalings, which violates asymmetric
+    capacities; this uses ``cap_ij / (u_i v_j)``. The result is ``relu(P - Pᵀ)``, which keeps
+    the balance of ``P`` exactly and removes 2-cycles and self-loops.
+
+    Args:
+        s: (n,) or (B, n) supplies (> 0) and demands (< 0), summing to 0 per instance.
+        C: (n, n) or (B, n, n) costs >= 0, ``inf`` = no edge; diagonal ignored.
+        reg: entropic regularisation relative to the largest finite cost (> 0).
+        capacity: scalar or (…, n, n) edge capacities >= 0 (``inf`` = none).
+        node_capacity: scalar or (…, n) bounds on node throughput >= 0.
+        virtual_flow: the self-flow ``d`` on each node (> 0; the paper's 1e-8).
+        method: ``"sinkhorn"`` (the paper's scalings; kernel entries that underflow drop their
+            edge) or ``"sinkhorn_log"`` (log-domain, stable for small ``reg``).
+        numItermax: maximum number of iterations.
+        stopThr: stop when ``max |P 1 - Pᵀ 1 - s| <= stopThr · Σ s⁺`` (checked every 50).
+        log: also return a dict with ``n_iter``, ``converged``, ``cost``,
+            ``balance_violation`` (max absolute), ``capacity_violation``,
+            ``node_capacity_violation``, ``dropped_edges`` and ``history`` (iteration,
+            relative violation, cost at every check). Values are Python scalars for one
+            instance and (B,) tensors for a batch.
+
+    Returns:
+        F: (n, n) or (B, n, n) flow in the dtype of ``C`` (float64 for integer input), on
+        its device; or ``(F, log)``.
+
+    Raises:
+        ValueError: bad shapes, NaN, negative costs or capacities, ``s`` not summing to 0 or
+            all zero, supply without out-edge, demand unreachable (naming the node),
+            ``reg``/``virtual_flow`` <= 0, unknown ``method``; with ``method="sinkhorn"``,
+            underflow that disconnects a demand from every supply.
+        TypeError: bool or complex input.
+
+    Examples:
+        >>> import torch
+        >>> from iclr25.oft import oft_sinkhorn
+        >>> inf = float("inf")
+        >>> C = torch.tensor([[0., 1., 3.], [inf, 0., 1.], [inf, inf, 0.]])
+        >>> s = torch.tensor([1., 0., -1.])
+        >>> F = oft_sinkhorn(s, C, reg=1e-2)
+        >>> round(float((F * C.nan_to_num(posinf=0)).sum()), 3)   # path 0 -> 1 -> 2
+        2.0
+        >>> torch.allclose(F.sum(-1) - F.sum(-2), s, atol=1e-8)
+        True
+    """
+    reg = check_range(reg, "reg", 0, low_open=True)
+    virtual_flow = check_range(virtual_flow, "virtual_flow", 0, low_open=True)
+    check_choice(method, "method", Method)
+    numItermax = check_int(numItermax, "numItermax", 1)
+    stopThr = check_range(stopThr, "stopThr", 0)
+    s64, C64, cap, ncap, batched, out_dtype = _check_problem(s, C, capacity, node_capacity)
+    B, n = s64.shape
+    dev = s64.device
+
+    E = torch.isfinite(C64)
+    E.diagonal(dim1=-2, dim2=-1).fill_(False)
+    scale = torch.where(E, C64, 0.0).amax(dim=(-2, -1))
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    eps = (reg * scale).view(B, 1, 1)
+    mass = s64.clamp_min(0).sum(-1)  # Σ s⁺ per instance
+    d = torch.full_like(s64, virtual_flow)
+    tol = stopThr * mass
+
+    with torch.no_grad():
+        if method == "sinkhorn":
+            K = torch.where(E, torch.exp(-torch.where(E, C64, 0.0) / eps), 0.0)
+            dropped = (E & (K == 0)).sum(dim=(-2, -1))
+            if bool((dropped > 0).any()):
+                warnings.warn(f"{int(dropped.sum())} edge(s) dropped: exp(-C/(reg·max C)) "
+                              f"underflows; use method='sinkhorn_log' or a larger reg",
+                              RuntimeWarning, stacklevel=2)
+                try:
+                    _check_reachable(s64, (K > 0) & _edges(C64, cap), "C")
+                except ValueError as exc:
+                    raise ValueError(f"reg={reg:g} underflows exp(-C/(reg·max C)) and cuts "
+                                     f"the graph ({exc}); use method='sinkhorn_log' or a "
+                                     f"larger reg") from None
+            run = _run_scaling
+        else:
+            K = torch.where(E, -C64 / eps, -math.inf)
+            dropped = torch.zeros(B, dtype=torch.long, device=dev)
+            run = _run_log
+        del E
+        if cap is not None and bool(torch.isinf(cap).all()):
+            cap = None
+        P, n_iter, conv, hist = run(K, s64, d, cap, ncap, numItermax, tol, C64, mass)
+        del K
+        F = torch.relu(P - P.transpose(-1, -2))
+        del P
+        F.diagonal(dim1=-2, dim2=-1).zero_()
+
+    if not bool(conv.all()):
+        warnings.warn(f"OFT-Sinkhorn did not reach stopThr={stopThr:g} in {numItermax} "
+                      f"iterations for {int((~conv).sum())} of {B} instance(s); the flow is off "
+                      f"balance (see log['balance_violation'])", RuntimeWarning, stacklevel=2)
+    out = F.to(out_dtype)
+    if not batched:
+        out = out[0]
+    if not log:
+        return out
+    stats = flow_violations(F, s64, capacity=cap, node_capacity=ncap)
+    Cz = torch.where(torch.isfinite(C64), C64, 0.0)
+    info: dict[str, Any] = {
+        "n_iter": n_iter, "converged": conv, "cost": (F * Cz).sum(dim=(-2, -1)),
+        "dropped_edges": dropped, **stats,
+    }
+    if not batched:
+        info = {k: (v[0].item() if isinstance(v, torch.Tensor) else v) for k, v in info.items()}
+        hist = {k: [h[0] if isinstance(h, list) else h for h in v] for k, v in hist.items()}
+    info["history"] = hist
+    return out, info
+
+
+def _record(hist: dict[str, list], it: int, viol: torch.Tensor, mass: torch.Tensor,
+            P: torch.Tensor, Cz: torch.Tensor) -> None:
+    F = torch.relu(P - P.transpose(-1, -2))
+    hist["iteration"].append(it)
+    hist["violation"].append((viol / mass).tolist())
+    hist["cost"].append((F * Cz).sum(dim=(-2, -1)).tolist())
+
+
+ABSORB = 1e30  # absorb the scalings into K when they leave [1/ABSORB, ABSORB]
+
+
+def _run_scaling(K, s, d, cap, ncap, iters, tol, C, mass):
+    """The paper's iteration on ``K = exp(-C/eps)`` (float64, in place on ``K``).
+
+    The self-loop kernel ``h_i = K_ii`` is kept as a vector (the diagonal of ``K`` stays 0),
+    so after pinning ``h = d / (u v)`` the products with the full kernel are
+    ``K v + d / u`` and ``Kᵀ u + d / v``: two (B,n,n)·(B,n) products per uncapacitated
+    iteration (three with edge capacities, whose clip changes ``K``).
+
+    When ``u`` or ``v`` grow past ``ABSORB`` (checked every 50 steps) they are absorbed into
+    ``K`` (``K <- diag(u) K diag(v)``, ``u = v = 1``) and ``1 / (ū v̄)`` is remembered, so the
+    q-step still sees the original kernel: ``(K₀ V)(K₀ᵀ U) = (K v)(Kᵀ u) / (ū v̄)``. The pin
+    ``d / (u v)`` and the clip ``cap / (u vᵀ)`` keep their form. Without it ``u_i v_j`` reaches
+    1e300 at small reg and a clipped ``K_ij`` falls into subnormal numbers, where it can no
+    longer hold ``P_ij <= cap_ij``.
+    """
+    B, n = s.shape
+    K.diagonal(dim1=-2, dim2=-1).zero_()
+    neg, pos = s < 0, s > 0
+    s2q, hs = 0.25 * s * s, 0.5 * s.abs()
+    x, y = s.clamp_min(0) + d, (-s).clamp_min(0) + d
+    v = torch.ones_like(s)
+    h = torch.ones_like(s)  # self-loop kernel 1 (cost 0) before the first pin
+    inv_uv = None  # 1 / (ū v̄) once something was absorbed
+    Kv = torch.addcmul(_mv(K, v), h, v)
+    n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
+    conv = torch.zeros(B, dtype=torch.bool, device=s.device)
+    hist: dict[str, list] = {"iteration": [], "violation": [], "cost": []}
+    Cz = torch.where(torch.isfinite(C), C, 0.0)
+    good = None
+    for it in range(1, iters + 1):
+        u = x / Kv
+        w = _tmv(K, u)
+        v = y / torch.addcmul(w, h, u)
+        h = d / (u * v)
+        if cap is not None and it > WARMUP:
+            torch.minimum(K, cap / u.unsqueeze(-1) / v.unsqueeze(-2), out=K)
+            w = _tmv(K, u)
+        Kv = torch.addcdiv(_mv(K, v), d, u)
+        Ktu = torch.addcdiv(w, d, v)
+        if it % CHECK_EVERY == 0 or it == iters:
+            viol = (u * Kv - v * Ktu - s).abs().amax(-1)
+            if not (bool(torch.isfinite(viol).all()) and bool(torch.isfinite(Kv).all())):
+                warnings.warn(f"numerical overflow at iteration {it}; returning the last "
+                              f"finite iterate (use method='sinkhorn_log')", RuntimeWarning,
+                              stacklevel=3)
+                if good is None:
+                    raise FloatingPointError("OFT-Sinkhorn overflowed before the first check; "
+                                             "use method='sinkhorn_log' or a larger reg")
+                return good, n_iter, conv, hist
+            new = (viol <= tol) & ~conv
+            n_iter[new] = it
+            conv |= new
+            P = u.unsqueeze(-1) * K * v.unsqueeze(-2)
+            _record(hist, it, viol, mass, P, Cz)
+            if bool(conv.all()) or it == iters:
+                return P, n_iter, conv, hist
+            good = P
+            del P
+            big = torch.maximum(torch.maximum(u, 1 / u), torch.maximum(v, 1 / v)).amax()
+            if float(big) > ABSORB:
+                K.mul_(u.unsqueeze(-1)).mul_(v.unsqueeze(-2))
+                inv_uv = 1 / (u * v) if inv_uv is None else inv_uv / (u * v)
+                Kv = u * Kv  # the full kernel's K 1 after absorption = diag(u) K_old v
+                Ktu = v * Ktu
+                h = d.clone()
+                u = torch.ones_like(u)
+                v = torch.ones_like(v)
+        ab = Kv * Ktu if inv_uv is None else Kv * Ktu * inv_uv
+        # q-step: out-flow x = q + d and in-flow y = q - s + d solve x·y = ab (u_i v_i = 1);
+        # with t = sqrt(ab + s²/4) + |s|/2 the roots without cancellation are
+        # x = ab/t where s < 0 else t, y = ab/t where s > 0 else t
+        t = torch.add(ab, s2q).sqrt_().add_(hs)
+        abt = ab / t
+        x = torch.where(neg, abt, t)
+        y = torch.where(pos, abt, t)
+        if ncap is not None:
+            x, y = _clip_node(x, y, s, d, ncap)
+    return good, n_iter, conv, hist
+
+
+def _clip_node(x, y, s, d, ncap):
+    """Throughput bound ``q <= ncap``: out-flow ``x = q + d``, in-flow ``y = x - s``."""
+    lim = ncap + d
+    clip = x > lim
+    return torch.where(clip, lim, x), torch.where(clip, lim - s, y)
+
+
+def _run_log(logK, s, d, cap, ncap, iters, tol, C, mass):
+    """Log-domain twin of :func:`_run_scaling`: ``f = log u``, ``g = log v``, ``log K``.
+
+    The self-loop kernel ``log K_ii`` is kept apart in ``lkd`` (the diagonal of ``logK`` is
+    -inf), so the pinned ``K_ii = d / (u_i v_i)`` never meets the capacity clip.
+    """
+    B, n = s.shape
+    logK.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
+    log_d = torch.log(d)
+    log_cap = torch.log(cap) if cap is not None else None
+    log_half_s = torch.log(0.5 * s.abs())
+    lx, ly = torch.log(s.clamp_min(0) + d), torch.log((-s).clamp_min(0) + d)
+    g = torch.zeros_like(s)
+    lkd = torch.zeros_like(s)  # self-loop kernel 1 (cost 0) before the first pin
+    lKv = _lse_rows(logK, g, lkd + g)
+    n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
+    conv = torch.zeros(B, dtype=torch.bool, device=s.device)
+    hist: dict[str, list] = {"iteration": [], "violation": [], "cost": []}
+    Cz = torch.where(torch.isfinite(C), C, 0.0)
+    P = None
+    for it in range(1, iters + 1):
+        f = lx - lKv
+        g = ly - _lse_cols(logK, f, lkd + f)
+        lkd = log_d - f - g
+        if log_cap is not None and it > WARMUP:
+            torch.minimum(logK, log_cap - f.unsqueeze(-1) - g.unsqueeze(-2), out=logK)
+            logK.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
+        lKv = _lse_rows(logK, g, log_d - f)
+        lKtu = _lse_cols(logK, f, log_d - g)
+        if it % CHECK_EVERY == 0 or it == iters:
+            viol = (torch.exp(f + lKv) - torch.exp(g + lKtu) - s).abs().amax(-1)
+            new = (viol <= tol) & ~conv
+            n_iter[new] = it
+            conv |= new
+            P = torch.exp(f.unsqueeze(-1) + logK + g.unsqueeze(-2))
+            _record(hist, it, viol, mass, P, Cz)
+            if bool(conv.all()):
+                return P, n_iter, conv, hist
+        lx, ly = _log_q_step(lKv + lKtu, s, log_half_s, d, ncap)
+    return P, n_iter, conv, hist
+
+
+def flow_violations(
+    F: object, s: object, *, capacity: object = None, node_capacity: object = None,
+) -> dict[str, torch.Tensor]:
+    """How far a flow is from feasible: balance, edge and node capacity, negativity.
+
+    Args:
+        F: (n, n) or (B, n, n) flow.
+        s: (n,) or (B, n) supplies.
+        capacity: scalar or (…, n, n) edge capacities, or None.
+        node_capacity: scalar or (…, n) throughput bounds, or None.
+
+    Returns:
+        dict of (B,) float64 tensors (B = 1 for one instance): ``balance_violation``
+        ``max|F 1 - Fᵀ 1 - s|``, ``capacity_violation`` ``max(F - cap)⁺``,
+        ``node_capacity_violation`` ``max(out-flow - node cap)⁺``, ``negativity``.
+    """
+    Ft = as_tensor(F, "F", ndim=(2, 3)).to(torch.float64)
+    st = as_tensor(s, "s", ndim=(1, 2)).to(device=Ft.device, dtype=torch.float64)
+    if Ft.ndim == 2:
+        Ft = Ft.unsqueeze(0)
+    if st.ndim == 1:
+        st = st.unsqueeze(0)
+    Ft = Ft.clone()
+    Ft.diagonal(dim1=-2, dim2=-1).zero_()
+    out = Ft.sum(-1)
+    zero = torch.zeros(Ft.shape[0], dtype=torch.float64, device=Ft.device)
+    res = {"balance_violation": (out - Ft.sum(-2) - st).abs().amax(-1),
+           "capacity_violation": zero, "node_capacity_violation": zero,
+           "negativity": (-Ft).clamp_min(0).amax(dim=(-2, -1))}
+    if capacity is not None:
+        cap = torch.as_tensor(capacity, dtype=torch.float64, device=Ft.device)
+        res["capacity_violation"] = (Ft - cap).clamp_min(0).amax(dim=(-2, -1))
+    if node_capacity is not None:
+        nc = torch.as_tensor(node_capacity, dtype=torch.float64, device=Ft.device)
+        res["node_capacity_violation"] = (out - nc).clamp_min(0).amax(-1)
+    return res
+
+
+# --- exact reference ----------------------------------------------------------------------
+
+def min_cost_flow(
+    s: object, C: object, *, capacity: object = None, node_capacity: object = None,
+    log: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, dict[str, Any]]:
+    """Exact min-cost flow by linear programming (HiGHS via ``scipy.optimize.linprog``).
+
+    Same problem and conventions as :func:`oft_sinkhorn` without the entropy: float costs,
+    edge capacities ``F <= capacity`` and node throughput ``F 1 <= node_capacity``.
+
+    Args:
+        s: (n,) or (B, n) supplies/demands summing to 0.
+        C: (n, n) or (B, n, n) costs >= 0, ``inf`` = no edge; diagonal ignored.
+        capacity: scalar or (…, n, n) edge capacities, or None.
+        node_capacity: scalar or (…, n) node throughput bounds, or None.
+        log: also return ``{"cost": ...}`` (float, or (B,) tensor for a batch).
+
+    Returns:
+        F: optimal flow, (n, n) or (B, n, n), dtype of ``C`` (float64 for integers).
+
+    Raises:
+        ValueError: as :func:`oft_sinkhorn`'s input checks, or when the capacities make the
+            problem infeasible (naming ``capacity``).
+    """
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    s64, C64, cap, ncap, batched, out_dtype = _check_problem(s, C, capacity, node_capacity)
+    B, n = s64.shape
+    E = _edges(C64, cap).cpu().numpy()
+    Cn, sn = C64.cpu().numpy(), s64.cpu().numpy()
+    capn = cap.cpu().numpy() if cap is not None else None
+    ncapn = ncap.cpu().numpy() if ncap is not None else None
+    F = np.zeros((B, n, n))
+    costs = np.zeros(B)
+    for b in range(B):  # one LP per instance
+        i, j = np.nonzero(E[b])
+        m = i.size
+        k = np.arange(m)
+        A = coo_matrix((np.r_[np.ones(m), -np.ones(m)], (np.r_[i, j], np.r_[k, k])),
+                       shape=(n, m)).tocsr()
+        ub = np.full(m, np.inf) if capn is None else capn[b][i, j]
+        A_ub = b_ub = None
+        if ncapn is not None and np.isfinite(ncapn[b]).any():
+            rows = np.isfinite(ncapn[b])
+            A_ub = coo_matrix((np.ones(m), (i, k)), shape=(n, m)).tocsr()[rows]
+            b_ub = ncapn[b][rows]
+        res = linprog(Cn[b][i, j], A_ub=A_ub, b_ub=b_ub, A_eq=A, b_eq=sn[b],
+                      bounds=np.stack([np.zeros(m), ub], 1), method="highs")
+        if res.status == 2:
+            raise ValueError("capacity/node_capacity make the flow infeasible: supply cannot "
+                             f"reach demand within the capacities (instance {b})")
+        if res.status != 0:
+            raise RuntimeError(f"HiGHS failed: {res.message}")
+        F[b][i, j] = np.maximum(res.x, 0)
+        costs[b] = res.fun
+    out = torch.as_tensor(F, dtype=out_dtype, device=C64.device)
+    if not batched:
+        out = out[0]
+    if not log:
+        return out
+    cost = torch.as_tensor(costs, device=C64.device)
+    return out, {"cost": cost if batched else float(cost[0])}
+
+
+def flow_cost(F: object, C: object) -> torch.Tensor | float:
+    """``<C, F>`` over real edges (``inf`` costs and the diagonal skipped).
+
+    Returns a Python float for one (n, n) flow, a (B,) tensor for a batch.
+    """
+    Ft = as_tensor(F, "F", ndim=(2, 3))
+    Ct = _real(C, "C").to(device=Ft.device, dtype=torch.float64)
+    Cz = torch.where(torch.isfinite(Ct), Ct, 0.0)
+    Cz = Cz * (1 - torch.eye(Cz.shape[-1], dtype=Cz.dtype, device=Cz.device))
+    c = (Ft.to(torch.float64) * Cz).sum(dim=(-2, -1))
+    return float(c) if c.ndim == 0 else c

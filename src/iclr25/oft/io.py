@@ -1,0 +1,149 @@
+"""Min-cost flow problems from files (DIMACS ``.min``, NETGEN's output) and networkx graphs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+def read_dimacs(
+    path: str | os.PathLike, *, dtype: torch.dtype = torch.float64,
+    device: torch.device | str = "cpu",
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Read a DIMACS min-cost flow file (``.min``, as written by NETGEN) as dense arrays.
+
+    Lines: ``c`` comment, ``p min NODES ARCS``, ``n ID SUPPLY`` (supply > 0, demand < 0),
+    ``a SRC DST LOW CAP COST``; nodes are numbered from 1. Parallel arcs with the same cost
+    are merged (capacities add); self-loops are skipped.
+
+    Args:
+        path: the file.
+        dtype, device: of the returned tensors.
+
+    Returns:
+        s: (n,) supplies; C: (n, n) costs (``inf`` = no arc); capacity: (n, n) arc
+        capacities (0 where there is no arc).
+
+    Raises:
+        ValueError: unreadable file, no ``p min`` line, unknown node ids, lower bounds > 0,
+            parallel arcs with different costs, malformed lines (with the line number).
+    """
+    p = Path(path)
+    try:
+        lines = p.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"path: cannot read {str(p)!r}: {exc}") from None
+    n = None
+    supplies: list[tuple[int, float]] = []
+    arcs: list[tuple[int, int, float, float, int]] = []
+    for k, line in enumerate(lines, 1):
+        parts = line.split()
+        if not parts or parts[0] == "c":
+            continue
+        tag = parts[0]
+        where = f"{p.name}:{k}"
+        try:
+            if tag == "p":
+                if len(parts) != 4 or parts[1] != "min":
+                    raise ValueError("expected 'p min NODES ARCS'")
+                if n is not None:
+                    raise ValueError("second 'p' line")
+                n = int(parts[2])
+                int(parts[3])
+                if n < 1:
+                    raise ValueError("NODES must be >= 1")
+            elif tag == "n":
+                if len(parts) != 3:
+                    raise ValueError("expected 'n ID SUPPLY'")
+                supplies.append((int(parts[1]), float(parts[2])))
+            elif tag == "a":
+                if len(parts) != 6:
+                    raise ValueError("expected 'a SRC DST LOW CAP COST'")
+                i, j = int(parts[1]), int(parts[2])
+                low, cap, cost = float(parts[3]), float(parts[4]), float(parts[5])
+                if low != 0:
+                    raise ValueError(f"lower bound {low:g} > 0 is not supported")
+                if cap < 0 or cost < 0:
+                    raise ValueError("capacity and cost must be >= 0")
+                arcs.append((i, j, cap, cost, k))
+            else:
+                raise ValueError(f"unknown line type {tag!r}")
+        except ValueError as exc:
+            raise ValueError(f"path: {where}: {exc}: {line.strip()!r}") from None
+        if tag != "p" and n is None:
+            raise ValueError(f"path: {where}: '{tag}' line before the 'p min' line")
+    if n is None:
+        raise ValueError(f"path: {p.name} has no 'p min NODES ARCS' line")
+    s = np.zeros(n)
+    C = np.full((n, n), np.inf)
+    capacity = np.zeros((n, n))
+    for i, val in supplies:
+        if not 1 <= i <= n:
+            raise ValueError(f"path: unknown node {i} in an 'n' line (nodes are 1..{n})")
+        s[i - 1] = val
+    for i, j, cap, cost, k in arcs:
+        for node in (i, j):
+            if not 1 <= node <= n:
+                raise ValueError(f"path: {p.name}:{k}: unknown node {node} (nodes are 1..{n})")
+        if i == j:
+            continue
+        if np.isfinite(C[i - 1, j - 1]) and C[i - 1, j - 1] != cost:
+            raise ValueError(f"path: {p.name}:{k}: parallel arc {i}->{j} with a different cost; "
+                             "the dense formulation holds one cost per node pair")
+        C[i - 1, j - 1] = cost
+        capacity[i - 1, j - 1] += cap
+    as_t = lambda a: torch.as_tensor(a, dtype=dtype, device=device)  # noqa: E731
+    return as_t(s), as_t(C), as_t(capacity)
+
+
+def from_networkx(
+    G: object, *, demand: str = "demand", capacity: str = "capacity", weight: str = "weight",
+    dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[Hashable]]:
+    """A networkx ``DiGraph`` in ``nx.min_cost_flow``'s terms as dense ``(s, C, capacity)``.
+
+    ``s = -demand`` (networkx's demand is in-flow minus out-flow); missing demand is 0,
+    missing weight 0 and missing capacity ``inf``, as in networkx.
+
+    Args:
+        G: a ``networkx.DiGraph`` (MultiDiGraphs are refused).
+        demand, capacity, weight: attribute names.
+        dtype, device: of the returned tensors.
+
+    Returns:
+        s: (n,), C: (n, n) (``inf`` = no edge), capacity: (n, n), and the node list giving
+        the order of rows.
+
+    Raises:
+        TypeError: ``G`` is not a directed simple graph.
+        ValueError: empty graph, or non-numeric attributes (naming the node or edge).
+    """
+    import networkx as nx
+
+    if not isinstance(G, nx.DiGraph) or G.is_multigraph():
+        raise TypeError(f"G must be a networkx.DiGraph, got {type(G).__name__}")
+    nodes = list(G.nodes)
+    if not nodes:
+        raise ValueError("G has no nodes")
+    index = {v: k for k, v in enumerate(nodes)}
+    n = len(nodes)
+    s = np.zeros(n)
+    C = np.full((n, n), np.inf)
+    cap = np.full((n, n), np.inf)
+    try:
+        for v, data in G.nodes(data=True):
+            s[index[v]] = -float(data.get(demand, 0))
+        for a, b, data in G.edges(data=True):
+            if a == b:
+                continue
+            C[index[a], index[b]] = float(data.get(weight, 0))
+            cap[index[a], index[b]] = float(data.get(capacity, np.inf))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"G: non-numeric {demand!r}/{weight!r}/{capacity!r} attribute: "
+                         f"{exc}") from None
+    as_t = lambda a: torch.as_tensor(a, dtype=dtype, device=device)  # noqa: E731
+    return as_t(s), as_t(C), as_t(cap), nodes

@@ -1,0 +1,209 @@
+"""OFT-Sinkhorn against exact min-cost flow (HiGHS, networkx) and POT's Sinkhorn."""
+
+import math
+import warnings
+
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+
+from iclr25.oft import (
+    flow_cost,
+    flow_violations,
+    from_networkx,
+    make_layered,
+    min_cost_flow,
+    oft_sinkhorn,
+)
+
+INF = math.inf
+
+
+def _gap(F, C, opt):
+    return (flow_cost(F, C) - opt) / opt
+
+
+@pytest.fixture(scope="module")
+def layered():
+    return make_layered(6, 5, 6, seed=3)
+
+
+@pytest.fixture(scope="module")
+def graph():
+    """Layered instance plus an isolated node and a transit node with a single edge pair."""
+    s, C = make_layered(5, 4, 5, seed=1)
+    n = s.numel()
+    C2 = torch.full((n + 2, n + 2), INF, dtype=torch.float64)
+    C2[:n, :n] = C
+    C2[0, n + 1] = 0.2  # source -> dead-end transit node -> a sink
+    C2[n + 1, n - 1] = 0.2
+    s2 = torch.cat([s, torch.zeros(2, dtype=torch.float64)])  # node n is isolated
+    return s2, C2
+
+
+def test_networkx_agrees_with_highs(layered):
+    s, C = layered
+    F, lg = min_cost_flow(s, C, log=True)
+    G = nx.DiGraph()
+    scale = 10**6
+    for i in range(len(s)):
+        G.add_node(i, demand=-round(float(s[i]) * scale))
+    G.nodes[0]["demand"] -= sum(d for _, d in G.nodes(data="demand"))  # exact integer balance
+    for i, j in zip(*np.nonzero(np.isfinite(C.numpy())), strict=True):
+        if i != j:
+            G.add_edge(int(i), int(j), weight=round(float(C[i, j]) * 10**6))
+    nx_cost = nx.min_cost_flow_cost(G) / scale / 10**6
+    assert lg["cost"] == pytest.approx(nx_cost, rel=1e-4)
+    assert float(flow_violations(F, s)["balance_violation"]) < 1e-9
+
+
+def test_uncapacitated_near_optimal_and_balanced(graph, one_thread):
+    s, C = graph
+    opt = min_cost_flow(s, C, log=True)[1]["cost"]
+    F, lg = oft_sinkhorn(s, C, 1e-3, log=True)
+    assert lg["converged"]
+    assert 0 <= _gap(F, C, opt) <= 0.02
+    assert lg["balance_violation"] <= 1e-9 * float(s.clamp_min(0).sum()) * 1.0001
+    assert torch.allclose(F.sum(-1) - F.sum(-2), s, atol=1e-8)
+    assert (F >= 0).all() and (F.diagonal() == 0).all()
+    assert (F[~torch.isfinite(C)] == 0).all()  # no flow on non-edges
+    assert F[len(s) - 2].abs().sum() < 1e-6  # the isolated node carries nothing
+
+
+def test_asymmetric_edge_capacity(graph, one_thread):
+    s, C = graph
+    n = len(s)
+    F0 = min_cost_flow(s, C)
+    g = torch.Generator().manual_seed(0)
+    cap = 0.4 * float(F0.max()) * (0.5 + torch.rand(n, n, generator=g, dtype=torch.float64))
+    cap = torch.triu(cap) + 3 * torch.tril(cap, -1)  # cap_ij != cap_ji: a transposed clip fails
+    Fx, lx = min_cost_flow(s, C, capacity=cap, log=True)
+    assert float((Fx - cap).max()) <= 1e-9
+    assert lx["cost"] > flow_cost(F0, C) * 1.001  # the caps bind
+    F, lg = oft_sinkhorn(s, C, 1e-3, capacity=cap, log=True)
+    assert lg["capacity_violation"] <= 1e-9 * float(cap.min())
+    assert float((F - cap).max()) <= 1e-12
+    assert lg["balance_violation"] <= 1e-6
+    # the clip only ever shrinks K, so EOFT-Sinkhorn sits a little above the capacitated
+    # optimum (2.2 % here); the notes' 5 % bound, the claim tracks the issue's 2 %
+    assert 0 <= _gap(F, C, lx["cost"]) <= 0.05
+
+
+def test_node_capacity(one_thread):
+    s, C = make_layered(5, 4, 5, seed=2)
+    C = C.clone()
+    C[:5, 9:] *= 3  # direct source -> sink edges cost more, so transit nodes carry flow
+    F0, l0 = min_cost_flow(s, C, log=True)
+    through = F0.sum(-1)
+    assert float(through[5:9].max()) > 0.1
+    ncap = torch.full_like(s, INF)
+    ncap[5:9] = 0.5 * through[5:9].max()  # the busiest transit node must shed half its flow
+    Fx, lx = min_cost_flow(s, C, node_capacity=ncap, log=True)
+    assert float((Fx.sum(-1) - ncap).max()) <= 1e-9
+    assert lx["cost"] > l0["cost"] * 1.001  # the node caps bind
+    F, lg = oft_sinkhorn(s, C, 1e-3, node_capacity=ncap, log=True)
+    assert lg["node_capacity_violation"] <= 1e-6
+    assert lg["balance_violation"] <= 1e-6
+    assert 0 <= _gap(F, C, lx["cost"]) <= 0.02
+
+
+def test_bipartite_equals_pot_sinkhorn(one_thread):
+    ot = pytest.importorskip("ot")
+    g = torch.Generator().manual_seed(0)
+    a = torch.rand(5, generator=g, dtype=torch.float64) + 0.5
+    b = torch.rand(7, generator=g, dtype=torch.float64) + 0.5
+    a, b = a / a.sum(), b / b.sum()
+    M = torch.rand(5, 7, generator=g, dtype=torch.float64)
+    n = 12
+    C = torch.full((n, n), INF, dtype=torch.float64)
+    C[:5, 5:] = M
+    s = torch.cat([a, -b])
+    reg = 0.05
+    F = oft_sinkhorn(s, C, reg, stopThr=1e-13, numItermax=50000)
+    P = ot.sinkhorn(a.numpy(), b.numpy(), (M / M.max()).numpy(), reg, stopThr=1e-13,
+                    numItermax=50000)
+    assert np.abs(F[:5, 5:].numpy() - P).max() < 1e-6
+
+
+def test_log_domain_matches_scaling(layered, one_thread):
+    s, C = layered
+    F1, l1 = oft_sinkhorn(s, C, 1e-2, log=True)
+    F2, l2 = oft_sinkhorn(s, C, 1e-2, method="sinkhorn_log", log=True)
+    assert torch.allclose(F1, F2, atol=1e-9)
+    assert l1["n_iter"] == l2["n_iter"]
+
+
+def test_log_domain_survives_underflow(one_thread):
+    C = torch.tensor([[0, 1.0, 1e-3], [INF, 0, INF], [INF, INF, 0]], dtype=torch.float64)
+    s = torch.tensor([1.0, -1.0, 0.0], dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match="sinkhorn_log"):
+            oft_sinkhorn(s, C, 1e-4)
+    F = oft_sinkhorn(s, C, 1e-4, method="sinkhorn_log")
+    assert float(F[0, 1]) == pytest.approx(1.0, abs=1e-8)
+
+
+def test_underflow_warns_and_counts_dropped_edges(layered):
+    s, C = layered
+    with pytest.warns(RuntimeWarning, match="dropped"):
+        _, lg = oft_sinkhorn(s, C, 1e-3, numItermax=60, log=True)
+    assert lg["dropped_edges"] > 0
+
+
+def test_batched_equals_per_instance(one_thread):
+    inst = [make_layered(4, 3, 4, seed=k) for k in range(3)]
+    s = torch.stack([i[0] for i in inst])
+    C = torch.stack([i[1] for i in inst])
+    cap = torch.tensor([0.2, 0.15, 0.3], dtype=torch.float64).view(3, 1, 1)
+    Fb, lb = oft_sinkhorn(s, C, 1e-2, capacity=cap, log=True)
+    assert Fb.shape == (3, 11, 11) and lb["cost"].shape == (3,)
+    for k in range(3):
+        Fk, lk = oft_sinkhorn(s[k], C[k], 1e-2, capacity=cap[k, 0, 0], log=True)
+        assert torch.allclose(Fb[k], Fk, atol=1e-10)
+        assert int(lb["n_iter"][k]) >= lk["n_iter"]
+    Fx = min_cost_flow(s, C, capacity=cap)
+    assert torch.allclose(Fx[1], min_cost_flow(s[1], C[1], capacity=0.15), atol=1e-9)
+
+
+def test_float32_numpy_and_no_mutation(layered):
+    s, C = layered
+    s32, C32 = s.float(), C.float()
+    s_copy, C_copy = s32.clone(), C32.clone()
+    F = oft_sinkhorn(s32, C32, 1e-2)
+    assert F.dtype == torch.float32 and F.device == C32.device
+    assert torch.equal(s32, s_copy) and torch.equal(C32, C_copy)
+    Fn = oft_sinkhorn(s.numpy(), C.numpy(), 1e-2)
+    assert Fn.dtype == torch.float64
+    assert torch.allclose(Fn.float(), F, atol=1e-5)
+
+
+def test_from_networkx_roundtrip():
+    G = nx.DiGraph()
+    G.add_node("a", demand=-2)
+    G.add_node("b", demand=0)
+    G.add_node("c", demand=2)
+    G.add_edge("a", "b", weight=1, capacity=1)
+    G.add_edge("b", "c", weight=1)
+    G.add_edge("a", "c", weight=3)
+    s, C, cap, nodes = from_networkx(G)
+    assert nodes == ["a", "b", "c"]
+    assert s.tolist() == [2.0, 0.0, -2.0]
+    F, lg = min_cost_flow(s, C, capacity=cap, log=True)
+    assert lg["cost"] == pytest.approx(nx.min_cost_flow_cost(G))
+    assert float(F[0, 1]) == pytest.approx(1.0)
+    with pytest.raises(TypeError, match="G"):
+        from_networkx(nx.Graph())
+
+
+def test_make_layered_seeded_and_shaped():
+    s1, C1 = make_layered(3, 2, 4, seed=5)
+    s2, C2 = make_layered(3, 2, 4, seed=torch.Generator().manual_seed(5))
+    assert torch.equal(s1, s2) and torch.equal(C1, C2)
+    assert float(s1[:3].sum()) == pytest.approx(1.0) and float(s1.sum()) == pytest.approx(0)
+    assert torch.isinf(C1[3:5, :3]).all()  # nothing flows back to sources
+    assert torch.isinf(C1[5:]).all()  # sinks have no out-edges
+    assert torch.isfinite(C1[:3, 3:]).all()
+    su, _ = make_layered(3, 0, 3, masses="uniform", seed=0)
+    assert torch.allclose(su[:3], torch.full((3,), 1 / 3, dtype=torch.float64))

@@ -1,0 +1,107 @@
+"""DIMACS reading (vs networkx) and the ``iclr25 oft solve`` command."""
+
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from iclr25.cli import app
+from iclr25.oft import make_layered, min_cost_flow, read_dimacs
+
+DIMACS = """c a small NETGEN-style problem
+p min 5 7
+n 1 4
+n 5 -4
+a 1 2 0 3 2
+a 1 3 0 4 1
+a 2 4 0 2 3
+a 3 2 0 1 1
+a 3 4 0 5 4
+a 4 5 0 4 1
+a 2 5 0 2 7
+"""
+
+
+def _nx_from(text):
+    G = nx.DiGraph()
+    for line in text.splitlines():
+        p = line.split()
+        if p and p[0] == "p":
+            G.add_nodes_from(range(1, int(p[2]) + 1), demand=0)
+        elif p and p[0] == "n":
+            G.nodes[int(p[1])]["demand"] = -int(p[2])
+        elif p and p[0] == "a":
+            G.add_edge(int(p[1]), int(p[2]), capacity=int(p[4]), weight=int(p[5]))
+    return G
+
+
+def test_read_dimacs_matches_networkx(tmp_path):
+    f = tmp_path / "toy.min"
+    f.write_text(DIMACS)
+    s, C, cap = read_dimacs(f)
+    assert s.tolist() == [4.0, 0, 0, 0, -4.0]
+    assert float(C[0, 1]) == 2 and float(cap[0, 1]) == 3 and torch.isinf(C[1, 0])
+    F, lg = min_cost_flow(s, C, capacity=cap, log=True)
+    assert lg["cost"] == pytest.approx(nx.min_cost_flow_cost(_nx_from(DIMACS)))
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("c nothing\n", "no 'p min"),
+    ("p max 3 1\n", ":1: expected 'p min"),
+    ("p min 2 1\na 1 3 0 1 1\n", "unknown node 3"),
+    ("p min 2 1\nn 7 1\n", "unknown node 7"),
+    ("p min 2 1\na 1 2 1 3 1\n", ":2: lower bound"),
+    ("p min 2 1\na 1 2 0 x 1\n", ":2:"),
+    ("p min 2 1\nq 1\n", ":2: unknown line type"),
+    ("n 1 1\np min 2 1\n", "before the 'p min'"),
+    ("p min 2 2\na 1 2 0 1 1\na 1 2 0 1 5\n", ":3: parallel arc"),
+])
+def test_read_dimacs_errors(tmp_path, text, msg):
+    f = tmp_path / "bad.min"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=msg):
+        read_dimacs(f)
+
+
+def test_read_dimacs_missing_file(tmp_path):
+    with pytest.raises(ValueError, match="path: cannot read"):
+        read_dimacs(tmp_path / "none.min")
+
+
+def test_cli_solve_min_and_npz(tmp_path):
+    f = tmp_path / "toy.min"
+    f.write_text(DIMACS)
+    out = tmp_path / "flow.npy"
+    r = CliRunner().invoke(app, ["oft", "solve", str(f), "--reg", "0.01", "--exact",
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "exact (HiGHS) cost" in r.output and "relative gap" in r.output
+    F = np.load(out)
+    assert F.shape == (5, 5)
+    assert np.allclose(F.sum(1) - F.sum(0), [4, 0, 0, 0, -4], atol=1e-5)
+    s, C = make_layered(3, 2, 3, seed=0)
+    z = tmp_path / "p.npz"
+    np.savez(z, s=s.numpy(), C=C.numpy())
+    csv = tmp_path / "f.csv"
+    r = CliRunner().invoke(app, ["oft", "solve", str(z), "--log-domain", "--reg", "0.01",
+                                 "--out", str(csv)])
+    assert r.exit_code == 0, r.output
+    assert np.loadtxt(csv, delimiter=",").shape == (8, 8)
+
+
+def test_cli_bad_arguments_exit_2(tmp_path):
+    f = tmp_path / "toy.min"
+    f.write_text(DIMACS)
+    for args, msg in [
+        (["oft", "solve", str(tmp_path / "none.min")], "does not exist"),
+        (["oft", "solve", str(f), "--out", str(tmp_path / "x.txt")], "--out must end"),
+        (["oft", "solve", str(f), "--reg", "0"], "reg"),
+    ]:
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 2, r.output
+        assert msg in r.output
+    bad = tmp_path / "bad.txt"
+    bad.write_text("x")
+    r = CliRunner().invoke(app, ["oft", "solve", str(bad)])
+    assert r.exit_code == 2 and "FILE must end" in r.output
