@@ -10,13 +10,13 @@ from safetensors.torch import save_file
 from iclr25.mother import (
     as_sources,
     kurtosis_scores,
-    make_lora_zoo,
     pairwise_distances,
     recover_tree,
     select_layers,
 )
 from iclr25.mother.distances import stream_statistics
 from iclr25.mother.sources import ModelSource, StateDictSource
+from iclr25.mother.testbed import make_lora_zoo
 
 
 def test_four_tree_distances_and_kurtosis_are_the_hand_values(four_tree):

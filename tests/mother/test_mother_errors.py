@@ -90,7 +90,98 @@ def test_bad_options_fail_before_reading(tmp_path):
 def test_bad_forest_inputs_are_named():
     D = pairwise_distances({"a": _m(), "b": _m(seed=1), "c": _m(seed=2)})
     ku = kurtosis_scores({"a": _m(), "b": _m(seed=1), "c": _m(seed=2)})
-    with pytest.raises(ValueError, match="cluster_distances must have the shape"):
+    with pytest.raises(ValueError, match="cluster_distances must be of shape"):
         build_forest(D, ku, n_trees=2, cluster_distances=torch.rand(5, 5))
     with pytest.raises(ValueError, match="lam"):
         build_forest(D, ku, lam=float("inf"))
+
+
+# --- regression tests for the robustness campaign (issue 9) -----------------------------------
+
+def _D(n=3):
+    return torch.tensor([[0.0, 1.0, 2.0], [1.0, 0.0, 1.5], [2.0, 1.5, 0.0]])[:n, :n]
+
+
+def test_build_forest_refuses_duplicate_names():
+    with pytest.raises(ValueError, match=r"names must be unique; repeated: \['a'\]"):
+        build_forest(_D(), torch.zeros(3), ["a", "b", "a"], direction="none")
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64])
+def test_build_forest_accepts_any_float_precision(dtype):
+    f = build_forest(_D().to(dtype), torch.tensor([0.0, 1.0, 2.0], dtype=dtype),
+                     direction="pretrain", lam=0.3)
+    assert f.parents == {"model_0": None, "model_1": "model_0", "model_2": "model_1"}
+
+
+def test_edge_costs_and_cluster_trees_validate():
+    from iclr25.mother import cluster_trees, edge_costs
+
+    with pytest.raises(ValueError, match="D must be square"):
+        edge_costs(torch.zeros(2, 3), torch.zeros(2))
+    with pytest.raises(ValueError, match="ku has 2 entries"):
+        edge_costs(_D(), torch.zeros(2))
+    with pytest.raises(ValueError, match="D contains 1 NaN"):
+        cluster_trees(torch.tensor([[0.0, float("nan")], [1.0, 0.0]]), 2)
+    with pytest.raises(ValueError, match="D must be non-negative"):
+        cluster_trees(-_D(), 2)
+    with pytest.raises(TypeError, match="ku must be real"):
+        edge_costs(_D(), torch.zeros(3, dtype=torch.complex64))
+
+
+@pytest.mark.parametrize("lam", [None, float("inf"), float("nan"), -0.1, "0.3"])
+def test_recover_tree_refuses_bad_lam_before_reading(lam, tmp_path):
+    # the directory does not exist: an error about lam shows lam was checked first
+    with pytest.raises((TypeError, ValueError), match="lam"):
+        recover_tree(tmp_path / "missing", lam=lam)
+
+
+def test_clustering_accuracy_refuses_columns_and_compares_by_value():
+    import numpy as np
+
+    from iclr25.mother import clustering_accuracy
+
+    with pytest.raises(ValueError, match="pred must be a 1-D"):
+        clustering_accuracy(np.zeros((3, 1)), [0, 0, 1])
+    with pytest.raises(TypeError, match="truth labels must be scalars"):
+        clustering_accuracy([0, 0, 1], [[0], [0], [1]])
+    assert clustering_accuracy([0, 0.0, 1], [0, 0, 1]) == 1.0
+    assert clustering_accuracy(torch.tensor([1, 1, 0]), [0, 0, 1]) == 1.0
+
+
+def test_directory_with_broken_link_or_upper_case_suffix(tmp_path):
+    save_file(_m(), str(tmp_path / "a.safetensors"))
+    torch.save(_m(seed=1), tmp_path / "b.PT")
+    from iclr25.mother import as_sources
+
+    assert [s.name for s in as_sources(tmp_path)] == ["a", "b"]  # *.PT is a model too
+    (tmp_path / "c.safetensors").symlink_to(tmp_path / "gone.safetensors")
+    with pytest.raises(ValueError, match="'c'.*broken or looping symbolic link"):
+        as_sources(tmp_path)
+    (tmp_path / "c.safetensors").unlink()
+    (tmp_path / "loop.safetensors").symlink_to(tmp_path / "loop.safetensors")
+    with pytest.raises(ValueError, match="'loop'.*broken or looping"):
+        as_sources(tmp_path)
+
+
+def test_names_refused_where_models_name_themselves(tmp_path):
+    from iclr25.mother import as_sources
+
+    with pytest.raises(ValueError, match="names is only used with a sequence"):
+        as_sources({"a": _m(), "b": _m(seed=1)}, names=["x", "y"])
+    with pytest.raises(ValueError, match="names is only used with a sequence"):
+        as_sources(tmp_path, names=["x"])
+
+
+@pytest.mark.skipif(__import__("os").geteuid() == 0, reason="root reads any file")
+def test_unreadable_checkpoint_says_so(tmp_path):
+    from iclr25.mother import as_sources
+
+    p = tmp_path / "a.safetensors"
+    save_file(_m(), str(p))
+    p.chmod(0o000)
+    try:
+        with pytest.raises(ValueError, match="not readable"):
+            as_sources([p, p])
+    finally:
+        p.chmod(0o600)

@@ -13,9 +13,9 @@ from iclr25.mother import (
     direction_penalty,
     edge_accuracy,
     edge_costs,
-    make_zoo,
     recover_tree,
 )
+from iclr25.mother.testbed import load_truth, make_zoo
 
 
 def test_four_tree_recovered_exactly_in_the_pretrain_regime(four_tree):
@@ -124,7 +124,6 @@ def test_zoo_is_seeded_and_has_the_promised_layout(tmp_path):
     assert a.parents["0-1-0"] == "0-1-X" and a.parents["1-0-X"] == "1-X-X"
     assert a.truth.n_trees == 2
     a.save(tmp_path)
-    from iclr25.mother import load_truth
 
     assert load_truth(tmp_path).parents == a.parents
     assert len(list(tmp_path.glob("*.safetensors"))) == 10

@@ -33,7 +33,8 @@ def recover(
     from iclr25.mother.tree import recover_tree
 
     if out is not None and out.suffix not in (".dot", ".json", ".png"):
-        raise typer.BadParameter("--out must end in .dot, .json or .png")
+        typer.echo(f"error: --out must end in .dot, .json or .png, got {out.name!r}", err=True)
+        raise typer.Exit(2)
     console = Console(stderr=True)
     try:
         with Progress(console=console, disable=not console.is_terminal, transient=True) as bar:
@@ -53,10 +54,6 @@ def recover(
             p = forest.parents[n]
             typer.echo(f"  {n}  <-  {p if p is not None else '(root)'}")
     if out is not None:
-        if out.suffix == ".png":
-            import matplotlib
-
-            matplotlib.use("Agg")  # a command-line tool writes files, it opens no window
         forest.save(out)
         typer.echo(f"wrote {out}")
 
@@ -64,13 +61,24 @@ def recover(
 @app.command("make-zoo")
 def make_zoo_cmd(
     out: Path = typer.Argument(..., help="Directory for the .safetensors models + tree.json."),
-    trees: int = typer.Option(3, "--trees"),
-    children: int = typer.Option(3, "--children"),
-    grandchildren: int = typer.Option(2, "--grandchildren"),
-    seed: int = typer.Option(0, "--seed"),
+    trees: int = typer.Option(3, "--trees", help="Number of trees (>= 1)."),
+    children: int = typer.Option(3, "--children", help="Children per root (>= 0)."),
+    grandchildren: int = typer.Option(2, "--grandchildren", help="Children per child (>= 0)."),
+    seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
 ) -> None:
     """Train a seeded zoo of MLP trees on sklearn digits (a test set with a known answer)."""
-    from iclr25.mother.zoo import make_zoo
+    from iclr25._checks import check_writable_dir
+    from iclr25.mother.testbed import make_zoo
 
+    for name, value, low in (("--trees", trees, 1), ("--children", children, 0),
+                             ("--grandchildren", grandchildren, 0), ("--seed", seed, 0)):
+        if value < low:
+            typer.echo(f"error: {name} must be >= {low}, got {value}", err=True)
+            raise typer.Exit(2)
+    try:
+        check_writable_dir(out, "OUT")
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     zoo = make_zoo(trees, children, grandchildren, out_dir=out, seed=seed)
     typer.echo(f"wrote {len(zoo.models)} models and tree.json to {out}")

@@ -55,12 +55,29 @@ def _labels(x: Any, name: str, order: Sequence[Any] | None) -> tuple[list[Any], 
         x = x.labels
     if isinstance(x, Mapping):
         keys = list(order) if order is not None else list(x)
-        return keys, [x[k] for k in keys]
-    if isinstance(x, Iterable):
+        vals = [x[k] for k in keys]
+    elif hasattr(x, "ndim") and hasattr(x, "tolist"):  # tensor / ndarray: refuse (n, 1) columns
+        if x.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D label sequence, got shape {tuple(x.shape)}")
+        vals = x.tolist()
+        keys = list(range(len(vals)))
+    elif isinstance(x, Iterable) and not isinstance(x, (str, bytes)):
         vals = list(x)
-        return list(range(len(vals))), vals
-    raise TypeError(f"{name} must be a ModelForest, {{model: label}} mapping or label sequence, "
-                    f"got {type(x).__name__}")
+        keys = list(range(len(vals)))
+    else:
+        raise TypeError(f"{name} must be a ModelForest, {{model: label}} mapping or label "
+                        f"sequence, got {type(x).__name__}")
+    for v in vals:
+        if not isinstance(v, (int, float, str, np.integer, np.floating)) or isinstance(v, bool):
+            raise TypeError(f"{name} labels must be scalars (int, float or str), "
+                            f"got {type(v).__name__}")
+    return keys, vals
+
+
+def _codes(vals: list[Any]) -> np.ndarray:
+    """Integer codes of labels compared by value (``0 == 0.0``), not by their text."""
+    index: dict[Any, int] = {}
+    return np.array([index.setdefault(v, len(index)) for v in vals], dtype=np.int64)
 
 
 def clustering_accuracy(pred: Any, truth: Any) -> float:
@@ -91,9 +108,8 @@ def clustering_accuracy(pred: Any, truth: Any) -> float:
         raise ValueError(f"pred has {len(p)} labels but truth has {len(t)}")
     if not t:
         raise ValueError("truth is empty")
-    pu, pi = np.unique(np.asarray(p, dtype=object).astype(str), return_inverse=True)
-    tu, ti = np.unique(np.asarray(t, dtype=object).astype(str), return_inverse=True)
-    M = np.zeros((len(pu), len(tu)), dtype=np.int64)
+    pi, ti = _codes(p), _codes(t)
+    M = np.zeros((pi.max() + 1, ti.max() + 1), dtype=np.int64)
     np.add.at(M, (pi, ti), 1)
     r, c = linear_sum_assignment(-M)
     return float(M[r, c].sum() / len(t))

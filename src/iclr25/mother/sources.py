@@ -10,6 +10,7 @@ or a ``{name: model}`` mapping) into a list of named sources, reading only file 
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -125,11 +126,18 @@ def _floating_shapes(sd: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
 
 def _from_path(path: Path, name: str | None = None) -> ModelSource:
     name = name or path.stem
-    if not path.is_file():
+    if path.is_symlink() and not path.exists():
+        raise ValueError(f"model {name!r}: {str(path)!r} is a broken or looping symbolic link")
+    if not path.exists():
         raise ValueError(f"model {name!r}: file {str(path)!r} does not exist")
-    if path.suffix == ".safetensors":
+    if not path.is_file():
+        raise ValueError(f"model {name!r}: {str(path)!r} is not a file")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"model {name!r}: file {str(path)!r} is not readable (permissions)")
+    suffix = path.suffix.lower()
+    if suffix == ".safetensors":
         return SafetensorsSource(path, name)
-    if path.suffix in (".pt", ".pth", ".bin"):
+    if suffix in (".pt", ".pth", ".bin"):
         return TorchFileSource(path, name)
     raise ValueError(f"model {name!r}: unsupported file type {path.suffix!r} "
                      f"(expected one of {', '.join(SUFFIXES)})")
@@ -153,61 +161,74 @@ def _from_object(obj: Any, name: str) -> ModelSource:
                     f"got {type(obj).__name__}")
 
 
+def _directory_sources(root: Path) -> list[ModelSource]:
+    if not root.is_dir():
+        raise ValueError(f"models: {str(root)!r} is not a directory")
+    # every entry that looks like a model, whatever the suffix's case; one that cannot be read
+    # (a broken link, a directory named x.pt) is an error rather than silently left out
+    files = sorted(p for p in root.iterdir() if p.suffix.lower() in SUFFIXES)
+    if not files:
+        raise ValueError(f"models: no {'/'.join(SUFFIXES)} files in {str(root)!r}")
+    return [_from_path(p) for p in files]
+
+
+def _sequence_sources(models: Any, names: Iterable[str] | None) -> list[ModelSource]:
+    try:
+        items = list(models)
+    except TypeError as exc:
+        raise TypeError(f"models must be a directory, sequence or mapping, "
+                        f"got {type(models).__name__}") from exc
+    given = list(names) if names is not None else None
+    if given is not None and len(given) != len(items):
+        raise ValueError(f"names has {len(given)} entries but models has {len(items)}")
+    srcs = []
+    for i, obj in enumerate(items):
+        if given is not None:
+            nm = str(given[i])
+        elif isinstance(obj, (str, Path)):
+            nm = Path(obj).stem
+        elif isinstance(obj, ModelSource):
+            nm = obj.name
+        else:
+            nm = f"model_{i}"
+        srcs.append(_from_object(obj, nm))
+    return srcs
+
+
 def as_sources(models: Any, names: Iterable[str] | None = None) -> list[ModelSource]:
     """Named lazy sources for ``models``.
 
     Args:
-        models: a directory (every ``*.safetensors``/``*.pt``/``*.pth``/``*.bin`` in it, sorted
-            by name), a sequence of paths / ``nn.Module`` / state dicts, or a mapping
-            ``{name: any of those}``.
-        names: optional names for a sequence (default: file stems, else ``model_{i}``).
+        models: a directory (every ``*.safetensors``/``*.pt``/``*.pth``/``*.bin`` in it, any
+            suffix case, sorted by name), a sequence of paths / ``nn.Module`` / state dicts,
+            or a mapping ``{name: any of those}``.
+        names: names for a sequence (default: file stems, else ``model_{i}``). A directory
+            names its models by file stem and a mapping by key, so ``names`` is refused there.
 
     Returns:
         list of ``ModelSource``, in input order.
 
     Raises:
-        TypeError / ValueError naming the offending model (missing file, unknown type,
-        duplicate names).
+        TypeError / ValueError naming the offending model (missing, unreadable or broken-link
+        file, unknown type, duplicate names).
     """
+    is_mapping = isinstance(models, Mapping)
+    if names is not None and (isinstance(models, (str, Path)) or is_mapping):
+        raise ValueError("names is only used with a sequence of models: a directory names "
+                         "its models by file stem, a mapping by its keys")
     if isinstance(models, ModelSource):
         raise TypeError("models must hold several models, got a single ModelSource")
+    if isinstance(models, torch.nn.Module):
+        raise TypeError("models must hold several models, got a single nn.Module")
     if isinstance(models, (str, Path)):
-        root = Path(models)
-        if not root.is_dir():
-            raise ValueError(f"models: {str(root)!r} is not a directory")
-        files = sorted(p for p in root.iterdir() if p.suffix in SUFFIXES and p.is_file())
-        if not files:
-            raise ValueError(f"models: no {'/'.join(SUFFIXES)} files in {str(root)!r}")
-        srcs = [_from_path(p) for p in files]
-    elif isinstance(models, Mapping) and all(isinstance(k, str) for k in models) and not all(
-        isinstance(v, torch.Tensor) for v in models.values()
-    ):
-        srcs = [_from_object(v, k) for k, v in models.items()]
-    elif isinstance(models, Mapping):
+        srcs = _directory_sources(Path(models))
+    elif is_mapping and all(isinstance(v, torch.Tensor) for v in models.values()):
         raise TypeError("models must hold several models; got a single state dict "
                         "(pass a list of state dicts or a {name: state_dict} mapping)")
-    elif isinstance(models, torch.nn.Module):
-        raise TypeError("models must hold several models, got a single nn.Module")
+    elif is_mapping:
+        srcs = [_from_object(v, str(k)) for k, v in models.items()]
     else:
-        try:
-            items = list(models)
-        except TypeError as exc:
-            raise TypeError(f"models must be a directory, sequence or mapping, "
-                            f"got {type(models).__name__}") from exc
-        given = list(names) if names is not None else None
-        if given is not None and len(given) != len(items):
-            raise ValueError(f"names has {len(given)} entries but models has {len(items)}")
-        srcs = []
-        for i, obj in enumerate(items):
-            if given is not None:
-                nm = str(given[i])
-            elif isinstance(obj, (str, Path)):
-                nm = Path(obj).stem
-            elif isinstance(obj, ModelSource):
-                nm = obj.name
-            else:
-                nm = f"model_{i}"
-            srcs.append(_from_object(obj, nm))
+        srcs = _sequence_sources(models, names)
     seen: set[str] = set()
     for s in srcs:
         if s.name in seen:

@@ -9,7 +9,7 @@ arborescence of each tree, choosing the root itself.
 from __future__ import annotations
 
 import json
-import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +19,7 @@ import networkx as nx
 import numpy as np
 import torch
 
-from iclr25._checks import check_in_range, check_tensor
+from iclr25._checks import as_tensor, check_choice, check_range
 from iclr25.mother.distances import LayerSpec, stream_statistics
 from iclr25.mother.sources import as_sources
 
@@ -33,15 +33,34 @@ DIRECTIONS = {"finetune": -1, "decreasing": -1, "pretrain": 1, "increasing": 1, 
 PENALTIES = ("binary", "margin")
 
 
-def _check_options(direction: str, penalty: str, lam: float | None = None) -> None:
-    """Raise unless ``direction``/``penalty`` are known and ``lam`` is finite and >= 0."""
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {sorted(DIRECTIONS)}, got {direction!r}")
-    if penalty not in PENALTIES:
-        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}")
-    if lam is not None:
-        # lam = inf would turn the zero-penalty edges into inf * 0 = NaN costs
-        check_in_range(lam, "lam", 0, math.inf, high_open=True)
+def _check_options(direction: str, penalty: str, lam: object = 0.0) -> None:
+    """Raise unless ``direction``/``penalty`` are known and ``lam`` is a finite float >= 0."""
+    check_choice(direction, "direction", DIRECTIONS)
+    check_choice(penalty, "penalty", PENALTIES)
+    if lam is None or isinstance(lam, bool) or not isinstance(lam, (int, float, np.floating)):
+        raise TypeError(f"lam must be a float >= 0, got {lam!r}")
+    # lam = inf would turn the zero-penalty edges into inf * 0 = NaN costs
+    check_range(lam, "lam", 0)
+
+
+def _check_distances(D: object, name: str, n: int | None = None) -> torch.Tensor:
+    """A square, finite, non-negative (N, N) distance matrix (N = ``n`` when given)."""
+    D = as_tensor(D, name, ndim=2)
+    if not D.is_floating_point():
+        D = D.double()
+    if D.shape[0] != D.shape[1] or (n is not None and D.shape[0] != n):
+        want = "square" if n is None else f"of shape ({n}, {n})"
+        raise ValueError(f"{name} must be {want}, got shape {tuple(D.shape)}")
+    if bool((D < 0).any()):
+        raise ValueError(f"{name} must be non-negative distances")
+    return D
+
+
+def _check_kurtosis(ku: object, n: int) -> torch.Tensor:
+    ku = as_tensor(ku, "ku", ndim=1)
+    if ku.shape[0] != n:
+        raise ValueError(f"ku has {ku.shape[0]} entries but D has {n} rows")
+    return ku.double()
 
 
 def _check_n_trees(n_trees: object, n_models: int) -> None:
@@ -67,8 +86,8 @@ def direction_penalty(ku: torch.Tensor, direction: str = "finetune",
     Returns:
         (N, N) float64 tensor on ``ku``'s device.
     """
-    ku = check_tensor(ku, "ku", ndim=1, floating=True).double()
     _check_options(direction, penalty)
+    ku = as_tensor(ku, "ku", ndim=1).double()
     sign = DIRECTIONS[direction]
     # change[p, c] = ku[c] - ku[p]; "wrong" is a change against the expected sign
     wrong = -sign * (ku[None, :] - ku[:, None])
@@ -88,8 +107,9 @@ def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = 0.3, direction: s
     to the typical distance in the tree. Paper: Sec. 3.4 (MDST with the directional score).
     """
     _check_options(direction, penalty, lam)
-    T = direction_penalty(ku, direction, penalty)
-    C = D.double() + lam * D.double().mean() * T
+    D = _check_distances(D, "D").double()
+    T = direction_penalty(_check_kurtosis(ku, D.shape[0]), direction, penalty)
+    C = D + lam * D.mean() * T.to(D.device)
     return C.fill_diagonal_(float("inf"))
 
 
@@ -136,6 +156,7 @@ def cluster_trees(D: torch.Tensor, n_trees: int) -> np.ndarray:
     from scipy.cluster.hierarchy import fcluster, linkage
     from scipy.spatial.distance import squareform
 
+    D = _check_distances(D, "D")
     N = D.shape[0]
     _check_n_trees(n_trees, N)
     if n_trees == 1:
@@ -251,10 +272,11 @@ class ModelForest:
         """Draw each tree top-down (roots at the top); save to ``path`` if given.
 
         Returns:
-            the matplotlib Figure (the current backend is left alone, so it also shows in a
-            notebook).
+            the matplotlib Figure: a bare ``Figure`` when no ``ax`` is given, so the caller's
+            backend is never switched (pass an ``ax`` from pyplot to show it in a notebook).
         """
-        import matplotlib.pyplot as plt
+        from matplotlib import colormaps
+        from matplotlib.figure import Figure
 
         G = self.graph
         pos: dict[str, tuple[float, float]] = {}
@@ -276,10 +298,11 @@ class ModelForest:
             place(root, 0)
             x0 += 1.0
         if ax is None:
-            fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * x0), 3.5))
+            fig = Figure(figsize=(max(4.0, 0.45 * x0), 3.5))
+            ax = fig.subplots()
         else:
             fig = ax.figure
-        cmap = plt.get_cmap("tab10")
+        cmap = colormaps["tab10"]
         nx.draw_networkx_edges(G, pos, ax=ax, arrows=True, arrowsize=8, edge_color="0.5")
         nx.draw_networkx_nodes(G, pos, ax=ax, node_size=60,
                                node_color=[cmap(self.labels[n] % 10) for n in G.nodes])
@@ -299,9 +322,7 @@ class ModelForest:
         elif path.suffix == ".json":
             path.write_text(self.to_json())
         elif path.suffix in (".png", ".pdf", ".svg"):
-            import matplotlib.pyplot as plt
-
-            plt.close(self.plot(path))
+            self.plot(path)
         else:
             raise ValueError(f"path must end in .dot, .json, .png, .pdf or .svg, "
                              f"got {path.name!r}")
@@ -332,30 +353,28 @@ def build_forest(
     Returns:
         ModelForest.
     """
-    D = check_tensor(D, "D", ndim=2, floating=True)
+    _check_options(direction, penalty, lam)
+    D = _check_distances(D, "D")
     N = D.shape[0]
-    if D.shape != (N, N):
-        raise ValueError(f"D must be square, got shape {tuple(D.shape)}")
     if N < 2:
         raise ValueError(f"need at least 2 models, got {N}")
-    _check_options(direction, penalty, lam)
     if ku is None:
         if DIRECTIONS[direction] != 0:
             raise ValueError(f"ku is needed for direction={direction!r}")
     else:
-        ku = check_tensor(ku, "ku", ndim=1, floating=True)
-        if ku.shape[0] != N:
-            raise ValueError(f"ku has {ku.shape[0]} entries but D has {N} rows")
+        ku = _check_kurtosis(ku, N)
     # with no direction the penalty is zero whatever the scores
     ku_used = torch.zeros(N, dtype=torch.float64, device=D.device) if ku is None else ku
     names = [f"model_{i}" for i in range(N)] if names is None else [str(n) for n in names]
     if len(names) != N:
         raise ValueError(f"names has {len(names)} entries but D has {N} rows")
-    Dc = D if cluster_distances is None else check_tensor(cluster_distances,
-                                                          "cluster_distances", ndim=2)
-    if Dc.shape != (N, N):
-        raise ValueError(f"cluster_distances must have the shape of D {(N, N)}, "
-                         f"got {tuple(Dc.shape)}")
+    dup = sorted(n for n, k in Counter(names).items() if k > 1)
+    if dup:
+        raise ValueError(f"names must be unique; repeated: {dup[:5]}")
+    Dc = D if cluster_distances is None else _check_distances(cluster_distances,
+                                                              "cluster_distances", N)
+    if n_trees is not None:
+        _check_n_trees(n_trees, N)
     labels = np.zeros(N, dtype=np.int64) if n_trees is None else cluster_trees(Dc, n_trees)
     parents: dict[str, str | None] = {}
     for t in range(int(labels.max()) + 1):
@@ -415,7 +434,25 @@ def recover_tree(
     Returns:
         ModelForest with parents, roots, labels, a networkx graph, ``to_dot()`` and ``plot()``.
 
+    Raises:
+        ValueError / TypeError naming the argument (unknown direction, ``lam`` not a finite
+        float >= 0, bad ``n_trees``, unreadable model), before any weight is read.
+
     Paper: Sec. 3 (Alg. MoTHer) of Horwitz, Shul, Hoshen, ICLR 2025.
+
+    Examples:
+        A directory of fine-tuned models, one tree, the paper's defaults:
+
+        >>> forest = recover_tree("checkpoints/", direction="finetune", lam=0.3)  # doctest: +SKIP
+        >>> forest.parents  # doctest: +SKIP
+
+        The official recipe for Vision Transformers (VTHR, full fine-tuning) measures the
+        distance on the attention layers, the kurtosis on the MLP output projections
+        (``output.dense``) and clusters by the L1 distance:
+
+        >>> forest = recover_tree(  # doctest: +SKIP
+        ...     "vit_zoo/", direction="finetune", lam=0.3, n_trees=5,
+        ...     layers="attention", kurtosis_layers="output.dense", cluster_metric="l1")
     """
     _check_options(direction, penalty, lam)
     if metric not in ("rms", "rank"):

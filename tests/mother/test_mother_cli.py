@@ -1,12 +1,9 @@
 import json
-import math
 
 import pytest
 from safetensors.torch import save_file
 from typer.testing import CliRunner
 
-from iclr25 import claims
-from iclr25.claims import Scale
 from iclr25.cli import app
 
 
@@ -29,12 +26,25 @@ def test_cli_recover_writes_each_format(four_tree, tmp_path):
     assert r.exit_code == 2 and "not a directory" in r.output
 
 
-@pytest.mark.parametrize("cid", ["mother.undirected_accuracy", "mother.directed_accuracy",
-                                 "mother.directed_beats_random_root",
-                                 "mother.clustering_accuracy", "mother.lora_rank_undirected"])
-def test_quick_claims_run(cid, tmp_path):
-    c = claims.discover()[cid]
-    r = claims.run(c, Scale.quick, 0, tmp_path)
-    assert r.status != "error", r.error
-    assert math.isfinite(r.measured)
-    assert all((tmp_path / f).exists() for f in r.figures)  # absolute paths under tmp_path
+@pytest.mark.parametrize(("args", "message"), [
+    (["--trees", "0"], "--trees must be >= 1"),
+    (["--children", "-1"], "--children must be >= 0"),
+    (["--seed", "-1"], "--seed must be >= 0"),
+])
+def test_make_zoo_bad_arguments_exit_2_before_work(tmp_path, args, message):
+    r = CliRunner().invoke(app, ["mother", "make-zoo", str(tmp_path / "z"), *args])
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "z").exists()
+
+
+def test_make_zoo_out_that_is_a_file_exits_2(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    r = CliRunner().invoke(app, ["mother", "make-zoo", str(f)])
+    assert r.exit_code == 2 and "must be a directory" in r.output
+
+
+def test_recover_bad_out_suffix_exits_2(four_tree, tmp_path):
+    r = CliRunner().invoke(app, ["mother", "recover", str(tmp_path), "--out",
+                                 str(tmp_path / "t.txt")])
+    assert r.exit_code == 2 and "--out must end in" in r.output
