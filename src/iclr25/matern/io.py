@@ -26,8 +26,10 @@ def _read_ply(path: Path) -> tuple[np.ndarray, np.ndarray]:
     props = {}
     meta = getattr(obj, "metadata", {}) or {}
     ply = meta.get("_ply_raw", {}).get("vertex", {}).get("data")
-    if ply is not None and ply.dtype.names and {"nx", "ny", "nz"} <= set(ply.dtype.names):
-        props = {k: np.asarray(ply[k], dtype=np.float64) for k in ("nx", "ny", "nz")}
+    names = (ply.keys() if isinstance(ply, dict)
+             else (ply.dtype.names or ()) if hasattr(ply, "dtype") else ())
+    if {"nx", "ny", "nz"} <= set(names):
+        props = {k: np.asarray(ply[k], dtype=np.float64).reshape(-1) for k in ("nx", "ny", "nz")}
     if props:
         normals = np.stack([props["nx"], props["ny"], props["nz"]], 1)
     elif isinstance(obj, trimesh.Trimesh) and len(obj.faces):

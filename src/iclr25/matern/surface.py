@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 import warnings
 from pathlib import Path
 from typing import Literal
@@ -283,7 +284,7 @@ class KernelSurface:
             raise RuntimeError("f has no zero crossing on the grid; no surface to extract")
         step = float(ax[1] - ax[0])
         v, f, _, _ = skimage_measure.marching_cubes(vol, level=0.0, spacing=(step,) * 3,
-                                                    gradient_direction="ascent")
+                                                    gradient_direction="descent")
         verts = torch.from_numpy(np.ascontiguousarray(v)).to(dtype=dt, device=dev)
         verts = (verts + ax[0]) / self.scale_ + self.shift_
         faces = torch.from_numpy(np.ascontiguousarray(f)).to(dtype=torch.int64, device=dev)
@@ -320,7 +321,7 @@ class KernelSurface:
             obj = cls(**d["params"])
             obj.alpha_, obj.centers_, obj.shift_ = d["alpha"], d["centers"], d["shift"]
             obj.scale_, obj.n_points_ = d["scale"], d["n_points"]
-        except (KeyError, TypeError, RuntimeError, EOFError) as exc:
+        except (KeyError, TypeError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
             raise ValueError(f"path: {p} is not a saved KernelSurface ({exc})") from None
         obj._check_params()
         return obj
