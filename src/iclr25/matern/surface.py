@@ -30,6 +30,7 @@ skimage_measure = require("skimage.measure", "3d")
 
 KernelName = Literal["matern", "arccos"]
 _MAX_RETRIES = 4
+_MAX_BLOCK = 2**24      # kernel entries per evaluation block (128 MB in float64)
 
 
 def _check_points(points: object, normals: object) -> tuple[torch.Tensor, torch.Tensor]:
@@ -101,7 +102,8 @@ class KernelSurface:
         offset: distance of the companion points along the normals (normalised units), > 0.
         n_centers: ``None`` for the exact solve, or Nyström centres M in [1, 3n] (the
             training set is the 3n points x, x ± offset·n; M = 3n is the exact fit).
-        chunk_size: query rows per evaluation block; memory O(chunk_size · M).
+        chunk_size: query rows per evaluation block (also capped at 2^24 / M rows, so a
+            block holds <= 128 MB of float64 kernel values); memory O(chunk_size · M).
         seed: for the farthest-point start (Nyström only).
 
     Attributes (after ``fit``):
@@ -213,7 +215,7 @@ class KernelSurface:
         m = len(C)
         AtA = torch.zeros(m, m, dtype=Xa.dtype, device=Xa.device)
         Aty = torch.zeros(m, dtype=Xa.dtype, device=Xa.device)
-        rows = int(self.chunk_size)
+        rows = min(int(self.chunk_size), max(1, _MAX_BLOCK // m))
         for s in range(0, len(Xa), rows):
             A = torch.linalg.solve_triangular(L, self._gram(C, Xa[s:s + rows]), upper=False).T
             AtA.addmm_(A.T, A)
@@ -230,7 +232,7 @@ class KernelSurface:
     def _field(self, Xn: torch.Tensor) -> torch.Tensor:
         """f at (m, 3) normalised queries, in blocks of chunk_size rows."""
         out = torch.empty(len(Xn), dtype=self.alpha_.dtype, device=self.alpha_.device)
-        cs = int(self.chunk_size)
+        cs = min(int(self.chunk_size), max(1, _MAX_BLOCK // len(self.centers_)))
         for s in range(0, len(Xn), cs):
             out[s:s + cs] = self._gram(Xn[s:s + cs], self.centers_) @ self.alpha_
         return out
