@@ -1,0 +1,132 @@
+"""Matérn kernels and the arc-cosine kernel of Neural Splines, as dense torch Gram matrices.
+
+Both are closed forms in plain torch, so they run on CPU or GPU without KeOps or CuPy.
+Distances come from ``torch.cdist``; the Matérn kernel depends on ``r = ||x - y||`` only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import torch
+
+from iclr25._checks import as_tensor, check_choice, check_range
+
+Nu = Literal[0.5, 1.5, 2.5, "inf"]
+NUS = (0.5, 1.5, 2.5, math.inf)
+
+
+def check_nu(nu: object) -> float:
+    """``nu`` as a float in {0.5, 1.5, 2.5, inf}; ``"inf"`` is accepted for infinity."""
+    if isinstance(nu, str) and nu.strip().lower() in ("inf", "infinity", "gaussian"):
+        return math.inf
+    if isinstance(nu, bool) or not isinstance(nu, (int, float)):
+        raise TypeError(f"nu must be one of 0.5, 1.5, 2.5, inf; got {type(nu).__name__}")
+    return float(check_choice(float(nu), "nu", NUS))
+
+
+def _points(x: object, name: str, dtype: torch.dtype | None = None,
+            device: torch.device | None = None) -> torch.Tensor:
+    t = as_tensor(x, name, ndim=2, device=device)
+    if not t.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point array, got {t.dtype}")
+    return t.to(dtype=dtype or t.dtype)
+
+
+def _pair(X: object, Y: object | None) -> tuple[torch.Tensor, torch.Tensor]:
+    X = _points(X, "X")
+    Y = X if Y is None else _points(Y, "Y", X.dtype, X.device)
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X and Y must have the same number of columns, got "
+                         f"{X.shape[1]} and {Y.shape[1]}")
+    return X, Y
+
+
+def matern_from_distance(r: torch.Tensor, nu: float, length_scale: float) -> torch.Tensor:
+    """Matérn kernel of a distance tensor ``r``; overwrites ``r`` (a temporary) in place."""
+    if nu == 0.5:
+        return torch.exp(r.mul_(-1.0 / length_scale))
+    if nu == 1.5:
+        r.mul_(-math.sqrt(3.0) / length_scale)          # r <- -s
+        k = torch.exp(r)
+        return k.mul_(r.sub_(1.0).neg_())               # (1 + s) e^{-s}
+    if nu == 2.5:
+        r.mul_(math.sqrt(5.0) / length_scale)           # r <- s
+        k = torch.exp(-r)
+        poly = r.square().div_(3.0).add_(r).add_(1.0)   # 1 + s + s^2/3
+        return k.mul_(poly)
+    return torch.exp(r.square_().mul_(-0.5 / length_scale**2))
+
+
+def matern_kernel(X: object, Y: object | None = None, *, nu: float | str = 1.5,
+                  length_scale: float = 0.5) -> torch.Tensor:
+    """Matérn Gram matrix ``k(x_i, y_j)`` of bandwidth ``h = length_scale``.
+
+    With ``r = ||x - y||`` and ``s = sqrt(2 nu) r / h``: nu = 1/2 gives ``exp(-r/h)``
+    (Laplace), 3/2 gives ``(1 + s) exp(-s)``, 5/2 gives ``(1 + s + s^2/3) exp(-s)`` and
+    inf gives ``exp(-r^2 / (2 h^2))`` (Gaussian). Identical to scikit-learn's
+    ``Matern(length_scale=h, nu=nu)`` (Weiherer & Egger 2025, §3, Eq. 4).
+
+    Args:
+        X: (n, d) points.
+        Y: (m, d) points; ``None`` means ``X``.
+        nu: smoothness, one of 0.5, 1.5, 2.5, ``inf`` (or ``"inf"``).
+        length_scale: bandwidth h > 0; smaller keeps finer detail.
+
+    Returns:
+        (n, m) tensor on X's device and dtype.
+
+    Raises:
+        TypeError: integer/bool points.
+        ValueError: wrong shapes, NaN/inf, unknown nu, length_scale <= 0.
+
+    Examples:
+        >>> import torch
+        >>> K = matern_kernel(torch.zeros(2, 3, dtype=torch.float64), nu=1.5)
+        >>> K.tolist()
+        [[1.0, 1.0], [1.0, 1.0]]
+    """
+    nu = check_nu(nu)
+    h = check_range(length_scale, "length_scale", 0.0, low_open=True)
+    X, Y = _pair(X, Y)
+    return matern_from_distance(torch.cdist(X, Y), nu, h)
+
+
+def arccos_from_points(X: torch.Tensor, Y: torch.Tensor, variance: float) -> torch.Tensor:
+    """Arc-cosine kernel of already validated (n, d) and (m, d) tensors."""
+    Xh = torch.cat([X, torch.ones_like(X[:, :1])], dim=1)
+    Yh = torch.cat([Y, torch.ones_like(Y[:, :1])], dim=1)
+    nx = Xh.norm(dim=1, keepdim=True)
+    ny = Yh.norm(dim=1, keepdim=True)
+    ux, uy = Xh / nx, Yh / ny
+    # theta = 2 atan2(| |y|x - |x|y |, | |y|x + |x|y |) = 2 atan2(|ux - uy|, |ux + uy|)
+    theta = torch.atan2(torch.cdist(ux, uy), torch.cdist(ux, -uy)).mul_(2.0)
+    k = torch.cos(theta).mul_(torch.pi - theta).mul_(1.0 + variance)
+    k.add_(torch.sin(theta)).mul_(nx * ny.T).div_(torch.pi)
+    return k
+
+
+def arccos_kernel(X: object, Y: object | None = None, *, variance: float = 1.0) -> torch.Tensor:
+    """First-order arc-cosine kernel of Neural Splines (Williams et al., CVPR 2021).
+
+    On homogeneous inputs ``x~ = [x, 1]``, with the angle computed stably as
+    ``theta = 2 atan2(|(|y~| x~ - |x~| y~)|, |(|y~| x~ + |x~| y~)|)``:
+    ``k = |x~| |y~| (sin theta + (1 + variance) (pi - theta) cos theta) / pi``.
+    The official version is a CUDA-only CuPy kernel; this one is torch and runs anywhere.
+
+    Args:
+        X: (n, d) points.
+        Y: (m, d) points; ``None`` means ``X``.
+        variance: the outer-layer variance sigma^2 > 0 (1.0 as in the Matérn paper's code).
+
+    Returns:
+        (n, m) tensor on X's device and dtype.
+
+    Raises:
+        TypeError: integer/bool points.
+        ValueError: wrong shapes, NaN/inf, variance <= 0.
+    """
+    v = check_range(variance, "variance", 0.0, low_open=True)
+    X, Y = _pair(X, Y)
+    return arccos_from_points(X, Y, v)

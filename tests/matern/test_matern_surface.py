@@ -1,0 +1,290 @@
+"""KernelSurface: sklearn KernelRidge equivalence, Nyström, geometry, invariance, files, errors."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.gaussian_process.kernels import Matern
+from sklearn.kernel_ridge import KernelRidge
+
+from iclr25.matern import (
+    KernelSurface,
+    chamfer_l1,
+    iou,
+    make_shape,
+    read_point_cloud,
+    write_mesh,
+)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.fixture(scope="module")
+def sphere():
+    g = torch.Generator().manual_seed(0)
+    d = torch.randn(200, 3, generator=g, dtype=torch.float64)
+    d = d / d.norm(dim=1, keepdim=True)
+    return 0.3 * d, d
+
+
+def _augmented(P, N, off):
+    lo, hi = P.min(0).values, P.max(0).values
+    X = (P - (lo + hi) / 2) / (hi - lo).max()
+    Xa = torch.cat([X, X + off * N, X - off * N]).numpy()
+    y = np.concatenate([np.zeros(len(P)), np.full(len(P), off), np.full(len(P), -off)])
+    return Xa, y, (lo + hi) / 2, 1 / (hi - lo).max()
+
+
+@pytest.mark.parametrize("nu", [0.5, 1.5])
+def test_exact_equals_kernel_ridge(sphere, nu):
+    P, N = sphere
+    P, N = P[:60], N[:60]
+    reg = 1e-4
+    surf = KernelSurface(nu=nu, length_scale=0.5, reg=reg).fit(P, N)
+    Xa, y, shift, scale = _augmented(P, N, 0.005)
+    kr = KernelRidge(alpha=reg, kernel=Matern(length_scale=0.5, nu=nu)).fit(Xa, y)
+    Q = torch.rand(300, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) - .5
+    ref = kr.predict(((Q - shift) * scale).numpy())
+    np.testing.assert_allclose(surf.decision_function(Q).numpy(), ref, atol=1e-8)
+    # Nyström with every training point as a centre is the exact fit
+    ny = KernelSurface(nu=nu, length_scale=0.5, reg=reg, n_centers=180, seed=0).fit(P, N)
+    np.testing.assert_allclose(ny.decision_function(Q).numpy(), ref, atol=1e-8)
+
+
+def test_interpolates_offsets_and_sphere_geometry(sphere):
+    P, N = sphere
+    surf = KernelSurface(nu=0.5, length_scale=0.5).fit(P, N)
+    f0 = surf.decision_function(P)
+    assert float(f0.abs().max()) < 1e-4
+    fo = surf.decision_function(P + 0.005 * N / surf.scale_)
+    assert float((fo - 0.005).abs().max()) < 1e-4
+    g = torch.Generator().manual_seed(2)
+    Q = torch.rand(5000, 3, dtype=torch.float64, generator=g) * 0.8 - 0.4
+    assert iou(surf.predict(Q), Q.norm(dim=1) < 0.3) >= 0.95
+    verts, faces = surf.extract_mesh(resolution=40)
+    assert faces.dtype == torch.int64 and verts.dtype == torch.float64
+    assert float((verts.norm(dim=1) - 0.3).abs().max()) < 0.01
+    import trimesh
+    mesh = trimesh.Trimesh(verts.numpy(), faces.numpy())
+    assert mesh.volume > 0                       # faces oriented outwards
+    dense = torch.randn(20000, 3, dtype=torch.float64, generator=g)
+    assert chamfer_l1(verts, 0.3 * dense / dense.norm(dim=1, keepdim=True)) < 0.008
+
+
+def test_translation_scale_invariance_and_predict_matches(sphere):
+    P, N = sphere
+    g = torch.Generator().manual_seed(3)
+    Q = torch.rand(2000, 3, dtype=torch.float64, generator=g) * 0.8 - 0.4
+    a = KernelSurface().fit(P, N)
+    b = KernelSurface().fit(P * 3.0 + torch.tensor([1.0, -2.0, 5.0], dtype=torch.float64), N)
+    occ_a = a.predict(Q)
+    occ_b = b.predict(Q * 3.0 + torch.tensor([1.0, -2.0, 5.0], dtype=torch.float64))
+    assert occ_a.dtype == torch.bool
+    assert bool((occ_a == occ_b).all())
+    torch.testing.assert_close(a.decision_function(Q), b.decision_function(
+        Q * 3.0 + torch.tensor([1.0, -2.0, 5.0], dtype=torch.float64)), atol=1e-9, rtol=1e-7)
+
+
+def test_arccos_and_nystrom_reconstruct():
+    pts, nrm, inside = make_shape("bumpy_sphere", 300, seed=0)
+    g = torch.Generator().manual_seed(4)
+    Q = torch.rand(5000, 3, dtype=torch.float64, generator=g) * 0.8 - 0.4
+    exact = iou(KernelSurface().fit(pts, nrm).predict(Q), inside(Q))
+    arc = iou(KernelSurface(kernel="arccos").fit(pts, nrm).predict(Q), inside(Q))
+    ny = iou(KernelSurface(n_centers=600, seed=0).fit(pts, nrm).predict(Q), inside(Q))
+    assert exact > 0.85 and arc > 0.8 and ny > exact - 0.02
+
+
+def test_numpy_float32_input_not_modified_and_seeded():
+    pts, nrm, _ = make_shape("spheres", 100, seed=1)
+    P, N = pts.numpy().astype(np.float32), (nrm * 2).numpy().astype(np.float32)
+    P0, N0 = P.copy(), N.copy()
+    s = KernelSurface(n_centers=50, seed=7).fit(P, N)
+    assert s.alpha_.dtype == torch.float32
+    np.testing.assert_array_equal(P, P0)
+    np.testing.assert_array_equal(N, N0)
+    t = KernelSurface(n_centers=50, seed=7).fit(P, N)
+    torch.testing.assert_close(s.centers_, t.centers_)
+    torch.testing.assert_close(s.alpha_, t.alpha_)
+
+
+def test_clone_and_params():
+    s = KernelSurface(nu=2.5, length_scale=0.2, n_centers=10)
+    c = clone(s)
+    assert c.get_params() == s.get_params() and not hasattr(c, "alpha_")
+    assert c.set_params(nu=0.5).nu == 0.5
+    with pytest.raises(ValueError, match="bogus"):
+        c.set_params(bogus=1)
+
+
+def test_save_load_round_trip(tmp_path, sphere):
+    P, N = sphere
+    s = KernelSurface(nu="inf", length_scale=0.3, reg=1e-5).fit(P, N)
+    path = s.save(tmp_path / "surf.pt")
+    t = KernelSurface.load(path)
+    Q = P[:50] * 0.9
+    torch.testing.assert_close(s.decision_function(Q), t.decision_function(Q))
+    with pytest.raises(ValueError, match="path"):
+        KernelSurface.load(tmp_path / "missing.pt")
+    (tmp_path / "junk.pt").write_bytes(b"not a torch file")
+    with pytest.raises(ValueError, match="path"):
+        KernelSurface.load(tmp_path / "junk.pt")
+    with pytest.raises(ValueError, match="path"):
+        s.save(tmp_path / "surf.bin")
+
+
+def test_cholesky_retry_warns_then_raises():
+    pts, nrm, _ = make_shape("torus", 60, seed=0)
+    with pytest.warns(RuntimeWarning, match="jitter"):
+        KernelSurface(nu="inf", length_scale=5.0, reg=0.0).fit(pts, nrm)
+
+
+def test_readers_and_writer(tmp_path):
+    import trimesh
+    pts, nrm, _ = make_shape("torus", 50, seed=0)
+    P, N = pts.numpy(), nrm.numpy()
+    np.savetxt(tmp_path / "c.xyz", np.hstack([P, N]))
+    np.savez(tmp_path / "c.npz", points=P, normals=N)
+    trimesh.PointCloud(P).export(tmp_path / "nonormals.ply")
+    from trimesh.exchange.ply import export_ply  # noqa: F401  (trimesh writes normals below)
+    header = ("ply\nformat ascii 1.0\nelement vertex 50\nproperty float x\nproperty float y\n"
+              "property float z\nproperty float nx\nproperty float ny\nproperty float nz\n"
+              "end_header\n")
+    body = "\n".join(" ".join(f"{v:.9g}" for v in row) for row in np.hstack([P, N]))
+    (tmp_path / "c.ply").write_text(header + body + "\n")
+    for name in ("c.xyz", "c.npz", "c.ply"):
+        p, n = read_point_cloud(tmp_path / name)
+        assert p.dtype == torch.float64 and p.shape == (50, 3)
+        np.testing.assert_allclose(p.numpy(), P, atol=1e-6)
+        np.testing.assert_allclose(n.numpy(), N, atol=1e-6)
+    with pytest.raises(ValueError, match="normals"):
+        read_point_cloud(tmp_path / "nonormals.ply")
+    np.savetxt(tmp_path / "bad.xyz", P)
+    with pytest.raises(ValueError, match="6 columns"):
+        read_point_cloud(tmp_path / "bad.xyz")
+    (tmp_path / "garbage.txt").write_text("a b c\n")
+    with pytest.raises(ValueError, match="path"):
+        read_point_cloud(tmp_path / "garbage.txt")
+    with pytest.raises(ValueError, match="path"):
+        read_point_cloud(tmp_path / "missing.ply")
+    with pytest.raises(ValueError, match="path"):
+        read_point_cloud(tmp_path / "c.csv")
+    verts = torch.tensor([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]])
+    faces = torch.tensor([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    for suffix in (".ply", ".obj", ".stl"):
+        m = trimesh.load(write_mesh(tmp_path / f"m{suffix}", verts, faces), force="mesh")
+        assert len(m.faces) == 4
+    with pytest.raises(ValueError, match="faces"):
+        write_mesh(tmp_path / "m.ply", verts, faces + 10)
+    with pytest.raises(ValueError, match="path"):
+        write_mesh(tmp_path / "m.off", verts, faces)
+
+
+def test_shapes_oriented_and_area_uniform():
+    for name in ("bumpy_sphere", "torus", "spheres"):
+        p, n, inside = make_shape(name, 3000, seed=0)
+        torch.testing.assert_close(n.norm(dim=1), torch.ones(3000, dtype=torch.float64))
+        assert float(inside(p + 0.002 * n).float().mean()) < 0.01
+        assert float(inside(p - 0.002 * n).float().mean()) > 0.99
+    # torus: area-uniform means the outer half (cos v > 0) holds ~ (1 + 2r/(pi R))/2 of points
+    p, n, _ = make_shape("torus", 20000, seed=1)
+    frac = float((n[:, :2] * p[:, :2]).sum(1).gt(0).double().mean())
+    assert abs(frac - (0.5 + 0.05 / (math.pi * 0.3))) < 0.015
+    a, b = make_shape("torus", 10, seed=5)[0], make_shape("torus", 10, seed=5)[0]
+    torch.testing.assert_close(a, b)
+    with pytest.raises(ValueError, match="name"):
+        make_shape("cube", 10, seed=0)
+    with pytest.raises(ValueError, match="n_points"):
+        make_shape("torus", 0, seed=0)
+
+
+def test_metrics():
+    assert iou(torch.tensor([1, 1, 0, 0]), torch.tensor([1, 0, 1, 0])) == pytest.approx(1 / 3)
+    assert iou([False, False], [False, False]) == 1.0
+    with pytest.raises(ValueError, match="occ_pred"):
+        iou([1, 0], [1, 0, 1])
+    with pytest.raises(ValueError, match="occ_pred"):
+        iou([2, 0], [1, 0])
+    X = np.array([[0.0, 0, 0], [1, 0, 0]])
+    assert chamfer_l1(X, X + [0, 0.1, 0]) == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="columns"):
+        chamfer_l1(X, X[:, :2])
+
+
+def _pts():
+    return make_shape("bumpy_sphere", 30, seed=0)[:2]
+
+
+@pytest.mark.parametrize("mutate, kw, exc, arg", [
+    (lambda P, N: (P[:, :2], N), {}, ValueError, "points"),
+    (lambda P, N: (P, N[:-1]), {}, ValueError, "same length"),
+    (lambda P, N: (P.clone().index_put_((torch.tensor([0]),), torch.tensor(float("nan"),
+                                                                            dtype=P.dtype)),
+                   N), {}, ValueError, "points"),
+    (lambda P, N: (P, N * torch.tensor([[0.0]] * 5 + [[1.0]] * 25, dtype=N.dtype)), {},
+     ValueError, "normals"),
+    (lambda P, N: (P[:9], N[:9]), {}, ValueError, "at least 10"),
+    (lambda P, N: (torch.cat([P, P[3:4]]), torch.cat([N, N[3:4]])), {}, ValueError,
+     r"duplicates \(indices \[3, 30\]"),
+    (lambda P, N: (P * torch.tensor([1.0, 1.0, 0.0], dtype=P.dtype), N), {}, ValueError,
+     "flat"),
+    (lambda P, N: (P.long(), N), {}, TypeError, "points"),
+    (lambda P, N: (P, N.bool()), {}, TypeError, "normals"),
+    (lambda P, N: (P, N), {"kernel": "rbf"}, ValueError, "kernel"),
+    (lambda P, N: (P, N), {"nu": 3.5}, ValueError, "nu"),
+    (lambda P, N: (P, N), {"length_scale": 0.0}, ValueError, "length_scale"),
+    (lambda P, N: (P, N), {"offset": -1.0}, ValueError, "offset"),
+    (lambda P, N: (P, N), {"variance": 0.0}, ValueError, "variance"),
+    (lambda P, N: (P, N), {"reg": -1e-3}, ValueError, "reg"),
+    (lambda P, N: (P, N), {"n_centers": 0}, ValueError, "n_centers"),
+    (lambda P, N: (P, N), {"n_centers": 91}, ValueError, "n_centers"),
+    (lambda P, N: (P, N), {"n_centers": 2.5}, TypeError, "n_centers"),
+])
+def test_fit_errors(mutate, kw, exc, arg):
+    P, N = mutate(*_pts())
+    with pytest.raises(exc, match=arg):
+        KernelSurface(**kw).fit(P, N)
+
+
+def test_use_before_fit_and_bad_queries():
+    s = KernelSurface()
+    for call in (lambda: s.predict(torch.zeros(2, 3)), lambda: s.extract_mesh(),
+                 lambda: s.decision_function(torch.zeros(2, 3))):
+        with pytest.raises(RuntimeError, match="fit"):
+            call()
+    s.fit(*_pts())
+    with pytest.raises(ValueError, match="resolution"):
+        s.extract_mesh(resolution=4)
+    with pytest.raises(ValueError, match="Q"):
+        s.decision_function(torch.zeros(2, 2, dtype=torch.float64))
+    with pytest.raises(TypeError, match="Q"):
+        s.decision_function(torch.zeros(2, 3, dtype=torch.int64))
+
+
+def test_cli_reconstruct(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.matern.cli import app
+    pts, nrm, _ = make_shape("bumpy_sphere", 200, seed=0)
+    np.savetxt(tmp_path / "c.xyz", np.hstack([pts.numpy(), nrm.numpy()]))
+    out = tmp_path / "mesh.obj"
+    r = CliRunner().invoke(app, ["reconstruct", str(tmp_path / "c.xyz"), "--resolution", "24",
+                                 "--nu", "0.5", "--length-scale", "0.2", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.is_file()
+    for args, word in ((["--nu", "3"], "--nu"), (["--resolution", "4"], "--resolution"),
+                       (["--out", str(tmp_path / "m.off")], "--out"),
+                       (["--length-scale", "0"], "--length-scale")):
+        r = CliRunner().invoke(app, ["reconstruct", str(tmp_path / "c.xyz"), *args])
+        assert r.exit_code == 2 and word in r.output
+    r = CliRunner().invoke(app, ["reconstruct", str(tmp_path / "none.xyz")])
+    assert r.exit_code == 2 and "no such file" in r.output
+
+
+def test_warning_free_default_fit():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KernelSurface().fit(*make_shape("torus", 100, seed=0)[:2])
