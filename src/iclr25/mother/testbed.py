@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from iclr25._checks import check_int
 from iclr25._threads import torch_threads
 from iclr25.mother.tree import ModelForest
 
@@ -114,6 +115,20 @@ def _adam_loop(ps: list[torch.Tensor], opt: torch.optim.Optimizer, X: torch.Tens
         opt.step()
 
 
+def _tasks(B: int, y: torch.Tensor, n_classes: int, m: int,
+           g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """B random tasks: labels (B, n) grouping the ten digits into ``n_classes`` classes, and
+    (B, m) indices of each task's training subset."""
+    # every digit-to-class map hits each class at least once (the first n_classes digits of
+    # a random permutation go to distinct classes)
+    perm = torch.argsort(torch.rand(B, 10, generator=g), dim=1)
+    cls = torch.randint(0, n_classes, (B, 10), generator=g)
+    cls[:, :n_classes] = torch.arange(n_classes)
+    mapping = torch.empty(B, 10, dtype=torch.long).scatter_(1, perm, cls)
+    subsets = torch.argsort(torch.rand(B, len(y), generator=g), dim=1)[:, :m]
+    return mapping[:, y], subsets
+
+
 def make_zoo(
     n_trees: int = 5,
     n_children: int = 4,
@@ -151,46 +166,33 @@ def make_zoo(
     """
     from iclr25.datasets import digits
 
-    if min(n_trees, depth, width) < 1 or n_children < 0 or n_grandchildren < 0:
-        raise ValueError("n_trees, depth, width must be >= 1; n_children, n_grandchildren >= 0")
-    if not 2 <= n_classes <= 10:
-        raise ValueError(f"n_classes must lie in [2, 10], got {n_classes}")
+    for name, value, low in (("n_trees", n_trees, 1), ("depth", depth, 1), ("width", width, 1),
+                             ("n_children", n_children, 0),
+                             ("n_grandchildren", n_grandchildren, 0), ("seed", seed, 0)):
+        check_int(value, name, low)
+    check_int(n_classes, "n_classes", 2, 10)
     g = torch.Generator().manual_seed(seed)
-    X = digits(seed=0).X_train
-    n, d = X.shape
-    m = max(batch_size, int(subset * n))
-    dims = [d] + [width] * depth
+    data = digits(seed=0)
+    X, y = data.X_train, data.y_train
+    m = max(batch_size, int(subset * len(X)))
+    dims = [X.shape[1]] + [width] * depth
 
-    def tasks(B: int) -> tuple[torch.Tensor, torch.Tensor]:
-        # every digit-to-class map hits each class at least once (first n_classes digits
-        # of a random permutation go to distinct classes)
-        perm = torch.argsort(torch.rand(B, 10, generator=g), dim=1)
-        cls = torch.randint(0, n_classes, (B, 10), generator=g)
-        cls[:, :n_classes] = torch.arange(n_classes)
-        mapping = torch.empty(B, 10, dtype=torch.long).scatter_(1, perm, cls)
-        y = digits(seed=0).y_train
-        Y = mapping[:, y]  # (B, n)
-        subsets = torch.argsort(torch.rand(B, n, generator=g), dim=1)[:, :m]
-        return Y, subsets
-
-    def new_head(B: int) -> list[torch.Tensor]:
+    def head(B: int) -> list[torch.Tensor]:
         return [_uniform((B, n_classes, width), width, g), _uniform((B, n_classes), width, g)]
 
     # generation 0: the roots
     body = []
     for a, b in zip(dims[:-1], dims[1:], strict=True):
         body += [_uniform((n_trees, b, a), a, g), _uniform((n_trees, b), a, g)]
-    Y, sub = tasks(n_trees)
-    gens = [_train_batch(body + new_head(n_trees), X, Y, sub, root_steps, root_lr,
-                         batch_size, g)]
+    task = _tasks(n_trees, y, n_classes, m, g)  # drawn before the head: the seed's order
+    gens = [_train_batch(body + head(n_trees), X, *task, root_steps, root_lr, batch_size, g)]
     for fan in (n_children, n_grandchildren):
-        prev = gens[-1]
-        B = prev[0].shape[0] * fan
+        B = gens[-1][0].shape[0] * fan
         if B == 0:
             break
-        body = [p.repeat_interleave(fan, dim=0) for p in prev[:-2]]
-        Y, sub = tasks(B)
-        gens.append(_train_batch(body + new_head(B), X, Y, sub, finetune_steps, finetune_lr,
+        body = [p.repeat_interleave(fan, dim=0) for p in gens[-1][:-2]]
+        task = _tasks(B, y, n_classes, m, g)
+        gens.append(_train_batch(body + head(B), X, *task, finetune_steps, finetune_lr,
                                  batch_size, g))
     keys = [f"fc{i + 1}.{w}" for i in range(depth) for w in ("weight", "bias")]
     keys += ["head.weight", "head.bias"]
