@@ -9,6 +9,7 @@ ToSS (Shukla et al., ICLR 2025) supervises Σ(x)^{1/2} with the 2-Wasserstein bo
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -303,7 +304,8 @@ class HeteroscedasticRegressor(BaseEstimator):
             state = torch.load(path, map_location="cpu", weights_only=True)
             params = state["params"]
             d, q = state["dims"]
-        except (OSError, RuntimeError, KeyError, TypeError) as exc:
+        except (OSError, RuntimeError, KeyError, TypeError, pickle.UnpicklingError,
+                EOFError) as exc:
             raise ValueError(f"path: cannot read a saved HeteroscedasticRegressor from "
                              f"{path} ({exc})") from None
         params["hidden"] = tuple(params["hidden"])
