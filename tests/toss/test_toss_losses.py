@@ -144,6 +144,8 @@ def test_gaussian_nll_and_cov_error_known_values():
                       torch.eye(2).expand(4, 2, 2)), "mean_t"),
     (lambda: w2_bound(torch.tensor([float("nan"), 0.0]), torch.eye(2), torch.zeros(2),
                       torch.eye(2)), "mean_p"),
+    (lambda: w2_bound(torch.zeros(2), torch.eye(2), torch.zeros(2),
+                      torch.tensor([[1.0, float("inf")], [0.0, 1.0]])), "sqrt_cov_t"),
     (lambda: gaussian_w2(torch.zeros(2, 2, 2), torch.eye(2), torch.zeros(2), torch.eye(2)),
      "mean1"),
     (lambda: tac(torch.zeros(3, 2), -torch.eye(2).expand(3, 2, 2), torch.zeros(3, 2)), "cov"),

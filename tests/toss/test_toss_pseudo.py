@@ -96,9 +96,11 @@ def test_chunks_dtype_and_input_untouched():
     Xt, Yt = torch.tensor(X, dtype=torch.float32), torch.tensor(Y, dtype=torch.float32)
     X0, Y0 = Xt.clone(), Yt.clone()
     a = pseudo_covariance(Xt, Yt, n_neighbors=9, chunk_size=4)
-    b = pseudo_covariance(Xt, Yt, n_neighbors=9, chunk_size=4096)
+    b = pseudo_covariance(Xt, Yt, n_neighbors=9, chunk_size=4096, algorithm="brute")
+    c = pseudo_covariance(Xt, Yt, n_neighbors=9, algorithm="ball_tree")
     assert a.dtype == torch.float32
     torch.testing.assert_close(a, b)
+    torch.testing.assert_close(a, c)
     assert torch.equal(Xt, X0) and torch.equal(Yt, Y0)
 
 
@@ -119,6 +121,7 @@ def test_duplicate_inputs_drop_one_neighbour():
     (dict(temperature=0.0), "temperature"),
     (dict(jitter=-1.0), "jitter"),
     (dict(center="median"), "center"),
+    (dict(algorithm="hnsw"), "algorithm"),
     (dict(center="local_linear", n_neighbors=4), "n_neighbors"),
 ])
 def test_errors_name_the_argument(kwargs, match):

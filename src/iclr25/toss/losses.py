@@ -23,13 +23,14 @@ Reduction = Literal["mean", "sum", "none"]
 
 
 def _pair(mean: object, mat: object, mean_name: str, mat_name: str,
-          like: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+          like: torch.Tensor | None = None, finite: bool = True
+          ) -> tuple[torch.Tensor, torch.Tensor]:
     """Check a (..., q) mean and a (..., q, q) matrix; floating, finite, matching shapes."""
     kw = {} if like is None else {"dtype": like.dtype, "device": like.device}
-    m = as_tensor(mean, mean_name, ndim=(1, 2), **kw)
+    m = as_tensor(mean, mean_name, ndim=(1, 2), finite=finite, **kw)
     if not m.is_floating_point():
         raise TypeError(f"{mean_name} must be floating point, got {m.dtype}")
-    s = as_tensor(mat, mat_name, ndim=(2, 3), dtype=m.dtype, device=m.device)
+    s = as_tensor(mat, mat_name, ndim=(2, 3), dtype=m.dtype, device=m.device, finite=finite)
     if s.shape != (*m.shape, m.shape[-1]):
         raise ValueError(f"{mat_name} must have shape {(*m.shape, m.shape[-1])} to match "
                          f"{mean_name} {tuple(m.shape)}, got {tuple(s.shape)}")
@@ -70,12 +71,18 @@ def w2_bound(mean_p: object, sqrt_cov_p: object, mean_t: object,
         >>> float(w2_bound(torch.zeros(2), 2 * S, torch.ones(2), S))
         4.0
     """
-    mp, sp = _pair(mean_p, sqrt_cov_p, "mean_p", "sqrt_cov_p")
-    mt, st = _pair(mean_t, sqrt_cov_t, "mean_t", "sqrt_cov_t", like=mp)
+    # shapes first; finiteness once on the result (a sum of squares: any NaN/inf input
+    # makes it non-finite), then the culprit is named. One check, not four, per step.
+    mp, sp = _pair(mean_p, sqrt_cov_p, "mean_p", "sqrt_cov_p", finite=False)
+    mt, st = _pair(mean_t, sqrt_cov_t, "mean_t", "sqrt_cov_t", like=mp, finite=False)
     if mt.shape != mp.shape:
         raise ValueError(f"mean_t must have the shape of mean_p {tuple(mp.shape)}, "
                          f"got {tuple(mt.shape)}")
-    return _w2_bound(mp, sp, mt, st)
+    out = _w2_bound(mp, sp, mt, st)
+    if not bool(torch.isfinite(out).all()):
+        for name, t in (("mean_p", mp), ("sqrt_cov_p", sp), ("mean_t", mt), ("sqrt_cov_t", st)):
+            as_tensor(t.detach(), name)
+    return out
 
 
 def _w2_bound(mp: torch.Tensor, sp: torch.Tensor, mt: torch.Tensor,

@@ -18,6 +18,7 @@ from iclr25._checks import as_tensor, check_choice, check_int, check_range
 __all__ = ["pseudo_covariance", "whiten"]
 
 Center = Literal["mean", "local_linear"]
+Algorithm = Literal["auto", "kd_tree", "ball_tree", "brute"]
 
 
 def _floating(x: object, name: str) -> torch.Tensor:
@@ -67,6 +68,7 @@ def pseudo_covariance(
     include_self: bool = False,
     jitter: float = 1e-4,
     chunk_size: int = 4096,
+    algorithm: Algorithm = "auto",
 ) -> torch.Tensor:
     """Covariance pseudo-labels Σ̃(x_i) from each point's input-space neighbours.
 
@@ -80,13 +82,16 @@ def pseudo_covariance(
     counted as noise (it needs ``n_neighbors > dim X + 1``).
 
     Memory is O(chunk_size · k · (q + d)) beyond the (n, q, q) output; never O(n²).
-    Time O(n · k · (log n + q²)) with a tree index.
+    Time O(n · k · (log n + q²)) with a tree index in low dimension; O(n² d) BLAS work
+    (blocked, O(chunk · n) memory inside sklearn) with brute force.
 
     Args:
         X: (n, d) inputs. Y: (n, q) targets (both floating point).
         n_neighbors: k >= 2, < n. temperature: > 0 (in squared whitened units).
         center: "mean" (paper) or "local_linear". include_self: count i among its own k.
         jitter: > 0, added to the diagonal. chunk_size: query points per batch.
+        algorithm: sklearn's k-NN search; "auto" takes a kd-tree for d <= 5 and blocked
+            brute force (BLAS, sklearn's ArgKmin) above, where trees lose to it at k = 64.
 
     Returns:
         (n, q, q) SPD tensor on Y's device and dtype.
@@ -117,6 +122,7 @@ def pseudo_covariance(
     jitter = check_range(jitter, "jitter", 0.0, low_open=True)
     center = check_choice(center, "center", Center)
     chunk_size = check_int(chunk_size, "chunk_size", 1)
+    algorithm = check_choice(algorithm, "algorithm", Algorithm)
     if not isinstance(include_self, bool):
         raise TypeError(f"include_self must be a bool, got {type(include_self).__name__}")
     d = Xt.shape[1]
@@ -127,7 +133,10 @@ def pseudo_covariance(
 
     dev, dt = Yt.device, Yt.dtype
     q = Yt.shape[1]
-    index = NearestNeighbors(n_neighbors=k if include_self else k + 1).fit(Z)
+    if algorithm == "auto":
+        algorithm = "kd_tree" if d <= 5 else "brute"
+    index = NearestNeighbors(n_neighbors=k if include_self else k + 1,
+                             algorithm=algorithm).fit(Z)
     Zt = torch.from_numpy(Z).to(device=dev, dtype=dt)
     out = torch.empty(n, q, q, device=dev, dtype=dt)
     eye = torch.eye(q, device=dev, dtype=dt)
