@@ -1,0 +1,161 @@
+"""``iclr25 toss fit DATA`` and ``iclr25 toss predict MODEL DATA``: heteroscedastic regression
+from CSV (with a header) or .npz (arrays X, Y) files."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(help="ToSS: mean and input-dependent covariance of a vector target "
+                       "(ICLR 2025).", no_args_is_help=True, add_completion=False)
+
+LOSSES = ("toss", "nll", "beta-nll")
+
+
+@app.callback()
+def _group() -> None:
+    """Heteroscedastic regression with the W2 bound and neighbourhood pseudo-labels."""
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+def read_table(path: Path) -> tuple[list[str], object]:
+    """(header, float64 array (n, columns)) of a CSV file with a header row."""
+    import numpy as np
+
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise ValueError(f"{path} is empty") from None
+        try:
+            rows = [[float(v) for v in r] for r in reader if r]
+        except ValueError as exc:
+            raise ValueError(f"{path}: non-numeric value ({exc})") from None
+    if not rows:
+        raise ValueError(f"{path} has a header but no rows")
+    if any(len(r) != len(header) for r in rows):
+        raise ValueError(f"{path}: every row must have {len(header)} values like the header")
+    return header, np.asarray(rows, dtype=np.float64)
+
+
+def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
+    """X, Y, feature names, target names from .csv or .npz."""
+    import numpy as np
+
+    if data.suffix == ".npz":
+        with np.load(data, allow_pickle=False) as z:
+            if "X" not in z:
+                raise ValueError(f"{data} must hold an array named X")
+            X = np.asarray(z["X"], dtype=np.float64)
+            Y = np.asarray(z["Y"], dtype=np.float64) if "Y" in z else None
+        if X.ndim != 2:
+            raise ValueError(f"{data}: X must be 2-D, got shape {X.shape}")
+        return X, Y, None, None
+    header, arr = read_table(data)
+    if features is not None:
+        missing = [c for c in features if c not in header]
+        if missing:
+            raise ValueError(f"{data} lacks the feature column(s) {', '.join(missing)}")
+        X = arr[:, [header.index(c) for c in features]]
+        return X, None, features, None
+    missing = [c for c in targets or [] if c not in header]
+    if missing:
+        raise ValueError(f"--targets: {data} lacks column(s) {', '.join(missing)}")
+    feats = [c for c in header if c not in targets]
+    if not feats:
+        raise ValueError(f"{data} has no feature columns besides the targets")
+    X = arr[:, [header.index(c) for c in feats]]
+    Y = arr[:, [header.index(c) for c in targets]]
+    return X, Y, feats, list(targets)
+
+
+@app.command()
+def fit(
+    data: Path = typer.Argument(..., help="Training data: .csv with a header, or .npz (X, Y)."),
+    targets: str = typer.Option(None, "--targets", help="Comma-separated target columns "
+                                                        "(CSV); the other columns are inputs."),
+    loss: str = typer.Option("toss", "--loss", help="toss, nll or beta-nll."),
+    epochs: int = typer.Option(40, "--epochs", help="Training epochs."),
+    n_neighbors: int = typer.Option(64, "--n-neighbors", help="Pseudo-label neighbours."),
+    seed: int = typer.Option(0, "--seed", help="Initialisation and shuffling seed."),
+    out: Path = typer.Option(Path("model.pt"), "--out", help="Where to save the model."),
+) -> None:
+    """Fit a HeteroscedasticRegressor and save it."""
+    import torch
+
+    from iclr25.toss.model import HeteroscedasticRegressor
+
+    if data.suffix not in (".csv", ".npz"):
+        _fail(f"DATA must end in .csv or .npz, got {data.name}")
+    if loss not in LOSSES:
+        _fail(f"--loss must be one of {', '.join(LOSSES)}, got {loss!r}")
+    if epochs < 1:
+        _fail(f"--epochs must be >= 1, got {epochs}")
+    if n_neighbors < 2:
+        _fail(f"--n-neighbors must be >= 2, got {n_neighbors}")
+    if data.suffix == ".csv" and not targets:
+        _fail("--targets is required for a CSV file (comma-separated column names)")
+    if not data.is_file():
+        _fail(f"no such file: {data}")
+    names = [t.strip() for t in targets.split(",")] if targets else None
+    try:
+        X, Y, feats, tnames = _load_xy(data, names, None)
+        if Y is None:
+            raise ValueError(f"{data} must hold an array named Y")
+        reg = HeteroscedasticRegressor(loss=loss, epochs=epochs, n_neighbors=n_neighbors,
+                                       seed=seed)
+        reg.fit(torch.from_numpy(X), torch.from_numpy(Y))
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+    reg.feature_names_, reg.target_names_ = feats, tnames
+    reg.save(out)
+    typer.echo(f"fitted {loss} on {len(X)} rows ({X.shape[1]} inputs, {Y.shape[1]} targets); "
+               f"final loss {reg.history_[-1]:.4g}; saved {out}")
+
+
+@app.command()
+def predict(
+    model: Path = typer.Argument(..., help="A model written by `iclr25 toss fit`."),
+    data: Path = typer.Argument(..., help="Inputs: .csv with the training feature columns, "
+                                          "or .npz (X)."),
+    out: Path = typer.Option(Path("pred.csv"), "--out", help="CSV: mean_<t> and cov_<i>_<j> "
+                                                             "(lower triangle) per row."),
+) -> None:
+    """Predict means and covariances; write one CSV row per input row."""
+    import numpy as np
+    import torch
+
+    from iclr25.toss.model import HeteroscedasticRegressor
+
+    if data.suffix not in (".csv", ".npz"):
+        _fail(f"DATA must end in .csv or .npz, got {data.name}")
+    if out.suffix != ".csv":
+        _fail(f"--out must end in .csv, got {out.name}")
+    for p, what in ((model, "MODEL"), (data, "DATA")):
+        if not p.is_file():
+            _fail(f"{what}: no such file: {p}")
+    try:
+        reg = HeteroscedasticRegressor.load(model)
+        feats = reg.feature_names_ if data.suffix == ".csv" else None
+        if data.suffix == ".csv" and feats is None:
+            feats = read_table(data)[0]
+        X, _, _, _ = _load_xy(data, None, feats)
+        Xt = torch.from_numpy(X)
+        mean, cov = reg.predict(Xt).numpy(), reg.predict_cov(Xt).numpy()
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+    q = mean.shape[1]
+    tn = reg.target_names_ or [str(j) for j in range(q)]
+    rows, cols = np.tril_indices(q)
+    header = [f"mean_{t}" for t in tn]
+    header += [f"cov_{tn[i]}_{tn[j]}" for i, j in zip(rows, cols, strict=True)]
+    table = np.concatenate([mean, cov[:, rows, cols]], axis=1)
+    np.savetxt(out, table, delimiter=",", header=",".join(header), comments="", fmt="%.8g")
+    typer.echo(f"wrote {len(table)} predictions to {out}")

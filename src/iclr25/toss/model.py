@@ -1,0 +1,326 @@
+"""The covariance head and a scikit-learn-style heteroscedastic regressor trained by ToSS.
+
+ToSS (Shukla et al., ICLR 2025) supervises Σ(x)^{1/2} with the 2-Wasserstein bound
+(:func:`~iclr25.toss.losses.w2_bound`) against neighbourhood pseudo-labels
+(:func:`~iclr25.toss.pseudo.pseudo_covariance`); the baselines are the full Gaussian NLL and
+β-NLL, and the bound against given covariance labels ("w2-labels").
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from torch import nn
+from torch.nn import functional as F
+
+from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._train import fit_minibatch, seeded_mlp
+from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
+from iclr25.toss.metrics import gaussian_nll
+from iclr25.toss.pseudo import Center, pseudo_covariance
+
+__all__ = ["CovarianceHead", "HeteroscedasticRegressor"]
+
+Loss = Literal["toss", "nll", "beta-nll", "w2-labels"]
+
+
+class CovarianceHead(nn.Module):
+    """Linear head giving a mean and an SPD matrix from features.
+
+    A linear map to ``q + q(q+1)/2`` numbers: the mean and a lower-triangular L with a
+    softplus (+1e-4) diagonal. ``forward`` returns ``(mean, S)`` with ``S = L Lᵀ``, the
+    predicted Σ^{1/2} of ToSS (Σ = S², no eigendecomposition while training);
+    :meth:`tril` returns ``(mean, L)``, the Cholesky factor of Σ = L Lᵀ used by the NLL.
+
+    Args:
+        in_features: feature width. out_dim: q, the target dimension.
+    """
+
+    def __init__(self, in_features: int, out_dim: int) -> None:
+        super().__init__()
+        self.in_features = check_int(in_features, "in_features", 1)
+        self.out_dim = check_int(out_dim, "out_dim", 1)
+        q = self.out_dim
+        self.linear = nn.Linear(self.in_features, q + q * (q + 1) // 2)
+        rows, cols = torch.tril_indices(q, q)
+        self.register_buffer("_rows", rows, persistent=False)
+        self.register_buffer("_cols", cols, persistent=False)
+
+    def tril(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mean (B, q), L (B, q, q) lower-triangular with positive diagonal)."""
+        q = self.out_dim
+        out = self.linear(h)
+        mean, raw = out[:, :q], out[:, q:]
+        L = out.new_zeros(out.shape[0], q, q)
+        L[:, self._rows, self._cols] = raw
+        diag = torch.diagonal(L, dim1=-2, dim2=-1)
+        L = L - torch.diag_embed(diag) + torch.diag_embed(F.softplus(diag) + 1e-4)
+        return mean, L
+
+    def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mean (B, q), S = L Lᵀ (B, q, q) SPD, the predicted Σ^{1/2})."""
+        mean, L = self.tril(h)
+        return mean, L @ L.mT
+
+
+class _Net(nn.Module):
+    """MLP trunk + :class:`CovarianceHead`; returns (mean, L) packed for fit_minibatch."""
+
+    def __init__(self, d: int, q: int, hidden: Sequence[int], seed: int) -> None:
+        super().__init__()
+        self.trunk = nn.Sequential(seeded_mlp([d, *hidden], seed=seed), nn.ReLU()) \
+            if hidden else nn.Identity()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed + 1)
+            self.head = CovarianceHead(hidden[-1] if hidden else d, q)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.head.tril(self.trunk(x))
+
+
+class HeteroscedasticRegressor(BaseEstimator):
+    """Predict a vector target's mean and input-dependent covariance Σ(x) with an MLP.
+
+    ``loss`` picks the training objective:
+
+    - ``"toss"``: W2 bound ‖μ̂ − y‖² + ‖Σ̂^{1/2} − Σ̃^{1/2}‖_F² with neighbourhood
+      pseudo-labels Σ̃ (ToSS Theorem 1 + §3 self-supervision); Σ̂^{1/2} = S = L Lᵀ.
+    - ``"w2-labels"``: the same bound against covariance labels passed to ``fit(cov=...)``.
+    - ``"nll"``: full Gaussian NLL, Σ̂ = L Lᵀ (``MultivariateNormal(scale_tril=L)``).
+    - ``"beta-nll"``: β-NLL with β = 0.5 (Seitzer et al., 2022).
+
+    Inputs and targets are standardised per column inside; predictions are in data units.
+    Training uses Adam on float32 with ``iclr25._train.fit_minibatch``.
+
+    Args:
+        hidden: hidden widths. loss: see above. n_neighbors, center: for the pseudo-labels.
+        epochs, batch_size, lr: the training loop. device: None = the input's device.
+        seed: int/Generator/None for initialisation and shuffling.
+
+    Attributes (after fit): ``model_``, ``pseudo_cov_`` ((n, q, q) labels in data units,
+    toss only, else None), ``history_`` (mean loss per epoch), ``n_features_in_``,
+    ``n_outputs_``.
+
+    Examples:
+        >>> from iclr25.toss import make_sinusoid
+        >>> d = make_sinusoid(500, seed=0)
+        >>> reg = HeteroscedasticRegressor(epochs=2, n_neighbors=16, seed=0).fit(d.X, d.Y)
+        >>> reg.predict_cov(d.X[:3]).shape
+        torch.Size([3, 1, 1])
+    """
+
+    def __init__(self, hidden: Sequence[int] = (64, 64), loss: Loss = "toss",
+                 n_neighbors: int = 64, center: Center = "mean", epochs: int = 40,
+                 batch_size: int = 32, lr: float = 1e-3, device: str | None = None,
+                 seed: int | torch.Generator | None = None) -> None:
+        self.hidden = hidden
+        self.loss = loss
+        self.n_neighbors = n_neighbors
+        self.center = center
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.device = device
+        self.seed = seed
+
+    # -- validation -------------------------------------------------------------------------
+
+    def _check_params(self) -> None:
+        check_choice(self.loss, "loss", Loss)
+        check_choice(self.center, "center", Center)
+        check_int(self.n_neighbors, "n_neighbors", 2)
+        check_int(self.epochs, "epochs", 1)
+        check_int(self.batch_size, "batch_size", 1)
+        check_range(self.lr, "lr", 0.0, low_open=True)
+        for h in self.hidden:
+            check_int(h, "hidden", 1)
+
+    @staticmethod
+    def _floating(x: object, name: str, ndim: int) -> torch.Tensor:
+        t = as_tensor(x, name, ndim=ndim)
+        if not t.is_floating_point():
+            raise TypeError(f"{name} must be floating point, got {t.dtype}")
+        return t
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise NotFittedError("this HeteroscedasticRegressor is not fitted yet; call fit")
+
+    # -- fitting ----------------------------------------------------------------------------
+
+    def fit(self, X: object, Y: object, cov: object = None, *,
+            on_epoch_end: Callable[[int, HeteroscedasticRegressor], Any] | None = None
+            ) -> HeteroscedasticRegressor:
+        """Train on (n, d) inputs and (n, q) targets; ``cov`` (n, q, q) labels for
+        "w2-labels". ``on_epoch_end(epoch, self)`` is called after each epoch (predict works
+        there). Returns self.
+
+        Raises:
+            TypeError: integer/bool data. ValueError: shapes, NaN/inf, n <= n_neighbors
+            (toss), a constant input column (toss), labels not (n, q, q), not symmetric or
+            not PSD, missing labels for "w2-labels", bad hyper-parameters.
+        """
+        self._check_params()
+        Xt = self._floating(X, "X", 2)
+        Yt = self._floating(Y, "Y", 2)
+        if len(Xt) != len(Yt):
+            raise ValueError(f"X and Y must have the same number of rows, got {len(Xt)} and "
+                             f"{len(Yt)}")
+        n, q = Yt.shape
+        C = None
+        if self.loss == "w2-labels":
+            if cov is None:
+                raise ValueError("cov (covariance labels) is required for loss='w2-labels'")
+            C = self._floating(cov, "cov", 3).to(Yt.device, torch.float64)
+            if C.shape != (n, q, q):
+                raise ValueError(f"cov must have shape {(n, q, q)}, got {tuple(C.shape)}")
+            scale = C.abs().amax((-2, -1)).clamp_min(1e-300)
+            if bool(((C - C.mT).abs().amax((-2, -1)) > 1e-8 * scale).any()):
+                raise ValueError("cov must be symmetric")
+            if bool((torch.linalg.eigvalsh(C)[:, 0] < -1e-8 * scale).any()):
+                raise ValueError("cov must be positive semi-definite")
+        elif cov is not None:
+            raise ValueError(f"cov is only used with loss='w2-labels', got loss={self.loss!r}")
+        pseudo = None
+        if self.loss == "toss":
+            pseudo = pseudo_covariance(Xt, Yt.double(), n_neighbors=self.n_neighbors,
+                                       center=self.center)
+        gen = resolve_seed(self.seed)
+        init_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
+        device = torch.device(self.device) if self.device is not None else Xt.device
+        f32 = torch.float32
+        X32 = Xt.to(device, f32)
+        Y32 = Yt.to(device, f32)
+        self.x_mean_, self.x_scale_ = X32.mean(0), X32.std(0).clamp_min(1e-12)
+        self.y_mean_, self.y_scale_ = Y32.mean(0), Y32.std(0).clamp_min(1e-12)
+        Xs = (X32 - self.x_mean_) / self.x_scale_
+        Ys = (Y32 - self.y_mean_) / self.y_scale_
+        self.n_features_in_, self.n_outputs_ = Xt.shape[1], q
+        self.pseudo_cov_ = pseudo
+        self.model_ = _Net(Xt.shape[1], q, tuple(self.hidden), init_seed).to(device)
+        target = Ys
+        labels = pseudo if pseudo is not None else C
+        if labels is not None:
+            inv = (1 / self.y_scale_.double()).to(labels.device)
+            root = sqrtm_psd(labels.double() * inv[:, None] * inv[None, :])
+            target = torch.cat([Ys, root.to(device, f32).flatten(1)], dim=1)
+        opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
+        loss_fn = self._loss_fn(q)
+        hook = None if on_epoch_end is None else (lambda e: on_epoch_end(e, self))
+        self.history_ = fit_minibatch(self.model_, loss_fn, Xs, target, epochs=self.epochs,
+                                      batch_size=self.batch_size, optimizer=opt, seed=gen,
+                                      on_epoch_end=hook)
+        self.model_.eval()
+        return self
+
+    def _loss_fn(self, q: int) -> Callable[[Any, torch.Tensor], torch.Tensor]:
+        if self.loss in ("toss", "w2-labels"):
+            def bound(out: Any, t: torch.Tensor) -> torch.Tensor:
+                mean, L = out
+                return _w2_bound(mean, L @ L.mT, t[:, :q], t[:, q:].view(-1, q, q)).mean()
+            return bound
+        beta = 0.5 if self.loss == "beta-nll" else 0.0
+
+        def nll(out: Any, t: torch.Tensor) -> torch.Tensor:
+            mean, L = out
+            per = _nll_tril(mean, L, t)
+            if beta:
+                logdet = 2 * torch.diagonal(L, dim1=-2, dim2=-1).log().sum(-1)
+                per = per * torch.exp(beta * logdet.detach() / q)
+            return per.mean()
+        return nll
+
+    # -- prediction -------------------------------------------------------------------------
+
+    @torch.no_grad()
+    def _predict(self, X: object) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        self._check_fitted()
+        Xt = self._floating(X, "X", 2)
+        if Xt.shape[1] != self.n_features_in_:
+            raise ValueError(f"X must have {self.n_features_in_} columns, got {Xt.shape[1]}")
+        dev = self.x_mean_.device
+        Xs = (Xt.to(dev, torch.float32) - self.x_mean_) / self.x_scale_
+        was = self.model_.training
+        self.model_.eval()
+        mean, L = self.model_(Xs)
+        self.model_.train(was)
+        if self.loss in ("toss", "w2-labels"):
+            S = L @ L.mT
+            cov = S @ S
+        else:
+            cov = L @ L.mT
+        mean = mean * self.y_scale_ + self.y_mean_
+        cov = cov * self.y_scale_[:, None] * self.y_scale_[None, :]
+        return Xt, mean, cov
+
+    def predict(self, X: object) -> torch.Tensor:
+        """(n, q) predicted means, on X's device and dtype. Raises NotFittedError."""
+        Xt, mean, _ = self._predict(X)
+        return mean.to(Xt.device, Xt.dtype)
+
+    def predict_cov(self, X: object) -> torch.Tensor:
+        """(n, q, q) predicted covariances Σ̂(x), on X's device and dtype."""
+        Xt, _, cov = self._predict(X)
+        return cov.to(Xt.device, Xt.dtype)
+
+    def score(self, X: object, Y: object) -> float:
+        """Mean log-likelihood of Y (n, q) under the predicted Gaussians (higher is better)."""
+        Xt, mean, cov = self._predict(X)
+        Yt = self._floating(Y, "Y", 2)
+        return -gaussian_nll(mean.double(), cov.double(), Yt.to(mean.device, torch.float64))
+
+    # -- persistence ------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write parameters, weights and scalers to ``path`` (``torch.save``)."""
+        self._check_fitted()
+        params = self.get_params()
+        if isinstance(params["seed"], torch.Generator):
+            params["seed"] = params["seed"].initial_seed()
+        params["hidden"] = tuple(params["hidden"])
+        state = {
+            "params": params,
+            "dims": (self.n_features_in_, self.n_outputs_),
+            "weights": {k: v.cpu() for k, v in self.model_.state_dict().items()},
+            "scalers": [t.cpu() for t in (self.x_mean_, self.x_scale_, self.y_mean_,
+                                          self.y_scale_)],
+            "history": list(self.history_),
+            "feature_names": list(getattr(self, "feature_names_", []) or []),
+            "target_names": list(getattr(self, "target_names_", []) or []),
+        }
+        torch.save(state, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, device: str | None = None
+             ) -> HeteroscedasticRegressor:
+        """Read a model written by :meth:`save` (onto ``device``, default CPU)."""
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+            params = state["params"]
+            d, q = state["dims"]
+        except (OSError, RuntimeError, KeyError, TypeError, pickle.UnpicklingError,
+                EOFError) as exc:
+            raise ValueError(f"path: cannot read a saved HeteroscedasticRegressor from "
+                             f"{path} ({exc})") from None
+        params["hidden"] = tuple(params["hidden"])
+        if device is not None:
+            params["device"] = device
+        est = cls(**params)
+        dev = torch.device(device or "cpu")
+        est.model_ = _Net(d, q, est.hidden, 0)
+        est.model_.load_state_dict(state["weights"])
+        est.model_.to(dev).eval()
+        est.x_mean_, est.x_scale_, est.y_mean_, est.y_scale_ = (t.to(dev)
+                                                                for t in state["scalers"])
+        est.n_features_in_, est.n_outputs_ = d, q
+        est.history_ = state["history"]
+        est.pseudo_cov_ = None
+        est.feature_names_ = state["feature_names"] or None
+        est.target_names_ = state["target_names"] or None
+        return est

@@ -1,0 +1,196 @@
+"""CovarianceHead, HeteroscedasticRegressor, the samplers and the CLI."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from typer.testing import CliRunner
+
+from iclr25.toss import (
+    CovarianceHead,
+    HeteroscedasticRegressor,
+    make_heteroscedastic,
+    make_sinusoid,
+)
+from iclr25.toss.cli import app
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_heteroscedastic(300, 2, seed=0)
+
+
+def _reg(**kw):
+    return HeteroscedasticRegressor(**({"hidden": (16,), "epochs": 2, "n_neighbors": 16,
+                                        "seed": 0} | kw))
+
+
+def test_head_gives_spd_square_root_and_cholesky():
+    head = CovarianceHead(5, 3).double()
+    h = torch.randn(7, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    mean, S = head(h)
+    assert mean.shape == (7, 3) and S.shape == (7, 3, 3)
+    torch.testing.assert_close(S, S.mT)
+    assert bool((torch.linalg.eigvalsh(S) > 0).all())
+    _, L = head.tril(h)
+    assert torch.equal(L, L.tril()) and bool((L.diagonal(dim1=1, dim2=2) > 0).all())
+    torch.testing.assert_close(L @ L.mT, S)
+
+
+@pytest.mark.parametrize("loss", ["toss", "nll", "beta-nll", "w2-labels"])
+def test_shapes_dtype_and_fitted_attributes(loss, data, one_thread):
+    reg = _reg(loss=loss).fit(data.X, data.Y, data.cov if loss == "w2-labels" else None)
+    Xnp = data.X[:5].numpy()
+    mean, cov = reg.predict(Xnp), reg.predict_cov(data.X[:5].float())
+    assert mean.shape == (5, 2) and mean.dtype == torch.float64
+    assert cov.shape == (5, 2, 2) and cov.dtype == torch.float32
+    assert bool((torch.linalg.eigvalsh(cov.double()) > 0).all())
+    assert len(reg.history_) == 2 and np.isfinite(reg.history_).all()
+    assert isinstance(reg.score(data.X, data.Y), float)
+    assert (reg.pseudo_cov_ is not None) == (loss == "toss")
+    if loss == "toss":
+        assert reg.pseudo_cov_.shape == (300, 2, 2)
+
+
+def test_clone_params_and_determinism(data, one_thread):
+    reg = _reg(loss="nll", lr=3e-3)
+    c = clone(reg)
+    assert c.get_params() == reg.get_params() and c.lr == 3e-3
+    a = _reg().fit(data.X, data.Y).predict_cov(data.X)
+    b = _reg().fit(data.X, data.Y).predict_cov(data.X)
+    assert torch.equal(a, b)
+    c = _reg(seed=1).fit(data.X, data.Y).predict_cov(data.X)
+    assert not torch.equal(a, c)
+
+
+def test_save_load_round_trip(data, tmp_path, one_thread):
+    reg = _reg(loss="beta-nll").fit(data.X, data.Y)
+    reg.save(tmp_path / "m.pt")
+    back = HeteroscedasticRegressor.load(tmp_path / "m.pt")
+    assert back.get_params() == reg.get_params()
+    torch.testing.assert_close(back.predict_cov(data.X), reg.predict_cov(data.X))
+    torch.testing.assert_close(back.predict(data.X), reg.predict(data.X))
+    (tmp_path / "bad.pt").write_text("no")
+    with pytest.raises(ValueError, match="path"):
+        HeteroscedasticRegressor.load(tmp_path / "bad.pt")
+
+
+def test_on_epoch_end_sees_a_usable_model(data, one_thread):
+    seen = []
+    _reg(epochs=3).fit(data.X, data.Y,
+                       on_epoch_end=lambda e, r: seen.append((e, r.predict(data.X[:1]).shape)))
+    assert seen == [(0, (1, 2)), (1, (1, 2)), (2, (1, 2))]
+
+
+def test_input_not_modified(data, one_thread):
+    X, Y = data.X.clone(), data.Y.clone()
+    _reg().fit(X, Y).predict(X)
+    assert torch.equal(X, data.X) and torch.equal(Y, data.Y)
+
+
+def test_w2_labels_learn_the_covariance_better_than_the_prior(one_thread):
+    d = make_sinusoid(1500, seed=0)
+    reg = HeteroscedasticRegressor(loss="w2-labels", epochs=4, seed=0, hidden=(32, 32))
+    reg.fit(d.X, d.Y, d.cov)
+    err = (reg.predict_cov(d.X)[:, 0, 0].sqrt() - d.cov[:, 0, 0].sqrt()).abs().mean()
+    flat = (d.cov[:, 0, 0].sqrt().mean() - d.cov[:, 0, 0].sqrt()).abs().mean()
+    assert float(err) < 0.5 * float(flat)
+
+
+def test_errors(data):
+    X, Y, C = data.X, data.Y, data.cov
+    with pytest.raises(NotFittedError):
+        _reg().predict(X)
+    with pytest.raises(ValueError, match="loss"):
+        _reg(loss="kl").fit(X, Y)
+    with pytest.raises(ValueError, match="center"):
+        _reg(center="median").fit(X, Y)
+    with pytest.raises(ValueError, match="cov"):
+        _reg(loss="w2-labels").fit(X, Y)
+    with pytest.raises(ValueError, match="cov"):
+        _reg(loss="nll").fit(X, Y, C)
+    with pytest.raises(ValueError, match="cov must have shape"):
+        _reg(loss="w2-labels").fit(X, Y, C[:, :1, :1])
+    asym = C.clone()
+    asym[:, 0, 1] += 1.0
+    with pytest.raises(ValueError, match="symmetric"):
+        _reg(loss="w2-labels").fit(X, Y, asym)
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        _reg(loss="w2-labels").fit(X, Y, -C)
+    with pytest.raises(ValueError, match="same number of rows"):
+        _reg().fit(X, Y[:-1])
+    with pytest.raises(ValueError, match="Y must be 2-D"):
+        _reg().fit(X, Y[:, 0])
+    with pytest.raises(TypeError, match="X"):
+        _reg().fit(X.long(), Y)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        _reg(n_neighbors=300).fit(X, Y)
+    Xc = X.clone()
+    Xc[:, 0] = 1.0
+    with pytest.raises(ValueError, match="X column 0 is constant"):
+        _reg().fit(Xc, Y)
+    with pytest.raises(ValueError, match="epochs"):
+        _reg(epochs=0).fit(X, Y)
+    Xn = X.clone()
+    Xn[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="X"):
+        _reg().fit(Xn, Y)
+
+
+def test_samplers_are_seeded_and_consistent():
+    a, b = make_heteroscedastic(400, 3, seed=5), make_heteroscedastic(400, 3, seed=5)
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+    assert bool((torch.linalg.eigvalsh(a.cov) > 0).all())
+    # y - E[y|x] whitened by Σ(x) is standard normal
+    z = torch.linalg.solve_triangular(torch.linalg.cholesky(a.cov),
+                                      (a.Y - a.mean).unsqueeze(-1), upper=False).squeeze(-1)
+    assert abs(float(z.mean())) < 0.1 and abs(float(z.var()) - 1) < 0.1
+    s = make_sinusoid(2000, seed=0, varying_amplitude=False)
+    assert float(s.X.abs().max()) <= 5.0
+    torch.testing.assert_close(s.cov[:, 0, 0].sqrt(), s.X[:, 0].abs() + 1e-5)
+    torch.testing.assert_close(s.mean, 5.0 * torch.sin(2 * torch.pi * s.X))
+    with pytest.raises(ValueError, match="dim"):
+        make_heteroscedastic(10, 0, seed=0)
+
+
+def test_cli_fit_predict_round_trip(tmp_path, one_thread):
+    d = make_heteroscedastic(200, 2, seed=1)
+    csv = tmp_path / "train.csv"
+    table = np.hstack([d.X.numpy(), d.Y.numpy()])
+    np.savetxt(csv, table, delimiter=",", header="a,b,y1,y2", comments="")
+    runner = CliRunner()
+    model = tmp_path / "m.pt"
+    r = runner.invoke(app, ["fit", str(csv), "--targets", "y1,y2", "--epochs", "1",
+                            "--n-neighbors", "16", "--out", str(model)])
+    assert r.exit_code == 0, r.output
+    pred = tmp_path / "pred.csv"
+    r = runner.invoke(app, ["predict", str(model), str(csv), "--out", str(pred)])
+    assert r.exit_code == 0, r.output
+    header = pred.read_text().splitlines()[0].split(",")
+    assert header == ["mean_y1", "mean_y2", "cov_y1_y1", "cov_y2_y1", "cov_y2_y2"]
+    out = np.loadtxt(pred, delimiter=",", skiprows=1)
+    reg = HeteroscedasticRegressor.load(model)
+    np.testing.assert_allclose(out[:, :2], reg.predict(d.X).numpy(), rtol=1e-5, atol=1e-6)
+    npz = tmp_path / "d.npz"
+    np.savez(npz, X=d.X.numpy(), Y=d.Y.numpy())
+    r = runner.invoke(app, ["fit", str(npz), "--loss", "nll", "--epochs", "1",
+                            "--out", str(model)])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("args, match", [
+    (["fit", "{csv}", "--targets", "y9"], "y9"),
+    (["fit", "{csv}"], "--targets"),
+    (["fit", "{csv}", "--targets", "y1", "--loss", "kl"], "--loss"),
+    (["fit", "{csv}", "--targets", "y1", "--epochs", "0"], "--epochs"),
+    (["fit", "{dir}/missing.csv", "--targets", "y1"], "no such file"),
+    (["predict", "{dir}/missing.pt", "{csv}"], "MODEL"),
+])
+def test_cli_errors(tmp_path, args, match):
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,y1\n1,2\n2,3\n")
+    args = [a.format(csv=csv, dir=tmp_path) for a in args]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 2
+    assert match in r.output
