@@ -120,7 +120,8 @@ def main() -> None:
     print("(PSNR dB / SSIM on held-out 40x40 crops)")
 
     # throughput on 256x256 images
-    big_lq, _, big_y = AllInOnePairs(test, KINDS, 256, 5, seed=1, params=PARAMS).take(5)
+    big = [load_image(n, max_side=512) for n in TEST_IMAGES]
+    big_lq, _, big_y = AllInOnePairs(big, KINDS, 256, 5, seed=1, params=PARAMS).take(5)
     big_np = big_lq.permute(0, 2, 3, 1).double().numpy()
     t_cls = timeit(lambda: [classical(big_np[i], KINDS[int(big_y[i])]) for i in range(5)], 1)
     t_net = timeit(lambda: restore(dcpt_net, big_lq), 3)
