@@ -32,7 +32,6 @@ PAPER = Paper(
     short="dcpt",
     title="Universal Image Restoration Pre-training via Degradation Classification",
     authors="JiaKui Hu, Lujia Jin, Zhengjian Yao, Yanye Lu",
-    openreview="PacBluO5m7",
     arxiv="2501.15510",
     code="MILab-PKU/dcpt",
 )
