@@ -1,6 +1,6 @@
 """DCPT: pre-train any image restorer by classifying degradations from its features.
 
-Hu, Zhou, Wang et al., "Universal Image Restoration Pre-training via Degradation
+Hu, Jin, Yao, Lu, "Universal Image Restoration Pre-training via Degradation
 Classification", ICLR 2025. Data (bundled images, synthetic degradations, PSNR/SSIM) comes
 from ``iclr25.datasets.images``; needs ``pip install 'iclr25[image]'``.
 """
