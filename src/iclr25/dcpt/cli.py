@@ -1,0 +1,209 @@
+"""``iclr25 dcpt pretrain | finetune | restore | classify``: DCPT on the user's own images."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(help="DCPT: degradation-classification pre-training for image restorers "
+                       "(ICLR 2025).", no_args_is_help=True, add_completion=False)
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+def _pairs_from_dir(pairs: Path, max_side: int | None):
+    """``DIR/<kind>/{lq,gt}/NAME.png`` -> (kinds, lq list, gt list, labels)."""
+    from iclr25.datasets.images import load_folder
+
+    if not pairs.is_dir():
+        _fail(f"--pairs {pairs} is not a directory")
+    kinds = sorted(d.name for d in pairs.iterdir() if d.is_dir())
+    lq, gt, y = [], [], []
+    for k, kind in enumerate(kinds):
+        a, b = pairs / kind / "lq", pairs / kind / "gt"
+        if not (a.is_dir() and b.is_dir()):
+            _fail(f"--pairs: {pairs / kind} must hold lq/ and gt/ folders")
+        la, lb = load_folder(a, max_side=max_side), load_folder(b, max_side=max_side)
+        common = sorted(set(la) & set(lb))
+        if not common:
+            _fail(f"--pairs: {pairs / kind} has no lq/gt pairs with the same file name")
+        for n in common:
+            if la[n].shape != lb[n].shape:
+                _fail(f"--pairs: {kind}/lq/{n} and {kind}/gt/{n} differ in size")
+            lq.append(la[n])
+            gt.append(lb[n])
+            y.append(k)
+    return tuple(kinds), lq, gt, y
+
+
+def _paired_stream(lq, gt, y, size: int, batch: int, seed: int):
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    sizes = [min(x.shape[1:]) for x in lq]
+    if min(sizes) < size:
+        _fail(f"--size {size} is larger than the smallest image ({min(sizes)} px)")
+    while True:
+        idx = torch.randint(len(lq), (batch,), generator=g).tolist()
+        a, b = [], []
+        for i in idx:
+            H, W = lq[i].shape[1:]
+            t = int(torch.randint(H - size + 1, (1,), generator=g))
+            s = int(torch.randint(W - size + 1, (1,), generator=g))
+            a.append(lq[i][:, t:t + size, s:s + size])
+            b.append(gt[i][:, t:t + size, s:s + size])
+        yield torch.stack(a), torch.stack(b), torch.tensor([y[i] for i in idx])
+
+
+def _data(clean_dir: Path | None, pairs: Path | None, kinds: str, size: int, batch: int,
+          seed: int, max_side: int | None):
+    from iclr25.datasets.images import KINDS, AllInOnePairs, load_folder
+
+    if (clean_dir is None) == (pairs is None):
+        _fail("give either CLEAN_DIR (degraded on the fly) or --pairs DIR, not both")
+    if pairs is not None:
+        names, lq, gt, y = _pairs_from_dir(pairs, max_side)
+        return names, _paired_stream(lq, gt, y, size, batch, seed)
+    names = tuple(k.strip() for k in kinds.split(",") if k.strip())
+    bad = [k for k in names if k not in KINDS]
+    if bad or not names:
+        _fail(f"--kinds must be comma-separated names from {', '.join(KINDS)}; got {kinds!r}")
+    images = list(load_folder(clean_dir, max_side=max_side).values())
+    small = [i for i, x in enumerate(images) if min(x.shape[1:]) < size]
+    if small:
+        _fail(f"--size {size} is larger than some images in {clean_dir}")
+    return names, iter(AllInOnePairs(images, names, size, batch, seed=seed))
+
+
+@app.command("pretrain")
+def pretrain_cmd(
+    clean_dir: Path = typer.Argument(None, help="Folder of clean images (degraded on the fly)."),
+    pairs: Path = typer.Option(None, "--pairs", help="Instead: DIR/<kind>/{lq,gt}/NAME.png."),
+    kinds: str = typer.Option("noise,blur,jpeg,haze,low_light", "--kinds",
+                              help="Comma-separated degradations for CLEAN_DIR."),
+    steps: int = typer.Option(1000, "--steps", help="Pre-training steps (>= 1)."),
+    out: Path = typer.Option(..., "--out", help="Output .safetensors (model + classifier)."),
+    width: int = typer.Option(16, "--width", help="UNet width."),
+    size: int = typer.Option(64, "--size", help="Crop side."),
+    batch: int = typer.Option(16, "--batch", help="Batch size."),
+    lr: float = typer.Option(1e-3, "--lr", help="Adam learning rate."),
+    seed: int = typer.Option(0, "--seed"),
+    max_side: int = typer.Option(None, "--max-side", help="Shrink images to this side."),
+) -> None:
+    """Pre-train a U-Net restorer by degradation classification (DCPT)."""
+    from iclr25.dcpt.networks import UNet
+    from iclr25.dcpt.training import pretrain, save
+
+    for name, v, low in (("--steps", steps, 1), ("--width", width, 1), ("--size", size, 8),
+                         ("--batch", batch, 1), ("--seed", seed, 0)):
+        if v < low:
+            _fail(f"{name} must be >= {low}, got {v}")
+    if not lr > 0:
+        _fail(f"--lr must be > 0, got {lr}")
+    if out.suffix != ".safetensors" or not out.parent.is_dir():
+        _fail(f"--out must be a .safetensors path in an existing directory, got {out}")
+    try:
+        names, stream = _data(clean_dir, pairs, kinds, size, batch, seed, max_side)
+        if len(names) < 2:
+            _fail("DCPT needs at least two degradation kinds")
+        res = pretrain(UNet(width=width), stream, n_classes=len(names), steps=steps, lr=lr,
+                       seed=seed)
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+    save(out, res.model, classifier=res.classifier, kinds=names, layers=res.layers)
+    typer.echo(f"pre-trained on {', '.join(names)}: last-step accuracy "
+               f"{res.history['accuracy'][-1]:.2f}; wrote {out}")
+
+
+@app.command("finetune")
+def finetune_cmd(
+    model: Path = typer.Argument(..., help="A .safetensors from `dcpt pretrain` (or earlier)."),
+    clean_dir: Path = typer.Argument(None, help="Folder of clean images (degraded on the fly)."),
+    pairs: Path = typer.Option(None, "--pairs", help="Instead: DIR/<kind>/{lq,gt}/NAME.png."),
+    kinds: str = typer.Option("noise,blur,jpeg,haze,low_light", "--kinds"),
+    steps: int = typer.Option(1000, "--steps", help="Fine-tuning steps (>= 1)."),
+    out: Path = typer.Option(..., "--out", help="Output .safetensors."),
+    size: int = typer.Option(64, "--size"),
+    batch: int = typer.Option(16, "--batch"),
+    lr: float = typer.Option(1e-3, "--lr"),
+    seed: int = typer.Option(0, "--seed"),
+    max_side: int = typer.Option(None, "--max-side"),
+) -> None:
+    """Fine-tune a (pre-trained) restorer with L1 on degraded/clean pairs."""
+    from iclr25.dcpt.training import finetune, load, save
+
+    for name, v, low in (("--steps", steps, 1), ("--size", size, 8), ("--batch", batch, 1),
+                         ("--seed", seed, 0)):
+        if v < low:
+            _fail(f"{name} must be >= {low}, got {v}")
+    if not lr > 0:
+        _fail(f"--lr must be > 0, got {lr}")
+    if out.suffix != ".safetensors" or not out.parent.is_dir():
+        _fail(f"--out must be a .safetensors path in an existing directory, got {out}")
+    try:
+        ck = load(model)
+        _, stream = _data(clean_dir, pairs, kinds, size, batch, seed, max_side)
+        res = finetune(ck.model, stream, steps=steps, lr=lr, seed=seed)
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+    save(out, res.model, classifier=ck.classifier, kinds=ck.kinds, layers=ck.layers)
+    typer.echo(f"fine-tuned {steps} steps: last L1 {res.history['loss'][-1]:.4f}; wrote {out}")
+
+
+@app.command("restore")
+def restore_cmd(
+    model: Path = typer.Argument(..., help="A .safetensors restorer."),
+    source: Path = typer.Argument(..., help="An image file or a folder of images."),
+    dest: Path = typer.Argument(..., help="Output file (for one image) or folder."),
+    tile: int = typer.Option(None, "--tile", help="Process in tiles of this side."),
+) -> None:
+    """Restore an image or every image in a folder."""
+    from iclr25.datasets.images import IMAGE_SUFFIXES, load_folder, save_image
+    from iclr25.dcpt.training import load, restore
+
+    if tile is not None and tile < 8:
+        _fail(f"--tile must be >= 8, got {tile}")
+    try:
+        ck = load(model)
+        images = load_folder(source)
+    except ValueError as exc:
+        _fail(str(exc))
+    if source.is_file():
+        if dest.suffix.lower() not in IMAGE_SUFFIXES or not dest.parent.is_dir():
+            _fail(f"OUT must be an image path in an existing directory, got {dest}")
+        targets = {next(iter(images)): dest}
+    else:
+        if dest.exists() and not dest.is_dir():
+            _fail(f"OUT must be a folder when IN is a folder, got file {dest}")
+        dest.mkdir(parents=True, exist_ok=True)
+        targets = {n: dest / n for n in images}
+    for name, path in targets.items():
+        save_image(restore(ck.model, images[name], tile=tile), path)
+        typer.echo(f"wrote {path}")
+
+
+@app.command("classify")
+def classify_cmd(
+    model: Path = typer.Argument(..., help="A .safetensors saved with its classifier."),
+    source: Path = typer.Argument(..., help="An image file or folder."),
+) -> None:
+    """Name the degradation of each image (from the restorer's features)."""
+    from iclr25.datasets.images import load_folder
+    from iclr25.dcpt.training import classify, load
+
+    try:
+        ck = load(model)
+        images = load_folder(source)
+        if ck.classifier is None:
+            _fail(f"{model} holds no degradation classifier")
+        names = ck.kinds or tuple(str(i) for i in range(ck.classifier.n_classes))
+        for name, x in images.items():
+            p = classify(ck, x)[0]
+            k = int(p.argmax())
+            typer.echo(f"{name}\t{names[k]}\t{float(p[k]):.3f}")
+    except ValueError as exc:
+        _fail(str(exc))

@@ -1,0 +1,497 @@
+"""DCPT pre-training, all-in-one fine-tuning, the feature probe, restoration and checkpoints.
+
+The recipe (paper §3, Fig. 2): pre-train any restorer with :func:`pretrain` using only each
+input's degradation label (plus the clean-image term), then fine-tune it on (lq, gt) pairs
+with :func:`finetune` exactly as one would train from scratch.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr25._checks import check_int, check_labels, check_range, resolve_seed
+from iclr25.datasets.images import check_images
+from iclr25.dcpt.loss import _check_layers, _dcpt_step
+from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet
+
+__all__ = ["Checkpoint", "FinetuneResult", "PretrainResult", "feature_probe", "finetune",
+           "load", "pretrain", "restore", "save"]
+
+Batch = tuple[torch.Tensor, ...]
+
+
+@dataclass
+class PretrainResult:
+    """What :func:`pretrain` returns: the pre-trained restorer, its classifier, the losses."""
+
+    model: nn.Module
+    classifier: DegradationClassifier
+    layers: tuple[str, ...]
+    history: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class FinetuneResult:
+    """What :func:`finetune` returns: the (EMA) restorer, the raw weights, the L1 losses."""
+
+    model: nn.Module
+    raw_model: nn.Module
+    history: dict[str, list[float]] = field(default_factory=dict)
+
+
+def _device_of(model: nn.Module) -> torch.device:
+    p = next(model.parameters(), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
+def _stream(data: Iterable[Batch] | Batch, steps: int) -> Iterator[Batch]:
+    """``steps`` batches from ``data``, re-iterating a finite re-iterable collection."""
+    if isinstance(data, tuple) and data and all(isinstance(d, torch.Tensor) for d in data):
+        data = [data]  # one (lq, gt[, y]) batch, repeated
+    try:
+        it = iter(data)
+    except TypeError:
+        raise TypeError(f"data must be an iterable of (lq, gt, y) batches, got "
+                        f"{type(data).__name__}") from None
+    one_shot = it is data
+    n = 0
+    while n < steps:
+        try:
+            b = next(it)
+        except StopIteration:
+            if one_shot or n == 0:
+                raise ValueError(f"data ran out after {n} of {steps} batches") from None
+            it = iter(data)
+            continue
+        yield b
+        n += 1
+
+
+def _unpack(b: object, device: torch.device, need_y: bool, n_classes: int | None
+            ) -> Batch:
+    if not isinstance(b, (tuple, list)) or len(b) < (3 if need_y else 2):
+        raise ValueError(f"data must yield (lq, gt{', y' if need_y else '[, y]'}) batches, "
+                         f"got {type(b).__name__}")
+    lq = check_images(b[0], "lq").to(device)
+    gt = check_images(b[1], "gt").to(device)
+    if lq.ndim != 4 or lq.shape != gt.shape:
+        raise ValueError(f"lq and gt must be (B, 3, H, W) batches of one shape, got "
+                         f"{tuple(lq.shape)} and {tuple(gt.shape)}")
+    if not need_y:
+        return lq, gt
+    y = check_labels(b[2], "y", n_classes, n=lq.shape[0], device=device)
+    return lq, gt, y
+
+
+def _progress(steps: int, desc: str):
+    from rich.console import Console
+    from rich.progress import Progress
+
+    console = Console(stderr=True)
+    bar = Progress(console=console, disable=not console.is_terminal, transient=True)
+    return bar, bar.add_task(desc, total=steps)
+
+
+def _seeded(seed: int | torch.Generator | None) -> int:
+    return int(resolve_seed(seed).initial_seed())
+
+
+def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
+             layers: Sequence[str] | None = None, n_classes: int, steps: int,
+             lr: float = 1e-3, focal_gamma: float = 0.0, num_res_blocks: int = 2,
+             seed: int | torch.Generator | None = 0,
+             callback: Callable[[int, dict[str, float]], None] | None = None
+             ) -> PretrainResult:
+    """Degradation-classification pre-training of any restorer (DCPT, paper §3, Alg. 1).
+
+    Each step: L = L1(E(gt), gt) + Focal(C(features of E(lq)), y), one Adam step on the
+    restorer E and the classifier C together. The classifier is built from the tapped
+    features' channel counts (read from the first batch) and initialised from ``seed``.
+    ``model`` itself is not modified: a trained copy is returned.
+
+    Args:
+        model: any image-to-image ``nn.Module``; its parameters' device is used.
+        data: iterable of ``(lq, gt, y)`` batches ((B, 3, H, W) in [0, 1], (B,) int64), e.g.
+            :class:`iclr25.datasets.images.AllInOnePairs`; a finite collection is cycled, an
+            iterator is consumed (exactly ``steps`` batches).
+        layers: module names whose outputs feed the classifier, fine to coarse; default
+            ``model.tap_layers``.
+        n_classes: number of degradation kinds (>= 2).
+        steps: optimisation steps (>= 1).
+        lr: Adam learning rate (> 0).
+        focal_gamma: focal exponent (0 = cross-entropy, the official default).
+        num_res_blocks: bottlenecks per classifier stage.
+        seed: seeds the classifier's initialisation (and any randomness in the model).
+        callback: called as ``callback(step, parts)`` after each step.
+
+    Returns:
+        :class:`PretrainResult` with ``model`` (trained copy), ``classifier``, ``layers`` and
+        ``history`` (``loss``, ``pixel``, ``cls``, ``accuracy`` per step).
+
+    Raises:
+        ValueError/TypeError: before any training, for bad ``steps``, ``lr``, ``n_classes``,
+            ``focal_gamma``, unknown ``layers``, or a malformed first batch.
+
+    Examples:
+        >>> from iclr25.datasets.images import AllInOnePairs, load_image
+        >>> pairs = AllInOnePairs([load_image("astronaut", max_side=64)], ("noise", "blur"),
+        ...                       size=16, batch_size=4, seed=0)
+        >>> res = pretrain(UNet(width=4), pairs, n_classes=2, steps=2, num_res_blocks=1)
+        >>> len(res.history["loss"])
+        2
+    """
+    n_classes = check_int(n_classes, "n_classes", 2)
+    steps = check_int(steps, "steps", 1)
+    lr = check_range(lr, "lr", 0, low_open=True)
+    gamma = check_range(focal_gamma, "focal_gamma", 0)
+    num_res_blocks = check_int(num_res_blocks, "num_res_blocks", 0)
+    if layers is None:
+        layers = getattr(model, "tap_layers", None)
+        if layers is None:
+            raise ValueError("layers: the model has no tap_layers; name the modules to tap")
+    if isinstance(layers, str):
+        raise TypeError("layers must be a sequence of module names, got a single string")
+    layers = tuple(layers)
+    FeatureTap(model, layers).remove()  # names checked before any work
+    seed_int = _seeded(seed)
+    dev = _device_of(model)
+    stream = _stream(data, steps)
+    first = _unpack(next(stream), dev, True, n_classes)
+    net = copy.deepcopy(model).train()
+    with torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
+        torch.manual_seed(seed_int)
+        with FeatureTap(net, layers) as tap, torch.no_grad():
+            net(first[0][:1])
+            dims = [f.shape[1] for f in tap.features]
+        clf = DegradationClassifier(dims, n_classes, num_res_blocks).to(dev)
+        _check_layers(clf, layers)
+        opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=lr)
+        hist: dict[str, list[float]] = {"loss": [], "pixel": [], "cls": [], "accuracy": []}
+        bar, task = _progress(steps, "DCPT pre-training")
+        with FeatureTap(net, layers) as tap, bar:
+            batch: Batch = first
+            for step in range(steps):
+                if step > 0:
+                    batch = _unpack(next(stream), dev, True, n_classes)
+                loss, parts = _dcpt_step(net, clf, tap, *batch, gamma)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                hist["loss"].append(float(loss.detach()))
+                for k, v in parts.items():
+                    hist[k].append(v)
+                if callback is not None:
+                    callback(step, parts)
+                bar.advance(task)
+    return PretrainResult(net, clf.eval(), layers, hist)
+
+
+def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr: float = 1e-3,
+             ema: float = 0.999, seed: int | torch.Generator | None = 0,
+             callback: Callable[[int, float], None] | None = None) -> FinetuneResult:
+    """All-in-one restoration training with L1 on (lq, gt) pairs, keeping an EMA of weights.
+
+    The same loop trains a DCPT-pre-trained network (fine-tuning, paper §3.3) or a fresh one
+    (the from-scratch baseline). The EMA decay is ``min(ema, (1 + t) / (10 + t))`` at step
+    ``t`` (a warm-up, so short runs are not dominated by the initial weights; the paper's
+    runs are long enough for the plain 0.999). ``model`` is not modified.
+
+    Args:
+        model: any image-to-image ``nn.Module``.
+        data: iterable of ``(lq, gt)`` or ``(lq, gt, y)`` batches (``y`` is ignored).
+        steps: optimisation steps (>= 1).
+        lr: Adam learning rate (> 0).
+        ema: EMA decay in [0, 1); 0 returns the raw weights as ``model``.
+        seed: seeds any randomness inside the model.
+        callback: called as ``callback(step, loss)`` after each step.
+
+    Returns:
+        :class:`FinetuneResult` (``model`` = EMA weights, ``raw_model``, ``history["loss"]``).
+
+    Raises:
+        ValueError/TypeError: bad ``steps``, ``lr``, ``ema`` or first batch, before training.
+    """
+    steps = check_int(steps, "steps", 1)
+    lr = check_range(lr, "lr", 0, low_open=True)
+    ema = check_range(ema, "ema", 0, 1, high_open=True)
+    seed_int = _seeded(seed)
+    dev = _device_of(model)
+    stream = _stream(data, steps)
+    first = _unpack(next(stream), dev, False, None)
+    net = copy.deepcopy(model).train()
+    avg = copy.deepcopy(net).eval()
+    for p in avg.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    hist: dict[str, list[float]] = {"loss": []}
+    with torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
+        torch.manual_seed(seed_int)
+        bar, task = _progress(steps, "fine-tuning")
+        with bar:
+            batch = first
+            for step in range(steps):
+                if step > 0:
+                    batch = _unpack(next(stream), dev, False, None)
+                lq, gt = batch[0], batch[1]
+                loss = F.l1_loss(net(lq), gt)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                d = min(ema, (1 + step) / (10 + step))
+                with torch.no_grad():
+                    for pa, pn in zip(avg.parameters(), net.parameters(), strict=True):
+                        pa.lerp_(pn, 1 - d)
+                    for ba, bn in zip(avg.buffers(), net.buffers(), strict=True):
+                        ba.copy_(bn)
+                hist["loss"].append(float(loss.detach()))
+                if callback is not None:
+                    callback(step, hist["loss"][-1])
+                bar.advance(task)
+    return FinetuneResult(avg if ema > 0 else net.eval(), net.eval(), hist)
+
+
+@torch.no_grad()
+def tapped_features(model: nn.Module, x: torch.Tensor, layers: Sequence[str],
+                    batch_size: int = 64) -> torch.Tensor:
+    """Global-average-pooled tapped features, concatenated: (B, sum of channels)."""
+    out = []
+    was = model.training
+    model.eval()
+    try:
+        with FeatureTap(model, layers) as tap:
+            for chunk in x.split(batch_size):
+                tap.clear()
+                model(chunk)
+                out.append(torch.cat([f.mean((-2, -1)) for f in tap.features], 1))
+    finally:
+        model.train(was)
+    return torch.cat(out)
+
+
+def feature_probe(model: nn.Module, lq: object, y: object, *, layers: Sequence[str],
+                  n_neighbors: int = 5, test_size: float = 0.33, repeats: int = 5,
+                  seed: int = 0) -> float:
+    """How well the degradation can be read off a network's features (the paper's Fig. 1).
+
+    As the official ``knn.py``: global-average-pooled features of the tapped layers, a
+    ``KNeighborsClassifier(n_neighbors)`` on a ``train_test_split(test_size)``, mean test
+    accuracy over ``repeats`` splits (seeds ``seed, seed + 1, ...``).
+
+    Returns:
+        Mean held-out top-1 accuracy, a float in [0, 1].
+
+    Raises:
+        ValueError/TypeError: bad images or labels, unknown layers, bad probe parameters.
+    """
+    from sklearn.model_selection import train_test_split
+    from sklearn.neighbors import KNeighborsClassifier
+
+    x = check_images(lq, "lq")
+    if x.ndim != 4:
+        raise ValueError(f"lq must be a (B, 3, H, W) batch, got {tuple(x.shape)}")
+    t = check_labels(y, "y", n=x.shape[0])
+    n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
+    test_size = check_range(test_size, "test_size", 0, 1, low_open=True, high_open=True)
+    repeats = check_int(repeats, "repeats", 1)
+    seed = check_int(seed, "seed", 0)
+    if isinstance(layers, str):
+        raise TypeError("layers must be a sequence of module names, got a single string")
+    FeatureTap(model, layers).remove()
+    feats = tapped_features(model, x.to(_device_of(model)), layers).cpu().double().numpy()
+    labels = t.cpu().numpy()
+    accs = []
+    for r in range(repeats):
+        a, b, ya, yb = train_test_split(feats, labels, test_size=test_size,
+                                        random_state=seed + r)
+        accs.append(KNeighborsClassifier(min(n_neighbors, len(a))).fit(a, ya).score(b, yb))
+    return float(np.mean(accs))
+
+
+@torch.no_grad()
+def restore(model: nn.Module, images: object, *, tile: int | None = None,
+            overlap: int = 16, batch_size: int = 16) -> torch.Tensor:
+    """Run a restorer on images in [0, 1] without gradients; output clipped to [0, 1].
+
+    Args:
+        model: the restorer (its device is used; input and output stay on the input's).
+        images: (3, H, W) or (B, 3, H, W).
+        tile: if given, process overlapping ``tile``×``tile`` windows (stride
+            ``tile − overlap``) and average them, so large images fit in memory.
+        overlap: pixels shared by neighbouring tiles.
+        batch_size: images (or tiles) per forward pass.
+
+    Returns:
+        Restored tensor of the input's shape, dtype and device.
+    """
+    x = check_images(images, "images")
+    batch_size = check_int(batch_size, "batch_size", 1)
+    single = x.ndim == 3
+    xb = x[None] if single else x
+    dev = _device_of(model)
+    was = model.training
+    model.eval()
+    try:
+        if tile is None:
+            out = torch.cat([model(c.to(dev, torch.float32)) for c in xb.split(batch_size)])
+        else:
+            tile = check_int(tile, "tile", 8)
+            overlap = check_int(overlap, "overlap", 0, tile - 1)
+            out = _tiled(model, xb, tile, overlap, batch_size, dev)
+    finally:
+        model.train(was)
+    out = out.clamp(0, 1).to(x.device, x.dtype)
+    return out[0] if single else out
+
+
+def _tiled(model: nn.Module, x: torch.Tensor, tile: int, overlap: int, batch_size: int,
+           dev: torch.device) -> torch.Tensor:
+    B, C, H, W = x.shape
+    stride = tile - overlap
+
+    def starts(n: int) -> list[int]:
+        if n <= tile:
+            return [0]
+        s = list(range(0, n - tile, stride))
+        return s + [n - tile]
+
+    acc = torch.zeros(B, C, H, W, device=dev)
+    cnt = torch.zeros(1, 1, H, W, device=dev)
+    for i in starts(H):  # a loop over tiles, each a batched forward pass
+        for j in starts(W):
+            patch = x[:, :, i:i + tile, j:j + tile].to(dev, torch.float32)
+            res = torch.cat([model(c) for c in patch.split(batch_size)])
+            acc[:, :, i:i + tile, j:j + tile] += res
+            cnt[:, :, i:i + tile, j:j + tile] += 1
+    return acc / cnt
+
+
+# --- checkpoints ------------------------------------------------------------------------------
+
+@dataclass
+class Checkpoint:
+    """What :func:`load` returns."""
+
+    model: nn.Module
+    classifier: DegradationClassifier | None = None
+    kinds: tuple[str, ...] | None = None
+    layers: tuple[str, ...] | None = None
+
+
+def save(path: str | Path, model: nn.Module, *, classifier: DegradationClassifier | None = None,
+         kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None) -> Path:
+    """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
+
+    A :class:`UNet`'s width/depth are stored so :func:`load` can rebuild it; any other model
+    is reloaded into an instance passed to :func:`load`.
+
+    Raises:
+        ValueError: ``path`` not ending in .safetensors or its directory missing;
+            ``kinds`` length not matching the classifier.
+    """
+    from safetensors.torch import save_file
+
+    p = Path(path)
+    if p.suffix != ".safetensors":
+        raise ValueError(f"path must end in .safetensors, got {p.name!r}")
+    if not p.parent.is_dir():
+        raise ValueError(f"path: directory {p.parent} does not exist")
+    meta: dict[str, object] = {}
+    if isinstance(model, UNet):
+        meta["unet"] = {"width": model.width, "depth": model.depth}
+    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    if classifier is not None:
+        if kinds is not None and len(kinds) != classifier.n_classes:
+            raise ValueError(f"kinds has {len(kinds)} names but the classifier has "
+                             f"{classifier.n_classes} classes")
+        meta["classifier"] = {"feature_dims": list(classifier.feature_dims),
+                              "n_classes": classifier.n_classes,
+                              "num_res_blocks": classifier.num_res_blocks}
+        tensors.update({f"classifier.{k}": v.detach().cpu().contiguous()
+                        for k, v in classifier.state_dict().items()})
+    if kinds is not None:
+        meta["kinds"] = list(kinds)
+    if layers is not None:
+        meta["layers"] = list(layers)
+    save_file(tensors, str(p), metadata={"iclr25.dcpt": json.dumps(meta)})
+    return p
+
+
+def load(path: str | Path, model: nn.Module | None = None, *,
+         device: torch.device | str = "cpu") -> Checkpoint:
+    """Read a checkpoint written by :func:`save`.
+
+    Args:
+        path: the ``.safetensors`` file.
+        model: an instance to load the weights into (needed for non-:class:`UNet` models);
+            it is not modified, a loaded copy is returned.
+        device: where the loaded modules live.
+
+    Raises:
+        ValueError: unreadable file, not a DCPT checkpoint, or weights not matching ``model``.
+    """
+    from safetensors import safe_open
+
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"path {p} is not a file")
+    try:
+        with safe_open(str(p), framework="pt") as f:
+            meta_raw = (f.metadata() or {}).get("iclr25.dcpt")
+            tensors = {k: f.get_tensor(k) for k in f.keys()}
+    except Exception as exc:  # safetensors raises its own error types
+        raise ValueError(f"cannot read checkpoint {p}: {exc}") from None
+    if meta_raw is None:
+        raise ValueError(f"{p} is not an iclr25.dcpt checkpoint (no metadata)")
+    meta = json.loads(meta_raw)
+    if model is None:
+        if "unet" not in meta:
+            raise ValueError(f"{p} holds a custom model: pass an instance as model=")
+        net: nn.Module = UNet(**meta["unet"])
+    else:
+        net = copy.deepcopy(model)
+    try:
+        net.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+    except RuntimeError as exc:
+        raise ValueError(f"weights in {p} do not match the model: {exc}") from None
+    clf = None
+    if "classifier" in meta:
+        clf = DegradationClassifier(**meta["classifier"])
+        clf.load_state_dict({k[11:]: v for k, v in tensors.items()
+                             if k.startswith("classifier.")})
+        clf = clf.to(device).eval()
+    kinds = tuple(meta["kinds"]) if "kinds" in meta else None
+    layers = tuple(meta["layers"]) if "layers" in meta else getattr(net, "tap_layers", None)
+    return Checkpoint(net.to(device).eval(), clf, kinds, layers)
+
+
+@torch.no_grad()
+def classify(checkpoint: Checkpoint, images: object) -> torch.Tensor:
+    """Degradation probabilities (B, n_classes) for images, from a checkpoint with a classifier.
+
+    Raises:
+        ValueError: the checkpoint has no classifier or no tap layers; bad images.
+    """
+    if checkpoint.classifier is None or checkpoint.layers is None:
+        raise ValueError("checkpoint has no degradation classifier (save it with classifier=)")
+    x = check_images(images, "images")
+    xb = x[None] if x.ndim == 3 else x
+    model = checkpoint.model
+    dev = _device_of(model)
+    was = model.training
+    model.eval()
+    try:
+        with FeatureTap(model, checkpoint.layers) as tap:
+            model(xb.to(dev, torch.float32))
+            p = torch.softmax(checkpoint.classifier(tap.features), 1)
+    finally:
+        model.train(was)
+    return p.to(x.device)

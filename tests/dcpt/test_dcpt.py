@@ -1,0 +1,309 @@
+"""iclr25.dcpt: networks, taps, losses by hand, training determinism, checkpoints, CLI, errors."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+pytest.importorskip("skimage")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from iclr25.datasets.images import AllInOnePairs, degrade, load_image, save_image  # noqa: E402
+from iclr25.dcpt import (  # noqa: E402
+    DegradationClassifier,
+    FeatureTap,
+    FocalLoss,
+    UNet,
+    classify,
+    dcpt_loss,
+    feature_probe,
+    finetune,
+    focal_loss,
+    load,
+    pretrain,
+    restore,
+    save,
+)
+from iclr25.dcpt.cli import app  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def img():
+    return load_image("astronaut", max_side=48)
+
+
+@pytest.fixture(scope="module")
+def pairs(img):
+    return AllInOnePairs([img], ("noise", "blur"), 16, 4, seed=0)
+
+
+def small_unet():
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        return UNet(width=4, depth=3)
+
+
+def test_unet_identity_at_init_any_size():
+    net = UNet(width=4, depth=3)
+    for shape in [(2, 3, 16, 16), (1, 3, 13, 7)]:
+        x = torch.rand(shape)
+        assert torch.equal(net(x), x)
+    assert net.tap_layers == ("decoders.0", "decoders.1", "decoders.2")
+
+
+def test_feature_tap_order_and_shapes():
+    net = UNet(width=4, depth=3)
+    with FeatureTap(net, ["decoders.2", "decoders.0"]) as tap:
+        net(torch.rand(2, 3, 16, 16))
+        f = tap.features
+    assert [tuple(t.shape) for t in f] == [(2, 16, 4, 4), (2, 4, 16, 16)]
+    assert not net.decoders[0]._forward_hooks  # removed on exit
+
+
+def test_feature_tap_errors():
+    net = UNet(width=4)
+    with pytest.raises(ValueError, match="decoders.9"):
+        FeatureTap(net, ["decoders.9"])
+    with pytest.raises(ValueError, match="empty"):
+        FeatureTap(net, [])
+    flat = nn.Sequential(nn.Flatten(), nn.Identity())
+    tap = FeatureTap(flat, ["0"])
+    with pytest.raises(ValueError, match="4-D"):
+        flat(torch.rand(1, 3, 4, 4))
+    tap.remove()
+
+
+def test_focal_loss_gamma0_is_cross_entropy_and_gamma2_numpy():
+    g = torch.Generator().manual_seed(0)
+    z = torch.randn(7, 4, generator=g, dtype=torch.float64)
+    y = torch.randint(4, (7,), generator=g)
+    assert torch.allclose(focal_loss(z, y), F.cross_entropy(z, y))
+    zn = z.numpy()
+    p = np.exp(zn - zn.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    pt = p[np.arange(7), y.numpy()]
+    want = np.mean(-(1 - pt) ** 2 * np.log(pt))
+    assert float(focal_loss(z, y, gamma=2.0)) == pytest.approx(want, rel=1e-10)
+    assert float(FocalLoss(2.0)(z, y)) == pytest.approx(want, rel=1e-10)
+
+
+def test_focal_loss_errors():
+    z = torch.zeros(3, 2)
+    with pytest.raises(ValueError, match="gamma"):
+        focal_loss(z, torch.tensor([0, 1, 0]), gamma=-1)
+    with pytest.raises(ValueError, match="y"):
+        focal_loss(z, torch.tensor([0, 2, 0]))
+    with pytest.raises(ValueError, match="y"):
+        focal_loss(z, torch.tensor([0, 1]))
+    with pytest.raises(TypeError, match="y"):
+        focal_loss(z, torch.tensor([0.0, 1.0, 0.0]))
+
+
+class Tiny(nn.Module):
+    """out = x + a * x: one tapped stage whose features are (x * b)."""
+
+    def __init__(self):
+        super().__init__()
+        self.feat = nn.Conv2d(3, 2, 1, bias=False)
+        self.a = nn.Parameter(torch.tensor(0.5))
+
+    def forward(self, x):
+        self.feat(x)
+        return x * (1 + self.a)
+
+
+def test_dcpt_loss_by_hand():
+    torch.manual_seed(0)
+    model = Tiny()
+    clf = DegradationClassifier([2], 2, num_res_blocks=0)
+    lq = torch.rand(3, 3, 4, 4) * 0.5
+    gt = torch.rand(3, 3, 4, 4) * 0.5
+    y = torch.tensor([0, 1, 1])
+    loss, parts = dcpt_loss(model, clf, lq, gt, y, layers=["feat"])
+    pixel = (gt * 1.5 - gt).abs().mean()              # L1(E(gt), gt), E(x) = 1.5 x
+    feats = model.feat(lq)
+    h = torch.softmax(clf.level_logits, 0)[0] * feats
+    logits = clf.head(h.mean((-2, -1)))
+    cls = F.cross_entropy(logits, y)
+    assert float(loss.detach()) == pytest.approx(float((pixel + cls).detach()), rel=1e-6)
+    assert parts["pixel"] == pytest.approx(float(pixel), rel=1e-6)
+    loss.backward()
+    assert model.a.grad is not None and clf.head.weight.grad is not None
+    assert not model.feat._forward_hooks
+
+
+def test_dcpt_loss_errors():
+    net = UNet(width=4)
+    clf = DegradationClassifier(net.feature_dims, 2, 1)
+    x = torch.rand(2, 3, 8, 8)
+    y = torch.tensor([0, 1])
+    with pytest.raises(ValueError, match="feature_dims"):
+        dcpt_loss(net, clf, x, x, y, layers=["decoders.0"])
+    with pytest.raises(ValueError, match="decoders.7"):
+        dcpt_loss(net, clf, x, x, y, layers=["decoders.0", "decoders.1", "decoders.7"])
+    with pytest.raises(ValueError, match="y"):
+        dcpt_loss(net, clf, x, x, torch.tensor([0, 5]), layers=net.tap_layers)
+    with pytest.raises(ValueError, match="y"):
+        dcpt_loss(net, clf, x, x, torch.tensor([0]), layers=net.tap_layers)
+    with pytest.raises(TypeError, match="lq"):
+        dcpt_loss(net, clf, (x * 255).long(), x, y, layers=net.tap_layers)
+    with pytest.raises(ValueError, match="gt"):
+        dcpt_loss(net, clf, x, x * 3, y, layers=net.tap_layers)
+    with pytest.raises(ValueError, match="focal_gamma"):
+        dcpt_loss(net, clf, x, x, y, layers=net.tap_layers, focal_gamma=-0.5)
+    with pytest.raises(ValueError, match="n_classes"):
+        DegradationClassifier([4], 1)
+
+
+def test_pretrain_deterministic_and_input_untouched(pairs):
+    net = small_unet()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    a = pretrain(net, pairs, n_classes=2, steps=3, num_res_blocks=1, seed=1)
+    b = pretrain(net, pairs, n_classes=2, steps=3, num_res_blocks=1, seed=1)
+    assert a.history == b.history and len(a.history["loss"]) == 3
+    for k, v in net.state_dict().items():
+        assert torch.equal(v, before[k])
+    assert not torch.equal(a.model.decoders[0].conv1.weight, net.decoders[0].conv1.weight)
+    for (k, v), w in zip(a.classifier.state_dict().items(), b.classifier.state_dict().values(),
+                         strict=True):
+        assert torch.equal(v, w), k
+
+
+def test_pretrain_consumes_an_iterator_exactly(pairs):
+    it = iter(pairs)
+    pretrain(small_unet(), it, n_classes=2, steps=2, num_res_blocks=1)
+    third = next(it)
+    ref = iter(pairs)
+    [next(ref) for _ in range(2)]
+    assert torch.equal(next(ref)[0], third[0])
+
+
+def test_pretrain_errors(pairs):
+    net = small_unet()
+    for kw, match in [({"steps": 0}, "steps"), ({"lr": 0.0}, "lr"), ({"n_classes": 1},
+                      "n_classes"), ({"focal_gamma": -1.0}, "focal_gamma"),
+                      ({"layers": ["nope"]}, "nope")]:
+        args = {"n_classes": 2, "steps": 1, **kw}
+        with pytest.raises(ValueError, match=match):
+            pretrain(net, pairs, **args)
+    with pytest.raises(ValueError, match="y"):
+        pretrain(net, pairs, n_classes=2, steps=1, layers=None) if False else pretrain(
+            net, [(torch.rand(2, 3, 8, 8), torch.rand(2, 3, 8, 8), torch.tensor([0, 3]))],
+            n_classes=2, steps=1)
+
+
+def test_finetune_lowers_loss_and_ema(pairs):
+    net = small_unet()
+    res = finetune(net, pairs, steps=30, lr=3e-3, seed=0)
+    h = res.history["loss"]
+    assert np.mean(h[-5:]) < np.mean(h[:5])
+    assert not torch.equal(res.model.ending.weight, res.raw_model.ending.weight)
+    again = finetune(net, pairs, steps=30, lr=3e-3, seed=0)
+    assert again.history == res.history
+    with pytest.raises(ValueError, match="ema"):
+        finetune(net, pairs, steps=1, ema=1.0)
+    with pytest.raises(ValueError, match="ran out"):
+        finetune(net, iter([next(iter(pairs))]), steps=2)
+
+
+def test_feature_probe_separates_dark_from_hazy(img):
+    # low light darkens, haze brightens: even random features' means tell them apart
+    lq, _, y = AllInOnePairs([img], ("low_light", "haze"), 16, 30, seed=0).take(30)
+    acc = feature_probe(UNet(width=4), lq, y, layers=("decoders.0",))
+    assert 0.9 <= acc <= 1.0
+    with pytest.raises(ValueError, match="y"):
+        feature_probe(UNet(width=4), lq, y[:5], layers=("decoders.0",))
+
+
+def test_restore_tiles_match_whole(img):
+    net = small_unet()
+    with torch.no_grad():
+        net.ending.weight.normal_(0, 0.01)
+    x = degrade(img, "noise", seed=0).double()
+    whole = restore(net, x)
+    assert whole.dtype == torch.float64 and whole.shape == x.shape
+    tiled = restore(net, x, tile=48, overlap=8)
+    assert torch.allclose(tiled, whole, atol=1e-6)  # one tile covers a 48-px image
+    many = restore(net, x, tile=24, overlap=8)
+    assert (many - whole).abs().mean() < 0.01
+    with pytest.raises(ValueError, match="images"):
+        restore(net, x[:2])
+
+
+def test_save_load_round_trip(tmp_path, pairs):
+    res = pretrain(small_unet(), pairs, n_classes=2, steps=2, num_res_blocks=1)
+    p = save(tmp_path / "m.safetensors", res.model, classifier=res.classifier,
+             kinds=("noise", "blur"), layers=res.layers)
+    ck = load(p)
+    x = torch.rand(2, 3, 16, 16)
+    assert torch.equal(ck.model(x), res.model.eval()(x))
+    assert ck.kinds == ("noise", "blur")
+    probs = classify(ck, x)
+    assert probs.shape == (2, 2) and torch.allclose(probs.sum(1), torch.ones(2))
+    with pytest.raises(ValueError, match="safetensors"):
+        save(tmp_path / "m.pt", res.model)
+    (tmp_path / "bad.safetensors").write_bytes(b"junk")
+    with pytest.raises(ValueError, match="bad.safetensors"):
+        load(tmp_path / "bad.safetensors")
+    with pytest.raises(ValueError, match="do not match"):
+        load(p, model=UNet(width=8))
+
+
+def test_cli_pretrain_restore_classify(tmp_path, img):
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    save_image(img, clean / "a.png")
+    save_image(img.flip(-1), clean / "b.png")
+    model = tmp_path / "m.safetensors"
+    r = CliRunner().invoke(app, ["pretrain", str(clean), "--kinds", "noise,blur", "--steps",
+                                 "2", "--width", "4", "--size", "16", "--batch", "4",
+                                 "--out", str(model)])
+    assert r.exit_code == 0, r.output
+    noisy = tmp_path / "noisy.png"
+    save_image(degrade(img, "noise", seed=0), noisy)
+    out = tmp_path / "restored.png"
+    r = CliRunner().invoke(app, ["restore", str(model), str(noisy), str(out)])
+    assert r.exit_code == 0, r.output and out.exists()
+    r = CliRunner().invoke(app, ["classify", str(model), str(noisy)])
+    assert r.exit_code == 0 and "noisy.png" in r.output
+    assert r.output.split("\t")[1] in ("noise", "blur")
+    # --pairs layout
+    for kind in ("noise", "blur"):
+        for sub in ("lq", "gt"):
+            (tmp_path / "pairs" / kind / sub).mkdir(parents=True)
+        save_image(degrade(img, kind, seed=0), tmp_path / "pairs" / kind / "lq" / "x.png")
+        save_image(img, tmp_path / "pairs" / kind / "gt" / "x.png")
+    ft = tmp_path / "ft.safetensors"
+    r = CliRunner().invoke(app, ["finetune", str(model), "--pairs", str(tmp_path / "pairs"),
+                                 "--steps", "2", "--size", "16", "--batch", "2", "--out",
+                                 str(ft)])
+    assert r.exit_code == 0, r.output
+
+
+def test_cli_errors(tmp_path):
+    runner = CliRunner()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = str(tmp_path / "m.safetensors")
+    r = runner.invoke(app, ["pretrain", str(empty), "--steps", "1", "--out", out])
+    assert r.exit_code == 2 and "no image files" in r.output
+    r = runner.invoke(app, ["pretrain", str(empty), "--kinds", "fog", "--out", out])
+    assert r.exit_code == 2 and "--kinds" in r.output
+    r = runner.invoke(app, ["pretrain", str(empty), "--steps", "0", "--out", out])
+    assert r.exit_code == 2 and "--steps" in r.output
+    (tmp_path / "pairs" / "noise" / "lq").mkdir(parents=True)
+    r = runner.invoke(app, ["pretrain", "--pairs", str(tmp_path / "pairs"), "--out", out])
+    assert r.exit_code == 2 and "lq/ and gt/" in r.output
+    r = runner.invoke(app, ["restore", str(tmp_path / "none.safetensors"), str(empty),
+                            str(tmp_path / "o")])
+    assert r.exit_code == 2 and "none.safetensors" in r.output
+
+
+def test_device(device, pairs):
+    net = small_unet().to(device)
+    res = pretrain(net, pairs, n_classes=2, steps=1, num_res_blocks=1)
+    assert next(res.classifier.parameters()).device.type == device.type
+    x = torch.rand(1, 3, 16, 16, device=device)
+    assert restore(res.model, x).device == x.device
