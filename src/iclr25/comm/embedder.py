@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Sequence
 
 import numpy as np
@@ -180,7 +181,7 @@ class CoMMEmbedder(TransformerMixin, BaseEstimator):
         """
         try:
             data = torch.load(path, map_location="cpu", weights_only=True)
-        except (OSError, RuntimeError, EOFError, ValueError) as exc:
+        except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as exc:
             raise ValueError(f"path: cannot read a CoMMEmbedder from {path!s}: {exc}") from exc
         if not isinstance(data, dict) or not {"params", "widths", "state"} <= set(data):
             raise ValueError(f"path: {path!s} is not a CoMMEmbedder file")
