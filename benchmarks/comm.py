@@ -39,7 +39,7 @@ def loss_table(quick: bool) -> None:
         return
     print("\nCoMMLoss vs n+1 x 2 NTXentLoss calls (pytorch-metric-learning), forward+backward")
     print(f"{'B':>5} {'d':>5} {'n':>3} {'|diff|':>10} {'ours ms':>9} {'PML ms':>9} {'ratio':>6}")
-    sizes = [(128, 256), (512, 256)] if quick else [(128, 256), (512, 256), (1024, 256)]
+    sizes = [(128, 256)] if quick else [(128, 256), (512, 256), (1024, 256)]
     pml = NTXentLoss(temperature=0.1)
     ours = CoMMLoss(0.1)
     for B, d in sizes:
@@ -54,8 +54,8 @@ def loss_table(quick: bool) -> None:
                                      + pml(torch.cat([b, z1[-1]]), lab)) / 2
                                     for a, b in zip(z1, z2, strict=True)]).mean()
 
-            diff = abs(float(ours(z1, z2)) - float(ref()))
-            reps = 2 if quick else 5
+            diff = abs(float(ours(z1, z2).detach()) - float(ref().detach()))
+            reps = 1 if quick else 3
             t_ours = _time(lambda: ours(z1, z2).backward(), reps)
             t_ref = _time(lambda: ref().backward(), reps)
             print(f"{B:>5} {d:>5} {n:>3} {diff:>10.2e} {1e3 * t_ours:>9.1f} "
