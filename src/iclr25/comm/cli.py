@@ -1,0 +1,113 @@
+"""``iclr25 comm fit A.npy B.npy --out m.pt`` and ``iclr25 comm embed m.pt A.npy - --out Z.npy``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+
+app = typer.Typer(help="CoMM: multimodal contrastive embeddings (ICLR 2025).",
+                  no_args_is_help=True, add_completion=False)
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+def _read(path: str) -> np.ndarray | None:
+    """A (n, d) float array from .npy or .csv; ``-`` is a missing modality (None)."""
+    if path == "-":
+        return None
+    p = Path(path)
+    if not p.is_file():
+        _fail(f"{path}: no such file")
+    try:
+        if p.suffix == ".npy":
+            X = np.load(p, allow_pickle=False)
+        elif p.suffix == ".csv":
+            X = np.loadtxt(p, delimiter=",", ndmin=2)
+        else:
+            _fail(f"{path}: expected a .npy or .csv file")
+    except (OSError, ValueError) as exc:
+        _fail(f"{path}: unreadable ({exc})")
+    X = np.asarray(X)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.dtype.kind not in "fiu":
+        _fail(f"{path}: expected a 2-D numeric array, got shape {X.shape} dtype {X.dtype}")
+    bad = ~np.isfinite(X).all(1)
+    if bad.any():
+        _fail(f"{path}: rows {np.flatnonzero(bad)[:5].tolist()} hold NaN or inf")
+    return X.astype(np.float32)
+
+
+def _read_all(files: list[str]) -> list[np.ndarray | None]:
+    Xs = [_read(f) for f in files]
+    rows = {f: len(X) for f, X in zip(files, Xs, strict=True) if X is not None}
+    if len(set(rows.values())) > 1:
+        _fail(f"modalities have different row counts: {rows}")
+    return Xs
+
+
+@app.command()
+def fit(
+    files: list[str] = typer.Argument(..., help="One .npy/.csv file per modality, rows aligned."),
+    out: Path = typer.Option(..., "--out", help="Where to write the model (.pt)."),
+    dim: int = typer.Option(64, "--dim", help="Embedding width."),
+    epochs: int = typer.Option(100, "--epochs", help="Training epochs."),
+    batch_size: int = typer.Option(128, "--batch-size", help="Batch size (>= 2)."),
+    seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
+) -> None:
+    """Train a CoMM embedder on row-aligned modalities and save it."""
+    from iclr25.comm.embedder import CoMMEmbedder
+
+    if len(files) < 2:
+        _fail(f"fit needs at least 2 modality files, got {len(files)}")
+    if "-" in files:
+        _fail("fit needs every modality ('-' is only for embed)")
+    for name, v, low in (("--dim", dim, 1), ("--epochs", epochs, 1),
+                         ("--batch-size", batch_size, 2), ("--seed", seed, 0)):
+        if v < low:
+            _fail(f"{name} must be >= {low}, got {v}")
+    if not out.parent.exists():
+        _fail(f"--out: directory {out.parent} does not exist")
+    Xs = _read_all(files)
+    try:
+        emb = CoMMEmbedder(dim=dim, epochs=epochs, batch_size=batch_size, seed=seed).fit(Xs)
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+    emb.save(out)
+    typer.echo(f"wrote {out} (final loss {emb.history_[-1]:.4f})")
+
+
+@app.command()
+def embed(
+    model: Path = typer.Argument(..., help="A model written by `iclr25 comm fit`."),
+    files: list[str] = typer.Argument(..., help="One file per modality; '-' = missing."),
+    out: Path = typer.Option(..., "--out", help="Where to write the embeddings (.npy or .csv)."),
+) -> None:
+    """Embed row-aligned modalities (some may be missing) with a fitted model."""
+    from iclr25.comm.embedder import CoMMEmbedder
+
+    if out.suffix not in (".npy", ".csv"):
+        _fail(f"--out must end in .npy or .csv, got {out.name!r}")
+    if not out.parent.exists():
+        _fail(f"--out: directory {out.parent} does not exist")
+    if not model.is_file():
+        _fail(f"{model}: no such file")
+    try:
+        emb = CoMMEmbedder.load(model)
+    except ValueError as exc:
+        _fail(str(exc))
+    Xs = _read_all(files)
+    try:
+        Z = emb.transform(Xs)
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+    if out.suffix == ".npy":
+        np.save(out, Z)
+    else:
+        np.savetxt(out, Z, delimiter=",")
+    typer.echo(f"wrote {out} {Z.shape}")

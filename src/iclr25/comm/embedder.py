@@ -1,0 +1,200 @@
+"""``CoMMEmbedder``: CoMM on row-aligned vector modalities as a scikit-learn-style estimator
+(``fit`` on a list of arrays, ``transform`` with modalities possibly missing, save/load)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
+from iclr25.comm.augment import Compose, GaussianNoise, RandomDrop
+from iclr25.comm.model import CoMM, FeatureTokenizer, mlp_encoder
+from iclr25.comm.train import pretrain
+
+__all__ = ["CoMMEmbedder"]
+
+
+def _modalities(Xs: object, name: str, allow_missing: bool, widths: Sequence[int] | None = None
+                ) -> list[torch.Tensor | None]:
+    """Check a list of (n, d_i) arrays: 2-D, finite, same n; None only if allowed."""
+    if isinstance(Xs, (np.ndarray, torch.Tensor)) or not isinstance(Xs, Sequence):
+        raise TypeError(f"{name} must be a list of (n, d_i) arrays, one per modality, got "
+                        f"{type(Xs).__name__}")
+    if widths is None and len(Xs) < 2:
+        raise ValueError(f"{name} must hold at least 2 modalities, got {len(Xs)}")
+    if widths is not None and len(Xs) != len(widths):
+        raise ValueError(f"{name} must hold {len(widths)} modalities (as in fit), got {len(Xs)}")
+    out: list[torch.Tensor | None] = []
+    for i, X in enumerate(Xs):
+        if X is None:
+            if not allow_missing:
+                raise ValueError(f"{name}[{i}] is None: fit needs every modality")
+            out.append(None)
+            continue
+        t = as_tensor(X, f"{name}[{i}]", ndim=2)
+        if not t.is_floating_point():
+            if t.dtype == torch.bool:
+                raise TypeError(f"{name}[{i}] must be numeric, got {t.dtype}")
+            t = t.double()
+        if widths is not None and t.shape[1] != widths[i]:
+            raise ValueError(f"{name}[{i}] must have {widths[i]} columns (as in fit), got "
+                             f"{t.shape[1]}")
+        out.append(t)
+    lengths = {i: len(t) for i, t in enumerate(out) if t is not None}
+    if not lengths:
+        raise ValueError(f"{name}: every modality is absent (None); at least one is needed")
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"{name}: modalities have different numbers of rows {lengths}")
+    return out
+
+
+class CoMMEmbedder(TransformerMixin, BaseEstimator):
+    """Learn a fused embedding of row-aligned vector modalities with CoMM (self-supervised).
+
+    Each modality (n, d_i) is standardised, encoded by a 2-layer MLP into ``n_tokens``
+    features, tokenised one token per feature (FT-Transformer) and fused by a 1-layer
+    transformer; training uses CoMM's loss with MultiBench's ``noise + drop`` augmentations.
+    ``transform`` accepts None for a missing modality: its tokens are dropped from the fusion.
+
+    Args:
+        dim: embedding width. epochs, batch_size, lr, weight_decay: AdamW training.
+        temperature: tau of the loss. n_tokens, hidden: per-modality MLP encoder.
+        noise: std of the Gaussian noise augmentation (on standardised features).
+        drop: largest fraction of features zeroed by the drop augmentation.
+        seed: initialisation, shuffling and augmentation seed. device: None (CPU) or a device.
+
+    Attributes:
+        model_ (CoMM), widths_ (list of d_i), mean_/scale_ (standardisation), history_.
+
+    Examples:
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> A, B = rng.normal(size=(64, 5)), rng.normal(size=(64, 3))
+        >>> emb = CoMMEmbedder(dim=16, epochs=2, batch_size=32).fit([A, B])
+        >>> emb.transform([A, B]).shape, emb.transform([A, None]).shape
+        ((64, 16), (64, 16))
+    """
+
+    def __init__(self, dim: int = 64, epochs: int = 100, batch_size: int = 128,
+                 lr: float = 1e-3, weight_decay: float = 1e-2, temperature: float = 0.1,
+                 n_tokens: int = 8, hidden: int = 128, noise: float = 0.1, drop: float = 0.5,
+                 seed: int = 0, device: str | None = None) -> None:
+        self.dim = dim
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.temperature = temperature
+        self.n_tokens = n_tokens
+        self.hidden = hidden
+        self.noise = noise
+        self.drop = drop
+        self.seed = seed
+        self.device = device
+
+    def _build(self, widths: Sequence[int]) -> CoMM:
+        s = resolve_seed(self.seed).initial_seed()
+        dim = check_int(self.dim, "dim", 1)
+        heads = 4 if dim % 4 == 0 else 1
+        enc = [mlp_encoder(w, self.n_tokens, self.hidden, seed=s + 10 * i + 3)
+               for i, w in enumerate(widths)]
+        tok = [FeatureTokenizer(self.n_tokens, dim, seed=s + 10 * i + 4)
+               for i in range(len(widths))]
+        return CoMM(enc, tok, dim, n_heads=heads, temperature=self.temperature, seed=s)
+
+    def fit(self, Xs: Sequence[object], y: object = None) -> CoMMEmbedder:
+        """Train on ``Xs``, a list of n >= 2 arrays (N, d_i) with aligned rows; returns self.
+
+        Raises:
+            ValueError: fewer than 2 modalities, differing row counts, NaN/inf, None entries,
+                fewer than 2 rows, bad hyper-parameters.
+            TypeError: not a list, or non-numeric arrays.
+        """
+        check_int(self.dim, "dim", 1)
+        check_int(self.epochs, "epochs", 1)
+        check_int(self.batch_size, "batch_size", 2)
+        check_int(self.n_tokens, "n_tokens", 1)
+        check_int(self.hidden, "hidden", 1)
+        check_range(self.noise, "noise", 0.0)
+        check_range(self.drop, "drop", 0.0, 1.0)
+        check_range(self.temperature, "temperature", 0.0, low_open=True)
+        xs = _modalities(Xs, "Xs", allow_missing=False)
+        if len(xs[0]) < 2:  # type: ignore[arg-type]
+            raise ValueError(f"Xs needs at least 2 rows, got {len(xs[0])}")  # type: ignore
+        device = torch.device(self.device) if self.device is not None else torch.device("cpu")
+        xs32 = [x.to(device, torch.float32) for x in xs]  # type: ignore[union-attr]
+        self.widths_ = [x.shape[1] for x in xs32]
+        self.mean_ = [x.mean(0) for x in xs32]
+        self.scale_ = [x.std(0).clamp_min(1e-8) if len(x) > 1 else torch.ones_like(x[0])
+                       for x in xs32]
+        z = [(x - m) / s for x, m, s in zip(xs32, self.mean_, self.scale_, strict=True)]
+        self.model_ = self._build(self.widths_).to(device)
+        aug = [Compose(GaussianNoise(self.noise), RandomDrop(self.drop)) for _ in z]
+        self.history_ = pretrain(self.model_, z, augment=aug, epochs=self.epochs,
+                                 batch_size=min(self.batch_size, len(z[0])), lr=self.lr,
+                                 weight_decay=self.weight_decay, seed=self.seed)
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise ValueError("this CoMMEmbedder is not fitted yet: call fit first")
+
+    @torch.no_grad()
+    def transform(self, Xs: Sequence[object | None]) -> np.ndarray:
+        """Fused embeddings (N, dim) as a float32 numpy array; None marks a missing modality.
+
+        Raises:
+            ValueError: not fitted, wrong number of modalities or columns, all modalities
+                missing, differing row counts, NaN/inf.
+        """
+        self._check_fitted()
+        xs = _modalities(Xs, "Xs", allow_missing=True, widths=self.widths_)
+        dev = self.mean_[0].device
+        z = [None if x is None else (x.to(dev, torch.float32) - m) / s
+             for x, m, s in zip(xs, self.mean_, self.scale_, strict=True)]
+        self.model_.eval()
+        n = next(len(x) for x in z if x is not None)
+        out = [self.model_([None if x is None else x[i:i + 4096] for x in z])
+               for i in range(0, n, 4096)]
+        return torch.cat(out).cpu().numpy()
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fitted embedder (parameters, weights, standardisation) with torch.save."""
+        self._check_fitted()
+        torch.save({"params": self.get_params(), "widths": list(self.widths_),
+                    "mean": [m.cpu() for m in self.mean_],
+                    "scale": [s.cpu() for s in self.scale_],
+                    "history": list(self.history_),
+                    "state": {k: v.cpu() for k, v in self.model_.state_dict().items()}}, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, device: str | None = None) -> CoMMEmbedder:
+        """Read an embedder written by :meth:`save` (weights only; no code is unpickled).
+
+        Raises:
+            ValueError: the file is missing or not a CoMMEmbedder file.
+        """
+        try:
+            data = torch.load(path, map_location="cpu", weights_only=True)
+        except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as exc:
+            raise ValueError(f"path: cannot read a CoMMEmbedder from {path!s}: {exc}") from exc
+        if not isinstance(data, dict) or not {"params", "widths", "state"} <= set(data):
+            raise ValueError(f"path: {path!s} is not a CoMMEmbedder file")
+        params = dict(data["params"])
+        if device is not None:
+            params["device"] = device
+        self = cls(**params)
+        dev = torch.device(self.device) if self.device is not None else torch.device("cpu")
+        self.widths_ = list(data["widths"])
+        self.mean_ = [m.to(dev) for m in data["mean"]]
+        self.scale_ = [s.to(dev) for s in data["scale"]]
+        self.history_ = list(data["history"])
+        self.model_ = self._build(self.widths_)
+        self.model_.load_state_dict(data["state"])
+        self.model_.to(dev).eval()
+        return self
