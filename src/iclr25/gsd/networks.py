@@ -105,7 +105,7 @@ class GaussianPosterior(nn.Module):
         self.z_dim = check_int(z_dim, "z_dim", 1)
         self.lipschitz = check_range(lipschitz, "lipschitz", 0.0, low_open=True)
         self.spectral = bool(spectral)
-        in_dim = check_int(obs_dim, "obs_dim", 1) + check_int(act_dim, "act_dim", 1)
+        self.in_dim = in_dim = check_int(obs_dim, "obs_dim", 1) + check_int(act_dim, "act_dim", 1)
         self.body = seeded_mlp([in_dim, *hidden, 2 * self.z_dim], seed=seed, activation=nn.ReLU)
         if self.spectral:
             for i, layer in enumerate(self.body):

@@ -132,8 +132,7 @@ def infer_demo_codes(posterior: GaussianPosterior, demos: OfflineDataset) -> tor
     Raises:
         ValueError: ``demos`` dims differ from the posterior's input.
     """
-    in_dim = posterior.body[0].in_features if not posterior.spectral else \
-        posterior.body[0].parametrizations.weight.original.shape[1]
+    in_dim = posterior.in_dim
     if demos.obs_dim + demos.act_dim != in_dim:
         raise ValueError(f"demos has obs_dim + act_dim = {demos.obs_dim + demos.act_dim}, the "
                          f"posterior expects {in_dim}")
