@@ -204,3 +204,28 @@ def test_save_load_roundtrip(tmp_path, demos):
     assert back.config == res.config
     with pytest.raises(ValueError, match="path"):
         load(tmp_path / "missing.safetensors")
+
+
+def test_cli_demos_train_evaluate(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.gsd.cli import app
+
+    runner = CliRunner()
+    d = tmp_path / "d.npz"
+    r = runner.invoke(app, ["demos", "--lanes", "-0.8,0,0.8", "--n-per-lane", "2",
+                            "--out", str(d)])
+    assert r.exit_code == 0, r.output
+    assert OfflineDataset.load(d).n_episodes == 6
+    p = tmp_path / "p.safetensors"
+    r = runner.invoke(app, ["train", str(d), "--num-envs", "4", "--iterations", "1",
+                            "--out", str(p)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--targets", "-0.4,0.4", "--n-codes", "20"])
+    assert r.exit_code == 0 and "VL10" in r.output
+    bad = runner.invoke(app, ["train", str(d), "--regularizer", "l2", "--out", str(p)])
+    assert bad.exit_code == 2 and "regularizer" in bad.output
+    bad = runner.invoke(app, ["evaluate", str(p), "--targets", "x"])
+    assert bad.exit_code == 2 and "--targets" in bad.output
+    bad = runner.invoke(app, ["train", str(tmp_path / "nope.npz"), "--out", str(p)])
+    assert bad.exit_code == 2 and "path" in bad.output
