@@ -229,3 +229,14 @@ def test_cli_demos_train_evaluate(tmp_path):
     assert bad.exit_code == 2 and "--targets" in bad.output
     bad = runner.invoke(app, ["train", str(tmp_path / "nope.npz"), "--out", str(p)])
     assert bad.exit_code == 2 and "path" in bad.output
+
+
+def test_missing_rl_extra_names_the_install():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['gymnasium'] = None\n"
+            "try:\n    import iclr25.gsd\nexcept ImportError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "pip install 'iclr25[rl]'" in out.stdout, out.stderr
