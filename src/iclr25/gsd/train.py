@@ -164,8 +164,9 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
         with torch.no_grad():
             for t in range(T):
                 S[t] = obs
-                A[t] = policy(obs, z) + policy.log_std.exp() * randn(N, act_dim)
-                logp[t] = policy.distribution(obs, z).log_prob(A[t]).sum(-1)
+                mean, std = policy(obs, z), policy.log_std.exp()
+                A[t] = mean + std * randn(N, act_dim)
+                logp[t] = torch.distributions.Normal(mean, std).log_prob(A[t]).sum(-1)
                 values[t] = policy.value(obs, z)
                 obs, _, _, _, _ = env.step(A[t])      # env reward unused (imitation)
                 S2[t] = obs
