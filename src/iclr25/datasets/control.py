@@ -341,7 +341,7 @@ def lane_expert(lane: float | torch.Tensor, noise: float = 0.0, *,
     Examples:
         >>> env = LaneReachVec(3)
         >>> data = rollout(env, lane_expert(torch.tensor([-0.5, 0.0, 0.5])), 3, seed=0)
-        >>> [round(f, 1) for f in data.episode_factors.tolist()]
+        >>> [round(f, 1) + 0.0 for f in data.episode_factors.tolist()]
         [-0.5, 0.0, 0.5]
     """
     lane_t = as_tensor(lane, "lane", ndim=(0, 1), dtype=torch.float32)
