@@ -1,0 +1,127 @@
+"""The three networks of InfoGAIL/GSD: latent policy, bounded discriminator, code posterior."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from iclr25._checks import check_int, check_range
+from iclr25._train import seeded_mlp
+
+__all__ = ["BoundedDiscriminator", "GaussianPosterior", "LatentPolicy"]
+
+
+class LatentPolicy(nn.Module):
+    """π(a | s, z): Gaussian actor on ``[s, z]`` with a state-independent log-std, plus a critic.
+
+    Args:
+        obs_dim, act_dim: sizes of the observation and action.
+        z_dim: latent code size (paper: 2), >= 1.
+        hidden: widths of both MLPs.
+        seed: initialisation seed (global RNG untouched).
+
+    Raises:
+        ValueError: a size < 1.
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, z_dim: int = 2, *,
+                 hidden: Sequence[int] = (64, 64), seed: int = 0) -> None:
+        super().__init__()
+        self.obs_dim = check_int(obs_dim, "obs_dim", 1)
+        self.act_dim = check_int(act_dim, "act_dim", 1)
+        self.z_dim = check_int(z_dim, "z_dim", 1)
+        sizes = [self.obs_dim + self.z_dim, *hidden]
+        self.actor = seeded_mlp([*sizes, self.act_dim], seed=seed, activation=nn.Tanh)
+        self.critic = seeded_mlp([*sizes, 1], seed=seed + 1, activation=nn.Tanh)
+        with torch.no_grad():  # CleanRL: small last actor layer, so early actions stay near 0
+            self.actor[-1].weight.mul_(0.01)
+            self.actor[-1].bias.zero_()
+        self.log_std = nn.Parameter(torch.full((self.act_dim,), -0.5))
+
+    def forward(self, obs: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        """(n, act_dim) mean action (the greedy action, before clipping to the env's box)."""
+        return self.actor(torch.cat([obs, z], -1))
+
+    def distribution(self, obs: torch.Tensor, z: torch.Tensor) -> torch.distributions.Normal:
+        return torch.distributions.Normal(self(obs, z), self.log_std.exp())
+
+    def value(self, obs: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        return self.critic(torch.cat([obs, z], -1)).squeeze(-1)
+
+    def act(self, obs: torch.Tensor, z: torch.Tensor, *, deterministic: bool = False,
+            generator: torch.Generator | None = None) -> torch.Tensor:
+        """Sample (or, ``deterministic``, take the mean) action for each row."""
+        mean = self(obs, z)
+        if deterministic:
+            return mean
+        noise = torch.randn(mean.shape, generator=generator).to(mean)
+        return mean + self.log_std.exp() * noise
+
+
+class BoundedDiscriminator(nn.Module):
+    """D(s, a) = c·sigmoid(f(s, a)) ∈ (0, c): expert-likeness, bounded by ``clip`` = c.
+
+    ``clip = 0`` gives the unbounded InfoGAIL discriminator D = f. Trained on the logits
+    ``f`` (expert label 1); the reward uses ``D`` (see :func:`infogail_reward`).
+
+    Raises:
+        ValueError: ``clip < 0``.
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, clip: float = 10.0, *,
+                 hidden: Sequence[int] = (64, 64), seed: int = 0) -> None:
+        super().__init__()
+        self.clip = check_range(clip, "clip", 0.0)
+        self.net = seeded_mlp([check_int(obs_dim, "obs_dim", 1) + check_int(act_dim, "act_dim",
+                               1), *hidden, 1], seed=seed, activation=nn.Tanh)
+
+    def logits(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([obs, act], -1)).squeeze(-1)
+
+    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """(n,) D(s, a): in (0, clip) when clip > 0, the raw logit when clip = 0."""
+        f = self.logits(obs, act)
+        return self.clip * torch.sigmoid(f) if self.clip > 0 else f
+
+
+class GaussianPosterior(nn.Module):
+    """q(z | s, a) = N(μ(s, a), diag σ(s, a)²), log σ clamped to [-20, 2].
+
+    Args:
+        spectral: wrap every linear layer in ``spectral_norm`` (the IG+M+SN baseline), so μ is
+            ``lipschitz``-Lipschitz in (s, a) (inputs are scaled by ``lipschitz``).
+
+    Raises:
+        ValueError: a size < 1, ``lipschitz <= 0``.
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, z_dim: int = 2, *,
+                 hidden: Sequence[int] = (64, 64), spectral: bool = False,
+                 lipschitz: float = 1.0, seed: int = 0) -> None:
+        super().__init__()
+        self.z_dim = check_int(z_dim, "z_dim", 1)
+        self.lipschitz = check_range(lipschitz, "lipschitz", 0.0, low_open=True)
+        self.spectral = bool(spectral)
+        self.in_dim = in_dim = check_int(obs_dim, "obs_dim", 1) + check_int(act_dim, "act_dim", 1)
+        self.body = seeded_mlp([in_dim, *hidden, 2 * self.z_dim], seed=seed, activation=nn.ReLU)
+        if self.spectral:
+            for i, layer in enumerate(self.body):
+                if isinstance(layer, nn.Linear):
+                    self.body[i] = nn.utils.parametrizations.spectral_norm(layer)
+
+    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(mean, log_std)``, each (n, z_dim)."""
+        x = torch.cat([obs, act], -1)
+        if self.spectral:
+            x = x * self.lipschitz
+        mean, log_std = self.body(x).chunk(2, -1)
+        return mean, log_std.clamp(-20.0, 2.0)
+
+    def log_prob(self, obs: torch.Tensor, act: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        """(n,) log q(z | s, a), summed over code dimensions."""
+        mean, log_std = self(obs, act)
+        var = (2 * log_std).exp()
+        return (-0.5 * (z - mean) ** 2 / var - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)

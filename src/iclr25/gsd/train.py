@@ -1,0 +1,267 @@
+"""GSD / InfoGAIL training in one CleanRL-style file: read it top to bottom.
+
+One loop gives four methods through ``GSDConfig.regularizer`` and ``clip``:
+
+- ``"none"``, clip 0: InfoGAIL (IG), unbounded discriminator reward;
+- ``"none"``, clip 10: IG+M, bounded discriminator D = c·sigmoid(f);
+- ``"spectral"``: IG+M+SN, spectral-normalised posterior (uniform Lipschitz bound);
+- ``"gsd"``: GSD, the posterior mean may only move as far as the visited (s, a) are
+  task-relevant (:func:`~iclr25.gsd.relevance_constraint`), enforced by a dual variable.
+
+Each iteration: (1) roll out ``num_envs`` episodes with one code z ~ N(0, I) per episode,
+(2) discriminator: BCE expert-vs-policy + gradient penalty, (3) posterior: −log q(z | s, a),
+minus λ·mean(violation) for GSD, then the dual step, (4) reward
+softplus(D) + λ_I·log q, (5) GAE, (6) PPO. The env's own reward is never used for training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+
+from iclr25._checks import check_choice, check_int, check_range, resolve_seed
+from iclr25.datasets.control import OfflineDataset, make_vec
+from iclr25.gsd.networks import BoundedDiscriminator, GaussianPosterior, LatentPolicy
+from iclr25.gsd.regularizer import DualVariable, infogail_reward, relevance_constraint
+
+__all__ = ["GSDConfig", "GSDResult", "Regularizer", "train"]
+
+Regularizer = Literal["gsd", "none", "spectral"]
+
+
+@dataclass(frozen=True)
+class GSDConfig:
+    """Every choice of a run (defaults: the spec's LaneReach setting)."""
+
+    regularizer: Regularizer = "gsd"
+    clip: float = 10.0               # c; 0 = unbounded discriminator (IG)
+    z_dim: int = 2
+    hidden: tuple[int, ...] = (64, 64)
+    num_envs: int = 256
+    iterations: int = 120            # one episode (the env's horizon) per env per iteration
+    info_weight: float = 0.1         # λ_I
+    relevance_scale: float = 1e-2    # λ_C
+    dual_init: float = 100.0         # λ₀
+    dual_lr: float = 1e-3
+    slack: float = 1e-6
+    sn_lipschitz: float = 1.0        # input scale of the spectral-norm posterior
+    gp_weight: float = 0.1
+    disc_lr: float = 3e-4
+    posterior_lr: float = 1e-3
+    policy_lr: float = 3e-4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    clip_coef: float = 0.2
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+
+    def __post_init__(self) -> None:
+        check_choice(self.regularizer, "regularizer", Regularizer)
+        check_range(self.clip, "clip", 0.0)
+        if self.regularizer == "gsd" and self.clip <= 0:
+            raise ValueError("clip must be > 0 with regularizer='gsd' (relevance is D/c)")
+        check_int(self.z_dim, "z_dim", 1)
+        check_int(self.num_envs, "num_envs", 1)
+        check_int(self.iterations, "iterations", 1)
+        check_int(self.num_minibatches, "num_minibatches", 1)
+        check_range(self.relevance_scale, "scale", 0.0, low_open=True)
+        check_range(self.dual_init, "dual_init", 0.0, low_open=True)
+        check_range(self.info_weight, "info_weight", 0.0)
+
+
+@dataclass
+class GSDResult:
+    """The trained networks and one dict of diagnostics per iteration."""
+
+    policy: LatentPolicy
+    discriminator: BoundedDiscriminator
+    posterior: GaussianPosterior
+    dual: DualVariable
+    config: GSDConfig
+    history: list[dict[str, float]] = field(default_factory=list)
+
+
+def _check_demos(demos: OfflineDataset, env) -> None:
+    if not isinstance(demos, OfflineDataset):
+        raise TypeError(f"demos must be an OfflineDataset, got {type(demos).__name__}")
+    if demos.obs_dim != env.obs_dim:
+        raise ValueError(f"demos obs dim {demos.obs_dim} != the env's {env.obs_dim}")
+    if demos.act_dim != env.act_dim:
+        raise ValueError(f"demos action dim {demos.act_dim} != the env's {env.act_dim}")
+    if bool((demos.actions.abs() > 1.0 + 1e-6).any()):
+        raise ValueError("demos actions lie outside the env's action space [-1, 1]")
+
+
+def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *,
+          seed: int = 0, device: torch.device | str | None = None) -> GSDResult:
+    """Train a latent-conditioned policy π(a | s, z) on ``demos`` (GSD or an InfoGAIL arm).
+
+    Args:
+        env_id: a registered env with a batched version (``"iclr25/LaneReach-v0"``).
+        demos: demonstrations of several styles, in that env's spaces.
+        config: :class:`GSDConfig` (default: GSD with the spec's setting).
+        seed: seeds networks, codes, resets, minibatches (global RNG untouched).
+        device: where env and networks live (default CPU).
+
+    Returns:
+        :class:`GSDResult`.
+
+    Raises:
+        ValueError / TypeError: unknown env, demos of the wrong dims or outside the action
+            space, bad config (raised before any work).
+
+    Examples:
+        >>> from iclr25.datasets.control import lane_demos
+        >>> demos = lane_demos([-0.8, 0.0, 0.8], 4, seed=0)
+        >>> res = train("iclr25/LaneReach-v0", demos, GSDConfig(num_envs=16, iterations=2))
+        >>> len(res.history)
+        2
+    """
+    cfg = config if config is not None else GSDConfig()
+    if not isinstance(cfg, GSDConfig):
+        raise TypeError(f"config must be a GSDConfig, got {type(cfg).__name__}")
+    seed = check_int(seed, "seed", 0)
+    device = torch.device(device or "cpu")
+    env = make_vec(env_id, cfg.num_envs, device=device)
+    _check_demos(demos, env)
+    gen = resolve_seed(seed)
+
+    def randn(*shape: int) -> torch.Tensor:   # all sampling from one CPU generator
+        return torch.randn(*shape, generator=gen).to(device)
+
+    obs_dim, act_dim, N, T = env.obs_dim, env.act_dim, cfg.num_envs, env.horizon
+    policy = LatentPolicy(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden, seed=seed).to(device)
+    disc = BoundedDiscriminator(obs_dim, act_dim, cfg.clip, hidden=cfg.hidden,
+                                seed=seed + 2).to(device)
+    post = GaussianPosterior(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden,
+                             spectral=cfg.regularizer == "spectral",
+                             lipschitz=cfg.sn_lipschitz, seed=seed + 3).to(device)
+    dual = DualVariable(cfg.dual_init, cfg.dual_lr, cfg.slack).to(device)
+    opt_pi = torch.optim.Adam(policy.parameters(), lr=cfg.policy_lr, eps=1e-5)
+    opt_d = torch.optim.Adam(disc.parameters(), lr=cfg.disc_lr)
+    opt_q = torch.optim.Adam(post.parameters(), lr=cfg.posterior_lr)
+    exp_s, exp_a = demos.observations.to(device), demos.actions.to(device)
+    batch = N * T
+    mb = batch // cfg.num_minibatches
+    ret_var = None                               # running variance of returns (reward scale)
+    history: list[dict[str, float]] = []
+
+    for _ in range(cfg.iterations):
+        # ---- 1. rollout: one code per episode, one episode per env
+        z = randn(N, cfg.z_dim)
+        obs = env.reset(seed=gen)
+        S = torch.empty(T, N, obs_dim, device=device)
+        A = torch.empty(T, N, act_dim, device=device)
+        S2 = torch.empty_like(S)
+        logp = torch.empty(T, N, device=device)
+        values = torch.empty(T + 1, N, device=device)
+        with torch.no_grad():
+            for t in range(T):
+                S[t] = obs
+                mean, std = policy(obs, z), policy.log_std.exp()
+                A[t] = mean + std * randn(N, act_dim)
+                logp[t] = torch.distributions.Normal(mean, std).log_prob(A[t]).sum(-1)
+                values[t] = policy.value(obs, z)
+                obs, _, _, _, _ = env.step(A[t])      # env reward unused (imitation)
+                S2[t] = obs
+            values[T] = policy.value(obs, z)          # time-limit bootstrap
+        Z = z.expand(T, N, cfg.z_dim)
+        s_f, a_f, z_f = S.reshape(batch, -1), A.clamp(-1, 1).reshape(batch, -1), \
+            Z.reshape(batch, -1)
+        s2_f = S2.reshape(batch, -1)
+
+        # ---- 2. discriminator: expert 1, policy 0, gradient penalty on interpolates
+        perm = torch.randperm(batch, generator=gen).to(device)
+        for idx in perm.split(mb):
+            e = torch.randint(len(exp_s), (len(idx),), generator=gen).to(device)
+            xe = torch.cat([exp_s[e], exp_a[e]], -1)
+            xp = torch.cat([s_f[idx], a_f[idx]], -1)
+            le, lp = disc.logits(xe[:, :obs_dim], xe[:, obs_dim:]), \
+                disc.logits(xp[:, :obs_dim], xp[:, obs_dim:])
+            bce = F.binary_cross_entropy_with_logits(le, torch.ones_like(le)) + \
+                F.binary_cross_entropy_with_logits(lp, torch.zeros_like(lp))
+            u = torch.rand(len(idx), 1, generator=gen).to(device)
+            xm = (u * xe + (1 - u) * xp).requires_grad_(True)
+            g, = torch.autograd.grad(disc.logits(xm[:, :obs_dim], xm[:, obs_dim:]).sum(), xm,
+                                     create_graph=True)
+            d_loss = bce + cfg.gp_weight * (g.norm(dim=-1) ** 2).mean()
+            opt_d.zero_grad()
+            d_loss.backward()
+            opt_d.step()
+
+        # ---- 3. posterior: code NLL; GSD adds −λ·mean(violation) and steps the dual
+        viol_frac = 0.0
+        for idx in torch.randperm(batch, generator=gen).to(device).split(mb):
+            q_loss = -post.log_prob(s_f[idx], a_f[idx], z_f[idx]).mean()
+            if cfg.regularizer == "gsd":
+                with torch.no_grad():
+                    a_next = policy(s2_f[idx], z_f[idx]).clamp(-1, 1)   # greedy a' at s'
+                v, _, _ = relevance_constraint(post, disc, s_f[idx], a_f[idx], s2_f[idx], a_next,
+                                               clip=cfg.clip, scale=cfg.relevance_scale,
+                                               slack=cfg.slack)
+                q_loss = q_loss - dual() * v.mean()
+                viol_frac = float((v < 0).float().mean())
+            opt_q.zero_grad()
+            q_loss.backward()
+            opt_q.step()
+            if cfg.regularizer == "gsd":
+                dual.step(v)
+
+        # ---- 4. reward: softplus(D) + λ_I log q(z | s, a)
+        with torch.no_grad():
+            rew = infogail_reward(disc(s_f, a_f), post.log_prob(s_f, a_f, z_f),
+                                  cfg.info_weight).view(T, N)
+            # scale by a running std of the returns (CleanRL's NormalizeReward, per batch)
+            disc_ret = torch.zeros(N, device=device)
+            for t in reversed(range(T)):
+                disc_ret = rew[t] + cfg.gamma * disc_ret
+            var = disc_ret.var()
+            ret_var = var if ret_var is None else 0.9 * ret_var + 0.1 * var
+            r = rew / (ret_var.sqrt() + 1e-8)
+
+            # ---- 5. GAE (no terminations; the last step bootstraps)
+            adv = torch.zeros(T, N, device=device)
+            last = torch.zeros(N, device=device)
+            for t in reversed(range(T)):
+                delta = r[t] + cfg.gamma * values[t + 1] - values[t]
+                last = delta + cfg.gamma * cfg.gae_lambda * last
+                adv[t] = last
+            ret = adv + values[:T]
+        b_adv, b_ret, b_logp = adv.reshape(-1), ret.reshape(-1), logp.reshape(-1)
+        b_a = A.reshape(batch, -1)
+
+        # ---- 6. PPO (clipped surrogate, value loss, grad-norm clip)
+        for _epoch in range(cfg.update_epochs):
+            for idx in torch.randperm(batch, generator=gen).to(device).split(mb):
+                dist = policy.distribution(s_f[idx], z_f[idx])
+                ratio = (dist.log_prob(b_a[idx]).sum(-1) - b_logp[idx]).exp()
+                a_n = b_adv[idx]
+                a_n = (a_n - a_n.mean()) / (a_n.std() + 1e-8)
+                pg = torch.max(-a_n * ratio,
+                               -a_n * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+                v_loss = 0.5 * ((policy.value(s_f[idx], z_f[idx]) - b_ret[idx]) ** 2).mean()
+                loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * dist.entropy().sum(-1).mean()
+                opt_pi.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+                opt_pi.step()
+
+        history.append({"disc_loss": float(bce.detach()),
+                        "posterior_loss": float(q_loss.detach()),
+                        "reward": float(rew.mean()), "lambda": dual.value,
+                        "violated": viol_frac, "final_x": float(S2[-1, :, 0].mean())})
+
+    return GSDResult(policy, disc, post, dual, cfg, history)
+
+
+def config_dict(cfg: GSDConfig) -> dict:
+    """The config as plain JSON-ready values (for saving with the weights)."""
+    d = asdict(cfg)
+    d["hidden"] = list(d["hidden"])
+    return d

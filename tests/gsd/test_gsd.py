@@ -1,0 +1,242 @@
+"""iclr25.gsd: closed forms of the constraint, dual, metric, codes; training; errors."""
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("gymnasium")
+
+from iclr25.datasets.control import LANE_REACH_ID, OfflineDataset, lane_demos  # noqa: E402
+from iclr25.gsd import (  # noqa: E402
+    BoundedDiscriminator,
+    DualVariable,
+    GaussianPosterior,
+    GSDConfig,
+    LatentPolicy,
+    evaluate,
+    infer_demo_codes,
+    infogail_reward,
+    recovery_error,
+    relevance_constraint,
+    select_behaviours,
+    train,
+)
+from iclr25.gsd.io import load, save  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.fixture(scope="module")
+def demos():
+    return lane_demos([-0.8, 0.0, 0.8], 3, seed=0)
+
+
+def _nets(seed=0):
+    return GaussianPosterior(4, 2, 2, seed=seed), BoundedDiscriminator(4, 2, clip=10.0, seed=seed)
+
+
+def test_discriminator_bounded_and_unbounded():
+    x, a = torch.randn(200, 4) * 50, torch.randn(200, 2) * 50
+    d = BoundedDiscriminator(4, 2, clip=10.0)(x, a)
+    assert bool(((d > 0) & (d < 10)).all())
+    raw = BoundedDiscriminator(4, 2, clip=0.0)
+    assert torch.equal(raw(x, a), raw.logits(x, a))
+
+
+def test_relevance_constraint_matches_closed_form():
+    post, disc = _nets()
+    g = torch.Generator().manual_seed(0)
+    s, a, s2, a2 = (torch.randn(16, k, generator=g) for k in (4, 2, 4, 2))
+    v, limit, step = relevance_constraint(post, disc, s, a, s2, a2, scale=0.5, slack=1e-3)
+    with torch.no_grad():
+        d = 10 * torch.sigmoid(disc.logits(s, a))
+        ell = d / 10 * torch.cat([s2 - s, a2 - a], 1).norm(dim=1) * 0.5
+        delta = ((post(s2, a2)[0] - post(s, a)[0]) ** 2).sum(1)
+    assert torch.allclose(limit, ell) and torch.allclose(step.detach(), delta)
+    assert torch.allclose(v.detach(), torch.minimum(ell ** 2 - delta, torch.tensor(1e-3)))
+    # the violation's gradient reaches the posterior only
+    v.sum().backward()
+    assert next(post.parameters()).grad is not None
+    assert next(disc.parameters()).grad is None
+
+
+def test_relevance_zero_when_nothing_moves():
+    post, disc = _nets()
+    s, a = torch.randn(5, 4), torch.randn(5, 2)
+    v, limit, step = relevance_constraint(post, disc, s, a, s, a)
+    assert torch.all(limit == 0) and torch.all(step == 0) and torch.all(v == 0)
+
+
+def test_dual_falls_when_constraints_hold_and_rises_otherwise():
+    dual = DualVariable(100.0, lr=1e-2)
+    lam0 = dual.value
+    assert dual.step(torch.full((8,), 1e-6)) < lam0
+    dual = DualVariable(100.0, lr=1e-2)
+    assert dual.step(torch.full((8,), -0.5)) > lam0
+    assert dual().requires_grad is False
+
+
+def test_infogail_reward():
+    d, lq = torch.tensor([0.0, 3.0]), torch.tensor([-1.0, 2.0])
+    expect = torch.log1p(torch.exp(d)) + 0.1 * lq
+    assert torch.allclose(infogail_reward(d, lq), expect)
+    with pytest.raises(ValueError, match="mismatched"):
+        infogail_reward(d, lq[:1])
+    with pytest.raises(ValueError, match="info_weight"):
+        infogail_reward(d, lq, -1.0)
+
+
+def test_recovery_error_vs_numpy():
+    rng = np.random.default_rng(0)
+    f = rng.normal(size=105)
+    targets = np.array([-0.4, 0.4, 1.0])
+    for k in (1, 10, 50):
+        chunks = f[: (len(f) // k) * k].reshape(-1, k)
+        ref = np.mean([np.abs(chunks - t).min(1).mean() for t in targets])
+        assert recovery_error(f, targets, k) == pytest.approx(ref, rel=1e-6)
+    idx = select_behaviours(f, targets, 10)
+    assert idx.shape == (10, 3) and bool((idx // 10 == torch.arange(10)[:, None]).all())
+    assert isinstance(recovery_error(f, targets), float)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(factors=[0.0, 1.0], targets=[], budget=1), "targets"),
+    (dict(factors=[0.0, 1.0], targets=[0.0], budget=0), "budget"),
+    (dict(factors=[0.0, 1.0], targets=[0.0], budget=3), "budget"),
+    (dict(factors=[[0.0, 1.0]], targets=[0.0], budget=1), "factors"),
+    (dict(factors=[np.nan, 1.0], targets=[0.0], budget=1), "factors"),
+])
+def test_recovery_error_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        recovery_error(**kwargs)
+
+
+def test_infer_demo_codes_is_precision_weighted_mean():
+    post = GaussianPosterior(1, 1, 1)
+    with torch.no_grad():       # make μ = s and log σ = a exactly (one-layer posterior)
+        post.body = torch.nn.Linear(2, 2)
+        post.body.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0]]))
+        post.body.bias.zero_()
+    s = torch.tensor([[1.0], [3.0], [5.0]])
+    a = torch.tensor([[0.0], [np.log(2.0)], [0.0]])
+    ds = OfflineDataset(s, a, torch.zeros(3), [0, 1, 1], [0, 0, 0])
+    codes = infer_demo_codes(post, ds)
+    # episode 0: (1 / 1² + 3 / 2²) / (1 + 1/4) = 1.4; episode 1: just 5
+    assert torch.allclose(codes, torch.tensor([[1.4], [5.0]]))
+
+
+def test_train_runs_deterministic_and_all_arms(demos):
+    cfg = GSDConfig(num_envs=8, iterations=2)
+    a = train(LANE_REACH_ID, demos, cfg, seed=3)
+    b = train(LANE_REACH_ID, demos, cfg, seed=3)
+    for p, q in zip(a.policy.parameters(), b.policy.parameters(), strict=True):
+        assert torch.equal(p, q)
+    assert a.history == b.history and len(a.history) == 2
+    assert a.dual.value != pytest.approx(100.0, abs=1e-4)  # the dual moved
+    for reg, clip in (("none", 0.0), ("none", 10.0), ("spectral", 10.0)):
+        r = train(LANE_REACH_ID, demos, GSDConfig(regularizer=reg, clip=clip, num_envs=8,
+                                                  iterations=1), seed=0)
+        assert r.dual.value == pytest.approx(100.0)  # untouched without GSD
+    torch.manual_seed(0)
+    state = torch.random.get_rng_state()
+    train(LANE_REACH_ID, demos, GSDConfig(num_envs=8, iterations=1), seed=0)
+    assert torch.equal(state, torch.random.get_rng_state())
+
+
+def test_evaluate_any_latent_policy():
+    lanes = torch.tensor([-0.8, 0.0, 0.8])
+
+    def copy_lanes(obs, z):   # a hand-written latent policy: z's sign picks the lane
+        lane = lanes[(z[:, 0] > 0).long() + (z[:, 0] > 1).long()]
+        return torch.stack([2 * (0.6 - obs[:, 2]), 4 * (lane - obs[:, 1]) - 3 * obs[:, 3]], 1)
+
+    ev = evaluate(copy_lanes, LANE_REACH_ID, targets=[-0.4, 0.4], n_codes=100,
+                  budgets=(10, 20), z_dim=2, seed=0)
+    assert ev.factors.shape == (100,) and set(ev.vl) == {10, 20}
+    assert ev.vl[10] == pytest.approx(0.4, abs=0.05)   # copying lanes: 0.4 off the targets
+    assert ev.selected_success == 1.0
+    with pytest.raises(ValueError, match="targets"):
+        evaluate(copy_lanes, LANE_REACH_ID, targets=[], z_dim=2)
+    with pytest.raises(ValueError, match="budgets"):
+        evaluate(copy_lanes, LANE_REACH_ID, targets=[0.0], n_codes=5, budgets=(10,), z_dim=2)
+
+
+def test_train_errors(demos):
+    with pytest.raises(ValueError, match="clip"):
+        GSDConfig(regularizer="gsd", clip=0.0)
+    with pytest.raises(ValueError, match="regularizer"):
+        GSDConfig(regularizer="l2")
+    with pytest.raises(ValueError, match="z_dim"):
+        GSDConfig(z_dim=0)
+    with pytest.raises(ValueError, match="scale"):
+        GSDConfig(relevance_scale=0.0)
+    with pytest.raises(ValueError, match="env_id"):
+        train("CartPole-v1", demos, GSDConfig(num_envs=2, iterations=1))
+    wrong = OfflineDataset(demos.observations[:, :3], demos.actions, demos.rewards,
+                           demos.terminals, demos.timeouts)
+    with pytest.raises(ValueError, match="obs dim"):
+        train(LANE_REACH_ID, wrong, GSDConfig(num_envs=2, iterations=1))
+    far = OfflineDataset(demos.observations, demos.actions * 5, demos.rewards,
+                         demos.terminals, demos.timeouts)
+    with pytest.raises(ValueError, match="action space"):
+        train(LANE_REACH_ID, far, GSDConfig(num_envs=2, iterations=1))
+    with pytest.raises(TypeError, match="demos"):
+        train(LANE_REACH_ID, demos.observations, GSDConfig(num_envs=2, iterations=1))
+    with pytest.raises(ValueError, match="clip"):
+        post, _ = _nets()
+        relevance_constraint(post, BoundedDiscriminator(4, 2, clip=0.0), *[torch.zeros(1, k)
+                             for k in (4, 2, 4, 2)])
+    with pytest.raises(ValueError, match="scale"):
+        post, disc = _nets()
+        relevance_constraint(post, disc, *[torch.zeros(1, k) for k in (4, 2, 4, 2)], scale=0)
+    with pytest.raises(ValueError, match="z_dim"):
+        LatentPolicy(4, 2, 0)
+
+
+def test_save_load_roundtrip(tmp_path, demos):
+    res = train(LANE_REACH_ID, demos, GSDConfig(regularizer="spectral", num_envs=4,
+                                                 iterations=1), seed=0)
+    path = save(res, tmp_path / "p.safetensors")
+    back = load(path)
+    obs, z = torch.randn(5, 4), torch.randn(5, 2)
+    assert torch.equal(res.policy(obs, z), back.policy(obs, z))
+    assert torch.equal(res.posterior(obs, z)[0], back.posterior(obs, z)[0])
+    assert back.config == res.config
+    with pytest.raises(ValueError, match="path"):
+        load(tmp_path / "missing.safetensors")
+
+
+def test_cli_demos_train_evaluate(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.gsd.cli import app
+
+    runner = CliRunner()
+    d = tmp_path / "d.npz"
+    r = runner.invoke(app, ["demos", "--lanes", "-0.8,0,0.8", "--n-per-lane", "2",
+                            "--out", str(d)])
+    assert r.exit_code == 0, r.output
+    assert OfflineDataset.load(d).n_episodes == 6
+    p = tmp_path / "p.safetensors"
+    r = runner.invoke(app, ["train", str(d), "--num-envs", "4", "--iterations", "1",
+                            "--out", str(p)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--targets", "-0.4,0.4", "--n-codes", "20"])
+    assert r.exit_code == 0 and "VL10" in r.output
+    bad = runner.invoke(app, ["train", str(d), "--regularizer", "l2", "--out", str(p)])
+    assert bad.exit_code == 2 and "regularizer" in bad.output
+    bad = runner.invoke(app, ["evaluate", str(p), "--targets", "x"])
+    assert bad.exit_code == 2 and "--targets" in bad.output
+    bad = runner.invoke(app, ["train", str(tmp_path / "nope.npz"), "--out", str(p)])
+    assert bad.exit_code == 2 and "path" in bad.output
+
+
+def test_missing_rl_extra_names_the_install():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['gymnasium'] = None\n"
+            "try:\n    import iclr25.gsd\nexcept ImportError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "pip install 'iclr25[rl]'" in out.stdout, out.stderr
