@@ -18,25 +18,27 @@ import numpy as np
 import torch
 
 from iclr25.datasets import digits
-from iclr25.ies import InstanceEarlyStopping, train
+from iclr25.ies import InstanceEarlyStopping, LossThresholdStopping
+from iclr25.ies.testbed import train
 
 
 def training_table(epochs: int, seeds: list[int]) -> None:
     configs = [
-        ("plain", dict(method="plain")),
-        ("IES shipped d=1e-3", dict(method="ies", delta=1e-3)),
-        ("IES algorithm1 d=1e-3", dict(method="ies", delta=1e-3, mode="algorithm1")),
-        ("loss<1e-2", dict(method="loss_threshold", threshold=1e-2)),
-        ("loss<1e-3", dict(method="loss_threshold", threshold=1e-3)),
+        ("plain", lambda n: None),
+        ("IES shipped d=1e-3", lambda n: InstanceEarlyStopping(n, 1e-3)),
+        ("IES algorithm1 d=1e-3", lambda n: InstanceEarlyStopping(n, 1e-3, mode="algorithm1")),
+        ("loss<1e-2", lambda n: LossThresholdStopping(n, 1e-2)),
+        ("loss<1e-3", lambda n: LossThresholdStopping(n, 1e-3)),
     ]
     rows = {name: [] for name, _ in configs}
     for s in seeds:
         split = digits(seed=s)
-        for name, kw in configs:
-            rows[name].append(train(*split, epochs=epochs, seed=s, **kw))
+        for name, make in configs:
+            rows[name].append(train(*split, stopper=make(len(split.X_train)), epochs=epochs,
+                                    seed=s))
     base_t = np.mean([g.seconds for g in rows["plain"]])
     base_bp = np.mean([g.n_backprop for g in rows["plain"]])
-    base_acc = np.mean([g.final_acc for g in rows["plain"]])
+    base_acc = 100 * np.mean([g.final_acc for g in rows["plain"]])
     print(f"\ndigits, MLP 64-256-256-10, {epochs} epochs, seeds {seeds} (means)")
     head = (f"{'method':<24}{'wall s':>8}{'x plain':>8}{'backprops':>11}{'x plain':>8}"
             f"{'forwards':>10}{'saved %':>9}{'final acc':>10}{'d acc':>7}{'best acc':>9}")
@@ -46,8 +48,8 @@ def training_table(epochs: int, seeds: list[int]) -> None:
         t = np.mean([g.seconds for g in logs])
         bp = np.mean([g.n_backprop for g in logs])
         fw = np.mean([g.n_forward for g in logs])
-        acc = np.mean([g.final_acc for g in logs])
-        best = np.mean([g.best_acc for g in logs])
+        acc = 100 * np.mean([g.final_acc for g in logs])
+        best = 100 * np.mean([g.best_acc for g in logs])
         saved = 100 * np.mean([g.saved_fraction for g in logs])
         print(f"{name:<24}{t:>8.2f}{t / base_t:>8.2f}{bp:>11.0f}{bp / base_bp:>8.3f}"
               f"{fw:>10.0f}{saved:>9.1f}{acc:>10.2f}{acc - base_acc:>+7.2f}{best:>9.2f}")

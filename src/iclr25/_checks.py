@@ -209,3 +209,24 @@ def check_writable_dir(path: str | os.PathLike, name: str) -> Path:
     if not os.access(p, os.W_OK | os.X_OK):
         raise ValueError(f"{name}: directory {p} is not writable")
     return p
+
+
+# --- added for ies (and mother): dataset indices ----------------------------------------------
+
+def check_indices(indices: object, n: int, name: str = "indices", *,
+                  unique: bool = False) -> torch.Tensor:
+    """Indices into ``n`` samples as a 1-D int64 tensor with values in ``[0, n)``.
+
+    Any integer dtype is converted to int64 (a uint8 tensor would otherwise index as a mask).
+
+    Raises:
+        TypeError: non-integer indices. ValueError: not 1-D, empty, out of range, or
+            repeated when ``unique``.
+    """
+    idx = check_tensor(indices, name, ndim=1, integer=True).to(torch.int64)
+    lo, hi = int(idx.min()), int(idx.max())
+    if lo < 0 or hi >= n:
+        raise ValueError(f"{name} must lie in [0, {n}), got {lo if lo < 0 else hi}")
+    if unique and torch.unique(idx).numel() != idx.numel():
+        raise ValueError(f"{name} must not repeat within one call")
+    return idx

@@ -192,13 +192,13 @@ def test_update_errors(indices, losses, match, exc):
 
 
 def test_constructor_errors():
-    with pytest.raises(ValueError, match="n_samples must be >= 1"):
+    with pytest.raises(ValueError, match=r"n_samples must lie in \[1"):
         InstanceEarlyStopping(0)
     with pytest.raises(TypeError, match="n_samples must be an int"):
         InstanceEarlyStopping(3.0)
     with pytest.raises(ValueError, match="delta must lie"):
         InstanceEarlyStopping(3, delta=-1e-3)
-    with pytest.raises(ValueError, match="window must be an int >= 1"):
+    with pytest.raises(ValueError, match=r"window must lie in \[1"):
         InstanceEarlyStopping(3, window=0)
     with pytest.raises(ValueError, match="mode must be"):
         InstanceEarlyStopping(3, mode="fast")
@@ -221,3 +221,65 @@ def test_state_dict_round_trip_resumes_identically():
     bad = {**a.state_dict(), "active_mask": torch.ones(29, dtype=torch.bool)}
     with pytest.raises(ValueError, match=r"state\['active_mask'\] must have length 30"):
         InstanceEarlyStopping(30, delta=5e-4).load_state_dict(bad)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_infinite_or_nan_thresholds_are_refused(value):
+    with pytest.raises(ValueError, match="delta"):
+        InstanceEarlyStopping(3, delta=value)
+    with pytest.raises(ValueError, match="threshold"):
+        LossThresholdStopping(3, threshold=value)
+
+
+def test_complex_losses_are_refused_not_truncated():
+    ies = InstanceEarlyStopping(3)
+    with pytest.raises(TypeError, match="losses must be real"):
+        ies.update(torch.arange(3), torch.ones(3, dtype=torch.complex64))
+    assert ies.n_forward == 0
+
+
+def test_narrow_integer_indices_and_half_losses():
+    # a uint8 index tensor would index as a boolean mask if it were not converted to int64
+    a, b = InstanceEarlyStopping(4), InstanceEarlyStopping(4)
+    a.update(torch.tensor([1, 2], dtype=torch.uint8), torch.tensor([0.5, 0.25]).half())
+    b.update(torch.tensor([1, 2]), torch.tensor([0.5, 0.25]))
+    assert torch.equal(a.losses, b.losses) and a.counts.tolist() == [0, 1, 1, 0]
+    a.update(torch.tensor([0, 3], dtype=torch.int32), torch.tensor([1.0, 2.0]).double())
+    assert a.counts.tolist() == [1, 1, 1, 1]
+    loss = a.masked_loss(torch.tensor([1.0, 2.0], dtype=torch.float16, requires_grad=True),
+                         np.array([0, 1], dtype=np.int16))
+    assert loss.dtype == torch.float16
+
+
+def _state():
+    a = InstanceEarlyStopping(30, delta=5e-4)
+    feed(a, torch.rand(30, 7, generator=torch.Generator().manual_seed(0),
+                       dtype=torch.float64))
+    return a.state_dict()
+
+
+@pytest.mark.parametrize("key", ["losses", "counts", "active_mask", "n_forward", "n_backprop",
+                                 "epochs", "active_per_epoch"])
+def test_load_state_dict_names_a_missing_key_and_loads_nothing(key):
+    state = _state()
+    del state[key]
+    fresh = InstanceEarlyStopping(30, delta=5e-4)
+    before = fresh.state_dict()
+    with pytest.raises(ValueError, match=f"missing key.*'{key}'"):
+        fresh.load_state_dict(state)
+    after = fresh.state_dict()
+    assert all(torch.equal(before[k], after[k]) if isinstance(before[k], torch.Tensor)
+               else before[k] == after[k] for k in before)
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("n_forward", -1), ("n_backprop", -5), ("epochs", -1),
+    ("counts", -torch.ones(30, dtype=torch.long)),
+    ("active_per_epoch", [-1] * 7),
+])
+def test_load_state_dict_refuses_negative_counts(key, value):
+    state = {**_state(), key: value}
+    fresh = InstanceEarlyStopping(30, delta=5e-4)
+    with pytest.raises(ValueError, match=key):
+        fresh.load_state_dict(state)
+    assert fresh.epochs == 0 and fresh.counts.sum() == 0

@@ -48,3 +48,47 @@ def test_recover_bad_out_suffix_exits_2(four_tree, tmp_path):
     r = CliRunner().invoke(app, ["mother", "recover", str(tmp_path), "--out",
                                  str(tmp_path / "t.txt")])
     assert r.exit_code == 2 and "--out must end in" in r.output
+
+
+def _zoo_dir(four_tree, tmp_path):
+    d = tmp_path / "zoo"
+    d.mkdir()
+    for name, sd in four_tree[0].items():
+        save_file(sd, str(d / f"{name}.safetensors"))
+    return d
+
+
+@pytest.mark.parametrize(("where", "message"), [
+    ("missing/t.json", "does not exist"),
+    ("zoo", "is a directory"),
+])
+def test_recover_unwritable_out_exits_2_before_work(four_tree, tmp_path, where, message):
+    d = _zoo_dir(four_tree, tmp_path)
+    out = tmp_path / where
+    if where == "zoo":
+        out = tmp_path / "outdir.json"
+        out.mkdir()
+    r = CliRunner().invoke(app, ["mother", "recover", str(d), "--out", str(out)])
+    assert r.exit_code == 2 and message in r.output and "Traceback" not in r.output
+    assert "tree 0" not in r.output  # refused before the pass over the weights
+
+
+def test_make_zoo_creates_a_missing_directory(tmp_path):
+    out = tmp_path / "a" / "b"
+    r = CliRunner().invoke(app, ["mother", "make-zoo", str(out), "--trees", "1",
+                                 "--children", "1", "--grandchildren", "0"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.iterdir()) == ["0-0-X.safetensors", "0-X-X.safetensors",
+                                                     "tree.json"]
+
+
+@pytest.mark.skipif(__import__("os").geteuid() == 0, reason="root writes anywhere")
+def test_make_zoo_read_only_directory_exits_2(tmp_path):
+    out = tmp_path / "ro"
+    out.mkdir()
+    out.chmod(0o500)
+    try:
+        r = CliRunner().invoke(app, ["mother", "make-zoo", str(out)])
+        assert r.exit_code == 2 and "not writable" in r.output
+    finally:
+        out.chmod(0o700)

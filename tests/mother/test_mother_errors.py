@@ -185,3 +185,47 @@ def test_unreadable_checkpoint_says_so(tmp_path):
             as_sources([p, p])
     finally:
         p.chmod(0o600)
+
+
+@pytest.mark.parametrize("rtol", [float("nan"), float("inf"), -1e-3])
+def test_rank_tolerance_must_be_finite_and_non_negative(rtol, tmp_path):
+    models = {"a": _m(), "b": _m(seed=1)}
+    with pytest.raises(ValueError, match="rtol"):
+        pairwise_distances(models, metric="rank", rtol=rtol)
+    with pytest.raises(ValueError, match="rtol"):  # checked before the directory is read
+        recover_tree(tmp_path / "missing", metric="rank", rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float64])
+def test_models_of_any_float_precision_give_the_float32_answer(four_tree, dtype):
+    models, parents = four_tree
+    cast = {n: {k: v.to(dtype) for k, v in sd.items()} for n, sd in models.items()}
+    assert recover_tree(cast, direction="pretrain").parents == parents
+    torch.testing.assert_close(pairwise_distances(cast), pairwise_distances(models))
+
+
+def test_complex_weights_are_refused_not_truncated():
+    models = {n: {"w": torch.randn(4, 4, dtype=torch.complex64,
+                                   generator=torch.Generator().manual_seed(i))}
+              for i, n in enumerate("abc")}
+    with pytest.raises(ValueError, match="selects no square"):
+        recover_tree(models)
+
+
+def test_make_zoo_validates_and_leaves_the_global_rng_alone():
+    from iclr25.mother.testbed import make_lora_zoo, make_zoo
+
+    with pytest.raises(ValueError, match="n_trees"):
+        make_zoo(0)
+    with pytest.raises(TypeError, match="n_children"):
+        make_zoo(1, 1.5)
+    with pytest.raises(ValueError, match="subset"):
+        make_zoo(1, subset=float("nan"))
+    with pytest.raises(ValueError, match="ranks"):
+        make_lora_zoo(dim=8, ranks=(4, 16))
+    state = torch.get_rng_state()
+    a = make_lora_zoo(1, 2, 0, dim=8, ranks=(2,), seed=torch.Generator().manual_seed(3))
+    b = make_lora_zoo(1, 2, 0, dim=8, ranks=(2,), seed=3)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert all(torch.equal(a.models[n][k], b.models[n][k]) for n in a.models
+               for k in a.models[n])

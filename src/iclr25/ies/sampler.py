@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import Sampler
 
-from iclr25._checks import check_same_length, check_tensor
+from iclr25._checks import as_tensor, check_int, check_same_length, resolve_seed
 from iclr25.ies.stopping import InstanceEarlyStopping
 
 
@@ -26,17 +26,18 @@ class IESSampler(Sampler[int]):
     Args:
         stopper: the IES state whose ``active_indices`` are yielded.
         shuffle: permute the active indices each epoch.
-        seed: seed of the shuffling generator (each iteration draws a new permutation).
+        seed: seed of the shuffling generator (int, or a CPU ``torch.Generator`` used as
+            is); each iteration draws a new permutation.
     """
 
     def __init__(self, stopper: InstanceEarlyStopping, *, shuffle: bool = True,
-                 seed: int = 0) -> None:
+                 seed: int | torch.Generator | None = 0) -> None:
         if not isinstance(stopper, InstanceEarlyStopping):
             raise TypeError(f"stopper must be an InstanceEarlyStopping, got "
                             f"{type(stopper).__name__}")
         self.stopper = stopper
         self.shuffle = shuffle
-        self.generator = torch.Generator().manual_seed(int(seed))
+        self.generator = resolve_seed(seed)
 
     def __iter__(self) -> Iterator[int]:
         idx = self.stopper.active_indices.cpu()
@@ -48,9 +49,22 @@ class IESSampler(Sampler[int]):
         return int(self.stopper.active_mask.sum())
 
 
-def per_sample_cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy per sample, ``(b, C), (b,) -> (b,)``; the default loss of the hooks."""
-    return F.cross_entropy(logits, target, reduction="none")
+def per_sample_cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy per sample, ``(b, C), (b,) -> (b,)``; the default loss of the hooks.
+
+    Integer labels of any dtype (int32, uint8, ...) are read as int64 class indices.
+    """
+    if not (y.is_floating_point() or y.dtype == torch.int64):
+        y = y.long()
+    return F.cross_entropy(logits, y, reduction="none")
+
+
+def _to_model(X: torch.Tensor, model: torch.nn.Module) -> torch.Tensor:
+    """``X`` on the model's device, floating input cast to its dtype (float64 numpy works)."""
+    first = next(iter(model.parameters()), None)
+    if first is None:
+        return X
+    return X.to(device=first.device, dtype=first.dtype if X.is_floating_point() else X.dtype)
 
 
 @torch.no_grad()
@@ -85,15 +99,14 @@ def record_losses(
         (m,) the recorded losses, on the model output's device (an empty tensor on
         ``X.device`` when there is nothing to evaluate).
     """
-    X = check_tensor(X, "X", finite=False)
-    y = check_tensor(y, "y", finite=False)
+    X = _to_model(as_tensor(X, "X", finite=False), model)
+    y = as_tensor(y, "y", finite=False, device=X.device)
     check_same_length(X=X, y=y)
     if len(X) != stopper.n_samples:
         raise ValueError(f"X must have n_samples={stopper.n_samples} rows, got {len(X)}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    batch_size = check_int(batch_size, "batch_size", 1)
     idx = (stopper.excluded_indices if indices is None
-           else stopper._check_indices(indices, unique=True))
+           else stopper.check_indices(indices, unique=True))
     if idx.numel() == 0:
         return torch.zeros(0, device=X.device)
     idx = idx.to(X.device)

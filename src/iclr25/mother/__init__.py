@@ -25,6 +25,7 @@ PAPER = Paper(
     title="Unsupervised Model Tree Heritage Recovery",
     authors="Eliahu Horwitz, Asaf Shul, Yedid Hoshen",
     arxiv="2405.18432",
+    openreview="QVj3kUvdvl",
     code="eliahuhorwitz/MoTHer",
 )
 

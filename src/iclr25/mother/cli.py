@@ -10,6 +10,22 @@ app = typer.Typer(help="MoTHer: recover model family trees from weights (ICLR 20
                   no_args_is_help=True, add_completion=False)
 
 
+def _unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be written as a file (None if it can), without creating it."""
+    import os
+
+    if path.is_dir():
+        return f"{path} is a directory, expected a file name"
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        return f"directory {parent} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"directory {parent} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path} is not writable"
+    return None
+
+
 @app.command()
 def recover(
     directory: Path = typer.Argument(..., help="Directory of .safetensors / .pt / .pth models."),
@@ -35,6 +51,11 @@ def recover(
     if out is not None and out.suffix not in (".dot", ".json", ".png"):
         typer.echo(f"error: --out must end in .dot, .json or .png, got {out.name!r}", err=True)
         raise typer.Exit(2)
+    if out is not None:  # the file must be writable before the pass over the weights
+        problem = _unwritable(out)
+        if problem:
+            typer.echo(f"error: --out {problem}", err=True)
+            raise typer.Exit(2)
     console = Console(stderr=True)
     try:
         with Progress(console=console, disable=not console.is_terminal, transient=True) as bar:

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from iclr25._checks import check_range
 from iclr25.mother.sources import ModelSource, as_sources
 
 METRICS = ("rms", "l1", "rank")
@@ -182,8 +183,8 @@ def stream_statistics(
             ``rank(W_i - W_j)``, the ``l_LoRA`` distance).
         kurtosis_layers: ``False`` for no kurtosis, ``None``/``True`` for the distance
             layers, or a layer spec of its own.
-        rtol: relative singular-value tolerance of the rank metric (default: torch's
-            ``eps * max(m, n)``, as numpy's ``matrix_rank``).
+        rtol: relative singular-value tolerance of the rank metric, a finite float >= 0
+            (default: torch's ``eps * max(m, n)``, as numpy's ``matrix_rank``).
         device: where the per-layer stacks are computed (default CPU).
         progress: called as ``progress(done, total, layer)`` after each layer.
 
@@ -193,6 +194,7 @@ def stream_statistics(
     for m in metrics:
         if m not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {m!r}")
+    rtol = check_rtol(rtol)
     dist_layers = select_layers(sources, layers)
     if kurtosis_layers is False:
         ku_layers: list[str] = []
@@ -209,28 +211,43 @@ def stream_statistics(
     dist_set, ku_set = set(dist_layers), set(ku_layers)
     for step, key in enumerate(todo):
         W = _stack(sources, key, ref[key], dev)
-        X = W.reshape(N, -1)
         if key in dist_set:
-            if "rms" in out:
-                out["rms"] += _pairwise_rms(X)
-            if "l1" in out:
-                out["l1"] += _pairwise_l1(X)
-            if "rank" in out:
-                out["rank"] += _pairwise_rank(W, rtol)
+            _add_distances(out, W, rtol)
         if key in ku_set and ku is not None:
-            k = _kurtosis_rows(X)
-            bad = torch.nonzero(~torch.isfinite(k)).flatten().tolist()
-            if bad:  # zero variance: kurtosis is undefined, say where instead of a NaN later
-                raise ValueError(f"model {sources[bad[0]].name!r}: layer {key!r} is constant, "
-                                 "so its kurtosis is undefined; pass kurtosis_layers that "
-                                 "exclude it, or direction='none'")
-            ku += k
-        del W, X
+            ku += _layer_kurtosis(W, sources, key)
+        del W
         if progress is not None:
             progress(step + 1, len(todo), key)
     if "rms" in out:
         out["rms"] /= len(dist_layers)  # the ICLR l_FT averages, the others sum
     return out, ku
+
+
+def check_rtol(rtol: float | None) -> float | None:
+    """``rtol`` as a finite float >= 0, or None (NaN would make every rank distance 0)."""
+    return None if rtol is None else check_range(rtol, "rtol", 0.0)
+
+
+def _add_distances(out: dict[str, torch.Tensor], W: torch.Tensor, rtol: float | None) -> None:
+    """Add one layer's (N, N) distances of the stack W (N, ...) to each metric in ``out``."""
+    X = W.reshape(W.shape[0], -1)
+    if "rms" in out:
+        out["rms"] += _pairwise_rms(X)
+    if "l1" in out:
+        out["l1"] += _pairwise_l1(X)
+    if "rank" in out:
+        out["rank"] += _pairwise_rank(W, rtol)
+
+
+def _layer_kurtosis(W: torch.Tensor, sources: Sequence[ModelSource], key: str) -> torch.Tensor:
+    """(N,) kurtosis of one layer of each model; a constant layer is named, not NaN."""
+    k = _kurtosis_rows(W.reshape(W.shape[0], -1))
+    bad = torch.nonzero(~torch.isfinite(k)).flatten().tolist()
+    if bad:  # zero variance: kurtosis is undefined, say where instead of a NaN later
+        raise ValueError(f"model {sources[bad[0]].name!r}: layer {key!r} is constant, "
+                         "so its kurtosis is undefined; pass kurtosis_layers that "
+                         "exclude it, or direction='none'")
+    return k
 
 
 def pairwise_distances(
@@ -265,6 +282,7 @@ def pairwise_distances(
     """
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    check_rtol(rtol)
     sources = as_sources(models, names)
     d, _ = stream_statistics(sources, layers, metrics=(metric,), rtol=rtol, device=device)
     return d[metric]

@@ -11,13 +11,16 @@ takes seconds. ``make_lora_zoo`` builds LoRA-style trees: child = parent + a ran
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from iclr25._checks import check_int
+from iclr25._checks import check_int, check_range, resolve_seed
 from iclr25._threads import torch_threads
+from iclr25._train import fit_minibatch
+from iclr25.datasets import digits
 from iclr25.mother.tree import ModelForest
 
 
@@ -72,11 +75,34 @@ def _uniform(shape: tuple[int, ...], fan_in: int, g: torch.Generator) -> torch.T
     return (torch.rand(shape, generator=g) * 2 - 1) / fan_in**0.5
 
 
+class _BatchedMLP(torch.nn.Module):
+    """B independent ReLU MLPs evaluated at once with batched matmuls.
+
+    ``forward`` takes (B, bs, d) inputs (one batch per model) and returns (B, bs, k) logits.
+    """
+
+    def __init__(self, params: list[torch.Tensor]) -> None:
+        super().__init__()
+        # [W1 (B, h, d), b1 (B, h), ..., Wout (B, k, h), bout (B, k)], copied
+        self.ps = torch.nn.ParameterList([torch.nn.Parameter(p.detach().clone())
+                                          for p in params])
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        ps = list(self.ps)
+        for li in range(0, len(ps) - 2, 2):
+            h = torch.relu(torch.baddbmm(ps[li + 1][:, None, :], h, ps[li].transpose(1, 2)))
+        return torch.baddbmm(ps[-1][:, None, :], h, ps[-2].transpose(1, 2))
+
+
 def _train_batch(
     params: list[torch.Tensor], X: torch.Tensor, Y: torch.Tensor, subsets: torch.Tensor,
     steps: int, lr: float, batch_size: int, g: torch.Generator,
 ) -> list[torch.Tensor]:
-    """Train B independent MLPs at once with Adam.
+    """Train B independent MLPs at once with Adam through the shared minibatch loop.
+
+    Each of the ``steps`` batches is a (B, batch_size) index tensor: model b's samples,
+    drawn with replacement from its ``subsets[b]``. The loss is the sum over models of each
+    model's mean cross-entropy, so the models' gradients stay independent.
 
     Args:
         params: [W1 (B, h, d), b1 (B, h), ..., Wout (B, k, h), bout (B, k)], copied.
@@ -85,48 +111,76 @@ def _train_batch(
     Returns:
         the trained parameters (detached).
     """
-    ps = [p.detach().clone().requires_grad_(True) for p in params]
-    opt = torch.optim.Adam(ps, lr=lr)
+    model = _BatchedMLP(params)
     B, m = subsets.shape
     rows = torch.arange(B)[:, None]
+
+    def batches(epoch: int) -> Iterator[torch.Tensor]:
+        for _ in range(steps):
+            yield subsets[rows, torch.randint(0, m, (B, batch_size), generator=g)]
+
+    def loss_fn(logits: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        # y is the sample index itself: each model reads its own labels Y[b, idx[b]]
+        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), Y[rows, idx].flatten(),
+                                                 reduction="sum") / batch_size
+
     # these matmuls are tiny: intra-op threads only add synchronisation (10x slower on a
     # busy machine), so train single-threaded and restore the caller's setting afterwards
     with torch_threads(1):
-        _adam_loop(ps, opt, X, Y, subsets, rows, steps, batch_size, g)
-    return [p.detach() for p in ps]
+        fit_minibatch(model, loss_fn, X, torch.arange(len(X)), epochs=1,
+                      batch_size=batch_size, optimizer=torch.optim.Adam(model.parameters(), lr=lr),
+                      seed=g, batches=batches)
+    return [p.detach() for p in model.ps]
 
 
-def _adam_loop(ps: list[torch.Tensor], opt: torch.optim.Optimizer, X: torch.Tensor,
-               Y: torch.Tensor, subsets: torch.Tensor, rows: torch.Tensor, steps: int,
-               batch_size: int, g: torch.Generator) -> None:
-    B, m = subsets.shape
-    for _ in range(steps):
-        idx = subsets[rows, torch.randint(0, m, (B, batch_size), generator=g)]  # (B, bs)
-        h = X[idx]
-        for li in range(0, len(ps) - 2, 2):
-            h = torch.relu(torch.baddbmm(ps[li + 1][:, None, :], h, ps[li].transpose(1, 2)))
-        logits = torch.baddbmm(ps[-1][:, None, :], h, ps[-2].transpose(1, 2))
-        target = Y[rows, idx]
-        # sum over models of each model's mean loss: the models' gradients stay independent
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten(),
-                                                 reduction="sum") / batch_size
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-
-def _tasks(B: int, y: torch.Tensor, n_classes: int, m: int,
-           g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """B random tasks: labels (B, n) grouping the ten digits into ``n_classes`` classes, and
-    (B, m) indices of each task's training subset."""
-    # every digit-to-class map hits each class at least once (the first n_classes digits of
-    # a random permutation go to distinct classes)
+def _tasks(B: int, n_classes: int, m: int, g: torch.Generator) -> tuple[torch.Tensor, ...]:
+    """B random tasks on digits: labels (B, n) of a digit-to-class map, and index subsets."""
+    y = digits(seed=0).y_train
+    n = len(y)
+    # every digit-to-class map hits each class at least once (first n_classes digits
+    # of a random permutation go to distinct classes)
     perm = torch.argsort(torch.rand(B, 10, generator=g), dim=1)
     cls = torch.randint(0, n_classes, (B, 10), generator=g)
     cls[:, :n_classes] = torch.arange(n_classes)
     mapping = torch.empty(B, 10, dtype=torch.long).scatter_(1, perm, cls)
-    subsets = torch.argsort(torch.rand(B, len(y), generator=g), dim=1)[:, :m]
+    subsets = torch.argsort(torch.rand(B, n, generator=g), dim=1)[:, :m]
     return mapping[:, y], subsets
+
+
+def _init(B: int, dims: list[int], g: torch.Generator) -> list[torch.Tensor]:
+    """nn.Linear-style init of B stacked MLP bodies with widths ``dims``."""
+    body = []
+    for a, b in zip(dims[:-1], dims[1:], strict=True):
+        body += [_uniform((B, b, a), a, g), _uniform((B, b), a, g)]
+    return body
+
+
+def _assemble(gens: list[list[torch.Tensor]], depth: int,
+              order: list[tuple[str, str | None]]) -> Zoo:
+    """A Zoo of one state dict per model from the stacked parameters of each generation."""
+    keys = [f"fc{i + 1}.{w}" for i in range(depth) for w in ("weight", "bias")]
+    keys += ["head.weight", "head.bias"]
+    flat = [[p[i].clone() for p in gen] for gen in gens for i in range(gen[0].shape[0])]
+    order = order[: len(flat)]
+    return Zoo({name: dict(zip(keys, ps, strict=True))
+                for (name, _), ps in zip(order, flat, strict=True)}, dict(order))
+
+
+def _check_zoo_args(n_trees: int, n_children: int, n_grandchildren: int, width: int,
+                    depth: int, n_classes: int, steps: tuple[int, int], lrs: tuple[float, float],
+                    batch_size: int, subset: float) -> None:
+    check_int(n_trees, "n_trees", 1)
+    check_int(n_children, "n_children", 0)
+    check_int(n_grandchildren, "n_grandchildren", 0)
+    check_int(width, "width", 1)
+    check_int(depth, "depth", 1)
+    check_int(n_classes, "n_classes", 2, 10)
+    check_int(steps[0], "root_steps", 1)
+    check_int(steps[1], "finetune_steps", 1)
+    check_range(lrs[0], "root_lr", 0.0, low_open=True)
+    check_range(lrs[1], "finetune_lr", 0.0, low_open=True)
+    check_int(batch_size, "batch_size", 1)
+    check_range(subset, "subset", 0.0, 1.0, low_open=True)
 
 
 def make_zoo(
@@ -144,7 +198,7 @@ def make_zoo(
     batch_size: int = 64,
     subset: float = 0.7,
     out_dir: str | Path | None = None,
-    seed: int = 0,
+    seed: int | torch.Generator | None = 0,
 ) -> Zoo:
     """Trees of small MLPs trained on sklearn digits, each child fine-tuned from its parent.
 
@@ -159,48 +213,33 @@ def make_zoo(
             The hidden ``width x width`` matrices (and the input one if width == 64) are the
             square layers MoTHer uses.
         out_dir: if given, save the zoo there (``<name>.safetensors`` + ``tree.json``).
-        seed: seed of the inits, tasks and minibatches.
+        seed: seed (int or Generator) of the inits, tasks and minibatches.
 
     Returns:
         Zoo with state dicts named ``fc1.weight, fc1.bias, ..., head.weight, head.bias``.
+
+    Raises:
+        TypeError / ValueError naming the argument, before any training.
     """
-    from iclr25.datasets import digits
-
-    for name, value, low in (("n_trees", n_trees, 1), ("depth", depth, 1), ("width", width, 1),
-                             ("n_children", n_children, 0),
-                             ("n_grandchildren", n_grandchildren, 0), ("seed", seed, 0)):
-        check_int(value, name, low)
-    check_int(n_classes, "n_classes", 2, 10)
-    g = torch.Generator().manual_seed(seed)
-    data = digits(seed=0)
-    X, y = data.X_train, data.y_train
+    _check_zoo_args(n_trees, n_children, n_grandchildren, width, depth, n_classes,
+                    (root_steps, finetune_steps), (root_lr, finetune_lr), batch_size, subset)
+    g, X = resolve_seed(seed), digits(seed=0).X_train
     m = max(batch_size, int(subset * len(X)))
-    dims = [X.shape[1]] + [width] * depth
 
-    def head(B: int) -> list[torch.Tensor]:
-        return [_uniform((B, n_classes, width), width, g), _uniform((B, n_classes), width, g)]
+    def generation(body: list[torch.Tensor], steps: int, lr: float) -> list[torch.Tensor]:
+        B = body[0].shape[0]
+        Y, sub = _tasks(B, n_classes, m, g)
+        head = [_uniform((B, n_classes, width), width, g), _uniform((B, n_classes), width, g)]
+        return _train_batch(body + head, X, Y, sub, steps, lr, batch_size, g)
 
-    # generation 0: the roots
-    body = []
-    for a, b in zip(dims[:-1], dims[1:], strict=True):
-        body += [_uniform((n_trees, b, a), a, g), _uniform((n_trees, b), a, g)]
-    task = _tasks(n_trees, y, n_classes, m, g)  # drawn before the head: the seed's order
-    gens = [_train_batch(body + head(n_trees), X, *task, root_steps, root_lr, batch_size, g)]
+    gens = [generation(_init(n_trees, [X.shape[1]] + [width] * depth, g), root_steps,
+                       root_lr)]
     for fan in (n_children, n_grandchildren):
-        B = gens[-1][0].shape[0] * fan
-        if B == 0:
+        if gens[-1][0].shape[0] * fan == 0:
             break
-        body = [p.repeat_interleave(fan, dim=0) for p in gens[-1][:-2]]
-        task = _tasks(B, y, n_classes, m, g)
-        gens.append(_train_batch(body + head(B), X, *task, finetune_steps, finetune_lr,
-                                 batch_size, g))
-    keys = [f"fc{i + 1}.{w}" for i in range(depth) for w in ("weight", "bias")]
-    keys += ["head.weight", "head.bias"]
-    flat = [[p[i].clone() for p in gen] for gen in gens for i in range(gen[0].shape[0])]
-    order = _names(n_trees, n_children, n_grandchildren)[: len(flat)]
-    models = {name: dict(zip(keys, ps, strict=True)) for (name, _), ps in zip(order, flat,
-                                                                             strict=True)}
-    zoo = Zoo(models, {name: p for name, p in order})
+        gens.append(generation([p.repeat_interleave(fan, dim=0) for p in gens[-1][:-2]],
+                               finetune_steps, finetune_lr))
+    zoo = _assemble(gens, depth, _names(n_trees, n_children, n_grandchildren))
     if out_dir is not None:
         zoo.save(out_dir)
     return zoo
@@ -214,7 +253,7 @@ def make_lora_zoo(
     dim: int = 48,
     n_layers: int = 2,
     ranks: tuple[int, ...] = (4, 8, 16),
-    seed: int = 0,
+    seed: int | torch.Generator | None = 0,
 ) -> Zoo:
     """LoRA-style trees: every child is its parent plus a merged random rank-r update.
 
@@ -225,9 +264,15 @@ def make_lora_zoo(
         Zoo whose state dicts hold ``n_layers`` square (dim, dim) ``value`` matrices and a
         1-D bias each (the bias is ignored by the rank distance).
     """
-    if min(n_trees, dim, n_layers) < 1 or not ranks or min(ranks) < 1 or max(ranks) > dim:
-        raise ValueError("n_trees, dim, n_layers >= 1 and ranks in [1, dim] required")
-    g = torch.Generator().manual_seed(seed)
+    check_int(n_trees, "n_trees", 1)
+    check_int(n_children, "n_children", 0)
+    check_int(n_grandchildren, "n_grandchildren", 0)
+    dim = check_int(dim, "dim", 1)
+    check_int(n_layers, "n_layers", 1)
+    if not ranks:
+        raise ValueError("ranks must not be empty")
+    ranks = tuple(check_int(r, "ranks", 1, dim) for r in ranks)
+    g = resolve_seed(seed)
     order = _names(n_trees, n_children, n_grandchildren)
     models: dict[str, dict[str, torch.Tensor]] = {}
     for name, parent in order:

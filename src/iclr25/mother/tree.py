@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_choice, check_range
-from iclr25.mother.distances import LayerSpec, stream_statistics
+from iclr25.mother.distances import LayerSpec, check_rtol, stream_statistics
 from iclr25.mother.sources import as_sources
 
 #: ``direction`` values. "finetune" (alias "decreasing"): the parent has the HIGHER kurtosis,
@@ -427,7 +427,7 @@ def recover_tree(
         cluster_metric: distance for the clustering step (default: ``metric``; the
             official code clusters full fine-tunes by ``"l1"``).
         names: names for a sequence of models.
-        rtol: rank tolerance for ``metric="rank"``.
+        rtol: rank tolerance for ``metric="rank"`` (finite, >= 0).
         device: where the per-layer computations run.
         progress: ``progress(done, total, layer)`` callback.
 
@@ -460,6 +460,7 @@ def recover_tree(
     if cluster_metric not in (None, "rms", "rank", "l1"):
         raise ValueError(f"cluster_metric must be None, 'rms', 'rank' or 'l1', "
                          f"got {cluster_metric!r}")
+    check_rtol(rtol)
     sources = as_sources(models, names)
     if len(sources) < 2:
         raise ValueError(f"models must hold at least 2 models, got {len(sources)}")
