@@ -3,7 +3,8 @@
 Each compressor works on a block of client vectors ``V`` (n_clients, d), one independent draw
 per row. ``generator`` is one ``torch.Generator`` (rows drawn from it), a sequence of
 generators (one per row), or :class:`ClientStreams`: the per-client streams the engines use,
-so that client i's draws do not depend on which process holds it. A sparse compressor (rand-k, alone or composed with a
+so that client i's draws do not depend on which process holds it. A sparse compressor
+(rand-k, alone or composed with a
 coordinate-wise one) also has a physical wire format, :meth:`Compressor.compress`: the
 ``(index int64 (n, k), value (n, k))`` pair the distributed engine all-gathers.
 
