@@ -1,0 +1,211 @@
+"""Client objectives for min_x (1/n) Σ_i f_i(x) + g(x) (LoCoDL §1, problem (1)).
+
+Client i holds rows A_i (m_i, d) with targets b_i. Its data term is scaled by n·m_i/N, so
+(1/n) Σ_i f_i is the mean loss over all N rows; f_i and the shared g each carry (α/4)‖x‖², so
+the total is the mean loss + (α/2)‖x‖² and g is strongly convex, as LoCoDL's theory needs.
+μ = α/2 is the strong convexity of every f_i and of g; L is the largest client smoothness.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from iclr25._checks import as_tensor, check_range
+
+
+def _check_clients(clients: object, N: int, device: torch.device) -> torch.Tensor:
+    c = as_tensor(clients, "client_ids", ndim=1)
+    if c.is_floating_point() or c.dtype == torch.bool:
+        if c.is_floating_point() and bool((c == c.round()).all()):
+            c = c.to(torch.int64)
+        else:
+            raise TypeError(f"client_ids must hold integers, got {c.dtype}")
+    if len(c) != N:
+        raise ValueError(f"client_ids must have one entry per row of X ({N}), got {len(c)}")
+    return c.to(device=device, dtype=torch.int64)
+
+
+class _ClientObjective:
+    """Shared part: data split by client, scaling, ∇g, the subset a process holds."""
+
+    kind = ""
+
+    def __init__(self, X: object, y: object, clients: object, alpha: float) -> None:
+        X = as_tensor(X, "X", ndim=2)
+        if not X.is_floating_point():
+            X = X.to(torch.get_default_dtype())
+        self.alpha = check_range(alpha, "alpha", 0.0, low_open=True)
+        N, self.d = X.shape
+        b = self._targets(y, N, X)
+        c = _check_clients(clients, N, X.device)
+        labels, c = torch.unique(c, return_inverse=True)
+        if len(labels) < 2:
+            raise ValueError(f"client_ids must name at least 2 clients, got {len(labels)}")
+        counts = torch.bincount(c, minlength=len(labels))
+        if bool((counts == 0).any()):  # cannot happen after unique; kept for clarity
+            raise ValueError("client_ids: every client must hold at least one row")
+        n, mmax = len(labels), int(counts.max())
+        # rows regrouped as zero-padded client blocks (n, m_max, d): a padded row has a = 0
+        # and b = 0, so it adds nothing to any gradient (logistic: b = 0; ridge: z − b = 0)
+        order = torch.argsort(c, stable=True)
+        start = torch.cumsum(counts, 0) - counts
+        slot = torch.arange(N, device=X.device) - start[c[order]]
+        self.Ab = X.new_zeros(n, mmax, self.d)
+        self.Ab[c[order], slot] = X[order]
+        self.bb = X.new_zeros(n, mmax)
+        self.bb[c[order], slot] = b[order]
+        self.mask = torch.zeros(n, mmax, dtype=torch.bool, device=X.device)
+        self.mask[c[order], slot] = True
+        self.n_clients = n
+        self.n_samples = N
+        self.client_labels = labels
+        self.counts = counts
+        self.lo, self.hi = 0, n
+        self._L: float | None = None
+
+    # --- the part every process shares ----------------------------------------------------
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.Ab.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.Ab.device
+
+    @property
+    def mu(self) -> float:
+        """Strong convexity of each f_i and of g: α/2."""
+        return self.alpha / 2
+
+    @property
+    def L(self) -> float:
+        """max_i smoothness of f_i (≥ that of g, which is α/2)."""
+        if self._L is None:
+            self._L = self._curvature_scale() * self._max_block_eig() + self.mu
+        return self._L
+
+    def _max_block_eig(self) -> float:
+        A = self.Ab.detach().to("cpu", torch.float64)
+        G = A.mT @ A if A.shape[1] >= A.shape[2] else A @ A.mT   # same nonzero spectrum
+        return float(torch.linalg.eigvalsh(G)[:, -1].max()) * self.n_clients / self.n_samples
+
+    def grad_g(self, y: torch.Tensor) -> torch.Tensor:
+        """∇g(y) = (α/2) y for the shared term g = (α/4)‖y‖²."""
+        return self.mu * y
+
+    def subset(self, lo: int, hi: int) -> _ClientObjective:
+        """The same objective restricted to clients lo..hi−1 (what one process computes)."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.Ab, out.bb, out.mask = self.Ab[lo:hi], self.bb[lo:hi], self.mask[lo:hi]
+        out.lo, out.hi = self.lo + lo, self.lo + hi
+        return out
+
+    def grad(self, Xc: torch.Tensor) -> torch.Tensor:
+        """∇f_i(x_i) for every client of this block: (m, d) -> (m, d), m = hi − lo."""
+        m = self.hi - self.lo
+        if Xc.shape != (m, self.d):
+            raise ValueError(f"Xc must have shape ({m}, {self.d}), got {tuple(Xc.shape)}")
+        z = torch.bmm(self.Ab, Xc[:, :, None])[..., 0]            # (m, m_max) margins
+        w = self._dloss(z, self.bb) * (self.n_clients / self.n_samples)
+        return torch.bmm(w[:, None, :], self.Ab)[:, 0] + self.mu * Xc
+
+    def value(self, x: torch.Tensor) -> float:
+        """The global objective (1/n)Σf_i(x) + g(x) = mean loss + (α/2)‖x‖² at one x (d,)."""
+        z = self.Ab @ x
+        loss = self._loss(z, self.bb)[self.mask].sum() / self.n_samples
+        return float(loss + self.alpha / 2 * (x @ x))
+
+
+class ClientLogistic(_ClientObjective):
+    """Logistic loss split over clients: mean_s log(1 + exp(−b_s a_sᵀx)) + (α/2)‖x‖².
+
+    Args:
+        X: (N, d) features. y: (N,) two classes (any labels; the larger is +1).
+        clients: (N,) client id of each row (any integers; each id one client, ≥ 2 clients).
+        alpha: ℓ2 weight α > 0; equals ``LogisticRegression(C=1/(α N), fit_intercept=False)``.
+
+    Raises:
+        ValueError/TypeError: naming X, y, client_ids or alpha.
+    """
+
+    kind = "logistic"
+
+    def _targets(self, y: object, N: int, X: torch.Tensor) -> torch.Tensor:
+        t = as_tensor(y, "y", ndim=1)
+        if len(t) != N:
+            raise ValueError(f"y must have one label per row of X ({N}), got {len(t)}")
+        classes = torch.unique(t)
+        if len(classes) != 2:
+            raise ValueError(f"y must hold exactly two classes, got {len(classes)}")
+        self.classes = classes
+        return torch.where(t == classes[1], 1.0, -1.0).to(device=X.device, dtype=X.dtype)
+
+    def _curvature_scale(self) -> float:
+        return 0.25
+
+    def _dloss(self, z: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return -b * torch.sigmoid(-b * z)
+
+    def _loss(self, z: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.softplus(-b * z)
+
+    def solve(self) -> torch.Tensor:
+        """x* by L-BFGS-B, then Newton steps to machine precision; (d,) on X's device."""
+        from scipy.optimize import minimize
+
+        A = self.Ab[self.mask].detach().cpu().double().numpy()
+        b = self.bb[self.mask].detach().cpu().double().numpy()
+        N, a = len(b), self.alpha
+
+        def fg(x):
+            z = b * (A @ x)
+            f = np.logaddexp(0, -z).mean() + a / 2 * x @ x
+            s = -b * 0.5 * (1 - np.tanh(z / 2))    # −b σ(−z), stable
+            return f, A.T @ s / N + a * x
+
+        x = minimize(fg, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B",
+                     options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-15}).x
+        for _ in range(20):  # Newton polish: the loss is smooth and strongly convex
+            z = b * (A @ x)
+            sg = 0.5 * (1 - np.tanh(z / 2))
+            g = A.T @ (-b * sg) / N + a * x
+            H = (A * (sg * (1 - sg))[:, None]).T @ A / N + a * np.eye(A.shape[1])
+            step = np.linalg.solve(H, g)
+            x = x - step
+            if np.linalg.norm(step) <= 1e-15 * max(1.0, np.linalg.norm(x)):
+                break
+        return torch.as_tensor(x, dtype=self.dtype, device=self.device)
+
+
+class ClientRidge(_ClientObjective):
+    """Least squares split over clients: mean_s ½(a_sᵀx − b_s)² + (α/2)‖x‖².
+
+    Same arguments as :class:`ClientLogistic`, with real targets ``y``; the optimum is
+    x* = (AᵀA + αN I)⁻¹ Aᵀb, i.e. ``Ridge(alpha=α N, fit_intercept=False)``.
+    """
+
+    kind = "ridge"
+
+    def _targets(self, y: object, N: int, X: torch.Tensor) -> torch.Tensor:
+        t = as_tensor(y, "y", ndim=1)
+        if len(t) != N:
+            raise ValueError(f"y must have one target per row of X ({N}), got {len(t)}")
+        return t.to(device=X.device, dtype=X.dtype)
+
+    def _curvature_scale(self) -> float:
+        return 1.0
+
+    def _dloss(self, z: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return z - b
+
+    def _loss(self, z: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return 0.5 * (z - b) ** 2
+
+    def solve(self) -> torch.Tensor:
+        """x* in closed form; (d,) on X's device."""
+        A, b = self.Ab[self.mask].double(), self.bb[self.mask].double()
+        H = A.T @ A + self.alpha * self.n_samples * torch.eye(self.d, dtype=A.dtype,
+                                                               device=A.device)
+        return torch.linalg.solve(H, A.T @ b).to(self.dtype)

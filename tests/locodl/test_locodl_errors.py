@@ -1,0 +1,89 @@
+"""Bad input: ValueError/TypeError naming the argument, before any work; CLI exit code 2."""
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from iclr25.cli import app
+from iclr25.locodl import ClientLogistic, DistributedComm, LoCoDLClassifier, RandK, locodl
+
+g = np.random.default_rng(0)
+X = g.normal(size=(40, 3))
+y = (X[:, 0] > 0).astype(np.int64)
+C = np.arange(40) % 4
+
+
+@pytest.mark.parametrize("Xb, yb, cb, a, match", [
+    (np.zeros(5), y, C, 0.1, "X must be 2-D"),
+    (np.where(np.eye(40, 3) > 0, np.nan, X), y, C, 0.1, "X contains"),
+    (np.zeros((0, 3)), y, C, 0.1, "X is empty"),
+    (X, np.zeros(40), C, 0.1, "y must hold exactly two classes"),
+    (X, y[:30], C, 0.1, "y must have one label"),
+    (X, y, C[:30], 0.1, "client_ids must have one entry"),
+    (X, y, np.zeros(40), 0.1, "client_ids must name at least 2"),
+    (X, y, C, 0.0, "alpha"),
+])
+def test_bad_objective(Xb, yb, cb, a, match):
+    Xc = Xb.copy() if isinstance(Xb, np.ndarray) else Xb
+    with pytest.raises(ValueError, match=match):
+        ClientLogistic(Xb, yb, cb, a)
+    if isinstance(Xb, np.ndarray):
+        assert np.array_equal(Xb, Xc, equal_nan=True)
+
+
+def test_bad_algorithm_arguments():
+    f = ClientLogistic(X, y, C, 0.1)
+    with pytest.raises(ValueError, match="k must lie"):
+        locodl(f, RandK(4))
+    with pytest.raises(ValueError, match="k must lie"):
+        RandK(0)
+    with pytest.raises(ValueError, match="compressor must be"):
+        locodl(f, "top-3")
+    with pytest.raises(ValueError, match="p must lie"):
+        locodl(f, p=1.5)
+    with pytest.raises(ValueError, match="gamma must lie"):
+        locodl(f, gamma=2 / f.L)
+    with pytest.raises(ValueError, match="process group"):
+        DistributedComm()
+
+
+def test_classifier_errors_and_empty_client():
+    with pytest.raises(ValueError, match="n_proc"):
+        LoCoDLClassifier(n_clients=4, n_proc=5, engine="gloo").fit(X, y)
+    with pytest.raises(ValueError, match="n_proc"):
+        LoCoDLClassifier(n_proc=0).fit(X, y)
+    with pytest.raises(ValueError, match="engine"):
+        LoCoDLClassifier(engine="mpi").fit(X, y)
+    with pytest.raises(ValueError, match="client_ids must name at least 2"):
+        LoCoDLClassifier().fit(X, y, client_ids=np.zeros(40))
+
+
+def test_cli_fit_csv_npz_and_errors(tmp_path):
+    runner = CliRunner()
+    csv = tmp_path / "d.csv"
+    np.savetxt(csv, np.column_stack([X, y, C]), delimiter=",", header="a,b,c,lab,cl",
+               comments="")
+    out = tmp_path / "coef.npy"
+    r = runner.invoke(app, ["locodl", "fit", str(csv), "--label", "lab", "--client-column",
+                            "cl", "--alpha", "0.1", "--compressor", "rand-2", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    f = ClientLogistic(X, y, C, 0.1)
+    assert np.allclose(np.load(out), f.solve().numpy(), atol=1e-6)
+    npz = tmp_path / "d.npz"
+    np.savez(npz, X=X, y=y)
+    r = runner.invoke(app, ["locodl", "fit", str(npz), "--clients", "4", "--alpha", "0.1"])
+    assert r.exit_code == 0 and "rounds" in r.output
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, X=X)
+    for args, msg in (([str(csv), "--label", "nope"], "--label"),
+                      ([str(bad)], "missing y"),
+                      ([str(npz), "--compressor", "top-1"], "compressor"),
+                      ([str(npz), "--nproc", "20", "--engine", "gloo"], "--nproc")):
+        r = runner.invoke(app, ["locodl", "fit", *args])
+        assert r.exit_code == 2 and msg in r.output, (args, r.output)
+    txt = tmp_path / "t.csv"
+    txt.write_text("a,lab\n1,x\n")
+    r = runner.invoke(app, ["locodl", "fit", str(txt), "--label", "lab"])
+    assert r.exit_code == 2 and "non-numeric" in r.output
+    assert torch.get_num_threads() >= 1
