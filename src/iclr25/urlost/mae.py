@@ -325,7 +325,7 @@ class URLOST(TransformerMixin, BaseEstimator):
         z = ((x.to(p.device, p.dtype) - self.mean_.to(p.device, p.dtype))
              / self.scale_.to(p.device, p.dtype))
         out = torch.cat([self.model_.encode(b).mean(1) for b in z.split(batch_size)])
-        return out.to(x.device)
+        return out.to(x.device, x.dtype)
 
     def save(self, path: str | Path) -> None:
         """Write the fitted model (parameters, groups, weights) to ``path`` (torch format)."""

@@ -242,7 +242,8 @@ def discretize(vectors: np.ndarray, *, max_restarts: int = 30, max_iter: int = 2
     top = np.abs(V).argmax(0)
     V = V * np.sign(V[top, np.arange(m)])
     start = int(np.argmax(np.linalg.norm(V, axis=1)))
-    V = V / np.linalg.norm(V, axis=1, keepdims=True)
+    norms = np.linalg.norm(V, axis=1, keepdims=True)
+    V = V / np.where(norms > 0, norms, 1.0)
     gen = resolve_seed(seed)
     labels = np.zeros(d, dtype=np.int64)
     for restart in range(max_restarts):
