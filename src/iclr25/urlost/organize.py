@@ -107,23 +107,26 @@ def dependence(X: object, method: Dependence = "corr", bins: int = 16,
         z = z / z.norm(dim=0)
         return (z.T @ z).abs().clamp_(max=1.0).to(x.dtype)
     codes = equal_frequency_bins(x, bins)
-    onehot = torch.zeros(n, d, bins, dtype=torch.float64, device=x.device)
+    # one-hot counts in float32 are exact integers (n < 2^24); logs are taken in float64
+    count_dtype = torch.float32 if n < 2**24 else torch.float64
+    onehot = torch.zeros(n, d, bins, dtype=count_dtype, device=x.device)
     onehot.scatter_(2, codes[:, :, None], 1.0)
-    p_marg = onehot.mean(0)  # (d, bins)
+    p_marg = onehot.sum(0).double() / n  # (d, bins)
     flat = onehot.reshape(n, d * bins)
     logm = torch.where(p_marg > 0, p_marg.log(), torch.zeros_like(p_marg))
-    out = torch.empty(d, d, dtype=torch.float64, device=x.device)
-    for s in range(0, d, block):
+    out = torch.zeros(d, d, dtype=torch.float64, device=x.device)
+    for s in range(0, d, block):  # blocks of the upper triangle only: MI is symmetric
         e = min(s + block, d)
-        joint = (flat[:, s * bins:e * bins].T @ flat / n).reshape(e - s, bins, d, bins)
+        joint = (flat[:, s * bins:e * bins].T @ flat[:, s * bins:]).double() / n
+        joint = joint.reshape(e - s, bins, d - s, bins)
         logj = torch.where(joint > 0, joint.log(), torch.zeros_like(joint))
         # sum p log p - sum p (log p_i + log p_j)
         h_joint = (joint * logj).sum((1, 3))
         cross = (joint.sum(3) * logm[s:e, :, None]).sum(1) + \
-            (joint.sum(1) * logm[None]).sum(2)
-        out[s:e] = h_joint - cross
-    out = out.clamp_(min=0.0)
-    return ((out + out.T) / 2).to(x.dtype)
+            (joint.sum(1) * logm[None, s:]).sum(2)
+        out[s:e, s:] = h_joint - cross
+    out = torch.triu(out) + torch.triu(out, 1).T
+    return out.clamp_(min=0.0).to(x.dtype)
 
 
 def knn_graph(S: object, k: int = 10) -> torch.Tensor:
