@@ -40,7 +40,7 @@ def bench_mi(n: int, d: int, pairs: int) -> None:
     ref = [mutual_info_score(codes[:, i], codes[:, j]) for i, j in ij]
     loop = (time.perf_counter() - t) / pairs * d * (d - 1) / 2
     err = float(np.max(np.abs(M.numpy()[ij[:, 0], ij[:, 1]] - np.array(ref))))
-    mem = n * d * 16 * 8 / 2**20
+    mem = n * d * 16 * 4 / 2**20  # float32 one-hot
     print(f"| MI n={n} d={d} | {ours:.2f} s | {loop:.1f} s (extrapolated from {pairs} "
           f"pairs) | {loop / ours:.0f}x | max |ΔMI| {err:.1e} | one-hot {mem:.0f} MiB |")
 
