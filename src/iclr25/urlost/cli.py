@@ -1,0 +1,133 @@
+"""``iclr25 urlost cluster|fit|embed``: self-organized tokens and URLOST on .npy/.csv data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+
+app = typer.Typer(help="URLOST: tokens and representations for data with no known topology "
+                       "(ICLR 2025).", no_args_is_help=True, add_completion=False)
+
+
+def read_matrix(path: Path, name: str = "FILE") -> np.ndarray:
+    """A 2-D numeric array from .npy or .csv (numbers; an all-text first line is a header).
+
+    Raises:
+        ValueError: missing file, wrong suffix, not 2-D numeric, ragged or non-numeric CSV.
+    """
+    if path.suffix not in (".npy", ".csv"):
+        raise ValueError(f"{name} must end in .npy or .csv, got {path.name}")
+    if not path.is_file():
+        raise ValueError(f"{name} {path} does not exist")
+    if path.suffix == ".npy":
+        try:
+            X = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{name} {path} is not a readable .npy array ({exc})") from None
+    else:
+        try:
+            X = np.genfromtxt(path, delimiter=",", dtype=np.float64, invalid_raise=True)
+        except ValueError as exc:
+            raise ValueError(f"{name} {path} is not a numeric CSV ({exc})") from None
+        if X.ndim == 2 and np.isnan(X[0]).all():
+            X = X[1:]  # header
+        if np.isnan(X).any():
+            raise ValueError(f"{name} {path} has non-numeric or empty cells")
+    if X.ndim != 2 or X.dtype.kind not in "biuf":
+        raise ValueError(f"{name} {path} must hold a 2-D numeric array, got {X.dtype} "
+                         f"{X.shape}")
+    return X.astype(np.float32)
+
+
+def _fail(exc: Exception) -> None:
+    msg = str(exc).replace("n_clusters", "--clusters").replace("n_neighbors", "--neighbors")
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2) from None
+
+
+def _check_out(out: Path, suffix: str) -> None:
+    if out.suffix != suffix:
+        raise ValueError(f"--out must end in {suffix}, got {out.name}")
+    if not out.parent.is_dir():
+        raise ValueError(f"--out directory {out.parent} does not exist")
+
+
+@app.command()
+def cluster(
+    file: Path = typer.Argument(..., help="Samples as rows, dimensions as columns (.npy/.csv)."),
+    clusters: int = typer.Option(16, "--clusters", help="Number of tokens (clusters)."),
+    neighbors: int = typer.Option(10, "--neighbors", help="k of the kNN dependence graph."),
+    dependence: str = typer.Option("corr", "--dependence", help="corr or mi."),
+    seed: int = typer.Option(0, "--seed"),
+    out: Path = typer.Option(..., "--out", help="Labels of the columns (.npy, int64)."),
+) -> None:
+    """Cluster FILE's columns into tokens; write one label per column."""
+    import torch
+
+    from iclr25.urlost.organize import SelfOrganizingClusters
+
+    try:
+        _check_out(out, ".npy")
+        X = read_matrix(file)
+        soc = SelfOrganizingClusters(clusters, neighbors, dependence, seed=seed)
+        soc.fit(torch.as_tensor(X))
+    except (ValueError, TypeError) as exc:
+        _fail(exc)
+    np.save(out, soc.labels_.numpy())
+    sizes = np.bincount(soc.labels_.numpy())
+    typer.echo(f"columns: {X.shape[1]}  clusters: {soc.n_clusters_}  sizes: "
+               f"{sizes.min()}..{sizes.max()}")
+    typer.echo(f"wrote {out}")
+
+
+@app.command()
+def fit(
+    file: Path = typer.Argument(..., help="Training samples (.npy/.csv)."),
+    clusters: int = typer.Option(16, "--clusters"),
+    neighbors: int = typer.Option(10, "--neighbors", help="k of the kNN dependence graph."),
+    epochs: int = typer.Option(20, "--epochs"),
+    dim: int = typer.Option(64, "--dim"),
+    seed: int = typer.Option(0, "--seed"),
+    out: Path = typer.Option(..., "--out", help="Model file (.pt)."),
+) -> None:
+    """Fit URLOST (clusters + masked autoencoder) on FILE; save the model."""
+    import torch
+
+    from iclr25.urlost.mae import URLOST
+
+    try:
+        _check_out(out, ".pt")
+        X = torch.as_tensor(read_matrix(file))
+        model = URLOST(n_clusters=clusters, n_neighbors=neighbors, epochs=epochs, dim=dim,
+                       seed=seed)
+        model._check_params(X.shape[1])
+        model.fit(X)
+    except (ValueError, TypeError) as exc:
+        _fail(exc)
+    model.save(out)
+    typer.echo(f"tokens: {len(model.groups_)}  final loss: {model.loss_curve_[-1]:.4g}")
+    typer.echo(f"wrote {out}")
+
+
+@app.command()
+def embed(
+    model_file: Path = typer.Argument(..., help="A model written by `urlost fit` (.pt)."),
+    file: Path = typer.Argument(..., help="Samples to embed (.npy/.csv)."),
+    out: Path = typer.Option(..., "--out", help="Embeddings (.npy, one row per sample)."),
+) -> None:
+    """Embed FILE's rows with a fitted URLOST model (mean-pooled token features)."""
+    import torch
+
+    from iclr25.urlost.mae import URLOST
+
+    try:
+        _check_out(out, ".npy")
+        model = URLOST.load(model_file)
+        X = torch.as_tensor(read_matrix(file))
+        Z = model.transform(X)
+    except (ValueError, TypeError) as exc:
+        _fail(exc)
+    np.save(out, Z.numpy())
+    typer.echo(f"embedded {Z.shape[0]} rows into {Z.shape[1]} dimensions; wrote {out}")

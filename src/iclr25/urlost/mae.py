@@ -1,0 +1,366 @@
+"""The self-organizing layer and the masked autoencoder over self-organized tokens
+(URLOST §3.3-3.4), and the ``URLOST`` estimator that puts clustering and MAE together.
+
+Tokens are variable-size groups of input dimensions padded to one size m. The
+self-organizing layer gives every group its own linear map (``GroupLinear``, the paper's
+non-shared projection g^(c)); ``shared=True`` is the ablation a standard patch MAE uses
+(one projection for every patch). The decoder's output head is per group too, and the
+reconstruction loss is taken in signal space on the masked tokens, padding ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+from torch import nn
+
+from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25.urlost.organize import (
+    Dependence,
+    SelfOrganizingClusters,
+    _check_q,
+    _check_X,
+    group_tokens,
+)
+
+__all__ = ["URLOST", "URLOSTMAE", "GroupLinear", "grid_patches"]
+
+
+def grid_patches(height: int, width: int, patch: int) -> torch.Tensor:
+    """Index groups of the ``patch`` x ``patch`` tiles of a row-major ``height`` x ``width``
+    grid: the tokens of a standard ViT/MAE.
+
+    Returns:
+        (G, patch²) int64 indices into the flattened grid, tiles in row-major order.
+    """
+    height, width = check_int(height, "height", 1), check_int(width, "width", 1)
+    patch = check_int(patch, "patch", 1)
+    if height % patch or width % patch:
+        raise ValueError(f"patch={patch} must divide height={height} and width={width}")
+    idx = torch.arange(height * width).reshape(height // patch, patch, width // patch, patch)
+    return idx.permute(0, 2, 1, 3).reshape(-1, patch * patch)
+
+
+def _check_groups(groups: object) -> torch.Tensor:
+    g = as_tensor(groups, "groups", ndim=2)
+    if g.is_floating_point() or g.dtype == torch.bool:
+        raise TypeError(f"groups must hold integer indices, got {g.dtype}")
+    g = g.long()
+    if int(g.min()) < -1:
+        raise ValueError("groups must hold indices >= 0 (or -1 for padding)")
+    if bool((g >= 0).sum(1).eq(0).any()):
+        raise ValueError("groups has an empty group (a row of padding only)")
+    real = g[g >= 0]
+    if len(torch.unique(real)) != len(real):
+        raise ValueError("groups must not repeat a dimension")
+    return g
+
+
+class GroupLinear(nn.Module):
+    """The self-organizing layer: one linear map per token group (URLOST §3.3).
+
+    ``forward(X)`` gathers the columns of each group (zero at padding) and applies that
+    group's weight: ``(n, d) -> (n, G, out_dim)`` with one einsum. Padding entries are zero,
+    so the weights they meet never affect the output nor receive gradient.
+
+    Args:
+        groups: (G, m) int64 dimension indices, -1 at padding (``SelfOrganizingClusters
+            .groups_`` or :func:`grid_patches`).
+        out_dim: embedding width.
+        shared: one weight for every group (a standard patch embedding; the ablation).
+    """
+
+    def __init__(self, groups: object, out_dim: int, shared: bool = False) -> None:
+        super().__init__()
+        g = _check_groups(groups)
+        out_dim = check_int(out_dim, "out_dim", 1)
+        G, m = g.shape
+        self.register_buffer("groups", g)
+        self.shared = bool(shared)
+        bound = 1 / math.sqrt(m)
+        shape = (1 if shared else G, m, out_dim)
+        self.weight = nn.Parameter(torch.empty(shape).uniform_(-bound, bound))
+        self.bias = nn.Parameter(torch.empty(shape[0], out_dim).uniform_(-bound, bound))
+
+    @property
+    def d(self) -> int:
+        """Number of input dimensions the groups index (max index + 1)."""
+        return int(self.groups.max()) + 1
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        tok = group_tokens(X, self.groups)  # (n, G, m)
+        return torch.einsum("ngm,gmo->ngo", tok, self.weight.expand(
+            len(self.groups), -1, -1)) + self.bias
+
+
+class _Block(nn.TransformerEncoderLayer):
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__(dim, heads, 4 * dim, dropout=0.0, activation="gelu",
+                         batch_first=True, norm_first=True)
+
+
+class URLOSTMAE(nn.Module):
+    """A masked autoencoder over self-organized tokens (URLOST §3.4; He et al., 2022).
+
+    Tokens are embedded by :class:`GroupLinear` plus a learned position embedding per
+    group; a fraction ``mask_ratio`` of tokens is dropped per sample; a pre-LN transformer
+    encodes the kept tokens with a CLS token; a lighter decoder sees mask tokens in place of
+    the dropped ones and a per-group linear head maps each token back to its m signal
+    values. The loss is the mean squared error over the real (non-padding) entries of the
+    masked tokens.
+
+    Args:
+        groups: (G, m) int64 token groups, -1 padded.
+        dim: token width. depth, heads: encoder blocks and attention heads.
+        decoder_depth: decoder blocks. mask_ratio: fraction of tokens masked, in (0, 1).
+        shared: share the input projection and output head across groups (patch MAE).
+        seed: initialisation (the global RNG is forked, not touched).
+    """
+
+    def __init__(self, groups: object, dim: int = 64, depth: int = 2, heads: int = 4,
+                 decoder_depth: int = 1, mask_ratio: float = 0.75, shared: bool = False,
+                 *, seed: int | torch.Generator | None = 0) -> None:
+        super().__init__()
+        g = _check_groups(groups)
+        dim = check_int(dim, "dim", 1)
+        depth = check_int(depth, "depth", 1)
+        heads = check_int(heads, "heads", 1)
+        decoder_depth = check_int(decoder_depth, "decoder_depth", 1)
+        if dim % heads:
+            raise ValueError(f"dim={dim} must be divisible by heads={heads}")
+        self.mask_ratio = check_range(mask_ratio, "mask_ratio", 0, 1, low_open=True,
+                                      high_open=True)
+        G, m = g.shape
+        gen = resolve_seed(seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(gen.initial_seed())
+            self.embed = GroupLinear(g, dim, shared)
+            self.pos = nn.Parameter(0.02 * torch.randn(1, G, dim))
+            self.cls = nn.Parameter(0.02 * torch.randn(1, 1, dim))
+            self.encoder = nn.ModuleList(_Block(dim, heads) for _ in range(depth))
+            self.norm = nn.LayerNorm(dim)
+            self.mask_token = nn.Parameter(0.02 * torch.randn(1, 1, dim))
+            self.dec_pos = nn.Parameter(0.02 * torch.randn(1, G + 1, dim))
+            self.decoder = nn.ModuleList(_Block(dim, heads) for _ in range(decoder_depth))
+            self.dec_norm = nn.LayerNorm(dim)
+            b = 1 / math.sqrt(dim)
+            self.head_w = nn.Parameter(torch.empty(1 if shared else G, dim, m).uniform_(-b, b))
+            self.head_b = nn.Parameter(torch.zeros(1 if shared else G, m))
+        self.register_buffer("valid", g >= 0)
+
+    @property
+    def groups(self) -> torch.Tensor:
+        return self.embed.groups
+
+    def _encode_tokens(self, tok: torch.Tensor) -> torch.Tensor:
+        h = torch.cat([self.cls.expand(len(tok), -1, -1), tok], 1)
+        for blk in self.encoder:
+            h = blk(h)
+        return self.norm(h)
+
+    def encode(self, X: torch.Tensor) -> torch.Tensor:
+        """Token features of unmasked input: (n, d) -> (n, G, dim) (CLS left out)."""
+        return self._encode_tokens(self.embed(X) + self.pos)[:, 1:]
+
+    def forward(self, X: torch.Tensor, *, generator: torch.Generator | None = None
+                ) -> torch.Tensor:
+        """The masked reconstruction loss (a scalar) of a batch X (n, d); the mask is drawn
+        from ``generator`` (CPU)."""
+        tok = self.embed(X) + self.pos
+        n, G, dim = tok.shape
+        keep = max(1, int(round(G * (1 - self.mask_ratio))))
+        noise = torch.rand(n, G, generator=generator).to(X.device)
+        order = noise.argsort(1)
+        kept = order[:, :keep]
+        h = self._encode_tokens(torch.gather(tok, 1, kept[:, :, None].expand(-1, -1, dim)))
+        full = self.mask_token.expand(n, G, dim).clone()
+        full = full.scatter(1, kept[:, :, None].expand(-1, -1, dim), h[:, 1:])
+        z = torch.cat([h[:, :1], full], 1) + self.dec_pos
+        for blk in self.decoder:
+            z = blk(z)
+        z = self.dec_norm(z)[:, 1:]
+        pred = torch.einsum("ngo,gom->ngm", z, self.head_w.expand(G, -1, -1)) + self.head_b
+        target = group_tokens(X, self.groups)
+        masked = torch.ones(n, G, dtype=torch.bool, device=X.device)
+        masked[torch.arange(n, device=X.device)[:, None], kept] = False
+        weight = (masked[:, :, None] & self.valid[None]).to(pred.dtype)
+        return ((pred - target) ** 2 * weight).sum() / weight.sum()
+
+
+class URLOST(TransformerMixin, BaseEstimator):
+    """URLOST: self-organized tokens plus a masked autoencoder, for data with no known
+    topology (Yun et al., ICLR 2025).
+
+    ``fit`` standardises the columns, clusters them with :class:`SelfOrganizingClusters`
+    and trains a :class:`URLOSTMAE` (AdamW, cosine schedule); ``transform`` returns the
+    mean-pooled token features.
+
+    Args:
+        n_clusters, n_neighbors, dependence, density, w: of the clustering.
+        groups: (G, m) token groups to use instead of clustering (a baseline: grid patches).
+        shared: share the token projection across groups (ablation / patch MAE).
+        dim, depth, heads, decoder_depth, mask_ratio: of the MAE.
+        epochs, batch_size, lr, weight_decay: training.
+        seed: clustering, initialisation, masks and batch order.
+
+    Attributes:
+        clusters_: the fitted :class:`SelfOrganizingClusters` (None when ``groups`` given).
+        groups_: (G, m) token groups. model_: the trained :class:`URLOSTMAE`.
+        mean_, scale_: (d,) column standardisation. loss_curve_: mean loss per epoch.
+
+    Examples:
+        >>> from iclr25.datasets.views import digit_images, permute_features
+        >>> X = digit_images(16, 0).X_train.reshape(-1, 256)
+        >>> Xp, _ = permute_features(X + 1e-3 * torch.randn(X.shape), seed=0)
+        >>> model = URLOST(n_clusters=16, epochs=1).fit(Xp)
+        >>> model.transform(Xp[:5]).shape
+        torch.Size([5, 64])
+    """
+
+    def __init__(self, n_clusters: int = 16, n_neighbors: int = 10,
+                 dependence: Dependence = "corr", density: object = None, w: float = 1.0,
+                 groups: object = None, shared: bool = False, dim: int = 64, depth: int = 2,
+                 heads: int = 4, decoder_depth: int = 1, mask_ratio: float = 0.75,
+                 epochs: int = 20, batch_size: int = 256, lr: float = 2e-3,
+                 weight_decay: float = 0.05, seed: int | None = 0) -> None:
+        self.n_clusters = n_clusters
+        self.n_neighbors = n_neighbors
+        self.dependence = dependence
+        self.density = density
+        self.w = w
+        self.groups = groups
+        self.shared = shared
+        self.dim = dim
+        self.depth = depth
+        self.heads = heads
+        self.decoder_depth = decoder_depth
+        self.mask_ratio = mask_ratio
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.seed = seed
+
+    def _check_params(self, d: int) -> None:
+        if self.groups is None:
+            check_int(self.n_clusters, "n_clusters", 2, d)
+            check_int(self.n_neighbors, "n_neighbors", 1, d - 1)
+            check_choice(self.dependence, "dependence", Dependence)
+            check_range(self.w, "w", 0)
+        else:
+            g = _check_groups(self.groups)
+            if int(g.max()) >= d:
+                raise ValueError(f"groups index column {int(g.max())} but X has {d} columns")
+        check_int(self.epochs, "epochs", 1)
+        check_int(self.batch_size, "batch_size", 1)
+        check_range(self.lr, "lr", 0, low_open=True)
+        check_range(self.weight_decay, "weight_decay", 0)
+        check_int(self.dim, "dim", 1)
+        check_int(self.heads, "heads", 1)
+        check_range(self.mask_ratio, "mask_ratio", 0, 1, low_open=True, high_open=True)
+
+    def fit(self, X: object, y: object = None) -> URLOST:
+        """Cluster X's columns and train the MAE on X (n, d). Returns self."""
+        x = _check_X(X)
+        n, d = x.shape
+        self._check_params(d)
+        if self.density is not None and self.groups is None:
+            _check_q(self.density, d, x)
+        self.mean_ = x.mean(0)
+        self.scale_ = x.std(0).clamp_min(1e-8)
+        if self.groups is None:
+            self.clusters_ = SelfOrganizingClusters(
+                self.n_clusters, self.n_neighbors, self.dependence, self.density, self.w,
+                seed=self.seed).fit(x)
+            self.groups_ = self.clusters_.groups_
+        else:
+            self.clusters_ = None
+            self.groups_ = _check_groups(self.groups).to(x.device)
+        self.n_features_in_ = d
+        gen = resolve_seed(self.seed)
+        self.model_ = URLOSTMAE(self.groups_, self.dim, self.depth, self.heads,
+                                self.decoder_depth, self.mask_ratio, self.shared,
+                                seed=gen).to(device=x.device, dtype=x.dtype)
+        z = (x - self.mean_) / self.scale_
+        opt = torch.optim.AdamW(self.model_.parameters(), lr=self.lr, betas=(0.9, 0.95),
+                                weight_decay=self.weight_decay)
+        steps = self.epochs * math.ceil(n / self.batch_size)
+        sched = torch.optim.lr_scheduler.OneCycleLR(
+            opt, self.lr, total_steps=steps, pct_start=min(0.1, 1 / self.epochs),
+            anneal_strategy="cos")
+        self.model_.train()
+        self.loss_curve_ = []
+        for _ in range(self.epochs):
+            total = 0.0
+            batches = torch.randperm(n, generator=gen).to(x.device).split(self.batch_size)
+            for idx in batches:
+                loss = self.model_(z[idx], generator=gen)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                sched.step()
+                total += float(loss.detach())
+            self.loss_curve_.append(total / len(batches))
+        self.model_.eval()
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            from sklearn.exceptions import NotFittedError
+            raise NotFittedError("URLOST is not fitted; call fit or load first")
+
+    @torch.no_grad()
+    def transform(self, X: object, batch_size: int = 1024) -> torch.Tensor:
+        """Mean-pooled token features (n, dim) of X (n, d), on X's device."""
+        self._check_fitted()
+        x = _check_X(X)
+        if x.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {x.shape[1]} features, but URLOST was fitted with "
+                             f"{self.n_features_in_}")
+        p = next(self.model_.parameters())
+        z = ((x.to(p.device, p.dtype) - self.mean_.to(p.device, p.dtype))
+             / self.scale_.to(p.device, p.dtype))
+        out = torch.cat([self.model_.encode(b).mean(1) for b in z.split(batch_size)])
+        return out.to(x.device, x.dtype)
+
+    def save(self, path: str | Path) -> None:
+        """Write the fitted model (parameters, groups, weights) to ``path`` (torch format)."""
+        self._check_fitted()
+        params = {k: v for k, v in self.get_params().items() if k not in ("groups", "density")}
+        torch.save({"params": params, "groups": self.groups_.cpu(),
+                    "mean": self.mean_.cpu(), "scale": self.scale_.cpu(),
+                    "labels": None if self.clusters_ is None else self.clusters_.labels_.cpu(),
+                    "state": {k: v.cpu() for k, v in self.model_.state_dict().items()},
+                    "loss_curve": list(self.loss_curve_)}, Path(path))
+
+    @classmethod
+    def load(cls, path: str | Path, device: torch.device | str | None = None) -> URLOST:
+        """Read a model written by :meth:`save`.
+
+        Raises:
+            ValueError: ``path`` missing or not a saved URLOST model.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"path {p} does not exist")
+        try:
+            blob: dict[str, Any] = torch.load(p, map_location="cpu", weights_only=True)
+            params, groups = blob["params"], blob["groups"]
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is the user's input
+            raise ValueError(f"path {p} is not a saved URLOST model ({exc})") from None
+        self = cls(**params)
+        self.groups_ = groups.to(device)
+        self.clusters_ = None
+        self.labels_ = None if blob["labels"] is None else blob["labels"].to(device)
+        self.mean_, self.scale_ = blob["mean"].to(device), blob["scale"].to(device)
+        self.n_features_in_ = len(self.mean_)
+        self.model_ = URLOSTMAE(groups, self.dim, self.depth, self.heads, self.decoder_depth,
+                                self.mask_ratio, self.shared, seed=0)
+        self.model_.load_state_dict(blob["state"])
+        self.model_.to(device=device, dtype=self.mean_.dtype).eval()
+        self.loss_curve_ = blob["loss_curve"]
+        return self

@@ -1,0 +1,167 @@
+"""Bad input: ValueError/TypeError naming the argument, before any work; CLI exit code 2;
+the CLI round trip on files the test writes."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import NotFittedError
+from typer.testing import CliRunner
+
+from iclr25.cli import app
+from iclr25.urlost import (
+    URLOST,
+    URLOSTMAE,
+    GroupLinear,
+    SelfOrganizingClusters,
+    density_adjusted_laplacian,
+    dependence,
+    foveate,
+    knn_graph,
+    spectral_clusters,
+)
+
+X = torch.randn(40, 12, generator=torch.Generator().manual_seed(0))
+W = knn_graph(dependence(X), 3)
+
+
+@pytest.mark.parametrize("bad, exc, match", [
+    (torch.zeros(5), ValueError, "X must be 2-D"),
+    (torch.zeros(1, 4), ValueError, "X needs at least 2 samples"),
+    (torch.tensor([[0.0, float("nan")], [1.0, 2.0]]), ValueError, "X contains 1 NaN"),
+    (torch.tensor([[0.0, 1.0], [0.0, 2.0]]), ValueError, "X has 1 constant column"),
+    (torch.zeros(3, 2, dtype=torch.complex64), TypeError, "X must be real"),
+])
+def test_bad_X(bad, exc, match):
+    with pytest.raises(exc, match=match):
+        dependence(bad)
+    with pytest.raises(exc, match=match):
+        SelfOrganizingClusters(2, 1).fit(bad)
+
+
+def test_bad_dependence_args():
+    with pytest.raises(ValueError, match="bins"):
+        dependence(X, "mi", bins=1)
+    with pytest.raises(ValueError, match="method"):
+        dependence(X, "spearman")
+
+
+@pytest.mark.parametrize("k", [0, 12])
+def test_bad_k(k):
+    with pytest.raises(ValueError, match="k must lie"):
+        knn_graph(dependence(X), k)
+
+
+def test_bad_S():
+    with pytest.raises(ValueError, match="S must be square"):
+        knn_graph(torch.rand(3, 4), 1)
+    with pytest.raises(ValueError, match="S must be non-negative"):
+        knn_graph(-torch.rand(3, 3), 1)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (torch.rand(3, 4), "W must be square"),
+    (torch.tensor([[0.0, 1.0], [2.0, 0.0]]), "W must be symmetric"),
+    (torch.tensor([[0.0, -1.0], [-1.0, 0.0]]), "W must be non-negative"),
+    (torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), "1 isolated node"),
+])
+def test_bad_W(bad, match):
+    with pytest.raises(ValueError, match=match):
+        density_adjusted_laplacian(bad)
+    with pytest.raises(ValueError, match=match):
+        spectral_clusters(bad, 2)
+
+
+def test_bad_q_and_clusters():
+    with pytest.raises(ValueError, match="q must be positive"):
+        density_adjusted_laplacian(W, torch.zeros(12))
+    with pytest.raises(ValueError, match="q must have one density weight"):
+        spectral_clusters(W, 2, q=torch.ones(5))
+    for n in (1, 13):
+        with pytest.raises(ValueError, match="n_clusters"):
+            spectral_clusters(W, n)
+    with pytest.raises(TypeError, match="n_clusters"):
+        spectral_clusters(W, 2.0)
+    with pytest.raises(ValueError, match="w must"):
+        density_adjusted_laplacian(W, w=-1)
+
+
+def test_estimator_errors_before_work():
+    with pytest.raises(ValueError, match="n_clusters"):
+        SelfOrganizingClusters(n_clusters=20).fit(X)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        SelfOrganizingClusters(4, n_neighbors=12).fit(X)
+    with pytest.raises(ValueError, match="density"):
+        SelfOrganizingClusters(2, 3, density=torch.ones(3)).fit(X)
+    with pytest.raises(NotFittedError):
+        SelfOrganizingClusters().transform(X)
+    soc = SelfOrganizingClusters(3, 3).fit(X)
+    with pytest.raises(ValueError, match="X has 11 features"):
+        soc.transform(X[:, :11])
+    with pytest.raises(ValueError, match="mask_ratio"):
+        URLOST(n_clusters=3, n_neighbors=3, mask_ratio=1.0).fit(X)
+    with pytest.raises(ValueError, match="epochs"):
+        URLOST(n_clusters=3, n_neighbors=3, epochs=0).fit(X)
+    with pytest.raises(NotFittedError):
+        URLOST().transform(X)
+    with pytest.raises(ValueError, match="path"):
+        URLOST.load("/nonexistent/model.pt")
+
+
+def test_module_errors():
+    with pytest.raises(ValueError, match="groups must not repeat"):
+        GroupLinear(torch.tensor([[0, 1], [1, 2]]), 3)
+    with pytest.raises(TypeError, match="groups"):
+        GroupLinear(torch.tensor([[0.0, 1.0]]), 3)
+    with pytest.raises(ValueError, match="dim=6 must be divisible by heads=4"):
+        URLOSTMAE(torch.tensor([[0, 1], [2, 3]]), dim=6)
+    with pytest.raises(ValueError, match="coords must lie inside"):
+        foveate(torch.rand(1, 8, 8), torch.tensor([[9, 0]]), torch.tensor([1.0]))
+
+
+def test_unreadable_model_file(tmp_path):
+    p = tmp_path / "junk.pt"
+    p.write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="not a saved URLOST model"):
+        URLOST.load(p)
+
+
+runner = CliRunner()
+
+
+def test_cli_round_trip(tmp_path):
+    g = torch.Generator().manual_seed(0)
+    z = torch.randn(80, 4, generator=g)
+    data = (z.repeat_interleave(4, 1) + 0.5 * torch.randn(80, 16, generator=g)).numpy()
+    np.save(tmp_path / "X.npy", data)
+    np.savetxt(tmp_path / "X.csv", data, delimiter=",", header=",".join(
+        f"c{i}" for i in range(16)), comments="")
+    r = runner.invoke(app, ["urlost", "cluster", str(tmp_path / "X.csv"), "--clusters", "4",
+                            "--neighbors", "3", "--out", str(tmp_path / "l.npy")])
+    assert r.exit_code == 0, r.output
+    assert np.load(tmp_path / "l.npy").shape == (16,)
+    r = runner.invoke(app, ["urlost", "fit", str(tmp_path / "X.npy"), "--clusters", "4",
+                            "--neighbors", "3", "--epochs", "1", "--dim", "8",
+                            "--out", str(tmp_path / "m.pt")])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["urlost", "embed", str(tmp_path / "m.pt"), str(tmp_path / "X.npy"),
+                            "--out", str(tmp_path / "Z.npy")])
+    assert r.exit_code == 0, r.output
+    assert np.load(tmp_path / "Z.npy").shape == (80, 8)
+
+
+@pytest.mark.parametrize("args, match", [
+    (["cluster", "missing.npy", "--out", "l.npy"], "does not exist"),
+    (["cluster", "X.txt", "--out", "l.npy"], "must end in .npy or .csv"),
+    (["cluster", "X.npy", "--clusters", "1", "--out", "l.npy"], "--clusters must"),
+    (["cluster", "X.npy", "--out", "l.csv"], "--out must end in .npy"),
+    (["fit", "X.npy", "--clusters", "3", "--neighbors", "2", "--epochs", "0", "--out",
+      "m.pt"], "epochs"),
+    (["embed", "X.npy", "X.npy", "--out", "Z.npy"], "not a saved URLOST model"),
+])
+def test_cli_bad_arguments(tmp_path, monkeypatch, args, match):
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "X.npy", np.random.default_rng(0).normal(size=(20, 6)))
+    (tmp_path / "X.txt").write_text("1,2\n")
+    r = runner.invoke(app, ["urlost", *args])
+    assert r.exit_code == 2
+    assert match in r.output
