@@ -1,0 +1,203 @@
+"""Db-TSW reproduction: gradient flows at an equal projection budget (paper §6.1).
+
+A cloud of N = 100 points starts at N(0, 0.25² I) and follows Adam on a distance to a fixed
+target cloud; the metric is how fast it approaches the target, as AUC = mean over checkpoints
+(every 50 steps) of log10 W2² (``ot.emd2``, squared Euclidean cost). Equal budget L = 100: SW is
+POT's sliced Wasserstein with 100 directions (``ot.wasserstein_1d`` on the projections, which
+is what ``ot.sliced_wasserstein_distance`` computes, batched over flows); TSW-SL is 25 trees × 4
+lines with uniform splitting (δ = 0); Db-TSW is the same trees with δ = 10. p = 1, roots
+N(target mean, 0.1²), fresh draws every step, one independent draw per flow.
+
+Uninformative if every flow sat at the optimiser's noise floor (gap ~0) or if an lr were bad
+for one method only. Hence the 20-D target (official ``gaussian_20d_small_v``: the transient
+lasts hundreds of steps) and, at full scale, a per-method lr chosen from {0.03, 0.1, 0.3} on
+seeds 0-1 by the same AUC and evaluated on seeds 2-6. The 2-D 25-Gaussians flow (where the
+pilot saw the flows saturate and Db-TSW slightly behind SW) runs with the same protocol on 3
+seeds and is reported, not gated. Gradients flow through the splitting weights, as in the
+official code; in 2-D that stalls the Db-TSW flow near log10 W2² = -1.3 (with the weights
+detached it reaches about -4.1, like SW): reported as measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from iclr25._optional import require
+from iclr25.claims import Context, Evidence, Setting, Table, claim, experiment, scalar
+from iclr25.dbtsw.distance import db_tsw, sample_trees
+from iclr25.dbtsw.testbed import gaussian_20d, gaussians_25, log10_w2sq, start_cloud
+
+METHODS = ("SW", "TSW-SL", "Db-TSW")
+
+
+@dataclass(frozen=True)
+class Flow(Setting):
+    n: int  # points per cloud (official N = 100)
+    steps: int  # Adam steps per flow
+    every: int  # checkpoint spacing of the AUC
+    budget: int  # L: SW directions = trees x lines
+    lines: int  # k lines per tree (official 4)
+    delta: float  # Db-TSW splitting sharpness (paper: 10)
+    lrs: tuple[float, ...]  # lr grid; one value: no selection
+    select_seeds: tuple[int, ...]  # seeds that pick each method's lr (empty: no selection)
+    eval_seeds: tuple[int, ...]  # seeds the claim is measured on
+    eval_seeds_2d: tuple[int, ...]  # 2-D 25-Gaussians panel, ungated (empty: not run)
+
+
+@dataclass
+class FlowEvidence(Evidence):
+    gap_sw: float = scalar("log10 W2²", "AUC(SW) - AUC(Db-TSW), 20-D")
+    gap_tswsl: float = scalar("log10 W2²", "AUC(TSW-SL) - AUC(Db-TSW), 20-D")
+    gap_sw_2d: float = scalar("log10 W2²", "AUC(SW) - AUC(Db-TSW), 2-D, ungated")
+    gap_tswsl_2d: float = scalar("log10 W2²", "AUC(TSW-SL) - AUC(Db-TSW), 2-D, ungated")
+    auc: Table = None
+    per_seed: Table = None
+    selection: Table = None
+
+
+def _sw_loss(ot, Y: torch.Tensor, X: torch.Tensor, L: int, gen: torch.Generator) -> torch.Tensor:
+    """Sum over flows of POT's SW_1 with L fresh directions each (batched as columns)."""
+    B, _, d = Y.shape
+    P = torch.randn(B, d, L, generator=gen, dtype=Y.dtype, device=Y.device)
+    P = P / P.norm(dim=1, keepdim=True)
+    u = (Y @ P).permute(1, 0, 2).reshape(Y.shape[1], B * L)
+    v = (X @ P).permute(1, 0, 2).reshape(X.shape[1], B * L)
+    return ot.wasserstein_1d(u, v, p=1).reshape(B, L).mean(-1).sum()
+
+
+def _flows(ot, method: str, X: torch.Tensor, lrs: list[float], starts: list[int],
+           setting: Flow, seed: int) -> torch.Tensor:
+    """Run B flows towards targets X (B, n, d) from the start clouds of ``starts`` with
+    per-flow lr (Adam, torch's defaults, written out so one tensor holds every flow);
+    returns (B, checkpoints) log10 W2²."""
+    B, n, d = X.shape
+    gen = torch.Generator(device=X.device).manual_seed(seed)
+    Y = torch.stack([start_cloud(n, d, s, dtype=X.dtype, device=X.device) for s in starts])
+    Y.requires_grad_()
+    lr = torch.tensor(lrs, dtype=X.dtype, device=X.device).view(B, 1, 1)
+    m1, m2 = torch.zeros_like(Y), torch.zeros_like(Y)
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    k = setting.lines
+    T = setting.budget // k
+    mean = X.mean(1)  # roots ~ N(target mean, 0.1²)
+    curves = []
+    for step in range(1, setting.steps + 1):
+        if method == "SW":
+            loss = _sw_loss(ot, Y, X, setting.budget, gen)
+        else:
+            theta = sample_trees(B * T, k, d, mean=0.0, std=0.0, seed=gen, device=X.device,
+                                 dtype=X.dtype)[0].unflatten(0, (B, T))
+            roots = mean[:, None, :] + 0.1 * torch.randn(B, T, d, generator=gen,
+                                                         dtype=X.dtype, device=X.device)
+            delta = 0.0 if method == "TSW-SL" else setting.delta
+            loss = db_tsw(Y, X, trees=(theta, roots), delta=delta, p=1).sum()
+        (g,) = torch.autograd.grad(loss, Y)
+        with torch.no_grad():
+            m1.mul_(b1).add_(g, alpha=1 - b1)
+            m2.mul_(b2).addcmul_(g, g, value=1 - b2)
+            denom = (m2 / (1 - b2 ** step)).sqrt_().add_(eps)
+            Y.sub_(lr * (m1 / (1 - b1 ** step)) / denom)
+        if step % setting.every == 0:
+            curves.append([log10_w2sq(Y[i], X[i]) for i in range(B)])
+    return torch.tensor(curves).T  # (B, checkpoints)
+
+
+def _panel(ot, target, dim_name: str, eval_seeds: tuple[int, ...], setting: Flow, ctx: Context,
+           ax, tables) -> dict:
+    """Select lrs (if asked), run the eval seeds; return {method: AUC}."""
+    dev = ctx.device
+    seeds = [s + ctx.seed for s in eval_seeds]
+    aucs, curves = {}, {}
+    for mi, method in enumerate(METHODS):
+        lr = setting.lrs[0]
+        if len(setting.lrs) > 1 and setting.select_seeds:
+            sel = [s + ctx.seed for s in setting.select_seeds]
+            X = torch.stack([target(setting.n, s, device=dev) for _ in setting.lrs for s in sel])
+            lrs = [lr for lr in setting.lrs for _ in sel]
+            starts = [s for _ in setting.lrs for s in sel]
+            c = _flows(ot, method, X, lrs, starts, setting, seed=7919 * (mi + 1) + ctx.seed)
+            per_lr = c.mean(1).view(len(setting.lrs), len(sel)).mean(1)
+            lr = setting.lrs[int(per_lr.argmin())]
+            tables["selection"] += [(dim_name, method, float(v), float(a))
+                                    for v, a in zip(setting.lrs, per_lr, strict=True)]
+        X = torch.stack([target(setting.n, s, device=dev) for s in seeds])
+        c = _flows(ot, method, X, [lr] * len(seeds), seeds, setting,
+                   seed=104729 * (mi + 1) + ctx.seed)
+        curves[method] = c
+        aucs[method] = float(c.mean())
+        tables["auc"].append((dim_name, method, lr, aucs[method],
+                              float(c.mean(1).std()) if len(seeds) > 1 else 0.0))
+        tables["per_seed"] += [(dim_name, method, s, float(c[i].mean()), float(c[i, -1]))
+                               for i, s in enumerate(seeds)]
+    steps = [setting.every * (i + 1) for i in range(curves[METHODS[0]].shape[1])]
+    for method, c in curves.items():
+        mu = c.mean(0)
+        line, = ax.plot(steps, mu.tolist(), label=method)
+        if c.shape[0] > 1:
+            ax.fill_between(steps, c.min(0).values.tolist(), c.max(0).values.tolist(),
+                            color=line.get_color(), alpha=0.2)
+    ax.set_xlabel("step")
+    ax.set_ylabel("log10 W2²")
+    ax.set_title(f"{dim_name} (seeds {seeds[0]}-{seeds[-1]}, band: min-max)")
+    ax.legend()
+    return aucs
+
+
+@experiment(
+    # quick: the issue's <= 20 s setting: lr 0.1 for all, one seed, 300 steps
+    # (the ungated 2-D panel only at full scale, to keep quick within seconds)
+    quick=Flow(n=100, steps=300, every=50, budget=100, lines=4, delta=10.0, lrs=(0.1,),
+               select_seeds=(), eval_seeds=(2,), eval_seeds_2d=()),
+    # full: lr per method from {0.03, 0.1, 0.3} on seeds 0-1, evaluated on seeds 2-6
+    full=Flow(n=100, steps=1000, every=50, budget=100, lines=4, delta=10.0,
+              lrs=(0.03, 0.1, 0.3), select_seeds=(0, 1), eval_seeds=(2, 3, 4, 5, 6),
+              eval_seeds_2d=(2, 3, 4)),
+)
+def gradient_flow(setting: Flow, ctx: Context) -> FlowEvidence:
+    ot = require("ot", "ot")
+    fig = ctx.figure("flows", figsize=(11 if setting.eval_seeds_2d else 6, 4))
+    axes = fig.subplots(1, 2 if setting.eval_seeds_2d else 1, squeeze=False)[0]
+    tables = {"auc": [], "per_seed": [], "selection": []}
+    a20 = _panel(ot, gaussian_20d, "20-D Gaussian", setting.eval_seeds, setting, ctx, axes[0],
+                 tables)
+    a2 = (_panel(ot, gaussians_25, "2-D 25 Gaussians", setting.eval_seeds_2d, setting, ctx,
+                 axes[1], tables)
+          if setting.eval_seeds_2d else {m: float("nan") for m in METHODS})
+    return FlowEvidence(
+        gap_sw=a20["SW"] - a20["Db-TSW"],
+        gap_tswsl=a20["TSW-SL"] - a20["Db-TSW"],
+        gap_sw_2d=a2["SW"] - a2["Db-TSW"],
+        gap_tswsl_2d=a2["TSW-SL"] - a2["Db-TSW"],
+        auc=Table("AUC = mean log10 W2² over checkpoints (lower is closer)",
+                  ("target", "method", "lr", "AUC", "std over seeds"), tables["auc"]),
+        per_seed=Table("per eval seed", ("target", "method", "seed", "AUC", "final log10 W2²"),
+                       tables["per_seed"]),
+        selection=Table("lr selection (mean AUC on the selection seeds)",
+                        ("target", "method", "lr", "AUC"), tables["selection"] or
+                        [("-", "-", setting.lrs[0], float("nan"))]),
+    )
+
+
+@claim("dbtsw.flow_vs_sw", experiment=gradient_flow,
+       sentence="At equal projection budget (L = 100), a Db-TSW gradient flow approaches the "
+                "20-D target faster than an SW flow.",
+       metric="AUC(SW) - AUC(Db-TSW), AUC = mean log10 W2² over checkpoints", unit="log10 W2²",
+       paper_figure="unverified: §6.1 gradient-flow figures/tables (Db-TSW below SW at every "
+                    "iteration); values not retrieved",
+       threshold=0.2, direction=">=")
+def flow_vs_sw(ev: FlowEvidence) -> float:
+    return ev.gap_sw
+
+
+@claim("dbtsw.splitting_vs_tswsl", experiment=gradient_flow,
+       sentence="Distance-based splitting beats uniform splitting (TSW-SL) on the same trees "
+                "in a 20-D gradient flow.",
+       metric="AUC(TSW-SL) - AUC(Db-TSW), AUC = mean log10 W2² over checkpoints",
+       unit="log10 W2²",
+       paper_figure="unverified: §6.1 gradient-flow figures/tables (Db-TSW below TSW-SL); "
+                    "values not retrieved",
+       threshold=0.2, direction=">=")
+def splitting_vs_tswsl(ev: FlowEvidence) -> float:
+    return ev.gap_tswsl

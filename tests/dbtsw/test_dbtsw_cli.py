@@ -1,0 +1,88 @@
+"""``iclr25 dbtsw distance``: files the test writes, one number or a matrix, exit 2 on bad files."""
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from iclr25.cli import app
+from iclr25.dbtsw import db_tsw
+from iclr25.dbtsw.io import read_cloud
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def clouds(tmp_path):
+    rng = np.random.default_rng(0)
+    A, B, C = rng.normal(size=(30, 3)), rng.normal(size=(20, 3)) + 1, rng.normal(size=(25, 3))
+    np.save(tmp_path / "a.npy", A)
+    np.savetxt(tmp_path / "b.csv", B, delimiter=",")
+    np.savetxt(tmp_path / "c.xyz", C)
+    return tmp_path, (A, B, C)
+
+
+def test_two_files_print_one_number(clouds):
+    d, (A, B, _) = clouds
+    r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy"), str(d / "b.csv"),
+                            "--trees", "50", "--seed", "3"])
+    assert r.exit_code == 0, r.output
+    want = float(db_tsw(torch.from_numpy(A), torch.from_numpy(B), n_trees=50, seed=3))
+    assert float(r.output.strip()) == pytest.approx(want, rel=1e-9)
+
+
+def test_three_files_give_a_symmetric_matrix(clouds):
+    d, _ = clouds
+    out = d / "D.csv"
+    r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy"), str(d / "b.csv"),
+                            str(d / "c.xyz"), "--delta", "0", "--p", "2", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    D = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert D.shape == (3, 3)
+    np.testing.assert_allclose(D, D.T)
+    assert np.all(np.diag(D) == 0) and np.all(D[~np.eye(3, dtype=bool)] > 0)
+
+
+@pytest.mark.parametrize("content, match", [
+    ("1 2 3\n4 5\n", "cannot be read"),
+    ("", "non-empty"),
+    ("1 nan 3\n", "NaN"),
+])
+def test_bad_files_exit_2_with_the_message(clouds, content, match):
+    d, _ = clouds
+    bad = d / "bad.txt"
+    bad.write_text(content)
+    r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy"), str(bad)])
+    assert r.exit_code == 2
+    assert match in r.output
+
+
+@pytest.mark.parametrize("args, match", [
+    (["missing.npy"], "does not exist"),
+    (["--trees", "0"], "--trees"),
+    (["--delta", "-1"], "--delta"),
+    (["--out", "x.txt"], "--out"),
+])
+def test_bad_arguments_exit_2(clouds, args, match):
+    d, _ = clouds
+    extra = [str(d / a) if a.endswith(".npy") else a for a in args]
+    r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy"), str(d / "b.csv"), *extra])
+    assert r.exit_code == 2
+    assert match in r.output
+
+
+def test_mismatched_dimensions_and_a_single_file(clouds, tmp_path):
+    d, _ = clouds
+    np.save(tmp_path / "e.npy", np.ones((4, 2)))
+    r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy"), str(tmp_path / "e.npy")])
+    assert r.exit_code == 2 and "same dimension" in r.output
+    r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy")])
+    assert r.exit_code == 2 and "at least two" in r.output
+
+
+def test_read_cloud_reads_one_row_and_refuses_unknown_suffix(tmp_path):
+    (tmp_path / "one.txt").write_text("1 2 3\n")
+    assert read_cloud(tmp_path / "one.txt").shape == (1, 3)
+    (tmp_path / "x.json").write_text("[]")
+    with pytest.raises(ValueError, match="must end in"):
+        read_cloud(tmp_path / "x.json")
