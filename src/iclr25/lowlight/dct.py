@@ -12,7 +12,7 @@ __all__ = ["dct_2d", "frequency_bands", "idct_2d"]
 
 
 def _dct_matrix(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """(n, n) orthonormal DCT-II matrix C, so that ``C @ v`` is ``scipy.fft.dct(v, norm="ortho")``."""
+    """(n, n) orthonormal DCT-II matrix C: ``C @ v`` = ``scipy.fft.dct(v, norm="ortho")``."""
     k = torch.arange(n, dtype=torch.float64)[:, None]
     i = torch.arange(n, dtype=torch.float64)[None]
     c = torch.cos(math.pi * (2 * i + 1) * k / (2 * n)) * math.sqrt(2.0 / n)
@@ -30,7 +30,7 @@ def _float(x: object, name: str) -> torch.Tensor:
 
 
 def dct_2d(x: object) -> torch.Tensor:
-    """Orthonormal DCT-II over the last two dims (= ``scipy.fft.dctn(norm="ortho", axes=(-2, -1))``).
+    """Orthonormal DCT-II over the last two dims (``scipy.fft.dctn(norm="ortho", axes=(-2, -1))``).
 
     Args:
         x: (..., H, W) float tensor.

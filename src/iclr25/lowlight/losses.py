@@ -3,6 +3,7 @@
 Functions first, each with an ``nn.Module`` twin. Images are (B, 3, H, W) in [0, 1].
 """
 
+# ruff: noqa: E741  (I is the paper's and the issue's name for the enhanced image)
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -89,9 +90,9 @@ def exposure_loss(I: object, patch: int = 48, level: float = 0.5) -> torch.Tenso
     """
     t = _batch(I, "I")
     patch = check_int(patch, "patch", 1)
+    level = check_range(level, "level", 0, 1, low_open=True, high_open=True)
     if patch > min(t.shape[-2:]):
         raise ValueError(f"patch={patch} is larger than the image {tuple(t.shape[-2:])}")
-    level = check_range(level, "level", 0, 1, low_open=True, high_open=True)
     m = F.avg_pool2d(t.mean(1, keepdim=True), patch)
     return ((m - level) ** 2).mean()
 

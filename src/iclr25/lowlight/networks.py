@@ -5,6 +5,7 @@ R = ReflectanceNet(X, y) (queries from the prior); α = CurveNet(L); enhanced = 
 (paper §3, repo ``net/lformer.py``). ``ZeroDCE``: Guo et al.'s curve estimator (the baseline).
 """
 
+# ruff: noqa: E741  (I is the paper's and the issue's name for the enhanced image)
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -119,6 +120,8 @@ class _Body(nn.Module):
         self.head = nn.Conv2d(cin, width, 3, padding=1)
         self.blocks = nn.ModuleList([TransformerBlock(width, cross) for _ in range(n_blocks)])
         self.tail = nn.Conv2d(width, cout, 3, padding=1)
+        with torch.no_grad():   # residual branches start near 0 (X ≈ x, L ≈ mean, R ≈ X)
+            self.tail.bias.fill_(-4.0)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
         h = self.head(x)

@@ -1,5 +1,6 @@
-"""Training on the user's dark images (no references), inference, and a no-reference noise metric."""
+"""Training on dark images (no references), inference, and a no-reference noise metric."""
 
+# ruff: noqa: E741  (I is the paper's and the issue's name for the enhanced image)
 from __future__ import annotations
 
 import os
@@ -105,7 +106,7 @@ def train_enhancer(model: nn.Module, images: object, *, steps: int = 600, crop: 
         opt.zero_grad()
         loss.backward()
         opt.step()
-        history.append(float(loss))
+        history.append(float(loss.detach()))
     model.eval()
     return history
 
