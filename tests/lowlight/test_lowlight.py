@@ -221,3 +221,31 @@ def test_type_errors():
 def test_empty_folder(tmp_path):
     with pytest.raises(ValueError, match="no image"):
         ZeroReferenceEnhancer(steps=1).fit(tmp_path)
+
+
+def test_cli_fit_and_enhance(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.datasets.images import load_folder, save_image
+    from iclr25.lowlight.cli import app
+
+    g = torch.Generator().manual_seed(0)
+    dark = tmp_path / "dark"
+    dark.mkdir()
+    for i in range(2):
+        save_image(torch.rand(3, 16, 18, generator=g) * 0.2, dark / f"d{i}.png")
+    r = CliRunner()
+    m = tmp_path / "m.pt"
+    res = r.invoke(app, ["fit", str(dark), "--out", str(m), "--steps", "1", "--crop", "8",
+                         "--batch-size", "1", "--width", "8"])
+    assert res.exit_code == 0, res.output
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    res = r.invoke(app, ["enhance", str(m), str(dark), str(outdir), "--tile", "8"])
+    assert res.exit_code == 0, res.output
+    assert {k: v.shape for k, v in load_folder(outdir).items()} == {
+        "d0.png": (3, 16, 18), "d1.png": (3, 16, 18)}
+    bad = r.invoke(app, ["fit", str(dark), "--out", str(m), "--steps", "0"])
+    assert bad.exit_code == 2 and "--steps" in bad.output
+    bad = r.invoke(app, ["enhance", str(tmp_path / "nope.pt"), str(dark), str(outdir)])
+    assert bad.exit_code == 2 and "MODEL" in bad.output
