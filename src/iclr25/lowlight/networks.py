@@ -1,0 +1,286 @@
+"""The joint denoising/enhancement network (Retinex + frequency prior) and Zero-DCE.
+
+``RetinexEnhancer``: X = NoiseNet(x); prior y = FrequencyPrior(X); L = IlluminationNet(X);
+R = ReflectanceNet(X, y) (queries from the prior); α = CurveNet(L); enhanced = L^α ⊙ R
+(paper §3, repo ``net/lformer.py``). ``ZeroDCE``: Guo et al.'s curve estimator (the baseline).
+"""
+
+# ruff: noqa: E741  (I is the paper's and the issue's name for the enhanced image)
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr25._checks import check_int
+from iclr25.lowlight.dct import frequency_bands
+
+__all__ = [
+    "CurveNet", "EnhanceOutput", "FrequencyPrior", "IlluminationNet", "NoiseNet",
+    "ReflectanceNet", "RetinexEnhancer", "TransformerBlock", "ZeroDCE",
+]
+
+
+class EnhanceOutput(NamedTuple):
+    """What :class:`RetinexEnhancer` returns; all (B, ·, H, W) except ``alpha`` (B, 1, 1, 1)."""
+
+    enhanced: torch.Tensor
+    illumination: torch.Tensor
+    reflectance: torch.Tensor
+    denoised: torch.Tensor
+    alpha: torch.Tensor
+
+
+class _LayerNorm(nn.Module):
+    """Channel LayerNorm with bias (Restormer's ``WithBias_LayerNorm``)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.bias = nn.Parameter(torch.zeros(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mu = x.mean(1, keepdim=True)
+        xc = x - mu
+        var = (xc * xc).mean(1, keepdim=True)
+        return xc * torch.rsqrt(var + 1e-5) * self.weight[:, None, None] + \
+            self.bias[:, None, None]
+
+
+class _Attention(nn.Module):
+    """Transposed (channel) attention, one head: C×C attention map, cost O(C²·HW)."""
+
+    def __init__(self, dim: int, cross: bool = False) -> None:
+        super().__init__()
+        self.cross = cross
+        self.temperature = nn.Parameter(torch.ones(1))
+        if cross:
+            self.q = nn.Sequential(nn.Conv2d(dim, dim, 1), nn.Conv2d(dim, dim, 3, padding=1,
+                                                                    groups=dim))
+            self.kv = nn.Sequential(nn.Conv2d(dim, 2 * dim, 1),
+                                    nn.Conv2d(2 * dim, 2 * dim, 3, padding=1, groups=2 * dim))
+        else:
+            self.qkv = nn.Sequential(nn.Conv2d(dim, 3 * dim, 1),
+                                     nn.Conv2d(3 * dim, 3 * dim, 3, padding=1, groups=3 * dim))
+        self.proj = nn.Conv2d(dim, dim, 1)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
+        B, C, H, W = x.shape
+        if self.cross:
+            q = self.q(y)
+            k, v = self.kv(x).chunk(2, 1)
+        else:
+            q, k, v = self.qkv(x).chunk(3, 1)
+        q = F.normalize(q.flatten(2), dim=-1)
+        k = F.normalize(k.flatten(2), dim=-1)
+        attn = (q @ k.transpose(-2, -1) * self.temperature).softmax(-1)
+        return self.proj((attn @ v.flatten(2)).reshape(B, C, H, W))
+
+
+class _GDFN(nn.Module):
+    """Gated depthwise feed-forward (expansion 2.66)."""
+
+    def __init__(self, dim: int, expansion: float = 2.66) -> None:
+        super().__init__()
+        h = int(dim * expansion)
+        self.inp = nn.Conv2d(dim, 2 * h, 1)
+        self.dw = nn.Conv2d(2 * h, 2 * h, 3, padding=1, groups=2 * h)
+        self.out = nn.Conv2d(h, dim, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a, b = self.dw(self.inp(x)).chunk(2, 1)
+        return self.out(F.gelu(a) * b)
+
+
+class TransformerBlock(nn.Module):
+    """Restormer block (MDTA + GDFN) with learnable per-channel skip scales; ``cross`` takes
+    queries from a second feature map."""
+
+    def __init__(self, dim: int, cross: bool = False) -> None:
+        super().__init__()
+        self.cross = cross
+        self.n1, self.n2 = _LayerNorm(dim), _LayerNorm(dim)
+        self.ny = _LayerNorm(dim) if cross else None
+        self.attn, self.ffn = _Attention(dim, cross), _GDFN(dim)
+        self.s1 = nn.Parameter(torch.ones(1, dim, 1, 1))
+        self.s2 = nn.Parameter(torch.ones(1, dim, 1, 1))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
+        yy = self.ny(y) if self.cross else None
+        x = self.s1 * x + self.attn(self.n1(x), yy)
+        return self.s2 * x + self.ffn(self.n2(x))
+
+
+class _Body(nn.Module):
+    def __init__(self, cin: int, width: int, cout: int, cross: bool = False,
+                 n_blocks: int = 2) -> None:
+        super().__init__()
+        self.head = nn.Conv2d(cin, width, 3, padding=1)
+        self.blocks = nn.ModuleList([TransformerBlock(width, cross) for _ in range(n_blocks)])
+        self.tail = nn.Conv2d(width, cout, 3, padding=1)
+        with torch.no_grad():   # residual branches start near 0 (X ≈ x, L ≈ mean, R ≈ X)
+            self.tail.bias.fill_(-4.0)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
+        h = self.head(x)
+        for b in self.blocks:
+            h = b(h, y)
+        return torch.sigmoid(self.tail(h))
+
+
+class NoiseNet(nn.Module):
+    """X = sigmoid(Conv(TB×2(Conv(x)))) + x: PairLIE's noise-removal projection."""
+
+    def __init__(self, width: int = 64, n_blocks: int = 2) -> None:
+        super().__init__()
+        self.body = _Body(3, width, 3, n_blocks=n_blocks)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x) + x
+
+
+class IlluminationNet(nn.Module):
+    """L = sigmoid(Conv(TB×2(Conv(X)))) + mean_c(X), one channel (batch-safe, unlike the repo)."""
+
+    def __init__(self, width: int = 48, n_blocks: int = 2) -> None:
+        super().__init__()
+        self.body = _Body(3, width, 1, n_blocks=n_blocks)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return self.body(X) + X.mean(1, keepdim=True)
+
+
+class FrequencyPrior(nn.Module):
+    """FIcoder: [X, mean_c X, B1..B4] (16 ch) → 1×1 → grouped 5×5 → ``width`` prior features."""
+
+    def __init__(self, width: int = 64) -> None:
+        super().__init__()
+        self.inp = nn.Conv2d(16, width, 1)
+        self.dw = nn.Conv2d(width, width, 5, padding=2, groups=16 if width % 16 == 0 else 1)
+
+    def forward(self, X: torch.Tensor, *, shuffle_seed: int = 0) -> torch.Tensor:
+        bands = frequency_bands(X, seed=shuffle_seed)
+        return self.dw(self.inp(torch.cat([X, X.mean(1, keepdim=True), bands], 1)))
+
+
+class ReflectanceNet(nn.Module):
+    """R = sigmoid(Conv(crossTB×2(Conv(X), y))) + X; queries come from the prior y."""
+
+    def __init__(self, width: int = 64, n_blocks: int = 2) -> None:
+        super().__init__()
+        self.body = _Body(3, width, 3, cross=True, n_blocks=n_blocks)
+
+    def forward(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.body(X, y) + X
+
+
+class CurveNet(nn.Module):
+    """α = ReLU(MLP(GAP(3 × [pad, Conv3×3, ReLU](L)))) ≥ 0: one exponent per image (LCnet)."""
+
+    def __init__(self, width: int = 32) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        cin = 1
+        for _ in range(3):
+            layers += [nn.ReflectionPad2d(1), nn.Conv2d(cin, width, 3), nn.ReLU()]
+            cin = width
+        self.features = nn.Sequential(*layers)
+        self.head = nn.Sequential(nn.Conv2d(width, 16, 1), nn.ReLU(), nn.Conv2d(16, 1, 1),
+                                  nn.ReLU())
+        with torch.no_grad():   # start alive (α > 0); a ReLU at 0 would give I = R for ever
+            self.head[2].bias.fill_(0.5)
+
+    def forward(self, L: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(L).mean((-2, -1), keepdim=True))
+
+
+class RetinexEnhancer(nn.Module):
+    """The paper's joint denoising and low-light enhancement network.
+
+    Args:
+        width: NoiseNet, ReflectanceNet and prior width (paper 64).
+        l_width: IlluminationNet width (paper 48).
+        lc_width: CurveNet width (paper 32).
+        n_blocks: transformer blocks per sub-network (paper 2).
+
+    ``forward(x, *, shuffle_seed=0)`` takes (B, 3, H, W) in [0, 1] (any H, W: reflect-padded
+    to even and cropped back) and returns an :class:`EnhanceOutput`. The prior's B2 shuffle
+    is fixed by ``shuffle_seed``, so inference is deterministic.
+
+    Examples:
+        >>> net = RetinexEnhancer(width=16, l_width=12, lc_width=16)
+        >>> net(torch.rand(2, 3, 33, 40) * 0.2).enhanced.shape
+        torch.Size([2, 3, 33, 40])
+    """
+
+    def __init__(self, width: int = 64, l_width: int = 48, lc_width: int = 32,
+                 n_blocks: int = 2) -> None:
+        super().__init__()
+        self.width = check_int(width, "width", 1)
+        self.l_width = check_int(l_width, "l_width", 1)
+        self.lc_width = check_int(lc_width, "lc_width", 1)
+        self.n_blocks = check_int(n_blocks, "n_blocks", 1)
+        self.noise = NoiseNet(width, n_blocks)
+        self.prior = FrequencyPrior(width)
+        self.illumination = IlluminationNet(l_width, n_blocks)
+        self.reflectance = ReflectanceNet(width, n_blocks)
+        self.curve = CurveNet(lc_width)
+
+    def config(self) -> dict[str, int]:
+        return {"width": self.width, "l_width": self.l_width, "lc_width": self.lc_width,
+                "n_blocks": self.n_blocks}
+
+    def forward(self, x: torch.Tensor, *, shuffle_seed: int = 0) -> EnhanceOutput:
+        H, W = x.shape[-2:]
+        ph, pw = H % 2, W % 2
+        if ph or pw:
+            x = F.pad(x, (0, pw, 0, ph), mode="reflect" if min(H, W) > 1 else "replicate")
+        X = self.noise(x)
+        y = self.prior(X, shuffle_seed=shuffle_seed)
+        L = self.illumination(X)
+        R = self.reflectance(X, y)
+        alpha = self.curve(L)
+        I = L.clamp(min=1e-6) ** alpha * R
+        outs = (I, L, R, X)
+        if ph or pw:
+            outs = tuple(o[..., :H, :W] for o in outs)
+        return EnhanceOutput(*outs, alpha)
+
+
+class ZeroDCE(nn.Module):
+    """Zero-DCE (Guo et al., CVPR 2020): 7 conv layers with skips estimate ``iterations``
+    pixel-wise curves A; LE(x) = x + A·x·(1 − x) applied iteratively.
+
+    ``forward(x)`` returns an :class:`EnhanceOutput` (only ``enhanced`` is meaningful;
+    ``alpha`` holds the mean |A|).
+    """
+
+    def __init__(self, width: int = 32, iterations: int = 8) -> None:
+        super().__init__()
+        self.width = check_int(width, "width", 1)
+        self.iterations = check_int(iterations, "iterations", 1)
+        w = width
+        self.c1, self.c2 = nn.Conv2d(3, w, 3, padding=1), nn.Conv2d(w, w, 3, padding=1)
+        self.c3, self.c4 = nn.Conv2d(w, w, 3, padding=1), nn.Conv2d(w, w, 3, padding=1)
+        self.c5, self.c6 = nn.Conv2d(2 * w, w, 3, padding=1), nn.Conv2d(2 * w, w, 3, padding=1)
+        self.c7 = nn.Conv2d(2 * w, 3 * iterations, 3, padding=1)
+
+    def config(self) -> dict[str, int]:
+        return {"width": self.width, "iterations": self.iterations}
+
+    def forward(self, x: torch.Tensor, *, shuffle_seed: int = 0) -> EnhanceOutput:
+        r = torch.relu
+        x1 = r(self.c1(x))
+        x2 = r(self.c2(x1))
+        x3 = r(self.c3(x2))
+        x4 = r(self.c4(x3))
+        x5 = r(self.c5(torch.cat([x3, x4], 1)))
+        x6 = r(self.c6(torch.cat([x2, x5], 1)))
+        A = torch.tanh(self.c7(torch.cat([x1, x6], 1)))
+        I = x
+        for a in A.split(3, 1):
+            I = I + a * I * (1 - I)
+        alpha = A.abs().mean((1, 2, 3), keepdim=True)
+        return EnhanceOutput(I, I.mean(1, keepdim=True), I, x, alpha)
