@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 from pathlib import Path
 from typing import Literal
 
@@ -285,7 +286,8 @@ class V3:
             model = est._build(est.fragment_shape_)
             model = model.to(getattr(torch, blob["dtype"].split(".")[-1]))
             model.load_state_dict(blob["state"])
-        except (KeyError, TypeError, RuntimeError, OSError, EOFError) as exc:
+        except (KeyError, TypeError, RuntimeError, OSError, EOFError,
+                pickle.UnpicklingError) as exc:
             raise ValueError(f"path {path} is not a saved V3 model ({exc})") from exc
         model.eval()
         est.model_, est.history_ = model, list(blob["history"])
