@@ -22,8 +22,8 @@ def mpd(x: torch.Tensor) -> torch.Tensor:
     """Mean pairwise L2 distance between the rows of the last two axes.
 
     ``sum_{i != j} ||x_i - x_j|| / (n (n - 1))``. The forward is exact (identical rows give
-    exactly 0) and the gradient stays finite on repeated rows: zero distances are masked out
-    rather than smoothed with an eps inside the square root.
+    exactly 0) and the gradient stays finite on repeated rows: zero distances get a zero
+    subgradient rather than an eps inside the square root.
 
     Args:
         x: (..., n, d) float tensor, n >= 2.
@@ -45,10 +45,9 @@ def mpd(x: torch.Tensor) -> torch.Tensor:
     n = x.shape[-2]
     if n < 2:
         raise ValueError(f"x needs at least 2 rows on axis -2, got {n}")
-    sq = (x.unsqueeze(-2) - x.unsqueeze(-3)).square().sum(-1)  # (..., n, n)
-    pos = sq > 0
-    dist = torch.where(pos, torch.where(pos, sq, torch.ones_like(sq)).sqrt(),
-                       torch.zeros_like(sq))
+    # Direct differences (no |a|^2 + |b|^2 - 2ab expansion): exact 0 on identical rows, and
+    # cdist's backward gives 0, not NaN, where a distance is 0.
+    dist = torch.cdist(x, x, compute_mode="donot_use_mm_for_euclid_dist")  # (..., n, n)
     return dist.sum((-1, -2)) / (n * (n - 1))
 
 
