@@ -53,11 +53,16 @@ class _PeerVQ(torch.nn.Module):
 
     def __init__(self, k: int, dim: int, decay: float, commitment: float, dead: float) -> None:
         super().__init__()
+        import inspect
+
         from vector_quantize_pytorch import VectorQuantize
 
+        # V3's official code predates the rotation trick: plain straight-through, as ours.
+        extra = ({"rotation_trick": False}
+                 if "rotation_trick" in inspect.signature(VectorQuantize).parameters else {})
         self.vq = VectorQuantize(dim=dim, codebook_size=k, decay=decay,
                                  commitment_weight=commitment, kmeans_init=True,
-                                 threshold_ema_dead_code=dead)
+                                 threshold_ema_dead_code=dead, **extra)
 
     @property
     def codebook(self) -> torch.Tensor:
