@@ -1,0 +1,94 @@
+"""``iclr25 v3 fit SEQS.npy --codes 10 --out m.pt`` and
+``iclr25 v3 encode m.pt SEQS.npy --codes-out c.npy``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+
+app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICLR 2025).",
+                  no_args_is_help=True, add_completion=False)
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+def _read(path: Path) -> np.ndarray:
+    """A finite float (B, N, F) or (B, N, C, H, W) array from a .npy file."""
+    if not path.is_file() or path.suffix != ".npy":
+        _fail(f"{path}: expected an existing .npy file")
+    try:
+        X = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        _fail(f"{path}: unreadable .npy ({exc})")
+    if X.dtype.kind != "f":
+        _fail(f"{path}: expected a float array, got dtype {X.dtype}")
+    if X.ndim not in (3, 5) or X.shape[0] < 1 or X.shape[1] < 1:
+        _fail(f"{path}: expected shape (B, N, F) or (B, N, C, H, W), got {X.shape}")
+    if not np.isfinite(X).all():
+        _fail(f"{path}: holds NaN or inf")
+    return X.astype(np.float32)
+
+
+@app.command()
+def fit(
+    seqs: Path = typer.Argument(..., help="Float .npy of shape (B, N, F) or (B, N, C, H, W)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the model (.pt)."),
+    codes: int = typer.Option(10, "--codes", help="Codebook size K (>= 2)."),
+    epochs: int = typer.Option(40, "--epochs", help="Training epochs (>= 1)."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Sequences per batch (>= 2)."),
+    bundle: str = typer.Option("repo", "--bundle", help="'repo' or 'paper' settings."),
+    seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
+) -> None:
+    """Train V3 on the sequences and save the model."""
+    import torch
+
+    from iclr25.v3.model import BUNDLES, V3
+
+    if codes < 2:
+        _fail(f"--codes must be >= 2, got {codes}")
+    if epochs < 1 or batch_size < 2 or seed < 0:
+        _fail("--epochs must be >= 1, --batch-size >= 2 and --seed >= 0")
+    if bundle not in BUNDLES:
+        _fail(f"--bundle must be one of {sorted(BUNDLES)}, got {bundle!r}")
+    if not out.parent.is_dir():
+        _fail(f"--out: directory {out.parent} does not exist")
+    X = _read(seqs)
+    if X.shape[0] < 2 or X.shape[1] < 2:
+        _fail(f"{seqs}: fit needs B >= 2 sequences of N >= 2 fragments, got {X.shape}")
+    model = V3(n_codes=codes, epochs=epochs, batch_size=batch_size, bundle=bundle, seed=seed)
+    model.fit(torch.from_numpy(X)).save(out)
+    typer.echo(f"wrote {out}")
+
+
+@app.command()
+def encode(
+    model_path: Path = typer.Argument(..., help="A model written by 'iclr25 v3 fit'."),
+    seqs: Path = typer.Argument(..., help="Float .npy with the model's fragment shape."),
+    codes_out: Path = typer.Option(..., "--codes-out", help="Where to write codes (B, N)."),
+    style_out: Path = typer.Option(None, "--style-out", help="Optional z_s (B, N, d_s) .npy."),
+) -> None:
+    """Write the content code of every fragment (and optionally the style vectors)."""
+    import torch
+
+    from iclr25.v3.model import V3
+
+    if not model_path.is_file():
+        _fail(f"{model_path}: no such model file")
+    X = _read(seqs)
+    try:
+        model = V3.load(model_path)
+    except ValueError as exc:
+        _fail(str(exc))
+    if tuple(X.shape[2:]) != model.fragment_shape_:
+        _fail(f"{seqs}: fragments of shape {X.shape[2:]}, model expects "
+              f"{model.fragment_shape_}")
+    Xt = torch.from_numpy(X)
+    np.save(codes_out, model.predict(Xt).numpy())
+    if style_out is not None:
+        np.save(style_out, model.transform(Xt)[1].numpy())
+    typer.echo(f"wrote {codes_out}")

@@ -1,0 +1,185 @@
+"""The V3 variability statistic and its four hinge terms (paper Sec. 3; official
+``model/v3_loss.py``): content varies within a sample and is invariant across samples, style
+the reverse, and each dominates the other on its own axis."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, NamedTuple
+
+import torch
+from torch import nn
+
+from iclr25._checks import check_choice, check_tensor
+
+__all__ = ["TERMS", "V3Loss", "V3Terms", "mpd", "v3_loss"]
+
+TERMS = ("content", "style", "sample", "fragment")
+Variant = Literal["pure", "adapted"]
+
+
+def mpd(x: torch.Tensor) -> torch.Tensor:
+    """Mean pairwise L2 distance between the rows of the last two axes.
+
+    ``sum_{i != j} ||x_i - x_j|| / (n (n - 1))``. The forward is exact (identical rows give
+    exactly 0) and the gradient stays finite on repeated rows: zero distances get a zero
+    subgradient rather than an eps inside the square root.
+
+    Args:
+        x: (..., n, d) float tensor, n >= 2.
+
+    Returns:
+        (...) tensor of mean distances, same dtype and device as ``x``.
+
+    Raises:
+        TypeError: ``x`` is not floating point.
+        ValueError: fewer than 2 rows, or x has fewer than 2 dimensions.
+
+    Examples:
+        >>> float(mpd(torch.tensor([[0.0, 0.0], [3.0, 4.0]])))
+        5.0
+    """
+    x = check_tensor(x, "x", floating=True, finite=False)
+    if x.ndim < 2:
+        raise ValueError(f"x must be (..., n, d), got shape {tuple(x.shape)}")
+    n = x.shape[-2]
+    if n < 2:
+        raise ValueError(f"x needs at least 2 rows on axis -2, got {n}")
+    # Direct differences (no |a|^2 + |b|^2 - 2ab expansion): exact 0 on identical rows, and
+    # cdist's backward gives 0, not NaN, where a distance is 0.
+    dist = torch.cdist(x, x, compute_mode="donot_use_mm_for_euclid_dist")  # (..., n, n)
+    return dist.sum((-1, -2)) / (n * (n - 1))
+
+
+class V3Terms(NamedTuple):
+    """The V3 objective: weighted total, the four hinges in [0, 1] and their ratios."""
+
+    total: torch.Tensor
+    content: torch.Tensor
+    style: torch.Tensor
+    sample: torch.Tensor
+    fragment: torch.Tensor
+    ratios: dict[str, torch.Tensor]
+
+
+def _supersample(z: torch.Tensor) -> torch.Tensor:
+    """(B, N, d) -> (s, s, d): the first s*s fragments on the nearest square grid."""
+    m = z.shape[0] * z.shape[1]
+    s = max(2, math.isqrt(m))
+    return z.reshape(m, z.shape[-1])[: s * s].reshape(s, s, z.shape[-1])
+
+
+def _widen(z: torch.Tensor) -> torch.Tensor:
+    """Moving average over fragments with radius 1 (edges averaged over what exists)."""
+    pad = torch.nn.functional.pad(z.transpose(1, 2), (1, 1))  # (B, d, N + 2)
+    ones = torch.nn.functional.pad(torch.ones_like(z[:1, :, :1]).transpose(1, 2), (1, 1))
+    kernel = torch.ones(1, 1, 3, dtype=z.dtype, device=z.device)
+    s = torch.nn.functional.conv1d(pad.reshape(-1, 1, pad.shape[-1]), kernel)
+    c = torch.nn.functional.conv1d(ones.reshape(-1, 1, ones.shape[-1]), kernel)
+    return (s.reshape(z.shape[0], z.shape[2], -1) / c).transpose(1, 2)
+
+
+def _check_latents(z_c: object, z_c_q: object, z_s: object) -> tuple[torch.Tensor, ...]:
+    out = []
+    for name, z in (("z_c", z_c), ("z_c_q", z_c_q), ("z_s", z_s)):
+        z = check_tensor(z, name, ndim=3, floating=True)
+        out.append(z)
+    zc, zq, zs = out
+    if zc.shape != zq.shape:
+        raise ValueError(f"z_c_q must have z_c's shape {tuple(zc.shape)}, got {tuple(zq.shape)}")
+    if zs.shape[:2] != zc.shape[:2]:
+        raise ValueError(f"z_s must share (B, N) = {tuple(zc.shape[:2])} with z_c, "
+                         f"got {tuple(zs.shape[:2])}")
+    if zc.shape[0] < 2 or zc.shape[1] < 2:
+        raise ValueError(f"z_c needs B >= 2 samples and N >= 2 fragments, got {tuple(zc.shape)}")
+    return zc, zq, zs
+
+
+def v3_loss(z_c: torch.Tensor, z_c_q: torch.Tensor, z_s: torch.Tensor, *,
+            relativity: float = 15.0, eps: float = 1e-5,
+            weights: dict[str, float] | None = None, variant: Variant = "pure") -> V3Terms:
+    """The four V3 hinges ``relu(r - ratio) / r`` on content and style latents.
+
+    With V_frag (mean within-sample mpd) and V_samp (mpd of the per-sample means), content
+    averaged over ``z_c`` and ``z_c_q``:
+
+    - content: V_frag^c / V_samp^c, style: V_samp^s / V_frag^s,
+    - sample: V_samp^s / V_samp^c, fragment: V_frag^c / V_frag^s,
+
+    each denominator plus ``eps``. ``variant="adapted"`` computes the content statistics on
+    the B*N fragments regrouped into a near-square grid (``supersample_content``) and the
+    style statistics after a radius-1 moving average over fragments (``widen_style``).
+
+    Args:
+        z_c: (B, N, d_c) continuous content latents.
+        z_c_q: (B, N, d_c) quantised content latents.
+        z_s: (B, N, d_s) style latents.
+        relativity: r > 0, the ratio at which a hinge saturates to 0.
+        eps: >= 0 added to each denominator.
+        weights: per-term weights (keys in ``TERMS``), default 1 each.
+        variant: ``"pure"`` or ``"adapted"``.
+
+    Returns:
+        :class:`V3Terms`; ``total`` is the weighted sum of the four hinges (scalar tensors).
+
+    Raises:
+        ValueError: mismatched (B, N), B or N < 2, NaN/inf, relativity <= 0, unknown weight.
+        TypeError: non-floating latents.
+
+    Examples:
+        >>> zc = torch.eye(4).repeat(3, 1, 1)          # each sample shuffles the same atoms
+        >>> zs = torch.arange(3.0)[:, None, None].expand(3, 4, 2)  # one style per sample
+        >>> float(v3_loss(zc, zc, zs).total)
+        0.0
+    """
+    if not (isinstance(relativity, (int, float)) and math.isfinite(relativity)
+            and relativity > 0):
+        raise ValueError(f"relativity must be a positive number, got {relativity!r}")
+    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"eps must be a non-negative number, got {eps!r}")
+    check_choice(variant, "variant", ("pure", "adapted"))
+    w = {t: 1.0 for t in TERMS}
+    if weights is not None:
+        unknown = set(weights) - set(TERMS)
+        if unknown:
+            raise ValueError(f"weights has unknown terms {sorted(unknown)}; known {TERMS}")
+        w.update({k: float(v) for k, v in weights.items()})
+    zc, zq, zs = _check_latents(z_c, z_c_q, z_s)
+    if variant == "adapted":
+        zc, zq, zs = _supersample(zc), _supersample(zq), _widen(zs)
+    v_frag_c = 0.5 * (mpd(zc).mean() + mpd(zq).mean())
+    v_samp_c = 0.5 * (mpd(zc.mean(1)) + mpd(zq.mean(1)))
+    v_frag_s = mpd(zs).mean()
+    v_samp_s = mpd(zs.mean(1))
+    ratios = {
+        "content": v_frag_c / (v_samp_c + eps),
+        "style": v_samp_s / (v_frag_s + eps),
+        "sample": v_samp_s / (v_samp_c + eps),
+        "fragment": v_frag_c / (v_frag_s + eps),
+    }
+    hinge = {k: torch.relu(relativity - r) / relativity for k, r in ratios.items()}
+    total = sum(w[k] * hinge[k] for k in TERMS)
+    return V3Terms(total, hinge["content"], hinge["style"], hinge["sample"],
+                   hinge["fragment"], ratios)
+
+
+class V3Loss(nn.Module):
+    """Module twin of :func:`v3_loss`; ``forward(z_c, z_c_q, z_s) -> V3Terms``."""
+
+    def __init__(self, relativity: float = 15.0, eps: float = 1e-5,
+                 weights: dict[str, float] | None = None, variant: Variant = "pure") -> None:
+        super().__init__()
+        if not (isinstance(relativity, (int, float)) and math.isfinite(relativity)
+                and relativity > 0):
+            raise ValueError(f"relativity must be a positive number, got {relativity!r}")
+        if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
+            raise ValueError(f"eps must be a non-negative number, got {eps!r}")
+        check_choice(variant, "variant", ("pure", "adapted"))
+        if weights is not None and set(weights) - set(TERMS):
+            raise ValueError(f"weights has unknown terms {sorted(set(weights) - set(TERMS))}")
+        self.relativity, self.eps = float(relativity), float(eps)
+        self.weights, self.variant = dict(weights) if weights else None, variant
+
+    def forward(self, z_c: torch.Tensor, z_c_q: torch.Tensor, z_s: torch.Tensor) -> V3Terms:
+        return v3_loss(z_c, z_c_q, z_s, relativity=self.relativity, eps=self.eps,
+                       weights=self.weights, variant=self.variant)

@@ -1,0 +1,294 @@
+"""The content/style autoencoder with a content codebook, and the V3 estimator that trains it
+(official ``model/autoencoder.py::CSAE``; Sec. 3 of the paper)."""
+
+from __future__ import annotations
+
+import math
+import pickle
+from pathlib import Path
+from typing import Literal
+
+import torch
+from torch import nn
+
+from iclr25._checks import as_tensor, check_choice, check_int, resolve_seed
+from iclr25._train import shuffled_batches
+from iclr25.v3.loss import TERMS, v3_loss
+from iclr25.v3.quantizer import EMAVectorQuantizer
+
+__all__ = ["BUNDLES", "V3", "ContentStyleAE", "check_sequences", "mlp_fragment_nets"]
+
+#: Hyper-parameter bundles (spec 3.2): the official configs ("repo") and paper App. B.2.
+BUNDLES = {
+    "repo": dict(v3_weight=1.0, commitment=0.1, decay=0.98, dead_code_threshold=16.0,
+                 weight_decay=0.1, optimizer="adamw"),
+    "paper": dict(v3_weight=0.1, commitment=0.01, decay=0.95, dead_code_threshold=3.2,
+                  weight_decay=0.0, optimizer="adam"),
+}
+
+
+def check_sequences(X: object, name: str = "X", *, min_samples: int = 2,
+                    min_fragments: int = 2) -> torch.Tensor:
+    """A floating (B, N, ...) batch of sequences, all finite (B >= 2, N >= 2 by default)."""
+    X = as_tensor(X, name)
+    if not X.is_floating_point():
+        raise TypeError(f"{name} must be floating point, got {X.dtype}")
+    if X.ndim < 3:
+        raise ValueError(f"{name} must be (B, N, ...) with ndim >= 3, got shape {tuple(X.shape)}")
+    if X.shape[0] < min_samples or X.shape[1] < min_fragments:
+        raise ValueError(f"{name} needs B >= {min_samples} samples and N >= {min_fragments} "
+                         f"fragments, "
+                         f"got shape {tuple(X.shape)}")
+    return X
+
+
+def mlp_fragment_nets(fragment_shape: tuple[int, ...], d_content: int, d_style: int,
+                      hidden: int = 256, *, groups: int = 8,
+                      seed: int = 0) -> tuple[nn.Module, nn.Module]:
+    """An MLP encoder (fragment -> d_content + d_style) and decoder (back to the fragment).
+
+    GroupNorm, not BatchNorm, between layers: the replication traced instability to a
+    BatchNorm train/eval mismatch. Initialised from ``seed`` without the global RNG.
+    """
+    shape = tuple(check_int(s, "fragment_shape", 1) for s in fragment_shape)
+    d_in, d_lat = math.prod(shape), check_int(d_content, "d_content", 1) + check_int(
+        d_style, "d_style", 1)
+    hidden = check_int(hidden, "hidden", groups)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(check_int(seed, "seed", 0))
+        enc = nn.Sequential(nn.Flatten(), nn.Linear(d_in, hidden), nn.GroupNorm(groups, hidden),
+                            nn.GELU(), nn.Linear(hidden, hidden), nn.GroupNorm(groups, hidden),
+                            nn.GELU(), nn.Linear(hidden, d_lat))
+        dec = nn.Sequential(nn.Linear(d_lat, hidden), nn.GroupNorm(groups, hidden), nn.GELU(),
+                            nn.Linear(hidden, hidden), nn.GroupNorm(groups, hidden), nn.GELU(),
+                            nn.Linear(hidden, d_in), nn.Unflatten(1, shape))
+    return enc, dec
+
+
+class ContentStyleAE(nn.Module):
+    """Per-fragment encoder -> (z_c, z_s), EMA VQ on z_c, decoder on (z_c^vq, z_s).
+
+    As in the official CSAE, the encoder output goes through GELU, splits into content and
+    style, and each part gets its own Linear; each decoder branch gets Linear + GELU.
+
+    Args:
+        encoder: maps fragments (M, *fragment) -> (M, d_content + d_style).
+        decoder: maps (M, d_content + d_style) -> (M, *fragment).
+        d_content, d_style: latent widths.
+        codebook_size: K content symbols.
+        quantizer: options of :class:`EMAVectorQuantizer` (decay, commitment, ...).
+        seed: initialises the heads and the codebook.
+
+    Forward:
+        ``x`` (B, N, *fragment) -> dict with ``x_hat`` (like x), ``z_c``, ``z_c_q`` (B, N, d_c),
+        ``z_s`` (B, N, d_s), ``codes`` (B, N) and the scalar ``commit`` loss.
+    """
+
+    def __init__(self, encoder: nn.Module, decoder: nn.Module, d_content: int, d_style: int,
+                 codebook_size: int, *, quantizer: dict | None = None, seed: int = 0) -> None:
+        super().__init__()
+        dc, ds = check_int(d_content, "d_content", 1), check_int(d_style, "d_style", 1)
+        self.encoder, self.decoder, self.d_content, self.d_style = encoder, decoder, dc, ds
+        self.vq = EMAVectorQuantizer(codebook_size, dc, seed=seed, **(quantizer or {}))
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(check_int(seed, "seed", 0) + 7)
+            self.head_c, self.head_s = nn.Linear(dc, dc), nn.Linear(ds, ds)
+            self.dec_c = nn.Sequential(nn.Linear(dc, dc), nn.GELU())
+            self.dec_s = nn.Sequential(nn.Linear(ds, ds), nn.GELU())
+
+    def encode(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, N, *fragment) -> continuous (z_c, z_s), each (B, N, d)."""
+        b, n = x.shape[:2]
+        h = nn.functional.gelu(self.encoder(x.reshape(b * n, *x.shape[2:])))
+        zc, zs = self.head_c(h[:, : self.d_content]), self.head_s(h[:, self.d_content:])
+        return zc.reshape(b, n, -1), zs.reshape(b, n, -1)
+
+    def decode(self, z_c_q: torch.Tensor, z_s: torch.Tensor) -> torch.Tensor:
+        """(B, N, d_c), (B, N, d_s) -> reconstructed fragments (B, N, *fragment)."""
+        b, n = z_c_q.shape[:2]
+        h = torch.cat([self.dec_c(z_c_q.reshape(b * n, -1)), self.dec_s(z_s.reshape(b * n, -1))],
+                      1)
+        out = self.decoder(h)
+        return out.reshape(b, n, *out.shape[1:])
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        zc, zs = self.encode(x)
+        zq, codes, commit = self.vq(zc)
+        return dict(x_hat=self.decode(zq, zs), z_c=zc, z_c_q=zq, z_s=zs, codes=codes,
+                    commit=commit)
+
+
+class V3:
+    """Unsupervised content/style disentanglement with a content codebook (V3).
+
+    Trains :class:`ContentStyleAE` (MLP fragment nets) on reconstruction + commitment + the
+    four V3 hinges (:func:`~iclr25.v3.loss.v3_loss`); ``v3=False`` drops the hinges, which
+    is the plain VQ-AE ablation.
+
+    Args:
+        n_codes: K content symbols.
+        d_content, d_style: latent widths.
+        epochs, batch_size: training length; batch in samples (each of N fragments).
+        bundle: ``"repo"`` (official config: AdamW wd 0.1, V3 weights 1, commit 0.1, EMA 0.98,
+            dead 16) or ``"paper"`` (App. B.2: Adam, V3 weights 0.1, commit 0.01, EMA 0.95,
+            dead 3.2).
+        v3: include the V3 terms.
+        seed: seeds initialisation and shuffling (never the global RNG).
+        lr, hidden, relativity, variant: learning rate, MLP width, r, V3 variant.
+
+    Attributes (after ``fit``): ``model_``, ``codebook_`` (K, d_content), ``history_`` (one
+    dict of mean losses per epoch), ``fragment_shape_``.
+
+    Examples:
+        >>> from iclr25.datasets.views import digit_sequences
+        >>> X, content, style = digit_sequences(64, seed=0)
+        >>> codes = V3(epochs=1, seed=0).fit(X).predict(X)
+        >>> tuple(codes.shape)
+        (64, 10)
+    """
+
+    def __init__(self, n_codes: int = 10, d_content: int = 32, d_style: int = 32,
+                 epochs: int = 40, batch_size: int = 32,
+                 bundle: Literal["repo", "paper"] = "repo", v3: bool = True, seed: int = 0, *,
+                 lr: float = 1e-3, hidden: int = 256, relativity: float = 15.0,
+                 variant: Literal["pure", "adapted"] = "pure") -> None:
+        self.n_codes, self.d_content, self.d_style = n_codes, d_content, d_style
+        self.epochs, self.batch_size, self.bundle, self.v3 = epochs, batch_size, bundle, v3
+        self.seed, self.lr, self.hidden = seed, lr, hidden
+        self.relativity, self.variant = relativity, variant
+
+    def _validate(self) -> None:
+        check_int(self.n_codes, "n_codes", 2)
+        check_int(self.d_content, "d_content", 1)
+        check_int(self.d_style, "d_style", 1)
+        check_int(self.epochs, "epochs", 1)
+        check_int(self.batch_size, "batch_size", 2)
+        check_int(self.seed, "seed", 0)
+        check_int(self.hidden, "hidden", 8)
+        check_choice(self.bundle, "bundle", tuple(BUNDLES))
+        check_choice(self.variant, "variant", ("pure", "adapted"))
+        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
+            raise ValueError(f"lr must be positive, got {self.lr!r}")
+        if not (isinstance(self.relativity, (int, float)) and self.relativity > 0):
+            raise ValueError(f"relativity must be positive, got {self.relativity!r}")
+
+    def _build(self, fragment_shape: tuple[int, ...]) -> ContentStyleAE:
+        b = BUNDLES[self.bundle]
+        enc, dec = mlp_fragment_nets(fragment_shape, self.d_content, self.d_style, self.hidden,
+                                     seed=self.seed)
+        q = dict(decay=b["decay"], commitment=b["commitment"],
+                 dead_code_threshold=b["dead_code_threshold"])
+        return ContentStyleAE(enc, dec, self.d_content, self.d_style, self.n_codes,
+                              quantizer=q, seed=self.seed)
+
+    def fit(self, X: object, y: object = None) -> V3:
+        """Train on sequences ``X`` (B, N, *fragment), float, B >= 2, N >= 2; returns self."""
+        self._validate()
+        X = check_sequences(X)
+        b = BUNDLES[self.bundle]
+        self.fragment_shape_ = tuple(X.shape[2:])
+        model = self._build(self.fragment_shape_).to(device=X.device, dtype=X.dtype)
+        opt_cls = torch.optim.AdamW if b["optimizer"] == "adamw" else torch.optim.Adam
+        opt = opt_cls(model.parameters(), lr=self.lr, weight_decay=b["weight_decay"])
+        gen = resolve_seed(self.seed + 12345)
+        weights = {t: b["v3_weight"] for t in TERMS}
+        history = []
+        model.train()
+        for _ in range(self.epochs):
+            sums = dict(loss=0.0, recon=0.0, v3=0.0, commit=0.0)
+            batches = [i for i in shuffled_batches(X.shape[0], self.batch_size, gen, X.device)
+                       if i.numel() >= 2]
+            for idx in batches:
+                out = model(X[idx])
+                recon = nn.functional.mse_loss(out["x_hat"], X[idx])
+                loss = recon + out["commit"]
+                v3_part = torch.zeros((), dtype=X.dtype, device=X.device)
+                if self.v3:
+                    v3_part = v3_loss(out["z_c"], out["z_c_q"], out["z_s"],
+                                      relativity=self.relativity, weights=weights,
+                                      variant=self.variant).total
+                    loss = loss + v3_part
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                for k, v in (("loss", loss), ("recon", recon), ("v3", v3_part),
+                             ("commit", out["commit"])):
+                    sums[k] += float(v.detach()) / len(batches)
+            history.append(sums)
+        model.eval()
+        self.model_, self.history_ = model, history
+        return self
+
+    def _check_fitted(self, X: object) -> torch.Tensor:
+        if not hasattr(self, "model_"):
+            raise RuntimeError("this V3 is not fitted yet: call fit(X) first")
+        X = check_sequences(X, min_samples=1, min_fragments=1)
+        if tuple(X.shape[2:]) != self.fragment_shape_:
+            raise ValueError(f"X fragments must have shape {self.fragment_shape_}, "
+                             f"got {tuple(X.shape[2:])}")
+        return X
+
+    @torch.no_grad()
+    def transform(self, X: object) -> tuple[torch.Tensor, torch.Tensor]:
+        """Continuous latents ``(z_c (B, N, d_content), z_s (B, N, d_style))`` of ``X``."""
+        X = self._check_fitted(X)
+        p = next(self.model_.parameters())
+        zc, zs = self.model_.encode(X.to(device=p.device, dtype=p.dtype))
+        return zc.to(X.device), zs.to(X.device)
+
+    @torch.no_grad()
+    def predict(self, X: object) -> torch.Tensor:
+        """Content symbol of each fragment: (B, N) int64 in [0, n_codes)."""
+        zc, _ = self.transform(X)
+        return self.model_.vq.quantize(zc)
+
+    @torch.no_grad()
+    def reconstruct(self, X: object, style_from: object | None = None) -> torch.Tensor:
+        """Decode X's quantised content with its own style, or with ``style_from``'s
+        (same shape as X): the style swap."""
+        zc, zs = self.transform(X)
+        if style_from is not None:
+            _, zs = self.transform(style_from)
+            if zs.shape[:2] != zc.shape[:2]:
+                raise ValueError("style_from must have X's (B, N)")
+        zq = self.model_.vq.codebook.to(zc.dtype)[self.model_.vq.quantize(zc)]
+        return self.model_.decode(zq, zs)
+
+    @property
+    def codebook_(self) -> torch.Tensor:
+        if not hasattr(self, "model_"):
+            raise AttributeError("codebook_ exists only after fit")
+        return self.model_.vq.codebook.detach().clone()
+
+    def get_params(self) -> dict:
+        keys = ("n_codes", "d_content", "d_style", "epochs", "batch_size", "bundle", "v3",
+                "seed", "lr", "hidden", "relativity", "variant")
+        return {k: getattr(self, k) for k in keys}
+
+    def save(self, path: str | Path) -> None:
+        """Write parameters, fragment shape, weights and history to ``path`` (torch.save)."""
+        if not hasattr(self, "model_"):
+            raise RuntimeError("this V3 is not fitted yet: call fit(X) first")
+        torch.save(dict(params=self.get_params(), fragment_shape=self.fragment_shape_,
+                        state=self.model_.state_dict(), history=self.history_,
+                        dtype=str(next(self.model_.parameters()).dtype)), Path(path))
+
+    @classmethod
+    def load(cls, path: str | Path) -> V3:
+        """Read a model written by :meth:`save` (on the CPU)."""
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"path {path} is not a file")
+        try:
+            blob = torch.load(path, map_location="cpu", weights_only=True)
+            est = cls(**blob["params"])
+            est.fragment_shape_ = tuple(blob["fragment_shape"])
+            model = est._build(est.fragment_shape_)
+            model = model.to(getattr(torch, blob["dtype"].split(".")[-1]))
+            model.load_state_dict(blob["state"])
+        except (KeyError, TypeError, RuntimeError, OSError, EOFError,
+                pickle.UnpicklingError) as exc:
+            raise ValueError(f"path {path} is not a saved V3 model ({exc})") from exc
+        model.eval()
+        est.model_, est.history_ = model, list(blob["history"])
+        return est

@@ -1,0 +1,141 @@
+"""The V3 estimator, codebook accuracy, leakage report and CLI."""
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from iclr25.cli import app as root_app
+from iclr25.datasets.views import digit_sequences
+from iclr25.v3 import V3, codebook_accuracy, kmeans_codes, leakage_report
+
+
+@pytest.fixture(scope="module")
+def data():
+    return digit_sequences(24, seed=0)
+
+
+def _small(**kw):
+    return V3(epochs=1, batch_size=8, hidden=16, d_content=4, d_style=4, **kw)
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    return _small(seed=0).fit(data[0])
+
+
+def test_codebook_accuracy_relabelled_and_macro():
+    labels = torch.arange(10).repeat(3)
+    perm = torch.randperm(10, generator=torch.Generator().manual_seed(0))
+    assert codebook_accuracy(perm[labels], labels) == 1.0
+    # codes 0,0,0,1 vs labels 0,1,1,1: best matching keeps 2 of 4; macro (2/3 + 1) / 2
+    c, y = torch.tensor([0, 0, 0, 1]), torch.tensor([0, 1, 1, 1])
+    assert codebook_accuracy(c, y) == 0.5
+    assert codebook_accuracy(c, y, one_to_one=False) == pytest.approx(5 / 6)
+    assert codebook_accuracy(np.zeros(5, dtype=int), np.arange(5)) == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="codes"):
+        codebook_accuracy(torch.zeros(3, dtype=torch.long), torch.zeros(4, dtype=torch.long))
+    with pytest.raises(TypeError, match="codes"):
+        codebook_accuracy(torch.zeros(3), torch.zeros(3, dtype=torch.long))
+
+
+def test_fit_predict_transform_shapes(fitted, data):
+    X = data[0]
+    codes = fitted.predict(X)
+    zc, zs = fitted.transform(X)
+    assert codes.shape == (24, 10) and codes.dtype == torch.int64
+    assert int(codes.min()) >= 0 and int(codes.max()) < 10
+    assert zc.shape == (24, 10, 4) and zs.shape == (24, 10, 4)
+    assert fitted.codebook_.shape == (10, 4)
+    assert len(fitted.history_) == 1 and set(fitted.history_[0]) >= {"loss", "recon", "v3"}
+    assert fitted.reconstruct(X[:2], X[2:4]).shape == X[:2].shape
+
+
+def test_seed_determinism_and_input_untouched(data):
+    X = data[0]
+    X0 = X.clone()
+    a, b = _small(seed=3).fit(X), _small(seed=3).fit(X)
+    assert torch.equal(a.predict(X), b.predict(X))
+    torch.testing.assert_close(a.transform(X)[1], b.transform(X)[1])
+    assert torch.equal(X, X0)
+    state = torch.random.get_rng_state()
+    _small(seed=3).fit(X)
+    assert torch.equal(state, torch.random.get_rng_state())
+
+
+def test_float64_numpy_input_and_ablation(data):
+    X = data[0].double().numpy()
+    m = _small(seed=1, v3=False, bundle="paper").fit(X)
+    assert m.transform(X)[0].dtype == torch.float64
+    assert m.history_[0]["v3"] == 0.0
+
+
+def test_save_load_roundtrip(fitted, data, tmp_path):
+    fitted.save(tmp_path / "m.pt")
+    m = V3.load(tmp_path / "m.pt")
+    assert torch.equal(m.predict(data[0]), fitted.predict(data[0]))
+    (tmp_path / "bad.pt").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="path"):
+        V3.load(tmp_path / "bad.pt")
+
+
+def test_estimator_errors(data, fitted):
+    X = data[0]
+    with pytest.raises(RuntimeError, match="fit"):
+        V3().predict(X)
+    with pytest.raises(ValueError, match="X"):
+        _small().fit(X[:, :, 0, 0, 0])
+    with pytest.raises(ValueError, match="X"):
+        _small().fit(X[:, :1])
+    with pytest.raises(ValueError, match="X"):
+        _small().fit(X[:1])
+    bad = X.clone()
+    bad[0, 0, 0, 0, 0] = float("nan")
+    with pytest.raises(ValueError, match="X"):
+        _small().fit(bad)
+    with pytest.raises(TypeError, match="X"):
+        _small().fit((X * 255).long())
+    with pytest.raises(ValueError, match="n_codes"):
+        V3(n_codes=1).fit(X)
+    with pytest.raises(ValueError, match="bundle"):
+        V3(bundle="mine").fit(X)
+    with pytest.raises(ValueError, match="relativity"):
+        V3(relativity=0).fit(X)
+    with pytest.raises(ValueError, match="X"):
+        fitted.predict(torch.rand(2, 3, 5))
+
+
+def test_leakage_report_and_kmeans(fitted, data):
+    X, content, style = data
+    rep = leakage_report(fitted, X, content, style)
+    assert len(rep) == 8 and all(0.0 <= v <= 1.0 for v in rep.values())
+    with pytest.raises(ValueError, match="style"):
+        leakage_report(fitted, X, content, style[:3])
+    km = kmeans_codes(X, 10, seed=0)
+    assert km.shape == (24, 10) and codebook_accuracy(km, content) > 0.1
+
+
+def test_cli_fit_and_encode(tmp_path, data):
+    X = data[0].numpy()
+    np.save(tmp_path / "s.npy", X)
+    r = CliRunner()
+    res = r.invoke(root_app, ["v3", "fit", str(tmp_path / "s.npy"), "--codes", "10",
+                              "--epochs", "1", "--out", str(tmp_path / "m.pt")])
+    assert res.exit_code == 0, res.output
+    res = r.invoke(root_app, ["v3", "encode", str(tmp_path / "m.pt"), str(tmp_path / "s.npy"),
+                              "--codes-out", str(tmp_path / "c.npy")])
+    assert res.exit_code == 0, res.output
+    c = np.load(tmp_path / "c.npy")
+    assert c.shape == (24, 10) and c.dtype == np.int64
+    np.save(tmp_path / "i.npy", np.zeros((4, 3, 2), dtype=np.int64))
+    np.save(tmp_path / "f2.npy", np.zeros((4, 3), dtype=np.float32))
+    (tmp_path / "junk.npy").write_bytes(b"junk")
+    for args in (["fit", str(tmp_path / "i.npy"), "--out", str(tmp_path / "x.pt")],
+                 ["fit", str(tmp_path / "f2.npy"), "--out", str(tmp_path / "x.pt")],
+                 ["fit", str(tmp_path / "junk.npy"), "--out", str(tmp_path / "x.pt")],
+                 ["fit", str(tmp_path / "s.npy"), "--codes", "1", "--out",
+                  str(tmp_path / "x.pt")],
+                 ["encode", str(tmp_path / "m.pt"), str(tmp_path / "f2.npy"),
+                  "--codes-out", str(tmp_path / "c2.npy")]):
+        res = r.invoke(root_app, ["v3", *args])
+        assert res.exit_code == 2, (args, res.output)
