@@ -286,14 +286,16 @@ class COX:
     @torch.no_grad()
     def transform(self, X: torch.Tensor) -> torch.Tensor:
         """(m, d) OOM inputs -> (m, D) embeddings in the IM space."""
+        X = self._input(X)
         self.net_.eval()
-        return self.net_.encoder(self._input(X))
+        return self.net_.encoder(X)
 
     @torch.no_grad()
     def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
         """(m, d) -> (m, C) class probabilities of the OOM head."""
+        X = self._input(X)
         self.net_.eval()
-        return self.net_.head(self.net_.encoder(self._input(X))).softmax(1)
+        return self.net_.head(self.net_.encoder(X)).softmax(1)
 
     def predict(self, X: torch.Tensor) -> torch.Tensor:
         """(m, d) -> (m,) int64 labels."""
