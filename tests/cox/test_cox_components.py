@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import scipy.stats
 import torch
+import torch.nn.functional as F
 from torch.distributions import Normal, kl_divergence
 
 from iclr25.cox import (
@@ -154,3 +155,13 @@ def test_numpy_float64_input():
     assert entropy_discrepancy(a, a).dtype == torch.float64
     P = emergent_correspondences(a, a)
     assert P.tolist() == [[i, i] for i in range(4)]
+
+
+def test_mnn_chunked_equals_brute_force():
+    g = _g(5)
+    A, B = torch.randn(37, 4, generator=g), torch.randn(23, 4, generator=g)
+    S = F.normalize(A, dim=1) @ F.normalize(B, dim=1).T
+    fwd, bwd = S.argmax(1), S.argmax(0)
+    want = [[i, int(fwd[i])] for i in range(37) if int(bwd[fwd[i]]) == i]
+    for chunk in (1, 5, 64):
+        assert emergent_correspondences(A, B, chunk=chunk).tolist() == want

@@ -18,9 +18,21 @@ Matcher = Literal["mnn", "hungarian", "gw"]
 MATCHERS: tuple[str, ...] = ("mnn", "hungarian", "gw")
 
 
-def _nn_argmax(A: torch.Tensor, B: torch.Tensor, chunk: int) -> torch.Tensor:
-    """For each row of A, the index of its most cosine-similar row of B, O(chunk * n) memory."""
-    return torch.cat([(a @ B.T).argmax(1) for a in A.split(chunk)])
+def _nn_both(A: torch.Tensor, B: torch.Tensor, chunk: int
+             ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Nearest row of B for each row of A and of A for each row of B, from one pass of
+    (chunk, m) similarity blocks: O(chunk * m) memory, one matrix product in all."""
+    fwd = torch.empty(len(A), dtype=torch.long, device=A.device)
+    best = torch.full((len(B),), -float("inf"), dtype=A.dtype, device=A.device)
+    bwd = torch.zeros(len(B), dtype=torch.long, device=A.device)
+    for start in range(0, len(A), chunk):
+        S = A[start:start + chunk] @ B.T
+        fwd[start:start + chunk] = S.argmax(1)
+        v, i = S.max(0)
+        better = v > best
+        best = torch.where(better, v, best)
+        bwd = torch.where(better, i + start, bwd)
+    return fwd, bwd
 
 
 def emergent_correspondences(Z_im: torch.Tensor, Z_oom: torch.Tensor,
@@ -63,8 +75,7 @@ def emergent_correspondences(Z_im: torch.Tensor, Z_oom: torch.Tensor,
                          f"method={method!r} needs one width")
     An, Bn = F.normalize(A.float(), dim=1), F.normalize(B.to(A.device).float(), dim=1)
     if method == "mnn":
-        fwd = _nn_argmax(An, Bn, chunk)  # im -> oom
-        bwd = _nn_argmax(Bn, An, chunk)  # oom -> im
+        fwd, bwd = _nn_both(An, Bn, chunk)  # im -> oom, oom -> im
         im = torch.arange(len(A), device=A.device)
         keep = bwd[fwd] == im
         return torch.stack([im[keep], fwd[keep]], 1)
