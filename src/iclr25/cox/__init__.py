@@ -1,0 +1,32 @@
+"""COX: learn an out-of-modal (OOM) encoder from few or no cross-modal pairs through aligned,
+labelled in-modal (IM) embeddings (Huang et al., ICLR 2025)."""
+
+from iclr25.claims import Paper
+from iclr25.cox.explore import entropy_discrepancy, prior_kl, select_agreement
+from iclr25.cox.match import MATCHERS, emergent_correspondences, match_purity
+from iclr25.cox.model import COX
+from iclr25.cox.vib import VIB, VIBLoss, vib_loss
+
+PAPER = Paper(
+    number=15,
+    short="cox",
+    title="Towards Out-of-Modal Generalization without Instance-level Modal Correspondence",
+    authors="Zhuo Huang, Gang Niu, Bo Han, Masashi Sugiyama, Tongliang Liu",
+    arxiv=None,  # not verified offline
+    openreview=None,  # not verified offline
+    code="zhuohuangai/Out-of-Modal-Generalization",
+)
+
+__all__ = [
+    "COX",
+    "MATCHERS",
+    "PAPER",
+    "VIB",
+    "VIBLoss",
+    "emergent_correspondences",
+    "entropy_discrepancy",
+    "match_purity",
+    "prior_kl",
+    "select_agreement",
+    "vib_loss",
+]

@@ -1,0 +1,111 @@
+"""``iclr25 cox fit --oom X.npy --im A.npy --im-labels ya.csv [--pairs p.csv --labels y.csv]
+--out m.pt`` and ``iclr25 cox predict m.pt X.npy``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+
+app = typer.Typer(help="COX: out-of-modal generalisation from few or no pairs (ICLR 2025).",
+                  no_args_is_help=True, add_completion=False)
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+def _read(path: Path, what: str, *, integer: bool = False) -> np.ndarray:
+    """A numeric array from .npy or .csv, checked before any work."""
+    if not path.is_file():
+        _fail(f"{what}: no such file {path}")
+    try:
+        if path.suffix == ".npy":
+            X = np.load(path, allow_pickle=False)
+        elif path.suffix == ".csv":
+            X = np.loadtxt(path, delimiter=",", ndmin=2 if not integer else 1)
+        else:
+            _fail(f"{what}: expected a .npy or .csv file, got {path.name!r}")
+    except (OSError, ValueError) as exc:
+        _fail(f"{what}: unreadable {path} ({exc})")
+    X = np.asarray(X)
+    if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
+        _fail(f"{what}: {path} must hold finite numbers")
+    if integer:
+        if not np.array_equal(X, np.round(X)):
+            _fail(f"{what}: {path} must hold integers")
+        return X.astype(np.int64)
+    return X.astype(np.float32)
+
+
+@app.command()
+def fit(
+    oom: Path = typer.Option(..., "--oom", help="OOM inputs (n, d), .npy or .csv."),
+    im: list[Path] = typer.Option(..., "--im", help="IM embeddings (m, D); repeat per modality."),
+    im_labels: list[Path] = typer.Option(..., "--im-labels",
+                                         help="IM labels (m,): once, or once per --im."),
+    pairs: Path = typer.Option(None, "--pairs", help="2-column int CSV (im_row, oom_row)."),
+    labels: Path = typer.Option(None, "--labels", help="OOM labels (n,), -1 = unlabelled."),
+    out: Path = typer.Option(..., "--out", help="Where to write the model (.pt)."),
+    n_classes: int = typer.Option(None, "--n-classes", help="Classes (default: max label + 1)."),
+    steps: int = typer.Option(800, "--steps", help="Optimisation steps."),
+    seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
+) -> None:
+    """Fit COX and save it."""
+    from iclr25.cox.model import COX
+
+    if len(im_labels) not in (1, len(im)):
+        _fail(f"--im-labels: give it once or once per --im ({len(im)}), got {len(im_labels)}")
+    if steps < 1 or seed < 0:
+        _fail("--steps must be >= 1 and --seed >= 0")
+    if not out.parent.exists():
+        _fail(f"--out: directory {out.parent} does not exist")
+    X = _read(oom, "--oom")
+    Zs = [_read(p, "--im") for p in im]
+    Ys = [_read(p, "--im-labels", integer=True).reshape(-1) for p in im_labels]
+    Ys = Ys * len(Zs) if len(Ys) == 1 else Ys
+    P = _read(pairs, "--pairs", integer=True) if pairs is not None else None
+    if P is not None and (P.ndim != 2 or P.shape[1] != 2):
+        _fail(f"--pairs: expected 2 columns, got shape {P.shape}")
+    y = _read(labels, "--labels", integer=True).reshape(-1) if labels is not None else None
+    C = n_classes if n_classes is not None else int(max(
+        [int(v.max()) for v in Ys] + ([int(y.max())] if y is not None else []))) + 1
+    names = [f"im{i}" for i in range(len(Zs))]
+    try:
+        model = COX(C, steps=steps, seed=seed).fit(
+            X, dict(zip(names, Zs, strict=True)), dict(zip(names, Ys, strict=True)),
+            pairs=P, y_oom=y)
+    except (ValueError, TypeError, ImportError) as exc:
+        _fail(str(exc))
+    model.save(out)
+    typer.echo(f"wrote {out} ({len(model.correspondences_)} correspondences)")
+
+
+@app.command()
+def predict(
+    model: Path = typer.Argument(..., help="A model written by `iclr25 cox fit`."),
+    X: Path = typer.Argument(..., help="OOM inputs (n, d), .npy or .csv."),
+    out: Path = typer.Option(None, "--out", help="Write labels here (.npy/.csv); else stdout."),
+) -> None:
+    """Predict OOM labels with a fitted model."""
+    from iclr25.cox.model import COX
+
+    if out is not None and out.suffix not in (".npy", ".csv"):
+        _fail(f"--out must end in .npy or .csv, got {out.name!r}")
+    try:
+        m = COX.load(model)
+    except ValueError as exc:
+        _fail(str(exc))
+    Xa = _read(X, "X")
+    try:
+        y = m.predict(Xa).cpu().numpy()
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+    if out is None:
+        typer.echo("\n".join(map(str, y.tolist())))
+    elif out.suffix == ".npy":
+        np.save(out, y)
+    else:
+        np.savetxt(out, y, fmt="%d", delimiter=",")

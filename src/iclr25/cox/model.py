@@ -1,0 +1,337 @@
+"""The COX estimator: connect (VIB from each IM embedding to the OOM encoder), then explore
+(pseudo-labels where the IM heads agree on OOM embeddings; a prior KL elsewhere), with created
+correspondences when no pairs are given (paper Sec. 4, Alg. 1)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr25._checks import as_tensor, check_int, check_range, check_tensor, resolve_seed
+from iclr25._train import seeded_mlp
+from iclr25.cox.explore import prior_kl, select_agreement
+from iclr25.cox.match import emergent_correspondences
+from iclr25.cox.vib import VIB, vib_loss
+
+__all__ = ["COX"]
+
+_ROUNDS = 5  # connect / re-match rounds when no pairs are given (the issue's setting)
+_GW_ROWS = 400  # rows per side of the entropic-GW bootstrap
+
+
+class _Net(nn.Module):
+    def __init__(self, d_oom: int, dim: int, n_classes: int, names: list[str], bottleneck: int,
+                 hidden: int, seed: int) -> None:
+        super().__init__()
+        self.encoder = seeded_mlp([d_oom, hidden, dim], seed=seed)
+        self.head = seeded_mlp([dim, n_classes], seed=seed + 1)
+        self.im_heads = nn.ModuleDict({m: seeded_mlp([dim, n_classes], seed=seed + 2 + i)
+                                       for i, m in enumerate(names)})
+        self.vibs = nn.ModuleDict({m: VIB(dim, bottleneck, hidden, seed=seed + 100 + i)
+                                   for i, m in enumerate(names)})
+
+
+class COX:
+    """Out-of-modal generalisation: learn an OOM encoder and classifier from few (or no)
+    cross-modal pairs, through frozen, aligned IM embeddings with labels.
+
+    Args:
+        n_classes: number of classes C.
+        bottleneck: VIB bottleneck width. beta: VIB KL weight (0 = released code).
+        k: agreement pseudo-labels per step. min_confidence: IM-head confidence floor, (0, 1).
+        kl_weight: weight of :func:`prior_kl` on disagreement rows (0 disables it).
+        warmup: fraction of steps before exploring, in [0, 1] (1 = connect only).
+        steps: optimisation steps. seed: int seed for weights, batches and sampling.
+        hidden: width of the OOM encoder and VIB hidden layers. batch_size: rows per stream.
+        lr: AdamW learning rate.
+
+    Attributes (after fit):
+        net_: the trained networks. correspondences_: (P, 2) ``(im_row, oom_row)`` used last
+        (given pairs, or the created ones). history_: per-round purity-free statistics.
+
+    Examples:
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> Z = torch.nn.functional.normalize(torch.randn(40, 8, generator=g), dim=1)
+        >>> y = torch.arange(40) % 2
+        >>> X = Z @ torch.randn(8, 6, generator=g)
+        >>> y_oom = torch.where(torch.arange(40) < 10, y, -1)
+        >>> pairs = torch.stack([torch.arange(10), torch.arange(10)], 1)
+        >>> m = COX(2, steps=20, hidden=32, bottleneck=8).fit(X, im={"a": Z}, im_labels={"a": y},
+        ...                                                   pairs=pairs, y_oom=y_oom)
+        >>> m.predict(X).shape
+        torch.Size([40])
+    """
+
+    def __init__(self, n_classes: int, bottleneck: int = 256, beta: float = 0.0, k: int = 8,
+                 min_confidence: float = 0.8, kl_weight: float = 1.0, warmup: float = 0.1,
+                 steps: int = 800, seed: int = 0, *, hidden: int = 256, batch_size: int = 128,
+                 lr: float = 1e-3) -> None:
+        self.n_classes = n_classes
+        self.bottleneck = bottleneck
+        self.beta = beta
+        self.k = k
+        self.min_confidence = min_confidence
+        self.kl_weight = kl_weight
+        self.warmup = warmup
+        self.steps = steps
+        self.seed = seed
+        self.hidden = hidden
+        self.batch_size = batch_size
+        self.lr = lr
+
+    def get_params(self, deep: bool = True) -> dict[str, object]:
+        """The constructor's arguments (scikit-learn convention)."""
+        return {k: getattr(self, k) for k in (
+            "n_classes", "bottleneck", "beta", "k", "min_confidence", "kl_weight", "warmup",
+            "steps", "seed", "hidden", "batch_size", "lr")}
+
+    def set_params(self, **params: object) -> COX:
+        for k, v in params.items():
+            if k not in self.get_params():
+                raise ValueError(f"unknown parameter {k!r}")
+            setattr(self, k, v)
+        return self
+
+    def _check_params(self) -> None:
+        check_int(self.n_classes, "n_classes", 2)
+        check_int(self.bottleneck, "bottleneck", 1)
+        check_range(self.beta, "beta", 0)
+        check_int(self.k, "k", 1)
+        check_range(self.min_confidence, "min_confidence", 0, 1, low_open=True, high_open=True)
+        check_range(self.kl_weight, "kl_weight", 0)
+        check_range(self.warmup, "warmup", 0, 1)
+        check_int(self.steps, "steps", 1)
+        check_int(self.seed, "seed", 0)
+        check_int(self.hidden, "hidden", 1)
+        check_int(self.batch_size, "batch_size", 1)
+        check_range(self.lr, "lr", 0, low_open=True)
+
+    # ------------------------------------------------------------------ validation
+    def _validate(self, X_oom, im, im_labels, pairs, y_oom):  # noqa: ANN001, ANN202
+        self._check_params()
+        X = as_tensor(X_oom, "X_oom", ndim=2)
+        if not X.is_floating_point():
+            X = X.float()
+        if not isinstance(im, Mapping) or not im:
+            raise TypeError("im must be a non-empty dict {name: (n, D) embeddings}")
+        if not isinstance(im_labels, Mapping) or set(im_labels) != set(im):
+            raise ValueError("im_labels must be a dict with the same keys as im")
+        names = sorted(im)
+        Z = {m: as_tensor(im[m], f"im[{m!r}]", ndim=2, dtype=X.dtype, device=X.device)
+             for m in names}
+        n_im, dim = Z[names[0]].shape
+        for m in names:
+            if Z[m].shape != (n_im, dim):
+                raise ValueError(f"im[{m!r}] has shape {tuple(Z[m].shape)}, expected "
+                                 f"({n_im}, {dim}): IM modalities share rows and width")
+        Y = {}
+        for m in names:
+            t = check_tensor(im_labels[m], f"im_labels[{m!r}]", ndim=1, integer=True)
+            t = t.long().to(X.device)
+            if len(t) != n_im:
+                raise ValueError(f"im_labels[{m!r}] has {len(t)} labels but im has {n_im} rows")
+            if int(t.min()) < 0 or int(t.max()) >= self.n_classes:
+                raise ValueError(f"im_labels[{m!r}] must lie in [0, {self.n_classes})")
+            Y[m] = t
+        if y_oom is None:
+            yo = torch.full((len(X),), -1, dtype=torch.long, device=X.device)
+        else:
+            yo = check_tensor(y_oom, "y_oom", ndim=1, integer=True).long().to(X.device)
+            if len(yo) != len(X):
+                raise ValueError(f"y_oom has {len(yo)} labels but X_oom has {len(X)} rows")
+            if int(yo.min()) < -1 or int(yo.max()) >= self.n_classes:
+                raise ValueError(f"y_oom must lie in [-1, {self.n_classes}) (-1 = unlabelled)")
+        P = None
+        if pairs is not None:
+            P = check_tensor(pairs, "pairs", ndim=2, integer=True).long().to(X.device)
+            if P.shape[1] != 2:
+                raise ValueError(f"pairs must be (P, 2) (im_row, oom_row), got {tuple(P.shape)}")
+            if int(P[:, 0].min()) < 0 or int(P[:, 0].max()) >= n_im:
+                raise ValueError(f"pairs[:, 0] must index im rows in [0, {n_im})")
+            if int(P[:, 1].min()) < 0 or int(P[:, 1].max()) >= len(X):
+                raise ValueError(f"pairs[:, 1] must index X_oom rows in [0, {len(X)})")
+            if torch.unique(P[:, 1]).numel() != len(P):
+                raise ValueError("pairs must not repeat an OOM row")
+            if y_oom is None or not bool((yo >= 0).any()):
+                raise ValueError("pairs given without any label: pass y_oom with labelled rows")
+        return X, names, Z, Y, yo, P
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X_oom: torch.Tensor, im: Mapping[str, torch.Tensor],
+            im_labels: Mapping[str, torch.Tensor], pairs: torch.Tensor | None = None,
+            y_oom: torch.Tensor | None = None) -> COX:
+        """Train on OOM rows, IM embeddings with labels, and optional pairs / OOM labels.
+
+        Args:
+            X_oom: (m, d) OOM inputs. im: {name: (n, D)} frozen, aligned IM embeddings
+                (rows shared across modalities). im_labels: {name: (n,)} int labels.
+            pairs: (P, 2) ``(im_row, oom_row)`` correspondences, or None: then they are
+                bootstrapped from ``"gw"`` matches (POT) and re-matched with ``"mnn"`` for
+                5 rounds.
+            y_oom: (m,) OOM labels, -1 = unlabelled, or None.
+
+        Returns:
+            self.
+
+        Raises:
+            ValueError/TypeError: bad shapes, NaN/inf, labels out of range, pairs out of range
+                or repeating an OOM row, pairs without labels, bad hyper-parameters.
+            ImportError: no pairs and no POT.
+        """
+        X, names, Z, Y, yo, P = self._validate(X_oom, im, im_labels, pairs, y_oom)
+        dim = Z[names[0]].shape[1]
+        self.net_ = _Net(X.shape[1], dim, self.n_classes, names, self.bottleneck, self.hidden,
+                         self.seed).to(device=X.device, dtype=X.dtype)
+        self.names_, self.dim_, self.d_oom_ = names, dim, X.shape[1]
+        counts = torch.bincount(Y[names[0]], minlength=self.n_classes).to(X.dtype)
+        self.prior_ = counts / counts.sum()
+        gen = resolve_seed(self.seed)
+        opt = torch.optim.AdamW(self.net_.parameters(), lr=self.lr, weight_decay=1e-4,
+                                betas=(0.9, 0.95))
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps, self.lr / 50)
+        self.history_ = []
+        if P is not None:
+            self.correspondences_ = P
+            self._train(X, Z, Y, yo, P, 0, self.steps, opt, sched, gen)
+        else:
+            z_im = torch.cat([Z[m] for m in names], 1)
+            # entropic GW is O(n^2) per iteration: bootstrap on a seeded subsample
+            ri = torch.randperm(len(z_im), generator=gen)[:_GW_ROWS].to(X.device)
+            ro = torch.randperm(len(X), generator=gen)[:_GW_ROWS].to(X.device)
+            P = emergent_correspondences(z_im[ri], X[ro], "gw")
+            P = torch.stack([ri[P[:, 0]], ro[P[:, 1]]], 1)
+            self.history_.append(P.clone())
+            per = [self.steps * r // _ROUNDS for r in range(_ROUNDS + 1)]
+            for r in range(_ROUNDS):
+                self._train(X, Z, Y, yo, P, per[r], per[r + 1], opt, sched, gen)
+                P = self._rematch(X, Z)
+                self.history_.append(P.clone())
+            self.correspondences_ = P
+        self.net_.eval()
+        return self
+
+    @torch.no_grad()
+    def _rematch(self, X: torch.Tensor, Z: dict[str, torch.Tensor]) -> torch.Tensor:
+        self.net_.eval()
+        pred = torch.stack([self.net_.vibs[m](Z[m])[0] for m in self.names_]).mean(0)
+        return emergent_correspondences(pred, self.net_.encoder(X), "mnn")
+
+    def _train(self, X, Z, Y, yo, P, start, stop, opt, sched, gen) -> None:  # noqa: ANN001
+        net, b = self.net_, self.batch_size
+        n_im, dev = len(Z[self.names_[0]]), X.device
+        lab = torch.nonzero(yo >= 0).flatten()
+        unl = torch.nonzero(yo < 0).flatten()
+        explore_from = int(math.ceil(self.warmup * self.steps))
+
+        def draw(n: int) -> torch.Tensor:
+            return torch.randint(0, n, (min(b, n),), generator=gen).to(dev)
+
+        net.train()
+        for step in range(start, stop):
+            loss = X.new_zeros(())
+            if len(lab):
+                i = lab[draw(len(lab))]
+                loss = loss + F.cross_entropy(net.head(net.encoder(X[i])), yo[i])
+            j = draw(n_im)
+            for m in self.names_:
+                loss = loss + 0.5 * F.cross_entropy(net.im_heads[m](Z[m][j]), Y[m][j])
+            if len(P):
+                p = P[draw(len(P))]
+                h = net.encoder(X[p[:, 1]])
+                for m in self.names_:
+                    pred, mu, logvar = net.vibs[m](Z[m][p[:, 0]], generator=gen)
+                    loss = loss + vib_loss(pred, h, mu, logvar, self.beta)
+            if step >= explore_from and len(unl):
+                u = unl[draw(len(unl))]
+                h = net.encoder(X[u])
+                logits = [net.im_heads[m](h) for m in self.names_]
+                if len(logits) == 1:
+                    logits = logits * 2
+                idx, pseudo = select_agreement([lg.detach() for lg in logits], self.k,
+                                               self.min_confidence)
+                oom = net.head(h)
+                if len(idx):
+                    loss = loss + F.cross_entropy(oom[idx], pseudo)
+                if self.kl_weight > 0:
+                    rest = torch.ones(len(u), dtype=torch.bool, device=dev)
+                    rest[idx] = False
+                    if bool(rest.any()):
+                        loss = loss + self.kl_weight * prior_kl(oom[rest], self.prior_)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            sched.step()
+
+    # ------------------------------------------------------------------ inference
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "net_"):
+            raise RuntimeError("COX is not fitted: call fit first")
+
+    def _input(self, X: object) -> torch.Tensor:
+        self._check_fitted()
+        p = next(self.net_.parameters())
+        X = as_tensor(X, "X", ndim=2, dtype=p.dtype, device=p.device)
+        if X.shape[1] != self.d_oom_:
+            raise ValueError(f"X must have {self.d_oom_} columns, got {X.shape[1]}")
+        return X
+
+    @torch.no_grad()
+    def transform(self, X: torch.Tensor) -> torch.Tensor:
+        """(m, d) OOM inputs -> (m, D) embeddings in the IM space."""
+        X = self._input(X)
+        self.net_.eval()
+        return self.net_.encoder(X)
+
+    @torch.no_grad()
+    def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
+        """(m, d) -> (m, C) class probabilities of the OOM head."""
+        X = self._input(X)
+        self.net_.eval()
+        return self.net_.head(self.net_.encoder(X)).softmax(1)
+
+    def predict(self, X: torch.Tensor) -> torch.Tensor:
+        """(m, d) -> (m,) int64 labels."""
+        return self.predict_proba(X).argmax(1)
+
+    def score(self, X: torch.Tensor, y: torch.Tensor) -> float:
+        """Accuracy in [0, 1]."""
+        yt = torch.as_tensor(y).to(self.predict(X).device)
+        return float((self.predict(X) == yt).double().mean())
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike) -> None:
+        """Write parameters and weights to ``path`` (torch.save)."""
+        self._check_fitted()
+        torch.save({"params": self.get_params(), "names": self.names_, "dim": self.dim_,
+                    "d_oom": self.d_oom_, "state": self.net_.state_dict(),
+                    "prior": self.prior_, "pairs": self.correspondences_}, Path(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> COX:
+        """Read a model written by :meth:`save` (on the CPU)."""
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"path: no such file {p}")
+        try:
+            d = torch.load(p, map_location="cpu", weights_only=True)
+        except Exception as exc:  # noqa: BLE001
+            raise ValueError(f"path: unreadable COX model {p} ({exc})") from None
+        m = cls(**d["params"])
+        m.names_, m.dim_, m.d_oom_ = d["names"], d["dim"], d["d_oom"]
+        dtype = next(iter(d["state"].values())).dtype
+        m.net_ = _Net(m.d_oom_, m.dim_, m.n_classes, m.names_, m.bottleneck, m.hidden,
+                      m.seed).to(dtype=dtype)
+        m.net_.load_state_dict(d["state"])
+        m.net_.eval()
+        m.prior_, m.correspondences_ = d["prior"], d["pairs"]
+        return m
+
+

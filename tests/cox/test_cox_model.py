@@ -1,0 +1,126 @@
+"""The COX estimator: fit with and without pairs, determinism, save/load, error paths."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from iclr25.cox import COX
+
+
+def _toy(n=60, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    centers = F.normalize(torch.randn(3, 8, generator=g), dim=1)
+    y = torch.arange(n) % 3
+    Z = F.normalize(centers[y] + 0.1 * torch.randn(n, 8, generator=g), dim=1)
+    X = torch.tanh(Z @ torch.randn(8, 6, generator=g)) + 0.05 * torch.randn(n, 6, generator=g)
+    y_oom = torch.where(torch.arange(n) < 15, y, -1)
+    pairs = torch.stack([torch.arange(15), torch.arange(15)], 1)
+    return X, {"a": Z, "b": Z.flip(1)}, {"a": y, "b": y}, pairs, y_oom, y
+
+
+def _model(**kw):
+    return COX(3, **{"bottleneck": 4, "hidden": 16, "steps": 30, "batch_size": 16,
+                     "min_confidence": 0.5, **kw})
+
+
+def test_fit_predict_shapes_and_learns():
+    X, im, lab, pairs, y_oom, y = _toy()
+    m = _model(steps=150).fit(X, im, lab, pairs=pairs, y_oom=y_oom)
+    assert m.predict(X).dtype == torch.int64 and m.predict(X).shape == (60,)
+    p = m.predict_proba(X)
+    assert p.shape == (60, 3) and torch.allclose(p.sum(1), torch.ones(60))
+    assert m.transform(X).shape == (60, 8)
+    assert m.score(X, y) > 0.6
+    assert torch.equal(m.correspondences_, pairs)
+
+
+def test_seeded_determinism_and_no_mutation():
+    X, im, lab, pairs, y_oom, _ = _toy()
+    copies = [X.clone(), im["a"].clone(), pairs.clone(), y_oom.clone()]
+    a = _model().fit(X, im, lab, pairs=pairs, y_oom=y_oom).predict_proba(X)
+    b = _model().fit(X, im, lab, pairs=pairs, y_oom=y_oom).predict_proba(X)
+    assert torch.equal(a, b)
+    c = _model(seed=1).fit(X, im, lab, pairs=pairs, y_oom=y_oom).predict_proba(X)
+    assert not torch.equal(a, c)
+    for before, now in zip(copies, [X, im["a"], pairs, y_oom], strict=True):
+        assert torch.equal(before, now)
+
+
+def test_float64_numpy_input():
+    X, im, lab, pairs, y_oom, _ = _toy()
+    m = _model(steps=5).fit(X.double().numpy(), {k: v.double().numpy() for k, v in im.items()},
+                            {k: v.numpy() for k, v in lab.items()}, pairs=pairs.numpy(),
+                            y_oom=y_oom.numpy())
+    assert m.predict_proba(X.double()).dtype == torch.float64
+
+
+def test_fit_without_pairs_creates_correspondences():
+    pytest.importorskip("ot")
+    X, im, lab, _, _, _ = _toy()
+    m = _model(steps=10).fit(X, im, lab)
+    P = m.correspondences_
+    assert P.ndim == 2 and P.shape[1] == 2 and len(m.history_) == 6
+    assert torch.unique(P[:, 1]).numel() == len(P)
+
+
+def test_save_load_roundtrip(tmp_path):
+    X, im, lab, pairs, y_oom, _ = _toy()
+    m = _model(steps=5).fit(X, im, lab, pairs=pairs, y_oom=y_oom)
+    m.save(tmp_path / "m.pt")
+    m2 = COX.load(tmp_path / "m.pt")
+    assert torch.equal(m.predict_proba(X), m2.predict_proba(X))
+    assert m2.get_params() == m.get_params()
+    (tmp_path / "bad.pt").write_text("not a model")
+    with pytest.raises(ValueError, match="path"):
+        COX.load(tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="path"):
+        COX.load(tmp_path / "missing.pt")
+
+
+def test_sklearn_clone():
+    from sklearn.base import clone
+    m = clone(_model(beta=0.5))
+    assert m.beta == 0.5 and not hasattr(m, "net_")
+
+
+def test_n_classes_checked():
+    X, im, lab, pairs, y_oom, _ = _toy()
+    with pytest.raises(ValueError, match="n_classes"):
+        COX(1).fit(X, im, lab, pairs=pairs, y_oom=y_oom)
+
+
+def test_predict_before_fit():
+    with pytest.raises(RuntimeError, match="fit"):
+        _model().predict(torch.zeros(2, 6))
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda a: a.update(X=torch.zeros(60)), "X_oom"),
+    (lambda a: a["X"].__setitem__((0, 0), float("nan")), "X_oom"),
+    (lambda a: a.update(lab={"a": a["lab"]["a"][:-1], "b": a["lab"]["b"]}), "im_labels"),
+    (lambda a: a.update(lab={"a": a["lab"]["a"]}), "im_labels"),
+    (lambda a: a.update(pairs=torch.tensor([[0, 99]])), "pairs"),
+    (lambda a: a.update(pairs=torch.tensor([[0, 1], [2, 1]])), "pairs"),
+    (lambda a: a.update(pairs=torch.tensor([[-1, 1]])), "pairs"),
+    (lambda a: a.update(y_oom=torch.full((60,), 3)), "y_oom"),
+    (lambda a: a.update(y_oom=torch.full((60,), -2)), "y_oom"),
+    (lambda a: a.update(y_oom=None), "label"),
+    (lambda a: a.update(im={"a": a["im"]["a"], "b": a["im"]["b"][:, :4]}), "im"),
+])
+def test_bad_input(change, match):
+    X, im, lab, pairs, y_oom, _ = _toy()
+    args = {"X": X.clone(), "im": im, "lab": lab, "pairs": pairs, "y_oom": y_oom}
+    change(args)
+    with pytest.raises((ValueError, TypeError), match=match):
+        _model().fit(args["X"], args["im"], args["lab"], pairs=args["pairs"], y_oom=args["y_oom"])
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"beta": -1.0}, "beta"), ({"k": 0}, "k"), ({"min_confidence": 0.0}, "min_confidence"),
+    ({"min_confidence": 1.0}, "min_confidence"), ({"warmup": 1.5}, "warmup"),
+    ({"steps": 0}, "steps"), ({"kl_weight": -0.5}, "kl_weight"),
+])
+def test_bad_params(kw, match):
+    X, im, lab, pairs, y_oom, _ = _toy()
+    with pytest.raises(ValueError, match=match):
+        _model(**kw).fit(X, im, lab, pairs=pairs, y_oom=y_oom)
