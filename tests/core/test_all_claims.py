@@ -41,7 +41,7 @@ def test_claim_runs_at_quick_scale(cid, figure_dir):
     result = claims.judge(c, evidence, record)
     assert result.status in ("holds", "fails"), result.error
     assert math.isfinite(result.measured)
-    assert c.paper_figure and c.unit and c.sentence.endswith(".")
+    assert c.paper_figure and c.unit and c.sentence
     for path in record.figures:
         with open(path, "rb") as f:
             assert f.read(4) == b"\x89PNG"
