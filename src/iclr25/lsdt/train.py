@@ -9,6 +9,7 @@ return that is decreased by the rewards received.
 from __future__ import annotations
 
 import math
+import pickle
 from dataclasses import dataclass
 
 import numpy as np
@@ -225,6 +226,7 @@ def load(path, *, map_location: str | torch.device = "cpu") -> LongShortDecision
         blob = torch.load(path, map_location=map_location, weights_only=True)
         model = LongShortDecisionTransformer(**blob["config"])
         model.load_state_dict(blob["state_dict"])
-    except (OSError, KeyError, RuntimeError, TypeError, EOFError) as exc:
+    except (OSError, KeyError, RuntimeError, TypeError, EOFError,
+            pickle.UnpicklingError) as exc:
         raise ValueError(f"path {str(path)!r} is not a saved LSDT model ({exc})") from None
     return model.eval()
