@@ -215,13 +215,13 @@ def test_train_deterministic_evaluate_save_load(tmp_path):
     assert torch.equal(torch.get_rng_state(), state)      # global RNG untouched
     ev = evaluate(m1, DELAYED_CUE_ID, target_return=1.0, n_episodes=4, seed=0, horizon=3)
     assert ev.returns.shape == (4,) and 0.0 <= ev.mean_return <= 1.0
-    save(m1, tmp_path / "m.pt")
-    m3 = load(tmp_path / "m.pt")
+    save(m1, tmp_path / "m.safetensors")
+    m3 = load(tmp_path / "m.safetensors")
     r, s, a, t = _inputs(K=3)
     torch.testing.assert_close(m3(r, s, a, t), m1(r, s, a, t))
-    (tmp_path / "bad.pt").write_text("nope")
+    (tmp_path / "bad.safetensors").write_text("nope")
     with pytest.raises(ValueError, match="path"):
-        load(tmp_path / "bad.pt")
+        load(tmp_path / "bad.safetensors")
 
 
 def test_train_and_evaluate_errors():
@@ -237,3 +237,32 @@ def test_train_and_evaluate_errors():
         train(m, {"observations": 1}, steps=1)
     with pytest.raises(ValueError, match="env_id"):
         evaluate(m, "Pendulum-v1", target_return=0.0, n_episodes=1)
+
+
+def test_cli_data_train_evaluate(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.datasets.control import OfflineDataset
+    from iclr25.lsdt.cli import app
+
+    runner = CliRunner()
+    d = tmp_path / "d.npz"
+    r = runner.invoke(app, ["data", "--env", DELAYED_CUE_ID, "--n-episodes", "8",
+                            "--horizon", "3", "--out", str(d)])
+    assert r.exit_code == 0, r.output
+    assert OfflineDataset.load(d).n_episodes == 8
+    p = tmp_path / "m.safetensors"
+    r = runner.invoke(app, ["train", str(d), "--hidden", "16", "--n-blocks", "1", "--context",
+                            "3", "--steps", "2", "--rtg-scale", "1", "--out", str(p)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--env", DELAYED_CUE_ID, "--target-return",
+                            "1", "--n-episodes", "2"])
+    assert r.exit_code == 0 and "mean return" in r.output, r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--env", "Pendulum-v1", "--target-return", "0"])
+    assert r.exit_code == 2 and "env_id" in r.output
+    bad = runner.invoke(app, ["train", str(d), "--conv-ratio", "2", "--out", str(p)])
+    assert bad.exit_code == 2 and "conv_ratio" in bad.output
+    bad = runner.invoke(app, ["train", str(tmp_path / "nope.npz"), "--out", str(p)])
+    assert bad.exit_code == 2 and "path" in bad.output
+    bad = runner.invoke(app, ["data", "--quality", "great", "--out", str(d)])
+    assert bad.exit_code == 2 and "quality" in bad.output

@@ -8,13 +8,16 @@ return that is decreased by the rewards received.
 
 from __future__ import annotations
 
+import json
 import math
-import pickle
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import load_file, save_file
 
 from iclr25._checks import check_int, check_range, resolve_seed
 from iclr25._optional import require
@@ -211,22 +214,36 @@ def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return:
     return EvalResult(total.float(), float(total.mean()))
 
 
-def save(model: LongShortDecisionTransformer, path) -> None:
-    """Write the model's config and weights (incl. normalisation buffers) with ``torch.save``."""
-    torch.save({"config": model.config, "state_dict": model.state_dict()}, path)
-
-
-def load(path, *, map_location: str | torch.device = "cpu") -> LongShortDecisionTransformer:
-    """Read a model written by :func:`save`.
+def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
+    """Write weights (incl. normalisation buffers) and config (metadata) to ``.safetensors``.
 
     Raises:
-        ValueError: unreadable file or missing keys.
+        ValueError: ``path`` does not end in ``.safetensors``.
     """
+    path = Path(path)
+    if path.suffix != ".safetensors":
+        raise ValueError(f"path must end in .safetensors, got {path.name!r}")
+    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    save_file(tensors, str(path), metadata={"config": json.dumps(model.config)})
+    return path
+
+
+def load(path: str | Path, *, device: str | torch.device = "cpu"
+         ) -> LongShortDecisionTransformer:
+    """Read a model written by :func:`save`, in eval mode.
+
+    Raises:
+        ValueError: missing or unreadable file, or missing config/weights.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path {str(path)!r} does not exist")
     try:
-        blob = torch.load(path, map_location=map_location, weights_only=True)
-        model = LongShortDecisionTransformer(**blob["config"])
-        model.load_state_dict(blob["state_dict"])
-    except (OSError, KeyError, RuntimeError, TypeError, EOFError,
-            pickle.UnpicklingError) as exc:
+        with safe_open(str(path), framework="pt") as f:
+            config = json.loads((f.metadata() or {})["config"])
+        model = LongShortDecisionTransformer(**config)
+        model.load_state_dict(load_file(str(path)))
+    except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,
+            json.JSONDecodeError) as exc:
         raise ValueError(f"path {str(path)!r} is not a saved LSDT model ({exc})") from None
-    return model.eval()
+    return model.to(device).eval()
