@@ -266,3 +266,14 @@ def test_cli_data_train_evaluate(tmp_path):
     assert bad.exit_code == 2 and "path" in bad.output
     bad = runner.invoke(app, ["data", "--quality", "great", "--out", str(d)])
     assert bad.exit_code == 2 and "quality" in bad.output
+
+
+def test_missing_rl_extra_names_the_install():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['gymnasium'] = None\n"
+            "try:\n    import iclr25.lsdt\nexcept ImportError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "pip install 'iclr25[rl]'" in out.stdout, out.stderr
