@@ -1,0 +1,147 @@
+"""LSDT vs our Decision Transformer, Decision ConvFormer and (if installed) Hugging Face's
+``transformers.DecisionTransformerModel``: train-step time, ms per action, parameters, growth
+with context K, and quality on DelayedCue (same data and seeds for every arm).
+
+Targets (issue 17 §7): LSDT train step <= 1.5x our DT's and <= 1.2x HF DT's at K = 20,
+hidden 128, batch 64; LSDT >= HF DT on both claim tasks (the Pendulum task is in the claim;
+run ``iclr25 run lsdt`` for it).
+
+    python benchmarks/lsdt.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from iclr25.datasets.control import OfflineDataset
+from iclr25.lsdt import (
+    DELAYED_CUE_ID,
+    LongShortDecisionTransformer,
+    SequenceSampler,
+    decision_convformer,
+    decision_transformer,
+    delayed_cue_dataset,
+    evaluate,
+    train,
+)
+
+
+def arms(obs_dim: int, act_dim: int, **kw) -> dict[str, torch.nn.Module]:
+    torch.manual_seed(0)
+    out = {"DT": decision_transformer(obs_dim, act_dim, **kw),
+           "DC": decision_convformer(obs_dim, act_dim, **kw),
+           "LSDT": LongShortDecisionTransformer(obs_dim, act_dim, conv_ratio=0.5, **kw)}
+    hf = hf_dt(obs_dim, act_dim, kw["hidden"], kw["n_blocks"], kw["context"])
+    if hf is not None:
+        out["HF DT"] = hf
+    return out
+
+
+def hf_dt(obs_dim, act_dim, hidden, n_blocks, context):
+    """HF's GPT-2 based DT with the same width/depth, or None when transformers is absent."""
+    try:
+        from transformers import DecisionTransformerConfig, DecisionTransformerModel
+    except ImportError:
+        return None
+    cfg = DecisionTransformerConfig(state_dim=obs_dim, act_dim=act_dim, hidden_size=hidden,
+                                    n_layer=n_blocks, n_head=1, max_ep_len=4096,
+                                    n_positions=3 * context)
+    return DecisionTransformerModel(cfg)
+
+
+def step_fn(name: str, model: torch.nn.Module):
+    """One forward (+ backward + AdamW step when ``opt``) in the model's own signature."""
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+
+    def run(batch, backward: bool):
+        rtg, s, a, t, mask = batch
+        if name == "HF DT":
+            pred = model(states=s, actions=a, returns_to_go=rtg, timesteps=t,
+                         attention_mask=mask.long(), return_dict=True).action_preds
+        else:
+            pred = model(rtg, s, a, t)
+        if backward:
+            loss = (((pred - a) ** 2).mean(-1) * mask).sum() / mask.sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return pred
+
+    return run
+
+
+def timing(ds: OfflineDataset, context: int, hidden: int, n_blocks: int, batch: int,
+           reps: int) -> list[tuple]:
+    rows = []
+    for name, m in arms(ds.obs_dim, ds.act_dim, hidden=hidden, n_blocks=n_blocks,
+                        context=context).items():
+        samp = SequenceSampler(ds, context, batch, rtg_scale=1.0, seed=0)
+        run = step_fn(name, m)
+        batches = [samp.sample() for _ in range(reps + 1)]
+        m.train()
+        run(batches[0], True)                                        # warm-up
+        t0 = time.perf_counter()
+        for b in batches[1:]:
+            run(b, True)
+        step_ms = (time.perf_counter() - t0) / reps * 1e3
+        m.eval()
+        one = tuple(x[:1] for x in batches[0])
+        with torch.no_grad():
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                run(one, False)
+            act_ms = (time.perf_counter() - t0) / reps * 1e3
+        params = sum(p.numel() for p in m.parameters())
+        rows.append((name, context, step_ms, act_ms, params))
+    return rows
+
+
+def quality(steps: int, seeds: tuple[int, ...]) -> list[tuple]:
+    rows = []
+    for seed in seeds:
+        ds = delayed_cue_dataset(400, 6, seed=seed)
+        for name, m in arms(2, 1, hidden=32, n_blocks=2, context=6).items():
+            if name == "HF DT":
+                continue  # HF DT needs its own training loop; not run here (see report)
+            train(m, ds, steps=steps, batch_size=32, lr=1e-3, warmup=min(100, steps // 2),
+                  rtg_scale=1.0, seed=seed)
+            ev = evaluate(m, DELAYED_CUE_ID, target_return=1.0, n_episodes=200, seed=seed + 1)
+            rows.append((name, seed, steps, ev.mean_return))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    reps = 5 if args.quick else 30
+    ds = delayed_cue_dataset(200, 40, seed=0)
+    contexts = (10, 20) if args.quick else (10, 20, 40)
+    rows = [r for K in contexts for r in timing(ds, K, 128, 3, 64, reps)]
+    print("| model | K | train ms/step | ms/action | params |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]:.1f} | {r[3]:.2f} | {r[4]:,} |")
+    at20 = {r[0]: r[2] for r in rows if r[1] == 20}
+    print(f"\nK=20, hidden 128, batch 64: LSDT / DT train step = {at20['LSDT'] / at20['DT']:.2f}"
+          " (target <= 1.5)")
+    if "HF DT" in at20:
+        print(f"LSDT / HF DT train step = {at20['LSDT'] / at20['HF DT']:.2f} (target <= 1.2)")
+    else:
+        print("transformers not installed: HF DT peer skipped (pip install transformers)")
+    for name in at20:
+        ks = [r for r in rows if r[0] == name]
+        print(f"growth {name}: " + ", ".join(f"K={r[1]}: {r[2]:.1f} ms" for r in ks))
+    q = quality(200 if args.quick else 1000, (0,) if args.quick else (0, 1, 2))
+    print("\n| model | seed | steps | DelayedCue success |")
+    print("|---|---|---|---|")
+    for r in q:
+        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,249 @@
+"""Training and evaluation of (Long-Short) Decision Transformers, CleanRL style.
+
+Read top to bottom: sample DT windows from episodes, predict actions at state tokens,
+masked MSE, AdamW with linear warm-up then cosine decay, gradient clipping (the official
+``scripts/train.py`` recipe). :func:`evaluate` rolls the policy out conditioned on a target
+return that is decreased by the rewards received.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors import SafetensorError, safe_open
+from safetensors.torch import load_file, save_file
+
+from iclr25._checks import check_int, check_range, resolve_seed
+from iclr25._optional import require
+from iclr25.datasets.control import OfflineDataset
+from iclr25.lsdt.model import LongShortDecisionTransformer
+
+gym = require("gymnasium", "rl")
+
+__all__ = ["EvalResult", "SequenceSampler", "evaluate", "load", "save", "train"]
+
+
+class SequenceSampler:
+    """Random DT windows of ``context`` steps from an :class:`OfflineDataset`.
+
+    A window starts at a uniform step of a uniform-by-length episode; windows shorter than
+    ``context`` (episode end, or a whole episode with T <= K) are left-padded with zeros and
+    masked out.
+
+    ``sample() -> (rtg (B,K,1), states (B,K,obs), actions (B,K,act), timesteps (B,K), mask (B,K))``.
+    """
+
+    def __init__(self, dataset: OfflineDataset, context: int, batch_size: int, *,
+                 rtg_scale: float = 1000.0, seed: int | torch.Generator | None = None) -> None:
+        if not isinstance(dataset, OfflineDataset):
+            raise TypeError(f"dataset must be an OfflineDataset, got {type(dataset).__name__}")
+        self.K = check_int(context, "context", 1)
+        self.B = check_int(batch_size, "batch_size", 1)
+        rtg_scale = check_range(rtg_scale, "rtg_scale", 0.0, low_open=True)
+        self.gen = resolve_seed(seed)
+        self.ds = dataset
+        self.rtg = dataset.returns_to_go(rtg_scale)
+        ends = dataset.episode_ends
+        starts = torch.cat([ends.new_zeros(1), ends[:-1]])
+        self.ep = dataset.episode_index()
+        self.t_in_ep = torch.arange(len(dataset), device=ends.device) - starts[self.ep]
+        self.ep_end = ends[self.ep]                                    # (N,) one past episode end
+
+    def sample(self) -> tuple[torch.Tensor, ...]:
+        K, dev = self.K, self.ds.observations.device
+        start = torch.randint(len(self.ds), (self.B,), generator=self.gen).to(dev)
+        idx = start[:, None] + torch.arange(K, device=dev)              # (B, K)
+        valid = idx < self.ep_end[start][:, None]
+        n_valid = valid.sum(1, keepdim=True)
+        # left-pad: shift each row so the valid steps sit at the end
+        order = torch.arange(K, device=dev) - (K - n_valid)             # (B, K)
+        mask = order >= 0
+        src = (start[:, None] + order.clamp(min=0)).clamp(max=len(self.ds) - 1)
+
+        def take(x: torch.Tensor) -> torch.Tensor:
+            out = x[src]
+            return out * mask.view(*mask.shape, *([1] * (out.dim() - 2))).to(out.dtype)
+
+        return (take(self.rtg)[..., None], take(self.ds.observations), take(self.ds.actions),
+                take(self.t_in_ep), mask)
+
+
+def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps: int,
+          batch_size: int = 64, lr: float = 1e-4, warmup: int = 1000, weight_decay: float = 1e-4,
+          grad_clip: float = 0.25, rtg_scale: float = 1000.0,
+          seed: int | torch.Generator | None = 0) -> list[float]:
+    """Fit ``model`` to predict the dataset's actions (masked MSE at state tokens).
+
+    Sets the model's ``state_mean``/``state_std``, ``action_scale`` and ``rtg_scale``
+    buffers from the dataset first. Trains in place.
+
+    Args:
+        model: the policy.
+        dataset: episodes whose obs/act dims match the model.
+        steps, batch_size, lr, warmup, weight_decay, grad_clip: the optimisation (AdamW,
+            linear warm-up over ``warmup`` steps, then cosine to 0).
+        rtg_scale: returns-to-go are divided by this.
+        seed: sampling and dropout randomness.
+
+    Returns:
+        The loss of every step.
+
+    Raises:
+        TypeError: wrong types. ValueError: non-positive ``steps``, ``lr``, ``rtg_scale``;
+            dataset dims that differ from the model's.
+    """
+    if not isinstance(model, LongShortDecisionTransformer):
+        raise TypeError(f"model must be a LongShortDecisionTransformer, got "
+                        f"{type(model).__name__}")
+    if not isinstance(dataset, OfflineDataset):
+        raise TypeError(f"dataset must be an OfflineDataset, got {type(dataset).__name__}")
+    steps = check_int(steps, "steps", 1)
+    lr = check_range(lr, "lr", 0.0, low_open=True)
+    warmup = check_int(warmup, "warmup", 0)
+    grad_clip = check_range(grad_clip, "grad_clip", 0.0, low_open=True)
+    rtg_scale = check_range(rtg_scale, "rtg_scale", 0.0, low_open=True)
+    if (dataset.obs_dim, dataset.act_dim) != (model.obs_dim, model.act_dim):
+        raise ValueError(f"dataset has obs/act dims ({dataset.obs_dim}, {dataset.act_dim}) but "
+                         f"the model expects ({model.obs_dim}, {model.act_dim})")
+    gen = resolve_seed(seed)
+    dev = next(model.parameters()).device
+    sampler = SequenceSampler(dataset, model.context, batch_size, rtg_scale=rtg_scale, seed=gen)
+
+    # 1. normalisation buffers from the data
+    obs = dataset.observations.to(dev)
+    model.state_mean.copy_(obs.mean(0))
+    model.state_std.copy_(obs.std(0).clamp(min=1e-6))
+    model.action_scale.copy_(dataset.actions.abs().amax(0).clamp(min=1e-6).to(dev))
+    model.rtg_scale.fill_(rtg_scale)
+
+    # 2. optimiser and schedule
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
+
+    def lr_at(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(steps - warmup, 1)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+
+    # 3. the loop; dropout masks come from a seeded fork of the RNG, the global one is restored
+    losses = []
+    devices = [dev] if dev.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(int(torch.randint(2**62, (1,), generator=gen)))
+        model.train()
+        for _ in range(steps):
+            rtg, s, a, t, mask = (x.to(dev) for x in sampler.sample())
+            pred = model(rtg, s, a, t)
+            err = F.mse_loss(pred, a, reduction="none").mean(-1)
+            loss = (err * mask).sum() / mask.sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+            opt.step()
+            sched.step()
+            losses.append(float(loss.detach()))
+    model.eval()
+    return losses
+
+
+@dataclass
+class EvalResult:
+    """Episode returns (n_episodes,) and their mean."""
+
+    returns: torch.Tensor
+    mean_return: float
+
+
+@torch.no_grad()
+def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return: float,
+             n_episodes: int = 10, seed: int = 0, **env_kwargs) -> EvalResult:
+    """Roll the model out in ``n_episodes`` copies of a gymnasium env, stepping them together.
+
+    The returns-to-go token starts at ``target_return / rtg_scale`` and drops by each reward.
+
+    Raises:
+        ValueError: env spaces that differ from the model's dims, ``n_episodes < 1``.
+    """
+    n = check_int(n_episodes, "n_episodes", 1)
+    target_return = check_range(target_return, "target_return")
+    envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
+    o_dim = int(np.prod(envs[0].observation_space.shape))
+    a_dim = int(np.prod(envs[0].action_space.shape))
+    if (o_dim, a_dim) != (model.obs_dim, model.act_dim):
+        raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but the model "
+                         f"expects ({model.obs_dim}, {model.act_dim})")
+    p = next(model.parameters())
+    model.eval()
+    obs = torch.tensor(np.stack([e.reset(seed=seed + i)[0] for i, e in enumerate(envs)]),
+                       dtype=p.dtype, device=p.device)
+    states, actions = [obs], []
+    rtg = [torch.full((n, 1), target_return, dtype=p.dtype, device=p.device) / model.rtg_scale]
+    done = torch.zeros(n, dtype=torch.bool)
+    total = torch.zeros(n, dtype=torch.float64)
+    t = 0
+    while not bool(done.all()) and t < model.max_timestep:
+        K = model.context
+        S = torch.stack(states[-K:], 1)
+        placeholder = torch.zeros(n, model.act_dim, dtype=p.dtype, device=p.device)
+        A = torch.stack([*(actions[-(K - 1):] if K > 1 else []), placeholder], 1)
+        R = torch.stack(rtg[-K:], 1)
+        T = torch.arange(t - S.shape[1] + 1, t + 1, device=p.device).repeat(n, 1)
+        act = model.get_action(R, S, A, T)
+        a_np = act.cpu().numpy()
+        nxt, rew = [], torch.zeros(n, dtype=p.dtype)
+        for i, e in enumerate(envs):
+            if done[i]:
+                nxt.append(np.zeros(o_dim, np.float32))
+                continue
+            o, r, term, trunc, _ = e.step(a_np[i])
+            total[i] += r
+            rew[i] = r
+            done[i] = bool(term or trunc)
+            nxt.append(np.asarray(o, np.float32))
+        actions.append(act)
+        states.append(torch.tensor(np.stack(nxt), dtype=p.dtype, device=p.device))
+        rtg.append(rtg[-1] - rew.to(p.device)[:, None] / model.rtg_scale)
+        t += 1
+    return EvalResult(total.float(), float(total.mean()))
+
+
+def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
+    """Write weights (incl. normalisation buffers) and config (metadata) to ``.safetensors``.
+
+    Raises:
+        ValueError: ``path`` does not end in ``.safetensors``.
+    """
+    path = Path(path)
+    if path.suffix != ".safetensors":
+        raise ValueError(f"path must end in .safetensors, got {path.name!r}")
+    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    save_file(tensors, str(path), metadata={"config": json.dumps(model.config)})
+    return path
+
+
+def load(path: str | Path, *, device: str | torch.device = "cpu"
+         ) -> LongShortDecisionTransformer:
+    """Read a model written by :func:`save`, in eval mode.
+
+    Raises:
+        ValueError: missing or unreadable file, or missing config/weights.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path {str(path)!r} does not exist")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            config = json.loads((f.metadata() or {})["config"])
+        model = LongShortDecisionTransformer(**config)
+        model.load_state_dict(load_file(str(path)))
+    except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,
+            json.JSONDecodeError) as exc:
+        raise ValueError(f"path {str(path)!r} is not a saved LSDT model ({exc})") from None
+    return model.to(device).eval()

@@ -1,0 +1,279 @@
+"""Behaviour of iclr25.lsdt: shapes, causality, reach of the conv branch, errors, data."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+pytest.importorskip("gymnasium")
+
+from iclr25.lsdt import (  # noqa: E402
+    DELAYED_CUE_ID,
+    DynamicConv1d,
+    LongShortDecisionTransformer,
+    SequenceSampler,
+    TokenConv1d,
+    decision_convformer,
+    decision_transformer,
+    delayed_cue_dataset,
+    evaluate,
+    load,
+    normalized_score,
+    pendulum_swingup,
+    receptive_field,
+    save,
+    train,
+)
+
+K = 6
+
+
+def _inputs(B=3, K=K, obs=2, act=1, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(B, K, 1, generator=g), torch.randn(B, K, obs, generator=g),
+            torch.randn(B, K, act, generator=g), torch.arange(K).repeat(B, 1))
+
+
+def _model(ratio=0.5, conv="dynamic", **kw):
+    torch.manual_seed(0)
+    kw = dict(hidden=16, n_blocks=2, n_heads=2, context=K, dropout=0.0) | kw
+    return LongShortDecisionTransformer(2, 1, conv_ratio=ratio, conv=conv, **kw).eval()
+
+
+@pytest.mark.parametrize("ratio,conv", [(0.0, "dynamic"), (0.5, "dynamic"), (1.0, "dynamic"),
+                                        (0.5, "static"), (1.0, "static")])
+def test_shapes_and_causality(ratio, conv):
+    m = _model(ratio, conv)
+    r, s, a, t = _inputs()
+    out = m(r, s, a, t)
+    assert out.shape == (3, K, 1)
+    # changing step 3's state/action/rtg must not change predictions at steps 0..2;
+    # changing a_2 must not change the prediction at step 2 (it is read at s_2)
+    r2, s2, a2 = r.clone(), s.clone(), a.clone()
+    r2[:, 3:] += 5
+    s2[:, 3:] += 5
+    a2[:, 2:] += 5
+    out2 = m(r2, s2, a2, t)
+    torch.testing.assert_close(out2[:, :3], out[:, :3])
+    assert not torch.allclose(out2[:, 3:], out[:, 3:])
+
+
+def test_conv_only_reach_is_receptive_field():
+    m = _model(1.0, "static", hidden=8, n_heads=1)
+    rf = receptive_field(m)
+    assert rf == 2 * 5
+    r, s, a, t = _inputs()
+    s2 = s.clone()
+    s2[:, 0] += 10.0                         # token 1 (state of step 0)
+    diff = (m(r, s2, a, t) - m(r, s, a, t)).abs()[..., 0].amax(0)
+    dist = 3 * torch.arange(K) + 1 - 1       # token distance from token 1 to each state token
+    assert bool((diff[dist > rf] == 0).all())
+    assert bool((diff[dist <= rf] > 0).all())
+    with pytest.raises(ValueError, match="conv_ratio"):
+        receptive_field(_model(0.0))
+
+
+def test_dynamic_conv_matches_python_loop():
+    torch.manual_seed(1)
+    conv = DynamicConv1d(8, kernel_size=5, heads=2).eval()
+    x = torch.randn(2, 7, 8)
+    h = F.glu(conv.glu(x), dim=-1)
+    w = conv.kernels(x)                                      # (B, T, H, P)
+    ref = torch.zeros(2, 7, 8)
+    for b in range(2):
+        for t in range(7):
+            for c in range(8):
+                head = c // 4
+                for j in range(conv.taps):                  # tap j looks back taps-1-j steps
+                    src = t - (conv.taps - 1 - j)
+                    if src >= 0:
+                        ref[b, t, c] += w[b, t, head, j] * h[b, src, c]
+    ref = conv.out(ref + conv.bias)
+    torch.testing.assert_close(conv(x), ref)
+    assert conv.taps == 3
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, 7, 2))
+
+
+def test_token_conv_matches_left_padded_conv1d():
+    torch.manual_seed(2)
+    conv = TokenConv1d(4, window=6)
+    x = torch.randn(2, 9, 4)
+    out = conv(x)
+    xp = F.pad(x.transpose(1, 2), (5, 0))
+    for i, c in enumerate(conv.convs):
+        ref = F.conv1d(xp, c.weight, c.bias, groups=4).transpose(1, 2)
+        torch.testing.assert_close(out[:, i::3], ref[:, i::3])
+
+
+def test_factories_are_endpoints():
+    dt = decision_transformer(2, 1, hidden=16, n_blocks=1, context=K)
+    dc = decision_convformer(2, 1, hidden=16, n_blocks=1, context=K)
+    assert dt.blocks[0].mixer.conv is None and dt.blocks[0].mixer.att_dim == 16
+    assert isinstance(dc.blocks[0].mixer.conv, TokenConv1d) and dc.blocks[0].mixer.att_dim == 0
+    assert dc.blocks[0].mixer.fusion is None
+    assert _model(0.5).blocks[0].mixer.fusion is not None
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(conv_ratio=1.5), "conv_ratio"), (dict(conv_ratio=-0.1), "conv_ratio"),
+    (dict(kernel_size=10), "kernel_size"), (dict(kernel_size=1), "kernel_size"),
+    (dict(hidden=16, n_heads=3), "n_heads"), (dict(context=0), "context"),
+    (dict(conv="fft"), "conv"), (dict(hidden=16, conv_heads=3), "conv_heads"),
+])
+def test_constructor_errors(kw, match):
+    with pytest.raises(ValueError, match=match):
+        LongShortDecisionTransformer(2, 1, **kw)
+
+
+def test_forward_errors_and_inputs_untouched():
+    m = _model()
+    r, s, a, t = _inputs()
+    copies = [x.clone() for x in (r, s, a, t)]
+    with pytest.raises(ValueError, match="context"):
+        m(*_inputs(K=K + 1))
+    with pytest.raises(ValueError, match="actions"):
+        m(r, s, a[:2], t)
+    with pytest.raises(ValueError, match="returns_to_go"):
+        m(r[:, :4], s, a, t)
+    with pytest.raises(TypeError, match="timesteps"):
+        m(r, s, a, t.float())
+    with pytest.raises(ValueError, match="timesteps"):
+        m(r, s, a, t - 1)
+    with pytest.raises(ValueError, match="timesteps"):
+        m(r, s, a, t + 5000)
+    bad = s.clone()
+    bad[0, 0, 0] = float("nan")
+    with pytest.raises(ValueError, match="states"):
+        m(r, bad, a, t)
+    with pytest.raises(ValueError, match="obs_dim"):
+        m(r, torch.zeros(3, K, 5), a, t)
+    for x, c in zip((r, s, a, t), copies, strict=True):
+        assert torch.equal(x, c)
+    out = m(r.double().numpy(), s.double().numpy(), a.double().numpy(), t.numpy())
+    torch.testing.assert_close(out, m(r, s, a, t))
+
+
+def test_delayed_cue_data_and_env():
+    ds = delayed_cue_dataset(10, 6, seed=0)
+    assert len(ds) == 60 and ds.n_episodes == 10
+    assert sorted(ds.returns().tolist()) == [0.0] * 5 + [1.0] * 5
+    rtg = ds.returns_to_go(2.0)
+    ref = torch.cat([e["rewards"].flip(0).cumsum(0).flip(0) for e in ds.episodes()]) / 2.0
+    torch.testing.assert_close(rtg, ref)
+    cue = ds.observations.view(10, 6, 2)[:, 0, 0]
+    assert bool((ds.observations.view(10, 6, 2)[:, 1:, 0] == 0).all())
+    right = torch.sign(ds.actions.view(10, 6)[:, -1]) == cue
+    assert torch.equal(right.float(), ds.returns())
+    import gymnasium as gym
+    env = gym.make(DELAYED_CUE_ID)
+    o, info = env.reset(seed=3)
+    total = 0.0
+    for _ in range(6):
+        o, rew, term, trunc, _ = env.step(np.array([info["cue"]]))
+        total += rew
+    assert total == 1.0 and trunc
+
+
+def test_pendulum_expert_swings_up():
+    import gymnasium as gym
+    env = gym.make("Pendulum-v1")
+    pol = pendulum_swingup(0.0, seed=0)
+    o, _ = env.reset(seed=0)
+    total, done = 0.0, False
+    while not done:
+        o, r, term, trunc, _ = env.step(pol(torch.tensor(o)[None])[0].numpy())
+        total += r
+        done = term or trunc
+    assert total >= -200
+    assert normalized_score(total) > 0.85
+
+
+def test_sampler_left_pads_short_episodes():
+    ds = delayed_cue_dataset(4, 3, seed=0)
+    samp = SequenceSampler(ds, context=5, batch_size=16, rtg_scale=1.0, seed=0)
+    rtg, s, a, t, mask = samp.sample()
+    assert s.shape == (16, 5, 2) and mask.shape == (16, 5)
+    assert bool((mask[:, :2] == 0).all())          # at most 3 valid steps, at the end
+    assert bool((s[~mask] == 0).all())
+    assert bool(mask[:, -1].all())
+
+
+def test_train_deterministic_evaluate_save_load(tmp_path):
+    ds = delayed_cue_dataset(40, 3, seed=0)
+
+    def run():
+        torch.manual_seed(0)
+        m = LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=1, context=3)
+        return m, train(m, ds, steps=15, batch_size=8, lr=1e-3, warmup=2, rtg_scale=1.0,
+                        seed=0)
+
+    m1, l1 = run()
+    m2, l2 = run()
+    assert l1 == l2
+    state = torch.get_rng_state()
+    train(m2, ds, steps=2, batch_size=8, rtg_scale=1.0, seed=1)
+    assert torch.equal(torch.get_rng_state(), state)      # global RNG untouched
+    ev = evaluate(m1, DELAYED_CUE_ID, target_return=1.0, n_episodes=4, seed=0, horizon=3)
+    assert ev.returns.shape == (4,) and 0.0 <= ev.mean_return <= 1.0
+    save(m1, tmp_path / "m.safetensors")
+    m3 = load(tmp_path / "m.safetensors")
+    r, s, a, t = _inputs(K=3)
+    torch.testing.assert_close(m3(r, s, a, t), m1(r, s, a, t))
+    (tmp_path / "bad.safetensors").write_text("nope")
+    with pytest.raises(ValueError, match="path"):
+        load(tmp_path / "bad.safetensors")
+
+
+def test_train_and_evaluate_errors():
+    ds = delayed_cue_dataset(4, 3, seed=0)
+    m = LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=1, context=3)
+    for kw, match in [(dict(steps=0), "steps"), (dict(steps=1, lr=0.0), "lr"),
+                      (dict(steps=1, rtg_scale=-1.0), "rtg_scale")]:
+        with pytest.raises(ValueError, match=match):
+            train(m, ds, **kw)
+    with pytest.raises(ValueError, match="dims"):
+        train(LongShortDecisionTransformer(3, 1, hidden=16, context=3), ds, steps=1)
+    with pytest.raises(TypeError, match="dataset"):
+        train(m, {"observations": 1}, steps=1)
+    with pytest.raises(ValueError, match="env_id"):
+        evaluate(m, "Pendulum-v1", target_return=0.0, n_episodes=1)
+
+
+def test_cli_data_train_evaluate(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.datasets.control import OfflineDataset
+    from iclr25.lsdt.cli import app
+
+    runner = CliRunner()
+    d = tmp_path / "d.npz"
+    r = runner.invoke(app, ["data", "--env", DELAYED_CUE_ID, "--n-episodes", "8",
+                            "--horizon", "3", "--out", str(d)])
+    assert r.exit_code == 0, r.output
+    assert OfflineDataset.load(d).n_episodes == 8
+    p = tmp_path / "m.safetensors"
+    r = runner.invoke(app, ["train", str(d), "--hidden", "16", "--n-blocks", "1", "--context",
+                            "3", "--steps", "2", "--rtg-scale", "1", "--out", str(p)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--env", DELAYED_CUE_ID, "--target-return",
+                            "1", "--n-episodes", "2"])
+    assert r.exit_code == 0 and "mean return" in r.output, r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--env", "Pendulum-v1", "--target-return", "0"])
+    assert r.exit_code == 2 and "env_id" in r.output
+    bad = runner.invoke(app, ["train", str(d), "--conv-ratio", "2", "--out", str(p)])
+    assert bad.exit_code == 2 and "conv_ratio" in bad.output
+    bad = runner.invoke(app, ["train", str(tmp_path / "nope.npz"), "--out", str(p)])
+    assert bad.exit_code == 2 and "path" in bad.output
+    bad = runner.invoke(app, ["data", "--quality", "great", "--out", str(d)])
+    assert bad.exit_code == 2 and "quality" in bad.output
+
+
+def test_missing_rl_extra_names_the_install():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['gymnasium'] = None\n"
+            "try:\n    import iclr25.lsdt\nexcept ImportError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert "pip install 'iclr25[rl]'" in out.stdout, out.stderr
