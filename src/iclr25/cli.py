@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -17,16 +16,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from iclr25 import claims
 from iclr25._checks import check_writable_dir
+from iclr25._cli import fail
 from iclr25.claims import Scale
 
 app = typer.Typer(help="Methods of 19 ICLR 2025 papers, and offline reproductions of their claims.",
                   no_args_is_help=True, add_completion=False)
-
-
-def fail(message: str) -> NoReturn:
-    """Print ``error: message`` on stderr and exit 2 (bad usage), with no traceback."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
 
 
 @app.command("list")

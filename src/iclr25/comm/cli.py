@@ -7,13 +7,10 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._cli import fail as _fail
+
 app = typer.Typer(help="CoMM: multimodal contrastive embeddings (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
-
-
-def _fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(2)
 
 
 def _read(path: str) -> np.ndarray | None:

@@ -6,13 +6,10 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import fail as _fail
+
 app = typer.Typer(help="DCPT: degradation-classification pre-training for image restorers "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
-
-
-def _fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(2)
 
 
 def _pairs_from_dir(pairs: Path, max_side: int | None):

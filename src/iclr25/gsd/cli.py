@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import fail as _fail
+
 app = typer.Typer(help="GSD: diverse policies that generalise beyond the demos (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
 
@@ -19,11 +21,6 @@ def _floats(text: str, name: str) -> list[float]:
         typer.echo(f"error: {name} must be comma-separated numbers, got {text!r}", err=True)
         raise typer.Exit(2)
     return vals
-
-
-def _fail(exc: Exception) -> None:
-    typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(2) from None
 
 
 @app.command()

@@ -6,13 +6,10 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import fail as _fail
+
 app = typer.Typer(help="LSDT: one decision transformer for long and short dependencies "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
-
-
-def _fail(exc: Exception) -> None:
-    typer.echo(f"error: {exc}", err=True)
-    raise typer.Exit(2) from None
 
 
 @app.command()

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import fail as _fail
+
 app = typer.Typer(help="Matérn kernels: watertight surfaces from oriented points (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
 
@@ -13,11 +15,6 @@ app = typer.Typer(help="Matérn kernels: watertight surfaces from oriented point
 @app.callback()
 def _group() -> None:
     """Implicit surface reconstruction by Matérn kernel regression."""
-
-
-def _fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(2)
 
 
 @app.command()

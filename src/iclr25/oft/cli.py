@@ -7,13 +7,10 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import fail as _fail
+
 app = typer.Typer(help="OFT: min-cost flow by OFT-Sinkhorn matrix iterations (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
-
-
-def _fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(2)
 
 
 @app.command()

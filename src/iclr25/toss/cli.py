@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import fail as _fail
+
 app = typer.Typer(help="ToSS: mean and input-dependent covariance of a vector target "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
 
@@ -17,11 +19,6 @@ LOSSES = ("toss", "nll", "beta-nll")
 @app.callback()
 def _group() -> None:
     """Heteroscedastic regression with the W2 bound and neighbourhood pseudo-labels."""
-
-
-def _fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(2)
 
 
 def read_table(path: Path) -> tuple[list[str], object]:

@@ -8,13 +8,10 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._cli import fail as _fail
+
 app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
-
-
-def _fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(2)
 
 
 def _read(path: Path) -> np.ndarray:
