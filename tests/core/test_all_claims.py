@@ -2,10 +2,10 @@
 
 Parametrised over the registry, so a new method's claims are covered without a test of its
 own. Each experiment runs once per session however many claims read it. Whether a claim
-holds is reported by ``iclr25 reproduce``, not asserted here: an honest claim may fail.
+holds is reported by ``iclr25 reproduce``, not asserted here: an honest claim may fail, and
+a claim may read NaN or inf where its docstring says the run was uninformative or did not
+converge (both count as not holding).
 """
-
-import math
 
 import pytest
 
@@ -40,7 +40,7 @@ def test_claim_runs_at_quick_scale(cid, figure_dir):
     assert record.error is None, record.error
     result = claims.judge(c, evidence, record)
     assert result.status in ("holds", "fails"), result.error
-    assert math.isfinite(result.measured)
+    assert isinstance(result.measured, float)
     assert c.paper_figure and c.unit and c.sentence
     for path in record.figures:
         with open(path, "rb") as f:
