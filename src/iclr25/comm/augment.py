@@ -77,11 +77,11 @@ class RandomShift:
         n, c, H, W = x.shape
         shifts = torch.randint(-s, s + 1, (n, 2), generator=g).to(x.device)
         padded = F.pad(x, (s, s, s, s))
-        ar = lambda k: torch.arange(k, device=x.device)  # noqa: E731
-        rows = ar(H)[None, :] + s - shifts[:, :1]
-        cols = ar(W)[None, :] + s - shifts[:, 1:]
-        return padded[ar(n)[:, None, None, None], ar(c)[None, :, None, None],
-                      rows[:, None, :, None], cols[:, None, None, :]]
+        # two gathers (rows, then columns): a few times faster than one 4-index lookup
+        rows = torch.arange(H, device=x.device)[None, :] + s - shifts[:, :1]
+        cols = torch.arange(W, device=x.device)[None, :] + s - shifts[:, 1:]
+        out = padded.gather(2, rows[:, None, :, None].expand(n, c, H, W + 2 * s))
+        return out.gather(3, cols[:, None, None, :].expand(n, c, H, W))
 
     def __repr__(self) -> str:
         return f"RandomShift(max_shift={self.max_shift})"
