@@ -11,3 +11,4 @@ def fail(message: object) -> NoReturn:
     """Print ``error: message`` on stderr and exit 2 (bad usage), with no traceback."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2) from None
+

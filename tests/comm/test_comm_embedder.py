@@ -100,9 +100,9 @@ def test_cli_errors(tmp_path):
     out = str(tmp_path / "m.pt")
     cases = [
         (["comm", "fit", str(tmp_path / "A.npy"), str(tmp_path / "missing.npy"), "--out", out],
-         "no such file"),
+         "does not exist"),
         (["comm", "fit", str(tmp_path / "A.npy"), str(tmp_path / "junk.npy"), "--out", out],
-         "unreadable"),
+         "not a readable"),
         (["comm", "fit", str(tmp_path / "A.npy"), str(tmp_path / "short.npy"), "--out", out],
          "different row counts"),
         (["comm", "fit", str(tmp_path / "A.npy"), str(tmp_path / "nan.npy"), "--out", out],

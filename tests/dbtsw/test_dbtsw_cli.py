@@ -5,9 +5,10 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from iclr25._io import read_matrix
 from iclr25.cli import app
 from iclr25.dbtsw import db_tsw
-from iclr25.dbtsw.io import read_cloud
+from iclr25.dbtsw.cli import CLOUD_SUFFIXES
 
 runner = CliRunner()
 
@@ -44,7 +45,7 @@ def test_three_files_give_a_symmetric_matrix(clouds):
 
 
 @pytest.mark.parametrize("content, match", [
-    ("1 2 3\n4 5\n", "cannot be read"),
+    ("1 2 3\n4 5\n", "line 2: 2 cells, expected 3"),
     ("", "non-empty"),
     ("1 nan 3\n", "NaN"),
 ])
@@ -80,9 +81,9 @@ def test_mismatched_dimensions_and_a_single_file(clouds, tmp_path):
     assert r.exit_code == 2 and "at least two" in r.output
 
 
-def test_read_cloud_reads_one_row_and_refuses_unknown_suffix(tmp_path):
+def test_cloud_reader_reads_one_row_and_refuses_unknown_suffix(tmp_path):
     (tmp_path / "one.txt").write_text("1 2 3\n")
-    assert read_cloud(tmp_path / "one.txt").shape == (1, 3)
+    assert read_matrix(tmp_path / "one.txt", suffixes=CLOUD_SUFFIXES).shape == (1, 3)
     (tmp_path / "x.json").write_text("[]")
     with pytest.raises(ValueError, match="must end in"):
-        read_cloud(tmp_path / "x.json")
+        read_matrix(tmp_path / "x.json", suffixes=CLOUD_SUFFIXES)

@@ -8,36 +8,20 @@ import numpy as np
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._io import read_matrix
 
 app = typer.Typer(help="CoMM: multimodal contrastive embeddings (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
 
 
 def _read(path: str) -> np.ndarray | None:
-    """A (n, d) float array from .npy or .csv; ``-`` is a missing modality (None)."""
+    """A (n, d) float32 array from .npy or .csv; ``-`` is a missing modality (None)."""
     if path == "-":
         return None
-    p = Path(path)
-    if not p.is_file():
-        _fail(f"{path}: no such file")
     try:
-        if p.suffix == ".npy":
-            X = np.load(p, allow_pickle=False)
-        elif p.suffix == ".csv":
-            X = np.loadtxt(p, delimiter=",", ndmin=2)
-        else:
-            _fail(f"{path}: expected a .npy or .csv file")
-    except (OSError, ValueError) as exc:
-        _fail(f"{path}: unreadable ({exc})")
-    X = np.asarray(X)
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.dtype.kind not in "fiu":
-        _fail(f"{path}: expected a 2-D numeric array, got shape {X.shape} dtype {X.dtype}")
-    bad = ~np.isfinite(X).all(1)
-    if bad.any():
-        _fail(f"{path}: rows {np.flatnonzero(bad)[:5].tolist()} hold NaN or inf")
-    return X.astype(np.float32)
+        return read_matrix(path, "FILES").astype(np.float32)
+    except ValueError as exc:
+        _fail(exc)
 
 
 def _read_all(files: list[str]) -> list[np.ndarray | None]:

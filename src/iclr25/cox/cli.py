@@ -9,27 +9,18 @@ import numpy as np
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._io import read_matrix
 
 app = typer.Typer(help="COX: out-of-modal generalisation from few or no pairs (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
 
 
 def _read(path: Path, what: str, *, integer: bool = False) -> np.ndarray:
-    """A numeric array from .npy or .csv, checked before any work."""
-    if not path.is_file():
-        _fail(f"{what}: no such file {path}")
+    """A float32 (or, with ``integer``, int64) array from .npy or .csv, checked before work."""
     try:
-        if path.suffix == ".npy":
-            X = np.load(path, allow_pickle=False)
-        elif path.suffix == ".csv":
-            X = np.loadtxt(path, delimiter=",", ndmin=2 if not integer else 1)
-        else:
-            _fail(f"{what}: expected a .npy or .csv file, got {path.name!r}")
-    except (OSError, ValueError) as exc:
-        _fail(f"{what}: unreadable {path} ({exc})")
-    X = np.asarray(X)
-    if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
-        _fail(f"{what}: {path} must hold finite numbers")
+        X = read_matrix(path, what)
+    except ValueError as exc:
+        _fail(exc)
     if integer:
         if not np.array_equal(X, np.round(X)):
             _fail(f"{what}: {path} must hold integers")

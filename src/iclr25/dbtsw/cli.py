@@ -7,6 +7,10 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._io import read_matrix
+
+CLOUD_SUFFIXES = (".npy", ".csv", ".txt", ".xyz")
+"""Point-cloud files: arrays, comma or whitespace tables."""
 
 app = typer.Typer(help="Db-TSW: distance-based tree-sliced Wasserstein distance (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -32,7 +36,6 @@ def distance(
     import torch
 
     from iclr25.dbtsw.distance import db_tsw
-    from iclr25.dbtsw.io import read_cloud
 
     if len(files) < 2:
         _fail("FILES: give at least two point clouds")
@@ -43,7 +46,7 @@ def distance(
     if delta < 0 or p < 1 or seed < 0:
         _fail("--delta must be >= 0, --p >= 1 and --seed >= 0")
     try:
-        clouds = [torch.from_numpy(read_cloud(f, "FILES")) for f in files]
+        clouds = [torch.from_numpy(read_matrix(f, "FILES", suffixes=CLOUD_SUFFIXES)) for f in files]
     except ValueError as exc:
         _fail(str(exc))
     dims = {c.shape[1] for c in clouds}

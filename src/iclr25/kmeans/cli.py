@@ -8,56 +8,10 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._io import read_matrix
+
 app = typer.Typer(help="Consistent online k-means: few centre changes on a stream (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
-
-
-def read_points(path: Path) -> np.ndarray:
-    """Rows of a .npy (2-D numeric) or .csv file (numbers; an all-text first line is a header).
-
-    Raises:
-        ValueError: unreadable file, wrong suffix, ragged rows, or a non-numeric cell (naming
-            its line).
-    """
-    if path.suffix not in (".csv", ".npy"):
-        raise ValueError(f"FILE must end in .csv or .npy, got {path.name}")
-    if not path.is_file():
-        raise ValueError(f"FILE {path} does not exist")
-    if path.suffix == ".npy":
-        try:
-            X = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"FILE {path} is not a readable .npy array ({exc})") from None
-        if X.ndim != 2 or X.dtype.kind not in "biuf":
-            raise ValueError(f"FILE {path} must hold a 2-D numeric array, got {X.dtype} "
-                             f"{X.shape}")
-        return X.astype(np.float64)
-    rows: list[list[float]] = []
-    with path.open(newline="") as fh:
-        for line, cells in enumerate(csv.reader(fh), start=1):
-            if not cells:
-                continue
-            try:
-                rows.append([float(c) for c in cells])
-            except ValueError:
-                if line == 1 and not rows and all(not _is_number(c) for c in cells):
-                    continue  # header
-                bad = next(c for c in cells if not _is_number(c))
-                raise ValueError(f"FILE {path} line {line}: non-numeric cell {bad!r}") from None
-            if len(rows[-1]) != len(rows[0]):
-                raise ValueError(f"FILE {path} line {line}: {len(rows[-1])} cells, expected "
-                                 f"{len(rows[0])}")
-    if not rows:
-        raise ValueError(f"FILE {path} holds no rows")
-    return np.asarray(rows, dtype=np.float64)
-
-
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
 
 
 @app.command()
@@ -85,7 +39,7 @@ def stream(
             raise ValueError(f"--shuffle must be >= 0, got {shuffle}")
         model = ConsistentKMeans(k, eps=eps, z=z, seed=seed)
         model._check_params()
-        X = read_points(file)
+        X = read_matrix(file, "FILE", suffixes=(".csv", ".npy"))
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {str(exc).replace('n_clusters', '--k')}", err=True)
         raise typer.Exit(2) from None

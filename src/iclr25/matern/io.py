@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr25._io import read_matrix
 from iclr25._optional import require
 
 trimesh = require("trimesh", "3d")
@@ -74,10 +75,7 @@ def read_point_cloud(path: str | os.PathLike) -> tuple[torch.Tensor, torch.Tenso
         except (OSError, EOFError) as exc:
             raise ValueError(f"path: cannot read {p} as .npz ({exc})") from None
     else:
-        try:
-            data = np.loadtxt(p, dtype=np.float64, ndmin=2)
-        except ValueError as exc:
-            raise ValueError(f"path: cannot parse {p} as numbers ({exc})") from None
+        data = read_matrix(p, "path", suffixes=(".xyz", ".txt"))
         if data.shape[1] != 6:
             raise ValueError(f"path: {p} must have 6 columns (x y z nx ny nz), got "
                              f"{data.shape[1]}")

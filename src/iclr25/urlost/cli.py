@@ -7,38 +7,14 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._io import read_matrix
+
 app = typer.Typer(help="URLOST: tokens and representations for data with no known topology "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
 
 
-def read_matrix(path: Path, name: str = "FILE") -> np.ndarray:
-    """A 2-D numeric array from .npy or .csv (numbers; an all-text first line is a header).
-
-    Raises:
-        ValueError: missing file, wrong suffix, not 2-D numeric, ragged or non-numeric CSV.
-    """
-    if path.suffix not in (".npy", ".csv"):
-        raise ValueError(f"{name} must end in .npy or .csv, got {path.name}")
-    if not path.is_file():
-        raise ValueError(f"{name} {path} does not exist")
-    if path.suffix == ".npy":
-        try:
-            X = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{name} {path} is not a readable .npy array ({exc})") from None
-    else:
-        try:
-            X = np.genfromtxt(path, delimiter=",", dtype=np.float64, invalid_raise=True)
-        except ValueError as exc:
-            raise ValueError(f"{name} {path} is not a numeric CSV ({exc})") from None
-        if X.ndim == 2 and np.isnan(X[0]).all():
-            X = X[1:]  # header
-        if np.isnan(X).any():
-            raise ValueError(f"{name} {path} has non-numeric or empty cells")
-    if X.ndim != 2 or X.dtype.kind not in "biuf":
-        raise ValueError(f"{name} {path} must hold a 2-D numeric array, got {X.dtype} "
-                         f"{X.shape}")
-    return X.astype(np.float32)
+def _read(path: Path) -> np.ndarray:
+    return read_matrix(path, "FILE").astype(np.float32)
 
 
 def _fail(exc: Exception) -> None:
@@ -70,7 +46,7 @@ def cluster(
 
     try:
         _check_out(out, ".npy")
-        X = read_matrix(file)
+        X = _read(file)
         soc = SelfOrganizingClusters(clusters, neighbors, dependence, seed=seed)
         soc.fit(torch.as_tensor(X))
     except (ValueError, TypeError) as exc:
@@ -99,7 +75,7 @@ def fit(
 
     try:
         _check_out(out, ".pt")
-        X = torch.as_tensor(read_matrix(file))
+        X = torch.as_tensor(_read(file))
         model = URLOST(n_clusters=clusters, n_neighbors=neighbors, epochs=epochs, dim=dim,
                        seed=seed)
         model._check_params(X.shape[1])
@@ -125,7 +101,7 @@ def embed(
     try:
         _check_out(out, ".npy")
         model = URLOST.load(model_file)
-        X = torch.as_tensor(read_matrix(file))
+        X = torch.as_tensor(_read(file))
         Z = model.transform(X)
     except (ValueError, TypeError) as exc:
         _fail(exc)
