@@ -4,7 +4,7 @@ with context K, and quality on DelayedCue (same data and seeds for every arm).
 
 Targets (issue 17 §7): LSDT train step <= 1.5x our DT's and <= 1.2x HF DT's at K = 20,
 hidden 128, batch 64; LSDT >= HF DT on both claim tasks (the Pendulum task is in the claim;
-run ``iclr25 run lsdt`` for it).
+run ``iclr25 reproduce lsdt --scale full`` for it).
 
     python benchmarks/lsdt.py --quick
 """
@@ -12,6 +12,7 @@ run ``iclr25 run lsdt`` for it).
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 import torch
@@ -41,13 +42,13 @@ def arms(obs_dim: int, act_dim: int, **kw) -> dict[str, torch.nn.Module]:
 
 
 def hf_dt(obs_dim, act_dim, hidden, n_blocks, context):
-    """HF's GPT-2 based DT with the same width/depth, or None when transformers is absent."""
+    """HF's GPT-2 based DT with our width, depth and 2 heads, or None without transformers."""
     try:
         from transformers import DecisionTransformerConfig, DecisionTransformerModel
     except ImportError:
         return None
     cfg = DecisionTransformerConfig(state_dim=obs_dim, act_dim=act_dim, hidden_size=hidden,
-                                    n_layer=n_blocks, n_head=1, max_ep_len=4096,
+                                    n_layer=n_blocks, n_head=2, max_ep_len=4096,
                                     n_positions=3 * context)
     return DecisionTransformerModel(cfg)
 
@@ -99,15 +100,59 @@ def timing(ds: OfflineDataset, context: int, hidden: int, n_blocks: int, batch: 
     return rows
 
 
+class HFPolicy(torch.nn.Module):
+    """HF's DT in our policy signature, so that :func:`evaluate` rolls it out unchanged."""
+
+    def __init__(self, hf: torch.nn.Module, obs_dim: int, act_dim: int, context: int) -> None:
+        super().__init__()
+        self.hf, self.obs_dim, self.act_dim, self.context = hf, obs_dim, act_dim, context
+        self.max_timestep = 4096
+        self.register_buffer("rtg_scale", torch.ones(()))
+
+    def forward(self, rtg, s, a, t, mask=None):
+        mask = torch.ones(t.shape, dtype=torch.long) if mask is None else mask.long()
+        return self.hf(states=s, actions=a, returns_to_go=rtg, timesteps=t,
+                       attention_mask=mask, return_dict=True).action_preds
+
+    @torch.no_grad()
+    def get_action(self, rtg, s, a, t):
+        K = self.context
+        return self(rtg[:, -K:], s[:, -K:], a[:, -K:], t[:, -K:])[:, -1]
+
+
+def train_hf(policy: HFPolicy, ds: OfflineDataset, steps: int, seed: int) -> None:
+    """The recipe of :func:`iclr25.lsdt.train` (masked MSE, AdamW, warm-up + cosine, clip 0.25,
+    batch 32, lr 1e-3) for HF's model, which our ``train`` does not accept."""
+    samp = SequenceSampler(ds, policy.context, 32, rtg_scale=1.0, seed=seed)
+    opt = torch.optim.AdamW(policy.parameters(), lr=1e-3, weight_decay=1e-4)
+    warm = min(100, steps // 2)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: (i + 1) / warm if i < warm else
+                                              0.5 * (1 + math.cos(math.pi * (i - warm)
+                                                                  / max(steps - warm, 1))))
+    torch.manual_seed(seed)
+    policy.train()
+    for _ in range(steps):
+        rtg, s, a, t, mask = samp.sample()
+        loss = (((policy(rtg, s, a, t, mask) - a) ** 2).mean(-1) * mask).sum() / mask.sum()
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.25)
+        opt.step()
+        sched.step()
+    policy.eval()
+
+
 def quality(steps: int, seeds: tuple[int, ...]) -> list[tuple]:
     rows = []
     for seed in seeds:
         ds = delayed_cue_dataset(400, 6, seed=seed)
         for name, m in arms(2, 1, hidden=32, n_blocks=2, context=6).items():
             if name == "HF DT":
-                continue  # HF DT needs its own training loop; not run here (see report)
-            train(m, ds, steps=steps, batch_size=32, lr=1e-3, warmup=min(100, steps // 2),
-                  rtg_scale=1.0, seed=seed)
+                m = HFPolicy(m, 2, 1, 6)
+                train_hf(m, ds, steps, seed)
+            else:
+                train(m, ds, steps=steps, batch_size=32, lr=1e-3, warmup=min(100, steps // 2),
+                      rtg_scale=1.0, seed=seed)
             ev = evaluate(m, DELAYED_CUE_ID, target_return=1.0, n_episodes=200, seed=seed + 1)
             rows.append((name, seed, steps, ev.mean_return))
     return rows

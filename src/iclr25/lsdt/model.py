@@ -105,11 +105,14 @@ class TokenConv1d(nn.Module):
                                    for _ in range(3))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        T = x.shape[1]
+        B, T, C = x.shape
         xp = F.pad(x.transpose(1, 2), (self.window - 1, 0))             # (B, C, T+w-1)
-        ys = torch.stack([c(xp) for c in self.convs], 0).transpose(2, 3)  # (3, B, T, C)
-        kind = torch.arange(T, device=x.device) % 3
-        return ys[kind, :, torch.arange(T, device=x.device)].transpose(0, 1)
+        # the three depthwise convs as one grouped conv with 3 outputs per channel
+        w = torch.stack([c.weight for c in self.convs], 1).reshape(3 * C, 1, self.window)
+        b = torch.stack([c.bias for c in self.convs], 1).reshape(3 * C)
+        ys = F.conv1d(xp, w, b, groups=C).view(B, C, 3, T)
+        kind = (torch.arange(T, device=x.device) % 3).expand(B, C, 1, T)
+        return ys.gather(2, kind).view(B, C, T).transpose(1, 2)
 
 
 class HybridFusion(nn.Module):

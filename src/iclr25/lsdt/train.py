@@ -123,7 +123,7 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
     model.rtg_scale.fill_(rtg_scale)
 
     # 2. optimiser and schedule
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
 
     def lr_at(step: int) -> float:
         if step < warmup:
