@@ -12,6 +12,7 @@ run ``iclr25 reproduce lsdt --scale full`` for it).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import time
 
@@ -26,8 +27,12 @@ from iclr25.lsdt import (
     decision_transformer,
     delayed_cue_dataset,
     evaluate,
-    train,
+    normalized_score,
 )
+from iclr25.lsdt.claim import ARMS, MODEL, OPT, LongShort, _arm, _data
+from iclr25.lsdt.testbed import PENDULUM_EXPERT_RETURN
+
+HAVE_HF = importlib.util.find_spec("transformers") is not None
 
 
 def arms(obs_dim: int, act_dim: int, **kw) -> dict[str, torch.nn.Module]:
@@ -101,18 +106,24 @@ def timing(ds: OfflineDataset, context: int, hidden: int, n_blocks: int, batch: 
 
 
 class HFPolicy(torch.nn.Module):
-    """HF's DT in our policy signature, so that :func:`evaluate` rolls it out unchanged."""
+    """HF's DT in our policy signature, with our state normalisation and action scaling, so
+    that :func:`evaluate` rolls it out unchanged."""
 
-    def __init__(self, hf: torch.nn.Module, obs_dim: int, act_dim: int, context: int) -> None:
+    def __init__(self, ds: OfflineDataset, context: int, rtg_scale: float) -> None:
         super().__init__()
-        self.hf, self.obs_dim, self.act_dim, self.context = hf, obs_dim, act_dim, context
+        self.obs_dim, self.act_dim, self.context = ds.obs_dim, ds.act_dim, context
+        self.hf = hf_dt(ds.obs_dim, ds.act_dim, MODEL["hidden"], MODEL["n_blocks"], context)
         self.max_timestep = 4096
-        self.register_buffer("rtg_scale", torch.ones(()))
+        self.register_buffer("rtg_scale", torch.tensor(float(rtg_scale)))
+        self.register_buffer("mean", ds.observations.mean(0))
+        self.register_buffer("std", ds.observations.std(0).clamp(min=1e-6))
+        self.register_buffer("scale", ds.actions.abs().amax(0).clamp(min=1e-6))
 
     def forward(self, rtg, s, a, t, mask=None):
         mask = torch.ones(t.shape, dtype=torch.long) if mask is None else mask.long()
-        return self.hf(states=s, actions=a, returns_to_go=rtg, timesteps=t,
-                       attention_mask=mask, return_dict=True).action_preds
+        return self.hf(states=(s - self.mean) / self.std, actions=a / self.scale,
+                       returns_to_go=rtg, timesteps=t, attention_mask=mask,
+                       return_dict=True).action_preds * self.scale
 
     @torch.no_grad()
     def get_action(self, rtg, s, a, t):
@@ -121,11 +132,12 @@ class HFPolicy(torch.nn.Module):
 
 
 def train_hf(policy: HFPolicy, ds: OfflineDataset, steps: int, seed: int) -> None:
-    """The recipe of :func:`iclr25.lsdt.train` (masked MSE, AdamW, warm-up + cosine, clip 0.25,
-    batch 32, lr 1e-3) for HF's model, which our ``train`` does not accept."""
-    samp = SequenceSampler(ds, policy.context, 32, rtg_scale=1.0, seed=seed)
-    opt = torch.optim.AdamW(policy.parameters(), lr=1e-3, weight_decay=1e-4)
-    warm = min(100, steps // 2)
+    """The recipe of :func:`iclr25.lsdt.train` with the claim's optimisation (masked MSE,
+    AdamW, warm-up + cosine, clip 0.25) for HF's model, which our ``train`` does not accept."""
+    samp = SequenceSampler(ds, policy.context, OPT["batch_size"],
+                           rtg_scale=float(policy.rtg_scale), seed=seed)
+    opt = torch.optim.AdamW(policy.parameters(), lr=OPT["lr"], weight_decay=1e-4)
+    warm = OPT["warmup"]
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: (i + 1) / warm if i < warm else
                                               0.5 * (1 + math.cos(math.pi * (i - warm)
                                                                   / max(steps - warm, 1))))
@@ -142,19 +154,30 @@ def train_hf(policy: HFPolicy, ds: OfflineDataset, steps: int, seed: int) -> Non
     policy.eval()
 
 
-def quality(steps: int, seeds: tuple[int, ...]) -> list[tuple]:
+def quality(setting: LongShort) -> list[tuple]:
+    """The claim's data, models and recipe on both tasks, plus HF's DT trained alike."""
     rows = []
-    for seed in seeds:
-        ds = delayed_cue_dataset(400, 6, seed=seed)
-        for name, m in arms(2, 1, hidden=32, n_blocks=2, context=6).items():
-            if name == "HF DT":
-                m = HFPolicy(m, 2, 1, 6)
-                train_hf(m, ds, steps, seed)
+    for seed in setting.seeds:
+        cue, pend = _data(setting, seed)
+        for task, ds in (("DelayedCue success", cue), ("Pendulum normalised return", pend)):
+            for arm in ARMS:
+                rows.append((task, arm, seed, _arm(setting, "cue" if ds is cue else "pendulum",
+                                                   arm, seed, ds, "cpu")))
+            if not HAVE_HF:
+                continue
+            if ds is cue:
+                hf = HFPolicy(ds, MODEL["context"], 1.0)
+                train_hf(hf, ds, setting.cue_steps, seed)
+                v = evaluate(hf, DELAYED_CUE_ID, target_return=1.0,
+                             n_episodes=setting.cue_tests, seed=seed + 10_000).mean_return
             else:
-                train(m, ds, steps=steps, batch_size=32, lr=1e-3, warmup=min(100, steps // 2),
-                      rtg_scale=1.0, seed=seed)
-            ev = evaluate(m, DELAYED_CUE_ID, target_return=1.0, n_episodes=200, seed=seed + 1)
-            rows.append((name, seed, steps, ev.mean_return))
+                hf = HFPolicy(ds, MODEL["context"], 1000.0)
+                train_hf(hf, ds, setting.pendulum_steps, seed)
+                v = normalized_score(evaluate(hf, "Pendulum-v1",
+                                              target_return=PENDULUM_EXPERT_RETURN,
+                                              n_episodes=setting.pendulum_tests,
+                                              seed=seed + 10_000).returns)
+            rows.append((task, "HF DT", seed, v))
     return rows
 
 
@@ -181,11 +204,15 @@ def main() -> None:
     for name in at20:
         ks = [r for r in rows if r[0] == name]
         print(f"growth {name}: " + ", ".join(f"K={r[1]}: {r[2]:.1f} ms" for r in ks))
-    q = quality(200 if args.quick else 1000, (0,) if args.quick else (0, 1, 2))
-    print("\n| model | seed | steps | DelayedCue success |")
+    setting = (LongShort(seeds=(0,), cue_steps=200, pendulum_steps=300, medium_episodes=20,
+                         expert_episodes=4, pendulum_tests=4) if args.quick else
+               LongShort(seeds=(0,), cue_steps=1000, pendulum_steps=2500))
+    print(f"\nClaim tasks, the claim's models and recipe, seed 0 ({setting.cue_steps} cue / "
+          f"{setting.pendulum_steps} Pendulum steps)")
+    print("| task | model | seed | value |")
     print("|---|---|---|---|")
-    for r in q:
-        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.2f} |")
+    for r in quality(setting):
+        print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} |")
 
 
 if __name__ == "__main__":
