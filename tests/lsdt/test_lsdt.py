@@ -193,9 +193,19 @@ def test_sampler_left_pads_short_episodes():
     samp = SequenceSampler(ds, context=5, batch_size=16, rtg_scale=1.0, seed=0)
     rtg, s, a, t, mask = samp.sample()
     assert s.shape == (16, 5, 2) and mask.shape == (16, 5)
-    assert bool((mask[:, :2] == 0).all())          # at most 3 valid steps, at the end
+    assert bool((mask[:, :2] == 0).all()) and bool(mask[:, 2:].all())  # whole, at the end
     assert bool((s[~mask] == 0).all())
-    assert bool(mask[:, -1].all())
+    assert bool((t[:, 2:] == torch.arange(3)).all())   # T <= K: always from the first step
+    assert bool((s[:, 2, 0] != 0).all())                # so the cue is in every window
+
+
+def test_sampler_long_episodes_start_anywhere():
+    ds = delayed_cue_dataset(4, 8, seed=0)
+    rtg, s, a, t, mask = SequenceSampler(ds, context=3, batch_size=64, rtg_scale=1.0,
+                                         seed=0).sample()
+    full = mask.all(1)
+    assert bool(full.any()) and not bool(full.all())    # padded only at the episode's end
+    assert len(set(t[full, 0].tolist())) > 3            # DT rule: any start step
 
 
 def test_train_deterministic_evaluate_save_load(tmp_path):

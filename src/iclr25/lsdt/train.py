@@ -32,9 +32,10 @@ __all__ = ["EvalResult", "SequenceSampler", "evaluate", "load", "save", "train"]
 class SequenceSampler:
     """Random DT windows of ``context`` steps from an :class:`OfflineDataset`.
 
-    A window starts at a uniform step of a uniform-by-length episode; windows shorter than
-    ``context`` (episode end, or a whole episode with T <= K) are left-padded with zeros and
-    masked out.
+    A window starts at a uniform step of a uniform-by-length episode (the DT rule), except
+    that an episode of T <= K steps is always taken whole, so that its first step (a cue, say)
+    is in every window drawn from it. Windows shorter than ``context`` (episode end, or a
+    whole short episode) are left-padded with zeros and masked out.
 
     ``sample() -> (rtg (B,K,1), states (B,K,obs), actions (B,K,act), timesteps (B,K), mask (B,K))``.
     """
@@ -54,10 +55,15 @@ class SequenceSampler:
         self.ep = dataset.episode_index()
         self.t_in_ep = torch.arange(len(dataset), device=ends.device) - starts[self.ep]
         self.ep_end = ends[self.ep]                                    # (N,) one past episode end
+        # where a window starting at each step begins: the episode's start if it fits whole
+        whole = (ends - starts <= self.K)[self.ep]
+        self.window_start = torch.where(whole, starts[self.ep],
+                                        torch.arange(len(dataset), device=ends.device))
 
     def sample(self) -> tuple[torch.Tensor, ...]:
         K, dev = self.K, self.ds.observations.device
-        start = torch.randint(len(self.ds), (self.B,), generator=self.gen).to(dev)
+        start = self.window_start[torch.randint(len(self.ds), (self.B,), generator=self.gen)
+                                  .to(dev)]
         idx = start[:, None] + torch.arange(K, device=dev)              # (B, K)
         valid = idx < self.ep_end[start][:, None]
         n_valid = valid.sum(1, keepdim=True)
