@@ -78,7 +78,8 @@ def test_dynamic_conv_matches_python_loop():
     conv = DynamicConv1d(8, kernel_size=5, heads=2).eval()
     x = torch.randn(2, 7, 8)
     h = F.glu(conv.glu(x), dim=-1)
-    w = conv.kernels(x)                                      # (B, T, H, P)
+    # kernels come from the GLU output (LSDT's code); softmax over the causal half
+    w = torch.softmax(conv.weight(h).view(2, 7, 2, 5)[..., :3], -1)  # (B, T, H, P)
     ref = torch.zeros(2, 7, 8)
     for b in range(2):
         for t in range(7):

@@ -37,15 +37,15 @@ class DynamicConv1d(nn.Module):
     """Causal dynamic convolution (fairseq/LSDT style): per-token softmax kernels.
 
     Linear → GLU, then each token predicts ``heads`` kernels of ``kernel_size`` taps from its
-    own features. The window is centred (offsets −(k−1)/2..(k−1)/2) and the causal mask keeps
-    the (k+1)/2 past-and-present taps; softmax runs over those taps. Positions before the
-    sequence start count as zeros.
+    GLU output (dropout on the kernel logits, as in LSDT's code). The window is centred
+    (offsets −(k−1)/2..(k−1)/2) and the causal mask keeps the (k+1)/2 past-and-present taps;
+    softmax runs over those taps. Positions before the sequence start count as zeros.
 
     Args:
         channels: C, divisible by ``heads``.
         kernel_size: k, odd, >= 3.
         heads: kernels per token (channel groups sharing one kernel).
-        dropout: dropout on the kernel weights.
+        dropout: dropout on the kernel logits, before the softmax.
 
     Shapes: ``forward(x (B, T, C)) -> (B, T, C)``.
     """
@@ -72,13 +72,13 @@ class DynamicConv1d(nn.Module):
     def kernels(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, heads, taps) softmax weights of the causal taps, oldest tap first."""
         B, T, _ = x.shape
-        w = self.weight(x).view(B, T, self.heads, self.kernel_size)
-        return self.drop(torch.softmax(w[..., : self.taps], dim=-1))
+        w = self.drop(self.weight(x)).view(B, T, self.heads, self.kernel_size)
+        return torch.softmax(w[..., : self.taps], dim=-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
         h = F.glu(self.glu(x), dim=-1)                                  # (B, T, C)
-        w = self.kernels(x)                                             # (B, T, H, P)
+        w = self.kernels(h)                      # kernels from the GLU output  (B, T, H, P)
         # windows of the P most recent positions (zeros before the start), oldest first
         padded = F.pad(h, (0, 0, self.taps - 1, 0))                     # (B, T+P-1, C)
         win = padded.unfold(1, self.taps, 1)                            # (B, T, C, P)
@@ -172,8 +172,9 @@ class LongShortMixer(nn.Module):
         q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, C // self.n_heads).permute(2, 0, 3, 1, 4)
         mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         att = (q @ k.transpose(-1, -2)) / math.sqrt(C // self.n_heads)
-        att = self.att_drop(torch.softmax(att.masked_fill(~mask, float("-inf")), -1))
-        return (att @ v).transpose(1, 2).reshape(B, T, C)
+        att = torch.softmax(att.masked_fill(~mask, float("-inf")), -1)
+        # dropout on the branch output (LSDT's code), not on the attention weights
+        return self.att_drop(att @ v).transpose(1, 2).reshape(B, T, C)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         parts = []
