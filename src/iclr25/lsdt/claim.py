@@ -11,7 +11,8 @@ static window-6 convs), LSDT (ξ = 0.5, dynamic conv, k = 11, HFM).
    expert's return target; LSDT should match the better of DT and DC.
 
 Full: 3 seeds, 1000 DelayedCue and 3000 Pendulum steps (the issue's; about 220 s on 2 cores);
-the 18 (task, arm, seed) runs are spread over the cores. Quick: 1 seed, 50 steps, smaller Pendulum data (a smoke test, far from converged).
+the 18 (task, arm, seed) runs are spread over the cores. Quick: 1 seed, 50 steps, smaller
+Pendulum data (a smoke test, far from converged).
 """
 
 from __future__ import annotations
