@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import statistics
 import time
 
 import torch
@@ -81,28 +82,33 @@ def step_fn(name: str, model: torch.nn.Module):
 
 def timing(ds: OfflineDataset, context: int, hidden: int, n_blocks: int, batch: int,
            reps: int) -> list[tuple]:
-    rows = []
-    for name, m in arms(ds.obs_dim, ds.act_dim, hidden=hidden, n_blocks=n_blocks,
-                        context=context).items():
-        samp = SequenceSampler(ds, context, batch, rtg_scale=1.0, seed=0)
-        run = step_fn(name, m)
-        batches = [samp.sample() for _ in range(reps + 1)]
+    """Median ms per train step and per action of each model. The models take turns, one
+    step each per round, so that a machine whose speed drifts skews none of the ratios."""
+    models = arms(ds.obs_dim, ds.act_dim, hidden=hidden, n_blocks=n_blocks, context=context)
+    samp = SequenceSampler(ds, context, batch, rtg_scale=1.0, seed=0)
+    batches = [samp.sample() for _ in range(reps + 1)]
+    one = tuple(x[:1] for x in batches[0])
+    runs = {name: step_fn(name, m) for name, m in models.items()}
+    step = {name: [] for name in models}
+    act = {name: [] for name in models}
+    for name, m in models.items():                                     # warm-up
+        run = runs[name]
         m.train()
-        run(batches[0], True)                                        # warm-up
-        t0 = time.perf_counter()
-        for b in batches[1:]:
-            run(b, True)
-        step_ms = (time.perf_counter() - t0) / reps * 1e3
-        m.eval()
-        one = tuple(x[:1] for x in batches[0])
-        with torch.no_grad():
+        run(batches[0], True)
+    for b in batches[1:]:
+        for name, m in models.items():
+            m.train()
             t0 = time.perf_counter()
-            for _ in range(reps):
-                run(one, False)
-            act_ms = (time.perf_counter() - t0) / reps * 1e3
-        params = sum(p.numel() for p in m.parameters())
-        rows.append((name, context, step_ms, act_ms, params))
-    return rows
+            runs[name](b, True)
+            step[name].append(time.perf_counter() - t0)
+            m.eval()
+            with torch.no_grad():
+                t0 = time.perf_counter()
+                runs[name](one, False)
+                act[name].append(time.perf_counter() - t0)
+    return [(name, context, 1e3 * statistics.median(step[name]),
+             1e3 * statistics.median(act[name]), sum(p.numel() for p in m.parameters()))
+            for name, m in models.items()]
 
 
 class HFPolicy(torch.nn.Module):
