@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 pytest.importorskip("gymnasium")
 
+from iclr25.datasets.control import OfflineDataset  # noqa: E402
 from iclr25.lsdt import (  # noqa: E402
     DELAYED_CUE_ID,
     DynamicConv1d,
@@ -19,6 +20,7 @@ from iclr25.lsdt import (  # noqa: E402
     evaluate,
     load,
     normalized_score,
+    pendulum_dataset,
     pendulum_swingup,
     receptive_field,
     save,
@@ -120,6 +122,7 @@ def test_factories_are_endpoints():
     (dict(kernel_size=10), "kernel_size"), (dict(kernel_size=1), "kernel_size"),
     (dict(hidden=16, n_heads=3), "n_heads"), (dict(context=0), "context"),
     (dict(conv="fft"), "conv"), (dict(hidden=16, conv_heads=3), "conv_heads"),
+    (dict(hidden=16, conv_heads=0), "conv_heads"),
 ])
 def test_constructor_errors(kw, match):
     with pytest.raises(ValueError, match=match):
@@ -158,9 +161,6 @@ def test_delayed_cue_data_and_env():
     ds = delayed_cue_dataset(10, 6, seed=0)
     assert len(ds) == 60 and ds.n_episodes == 10
     assert sorted(ds.returns().tolist()) == [0.0] * 5 + [1.0] * 5
-    rtg = ds.returns_to_go(2.0)
-    ref = torch.cat([e["rewards"].flip(0).cumsum(0).flip(0) for e in ds.episodes()]) / 2.0
-    torch.testing.assert_close(rtg, ref)
     cue = ds.observations.view(10, 6, 2)[:, 0, 0]
     assert bool((ds.observations.view(10, 6, 2)[:, 1:, 0] == 0).all())
     right = torch.sign(ds.actions.view(10, 6)[:, -1]) == cue
@@ -173,6 +173,12 @@ def test_delayed_cue_data_and_env():
         o, rew, term, trunc, _ = env.step(np.array([info["cue"]]))
         total += rew
     assert total == 1.0 and trunc
+
+
+def test_returns_to_go_is_reversed_cumsum():
+    ds = pendulum_dataset("random", 2, seed=0)                # a reward at every step
+    ref = torch.cat([e["rewards"].flip(0).cumsum(0).flip(0) for e in ds.episodes()]) / 1000.0
+    torch.testing.assert_close(ds.returns_to_go(1000.0), ref)
 
 
 def test_pendulum_expert_swings_up():
@@ -189,15 +195,36 @@ def test_pendulum_expert_swings_up():
     assert normalized_score(total) > 0.85
 
 
-def test_sampler_left_pads_short_episodes():
+def test_sampler_pads_short_episodes_after_their_end():
     ds = delayed_cue_dataset(4, 3, seed=0)
     samp = SequenceSampler(ds, context=5, batch_size=16, rtg_scale=1.0, seed=0)
     rtg, s, a, t, mask = samp.sample()
     assert s.shape == (16, 5, 2) and mask.shape == (16, 5)
-    assert bool((mask[:, :2] == 0).all()) and bool(mask[:, 2:].all())  # whole, at the end
+    assert bool(mask[:, :3].all()) and not bool(mask[:, 3:].any())  # whole, at the front
     assert bool((s[~mask] == 0).all())
-    assert bool((t[:, 2:] == torch.arange(3)).all())   # T <= K: always from the first step
-    assert bool((s[:, 2, 0] != 0).all())                # so the cue is in every window
+    assert bool((t[:, :3] == torch.arange(3)).all())   # T <= K: always from the first step
+    assert bool((s[:, 0, 0] != 0).all())                # so the cue is in every window
+
+
+@pytest.mark.parametrize("kw", [dict(conv_ratio=0.0), dict(conv_ratio=0.5, kernel_size=5),
+                                dict(conv_ratio=1.0, conv="static")])
+def test_padded_window_reads_what_evaluation_reads(kw):
+    # the real steps of a padded training window must give the same predictions as the same
+    # steps fed alone (as evaluate does at an episode's start)
+    ds = delayed_cue_dataset(4, 3, seed=0)
+    rtg, s, a, t, mask = SequenceSampler(ds, context=5, batch_size=4, rtg_scale=1.0,
+                                         seed=0).sample()
+    torch.manual_seed(0)
+    m = LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=2, n_heads=2, context=5,
+                                     **kw).eval()
+    real = mask.nonzero()[:, 1].view(4, 3)              # the real steps' positions per row
+
+    def pick(x):
+        return torch.stack([x[i, real[i]] for i in range(4)])
+
+    full = pick(m(rtg, s, a, t))
+    alone = m(pick(rtg), pick(s), pick(a), pick(t))
+    torch.testing.assert_close(full, alone)
 
 
 def test_sampler_long_episodes_start_anywhere():
@@ -238,16 +265,44 @@ def test_train_deterministic_evaluate_save_load(tmp_path):
 def test_train_and_evaluate_errors():
     ds = delayed_cue_dataset(4, 3, seed=0)
     m = LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=1, context=3)
+    before = {k: v.clone() for k, v in m.state_dict().items()}
     for kw, match in [(dict(steps=0), "steps"), (dict(steps=1, lr=0.0), "lr"),
-                      (dict(steps=1, rtg_scale=-1.0), "rtg_scale")]:
+                      (dict(steps=1, rtg_scale=-1.0), "rtg_scale"),
+                      (dict(steps=1, weight_decay=-1.0), "weight_decay")]:
         with pytest.raises(ValueError, match=match):
             train(m, ds, **kw)
+    # refused before any work: the normalisation buffers are not yet set
+    assert all(torch.equal(v, before[k]) for k, v in m.state_dict().items())
     with pytest.raises(ValueError, match="dims"):
         train(LongShortDecisionTransformer(3, 1, hidden=16, context=3), ds, steps=1)
     with pytest.raises(TypeError, match="dataset"):
         train(m, {"observations": 1}, steps=1)
     with pytest.raises(ValueError, match="env_id"):
         evaluate(m, "Pendulum-v1", target_return=0.0, n_episodes=1)
+    with pytest.raises(ValueError, match="env_id"):
+        evaluate(m, "NoSuchEnv-v9", target_return=0.0, n_episodes=1)
+    short = LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3,
+                                         max_timestep=50)
+    with pytest.raises(ValueError, match="max_timestep"):               # 200-step episodes
+        evaluate(short, "Pendulum-v1", target_return=0.0, n_episodes=1)
+    with pytest.raises(ValueError, match="seed"):
+        evaluate(m, DELAYED_CUE_ID, target_return=1.0, n_episodes=1, seed=-1)
+    with pytest.raises(ValueError, match="n_episodes"):
+        pendulum_dataset("medium-replay", 1)
+
+
+def test_evaluate_seed_may_be_a_generator():
+    m = LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=1, context=6).eval()
+    runs = [evaluate(m, DELAYED_CUE_ID, target_return=1.0, n_episodes=4,
+                     seed=torch.Generator().manual_seed(3)).returns for _ in range(2)]
+    assert torch.equal(*runs)
+
+
+def test_corrupt_npz_is_a_named_error(tmp_path):
+    p = delayed_cue_dataset(4, 3, seed=0).save(tmp_path / "d.npz")
+    p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+    with pytest.raises(ValueError, match="path"):
+        OfflineDataset.load(p)
 
 
 def test_cli_data_train_evaluate(tmp_path):
@@ -300,8 +355,7 @@ def test_claim_jobs_in_processes_return_in_order():
 def test_pendulum_lockstep_rollout_equals_one_episode_at_a_time():
     import gymnasium as gym
 
-    from iclr25.datasets.control import rollout
-    from iclr25.lsdt.testbed import _rollout_lockstep
+    from iclr25.datasets.control import _rollout_lockstep, rollout
 
     pol = pendulum_swingup(0.0, seed=0)  # deterministic: the two orders draw nothing
     a = rollout(gym.make("Pendulum-v1"), pol, 4, seed=torch.Generator().manual_seed(5))

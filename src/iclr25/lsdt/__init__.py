@@ -10,6 +10,14 @@ from iclr25._optional import require
 require("gymnasium", "rl")
 
 from iclr25.claims import Paper  # noqa: E402
+from iclr25.datasets.control import (  # noqa: E402
+    DELAYED_CUE_ID,
+    DelayedCueEnv,
+    delayed_cue_dataset,
+    normalized_score,
+    pendulum_dataset,
+    pendulum_swingup,
+)
 from iclr25.lsdt.model import (  # noqa: E402
     Block,
     DynamicConv1d,
@@ -20,14 +28,6 @@ from iclr25.lsdt.model import (  # noqa: E402
     decision_convformer,
     decision_transformer,
     receptive_field,
-)
-from iclr25.lsdt.testbed import (  # noqa: E402
-    DELAYED_CUE_ID,
-    DelayedCueEnv,
-    delayed_cue_dataset,
-    normalized_score,
-    pendulum_dataset,
-    pendulum_swingup,
 )
 from iclr25.lsdt.train import (  # noqa: E402
     EvalResult,

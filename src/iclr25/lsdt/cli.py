@@ -23,7 +23,7 @@ def data(
     out: Path = typer.Option(..., "--out", help="Output .npz or .hdf5."),
 ) -> None:
     """Write an offline dataset (D4RL layout)."""
-    from iclr25.lsdt.testbed import DELAYED_CUE_ID, delayed_cue_dataset, pendulum_dataset
+    from iclr25.datasets.control import DELAYED_CUE_ID, delayed_cue_dataset, pendulum_dataset
 
     if out.suffix not in (".npz", ".hdf5", ".h5"):
         _fail(ValueError(f"--out must end in .npz or .hdf5, got {out.name!r}"))

@@ -160,7 +160,8 @@ class LongShortMixer(nn.Module):
         self.conv: nn.Module | None = None
         if conv_dim:
             if conv == "dynamic":
-                heads = conv_heads if conv_heads is not None else max(conv_dim // 4, 1)
+                heads = max(conv_dim // 4, 1) if conv_heads is None else \
+                    check_int(conv_heads, "conv_heads", 1)
                 if conv_dim % heads:
                     raise ValueError(f"conv_heads ({heads}) must divide the convolution width "
                                      f"({conv_dim})")

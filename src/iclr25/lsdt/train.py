@@ -35,7 +35,10 @@ class SequenceSampler:
     A window starts at a uniform step of a uniform-by-length episode (the DT rule), except
     that an episode of T <= K steps is always taken whole, so that its first step (a cue, say)
     is in every window drawn from it. Windows shorter than ``context`` (episode end, or a
-    whole short episode) are left-padded with zeros and masked out.
+    whole short episode) are padded with zeros *after* their last step and masked out of the
+    loss. DT's code pads on the left and needs an attention mask; every mixer here is causal,
+    so right padding is never seen by the real steps, which then read exactly what they read
+    at evaluation (a history that starts at position 0), with no mask to apply.
 
     ``sample() -> (rtg (B,K,1), states (B,K,obs), actions (B,K,act), timesteps (B,K), mask (B,K))``.
     """
@@ -65,12 +68,8 @@ class SequenceSampler:
         start = self.window_start[torch.randint(len(self.ds), (self.B,), generator=self.gen)
                                   .to(dev)]
         idx = start[:, None] + torch.arange(K, device=dev)              # (B, K)
-        valid = idx < self.ep_end[start][:, None]
-        n_valid = valid.sum(1, keepdim=True)
-        # left-pad: shift each row so the valid steps sit at the end
-        order = torch.arange(K, device=dev) - (K - n_valid)             # (B, K)
-        mask = order >= 0
-        src = (start[:, None] + order.clamp(min=0)).clamp(max=len(self.ds) - 1)
+        mask = idx < self.ep_end[start][:, None]
+        src = idx.clamp(max=len(self.ds) - 1)
 
         def take(x: torch.Tensor) -> torch.Tensor:
             out = x[src]
@@ -101,8 +100,8 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
         The loss of every step.
 
     Raises:
-        TypeError: wrong types. ValueError: non-positive ``steps``, ``lr``, ``rtg_scale``;
-            dataset dims that differ from the model's.
+        TypeError: wrong types. ValueError: non-positive ``steps``, ``lr``, ``rtg_scale``,
+            negative ``weight_decay``; dataset dims that differ from the model's.
     """
     if not isinstance(model, LongShortDecisionTransformer):
         raise TypeError(f"model must be a LongShortDecisionTransformer, got "
@@ -112,6 +111,7 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
     steps = check_int(steps, "steps", 1)
     lr = check_range(lr, "lr", 0.0, low_open=True)
     warmup = check_int(warmup, "warmup", 0)
+    weight_decay = check_range(weight_decay, "weight_decay", 0.0)
     grad_clip = check_range(grad_clip, "grad_clip", 0.0, low_open=True)
     rtg_scale = check_range(rtg_scale, "rtg_scale", 0.0, low_open=True)
     if (dataset.obs_dim, dataset.act_dim) != (model.obs_dim, model.act_dim):
@@ -169,17 +169,30 @@ class EvalResult:
 
 @torch.no_grad()
 def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return: float,
-             n_episodes: int = 10, seed: int = 0, **env_kwargs) -> EvalResult:
+             n_episodes: int = 10, seed: int | torch.Generator | None = 0,
+             **env_kwargs) -> EvalResult:
     """Roll the model out in ``n_episodes`` copies of a gymnasium env, stepping them together.
 
     The returns-to-go token starts at ``target_return / rtg_scale`` and drops by each reward.
+    Episode i is reset with seed ``seed + i`` (an int ``seed``; a generator or None draws the
+    base seed).
 
     Raises:
-        ValueError: env spaces that differ from the model's dims, ``n_episodes < 1``.
+        ValueError: an unknown ``env_id``; env spaces that differ from the model's dims; an
+            env time limit longer than the model's ``max_timestep``; ``n_episodes < 1``.
     """
     n = check_int(n_episodes, "n_episodes", 1)
     target_return = check_range(target_return, "target_return")
-    envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
+    base = check_int(seed, "seed", 0) if isinstance(seed, int) else \
+        int(torch.randint(2**31 - n, (1,), generator=resolve_seed(seed)))
+    try:
+        envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
+    except gym.error.Error as exc:
+        raise ValueError(f"env_id {env_id!r} is not a registered gymnasium env ({exc})") from None
+    limit = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
+    if limit is not None and limit > model.max_timestep:
+        raise ValueError(f"env_id {env_id!r} runs {limit} steps but the model embeds only "
+                         f"max_timestep={model.max_timestep}; returns would be cut short")
     o_dim = int(np.prod(envs[0].observation_space.shape))
     a_dim = int(np.prod(envs[0].action_space.shape))
     if (o_dim, a_dim) != (model.obs_dim, model.act_dim):
@@ -187,7 +200,7 @@ def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return:
                          f"expects ({model.obs_dim}, {model.act_dim})")
     p = next(model.parameters())
     model.eval()
-    obs = torch.tensor(np.stack([e.reset(seed=seed + i)[0] for i, e in enumerate(envs)]),
+    obs = torch.tensor(np.stack([e.reset(seed=base + i)[0] for i, e in enumerate(envs)]),
                        dtype=p.dtype, device=p.device)
     states, actions = [obs], []
     rtg = [torch.full((n, 1), target_return, dtype=p.dtype, device=p.device) / model.rtg_scale]
