@@ -628,9 +628,7 @@ def pendulum_dataset(quality: _Quality, n_episodes: int, *,
     if quality == "medium-replay":
         parts = [pendulum_dataset("random", n // 2, seed=g),
                  pendulum_dataset("medium", n - n // 2, seed=g)]
-        return OfflineDataset(*(torch.cat([getattr(p, k) for p in parts])
-                                for k in ("observations", "actions", "rewards", "terminals",
-                                          "timeouts")))
+        return OfflineDataset(*(torch.cat([getattr(p, k) for p in parts]) for k in _KEYS))
     return _rollout_lockstep(pendulum_swingup(*tiers[quality], seed=g), n, g)
 
 
