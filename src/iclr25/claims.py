@@ -24,9 +24,15 @@ A method's ``claim.py`` reads top to bottom::
         return ev.backward
 
 The sentence, metric, paper figure, threshold and direction are fixed at declaration, so a
-run cannot move them. An experiment runs once per (scale, seed, device) however many claims
-read it, and is timed on its own. A package is a method because its ``__init__`` defines
-``PAPER``. The CLI and the report only talk to this module.
+run cannot move them. A claim that compares arms names the arm it beats (``baseline=``) and
+may return a :class:`Comparison` so the report shows both values; a claim whose run can be
+uninformative declares a ``control`` over the evidence (the baseline learned, the task is not
+saturated, the testbed can express the effect): when it is false the verdict is
+``inconclusive``, never ``holds``. A control reads only the baseline, the testbed or the data,
+never the method's own result, and the report prints the numbers it read. An experiment
+runs once per (scale, seed, device) however many claims read it, and is timed on its own.
+A package is a method because its ``__init__`` defines ``PAPER``. The CLI and the report
+only talk to this module.
 """
 
 from __future__ import annotations
@@ -35,12 +41,16 @@ import dataclasses
 import enum
 import importlib
 import math
+import multiprocessing
+import os
 import pkgutil
 import random
+import signal
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait as _wait_any
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,9 +60,9 @@ import torch
 from iclr25._threads import torch_threads
 
 __all__ = [
-    "Claim", "ClaimResult", "Context", "Evidence", "Experiment", "ExperimentRecord", "Paper",
-    "Scale", "Setting", "Table", "claim", "discover", "experiment", "papers", "run", "scalar",
-    "select", "torch_threads",
+    "Claim", "ClaimResult", "Comparison", "Context", "Evidence", "Experiment",
+    "ExperimentRecord", "Paper", "Scale", "Setting", "Table", "claim", "discover", "experiment",
+    "papers", "run", "scalar", "select", "torch_threads",
 ]
 
 Direction = Literal[">=", "<="]
@@ -88,7 +98,34 @@ class Paper:
 
 @dataclass(frozen=True)
 class Setting:
-    """Base of a method's frozen settings: every choice of a run, fixed before measuring."""
+    """Base of a method's frozen settings: every choice of a run, fixed before measuring.
+
+    ``deviations`` (keyword-only, so subclasses declare their fields as usual) lists what
+    differs from the paper's experiment or from the issue, and why, written before measuring;
+    the report prints them under the experiment.
+    """
+
+    deviations: tuple[str, ...] = field(default=(), kw_only=True)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.deviations, str) or not all(
+                isinstance(d, str) and d for d in self.deviations):
+            raise TypeError(f"deviations must be a tuple of non-empty strings, got "
+                            f"{self.deviations!r}")
+        object.__setattr__(self, "deviations", tuple(self.deviations))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a comparing claim's read returns: both arms and the figure judged.
+
+    ``value`` is the number compared with the threshold (a difference, a ratio, ...);
+    ``ours`` and ``baseline`` are the two arms' own values, in the metric's natural unit.
+    """
+
+    ours: float
+    baseline: float
+    value: float
 
 
 @dataclass(frozen=True)
@@ -212,7 +249,10 @@ class Claim:
     paper_figure: str
     threshold: float
     direction: Direction
-    read: Callable[[Evidence], float]
+    read: Callable[[Evidence], float | Comparison]
+    baseline: str | None = None
+    control: Callable[[Evidence], bool] | None = None
+    control_doc: str | None = None
 
     def holds(self, value: float) -> bool:
         if not math.isfinite(value):
@@ -264,11 +304,17 @@ def claim(
     paper_figure: str,
     threshold: float,
     direction: Direction = ">=",
-) -> Callable[[Callable[[Any], float]], Claim]:
-    """Register ``read(evidence) -> float`` as the claim ``claim_id`` (``"<method>.<name>"``).
+    baseline: str | None = None,
+    control: Callable[[Any], bool] | None = None,
+    control_doc: str | None = None,
+) -> Callable[[Callable[[Any], float | Comparison]], Claim]:
+    """Register ``read(evidence)`` as the claim ``claim_id`` (``"<method>.<name>"``).
 
-    ``read`` should return one field of the experiment's evidence; everything the claim is
-    judged by is fixed here.
+    ``read`` returns one field of the experiment's evidence (a float), or a
+    :class:`Comparison` when the claim compares against the arm named by ``baseline``.
+    ``control(evidence) -> bool``, described by ``control_doc``, says whether the run can
+    separate method and baseline at all; it must read only the baseline, the testbed or the
+    data. Everything the claim is judged by is fixed here.
     """
     if direction not in (">=", "<="):
         raise ValueError(f"direction must be '>=' or '<=', got {direction!r}")
@@ -278,6 +324,13 @@ def claim(
         raise TypeError("experiment must be a function decorated with @experiment")
     if not math.isfinite(float(threshold)):
         raise ValueError(f"threshold must be finite, got {threshold!r}")
+    if baseline is not None and not (isinstance(baseline, str) and baseline.strip()):
+        raise ValueError(f"baseline must name the arm compared against, got {baseline!r}")
+    if (control is None) != (control_doc is None):
+        raise ValueError("control and control_doc go together: a control needs the sentence "
+                         "saying what it checks")
+    if control is not None and not callable(control):
+        raise TypeError("control must be a predicate over the experiment's evidence")
     method = claim_id.split(".")[0]
     if method != experiment.method and experiment.fn.__module__.startswith("iclr25."):
         raise ValueError(f"claim {claim_id!r} reads experiment {experiment.id!r} of another "
@@ -287,7 +340,7 @@ def claim(
         if claim_id in _CLAIMS and _CLAIMS[claim_id].read.__qualname__ != read.__qualname__:
             raise ValueError(f"claim {claim_id!r} is already registered")
         c = Claim(claim_id, method, experiment, sentence, metric, unit, paper_figure,
-                  float(threshold), direction, read)
+                  float(threshold), direction, read, baseline, control, control_doc)
         _CLAIMS[claim_id] = c
         return c
 
@@ -389,6 +442,8 @@ class ExperimentRecord:
     tables: list[dict[str, Any]] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
     error: str | None = None
+    deviations: list[str] = field(default_factory=list)
+    threads: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -402,9 +457,18 @@ class ExperimentRecord:
         return cls(**d)
 
 
+Status = Literal["holds", "fails", "inconclusive", "error"]
+
+
 @dataclass
 class ClaimResult:
-    """The record of one claim; ``status`` is ``holds``, ``fails`` or ``error``."""
+    """The record of one claim; ``status`` is ``holds``, ``fails``, ``inconclusive`` or ``error``.
+
+    ``measured`` is the figure judged against the threshold; ``ours`` and ``baseline_value``
+    are the two arms' values when the claim returned a :class:`Comparison`. ``control_ok`` is
+    the declared control's verdict (None: no control) and ``control_read`` the evidence it
+    read; ``reason`` says why a verdict is inconclusive or errored.
+    """
 
     claim_id: str
     method: str
@@ -419,6 +483,13 @@ class ClaimResult:
     holds: bool
     status: str
     error: str | None = None
+    baseline: str | None = None
+    ours: float | None = None
+    baseline_value: float | None = None
+    control_doc: str | None = None
+    control_ok: bool | None = None
+    control_read: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -440,7 +511,7 @@ def _fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
 
 def _setting_dict(s: Setting) -> dict[str, Any]:
     return {f.name: (list(v) if isinstance(v := getattr(s, f.name), tuple) else v)
-            for f in dataclasses.fields(s)}
+            for f in dataclasses.fields(s) if f.name != "deviations"}
 
 
 def run_experiment(exp: Experiment, scale: Scale, seed: int, device: str | torch.device,
@@ -451,7 +522,8 @@ def run_experiment(exp: Experiment, scale: Scale, seed: int, device: str | torch
     ctx = Context(scale=scale, seed=seed, device=dev)
     setting = exp.setting(scale)
     record = ExperimentRecord(exp.id, exp.method, scale.value, seed, str(dev), 0.0,
-                              _setting_dict(setting))
+                              _setting_dict(setting), deviations=list(setting.deviations),
+                              threads=torch.get_num_threads())
     cuda = [dev.index or 0] if dev.type == "cuda" else []
     start = time.perf_counter()
     # forked so that code which still draws from the global RNG is seeded, and the
@@ -485,40 +557,172 @@ def run_experiment(exp: Experiment, scale: Scale, seed: int, device: str | torch
     return record, ev
 
 
+class _Reads:
+    """The evidence as a control sees it: every field it reads is recorded for the report."""
+
+    def __init__(self, ev: Evidence) -> None:
+        self._ev = ev
+        self.read: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        v = getattr(self._ev, name)
+        if isinstance(v, Table):
+            self.read[name] = f"table {v.title!r}"
+        elif isinstance(v, (list, tuple)):
+            self.read[name] = [_plain(x) for x in v]
+        else:
+            try:
+                self.read[name] = _plain(v)
+            except TypeError:
+                self.read[name] = type(v).__name__
+        return v
+
+
 def judge(c: Claim, ev: Evidence | None, record: ExperimentRecord) -> ClaimResult:
-    """Read a claim's figure from its experiment's evidence and compare it with the threshold."""
+    """Read a claim's figure (and its control) from the evidence and give the verdict.
+
+    A false control or a NaN/inf reading makes the verdict ``inconclusive`` with its reason;
+    otherwise the figure is compared with the threshold.
+    """
     common = dict(claim_id=c.id, method=c.method, experiment=c.experiment.id,
                   sentence=c.sentence, metric=c.metric, unit=c.unit,
-                  paper_figure=c.paper_figure, threshold=c.threshold, direction=c.direction)
+                  paper_figure=c.paper_figure, threshold=c.threshold, direction=c.direction,
+                  baseline=c.baseline, control_doc=c.control_doc)
     if ev is None:
         return ClaimResult(measured=None, holds=False, status="error",
                            error=f"experiment {record.id} failed:\n{record.error}", **common)
     try:
-        value = float(c.read(ev))
+        got = c.read(ev)
+        if isinstance(got, Comparison):
+            if c.baseline is None:
+                raise TypeError(f"claim {c.id} returned a Comparison but declares no baseline=")
+            value, ours, base = float(got.value), float(got.ours), float(got.baseline)
+        else:
+            value, ours, base = float(got), None, None
+        control_ok, read = None, {}
+        if c.control is not None:
+            reads = _Reads(ev)
+            control_ok = bool(c.control(reads))
+            read = reads.read
     except Exception:
         return ClaimResult(measured=None, holds=False, status="error",
                            error=traceback.format_exc(), **common)
-    holds = c.holds(value)
-    return ClaimResult(measured=value, holds=holds, status="holds" if holds else "fails",
-                       **common)
+    reason = None
+    if control_ok is False:
+        reason = f"control failed: {c.control_doc}"
+    elif not math.isfinite(value):
+        reason = f"the measured value is {value}: the run gave no usable figure"
+    holds = reason is None and c.holds(value)
+    status = "inconclusive" if reason else ("holds" if holds else "fails")
+    return ClaimResult(measured=value, holds=holds, status=status, ours=ours,
+                       baseline_value=base, control_ok=control_ok, control_read=read,
+                       reason=reason, **common)
+
+
+def default_threads(jobs: int) -> int:
+    """Torch threads per experiment when ``jobs`` run at once: the cores shared out."""
+    return max(1, (os.cpu_count() or 1) // jobs)
+
+
+def _grouped(selected: Sequence[Claim]) -> dict[str, tuple[Experiment, list[Claim]]]:
+    groups: dict[str, tuple[Experiment, list[Claim]]] = {}
+    for c in selected:
+        groups.setdefault(c.experiment.id, (c.experiment, []))[1].append(c)
+    return groups
+
+
+def _worker(conn: Any, modules: list[str], eid: str, claim_ids: list[str], scale: str,
+            seed: int, device: str, threads: int, figure_dir: str) -> None:
+    """A spawned process: import the experiment's modules, run it, send back the verdicts."""
+    for m in modules:
+        importlib.import_module(m)
+    torch.set_num_threads(threads)
+    rec, ev = run_experiment(_EXPERIMENTS[eid], Scale(scale), seed, device, Path(figure_dir))
+    conn.send((rec, [judge(_CLAIMS[cid], ev, rec) for cid in claim_ids]))
+    conn.close()
+
+
+def _died(exp: Experiment, claims_: list[Claim], exitcode: int | None, scale: Scale, seed: int,
+          device: str, threads: int) -> tuple[ExperimentRecord, list[ClaimResult]]:
+    if exitcode is not None and exitcode < 0:
+        try:
+            why = f"killed by {signal.Signals(-exitcode).name} (out of memory, or killed)"
+        except ValueError:
+            why = f"killed by signal {-exitcode}"
+    else:
+        why = f"exited with status {exitcode} before reporting"
+    setting = exp.setting(scale)
+    rec = ExperimentRecord(exp.id, exp.method, scale.value, seed, device, float("nan"),
+                           _setting_dict(setting), error=f"worker process {why}",
+                           deviations=list(setting.deviations), threads=threads)
+    return rec, [judge(c, None, rec) for c in claims_]
 
 
 def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
         device: str | torch.device = "cpu",
         on_experiment: Callable[[Experiment], None] | None = None,
+        *, jobs: int = 1, threads: int | None = None,
+        on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
         ) -> tuple[list[ExperimentRecord], list[ClaimResult]]:
     """Run each experiment the claims need once, then judge every claim.
 
-    ``on_experiment`` is called before each experiment starts (for progress display).
+    With ``jobs > 1`` the experiments run in that many spawned worker processes, each with
+    ``threads`` torch threads (default: the cores shared out); a worker that dies marks its
+    experiment's claims ``error`` and the others complete. With ``jobs == 1`` they run here,
+    one after another. Given (seed, device, threads) the values do not depend on ``jobs``.
+    ``on_experiment`` is called as each experiment starts and ``on_done`` as it finishes
+    (for progress display).
     """
-    records: dict[str, tuple[ExperimentRecord, Evidence | None]] = {}
-    results = []
-    for c in selected:
-        exp = c.experiment
-        if exp.id not in records:
-            if on_experiment is not None:
-                on_experiment(exp)
-            records[exp.id] = run_experiment(exp, scale, seed, device, figure_dir)
-        rec, ev = records[exp.id]
-        results.append(judge(c, ev, rec))
-    return [r for r, _ in records.values()], results
+    scale = Scale(scale)
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    threads = default_threads(jobs) if threads is None else threads
+    if not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    device = str(torch.device(device))
+    groups = _grouped(selected)
+    done: dict[str, tuple[ExperimentRecord, list[ClaimResult]]] = {}
+
+    def finish(eid: str, rec: ExperimentRecord, results: list[ClaimResult]) -> None:
+        done[eid] = rec, results
+        if on_done is not None:
+            on_done(rec, results)
+
+    if jobs == 1:
+        with torch_threads(threads):
+            for eid, (exp, cs) in groups.items():
+                if on_experiment is not None:
+                    on_experiment(exp)
+                rec, ev = run_experiment(exp, scale, seed, device, figure_dir)
+                finish(eid, rec, [judge(c, ev, rec) for c in cs])
+    else:
+        mp = multiprocessing.get_context("spawn")  # fork is unsafe once torch has threads
+        pending = list(groups.items())
+        running: dict[Any, tuple[Any, str]] = {}
+        while pending or running:
+            while pending and len(running) < jobs:
+                eid, (exp, cs) = pending.pop(0)
+                modules = list(dict.fromkeys([exp.fn.__module__,
+                                              *(c.read.__module__ for c in cs)]))
+                recv, send = mp.Pipe(duplex=False)
+                proc = mp.Process(target=_worker, daemon=True, args=(
+                    send, modules, eid, [c.id for c in cs], scale.value, seed, device,
+                    threads, str(figure_dir)))
+                proc.start()
+                send.close()  # the child holds the only writer: its death reads as EOF
+                running[recv] = proc, eid
+                if on_experiment is not None:
+                    on_experiment(exp)
+            for conn in _wait_any(list(running)):
+                proc, eid = running.pop(conn)
+                try:
+                    rec, results = conn.recv()
+                except (EOFError, OSError):
+                    proc.join()
+                    exp, cs = groups[eid]
+                    rec, results = _died(exp, cs, proc.exitcode, scale, seed, device, threads)
+                conn.close()
+                proc.join()
+                finish(eid, rec, results)
+    by_id = {r.claim_id: r for _, rs in done.values() for r in rs}
+    return [done[eid][0] for eid in groups], [by_id[c.id] for c in selected]

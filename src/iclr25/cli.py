@@ -49,17 +49,36 @@ def _device(name: str) -> str:
 @app.command()
 def reproduce(
     names: list[str] = typer.Argument(None, help="Claim ids or method names (default: all)."),
-    scale: Scale = typer.Option(Scale.quick, "--scale", help="quick (seconds) or full (minutes)."),
+    scale: Scale = typer.Option(Scale.quick, "--scale",
+                                help="quick (seconds; a smoke test of each pipeline) or full "
+                                     "(minutes; the evidence)."),
     out: Path = typer.Option(Path("reproduction"), "--out", help="Report directory."),
     seed: int = typer.Option(0, "--seed", help="Seed of every experiment (>= 0)."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 if any claim fails or errors."),
+    jobs: int = typer.Option(1, "--jobs", help="Experiments run at once, each in its own "
+                                               "process (1 .. number of cores)."),
+    threads: int = typer.Option(None, "--threads", help="Torch threads per experiment "
+                                                        "[default: cores // jobs]."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 unless every claim holds."),
 ) -> None:
-    """Run the claims and write REPORT.md, results.json and figures to --out."""
+    """Run the claims and write REPORT.md, results.json and figures to --out.
+
+    A run is reproducible given (seed, device, threads per experiment); --jobs only changes
+    how many experiments run at once.
+    """
+    import os
+    import time
+
     from iclr25.report import environment, write_report
 
     if seed < 0:
         fail(f"--seed must be >= 0, got {seed}")
+    cores = os.cpu_count() or 1
+    if not 1 <= jobs <= cores:
+        fail(f"--jobs must be between 1 and the {cores} cores of this machine, got {jobs}")
+    if threads is not None and threads < 1:
+        fail(f"--threads must be >= 1, got {threads}")
+    threads = claims.default_threads(jobs) if threads is None else threads
     device = _device(device)
     registry = claims.discover()
     if not registry:
@@ -75,27 +94,44 @@ def reproduce(
         fail(str(exc))
 
     console = Console(stderr=True)
-    experiments = list(dict.fromkeys(c.experiment.id for c in selected))
+    n_experiments = len({c.experiment.id for c in selected})
+    start = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                   console=console, disable=not console.is_terminal) as progress:
-        task = progress.add_task("experiments", total=len(experiments))
+        task = progress.add_task("experiments", total=n_experiments)
+        names_running: list[str] = []
 
         def started(exp: claims.Experiment) -> None:
-            progress.update(task, description=exp.id,
-                            completed=experiments.index(exp.id))
+            names_running.append(exp.id)
+            progress.update(task, description=", ".join(names_running))
+
+        def finished(rec: claims.ExperimentRecord, results: list[claims.ClaimResult]) -> None:
+            names_running.remove(rec.id)
+            progress.update(task, advance=1, description=", ".join(names_running))
+            for r in results:
+                measured = "-" if r.measured is None else f"{r.measured:.4g}"
+                verdict = f"smoke:{r.status}" if scale == Scale.quick else r.status
+                typer.echo(f"{verdict:>12}  {r.claim_id}  {measured} ({r.direction} "
+                           f"{r.threshold:g} {r.unit})".rstrip())
 
         records, results = claims.run(selected, scale, seed, out / "figures", device=device,
-                                      on_experiment=started)
-        progress.update(task, completed=len(experiments))
+                                      on_experiment=started, on_done=finished, jobs=jobs,
+                                      threads=threads)
+    wall = time.perf_counter() - start
 
     papers = claims.papers()
-    path = write_report(records, results, out, environment(seed, scale.value, device),
+    env = environment(seed, scale.value, device, jobs=jobs, threads=threads,
+                      wall_seconds=wall,
+                      experiment_seconds=sum(r.seconds for r in records
+                                             if r.seconds == r.seconds))
+    path = write_report(records, results, out, env,
                         {m: p for m, p in papers.items() if any(r.method == m for r in results)})
-    for r in results:
-        measured = "-" if r.measured is None else f"{r.measured:.4g}"
-        typer.echo(f"{r.status:>5}  {r.claim_id}  {measured} ({r.direction} {r.threshold:g}"
-                   f" {r.unit})".rstrip())
+    count = {k: sum(r.status == k for r in results)
+             for k in ("holds", "fails", "inconclusive", "error")}
+    typer.echo(f"{count['holds']} hold, {count['fails']} fail, {count['inconclusive']} "
+               f"inconclusive, {count['error']} errored"
+               + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
     typer.echo(f"Report: {path}")
     if strict and any(r.status != "holds" for r in results):
         raise typer.Exit(1)

@@ -44,8 +44,11 @@ def _extra_packages() -> list[str]:
     return names
 
 
-def environment(seed: int, scale: str, device: str = "cpu") -> dict[str, Any]:
-    """Versions, machine and run settings, recorded with every report."""
+def environment(seed: int, scale: str, device: str = "cpu", **run: Any) -> dict[str, Any]:
+    """Versions, machine and run settings, recorded with every report.
+
+    ``run`` adds run facts (jobs, threads per experiment, wall and summed experiment seconds).
+    """
     import torch
 
     versions = {}
@@ -64,6 +67,7 @@ def environment(seed: int, scale: str, device: str = "cpu") -> dict[str, Any]:
         "torch_threads": torch.get_num_threads(),
         "seed": seed,
         "scale": scale,
+        **run,
         "packages": versions,
     }
 
@@ -92,7 +96,11 @@ def _with_unit(v: Any, unit: str) -> str:
     return f"{_fmt(v)} {unit}".rstrip() if unit and v is not None else _fmt(v)
 
 
-_VERDICT = {"holds": "yes", "fails": "**no**", "error": "**error**"}
+_VERDICT = {"holds": "holds", "fails": "**fails**", "inconclusive": "*inconclusive*",
+            "error": "**error**"}
+_SMOKE = ("Quick scale is a smoke test: it checks that each pipeline runs end to end on tiny "
+          "budgets, not whether the paper's claim holds; verdicts are marked `smoke:`. Run "
+          "`iclr25 reproduce --scale full` for the evidence.")
 _SIGN = {">=": "≥", "<=": "≤"}
 
 
@@ -130,7 +138,8 @@ def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
         else:
             ax.axvspan(left, r.threshold, color="tab:green", alpha=0.12)
         ax.axvline(r.threshold, color="k", lw=1)
-        ax.plot([r.measured], [0], "o", color="tab:green" if r.holds else "tab:red", ms=8)
+        colour = {"holds": "tab:green", "inconclusive": "tab:gray"}.get(r.status, "tab:red")
+        ax.plot([r.measured], [0], "o", color=colour, ms=8)
         ax.set_yticks([])
         ax.set_title(r.claim_id, fontsize=8, loc="left")
         ax.set_xlabel(r.unit or r.metric, fontsize=7)
@@ -159,7 +168,12 @@ def _paper_lines(p: dict[str, Any] | None, method: str) -> list[str]:
 
 
 def _experiment_lines(rec: ExperimentRecord) -> list[str]:
-    lines = [f"### Experiment `{rec.id}` ({rec.seconds:.1f} s, {rec.device})", ""]
+    threads = f", {rec.threads} thread{'s' * (rec.threads != 1)}" if rec.threads else ""
+    lines = [f"### Experiment `{rec.id}` ({rec.seconds:.1f} s, {rec.device}{threads})", ""]
+    if rec.deviations:
+        lines += ["Deviations from the paper's experiment:", ""]
+        lines += [f"- {_fmt(d)}" for d in rec.deviations]
+        lines.append("")
     if rec.setting:
         lines += ["Setting:", ""]
         lines += _table(["parameter", "value"], [[k, v] for k, v in rec.setting.items()])
@@ -179,11 +193,35 @@ def _experiment_lines(rec: ExperimentRecord) -> list[str]:
     return lines
 
 
-def _claim_lines(r: ClaimResult) -> list[str]:
+def _verdict(r: ClaimResult, quick: bool) -> str:
+    return f"smoke: {_VERDICT[r.status]}" if quick else _VERDICT[r.status]
+
+
+def _versus(r: ClaimResult) -> str:
+    """'ours 0.91 vs IG+M 0.85' where both arms are known, the baseline's name otherwise."""
+    if r.baseline is None:
+        return "-"
+    if r.ours is None or r.baseline_value is None:
+        return f"vs {_fmt(r.baseline)}"
+    return f"ours {_fmt(r.ours)} vs {_fmt(r.baseline)} {_fmt(r.baseline_value)}"
+
+
+def _claim_lines(r: ClaimResult, quick: bool) -> list[str]:
     lines = [f"- **`{r.claim_id}`** {r.sentence}",
              f"  {r.metric}: measured {_with_unit(r.measured, r.unit)}, threshold "
              f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} "
-             f"({_VERDICT[r.status].strip('*')}); paper: {r.paper_figure}."]
+             f"({_verdict(r, quick).replace('*', '')}); paper: {r.paper_figure}."]
+    if r.baseline is not None:
+        lines.append(f"  Baseline: {_fmt(r.baseline)}" + (
+            f"; ours {_fmt(r.ours)}, baseline {_fmt(r.baseline_value)}."
+            if r.ours is not None else "."))
+    if r.control_doc is not None:
+        read = ", ".join(f"{k} = {_fmt(v)}" for k, v in r.control_read.items())
+        state = {True: "passed", False: "**failed**", None: "not evaluated"}[r.control_ok]
+        lines.append(f"  Control ({state}): {r.control_doc}" + (f" Read: {read}." if read
+                                                                 else ""))
+    if r.reason and r.status == "inconclusive":
+        lines.append(f"  Inconclusive: {r.reason}")
     if r.error and not r.error.startswith("experiment "):
         lines += ["", "  ```", *("  " + ln for ln in r.error.rstrip().splitlines()), "  ```"]
     return lines
@@ -193,24 +231,33 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
            results: list[ClaimResult], papers: dict[str, dict[str, Any]], out: Path) -> str:
     """The text of REPORT.md."""
     out = Path(out)
-    n_hold = sum(r.status == "holds" for r in results)
-    n_err = sum(r.status == "error" for r in results)
+    quick = env.get("scale") == "quick"
+    count = {k: sum(r.status == k for r in results)
+             for k in ("holds", "fails", "inconclusive", "error")}
+    timing = ""
+    if env.get("wall_seconds") is not None:
+        timing = (f" Wall time {env['wall_seconds']:.0f} s with {env.get('jobs', 1)} job(s) of "
+                  f"{env.get('threads', '?')} thread(s); experiments' own times sum to "
+                  f"{env.get('experiment_seconds', 0.0):.0f} s.")
     lines = [
         "# iclr25 reproduction report", "",
         f"{len(results)} claims at scale `{env['scale']}`, seed {env['seed']}, device "
-        f"{env['device']}: {n_hold} hold, {len(results) - n_hold - n_err} do not hold, "
-        f"{n_err} errored. Seconds are each experiment's own time, shown on the first claim "
-        "that reads it.", "",
-        "| claim | measured | threshold | holds | seconds |", "|---|---|---|---|---|",
+        f"{env['device']}: {count['holds']} hold, {count['fails']} fail, "
+        f"{count['inconclusive']} inconclusive, {count['error']} errored. Seconds are each "
+        "experiment's own time, shown on the first claim that reads it." + timing, "",
     ]
+    if quick:
+        lines += [f"> {_SMOKE}", ""]
+    lines += ["| claim | measured | vs | threshold | verdict | seconds |",
+              "|---|---|---|---|---|---|"]
     seconds = {e.id: e.seconds for e in experiments}
     shown: set[str] = set()
     for r in results:
         secs = "shared" if r.experiment in shown else f"{seconds.get(r.experiment, 0.0):.1f}"
         shown.add(r.experiment)
-        lines.append(f"| `{r.claim_id}` | {_with_unit(r.measured, r.unit)} | "
+        lines.append(f"| `{r.claim_id}` | {_with_unit(r.measured, r.unit)} | {_versus(r)} | "
                      f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} | "
-                     f"{_VERDICT[r.status]} | {secs} |")
+                     f"{_verdict(r, quick)} | {secs} |")
     if (out / "summary.png").exists():
         lines += ["", "![measured against threshold](summary.png)"]
 
@@ -220,7 +267,7 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
     for method, rs in by_method.items():
         lines += ["", *_paper_lines(papers.get(method), method), "Claims:", ""]
         for r in rs:
-            lines += _claim_lines(r)
+            lines += _claim_lines(r, quick)
         lines.append("")
         ids = dict.fromkeys(r.experiment for r in rs)
         for rec in experiments:

@@ -93,14 +93,16 @@ def test_evidence_is_typed_and_plain(tmp_path):
     json.dumps(rec.to_dict())  # every value is JSON-ready
 
 
-@pytest.mark.parametrize(("value", "direction", "holds"),
-                         [(0.4, ">=", False), (0.5, ">=", True), (0.4, "<=", True),
-                          (0.6, "<=", False), (float("nan"), ">=", False),
-                          (float("inf"), ">=", False)])
-def test_threshold_direction(tmp_path, value, direction, holds):
+@pytest.mark.parametrize(("value", "direction", "status"),
+                         [(0.4, ">=", "fails"), (0.5, ">=", "holds"), (0.4, "<=", "holds"),
+                          (0.6, "<=", "fails"), (float("nan"), ">=", "inconclusive"),
+                          (float("inf"), ">=", "inconclusive")])
+def test_threshold_direction(tmp_path, value, direction, status):
     c = declare(make(value=value), "zz.dir", direction=direction)
     _, (r,) = claims.run([c], Scale.quick, 0, tmp_path)
-    assert r.holds is holds and r.status == ("holds" if holds else "fails")
+    assert r.status == status and r.holds is (status == "holds")
+    if status == "inconclusive":
+        assert "no usable figure" in r.reason
 
 
 def test_raising_experiment_errors_every_claim_reading_it(tmp_path):
@@ -232,3 +234,112 @@ def test_torch_threads_restores_count():
             assert torch.get_num_threads() == 1
             raise RuntimeError
     assert torch.get_num_threads() == before
+
+
+def test_comparison_names_its_baseline_and_both_values(tmp_path):
+    exp = make(value=0.9)
+    c = claim("zz.cmp", experiment=exp, sentence="S", metric="gain", unit="points",
+              paper_figure="-", threshold=0.1, baseline="plain")(
+        lambda ev: claims.Comparison(ours=ev.value, baseline=0.7, value=ev.value - 0.7))
+    _, (r,) = claims.run([c], Scale.quick, 0, tmp_path)
+    assert (r.status, r.baseline, r.ours, r.baseline_value) == ("holds", "plain", 0.9, 0.7)
+    assert r.measured == pytest.approx(0.2)
+
+
+def test_comparison_without_declared_baseline_is_an_error(tmp_path):
+    c = declare(make(), "zz.nob", read=lambda ev: claims.Comparison(1.0, 0.5, 0.5))
+    _, (r,) = claims.run([c], Scale.quick, 0, tmp_path)
+    assert r.status == "error" and "declares no baseline" in r.error
+
+
+@pytest.mark.parametrize(("value", "control_ok", "status"),
+                         [(0.9, True, "holds"), (0.1, True, "fails"),
+                          (0.9, False, "inconclusive"), (0.1, False, "inconclusive")])
+def test_false_control_is_inconclusive_whatever_the_value(tmp_path, value, control_ok, status):
+    exp = make(value=value)
+    c = claim("zz.ctl", experiment=exp, sentence="S", metric="m", unit="u", paper_figure="-",
+              threshold=0.5, baseline="b", control=lambda ev: (ev.table.title == "t")
+              and control_ok and ev.per_seed[1] == 2,
+              control_doc="The baseline learned.")(lambda ev: ev.value)
+    _, (r,) = claims.run([c], Scale.quick, 0, tmp_path)
+    assert r.status == status and r.holds is (status == "holds")
+    assert r.control_ok is control_ok and r.control_doc == "The baseline learned."
+    assert r.control_read["table"] == "table 't'"  # what the control read, for the report
+    if status == "inconclusive":
+        assert r.reason == "control failed: The baseline learned."
+
+
+def test_control_needs_its_sentence_and_a_named_baseline():
+    exp = make()
+    with pytest.raises(ValueError, match="control_doc"):
+        claim("zz.a", experiment=exp, sentence="", metric="", unit="", paper_figure="",
+              threshold=1, control=lambda ev: True)
+    with pytest.raises(ValueError, match="baseline"):
+        claim("zz.a", experiment=exp, sentence="", metric="", unit="", paper_figure="",
+              threshold=1, baseline="  ")
+
+
+def test_deviations_are_recorded_apart_from_the_setting(tmp_path):
+    @experiment(quick=Toy(1, deviations=("1 of 10 steps: CPU budget",)), full=Toy(2))
+    def dev(setting, ctx):
+        return ToyEvidence(value=1.0)
+
+    (rec,), _ = claims.run([declare(dev, "zz.dev")], "quick", 0, tmp_path)
+    assert rec.deviations == ["1 of 10 steps: CPU budget"]
+    assert rec.setting == {"n": 1, "label": "x"}
+    with pytest.raises(TypeError, match="deviations"):
+        Toy(1, deviations="one string")
+
+
+_WORKER_MODULE = '''
+import os, signal
+from dataclasses import dataclass
+import torch
+from iclr25.claims import Context, Evidence, Setting, claim, experiment, scalar
+
+
+@dataclass(frozen=True)
+class W(Setting):
+    n: int
+
+
+@dataclass
+class WE(Evidence):
+    value: float = scalar("u")
+
+
+@experiment(quick=W(1), full=W(2))
+def draws(setting, ctx):
+    return WE(value=float(torch.rand((), generator=torch.Generator().manual_seed(ctx.seed))))
+
+
+@experiment(quick=W(1), full=W(2))
+def dies(setting, ctx):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+for name, exp in (("draws", draws), ("dies", dies)):
+    claim(f"jobworker.{name}", experiment=exp, sentence="S", metric="m", unit="u",
+          paper_figure="-", threshold=0.0)(lambda ev: ev.value)
+'''
+
+
+def test_jobs_give_the_same_values_and_survive_a_dead_worker(tmp_path, monkeypatch):
+    (tmp_path / "jobworker.py").write_text(_WORKER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    mod = importlib.import_module("jobworker")
+    try:
+        reg = [claims._CLAIMS["jobworker.draws"], claims._CLAIMS["jobworker.dies"]]
+        records, results = claims.run(reg, Scale.quick, 3, tmp_path, jobs=2, threads=1)
+        assert results[0].status == "holds" and records[0].threads == 1
+        assert results[1].status == "error" and "SIGKILL" in results[1].error
+        _, (alone,) = claims.run(reg[:1], Scale.quick, 3, tmp_path, jobs=1, threads=1)
+        assert alone.measured == results[0].measured
+        with pytest.raises(ValueError, match="jobs"):
+            claims.run(reg, Scale.quick, 3, tmp_path, jobs=0)
+    finally:
+        del mod
+        import sys
+        sys.modules.pop("jobworker", None)

@@ -69,6 +69,10 @@ def test_reproduce_writes_report_and_continues_after_error(registry, tmp_path):
     assert status == {"t.good": "holds", "t.bad": "fails", "t.raises": "error"}
     assert all(r["seed"] == 4 for r in data["experiments"])
     assert "experiment blew up" in (tmp_path / "REPORT.md").read_text()
+    assert "1 hold, 1 fail, 0 inconclusive, 1 errored (quick scale: a smoke test" in out.output
+    assert "smoke:holds  t.good" in out.output
+    env = data["environment"]
+    assert env["jobs"] == 1 and env["threads"] >= 1 and env["wall_seconds"] > 0
 
 
 def test_strict_exit_codes(registry, tmp_path):
@@ -91,6 +95,10 @@ def test_scale_and_device_reach_the_experiment(registry, tmp_path):
     (["--seed", "-1"], "--seed must be >= 0"),
     (["--device", "tpu"], "--device must be 'cpu' or 'cuda'"),
     (["--scale", "huge"], "huge"),
+    (["--jobs", "0"], "--jobs must be between 1 and the"),
+    (["--jobs", "-2"], "--jobs must be between 1 and the"),
+    (["--jobs", str((os.cpu_count() or 1) + 1)], "--jobs must be between 1 and the"),
+    (["--threads", "0"], "--threads must be >= 1"),
 ])
 def test_bad_arguments_exit_2_before_work(registry, tmp_path, args, message):
     registry("t.good", 1.0)

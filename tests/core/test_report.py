@@ -41,15 +41,39 @@ def written(tmp_path):
     return tmp_path, path.read_text(), records, results
 
 
-def test_top_table_has_five_columns_and_shared_time_once(written):
+def test_top_table_marks_quick_verdicts_as_smoke_and_shared_time_once(written):
     _, text, _, _ = written
-    assert "| claim | measured | threshold | holds | seconds |" in text
+    assert "| claim | measured | vs | threshold | verdict | seconds |" in text
     rows = [ln for ln in text.splitlines() if ln.startswith("| `mm.")]
-    assert rows[0] == "| `mm.a` | 0.9 points | ≥ 0.8 points | yes | 9.9 |"
-    assert rows[1] == "| `mm.b` | 0.5 points | ≥ 0.8 points | **no** | shared |"
-    assert rows[2] == "| `mm.c` | - | ≥ 0.8 points | **error** | 0.5 |"
-    assert "3 claims at scale `quick`, seed 0, device cpu: 1 hold, 1 do not hold, 1 errored" \
-        in text
+    assert rows[0] == "| `mm.a` | 0.9 points | - | ≥ 0.8 points | smoke: holds | 9.9 |"
+    assert rows[1] == "| `mm.b` | 0.5 points | - | ≥ 0.8 points | smoke: **fails** | shared |"
+    assert rows[2] == "| `mm.c` | - | - | ≥ 0.8 points | smoke: **error** | 0.5 |"
+    assert ("3 claims at scale `quick`, seed 0, device cpu: 1 hold, 1 fail, 0 inconclusive, "
+            "1 errored") in text
+    assert "Quick scale is a smoke test" in text
+
+
+def test_full_report_shows_baseline_control_and_deviations(tmp_path):
+    compared = _result("mm.a", "holds", 0.1, threshold=0.05)
+    compared.baseline, compared.ours, compared.baseline_value = "plain", 0.97, 0.87
+    unsure = _result("mm.b", "inconclusive", 0.3)
+    unsure.baseline, unsure.control_doc, unsure.control_ok = "IG+M", "IG+M imitates.", False
+    unsure.control_read = {"igm_factor": 1.4}
+    unsure.reason = "control failed: IG+M imitates."
+    rec = _record()
+    rec.deviations = ["30 of 300 steps: CPU budget"]
+    text = write_report([rec], [compared, unsure], tmp_path,
+                        environment(0, "full", jobs=2, threads=1, wall_seconds=12.0,
+                                    experiment_seconds=20.0)).read_text()
+    rows = [ln for ln in text.splitlines() if ln.startswith("| `mm.")]
+    assert rows[0] == ("| `mm.a` | 0.1 points | ours 0.97 vs plain 0.87 | ≥ 0.05 points | "
+                       "holds | 9.9 |")
+    assert rows[1] == "| `mm.b` | 0.3 points | vs IG+M | ≥ 0.8 points | *inconclusive* | shared |"
+    assert "1 hold, 0 fail, 1 inconclusive, 0 errored" in text and "smoke" not in text
+    assert "Control (**failed**): IG+M imitates. Read: igm_factor = 1.4." in text
+    assert "Inconclusive: control failed: IG+M imitates." in text
+    assert "- 30 of 300 steps: CPU budget" in text
+    assert "Wall time 12 s with 2 job(s) of 1 thread(s)" in text
 
 
 def test_method_section_reads_as_tables(written):
