@@ -1,10 +1,11 @@
-"""Every registered claim runs at quick scale and yields a finite figure.
+"""Every registered claim runs at quick scale, on each available device, and yields a verdict.
 
 Parametrised over the registry, so a new method's claims are covered without a test of its
-own. Each experiment runs once per session however many claims read it. Whether a claim
-holds is reported by ``iclr25 reproduce``, not asserted here: an honest claim may fail, and
-a claim may read NaN or inf where its docstring says the run was uninformative or did not
-converge (both count as not holding).
+own. Each experiment runs once per (device, seed) however many claims read it. Whether a
+claim holds is reported by ``iclr25 reproduce``, not asserted here: an honest claim may fail,
+and a run may be inconclusive (a false control, or a NaN/inf reading, with its reason).
+Seeds 0 and 1 must give different evidence: an experiment that ignored ``ctx.seed`` would
+repeat itself.
 """
 
 import pytest
@@ -13,6 +14,7 @@ from iclr25 import claims
 from iclr25.claims import Scale, torch_threads
 
 REGISTRY = claims.discover()
+EXPERIMENTS = {c.experiment.id: c.experiment for c in REGISTRY.values()}
 _RUNS: dict = {}
 
 
@@ -21,11 +23,13 @@ def figure_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("claim-figures")
 
 
-def _run(exp, figure_dir):
-    if exp.id not in _RUNS:
+def _run(exp, figure_dir, device, seed=0):
+    key = exp.id, str(device), seed
+    if key not in _RUNS:
         with torch_threads(1):
-            _RUNS[exp.id] = claims.run_experiment(exp, Scale.quick, 0, "cpu", figure_dir)
-    return _RUNS[exp.id]
+            _RUNS[key] = claims.run_experiment(exp, Scale.quick, seed, device,
+                                               figure_dir / f"{device}-{seed}")
+    return _RUNS[key]
 
 
 def test_methods_have_claims():
@@ -34,14 +38,28 @@ def test_methods_have_claims():
 
 
 @pytest.mark.parametrize("cid", list(REGISTRY))
-def test_claim_runs_at_quick_scale(cid, figure_dir):
+def test_claim_runs_at_quick_scale(cid, figure_dir, device):
     c = REGISTRY[cid]
-    record, evidence = _run(c.experiment, figure_dir)
+    record, evidence = _run(c.experiment, figure_dir, device)
     assert record.error is None, record.error
+    assert record.device == str(device)
     result = claims.judge(c, evidence, record)
-    assert result.status in ("holds", "fails"), result.error
+    assert result.status in ("holds", "fails", "inconclusive"), result.error
     assert isinstance(result.measured, float)
+    if result.status == "inconclusive":
+        assert result.reason
     assert c.paper_figure and c.unit and c.sentence
+    if result.ours is not None:
+        assert c.baseline  # a Comparison names the arm it compares against
     for path in record.figures:
         with open(path, "rb") as f:
             assert f.read(4) == b"\x89PNG"
+
+
+@pytest.mark.parametrize("eid", list(EXPERIMENTS))
+def test_seed_changes_the_evidence(eid, figure_dir):
+    first, _ = _run(EXPERIMENTS[eid], figure_dir, "cpu", 0)
+    second, _ = _run(EXPERIMENTS[eid], figure_dir, "cpu", 1)
+    assert second.error is None, second.error
+    assert (first.scalars, first.tables) != (second.scalars, second.tables), \
+        f"{eid}: seeds 0 and 1 gave identical evidence; the experiment ignores ctx.seed"

@@ -26,7 +26,8 @@ def alpha_for_kappa(X: np.ndarray, clients: np.ndarray, kappa: float) -> float:
 
 
 def breast_cancer(n_clients: int = 10, kappa: float = 1e3,
-                  dtype: torch.dtype = torch.float64) -> ClientLogistic:
+                  dtype: torch.dtype = torch.float64,
+                  device: torch.device | str = "cpu") -> ClientLogistic:
     """load_breast_cancer standardised (569 × 30), split by sorted label, α set for κ."""
     from sklearn.datasets import load_breast_cancer
 
@@ -34,7 +35,8 @@ def breast_cancer(n_clients: int = 10, kappa: float = 1e3,
     X = (X - X.mean(0)) / X.std(0)
     c = label_split(y, n_clients)
     a = alpha_for_kappa(X, c, kappa)
-    return ClientLogistic(torch.as_tensor(X, dtype=dtype), torch.as_tensor(y), torch.as_tensor(c),
+    return ClientLogistic(torch.as_tensor(X, dtype=dtype, device=device),
+                          torch.as_tensor(y, device=device), torch.as_tensor(c, device=device),
                           alpha=a)
 
 

@@ -18,12 +18,14 @@ on the test set.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from iclr25.claims import (
+    Comparison,
     Context,
     Evidence,
     Setting,
@@ -47,6 +49,16 @@ LABELS = {"stage1": "stage 1", "eps=0": "CE re-train", "eps=0.98": "LOS ε=0.98"
           "cbce": "CB-CE", "la": "logit adj.", "lws": "LWS"}
 
 
+_DEVIATIONS = (
+    "a 100-class Gaussian mixture (IR=100) on an MLP stands in for CIFAR-100-LT on a "
+    "ResNet-32: no 100-class image set is bundled offline",
+    "stage 2 re-trains the head on fixed features, without the official augmentation and "
+    "train-mode BatchNorm (an MLP on fixed data has neither)",
+    "the last stage-2 epoch is reported; the official code reports the best epoch on the test "
+    "set",
+)
+
+
 @dataclass(frozen=True)
 class LongTail(Setting):
     n_seeds: int  # seeds seed .. seed + n_seeds - 1; the spec's pass criteria use 3
@@ -64,6 +76,11 @@ class LongTailEvidence(Evidence):
     loma_steps_down: float = scalar("fraction", "ε steps where the mean LoMa decreases")
     margin_vs_best: float = scalar("points", "balanced accuracy, LOS − strongest baseline")
     strongest_baseline: str = scalar("", "baseline with the highest mean balanced accuracy")
+    los_acc: float = scalar("%", "balanced accuracy of LOS(ε=0.98) re-training, seed mean")
+    ce_acc: float = scalar("%", "balanced accuracy of CE re-training, seed mean")
+    los_few: float = scalar("%", "few-shot accuracy of LOS(ε=0.98), seed mean")
+    ce_few: float = scalar("%", "few-shot accuracy of CE re-training, seed mean")
+    best_acc: float = scalar("%", "balanced accuracy of the strongest baseline, seed mean")
     gain_per_seed: list = scalar("points")
     by_group: Table = None
     per_seed: Table = None
@@ -76,9 +93,12 @@ def _evaluate(z: torch.Tensor, y: torch.Tensor, counts: torch.Tensor) -> dict:
             "loma": logits_magnitude(z, y).tolist(), "rsd": regularized_std(z, y).tolist()}
 
 
-def _one_seed(setting: LongTail, s: int) -> dict:
+def _one_seed(setting: LongTail, s: int, device: torch.device) -> dict:
     """Stage 1 once, then every stage-2 method on the same frozen features."""
     task = long_tailed_mixture(test_per_class=setting.test_per_class, seed=s)
+    task = dataclasses.replace(task, X_train=task.X_train.to(device),
+                               y_train=task.y_train.to(device), X_test=task.X_test.to(device),
+                               y_test=task.y_test.to(device))
     model = train_stage1(task.X_train, task.y_train, task.n_classes,
                          epochs=setting.stage1_epochs, batch_size=setting.stage1_batch, seed=s)
     with torch.no_grad():
@@ -107,15 +127,18 @@ def _mean_of(runs: list[dict], key: str, metric: str) -> float:
 
 @experiment(
     quick=LongTail(n_seeds=1, stage1_epochs=20, stage1_batch=128, test_per_class=30,
-                   eps=(0.0, 0.5, 0.98), baselines=("cbce", "la", "lws")),
+                   eps=(0.0, 0.5, 0.98), baselines=("cbce", "la", "lws"),
+                   deviations=(*_DEVIATIONS, "smoke test: 1 seed, stage 1 for 20 epochs at "
+                               "batch 128, 30 test samples per class, 3 smoothing values")),
     full=LongTail(n_seeds=3, stage1_epochs=60, stage1_batch=64, test_per_class=100,
-                  eps=(0.0, 0.1, 0.5, 0.9, 0.98), baselines=("cbce", "la", "lws")),
+                  eps=(0.0, 0.1, 0.5, 0.9, 0.98), baselines=("cbce", "la", "lws"),
+                  deviations=_DEVIATIONS),
 )
 def long_tail(setting: LongTail, ctx: Context) -> LongTailEvidence:
     """Stage 1 and every stage-2 method on each seed; figures of groups, classes, sweep."""
     seeds = list(range(ctx.seed, ctx.seed + setting.n_seeds))
     with torch_threads(1):
-        runs = [_one_seed(setting, s) for s in seeds]
+        runs = [_one_seed(setting, s, ctx.device) for s in seeds]
     counts = long_tailed_mixture(test_per_class=1).train_counts
     keys = ["stage1", *[f"eps={e:g}" for e in setting.eps], *setting.baselines]
     gains = [100 * (r["eps=0.98"]["groups"]["all"] - r["eps=0"]["groups"]["all"]) for r in runs]
@@ -128,7 +151,10 @@ def long_tail(setting: LongTail, ctx: Context) -> LongTailEvidence:
         loma_steps_down=float(np.mean([b < a for a, b in zip(loma[:-1], loma[1:],
                                                               strict=True)])),
         margin_vs_best=100 * (_mean(runs, "eps=0.98") - _mean(runs, best)),
-        strongest_baseline=best, gain_per_seed=gains,
+        strongest_baseline=best, los_acc=100 * _mean(runs, "eps=0.98"),
+        ce_acc=100 * _mean(runs, "eps=0"), los_few=100 * _mean(runs, "eps=0.98", "few"),
+        ce_few=100 * _mean(runs, "eps=0", "few"), best_acc=100 * _mean(runs, best),
+        gain_per_seed=gains,
         by_group=Table("accuracy by shot group, mean over seeds (%)",
                        ("method", *GROUPS, "mean LoMa", "mean RSD"),
                        [(k, *[100 * _mean(runs, k, g) for g in GROUPS],
@@ -189,12 +215,12 @@ def _figures(ctx: Context, setting: LongTail, runs: list[dict], counts: torch.Te
               "accuracy by at least 2 points (mean of 3 seeds; 1 seed at quick scale)."),
     metric="balanced accuracy gain, LOS(ε=0.98) − CE re-training",
     unit="points",
-    paper_figure="not verified: LOS beats CE re-training on CIFAR-100-LT IR=100 (tables "
-                 "not retrievable offline); spec pilot +5 points",
-    threshold=2.0, direction=">=",
+    paper_figure="unverified: the CIFAR-100-LT IR=100 LOS-vs-CE re-training table could not be "
+                 "read offline (OpenReview OeKp3AdiVO: abstract only)",
+    baseline="CE re-training", threshold=2.0, direction=">=",
 )
-def balanced_accuracy_gain(ev: LongTailEvidence) -> float:
-    return ev.gain
+def balanced_accuracy_gain(ev: LongTailEvidence) -> Comparison:
+    return Comparison(ours=ev.los_acc, baseline=ev.ce_acc, value=ev.gain)
 
 
 @claim(
@@ -203,12 +229,13 @@ def balanced_accuracy_gain(ev: LongTailEvidence) -> float:
               "few-shot classes (< 20 training samples) over CE re-training."),
     metric="few-shot accuracy gain, LOS(ε=0.98) − CE re-training",
     unit="points",
-    paper_figure="not verified: few-shot accuracy rises with LOS on CIFAR-100-LT",
+    paper_figure="unverified: the paper's many/medium/few split (few < 20 images, as in "
+                 "bilibili/LOS validate.py) could not be read offline",
     # > 0, with a floor of 0.1 point (about 3 test samples) so that a tie at 0 does not pass
-    threshold=0.1, direction=">=",
+    baseline="CE re-training", threshold=0.1, direction=">=",
 )
-def few_shot_gain(ev: LongTailEvidence) -> float:
-    return ev.few_gain
+def few_shot_gain(ev: LongTailEvidence) -> Comparison:
+    return Comparison(ours=ev.los_few, baseline=ev.ce_few, value=ev.few_gain)
 
 
 @claim(
@@ -217,7 +244,8 @@ def few_shot_gain(ev: LongTailEvidence) -> float:
               "decreases at every step of the smoothing sweep ε = 0 → 0.98."),
     metric="fraction of consecutive ε steps where the seed-mean LoMa decreases",
     unit="fraction",
-    paper_figure="not verified: LoMa shrinks as smoothing grows (Sec. 3 analysis)",
+    paper_figure="unverified: LoMa/RSD analysis in §3–3.1 (Figs. 1–2, Def. 2, Eq. 9, located via "
+                 "the OpenReview reviews); no LoMa-vs-ε numbers read",
     threshold=1.0, direction=">=",
 )
 def loma_decreases(ev: LongTailEvidence) -> float:
@@ -231,9 +259,9 @@ def loma_decreases(ev: LongTailEvidence) -> float:
               "re-training on the same features, seeds, batches and epochs."),
     metric="balanced accuracy, LOS(ε=0.98) − max(CB-CE, logit adj., LWS), seed means",
     unit="points",
-    paper_figure="state of the art among re-training methods on CIFAR-100-LT, ImageNet-LT, "
-                 "iNaturalist2018 (abstract; table numbers not verified offline)",
-    threshold=0.0, direction=">=",
+    paper_figure="abstract: state of the art on CIFAR-100-LT, ImageNet-LT, iNaturalist2018; "
+                 "margins over CB-CE/LA/LWS re-training unverified offline",
+    baseline="strongest of CB-CE, logit adj., LWS", threshold=0.0, direction=">=",
 )
-def beats_strongest_retraining(ev: LongTailEvidence) -> float:
-    return ev.margin_vs_best
+def beats_strongest_retraining(ev: LongTailEvidence) -> Comparison:
+    return Comparison(ours=ev.los_acc, baseline=ev.best_acc, value=ev.margin_vs_best)
