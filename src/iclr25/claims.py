@@ -38,7 +38,6 @@ only talk to this module.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import importlib
 import math
 import multiprocessing
@@ -57,6 +56,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from iclr25._scale import Scale
 from iclr25._threads import torch_threads
 
 __all__ = [
@@ -66,13 +66,6 @@ __all__ = [
 ]
 
 Direction = Literal[">=", "<="]
-
-
-class Scale(str, enum.Enum):
-    """How large a reproduction run is: ``quick`` (seconds, tests/CI) or ``full`` (minutes)."""
-
-    quick = "quick"
-    full = "full"
 
 
 @dataclass(frozen=True)

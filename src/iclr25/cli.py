@@ -1,31 +1,83 @@
 """Command line: ``iclr25 list | reproduce | report``, and each method's own verbs.
 
-A method package that has a ``cli`` module with a typer ``app`` gets it mounted as
-``iclr25 <method> ...``; this module knows no method by name. Bad arguments print one line
-on stderr and exit with status 2 before any work starts.
+A method's verbs live in its ``cli`` module (a typer ``app``) and are mounted as
+``iclr25 <method> ...``. They are found through the static table ``METHOD_COMMANDS`` (a test
+checks it against the packages), so that ``iclr25 --help`` imports no method, nor torch, and
+``iclr25 <method> ...`` imports that method only. Bad arguments print one line on stderr and
+exit with status 2 before any work starts.
 """
 
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperCommand, TyperGroup
 
-from iclr25 import claims
-from iclr25._checks import check_writable_dir
 from iclr25._cli import fail
-from iclr25.claims import Scale
+from iclr25._scale import Scale
+
+# method -> its cli app's help; tests/core/test_cli.py checks this against the packages
+METHOD_COMMANDS = {
+    "comm": "CoMM: multimodal contrastive embeddings (ICLR 2025).",
+    "cox": "COX: out-of-modal generalisation from few or no pairs (ICLR 2025).",
+    "dbtsw": "Db-TSW: distance-based tree-sliced Wasserstein distance (ICLR 2025).",
+    "dcpt": "DCPT: degradation-classification pre-training for image restorers (ICLR 2025).",
+    "gsd": "GSD: diverse policies that generalise beyond the demos (ICLR 2025).",
+    "kmeans": "Consistent online k-means: few centre changes on a stream (ICLR 2025).",
+    "locodl": "LoCoDL: federated logistic regression with local steps and a compressed uplink "
+              "(ICLR 2025).",
+    "lowlight": "Zero-reference low-light denoising and enhancement (ICLR 2025).",
+    "lsdt": "LSDT: one decision transformer for long and short dependencies (ICLR 2025).",
+    "matern": "Matérn kernels: watertight surfaces from oriented points (ICLR 2025).",
+    "mother": "MoTHer: recover model family trees from weights (ICLR 2025).",
+    "oft": "OFT: min-cost flow by OFT-Sinkhorn matrix iterations (ICLR 2025).",
+    "schull": "SCHull: sparse, connected, rigid graphs of molecules (ICLR 2025).",
+    "toss": "ToSS: mean and input-dependent covariance of a vector target (ICLR 2025).",
+    "urlost": "URLOST: tokens and representations for data with no known topology "
+              "(ICLR 2025).",
+    "v3": "V3: content codebook and style vectors of sequences (ICLR 2025).",
+}
+
+
+class _MethodCommand(TyperCommand):
+    """A method's sub-command as listed in help; its module is imported when it is used."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name=name, help=METHOD_COMMANDS[name])
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        # mounted as add_typer would, so a one-verb app stays a group (`kmeans stream`)
+        holder = typer.Typer()
+        holder.add_typer(importlib.import_module(f"iclr25.{self.name}.cli").app, name=self.name)
+        real = typer.main.get_command(holder).commands[self.name]
+        return real.make_context(info_name, args, parent=parent, **extra)
+
+
+class _Root(TyperGroup):
+    """The top-level group: its own commands, then the methods' from the static table."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *METHOD_COMMANDS]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in METHOD_COMMANDS:
+            return _MethodCommand(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
 
 app = typer.Typer(help="Methods of 19 ICLR 2025 papers, and offline reproductions of their claims.",
-                  no_args_is_help=True, add_completion=False)
+                  no_args_is_help=True, add_completion=False, cls=_Root)
 
 
 @app.command("list")
 def list_claims() -> None:
     """List the methods and their claims, one line each."""
+    from iclr25 import claims
+
     registry = claims.discover()
     for name, p in claims.papers().items():
         typer.echo(f"{p.number:>2}. {name}: {p.title}")
@@ -69,6 +121,11 @@ def reproduce(
     import os
     import time
 
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from iclr25 import claims
+    from iclr25._checks import check_writable_dir
     from iclr25.report import environment, write_report
 
     if seed < 0:
@@ -143,6 +200,7 @@ def report(
     out: Path = typer.Option(None, "--out", help="Directory (default: the file's own)."),
 ) -> None:
     """Re-render REPORT.md (and the summary chart) from a results.json."""
+    from iclr25._checks import check_writable_dir
     from iclr25.report import read_results, write_report
 
     if not results.is_file():
@@ -160,22 +218,6 @@ def report(
     for rec in records:
         rec.figures = [str((results.parent / f).resolve()) for f in rec.figures]
     typer.echo(f"Report: {write_report(records, claim_results, out, env, papers)}")
-
-
-def _mount_method_commands() -> None:
-    for name in claims.method_packages():
-        try:
-            module = importlib.import_module(f"iclr25.{name}.cli")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"iclr25.{name}.cli":
-                continue
-            raise
-        sub = getattr(module, "app", None)
-        if isinstance(sub, typer.Typer):
-            app.add_typer(sub, name=name)
-
-
-_mount_method_commands()
 
 
 def main() -> None:

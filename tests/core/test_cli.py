@@ -149,3 +149,45 @@ def test_report_bad_file_exits_2(tmp_path):
     bad.write_text("[]")
     out = runner.invoke(app, ["report", str(bad)])
     assert out.exit_code == 2 and "not an iclr25 results.json" in out.output
+
+
+def test_method_commands_table_matches_the_packages():
+    import importlib
+
+    from iclr25.cli import METHOD_COMMANDS
+
+    found = {}
+    for name in claims.method_packages():
+        try:
+            module = importlib.import_module(f"iclr25.{name}.cli")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"iclr25.{name}.cli":
+                continue
+            raise
+        found[name] = module.app.info.help
+    assert METHOD_COMMANDS == found
+
+
+def _imports_after(argv):
+    import subprocess
+    import sys
+
+    code = ("import sys; from iclr25.cli import app\n"
+            "try:\n    app(" + repr(argv) + ")\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(m for m in sys.modules if m == 'torch' "
+            "or m.startswith('iclr25.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return out.stdout.strip().splitlines()[-1].split()
+
+
+def test_help_imports_no_method_nor_torch():
+    loaded = _imports_after(["--help"])
+    assert "torch" not in loaded
+    assert not [m for m in loaded if m.split(".")[1] in claims.method_packages()]
+
+
+def test_method_help_imports_that_method_only():
+    loaded = _imports_after(["kmeans", "--help"])
+    methods = {m.split(".")[1] for m in loaded if m != "torch"} & set(claims.method_packages())
+    assert methods == {"kmeans"}
