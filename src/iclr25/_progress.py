@@ -1,0 +1,69 @@
+"""One progress display for every long run: a rich bar on a terminal, silence otherwise.
+
+Training loops, fits, zoos, mesh extraction and reproductions all report through
+:func:`progress_bar` (or :func:`track` over an iterable), so that a user at a terminal sees
+what runs and how long is left, while pipes, logs and tests see nothing. ``verbose=False``
+silences it; ``verbose=True`` forces it (to stderr) even when stderr is not a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def _shown(verbose: bool | None) -> tuple[bool, Any]:
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    return (console.is_terminal if verbose is None else bool(verbose)), console
+
+
+@contextlib.contextmanager
+def progress_bar(total: int | None, description: str, *, verbose: bool | None = None,
+                 ) -> Iterator[Callable[..., None]]:
+    """Yield ``advance(n=1, **info)``: moves the bar by ``n`` and shows ``info`` beside it.
+
+    The bar shows steps done, elapsed time and the estimated time left (from the steps so
+    far), and is removed when the block ends (forced off a terminal, it prints
+    its final state once). ``total=None`` shows a spinner-like bar.
+    """
+    show, console = _shown(verbose)
+    if not show:
+        yield lambda n=1, **info: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                  TextColumn("{task.fields[info]}"), console=console,
+                  transient=console.is_terminal) as bar:  # off a terminal: one final line
+        task = bar.add_task(description, total=total, info="")
+
+        def advance(n: int = 1, **info: Any) -> None:
+            text = "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                             for k, v in info.items())
+            bar.update(task, advance=n, **({"info": text} if info else {}))
+
+        yield advance
+
+
+def track(iterable: Iterable[T], description: str, *, total: int | None = None,
+          verbose: bool | None = None) -> Iterator[T]:
+    """Iterate over ``iterable`` with a :func:`progress_bar` (``total`` from ``len`` if any)."""
+    if total is None and hasattr(iterable, "__len__"):
+        total = len(iterable)  # type: ignore[arg-type]
+    with progress_bar(total, description, verbose=verbose) as advance:
+        for item in iterable:
+            yield item
+            advance()

@@ -1,0 +1,59 @@
+"""The shared progress bar: silent off a terminal and under pytest, visible on a terminal."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from iclr25._progress import progress_bar, track
+
+_SCRIPT = ("from iclr25._progress import track\n"
+           "import time\n"
+           "for _ in track(range(3), 'training'):\n"
+           "    time.sleep(0.05)\n"
+           "print('done')\n")
+
+
+def test_silent_when_not_a_terminal(capsys):
+    assert list(track(range(4), "steps")) == [0, 1, 2, 3]
+    with progress_bar(2, "fit") as advance:
+        advance(loss=0.5)
+        advance()
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""
+
+
+def test_silent_through_a_pipe():
+    out = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout == "done\n" and out.stderr == ""
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_visible_on_a_pseudo_terminal():
+    master, slave = os.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT], stdout=subprocess.PIPE,
+                          stderr=slave, env=env, check=True)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert proc.stdout == b"done\n"
+    assert b"training" in b"".join(chunks)
+
+
+def test_verbose_false_silences_and_true_forces(capsys):
+    list(track(range(2), "quiet", verbose=False))
+    assert capsys.readouterr().err == ""
+    list(track(range(2), "loud", verbose=True))
+    assert "loud" in capsys.readouterr().err
