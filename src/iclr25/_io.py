@@ -70,3 +70,85 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
     if len(bad_rows):
         raise ValueError(f"{name} {p} holds NaN or inf in rows {bad_rows[:5].tolist()}")
     return X
+
+
+# --- fitted estimators ------------------------------------------------------------------------
+
+FITTED_FORMAT = 1  # bumped when the layout below changes; newer files are refused by name
+
+
+def save_fitted(path: str | Path, kind: str, params: dict, tensors: dict,
+                state: dict | None = None) -> Path:
+    """Write a fitted estimator to one ``.safetensors`` file: tensors, and JSON in its header.
+
+    Args:
+        path: the file to write (its folder must exist).
+        kind: what is saved, e.g. ``"matern.KernelSurface"``; :func:`load_fitted` checks it.
+        params: the constructor parameters (``get_params()``), JSON-ready.
+        tensors: ``{name: tensor}`` of fitted arrays (moved to the CPU, made contiguous).
+        state: other JSON-ready fitted values (counts, names, scalars).
+
+    Returns:
+        ``path`` as a :class:`Path`.
+
+    Raises:
+        ValueError: ``params``/``state`` are not JSON-ready, or the folder is missing.
+    """
+    import json
+
+    import torch
+    from safetensors.torch import save_file
+
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise ValueError(f"path: folder {p.parent} does not exist")
+    try:
+        header = json.dumps({"format": FITTED_FORMAT, "kind": kind, "params": params,
+                             "state": state or {}})
+    except TypeError as exc:
+        raise ValueError(f"{kind}: parameters must be JSON-ready to be saved ({exc})") from None
+    save_file({k: v.detach().to("cpu").contiguous() for k, v in tensors.items()
+               if isinstance(v, torch.Tensor)}, str(p), metadata={"iclr25": header})
+    return p
+
+
+def load_fitted(path: str | Path, kind: str, device: object = "cpu",
+                ) -> tuple[dict, dict, dict]:
+    """Read ``(params, tensors, state)`` written by :func:`save_fitted` for ``kind``.
+
+    Raises:
+        ValueError: naming the file, when it is missing, unreadable, truncated or corrupt, not
+            an iclr25 file, holds another kind, or was written by a newer format.
+    """
+    import json
+
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    p = Path(path)
+    what = f"cannot load a fitted {kind} from {p}"
+    if not p.exists():
+        raise ValueError(f"path: {what}: no such file")
+    if not p.is_file():
+        raise ValueError(f"path: {what}: not a file")
+    try:
+        from safetensors import safe_open
+
+        with safe_open(str(p), framework="pt") as f:
+            meta = f.metadata() or {}
+        tensors = load_file(str(p), device=str(device))
+    except PermissionError:
+        raise ValueError(f"path: {what}: permission denied") from None
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise ValueError(f"path: {what}: not a safetensors file, or truncated ({exc})") from None
+    try:
+        header = json.loads(meta["iclr25"])
+        found, version = header["kind"], int(header["format"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"path: {what}: not written by iclr25") from None
+    if found != kind:
+        raise ValueError(f"path: {what}: it holds a {found}")
+    if version > FITTED_FORMAT:
+        raise ValueError(f"path: {what}: written by a newer iclr25 (format {version}, this "
+                         f"version reads up to {FITTED_FORMAT}); upgrade iclr25")
+    return header["params"], tensors, header.get("state", {})
