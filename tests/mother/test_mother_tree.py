@@ -127,3 +127,46 @@ def test_zoo_is_seeded_and_has_the_promised_layout(tmp_path):
 
     assert load_truth(tmp_path).parents == a.parents
     assert len(list(tmp_path.glob("*.safetensors"))) == 10
+
+
+def test_zoo_with_fans_grows_one_generation_per_entry():
+    kw = dict(width=16, depth=2, root_steps=3, finetune_steps=2, seed=1)
+    z = make_zoo(2, fans=(1, 2, 0), **kw)
+    # per tree 1 + 1 + 2 models; a zero fan ends the tree
+    assert z.names == ["0-X-X-X", "1-X-X-X", "0-0-X-X", "1-0-X-X",
+                       "0-0-0-X", "0-0-1-X", "1-0-0-X", "1-0-1-X"]
+    assert z.parents["0-0-1-X"] == "0-0-X-X" and z.parents["1-0-X-X"] == "1-X-X-X"
+    # fans=(n_children, n_grandchildren) is the default layout, draw for draw
+    a, b = make_zoo(1, 2, 1, **kw), make_zoo(1, fans=(2, 1), **kw)
+    assert a.names == b.names
+    assert all(torch.equal(a.models[n][k], b.models[n][k]) for n in a.names for k in a.models[n])
+    with pytest.raises(ValueError, match="either fans"):
+        make_zoo(1, 2, fans=(1,))
+    with pytest.raises(TypeError, match="fans"):
+        make_zoo(1, fans=3)
+    with pytest.raises(ValueError, match="fans"):
+        make_zoo(1, fans=(1, -1))
+
+
+@pytest.mark.parametrize("fans, expected", [
+    ((4, 4), 1 - (36 / 21) / 20),     # VTHR: 4 children at depth 1, 16 at depth 2
+    ((1, 1, 1), 0.5),                 # a chain: a random root reverses half the edges
+    ((3,), 0.75),                     # a star: only rooting at a leaf reverses its edge
+    ((1, 1, 2, 1, 2), 1 - (37 / 11) / 10),
+])
+def test_random_root_accuracy_is_exact(fans, expected):
+    from iclr25.mother.claim import _random_root_accuracy, random_root_accuracy
+    from iclr25.mother.testbed import _names
+
+    assert random_root_accuracy(fans) == pytest.approx(expected, abs=1e-12)
+    # the same expectation from the true forest's graph (what the experiment reports)
+    truth = ModelForest.from_parents(dict(_names(3, fans)))
+    assert _random_root_accuracy(truth) == pytest.approx(expected, abs=1e-12)
+    # and by brute force over the roots of one tree
+    one = ModelForest.from_parents(dict(_names(1, fans)))
+    und = one.graph.to_undirected()
+    accs = []
+    for r in und.nodes:
+        parents = {r: None} | {c: p for p, c in nx.bfs_edges(und, r)}
+        accs.append(edge_accuracy(ModelForest.from_parents(parents), one))
+    assert sum(accs) / len(accs) == pytest.approx(expected, abs=1e-12)

@@ -10,6 +10,11 @@ noise alive at stationarity, the regime Theorem 1 is about (a noiseless, separab
 would let the gradients vanish and make the scores uninformative); digits is reported as a
 secondary task at full scale. The probe runs on the training set with the summed
 cross-entropy. All three claims read one sweep, run once.
+
+Pass criteria (the spec's, gated as written there; issue 40): at wd=1e-2 the *minimum* of the
+three backward relations is >= 0.75, and the six-relation mean rises at every step of the
+weight-decay sweep (fraction of rising consecutive steps >= 0.8). The mean of the backward
+relations and the endpoint difference (wd=1e-2 minus wd=0) are reported beside them.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import torch.nn.functional as F
 
 from iclr25._train import accuracy, fit_minibatch, seeded_mlp
 from iclr25.claims import (
+    Comparison,
     Context,
     Evidence,
     Setting,
@@ -49,11 +55,17 @@ class Sweep(Setting):
 
 @dataclass
 class SweepEvidence(Evidence):
-    backward: float = scalar("α", "mean of b-RGA, b-RWA, b-GWA at wd=1e-2, seed mean")
-    increase: float = scalar("α", "mean six-relation α at wd=1e-2 minus at wd=0, seed mean")
+    backward: float = scalar("α", "min of b-RGA, b-RWA, b-GWA at wd=1e-2 (seed means)")
+    backward_mean: float = scalar("α", "mean of b-RGA, b-RWA, b-GWA at wd=1e-2, seed mean")
+    backward_null: float = scalar("α", "max over backward relations of mean |α_null|")
+    rising: float = scalar("fraction", "consecutive wd steps where the six-relation mean rises")
+    six_at_wd0: float = scalar("α", "six-relation mean at wd=0, seed mean")
+    six_at_claim: float = scalar("α", "six-relation mean at wd=1e-2, seed mean")
+    increase: float = scalar("α", "six-relation mean at wd=1e-2 minus at wd=0, seed mean")
     above_null: float = scalar("ratio", "min over backward relations of α / mean |α_null|")
-    monotone: bool = scalar("", "six-relation mean never decreases along the wd sweep")
-    backward_per_seed: list = scalar("α")
+    above_null_alpha: float = scalar("α", "α of the relation that attains above_null")
+    above_null_null: float = scalar("α", "its mean |α_null|")
+    backward_per_seed: list = scalar("α", "min of the backward relations, per seed")
     increase_per_seed: list = scalar("α")
     scores: Table = None
     per_seed: Table = None
@@ -63,8 +75,10 @@ class SweepEvidence(Evidence):
 
 def _train_and_probe(X: torch.Tensor, y: torch.Tensor, wd: float, steps: int, seed: int,
                      null_draws: int) -> dict:
-    model = seeded_mlp([X.shape[1], 64, 64, int(y.max()) + 1], seed=seed)
-    batches = torch.randint(0, len(X), (steps, 32), generator=torch.Generator().manual_seed(seed))
+    model = seeded_mlp([X.shape[1], 64, 64, int(y.max()) + 1], seed=seed, device=X.device)
+    # drawn on the CPU generator: the same minibatches on every device
+    batches = torch.randint(0, len(X), (steps, 32),
+                            generator=torch.Generator().manual_seed(seed)).to(X.device)
     fit_minibatch(model, F.cross_entropy, X, y, epochs=1, batch_size=32,
                   optimizer=torch.optim.SGD(model.parameters(), lr=0.05, weight_decay=wd),
                   batches=lambda epoch: batches)
@@ -85,10 +99,20 @@ def _six(run: dict, rels: tuple[str, ...] = tuple(RELATIONS)) -> float:
     return float(np.mean([run["scores"][r] for r in rels]))
 
 
+_DEVIATIONS = (
+    "MLP 32-64-64-10 on a synthetic teacher (20% label noise) instead of the paper's "
+    "ResNet-18 on CIFAR-10 and transformers: offline CPU budget",
+    "α is the Pearson correlation of the off-diagonal entries (the paper's normaliser is not "
+    "stated; with the diagonal, chance is about 0.5)",
+)
+
+
 @experiment(
-    quick=Sweep(steps=5000, wds=(0.0, 3e-3, 1e-2), n_seeds=1, null_draws=20, digits=False),
+    quick=Sweep(steps=5000, wds=(0.0, 3e-3, 1e-2), n_seeds=1, null_draws=20, digits=False,
+                deviations=(*_DEVIATIONS, "5,000 of the pilot's 20,000 SGD steps, 1 seed, 3 "
+                            "weight decays: smoke test")),
     full=Sweep(steps=20000, wds=(0.0, 1e-3, 3e-3, 1e-2), n_seeds=3, null_draws=100,
-               digits=True),
+               digits=True, deviations=_DEVIATIONS),
 )
 def sweep(setting: Sweep, ctx: Context) -> SweepEvidence:
     """Train one MLP per (seed, weight decay), probe its hidden layer, score the relations."""
@@ -97,24 +121,31 @@ def sweep(setting: Sweep, ctx: Context) -> SweepEvidence:
     with torch_threads(1):
         for s in seeds:
             X, y = teacher_classification(2000, 32, 10, 64, seed=s, label_noise=0.2)
+            X, y = X.to(ctx.device), y.to(ctx.device)
             for wd in setting.wds:
                 runs[wd].append(_train_and_probe(X, y, wd, setting.steps, s, setting.null_draws))
         extra = {}
         if setting.digits:
-            data = digits(seed=ctx.seed)
+            data = digits(seed=ctx.seed, device=ctx.device)
             extra = {wd: _train_and_probe(data.X_train, data.y_train, wd, setting.steps,
                                           ctx.seed, 20) for wd in setting.wds}
     hi, lo = runs[WD_CLAIM], runs[0.0]
-    back = [_six(r, BACKWARD) for r in hi]
     inc = [_six(a) - _six(b) for a, b in zip(hi, lo, strict=True)]
     curve = [float(np.mean([_six(r) for r in runs[wd]])) for wd in setting.wds]
     _figure(ctx, setting, runs, extra)
     rels = tuple(RELATIONS)
+    ratio = {r: _mean(hi, "scores", r) / _mean(hi, "null", r) for r in BACKWARD}
+    worst = min(BACKWARD, key=ratio.__getitem__)
     return SweepEvidence(
-        backward=float(np.mean(back)), increase=float(np.mean(inc)),
-        above_null=min(_mean(hi, "scores", r) / _mean(hi, "null", r) for r in BACKWARD),
-        monotone=all(b >= a for a, b in zip(curve, curve[1:], strict=False)),
-        backward_per_seed=back, increase_per_seed=inc,
+        backward=min(_mean(hi, "scores", r) for r in BACKWARD),
+        backward_mean=float(np.mean([_six(r, BACKWARD) for r in hi])),
+        backward_null=max(_mean(hi, "null", r) for r in BACKWARD),
+        rising=float(np.mean([b > a for a, b in zip(curve, curve[1:], strict=False)])),
+        six_at_wd0=curve[setting.wds.index(0.0)], six_at_claim=curve[setting.wds.index(WD_CLAIM)],
+        increase=float(np.mean(inc)), above_null=ratio[worst],
+        above_null_alpha=_mean(hi, "scores", worst), above_null_null=_mean(hi, "null", worst),
+        backward_per_seed=[min(r["scores"][k] for k in BACKWARD) for r in hi],
+        increase_per_seed=inc,
         scores=Table("alignment α by weight decay (seed mean) and rotation-null mean |α|",
                      ("wd", *rels, "six-mean", *[f"null {r}" for r in rels], "train acc"),
                      [(wd, *[_mean(rs, "scores", r) for r in rels], c,
@@ -161,25 +192,27 @@ def _figure(ctx: Context, setting: Sweep, runs: dict[float, list[dict]],
 
 
 @claim("crh.backward_alignment", experiment=sweep,
-       sentence="With weight decay 1e-2, the output-side (backward) relations H_b∝G_b, "
-                "H_b∝WWᵀ, G_b∝WWᵀ hold strongly in a trained hidden layer.",
-       metric="mean of b-RGA, b-RWA, b-GWA at wd=1e-2", unit="α",
+       sentence="With weight decay 1e-2, each of the output-side (backward) relations H_b∝G_b, "
+                "H_b∝WWᵀ, G_b∝WWᵀ holds strongly in a trained hidden layer.",
+       metric="min of b-RGA, b-RWA, b-GWA at wd=1e-2 (seed means)", unit="α",
        paper_figure="α > 0.7 for all six in ResNet-18's last FC layers on CIFAR-10 (Sec. 5, "
                     "from notes, unverified); spec pilot 0.80-0.94",
-       threshold=0.75, direction=">=")
-def backward_alignment(ev: SweepEvidence) -> float:
-    return ev.backward
+       threshold=0.75, direction=">=",
+       baseline="rotation null (same spectra, random eigenvectors), largest of the three")
+def backward_alignment(ev: SweepEvidence) -> Comparison:
+    return Comparison(ours=ev.backward, baseline=ev.backward_null, value=ev.backward)
 
 
 @claim("crh.increases_with_weight_decay", experiment=sweep,
-       sentence="Alignment increases with weight decay: the mean of the six CRH scores at "
-                "wd=1e-2 exceeds that at wd=0.",
-       metric="mean six-relation α at wd=1e-2 minus at wd=0", unit="α",
+       sentence="Alignment increases monotonically with weight decay: the mean of the six CRH "
+                "scores rises at each step of the weight-decay sweep.",
+       metric="fraction of consecutive weight-decay steps where the six-relation mean rises",
+       unit="fraction",
        paper_figure="alignment strengthens with weight decay (Sec. 5, FC nets; no number "
                     "stated)",
-       threshold=0.0, direction=">=")
-def increases_with_weight_decay(ev: SweepEvidence) -> float:
-    return ev.increase
+       threshold=0.8, direction=">=", baseline="wd=0 (six-relation mean)")
+def increases_with_weight_decay(ev: SweepEvidence) -> Comparison:
+    return Comparison(ours=ev.six_at_claim, baseline=ev.six_at_wd0, value=ev.rising)
 
 
 @claim("crh.backward_above_null", experiment=sweep,
@@ -188,6 +221,8 @@ def increases_with_weight_decay(ev: SweepEvidence) -> float:
        metric="min over b-RGA, b-RWA, b-GWA of α / mean |α_null| at wd=1e-2", unit="ratio",
        paper_figure="random Gaussian baseline ≈ 0.14 vs α > 0.7 (Sec. 5, from notes, "
                     "unverified)",
-       threshold=3.0, direction=">=")
-def backward_above_null(ev: SweepEvidence) -> float:
-    return ev.above_null
+       threshold=3.0, direction=">=",
+       baseline="rotation null of the relation attaining the minimum ratio")
+def backward_above_null(ev: SweepEvidence) -> Comparison:
+    return Comparison(ours=ev.above_null_alpha, baseline=ev.above_null_null,
+                      value=ev.above_null)

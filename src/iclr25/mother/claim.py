@@ -1,23 +1,27 @@
 """Reproduction of MoTHer's central claim on a generated zoo of model trees.
 
-Setting (fixed before measuring, from the spec's proposed pass criteria):
-- zoo: ``make_zoo`` trees of MLPs on sklearn digits, children fine-tuned with Adam.
-  quick: 4 trees x 9 models (1 + 2 + 6); full: 5 trees x 21 models (1 + 4 + 16, the paper's
-  VTHR layout). One more tree of the same kind is generated and HELD OUT.
+Setting (fixed before measuring, from the spec's proposed pass criteria and issue 40):
+- zoo: ``make_zoo`` trees of MLPs on sklearn digits, children fine-tuned with Adam. Tree
+  shape (issue 40): a chain that branches twice, ``fans=(1, 1, 2, 1, 2)`` (per generation
+  1, 1, 1, 2, 2, 4 models: 11 models, 10 edges, depth 5). Rooting the true undirected tree
+  at a uniformly random node scores exactly 1 - (37/11)/10 = 0.664 directed accuracy on it,
+  against 0.914 on the paper's VTHR shape 1 + 4 + 16, where the directed claim could not
+  fail. One more tree of the same kind is generated and HELD OUT.
 - direction: fixed a priori to ``"pretrain"`` (kurtosis increases parent -> child), because
   the generator's regime is Adam fine-tuning of small MLPs, where the spec's pilot found
   kurtosis to increase on 83-87% of edges. ``mother.kurtosis_monotone`` reports how often it
-  does here.
-- lam: chosen on the held-out tree from ``LAM_GRID`` (best directed accuracy there; ties ->
-  better undirected accuracy, then the smaller lam). The evaluated trees never see it.
+  does here, and the per-tree table gives each tree's sign. The same pipeline with the
+  direction reversed (``"finetune"``, its own lam from the held-out tree) is reported as a
+  control: if kurtosis carries the direction, reversing it must hurt.
+- lam: chosen on the held-out tree from ``LAM_CHOICES`` (best directed accuracy there; ties
+  -> better undirected accuracy, then the smaller lam). The evaluated trees never see it.
+  lam = 0 is swept and reported but never chosen: it ignores the kurtosis, and the root is
+  then networkx's tie-break (it follows the node order), which is not the method.
 - distance: the ICLR ``l_FT`` (mean layer-wise RMS difference) over the square layers,
   read layer by layer from safetensors files; Ward clustering into the known number of trees.
-- thresholds: undirected >= 0.95, clustering >= 0.95, directed >= 0.85, LoRA rank-distance
-  undirected >= 1.0, kurtosis monotone >= 0.8 (the spec's Adam pilot: 83-87 of 100 edges).
-
-A task too easy to separate method from chance would make the directed claim uninformative:
-with 1 + 4 + 16 nodes per tree a random root already orients ~0.9 of the edges, so
-``mother.directed_beats_random_root`` compares against that baseline on the same trees.
+- thresholds: undirected >= 0.95, clustering >= 0.95, directed >= 0.85 (control: the shape's
+  expected random-root accuracy <= 0.70), directed - random root >= +0.10, LoRA
+  rank-distance undirected >= 1.0, kurtosis monotone >= 0.8 (the spec's Adam pilot).
 """
 
 from __future__ import annotations
@@ -30,7 +34,16 @@ import networkx as nx
 import numpy as np
 import torch
 
-from iclr25.claims import Context, Evidence, Setting, Table, claim, experiment, scalar
+from iclr25.claims import (
+    Comparison,
+    Context,
+    Evidence,
+    Setting,
+    Table,
+    claim,
+    experiment,
+    scalar,
+)
 from iclr25.mother.distances import stream_statistics
 from iclr25.mother.metrics import clustering_accuracy, edge_accuracy
 from iclr25.mother.sources import as_sources
@@ -38,30 +51,53 @@ from iclr25.mother.testbed import Zoo, make_lora_zoo, make_zoo
 from iclr25.mother.tree import ModelForest, build_forest, recover_tree
 
 DIRECTION = "pretrain"
+REVERSED = "finetune"
+RANDOM_ROOT_MAX = 0.70  # issue 40: above this the directed claim cannot fail
 LAM_GRID = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3)
+# lam is chosen among the positive values: lam = 0 ignores the kurtosis, and the root is
+# then whatever networkx's tie-breaking returns (it follows the node order), not the method
+LAM_CHOICES = LAM_GRID[1:]
 SWEEP = (0.0, 0.1, 0.3)  # the issue's sweep; always inside LAM_GRID
 
 
 @dataclass(frozen=True)
 class TreeZoo(Setting):
     n_trees: int          # evaluated trees; one more is generated and held out to pick lam
-    n_children: int
-    n_grandchildren: int
+    fans: tuple[int, ...]  # children per node, generation by generation (``make_zoo``)
     root_steps: int       # Adam steps training each root on digits
     finetune_steps: int   # Adam steps fine-tuning each child on a new task
+
+
+def random_root_accuracy(fans: tuple[int, ...]) -> float:
+    """Exact expected directed accuracy of a tree of shape ``fans`` rooted at a uniform node.
+
+    Rooting at a node of depth k reverses the k edges above it, so the expectation is
+    1 - mean depth / edges.
+    """
+    counts = [1]
+    for f in fans:
+        counts.append(counts[-1] * f)
+    n = sum(counts)
+    if n < 2:
+        raise ValueError(f"fans {fans!r} give a tree without edges")
+    return 1 - sum(k * c for k, c in enumerate(counts)) / n / (n - 1)
 
 
 @dataclass
 class TreeEvidence(Evidence):
     undirected: float = scalar("fraction of edges")
     directed: float = scalar("fraction of edges")
-    random_root_directed: float = scalar("fraction of edges")
+    random_root_directed: float = scalar(
+        "fraction of edges", "exact expectation: true undirected trees, uniform random root")
+    reversed_directed: float = scalar(
+        "fraction of edges", "control arm: the same pipeline with the direction reversed")
     beats_random_root: float = scalar("fraction of edges")
     clustering: float = scalar("fraction of models")
     clustering_official_l1: float = scalar("fraction of models")
     kurtosis_monotone: float = scalar("fraction of edges")
     root_accuracy: float = scalar("fraction of trees")
     lam: float = scalar("", "chosen on the held-out tree")
+    lam_reversed: float = scalar("", "chosen on the held-out tree, direction reversed")
     n_models: int = scalar("models")
     held_out: Table = None
     sweep: Table = None
@@ -99,66 +135,105 @@ def _scores(forest: ModelForest, truth: ModelForest) -> tuple[float, float, floa
             clustering_accuracy(forest, truth))
 
 
+_SHAPE = (1, 1, 2, 1, 2)
+_SHAPE_DEVIATION = (
+    f"tree shape fans={_SHAPE} (1, 1, 1, 2, 2, 4 models per generation, depth 5) instead of "
+    f"the paper's VTHR 1 + 4 + 16: a uniformly random root scores exactly "
+    f"{random_root_accuracy(_SHAPE):.3f} here and {random_root_accuracy((4, 4)):.3f} on VTHR "
+    f"(issue 40: the baseline must be weak)")
+_ZOO_DEVIATIONS = (
+    "MLPs 64-64-64-64-k on sklearn digits (square 64x64 layers) instead of ViT-B models: "
+    "offline CPU budget",
+    "lam chosen on one held-out generated tree from a grid of positive values, not the "
+    "paper's fixed 0.3: the penalty scales with mean(D), which differs between model families",
+)
+
+
+def _regime(setting: TreeZoo) -> str:
+    return (f"Adam; root lr 3e-3 x {setting.root_steps} steps from random init; each child "
+            f"lr 1e-3 x {setting.finetune_steps} steps from its parent (new task and head)")
+
+
+def _choose_lam(d_h: torch.Tensor, ku_h: torch.Tensor, names: list[str], truth: ModelForest,
+                direction: str) -> tuple[float, dict]:
+    """lam from ``LAM_CHOICES`` with the best directed (then undirected) accuracy, then the
+    smallest; the scores of all of ``LAM_GRID``."""
+    scores = {}
+    for lam in LAM_GRID:
+        f = build_forest(d_h, ku_h, names, direction=direction, lam=lam)
+        scores[lam] = (edge_accuracy(f, truth), edge_accuracy(f, truth, False))
+    return max(LAM_CHOICES, key=lambda lam: (*scores[lam], -lam)), scores
+
+
 @experiment(
-    quick=TreeZoo(n_trees=4, n_children=2, n_grandchildren=3, root_steps=300,
-                  finetune_steps=150),
-    full=TreeZoo(n_trees=5, n_children=4, n_grandchildren=4, root_steps=1500,
-                 finetune_steps=500),
+    quick=TreeZoo(n_trees=3, fans=_SHAPE, root_steps=200, finetune_steps=100,
+                  deviations=(_SHAPE_DEVIATION, *_ZOO_DEVIATIONS,
+                              "3 evaluated trees and 200/100 Adam steps: smoke test")),
+    full=TreeZoo(n_trees=5, fans=_SHAPE, root_steps=1500, finetune_steps=500,
+                 deviations=(_SHAPE_DEVIATION, *_ZOO_DEVIATIONS)),
 )
 def tree_zoo(setting: TreeZoo, ctx: Context) -> TreeEvidence:
     K = setting.n_trees
-    zoo = make_zoo(K + 1, setting.n_children, setting.n_grandchildren,
-                   root_steps=setting.root_steps, finetune_steps=setting.finetune_steps,
-                   seed=ctx.seed)
+    zoo = make_zoo(K + 1, fans=setting.fans, root_steps=setting.root_steps,
+                   finetune_steps=setting.finetune_steps, seed=ctx.seed, device=ctx.device)
     held = [n for n in zoo.names if n.startswith(f"{K}-")]
     zoo_h, zoo_e = _subzoo(zoo, held), _subzoo(zoo, [n for n in zoo.names if n not in held])
     truth_h, truth = zoo_h.truth, zoo_e.truth
     with tempfile.TemporaryDirectory() as tmp:
         dir_h, dir_e = zoo_h.save(Path(tmp) / "held"), zoo_e.save(Path(tmp) / "eval")
-        # choose lam on the held-out tree (one tree: no clustering)
+        # choose lam on the held-out tree (one tree: no clustering), for both directions
         src_h = as_sources(dir_h)
-        d_h, ku_h = stream_statistics(src_h, metrics=("rms",), kurtosis_layers=None)
-        held_scores = {}
-        for lam in LAM_GRID:
-            f = build_forest(d_h["rms"], ku_h, [s.name for s in src_h], direction=DIRECTION,
-                             lam=lam)
-            held_scores[lam] = (edge_accuracy(f, truth_h), edge_accuracy(f, truth_h, False))
-        lam_star = max(LAM_GRID, key=lambda lam: (*held_scores[lam], -lam))
+        d_h, ku_h = stream_statistics(src_h, metrics=("rms",), kurtosis_layers=None,
+                                      device=ctx.device)
+        names_h = [s.name for s in src_h]
+        lam_star, held_scores = _choose_lam(d_h["rms"], ku_h, names_h, truth_h, DIRECTION)
+        lam_rev, _ = _choose_lam(d_h["rms"], ku_h, names_h, truth_h, REVERSED)
         # the method as a user runs it: a directory of safetensors in, a forest out
-        forest = recover_tree(dir_e, direction=DIRECTION, lam=lam_star, n_trees=K)
+        forest = recover_tree(dir_e, direction=DIRECTION, lam=lam_star, n_trees=K,
+                              device=ctx.device)
         src_e = as_sources(dir_e)
-        d_e, ku_e = stream_statistics(src_e, metrics=("rms", "l1"), kurtosis_layers=None)
+        d_e, ku_e = stream_statistics(src_e, metrics=("rms", "l1"), kurtosis_layers=None,
+                                      device=ctx.device)
     names = [s.name for s in src_e]
+    rev = build_forest(d_e["rms"], ku_e, names, direction=REVERSED, lam=lam_rev, n_trees=K)
     sweep = {(penalty, lam): _scores(build_forest(d_e["rms"], ku_e, names, direction=DIRECTION,
                                                   lam=lam, n_trees=K, penalty=penalty), truth)
              for penalty in ("binary", "margin") for lam in LAM_GRID}
     idx = {n: i for i, n in enumerate(names)}
-    rises = {e: bool(ku_e[idx[e[1]]] > ku_e[idx[e[0]]]) for e in truth.edges}
-    per_tree = [(t, len(edges), edge_accuracy(forest, edges),
-                 float(np.mean([rises[e] for e in edges])))
-                for t, edges in enumerate(_tree_edges(truth)) if edges]
+    ku = ku_e.cpu().tolist()
+    change = {e: ku[idx[e[1]]] - ku[idx[e[0]]] for e in truth.edges}
+    regime = _regime(setting)
+    per_tree = []
+    for t, edges in enumerate(_tree_edges(truth)):
+        rises = float(np.mean([change[e] > 0 for e in edges]))
+        sign = "rises" if rises >= 0.8 else "falls" if rises <= 0.2 else "mixed"
+        per_tree.append((t, len(edges), edge_accuracy(forest, edges), edge_accuracy(rev, edges),
+                         rises, float(np.mean([change[e] for e in edges])), sign,
+                         ku[idx[truth.roots[t]]], regime))
     f_l1 = build_forest(d_e["rms"], ku_e, names, direction=DIRECTION, lam=lam_star, n_trees=K,
                         cluster_distances=d_e["l1"])
     undirected, directed, clustering = _scores(forest, truth)
     random_root = _random_root_accuracy(truth)
     forest.plot(ax=ctx.figure("forest", figsize=(max(4.0, 0.45 * len(names)), 3.5)).subplots())
-    change = [(truth.labels[c], float(ku_e[idx[c]] - ku_e[idx[p]])) for p, c in truth.edges]
     _sweep_figure(ctx.figure("lambda_sweep", figsize=(9, 3.4)), sweep, lam_star, random_root,
-                  change, K, len(names))
+                  [(truth.labels[e[1]], c) for e, c in change.items()], K, len(names))
     return TreeEvidence(
         undirected=undirected, directed=directed, random_root_directed=random_root,
-        beats_random_root=directed - random_root, clustering=clustering,
-        clustering_official_l1=clustering_accuracy(f_l1, truth),
-        kurtosis_monotone=float(np.mean(list(rises.values()))),
+        reversed_directed=edge_accuracy(rev, truth), beats_random_root=directed - random_root,
+        clustering=clustering, clustering_official_l1=clustering_accuracy(f_l1, truth),
+        kurtosis_monotone=float(np.mean([c > 0 for c in change.values()])),
         root_accuracy=float(np.mean([forest.parents[r] is None for r in truth.roots])),
-        lam=lam_star, n_models=len(names),
+        lam=lam_star, lam_reversed=lam_rev, n_models=len(names),
         held_out=Table("held-out tree: accuracy by lambda", ("lambda", "directed", "undirected"),
                        [(lam, *held_scores[lam]) for lam in LAM_GRID]),
         sweep=Table("evaluated trees: accuracy by penalty and lambda",
                     ("penalty", "lambda", "undirected", "directed", "clustering"),
                     [(p, lam, *v) for (p, lam), v in sweep.items()]),
-        per_tree=Table(f"per tree (direction {DIRECTION!r}: kurtosis rises parent -> child)",
-                       ("tree", "edges", "directed accuracy", "kurtosis rises"), per_tree),
+        per_tree=Table(f"per tree: directed accuracy ({DIRECTION!r} and reversed), kurtosis "
+                       f"sign along the true edges, and the regime that trained the tree",
+                       ("tree", "edges", "directed", "reversed", "kurtosis rises",
+                        "mean kurtosis change", "sign", "root kurtosis", "training regime"),
+                       per_tree),
     )
 
 
@@ -207,12 +282,18 @@ class LoraEvidence(Evidence):
     mean_rank_all_pairs: float = scalar("rank")
 
 
-@experiment(quick=LoraZoo(2, 3, 2, dim=64), full=LoraZoo(5, 4, 4, dim=64))
+_LORA_DEVIATION = ("merged random rank-r updates (r in 4, 8, 16) of two 64x64 'value' "
+                   "matrices instead of LoRA-fine-tuned ViTs: offline CPU budget")
+
+
+@experiment(quick=LoraZoo(2, 3, 2, dim=64, deviations=(_LORA_DEVIATION,
+                                                      "2 trees of 1 + 3 + 6: smoke test")),
+            full=LoraZoo(5, 4, 4, dim=64, deviations=(_LORA_DEVIATION,)))
 def lora_zoo(setting: LoraZoo, ctx: Context) -> LoraEvidence:
     zoo = make_lora_zoo(setting.n_trees, setting.n_children, setting.n_grandchildren,
                         dim=setting.dim, seed=ctx.seed)
     forest = recover_tree(zoo.models, direction="none", lam=0.0, n_trees=setting.n_trees,
-                          metric="rank")
+                          metric="rank", device=ctx.device)
     D = forest.distances
     idx = {n: i for i, n in enumerate(forest.names)}
     edge_ranks = [float(D[idx[p], idx[c]]) for p, c in zoo.truth.edges]
@@ -220,7 +301,8 @@ def lora_zoo(setting: LoraZoo, ctx: Context) -> LoraEvidence:
         undirected=edge_accuracy(forest, zoo.truth, directed=False),
         clustering=clustering_accuracy(forest, zoo.truth), n_models=len(zoo.models),
         mean_rank_true_edges=float(np.mean(edge_ranks)),
-        mean_rank_all_pairs=float(D[torch.triu_indices(len(D), len(D), 1).unbind()].mean()))
+        mean_rank_all_pairs=float(D[torch.triu_indices(len(D), len(D), 1,
+                                                       device=D.device).unbind()].mean()))
 
 
 @claim(
@@ -240,9 +322,13 @@ def undirected(ev: TreeEvidence) -> float:
              "from whom (directed edges), at a lambda chosen on a held-out tree.",
     metric="directed edge accuracy", unit="fraction", threshold=0.85, direction=">=",
     paper_figure="high directed accuracy on VTHR FT/LoRA (Table 1; not verified offline)",
+    baseline="random root (true undirected trees, uniform root)",
+    control=lambda ev: ev.random_root_directed <= RANDOM_ROOT_MAX,
+    control_doc=f"the tree shape's exact expected random-root accuracy is <= "
+                f"{RANDOM_ROOT_MAX}, so that 0.85 is out of chance's reach",
 )
-def directed(ev: TreeEvidence) -> float:
-    return ev.directed
+def directed(ev: TreeEvidence) -> Comparison:
+    return Comparison(ours=ev.directed, baseline=ev.random_root_directed, value=ev.directed)
 
 
 @claim(
@@ -250,11 +336,13 @@ def directed(ev: TreeEvidence) -> float:
     sentence="The kurtosis direction carries information: MoTHer's directed accuracy exceeds "
              "that of the true undirected trees each rooted at a uniformly random node.",
     metric="directed accuracy minus expected random-root directed accuracy", unit="fraction",
-    threshold=0.0, direction=">=",
+    threshold=0.10, direction=">=",
     paper_figure="kurtosis monotonicity along fine-tuning (Sec. 4; no number)",
+    baseline="random root (true undirected trees, uniform root)",
 )
-def directed_beats_random_root(ev: TreeEvidence) -> float:
-    return ev.beats_random_root
+def directed_beats_random_root(ev: TreeEvidence) -> Comparison:
+    return Comparison(ours=ev.directed, baseline=ev.random_root_directed,
+                      value=ev.beats_random_root)
 
 
 @claim(

@@ -11,7 +11,7 @@ takes seconds. ``make_lora_zoo`` builds LoRA-style trees: child = parent + a ran
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,12 +61,17 @@ class Zoo:
         return directory
 
 
-def _names(n_trees: int, n_children: int, n_grand: int) -> list[tuple[str, str | None]]:
-    """(name, parent) in generation order; the official VTHR naming ``r-i-j`` with X = none."""
-    out: list[tuple[str, str | None]] = [(f"{r}-X-X", None) for r in range(n_trees)]
-    out += [(f"{r}-{i}-X", f"{r}-X-X") for r in range(n_trees) for i in range(n_children)]
-    out += [(f"{r}-{i}-{j}", f"{r}-{i}-X") for r in range(n_trees) for i in range(n_children)
-            for j in range(n_grand)]
+def _names(n_trees: int, fans: tuple[int, ...]) -> list[tuple[str, str | None]]:
+    """(name, parent) in generation order: the official VTHR naming ``r-i-j`` (X = none),
+    with one index per generation, ``r-i-j-k-...`` for deeper trees."""
+    def name(path: tuple[int, ...]) -> str:
+        return "-".join([str(i) for i in path] + ["X"] * (len(fans) + 1 - len(path)))
+
+    level = [(r,) for r in range(n_trees)]
+    out: list[tuple[str, str | None]] = [(name(p), None) for p in level]
+    for fan in fans:
+        level = [(*p, j) for p in level for j in range(fan)]
+        out += [(name(p), name(p[:-1])) for p in level]
     return out
 
 
@@ -113,11 +118,13 @@ def _train_batch(
     """
     model = _BatchedMLP(params)
     B, m = subsets.shape
-    rows = torch.arange(B)[:, None]
+    rows = torch.arange(B, device=X.device)[:, None]
 
     def batches(epoch: int) -> Iterator[torch.Tensor]:
+        # drawn on the CPU generator: the same minibatches on every device
         for _ in range(steps):
-            yield subsets[rows, torch.randint(0, m, (B, batch_size), generator=g)]
+            yield subsets[rows.cpu(), torch.randint(0, m, (B, batch_size), generator=g)].to(
+                X.device)
 
     def loss_fn(logits: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         # y is the sample index itself: each model reads its own labels Y[b, idx[b]]
@@ -127,7 +134,7 @@ def _train_batch(
     # these matmuls are tiny: intra-op threads only add synchronisation (10x slower on a
     # busy machine), so train single-threaded and restore the caller's setting afterwards
     with torch_threads(1):
-        fit_minibatch(model, loss_fn, X, torch.arange(len(X)), epochs=1,
+        fit_minibatch(model, loss_fn, X, torch.arange(len(X), device=X.device), epochs=1,
                       batch_size=batch_size, optimizer=torch.optim.Adam(model.parameters(), lr=lr),
                       seed=g, batches=batches)
     return [p.detach() for p in model.ps]
@@ -160,18 +167,31 @@ def _assemble(gens: list[list[torch.Tensor]], depth: int,
     """A Zoo of one state dict per model from the stacked parameters of each generation."""
     keys = [f"fc{i + 1}.{w}" for i in range(depth) for w in ("weight", "bias")]
     keys += ["head.weight", "head.bias"]
-    flat = [[p[i].clone() for p in gen] for gen in gens for i in range(gen[0].shape[0])]
+    flat = [[p[i].cpu().clone() for p in gen] for gen in gens
+            for i in range(gen[0].shape[0])]
     order = order[: len(flat)]
     return Zoo({name: dict(zip(keys, ps, strict=True))
                 for (name, _), ps in zip(order, flat, strict=True)}, dict(order))
 
 
-def _check_zoo_args(n_trees: int, n_children: int, n_grandchildren: int, width: int,
-                    depth: int, n_classes: int, steps: tuple[int, int], lrs: tuple[float, float],
-                    batch_size: int, subset: float) -> None:
+def _check_fans(n_children: int | None, n_grandchildren: int | None,
+                fans: object) -> tuple[int, ...]:
+    """The per-generation fan-outs: ``fans``, or ``(n_children, n_grandchildren)``."""
+    if fans is None:
+        return (check_int(4 if n_children is None else n_children, "n_children", 0),
+                check_int(4 if n_grandchildren is None else n_grandchildren,
+                          "n_grandchildren", 0))
+    if n_children is not None or n_grandchildren is not None:
+        raise ValueError("give either fans or n_children/n_grandchildren, not both")
+    if isinstance(fans, (str, bytes)) or not hasattr(fans, "__iter__"):
+        raise TypeError(f"fans must be a sequence of ints, got {type(fans).__name__}")
+    return tuple(check_int(f, "fans", 0) for f in fans)
+
+
+def _check_zoo_args(n_trees: int, width: int, depth: int, n_classes: int,
+                    steps: tuple[int, int], lrs: tuple[float, float], batch_size: int,
+                    subset: float) -> None:
     check_int(n_trees, "n_trees", 1)
-    check_int(n_children, "n_children", 0)
-    check_int(n_grandchildren, "n_grandchildren", 0)
     check_int(width, "width", 1)
     check_int(depth, "depth", 1)
     check_int(n_classes, "n_classes", 2, 10)
@@ -185,9 +205,10 @@ def _check_zoo_args(n_trees: int, n_children: int, n_grandchildren: int, width: 
 
 def make_zoo(
     n_trees: int = 5,
-    n_children: int = 4,
-    n_grandchildren: int = 4,
+    n_children: int | None = None,
+    n_grandchildren: int | None = None,
     *,
+    fans: Sequence[int] | None = None,
     width: int = 64,
     depth: int = 3,
     n_classes: int = 4,
@@ -199,11 +220,14 @@ def make_zoo(
     subset: float = 0.7,
     out_dir: str | Path | None = None,
     seed: int | torch.Generator | None = 0,
+    device: torch.device | str | None = None,
 ) -> Zoo:
     """Trees of small MLPs trained on sklearn digits, each child fine-tuned from its parent.
 
     Every tree has 1 root, ``n_children`` children and ``n_children * n_grandchildren``
-    grandchildren (the paper's VTHR layout is 1 + 4 + 16). Each model has its own task: the
+    grandchildren (default 4 and 4: the paper's VTHR layout 1 + 4 + 16), or, with ``fans``,
+    one generation per entry, each node of generation ``g`` having ``fans[g]`` children
+    (``fans=(1, 1, 2, 1, 2)``: a chain that branches twice). Each model has its own task: the
     ten digits grouped at random into ``n_classes`` classes, on a random ``subset`` of the
     training images, with a new head. Roots: random init, Adam ``root_lr`` for
     ``root_steps``; others: Adam ``finetune_lr`` for ``finetune_steps`` from the parent.
@@ -212,8 +236,11 @@ def make_zoo(
         width, depth: ``depth`` hidden layers of ``width`` units (64 -> width -> ... -> k).
             The hidden ``width x width`` matrices (and the input one if width == 64) are the
             square layers MoTHer uses.
+        fans: fan-out per generation (instead of ``n_children``, ``n_grandchildren``).
         out_dir: if given, save the zoo there (``<name>.safetensors`` + ``tree.json``).
-        seed: seed (int or Generator) of the inits, tasks and minibatches.
+        seed: seed (int or Generator) of the inits, tasks and minibatches, all drawn on the
+            CPU, so a seed gives the same draws on every device.
+        device: where the models train (the returned state dicts are on the CPU).
 
     Returns:
         Zoo with state dicts named ``fc1.weight, fc1.bias, ..., head.weight, head.bias``.
@@ -221,25 +248,27 @@ def make_zoo(
     Raises:
         TypeError / ValueError naming the argument, before any training.
     """
-    _check_zoo_args(n_trees, n_children, n_grandchildren, width, depth, n_classes,
-                    (root_steps, finetune_steps), (root_lr, finetune_lr), batch_size, subset)
-    g, X = resolve_seed(seed), digits(seed=0).X_train
+    fans = _check_fans(n_children, n_grandchildren, fans)
+    _check_zoo_args(n_trees, width, depth, n_classes, (root_steps, finetune_steps),
+                    (root_lr, finetune_lr), batch_size, subset)
+    g, X = resolve_seed(seed), digits(seed=0, device=device).X_train
     m = max(batch_size, int(subset * len(X)))
 
     def generation(body: list[torch.Tensor], steps: int, lr: float) -> list[torch.Tensor]:
         B = body[0].shape[0]
         Y, sub = _tasks(B, n_classes, m, g)
         head = [_uniform((B, n_classes, width), width, g), _uniform((B, n_classes), width, g)]
-        return _train_batch(body + head, X, Y, sub, steps, lr, batch_size, g)
+        return _train_batch(body + [h.to(X.device) for h in head], X, Y.to(X.device), sub,
+                            steps, lr, batch_size, g)
 
-    gens = [generation(_init(n_trees, [X.shape[1]] + [width] * depth, g), root_steps,
-                       root_lr)]
-    for fan in (n_children, n_grandchildren):
+    init = _init(n_trees, [X.shape[1]] + [width] * depth, g)
+    gens = [generation([p.to(X.device) for p in init], root_steps, root_lr)]
+    for fan in fans:
         if gens[-1][0].shape[0] * fan == 0:
             break
         gens.append(generation([p.repeat_interleave(fan, dim=0) for p in gens[-1][:-2]],
                                finetune_steps, finetune_lr))
-    zoo = _assemble(gens, depth, _names(n_trees, n_children, n_grandchildren))
+    zoo = _assemble(gens, depth, _names(n_trees, fans))
     if out_dir is not None:
         zoo.save(out_dir)
     return zoo
@@ -273,7 +302,7 @@ def make_lora_zoo(
         raise ValueError("ranks must not be empty")
     ranks = tuple(check_int(r, "ranks", 1, dim) for r in ranks)
     g = resolve_seed(seed)
-    order = _names(n_trees, n_children, n_grandchildren)
+    order = _names(n_trees, (n_children, n_grandchildren))
     models: dict[str, dict[str, torch.Tensor]] = {}
     for name, parent in order:
         if parent is None:
