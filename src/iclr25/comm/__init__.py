@@ -2,7 +2,15 @@
 unique and synergistic information (Dufumier, Castillo-Navarro et al., ICLR 2025)."""
 
 from iclr25.claims import Paper
-from iclr25.comm.augment import BrightnessContrast, Compose, GaussianNoise, RandomDrop, RandomShift
+from iclr25.comm.augment import (
+    BrightnessContrast,
+    ColorJitter,
+    Compose,
+    GaussianNoise,
+    RandomDrop,
+    RandomShift,
+    ResizedCropFlip,
+)
 from iclr25.comm.embedder import CoMMEmbedder
 from iclr25.comm.loss import (
     ClipLoss,
@@ -29,7 +37,7 @@ PAPER = Paper(
     title="What to align in multimodal contrastive learning?",
     authors="Benoit Dufumier, Javiera Castillo-Navarro, Devis Tuia, Jean-Philippe Thiran",
     arxiv="2409.07402",
-    openreview=None,  # id not verified
+    openreview=None,  # ICLR 2025 poster; its OpenReview id was not found (search, official README)
     code="Duplums/CoMM",
 )
 
@@ -38,6 +46,7 @@ __all__ = [
     "PAPER",
     "BrightnessContrast",
     "ClipLoss",
+    "ColorJitter",
     "CoMM",
     "CoMMEmbedder",
     "CoMMLoss",
@@ -49,6 +58,7 @@ __all__ = [
     "PatchTokenizer",
     "RandomDrop",
     "RandomShift",
+    "ResizedCropFlip",
     "clip_loss",
     "comm_loss",
     "conv_encoder",

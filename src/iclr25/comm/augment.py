@@ -13,7 +13,8 @@ import torch.nn.functional as F
 
 from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
 
-__all__ = ["BrightnessContrast", "Compose", "GaussianNoise", "RandomDrop", "RandomShift"]
+__all__ = ["BrightnessContrast", "ColorJitter", "Compose", "GaussianNoise", "RandomDrop",
+           "RandomShift", "ResizedCropFlip"]
 
 
 def _floating(x: object, name: str = "x", ndim: tuple[int, ...] | None = None) -> torch.Tensor:
@@ -130,3 +131,101 @@ class Compose:
 
     def __repr__(self) -> str:
         return f"Compose({', '.join(map(repr, self.augmentations))})"
+
+
+class ResizedCropFlip:
+    """SimCLR's ``RandomResizedCrop`` and ``RandomHorizontalFlip`` on (n, C, H, W) images,
+    vectorised: each image gets a crop of area fraction in ``scale`` and aspect ratio
+    (log-uniform) in ``ratio``, resampled bilinearly back to (H, W), mirrored with
+    probability 1/2 when ``flip``."""
+
+    def __init__(self, scale: tuple[float, float] = (0.08, 1.0),
+                 ratio: tuple[float, float] = (3 / 4, 4 / 3), flip: bool = True) -> None:
+        lo = check_range(scale[0], "scale", 0.0, 1.0, low_open=True)
+        hi = check_range(scale[1], "scale", lo, 1.0)
+        r0 = check_range(ratio[0], "ratio", 0.0, low_open=True)
+        r1 = check_range(ratio[1], "ratio", r0)
+        self.scale, self.ratio, self.flip = (lo, hi), (r0, r1), bool(flip)
+
+    def __call__(self, x: torch.Tensor, *, seed: int | torch.Generator | None = None
+                 ) -> torch.Tensor:
+        x = _floating(x, ndim=(4,))
+        g = resolve_seed(seed)
+        n = len(x)
+        area = self.scale[0] + (self.scale[1] - self.scale[0]) * torch.rand(n, generator=g)
+        lr = torch.tensor(self.ratio).log()
+        ar = (lr[0] + (lr[1] - lr[0]) * torch.rand(n, generator=g)).exp()
+        w = (area * ar).sqrt().clamp(max=1.0)  # crop sides as fractions of the image
+        h = (area / ar).sqrt().clamp(max=1.0)
+        cx = (1 - w) * (2 * torch.rand(n, generator=g) - 1)  # centres in [-1, 1] units
+        cy = (1 - h) * (2 * torch.rand(n, generator=g) - 1)
+        sign = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0) if self.flip else (
+            torch.ones(n))
+        theta = torch.zeros(n, 2, 3)
+        theta[:, 0, 0], theta[:, 0, 2] = w * sign, cx
+        theta[:, 1, 1], theta[:, 1, 2] = h, cy
+        grid = F.affine_grid(theta.to(x.device, x.dtype), list(x.shape), align_corners=False)
+        return F.grid_sample(x, grid, mode="bilinear", padding_mode="border",
+                             align_corners=False)
+
+    def __repr__(self) -> str:
+        return f"ResizedCropFlip(scale={self.scale}, ratio={self.ratio}, flip={self.flip})"
+
+
+_YIQ = torch.tensor([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]])
+
+
+class ColorJitter:
+    """SimCLR's colour distortion on (n, 3, H, W) RGB images in [0, 1], vectorised:
+    with probability ``p`` brightness, contrast, saturation (factors uniform in ``1 +- x``)
+    and hue (a rotation of the chroma by ``hue`` turns at most, in YIQ space), then
+    grayscale with probability ``grayscale``; clamped to [0, 1] after each step. The official
+    pipeline is ``RandomApply([ColorJitter(0.4, 0.4, 0.4, 0.1)], p=0.8)`` then
+    ``RandomGrayscale(0.2)``; torchvision shuffles the four jitters, here they run in order.
+    """
+
+    def __init__(self, brightness: float = 0.4, contrast: float = 0.4, saturation: float = 0.4,
+                 hue: float = 0.1, *, p: float = 0.8, grayscale: float = 0.2) -> None:
+        self.brightness = check_range(brightness, "brightness", 0.0, 1.0)
+        self.contrast = check_range(contrast, "contrast", 0.0, 1.0)
+        self.saturation = check_range(saturation, "saturation", 0.0, 1.0)
+        self.hue = check_range(hue, "hue", 0.0, 0.5)
+        self.p = check_range(p, "p", 0.0, 1.0)
+        self.grayscale = check_range(grayscale, "grayscale", 0.0, 1.0)
+
+    def __call__(self, x: torch.Tensor, *, seed: int | torch.Generator | None = None
+                 ) -> torch.Tensor:
+        x = _floating(x, ndim=(4,))
+        if x.shape[1] != 3:
+            raise ValueError(f"x must be RGB images (n, 3, H, W), got {tuple(x.shape)}")
+        g = resolve_seed(seed)
+        n = len(x)
+        u = torch.rand(n, 6, generator=g)
+        on = u[:, 0] < self.p
+        b = torch.where(on, 1 + self.brightness * (2 * u[:, 1] - 1), 1.0)
+        c = torch.where(on, 1 + self.contrast * (2 * u[:, 2] - 1), 1.0)
+        s = torch.where(on, 1 + self.saturation * (2 * u[:, 3] - 1), 1.0)
+        turn = torch.where(on, self.hue * (2 * u[:, 4] - 1), 0.0) * 2 * torch.pi
+        gray = u[:, 5] < self.grayscale
+        dev, dt = x.device, x.dtype
+        col = lambda t: t.to(dev, dt)[:, None, None, None]  # noqa: E731
+        lum = _YIQ[0].to(dev, dt)[None, :, None, None]
+        y = (x * col(b)).clamp(0, 1)
+        mean = (y * lum).sum(1, keepdim=True).mean(dim=(2, 3), keepdim=True)
+        y = ((y - mean) * col(c) + mean).clamp(0, 1)
+        grey = (y * lum).sum(1, keepdim=True)
+        y = ((y - grey) * col(s) + grey).clamp(0, 1)
+        # hue: rotate (I, Q) by the drawn angle, Y kept: rgb -> yiq -> rotate -> rgb
+        cos, sin = turn.cos(), turn.sin()
+        rot = torch.zeros(n, 3, 3)
+        rot[:, 0, 0], rot[:, 1, 1], rot[:, 2, 2] = 1.0, cos, cos
+        rot[:, 1, 2], rot[:, 2, 1] = -sin, sin
+        M = torch.linalg.inv(_YIQ) @ rot @ _YIQ  # (n, 3, 3)
+        y = torch.einsum("nij,njhw->nihw", M.to(dev, dt), y).clamp(0, 1)
+        grey = (y * lum).sum(1, keepdim=True).expand_as(y)
+        return torch.where(col(gray.float()) > 0, grey, y)
+
+    def __repr__(self) -> str:
+        return (f"ColorJitter(brightness={self.brightness}, contrast={self.contrast}, "
+                f"saturation={self.saturation}, hue={self.hue}, p={self.p}, "
+                f"grayscale={self.grayscale})")

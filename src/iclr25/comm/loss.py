@@ -171,7 +171,11 @@ def comm_loss(z1: Sequence[torch.Tensor], z2: Sequence[torch.Tensor],
         z1, z2: lists of n+1 (N, d) embeddings of view 1 and view 2, one per row of
             :func:`modality_masks`, the full-modality embedding last.
         temperature: tau > 0.
-        weights: None (the mean) or n+1 non-negative weights; normalised to sum 1.
+        weights: None (the mean) or n+1 non-negative weights, normalised to sum 1: the loss
+            is ``sum_i w_i L_i / sum_i w_i``. The official ``CoMMLoss`` returns
+            ``mean_i(w_i L_i) = sum_i w_i L_i / (n + 1)`` instead: the two agree when the
+            weights sum to n+1 (all ones, for example) and otherwise differ by the constant
+            factor ``sum_i w_i / (n + 1)``, which only rescales the learning rate.
 
     Returns:
         A scalar tensor.
@@ -217,7 +221,8 @@ class CoMMLoss(nn.Module):
 
     Args:
         temperature: tau > 0 (0.1 in the paper).
-        weights: None (mean over the n+1 terms) or n+1 non-negative weights.
+        weights: None (mean over the n+1 terms) or n+1 non-negative weights, normalised to
+            sum 1 (see :func:`comm_loss` for how this differs from the official code).
 
     Raises:
         ValueError: temperature <= 0 or bad weights at construction; at call, as

@@ -197,7 +197,11 @@ def linear_probe(F_tr: object, y_tr: object, F_te: object, y_te: object, *,
         tol=1e-3))
     import warnings
 
-    with warnings.catch_warnings():
+    from threadpoolctl import threadpool_limits
+
+    # one BLAS thread: a 64-wide probe gains nothing from a pool, and a pool on a busy
+    # machine spins (3-10x the CPU time of one thread, measured)
+    with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore")  # convergence / single-class-fold warnings
         clf.fit(A, a)
     return float(balanced_accuracy_score(b, clf.predict(B)))

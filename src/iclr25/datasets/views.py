@@ -12,6 +12,7 @@ is never touched.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -21,9 +22,11 @@ import torch.nn.functional as F
 from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
 
 __all__ = [
-    "COLORS", "OOD_COLORS", "TEXTURES", "TRAIN_COLORS", "BimodalDigits", "ImageSplit",
-    "RandomSensor", "bimodal_digits", "digit_images", "digit_sequences", "jitter",
-    "permute_features", "random_sensor", "textures", "tint",
+    "COLORS", "OOD_COLORS", "TEXTURES", "TRAIN_COLORS", "TRI_COLORS", "TRI_SHAPES",
+    "TRI_TASKS", "TRI_TEXTURES", "BimodalDigits", "BimodalTrifeatures", "ImageSplit",
+    "RandomSensor", "TrifeaturesImages", "bimodal_digits", "bimodal_trifeatures",
+    "digit_images", "digit_sequences", "jitter", "permute_features", "random_sensor",
+    "textures", "tint", "trifeatures",
 ]
 
 TRAIN_COLORS: dict[str, tuple[float, float, float]] = {
@@ -340,3 +343,315 @@ def random_sensor(d_in: int, d_out: int, depth: int = 2, noise: float = 0.1, *,
     depth = check_int(depth, "depth", 1)
     noise = check_range(noise, "noise", 0)
     return RandomSensor(d_in, d_out, depth, noise, resolve_seed(seed))
+
+
+# --- Trifeatures (Hermann & Lampinen 2020) and CoMM's bimodal Trifeatures -------------------
+
+TRI_SHAPES: tuple[str, ...] = ("triangle", "square", "plus", "circle", "tee", "rhombus",
+                               "pentagon", "star", "fivesquare", "trapezoid")
+"""The ten shapes of Trifeatures (the official ``BASE_SHAPES`` order)."""
+
+TRI_TEXTURES: tuple[str, ...] = ("solid", "stripes", "grid", "hexgrid", "dots", "noise",
+                                 "triangles", "zigzags", "rain", "pluses")
+"""The ten textures of Trifeatures (the official ``BASE_TEXTURES`` order)."""
+
+TRI_COLORS: dict[str, tuple[float, float, float]] = {
+    "red": (1.0, 0.0, 0.0), "green": (0.0, 1.0, 0.0), "blue": (0.0, 0.0, 1.0),
+    "yellow": (1.0, 1.0, 0.0), "pink": (1.0, 0.4, 1.0), "cyan": (0.0, 1.0, 1.0),
+    "purple": (0.3, 0.0, 0.5), "ocean": (0.1, 0.4, 0.5), "orange": (1.0, 0.6, 0.0),
+    "white": (1.0, 1.0, 1.0),
+}
+"""The ten colours of Trifeatures (the official ``BASE_COLORS``), on a grey 0.5 background."""
+
+TRI_TASKS: tuple[str, ...] = ("redundancy", "uniqueness", "synergy")
+"""CoMM's three probing tasks on :func:`bimodal_trifeatures` (shared shape, texture of
+modality 1, the texture1-colour2 pairing)."""
+
+_GAP = 0.35  # tint of the texture's gaps: the silhouette survives sparse textures at 32 px
+
+
+def _shape_mask(kind: int, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Shape ``kind`` on template coordinates ``a`` (left -> right), ``b`` (top -> bottom) in
+    [0, 1): the official 128-px templates written as inequalities."""
+    inside = (a >= 0) & (a < 1) & (b >= 0) & (b < 1)
+    ca, cb = (a - 0.5).abs(), (b - 0.5).abs()
+    if kind == 0:    # triangle, apex up
+        m = ca < b / 2
+    elif kind == 1:  # square
+        m = inside
+    elif kind == 2:  # plus
+        m = (ca < 1 / 6) | (cb < 1 / 6)
+    elif kind == 3:  # circle
+        m = ca ** 2 + cb ** 2 < 0.25
+    elif kind == 4:  # tee
+        m = (ca < 1 / 6) | (b < 1 / 3)
+    elif kind == 5:  # rhombus (a sheared square, as in the official template)
+        s = a - 0.5 + b / 2
+        m = (s > 0) & (s < 0.5)
+    elif kind == 6:  # pentagon: a roof over a trapezoid
+        off = (b - 0.4) / 3.1
+        m = torch.where(b < 0.4, ca < 1.25 * b, (a > off) & (a < 1 - off))
+    elif kind == 7:  # star: spike, arms, two legs
+        off = (b - 0.4) * 2.4
+        x1, x2 = 0.33 - 0.43 * (b - 0.55), 0.62 - 1.05 * (b - 0.55)
+        legs = (b >= 0.55) & (((a > x1) & (a < x2)) | ((1 - a > x1) & (1 - a < x2)))
+        m = ((b < 0.4) & (ca < b / 4)) | ((b >= 0.4) & (b < 0.6) & (a > off) & (a < 1 - off)
+                                          ) | legs
+    elif kind == 8:  # fivesquare: four corners and the centre of a 3x3 grid
+        ia, ib = (a * 3).floor(), (b * 3).floor()
+        m = ((ia != 1) & (ib != 1)) | ((ia == 1) & (ib == 1))
+    else:            # trapezoid, wide side up
+        off = b / 3.1
+        m = (a > off) & (a < 1 - off)
+    return m & inside
+
+
+def _texture_mask(kind: int, u: torch.Tensor, v: torch.Tensor, period: float,
+                  key: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    """Texture ``kind`` on rotated, offset pixel coordinates ``u`` (across), ``v`` (down):
+    the official patterns with their ``scale`` set to ``period`` pixels."""
+    P = period
+    x, y = torch.remainder(u, P), torch.remainder(v, P)
+    w = P / 3  # the official line width, scale // 3
+    if kind == 0:    # solid
+        return torch.ones_like(u, dtype=torch.bool)
+    if kind == 1:    # stripes
+        return y < w
+    if kind == 2:    # grid
+        return (y < w) | (x < w)
+    if kind == 3:    # hexgrid: three line families 60 degrees apart
+        t = P / 4
+        return ((torch.remainder(u + 1.73 * v, P) < t) | (torch.remainder(u - 1.73 * v, P) < t)
+                | (y < t))
+    if kind == 4:    # dots
+        return (x - P / 2) ** 2 + (y - P / 2) ** 2 < (3 * P / 7) ** 2
+    if kind == 5:    # noise: a fair coin per pixel
+        return noise
+    if kind == 6:    # triangles
+        return y / 2 - (x - P / 2).abs() > 0
+    if kind == 7:    # zigzags: rows of slanted bars, alternate rows mirrored
+        flip = torch.remainder(torch.floor(v / P), 2) == 1
+        xx = torch.where(flip, P - x, x)
+        return (xx > y / 2) & (xx < P - P // 2 + y / 2)
+    if kind == 8:    # rain: 1-px streaks of length 2P/3, 35% of cells lit (a seeded hash)
+        col = torch.floor(u)
+        h = 2 * P / 3
+        row = torch.floor((v + 7.3 * col) / h)
+        r = torch.frac(torch.sin(col * 12.9898 + row * 78.233 + key) * 43758.5453).abs()
+        return r < 0.35
+    # pluses, rows offset by half a period
+    shift = torch.remainder(torch.floor(v / P), 2) * (P / 2)
+    xx = torch.remainder(u + shift, P) - P / 2
+    yy = y - P / 2
+    arm, half = P / 6, 0.35 * P
+    return ((xx.abs() < arm) & (yy.abs() < half)) | ((yy.abs() < arm) & (xx.abs() < half))
+
+
+class TrifeaturesImages(NamedTuple):
+    """Trifeatures images ``x`` (n, 3, size, size) in [0, 1] and their int64 (n,) labels."""
+
+    x: torch.Tensor
+    shape: torch.Tensor
+    texture: torch.Tensor
+    color: torch.Tensor
+
+
+def _attribute(value: object, name: str, n: int, gen: torch.Generator) -> torch.Tensor:
+    if value is None:
+        return torch.randint(0, 10, (n,), generator=gen)
+    t = as_tensor(value, name, ndim=1, dtype=torch.long).cpu()
+    if len(t) != n:
+        raise ValueError(f"{name} must hold n={n} labels, got {len(t)}")
+    if len(t) and (int(t.min()) < 0 or int(t.max()) > 9):
+        raise ValueError(f"{name} must lie in [0, 10), got {int(t.min())}..{int(t.max())}")
+    return t
+
+
+def trifeatures(n: int, *, size: int = 32, shape: object = None, texture: object = None,
+                color: object = None, seed: int | torch.Generator | None = 0,
+                device: torch.device | str | None = None) -> TrifeaturesImages:
+    """Render Hermann & Lampinen's Trifeatures: one of 10 shapes, filled with one of 10
+    textures, in one of 10 colours, on grey, vectorised over images.
+
+    As the official generator (``Duplums/CoMM`` ``dataset/trifeatures.py``): the shape
+    template spans 0.57 of the image, is rotated by an integer angle in [-45, 45) degrees and
+    placed at a random position inside the image; the texture is rotated by its own angle in
+    [-45, 45) with a random phase; pixels are ``colour`` where shape and texture are on and
+    grey 0.5 elsewhere. At 32 px the texture period is 6 px (the official 10 px is for 224 px)
+    and texture gaps inside the shape are tinted 35% towards the colour, so the silhouette
+    survives sparse textures (dots, rain); shapes are not anti-aliased.
+
+    Args:
+        n: number of images (>= 1).
+        size: image side in pixels (>= 16; 32 by default). The period scales with it.
+        shape, texture, color: (n,) labels in [0, 10) to render, or None to draw them.
+        seed: int, Generator or None. Random numbers are drawn on the CPU, so a seed gives
+            the same images on every device.
+        device: where the images are rendered and returned.
+
+    Returns:
+        TrifeaturesImages ``(x, shape, texture, color)``; labels index :data:`TRI_SHAPES`,
+        :data:`TRI_TEXTURES`, :data:`TRI_COLORS`.
+
+    Raises:
+        ValueError: ``n < 1``, ``size < 16``, labels of the wrong length or out of range.
+        TypeError: non-integer ``n``, ``size`` or labels.
+
+    Examples:
+        >>> from iclr25.datasets.views import trifeatures
+        >>> data = trifeatures(4, seed=0)
+        >>> data.x.shape, data.shape.shape
+        (torch.Size([4, 3, 32, 32]), torch.Size([4]))
+    """
+    n = check_int(n, "n", 1)
+    size = check_int(size, "size", 16)
+    gen = resolve_seed(seed)
+    labels = [_attribute(v, name, n, gen) for v, name in
+              ((shape, "shape"), (texture, "texture"), (color, "color"))]
+    s_lab, t_lab, c_lab = labels
+    half = 0.57 * size / 2  # template half-side in pixels
+    ang = torch.randint(-45, 45, (n, 2), generator=gen).double() * (math.pi / 180)
+    reach = half * (ang[:, 0].cos().abs() + ang[:, 0].sin().abs())  # rotated half-extent
+    centre = reach[:, None] + torch.rand(n, 2, generator=gen, dtype=torch.float64) * (
+        size - 2 * reach[:, None])
+    period = 6.0 * size / 32
+    phase = torch.rand(n, 2, generator=gen, dtype=torch.float64) * period
+    key = torch.rand(n, generator=gen, dtype=torch.float64) * 1000
+    noisy = (t_lab == 5).nonzero()[:, 0]  # a fair coin per pixel, drawn for "noise" only
+    coin = torch.zeros(n, size, size, dtype=torch.bool)
+    coin[noisy] = torch.rand(len(noisy), size, size, generator=gen) < 0.5
+    dev = torch.device("cpu") if device is None else torch.device(device)
+    ang, centre, phase, key, coin = (t.to(dev) for t in (ang, centre, phase, key, coin))
+    r = torch.arange(size, device=dev, dtype=torch.float64) + 0.5
+    ink = torch.empty(n, size, size, device=dev)
+    for k in range(10):  # a loop over the 10 kinds, vectorised over images and pixels
+        idx = (s_lab == k).nonzero()[:, 0].to(dev)
+        if len(idx):  # rotate pixels back into the template; each term is a row or column
+            cos, sin = ang[idx, 0].cos()[:, None] / (2 * half), ang[idx, 0].sin()[:, None] / (
+                2 * half)
+            dy, dx = r[None] - centre[idx, :1], r[None] - centre[idx, 1:]  # (m, size)
+            a = ((cos * dx + 0.5)[:, None, :] + (sin * dy)[:, :, None]).float()
+            b = ((cos * dy + 0.5)[:, :, None] - (sin * dx)[:, None, :]).float()
+            ink[idx] = _shape_mask(k, a, b).float()
+        idx = (t_lab == k).nonzero()[:, 0].to(dev)
+        if len(idx):
+            cos, sin = ang[idx, 1].cos()[:, None], ang[idx, 1].sin()[:, None]
+            u = ((cos * r + phase[idx, 1:])[:, None, :] + (sin * r)[:, :, None]).float()
+            v = ((cos * r + phase[idx, :1])[:, :, None] - (sin * r)[:, None, :]).float()
+            on = _texture_mask(k, u, v, period, key[idx].float()[:, None, None], coin[idx])
+            ink[idx] *= torch.where(on, 1.0, _GAP)
+    palette = torch.tensor(list(TRI_COLORS.values()), device=dev)[c_lab.to(dev)]
+    x = 0.5 + ink[:, None] * (palette[:, :, None, None] - 0.5)
+    return TrifeaturesImages(x, s_lab.to(dev), t_lab.to(dev), c_lab.to(dev))
+
+
+class BimodalTrifeatures(NamedTuple):
+    """CoMM's bimodal Trifeatures: pairs of images that share their shape.
+
+    ``x1``, ``x2``: (n, 3, size, size). ``shape`` (shared: redundancy), ``texture1`` (unique
+    to modality 1: uniqueness), ``texture2``, ``color1``, ``color2``, ``synergy`` = 1 iff
+    ``color2 == pairing[texture1]``: all (n,) int64. ``pairing``: (10,) the texture -> colour
+    bijection.
+    """
+
+    x1: torch.Tensor
+    x2: torch.Tensor
+    shape: torch.Tensor
+    texture1: torch.Tensor
+    texture2: torch.Tensor
+    color1: torch.Tensor
+    color2: torch.Tensor
+    synergy: torch.Tensor
+    pairing: torch.Tensor
+
+    def labels(self, task: str) -> torch.Tensor:
+        """The (n,) labels of ``task``, one of :data:`TRI_TASKS`: ``"redundancy"`` (shape),
+        ``"uniqueness"`` (texture of modality 1) or ``"synergy"`` (0/1).
+
+        Raises:
+            ValueError: unknown task.
+        """
+        check_choice(task, "task", TRI_TASKS)
+        return {"redundancy": self.shape, "uniqueness": self.texture1,
+                "synergy": self.synergy}[task]
+
+
+# Fixed properties of the task, not of a run: the texture -> colour bijection and the 20% of
+# the 1000 (shape, texture, colour) combinations held out for the test split.
+_TRI_PAIRING = torch.randperm(10, generator=torch.Generator().manual_seed(20250422))
+_TRI_TEST = torch.zeros(1000, dtype=torch.bool)
+_TRI_TEST[torch.randperm(1000, generator=torch.Generator().manual_seed(20250423))[:200]] = True
+
+
+def _check_pairing(pairing: object) -> torch.Tensor:
+    if pairing is None:
+        return _TRI_PAIRING.clone()
+    p = as_tensor(pairing, "pairing", ndim=1, dtype=torch.long).cpu()
+    if len(p) != 10 or not torch.equal(torch.sort(p).values, torch.arange(10)):
+        raise ValueError(f"pairing must be a bijection of the 10 textures onto the 10 colours "
+                         f"(a permutation of 0..9), got {p.tolist()}")
+    return p
+
+
+def bimodal_trifeatures(n: int, *, biased: bool = False, split: str = "train",
+                        pairing: object = None, size: int = 32,
+                        seed: int | torch.Generator | None = 0,
+                        device: torch.device | str | None = None) -> BimodalTrifeatures:
+    """Pairs of Trifeatures images sharing their shape, with independent textures and colours
+    (CoMM's ``BimodalTrifeatures(share_attr="shape", unique_attr="texture",
+    synergy_attr=("texture", "color"))``).
+
+    Each image's (shape, texture, colour) combination comes from the split: 800 of the 1000
+    combinations for ``"train"``, the other 200 for ``"test"`` (a fixed 80/20 split, as the
+    official code holds out combinations), so probes are scored on unseen combinations.
+    With ``biased`` only pairs with ``color2 == pairing[texture1]`` are drawn (synergy
+    pre-training); without, about 10% of pairs are synergy positives.
+
+    Args:
+        n: number of pairs (>= 1).
+        biased: keep only correlated (texture1, colour2) pairs.
+        split: ``"train"`` or ``"test"`` combinations.
+        pairing: (10,) permutation mapping texture j to colour ``pairing[j]``, or None for
+            the fixed default.
+        size, seed, device: as :func:`trifeatures`.
+
+    Returns:
+        BimodalTrifeatures on ``device``; ``.labels(task)`` gives a task's labels.
+
+    Raises:
+        ValueError: ``n < 1``, ``size < 16``, unknown split, a pairing that is not a
+            bijection.
+    """
+    n = check_int(n, "n", 1)
+    size = check_int(size, "size", 16)
+    check_choice(split, "split", ("train", "test"))
+    pair = _check_pairing(pairing)
+    gen = resolve_seed(seed)
+    allowed = _TRI_TEST if split == "test" else ~_TRI_TEST  # index 100 s + 10 t + c
+    # Draw (shape, texture, colour) combinations by vectorised rejection: redraw the rows
+    # that fall outside the split until none is left (a biased image 2 keeps its colour).
+    s = torch.randint(0, 10, (n,), generator=gen)
+    t = torch.randint(0, 10, (n, 2), generator=gen)
+    c = torch.randint(0, 10, (n, 2), generator=gen)
+    if biased:
+        c[:, 1] = pair[t[:, 0]]
+    for _ in range(1000):
+        bad = ~(allowed[100 * s[:, None] + 10 * t + c])  # (n, 2)
+        if not bad.any():
+            break
+        rows = bad.any(1).nonzero()[:, 0]
+        m = len(rows)
+        redo_s = torch.randint(0, 10, (m,), generator=gen)
+        redo_t = torch.randint(0, 10, (m, 2), generator=gen)
+        redo_c = torch.randint(0, 10, (m, 2), generator=gen)
+        if biased:
+            redo_c[:, 1] = pair[redo_t[:, 0]]
+        s[rows], t[rows], c[rows] = redo_s, redo_t, redo_c
+    else:  # pragma: no cover - every split has valid pairs for every pairing
+        raise RuntimeError("bimodal_trifeatures: rejection sampling did not converge")
+    imgs = trifeatures(2 * n, size=size, shape=s.repeat(2), texture=t.T.reshape(-1),
+                       color=c.T.reshape(-1), seed=gen, device=device)
+    synergy = (c[:, 1] == pair[t[:, 0]]).long()
+    to = lambda v: v.to(imgs.x.device)  # noqa: E731
+    return BimodalTrifeatures(imgs.x[:n], imgs.x[n:], to(s), to(t[:, 0]), to(t[:, 1]),
+                              to(c[:, 0]), to(c[:, 1]), to(synergy), to(pair))

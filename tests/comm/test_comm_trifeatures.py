@@ -1,0 +1,174 @@
+"""Bimodal Trifeatures (the generator of CoMM's controlled experiment) and the SimCLR image
+augmentations: known answers, the task's invariants, determinism, error paths."""
+
+import pytest
+import torch
+
+from iclr25.comm.augment import ColorJitter, Compose, ResizedCropFlip
+from iclr25.datasets.views import (
+    TRI_COLORS,
+    bimodal_trifeatures,
+    trifeatures,
+)
+
+
+def test_trifeatures_labels_and_pixels_are_consistent(one_thread):
+    d = trifeatures(300, size=24, seed=0)
+    assert d.x.shape == (300, 3, 24, 24) and d.x.dtype == torch.float32
+    for lab in (d.shape, d.texture, d.color):
+        counts = torch.bincount(lab, minlength=10)
+        assert lab.dtype == torch.int64 and counts.min() >= 15  # every value drawn
+    assert float(d.x.min()) >= 0 and float(d.x.max()) <= 1
+    # the corners are background grey (shapes stay inside the image) ...
+    assert torch.allclose(d.x[:, :, 0, 0], torch.full((300, 3), 0.5))
+    # ... and a solid shape's inked pixels are exactly its colour
+    palette = torch.tensor(list(TRI_COLORS.values()))
+    for i in (d.texture == 0).nonzero()[:, 0].tolist():
+        px = d.x[i].reshape(3, -1).T
+        ink = px[(px - 0.5).abs().sum(1) > 1e-6]
+        assert len(ink) > 40
+        assert torch.allclose(ink, palette[d.color[i]].expand_as(ink))
+
+
+def test_trifeatures_renders_the_requested_attributes_deterministically():
+    want = torch.arange(10)
+    a = trifeatures(10, shape=want, texture=want.flip(0), color=want, seed=3)
+    b = trifeatures(10, shape=want, texture=want.flip(0), color=want, seed=3)
+    c = trifeatures(10, shape=want, texture=want.flip(0), color=want, seed=4)
+    assert torch.equal(a.shape, want) and torch.equal(a.texture, want.flip(0))
+    assert torch.equal(a.x, b.x) and not torch.equal(a.x, c.x)
+    # the same shape, texture and colour at a new position/rotation is a different image
+    # with the same amount of colour in it (up to rotation/aliasing)
+    assert not torch.equal(a.x[1], c.x[1])
+
+
+def test_bimodal_trifeatures_shares_shape_and_keeps_the_pairing(one_thread):
+    d = bimodal_trifeatures(2000, seed=0)
+    assert torch.equal(torch.sort(d.pairing).values, torch.arange(10))
+    assert torch.equal(d.synergy, (d.color2 == d.pairing[d.texture1]).long())
+    rate = float(d.synergy.float().mean())
+    assert 0.07 < rate < 0.13  # unbiased: about 1 in 10 pairs is a synergy positive
+    for lab in (d.shape, d.texture1, d.texture2, d.color1, d.color2):
+        assert torch.bincount(lab, minlength=10).min() > 120
+    assert torch.equal(d.labels("redundancy"), d.shape)
+    assert torch.equal(d.labels("uniqueness"), d.texture1)
+    b = bimodal_trifeatures(500, biased=True, seed=1)
+    assert bool((b.synergy == 1).all())
+    assert torch.equal(b.color2, b.pairing[b.texture1])
+    # texture 2 and colour 1 stay independent of the pairing in the biased set
+    assert torch.bincount(b.color1, minlength=10).min() > 20
+
+
+def test_bimodal_trifeatures_splits_hold_out_combinations():
+    def combos(d):
+        s = d.shape.repeat(2)
+        t = torch.cat([d.texture1, d.texture2])
+        c = torch.cat([d.color1, d.color2])
+        return set((100 * s + 10 * t + c).tolist())
+
+    train, test = combos(bimodal_trifeatures(3000, seed=0)), combos(
+        bimodal_trifeatures(3000, split="test", seed=1))
+    assert not train & test
+    assert len(train) > 700 and len(test) > 150  # 800 / 200 of the 1000 combinations
+
+
+def test_bimodal_trifeatures_is_seeded_and_takes_a_pairing():
+    p = torch.arange(10).roll(1)
+    a = bimodal_trifeatures(50, pairing=p, biased=True, seed=5)
+    b = bimodal_trifeatures(50, pairing=p.tolist(), biased=True, seed=5)
+    assert torch.equal(a.x1, b.x1) and torch.equal(a.x2, b.x2)
+    assert torch.equal(a.color2, (a.texture1 - 1) % 10)  # roll(1): t -> t - 1
+    assert not torch.equal(a.x1, bimodal_trifeatures(50, pairing=p, biased=True, seed=6).x1)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n=0), "n"), (dict(n=-3), "n"), (dict(n=4, size=15), "size"),
+    (dict(n=4, split="val"), "split"),
+    (dict(n=4, pairing=[0] * 10), "pairing"), (dict(n=4, pairing=list(range(9))), "pairing"),
+])
+def test_bimodal_trifeatures_rejects_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        bimodal_trifeatures(**kwargs)
+
+
+def test_trifeatures_rejects_bad_input():
+    with pytest.raises(ValueError, match="n"):
+        trifeatures(0)
+    with pytest.raises(ValueError, match="size"):
+        trifeatures(3, size=8)
+    with pytest.raises(ValueError, match="shape"):
+        trifeatures(3, shape=[0, 1, 10])
+    with pytest.raises(ValueError, match="texture"):
+        trifeatures(3, texture=[0, 1])
+    with pytest.raises(TypeError, match="n"):
+        trifeatures(2.5)
+    with pytest.raises(ValueError, match="task"):
+        bimodal_trifeatures(3).labels("colour")
+
+
+def test_trifeatures_device(device):
+    d = bimodal_trifeatures(20, seed=0, device=device)
+    cpu = bimodal_trifeatures(20, seed=0)
+    assert d.x1.device.type == device.type and d.shape.device.type == device.type
+    assert torch.equal(d.shape.cpu(), cpu.shape)
+    assert torch.allclose(d.x1.cpu(), cpu.x1, atol=1e-4)
+
+
+# --- augmentations ------------------------------------------------------------------------
+
+def _images(n=16):
+    return bimodal_trifeatures(n, seed=0).x1
+
+
+def test_augmentations_are_seeded_and_leave_the_input_alone():
+    x = _images()
+    before = x.clone()
+    aug = Compose(ResizedCropFlip(), ColorJitter())
+    a, b, c = aug(x, seed=1), aug(x, seed=1), aug(x, seed=2)
+    assert torch.equal(x, before)
+    assert torch.equal(a, b) and not torch.equal(a, c)
+    assert a.shape == x.shape and a.data_ptr() != x.data_ptr()
+    assert float(a.min()) >= 0 and float(a.max()) <= 1
+
+
+def test_identity_settings_are_identities():
+    x = _images()
+    crop = ResizedCropFlip(scale=(1.0, 1.0), ratio=(1.0, 1.0), flip=False)
+    assert torch.allclose(crop(x, seed=0), x, atol=1e-5)
+    jit = ColorJitter(0, 0, 0, 0, p=1.0, grayscale=0.0)
+    assert torch.allclose(jit(x, seed=0), x, atol=1e-5)
+
+
+def test_flip_and_grayscale_known_answers():
+    x = _images()
+    flipped = ResizedCropFlip(scale=(1.0, 1.0), ratio=(1.0, 1.0), flip=True)(x, seed=0)
+    same = torch.isclose(flipped, x, atol=1e-5).flatten(1).all(1)
+    mirrored = torch.isclose(flipped, x.flip(-1), atol=1e-5).flatten(1).all(1)
+    assert bool((same | mirrored).all()) and 0 < int(mirrored.sum()) < len(x)
+    grey = ColorJitter(0, 0, 0, 0, p=0.0, grayscale=1.0)(x, seed=0)
+    assert torch.allclose(grey[:, 0], grey[:, 1]) and torch.allclose(grey[:, 1], grey[:, 2])
+    lum = torch.tensor([0.299, 0.587, 0.114])[None, :, None, None]
+    assert torch.allclose(grey[:, :1], (x * lum).sum(1, keepdim=True), atol=1e-6)
+
+
+def test_hue_rotation_keeps_luminance():
+    x = _images() * 0.5 + 0.25  # away from the clamp
+    y = ColorJitter(0, 0, 0, 0.1, p=1.0, grayscale=0.0)(x, seed=0)
+    lum = torch.tensor([0.299, 0.587, 0.114])[None, :, None, None]
+    assert torch.allclose((y * lum).sum(1), (x * lum).sum(1), atol=1e-4)
+    assert not torch.allclose(y, x, atol=1e-3)
+
+
+def test_augmentations_reject_bad_input():
+    with pytest.raises(ValueError, match="scale"):
+        ResizedCropFlip(scale=(0.0, 1.0))
+    with pytest.raises(ValueError, match="ratio"):
+        ResizedCropFlip(ratio=(2.0, 1.0))
+    with pytest.raises(ValueError, match="hue"):
+        ColorJitter(hue=0.7)
+    with pytest.raises(ValueError, match="RGB"):
+        ColorJitter()(torch.rand(2, 1, 8, 8), seed=0)
+    with pytest.raises(ValueError, match="x"):
+        ResizedCropFlip()(torch.rand(8, 8), seed=0)
+    with pytest.raises(TypeError, match="floating"):
+        ColorJitter()(torch.zeros(2, 3, 4, 4, dtype=torch.long), seed=0)
