@@ -70,8 +70,9 @@ _DEV = ("coloured 8x8 digit sequences (10 digits per sample, one colour per samp
         "for hundreds of epochs: CPU budget")
 
 
-@experiment(quick=Sequences(n_train=250, n_test=100, n_probe=40, epochs=40, seeds=(0,),
-                            deviations=("smoke test: 250 sequences, one seed", *_DEV)),
+@experiment(quick=Sequences(n_train=250, n_test=100, n_probe=40, epochs=15, seeds=(0,),
+                            deviations=("smoke test: 250 sequences x 15 epochs, one seed "
+                                        "(40 epochs took ~45 s of CPU)", *_DEV)),
             full=Sequences(n_train=1000, n_test=300, n_probe=200, epochs=40, seeds=(0, 1, 2),
                            deviations=("1,000 training sequences x 40 epochs (the issue's "
                                        "setting; 3,000 x 40 does not fit 5 minutes)", *_DEV)))
