@@ -25,7 +25,7 @@ import torch
 def bench_mi(n: int, d: int, pairs: int) -> None:
     from sklearn.metrics import mutual_info_score
 
-    from iclr25.urlost import dependence, equal_frequency_bins
+    from iclr25.urlost import dependence, equal_width_bins
 
     g = torch.Generator().manual_seed(0)
     z = torch.randn(n, d // 8, generator=g)
@@ -33,7 +33,7 @@ def bench_mi(n: int, d: int, pairs: int) -> None:
     t = time.perf_counter()
     M = dependence(X, "mi", bins=16)
     ours = time.perf_counter() - t
-    codes = equal_frequency_bins(X, 16).numpy()
+    codes = equal_width_bins(X, 16).numpy()
     rng = np.random.default_rng(0)
     ij = rng.integers(0, d, size=(pairs, 2))
     t = time.perf_counter()

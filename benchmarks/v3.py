@@ -78,10 +78,10 @@ class _PeerVQ(torch.nn.Module):
 
 
 class _PeerV3(V3):
-    def _build(self, fragment_shape):
-        model = super()._build(fragment_shape)
+    def _build(self, fragment_shape, seed=0):
+        model = super()._build(fragment_shape, seed)
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)
+            torch.manual_seed(seed)
             model.vq = _PeerVQ(self.n_codes, self.d_content, 0.98, 0.1, 16)
         return model
 

@@ -47,15 +47,37 @@ def test_vib_loss_errors():
         vib_loss(z, torch.full((3, 2), float("nan")), z, z)
 
 
-def test_vib_forward_shapes_residual_and_eval_determinism():
+def test_vib_is_not_residual_by_default_and_its_gradient_reaches_the_encoder():
     v = VIB(6, bottleneck=3, hidden=8, seed=1)
+    h = torch.randn(4, 6, generator=_g())
+    target = torch.randn(4, 6, generator=_g(5))
+    pred, mu, logvar = v(h, generator=_g(2))
+    vib_loss(pred, target, mu, logvar, beta=0.0).backward()
+    assert all(p.grad is not None and float(p.grad.abs().sum()) > 0
+               for p in v.encoder.parameters())
+    v.eval()
+    # the official model outputs g(z): with a zero decoder the prediction carries nothing
+    for p in v.decoder.parameters():
+        torch.nn.init.zeros_(p)
+    assert torch.equal(v(h)[0], torch.zeros(4, 6))
+    r = VIB(6, bottleneck=3, hidden=8, residual=True, seed=1).eval()
+    for p in r.decoder.parameters():
+        torch.nn.init.zeros_(p)
+    assert torch.equal(r(h)[0], h)  # the residual option can bypass the bottleneck
+    with pytest.raises(TypeError, match="residual"):
+        VIB(6, residual=1)
+
+
+def test_vib_forward_shapes_residual_and_eval_determinism():
+    v = VIB(6, bottleneck=3, hidden=8, residual=True, seed=1)
     h = torch.randn(4, 6, generator=_g())
     v.eval()
     pred, mu, logvar = v(h)
     assert pred.shape == (4, 6) and mu.shape == logvar.shape == (4, 3)
     assert torch.allclose(pred - h, v.decoder(mu), atol=1e-6)
+    assert torch.equal(VIB(6, bottleneck=3, hidden=8, seed=1).eval()(h)[0], v.decoder(mu))
     assert torch.equal(v(h)[0], pred)
-    v2 = VIB(6, bottleneck=3, hidden=8, seed=1)
+    v2 = VIB(6, bottleneck=3, hidden=8, residual=True, seed=1)
     assert all(torch.equal(a, b) for a, b in zip(v.parameters(), v2.parameters(), strict=True))
     with pytest.raises(ValueError, match="h must"):
         v(torch.zeros(4, 5))

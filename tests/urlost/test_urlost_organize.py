@@ -11,7 +11,7 @@ from iclr25.urlost import (
     SelfOrganizingClusters,
     density_adjusted_laplacian,
     dependence,
-    equal_frequency_bins,
+    equal_width_bins,
     group_tokens,
     groups_from_labels,
     knn_graph,
@@ -34,22 +34,58 @@ def test_corr_matches_numpy():
                                atol=1e-10)
 
 
-def test_mi_matches_sklearn_on_same_bins():
+def _official_mi(x, y, bins):
+    """The official calc_MI rule: np.histogram2d counts, then sklearn's MI."""
+    return mutual_info_score(None, None, contingency=np.histogram2d(x, y, bins)[0])
+
+
+def test_mi_matches_histogram2d_brute_force():
     X, _ = planted(n=300, blocks=2, size=3)
     X = X.double()
-    codes = equal_frequency_bins(X, 6).numpy()
     M = dependence(X, "mi", bins=6, block=4)
-    ref = np.array([[mutual_info_score(codes[:, i], codes[:, j]) for j in range(6)]
+    Xn = X.numpy()
+    ref = np.array([[_official_mi(Xn[:, i], Xn[:, j], 6) for j in range(6)]
                     for i in range(6)])
     np.testing.assert_allclose(M.numpy(), ref, atol=1e-10)
     assert M[0, 1] > 3 * M[0, 4]  # same block depends more
 
 
-def test_equal_frequency_bins_keep_ties_together():
-    X = torch.tensor([[0.0, 1.0], [0.0, 2.0], [0.0, 3.0], [1.0, 4.0]] * 5)
-    codes = equal_frequency_bins(X, 4)
-    assert len(torch.unique(codes[X[:, 0] == 0, 0])) == 1
-    assert torch.bincount(codes[:, 1], minlength=4).tolist() == [5, 5, 5, 5]
+def test_mi_of_a_96_percent_zero_column():
+    # a pixel that is 96% zeros: quantile bins put it in one bin (MI 0 with everything)
+    g = torch.Generator().manual_seed(0)
+    n = 1000
+    z = torch.rand(n, generator=g)
+    on = torch.rand(n, generator=g) < 0.04
+    sparse = torch.where(on, z, torch.zeros(n)).double()
+    neighbour = (sparse + 0.05 * torch.rand(n, generator=g)).double()
+    X = torch.stack([sparse, neighbour, torch.rand(n, generator=g).double()], 1)
+    assert float((X[:, 0] == 0).double().mean()) > 0.95
+    M = dependence(X, "mi", bins=16)
+    Xn = X.numpy()
+    ref = np.array([[_official_mi(Xn[:, i], Xn[:, j], 16) for j in range(3)]
+                    for i in range(3)])
+    np.testing.assert_allclose(M.numpy(), ref, atol=1e-12)
+    assert M[0, 1] > 0.1 and M[0, 1] > 2 * M[0, 2]  # beyond the plug-in bias
+
+
+def test_equal_width_bins_follow_histogram_edges():
+    X = torch.tensor([[0.0, 1.0], [0.0, 2.0], [0.0, 3.0], [1.0, 4.0]] * 5, dtype=torch.float64)
+    codes = equal_width_bins(X, 4)
+    for j in range(2):
+        edges = np.histogram_bin_edges(X[:, j].numpy(), 4)
+        ref = np.clip(np.searchsorted(edges, X[:, j].numpy(), side="right") - 1, 0, 3)
+        assert codes[:, j].tolist() == ref.tolist()
+    assert codes[:, 0].tolist() == [0, 0, 0, 3] * 5  # the max lands in the last bin
+
+
+def test_mi_graph_on_raw_digit_pixels_has_no_isolated_node():
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data
+    X = X[:, X.std(0) > 0]  # 61 pixels, some 99.9% zeros
+    soc = SelfOrganizingClusters(8, 5, dependence="mi").fit(X)
+    assert int((soc.affinity_.sum(1) > 0).sum()) == X.shape[1]
+    assert soc.n_clusters_ >= 2
 
 
 def test_integer_counts_are_cast():

@@ -139,3 +139,36 @@ def test_cli_fit_and_encode(tmp_path, data):
                   "--codes-out", str(tmp_path / "c2.npy")]):
         res = r.invoke(root_app, ["v3", *args])
         assert res.exit_code == 2, (args, res.output)
+
+
+def test_estimator_contract_clone_and_sklearn_checks(data):
+    from sklearn.base import clone
+    from sklearn.utils.estimator_checks import (
+        check_get_params_invariance,
+        check_no_attributes_set_in_init,
+        check_parameters_default_constructible,
+        check_set_params,
+    )
+
+    est = _small(seed=3, bundle="paper")
+    for check in (check_get_params_invariance, check_no_attributes_set_in_init,
+                  check_parameters_default_constructible, check_set_params):
+        check("V3", est)
+    c = clone(est)
+    assert c.get_params(deep=True) == est.get_params(deep=True) and c is not est
+    assert torch.equal(c.fit(data[0]).predict(data[0]), est.fit(data[0]).predict(data[0]))
+    with pytest.raises(TypeError):
+        V3(10)  # keyword-only
+
+
+def test_seed_accepts_a_generator(data):
+    X = data[0]
+    a = _small(seed=torch.Generator().manual_seed(5)).fit(X).predict(X)
+    b = _small(seed=torch.Generator().manual_seed(5)).fit(X).predict(X)
+    assert torch.equal(a, b)
+    g = torch.Generator().manual_seed(5)
+    est = _small(seed=g)
+    first = est.fit(X).codebook_
+    assert not torch.equal(first, est.fit(X).codebook_)  # the Generator moved on
+    with pytest.raises(ValueError, match="seed"):
+        _small(seed=-1).fit(X)

@@ -4,7 +4,7 @@ labelled in-modal (IM) embeddings (Huang et al., ICLR 2025)."""
 from iclr25.claims import Paper
 from iclr25.cox.explore import entropy_discrepancy, prior_kl, select_agreement
 from iclr25.cox.match import MATCHERS, emergent_correspondences, match_purity
-from iclr25.cox.model import COX
+from iclr25.cox.model import COX, COXConvergenceWarning
 from iclr25.cox.vib import VIB, VIBLoss, vib_loss
 
 PAPER = Paper(
@@ -12,13 +12,13 @@ PAPER = Paper(
     short="cox",
     title="Towards Out-of-Modal Generalization without Instance-level Modal Correspondence",
     authors="Zhuo Huang, Gang Niu, Bo Han, Masashi Sugiyama, Tongliang Liu",
-    arxiv=None,  # not verified offline
-    openreview=None,  # not verified offline
+    openreview="LuVulfPgZN",  # the official README links openreview.net/pdf?id=LuVulfPgZN
     code="zhuohuangai/Out-of-Modal-Generalization",
 )
 
 __all__ = [
     "COX",
+    "COXConvergenceWarning",
     "MATCHERS",
     "PAPER",
     "VIB",

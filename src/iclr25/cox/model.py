@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,7 +20,11 @@ from iclr25.cox.explore import prior_kl, select_agreement
 from iclr25.cox.match import emergent_correspondences
 from iclr25.cox.vib import VIB, vib_loss
 
-__all__ = ["COX"]
+__all__ = ["COX", "COXConvergenceWarning"]
+
+
+class COXConvergenceWarning(UserWarning):
+    """A solver inside :meth:`COX.fit` did not converge (the one warning COX raises for it)."""
 
 _ROUNDS = 5  # connect / re-match rounds when no pairs are given (the issue's setting)
 _GW_ROWS = 400  # rows per side of the entropic-GW bootstrap
@@ -27,14 +32,14 @@ _GW_ROWS = 400  # rows per side of the entropic-GW bootstrap
 
 class _Net(nn.Module):
     def __init__(self, d_oom: int, dim: int, n_classes: int, names: list[str], bottleneck: int,
-                 hidden: int, seed: int) -> None:
+                 hidden: int, seed: int, residual: bool) -> None:
         super().__init__()
         self.encoder = seeded_mlp([d_oom, hidden, dim], seed=seed)
         self.head = seeded_mlp([dim, n_classes], seed=seed + 1)
         self.im_heads = nn.ModuleDict({m: seeded_mlp([dim, n_classes], seed=seed + 2 + i)
                                        for i, m in enumerate(names)})
-        self.vibs = nn.ModuleDict({m: VIB(dim, bottleneck, hidden, seed=seed + 100 + i)
-                                   for i, m in enumerate(names)})
+        self.vibs = nn.ModuleDict({m: VIB(dim, bottleneck, hidden, residual=residual,
+                                       seed=seed + 100 + i) for i, m in enumerate(names)})
 
 
 class COX:
@@ -50,10 +55,22 @@ class COX:
         steps: optimisation steps. seed: int seed for weights, batches and sampling.
         hidden: width of the OOM encoder and VIB hidden layers. batch_size: rows per stream.
         lr: AdamW learning rate.
+        residual: VIB predicts ``h + g(z)`` instead of the official ``g(z)`` (see :class:`VIB`).
+
+    Labelled OOM rows (``y_oom``) name the classes: after training, the OOM head's classes
+    are renamed by the one-to-one assignment (Hungarian) that agrees best with the labelled
+    rows, so clusters found through the IM heads but named after the wrong IM class take the
+    name their labelled rows give them (without it, a run can score below chance while its
+    best renaming scores 0.8). With no labelled row the names are the IM heads'.
+
+    A solver that does not converge inside ``fit`` (POT's Sinkhorn in the Gromov-Wasserstein
+    bootstrap) raises one :class:`COXConvergenceWarning` that says what and what to do,
+    never the library's own warnings.
 
     Attributes (after fit):
         net_: the trained networks. correspondences_: (P, 2) ``(im_row, oom_row)`` used last
         (given pairs, or the created ones). history_: per-round purity-free statistics.
+        class_names_: (C,) int64, the label output for each OOM-head class.
 
     Examples:
         >>> import torch
@@ -72,7 +89,7 @@ class COX:
     def __init__(self, n_classes: int, bottleneck: int = 256, beta: float = 0.0, k: int = 8,
                  min_confidence: float = 0.8, kl_weight: float = 1.0, warmup: float = 0.1,
                  steps: int = 800, seed: int = 0, *, hidden: int = 256, batch_size: int = 128,
-                 lr: float = 1e-3) -> None:
+                 lr: float = 1e-3, residual: bool = False) -> None:
         self.n_classes = n_classes
         self.bottleneck = bottleneck
         self.beta = beta
@@ -85,12 +102,13 @@ class COX:
         self.hidden = hidden
         self.batch_size = batch_size
         self.lr = lr
+        self.residual = residual
 
     def get_params(self, deep: bool = True) -> dict[str, object]:
         """The constructor's arguments (scikit-learn convention)."""
         return {k: getattr(self, k) for k in (
             "n_classes", "bottleneck", "beta", "k", "min_confidence", "kl_weight", "warmup",
-            "steps", "seed", "hidden", "batch_size", "lr")}
+            "steps", "seed", "hidden", "batch_size", "lr", "residual")}
 
     def set_params(self, **params: object) -> COX:
         for k, v in params.items():
@@ -112,6 +130,8 @@ class COX:
         check_int(self.hidden, "hidden", 1)
         check_int(self.batch_size, "batch_size", 1)
         check_range(self.lr, "lr", 0, low_open=True)
+        if not isinstance(self.residual, bool):
+            raise TypeError(f"residual must be a bool, got {type(self.residual).__name__}")
 
     # ------------------------------------------------------------------ validation
     def _validate(self, X_oom, im, im_labels, pairs, y_oom):  # noqa: ANN001, ANN202
@@ -186,9 +206,22 @@ class COX:
             ImportError: no pairs and no POT.
         """
         X, names, Z, Y, yo, P = self._validate(X_oom, im, im_labels, pairs, y_oom)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self._fit(X, names, Z, Y, yo, P)
+        if caught:
+            what = sorted({str(w.message).split("\n")[0][:80] for w in caught})
+            warnings.warn(COXConvergenceWarning(
+                f"COX.fit: {len(caught)} solver warning(s) ({'; '.join(what)}): the entropic "
+                f"Gromov-Wasserstein bootstrap of the correspondences did not converge, so the "
+                f"created pairs may be poor. Standardise X_oom, give a few pairs (pairs=...) "
+                f"or OOM labels (y_oom=...), or raise steps."), stacklevel=2)
+        return self
+
+    def _fit(self, X, names, Z, Y, yo, P) -> None:  # noqa: ANN001
         dim = Z[names[0]].shape[1]
         self.net_ = _Net(X.shape[1], dim, self.n_classes, names, self.bottleneck, self.hidden,
-                         self.seed).to(device=X.device, dtype=X.dtype)
+                         self.seed, self.residual).to(device=X.device, dtype=X.dtype)
         self.names_, self.dim_, self.d_oom_ = names, dim, X.shape[1]
         counts = torch.bincount(Y[names[0]], minlength=self.n_classes).to(X.dtype)
         self.prior_ = counts / counts.sum()
@@ -215,7 +248,27 @@ class COX:
                 self.history_.append(P.clone())
             self.correspondences_ = P
         self.net_.eval()
-        return self
+        self.class_names_ = self._name_classes(X, yo)
+
+    @torch.no_grad()
+    def _name_classes(self, X: torch.Tensor, yo: torch.Tensor) -> torch.Tensor:
+        """The renaming of head classes that agrees best with the labelled OOM rows."""
+        from scipy.optimize import linear_sum_assignment
+
+        C = self.n_classes
+        names = torch.arange(C, device=X.device)
+        lab = yo >= 0
+        if not bool(lab.any()):
+            return names
+        pred = self.net_.head(self.net_.encoder(X[lab])).argmax(1)
+        counts = torch.zeros(C, C, dtype=torch.float64, device=X.device)
+        counts.index_put_((pred, yo[lab]), torch.ones_like(pred, dtype=torch.float64),
+                          accumulate=True)
+        # a tie keeps the head's own name: the diagonal gets a bonus below one count
+        score = (counts + 0.5 * torch.eye(C, dtype=torch.float64, device=X.device)).cpu()
+        rows, cols = linear_sum_assignment(score.numpy(), maximize=True)
+        names[torch.as_tensor(rows, device=X.device)] = torch.as_tensor(cols, device=X.device)
+        return names
 
     @torch.no_grad()
     def _rematch(self, X: torch.Tensor, Z: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -295,7 +348,8 @@ class COX:
         """(m, d) -> (m, C) class probabilities of the OOM head."""
         X = self._input(X)
         self.net_.eval()
-        return self.net_.head(self.net_.encoder(X)).softmax(1)
+        p = self.net_.head(self.net_.encoder(X)).softmax(1)
+        return p[:, torch.argsort(self.class_names_.to(p.device))]
 
     def predict(self, X: torch.Tensor) -> torch.Tensor:
         """(m, d) -> (m,) int64 labels."""
@@ -312,7 +366,8 @@ class COX:
         self._check_fitted()
         torch.save({"params": self.get_params(), "names": self.names_, "dim": self.dim_,
                     "d_oom": self.d_oom_, "state": self.net_.state_dict(),
-                    "prior": self.prior_, "pairs": self.correspondences_}, Path(path))
+                    "prior": self.prior_, "pairs": self.correspondences_,
+                    "class_names": self.class_names_}, Path(path))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> COX:
@@ -324,14 +379,16 @@ class COX:
             d = torch.load(p, map_location="cpu", weights_only=True)
         except Exception as exc:  # noqa: BLE001
             raise ValueError(f"path: unreadable COX model {p} ({exc})") from None
-        m = cls(**d["params"])
+        params = {"residual": True, **d["params"]}  # models saved before the option: residual
+        m = cls(**params)
         m.names_, m.dim_, m.d_oom_ = d["names"], d["dim"], d["d_oom"]
         dtype = next(iter(d["state"].values())).dtype
         m.net_ = _Net(m.d_oom_, m.dim_, m.n_classes, m.names_, m.bottleneck, m.hidden,
-                      m.seed).to(dtype=dtype)
+                      m.seed, m.residual).to(dtype=dtype)
         m.net_.load_state_dict(d["state"])
         m.net_.eval()
         m.prior_, m.correspondences_ = d["prior"], d["pairs"]
+        m.class_names_ = d.get("class_names", torch.arange(m.n_classes))
         return m
 
 

@@ -79,13 +79,13 @@ def semi_supervised_split(data: DigitModalities, rate: float = 0.1, seed: int = 
     """
     from sklearn.model_selection import train_test_split
 
-    n = len(data.y_oom)
+    n, dev = len(data.y_oom), data.y_oom.device
     lab, _ = train_test_split(torch.arange(n).numpy(), train_size=rate, random_state=seed,
-                              stratify=data.y_oom.numpy())
-    lab = torch.as_tensor(lab).sort().values
+                              stratify=data.y_oom.cpu().numpy())
+    lab = torch.as_tensor(lab, device=dev).sort().values
     inv = torch.empty_like(data.im_order)
-    inv[data.im_order] = torch.arange(n)
+    inv[data.im_order] = torch.arange(n, device=dev)
     pairs = torch.stack([inv[lab], lab], 1)
-    y = torch.full((n,), -1, dtype=torch.long)
+    y = torch.full((n,), -1, dtype=torch.long, device=dev)
     y[lab] = data.y_oom[lab]
     return pairs, y

@@ -67,14 +67,19 @@ class VIBLoss(nn.Module):
 
 
 class VIB(nn.Module):
-    """Variational bottleneck ``h -> (pred, mu, logvar)`` with a residual prediction
-    ``pred = h + g(z)``, ``z ~ N(mu, sigma^2)``: it pulls OOM embeddings into the IM space,
-    where the IM heads apply.
+    """Variational bottleneck ``h -> (pred, mu, logvar)``: ``pred = g(z)``,
+    ``z ~ N(mu, sigma^2)``, as the official ``models/vib.py`` (its output is the decoder's).
+
+    Everything the prediction carries about ``h`` passes through the K-wide ``z``.
+    ``residual=True`` predicts ``h + g(z)`` instead: it anchors the prediction to its input
+    (with a zero decoder the prediction *is* the input), so the bottleneck can be bypassed;
+    an option, not the paper's model.
 
     Args:
         dim: embedding width D (input and output).
         bottleneck: K, the width of z.
         hidden: width of the encoder and decoder hidden layers.
+        residual: predict ``h + g(z)`` instead of ``g(z)``.
         seed: initialisation seed (int, Generator or None).
 
     In training mode z is sampled (reparameterised, from ``generator`` if given); in eval
@@ -82,8 +87,11 @@ class VIB(nn.Module):
     """
 
     def __init__(self, dim: int, bottleneck: int = 256, hidden: int = 1024, *,
-                 seed: int | torch.Generator | None = 0) -> None:
+                 residual: bool = False, seed: int | torch.Generator | None = 0) -> None:
         super().__init__()
+        if not isinstance(residual, bool):
+            raise TypeError(f"residual must be a bool, got {type(residual).__name__}")
+        self.residual = residual
         self.dim = check_int(dim, "dim", 1)
         self.bottleneck = check_int(bottleneck, "bottleneck", 1)
         self.hidden = check_int(hidden, "hidden", 1)
@@ -105,4 +113,5 @@ class VIB(nn.Module):
             z = mu + eps.to(mu.device) * (0.5 * logvar).exp()
         else:
             z = mu
-        return h + self.decoder(z), mu, logvar
+        pred = self.decoder(z)
+        return (h + pred if self.residual else pred), mu, logvar

@@ -11,7 +11,7 @@ from iclr25.urlost.organize import (
     density_adjusted_laplacian,
     dependence,
     discretize,
-    equal_frequency_bins,
+    equal_width_bins,
     group_tokens,
     groups_from_labels,
     knn_graph,
@@ -30,7 +30,7 @@ PAPER = Paper(
 
 __all__ = [
     "PAPER", "URLOST", "URLOSTMAE", "GroupLinear", "SelfOrganizingClusters", "dependence",
-    "density_adjusted_laplacian", "discretize", "equal_frequency_bins", "foveate",
+    "density_adjusted_laplacian", "discretize", "equal_width_bins", "foveate",
     "grid_patches", "group_tokens", "groups_from_labels", "knn_graph", "retina_sampler",
     "spectral_clusters",
 ]

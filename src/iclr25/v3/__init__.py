@@ -14,7 +14,7 @@ PAPER = Paper(
           "Constraints",
     authors="Yuxuan Wu, Ziyu Wang, Bhiksha Raj, Gus Xia",
     arxiv="2407.03824",
-    openreview=None,
+    openreview="Lut5t3qElA",  # openreview.net/forum?id=Lut5t3qElA, ICLR 2025 poster
     code="Irislucent/variance-versus-invariance",
 )
 

@@ -1,11 +1,14 @@
 """V3's central claim on coloured digit sequences (spec 3.5): each sample is the ten digits in
 random order, one colour per sample. Without labels, V3's four variance/invariance hinges
 should make the K = 10 content codebook name the digits, better than the same autoencoder
-without them (the plain VQ-AE ablation, same nets and seed) and better than k-means on raw
-fragments; the code -> digit map should carry over to unseen colours.
+without them (the plain VQ-AE ablation, same nets, seed and epochs) and better than k-means
+on raw fragments; the code -> digit map should carry over to unseen colours.
 
-The baseline is the better of the ablation and k-means, since a collapsed ablation alone
-would be a strawman. Accuracy is Hungarian one-to-one codebook accuracy (chance 0.1).
+The score is the paper's macro purity (official ``tester.py``: each code's share of its most
+frequent digit, averaged over the codes in use); one-to-one (Hungarian) accuracy is reported
+beside it. The baseline is the better of the ablation and k-means, since a collapsed ablation
+alone would be a strawman. ``ood_colours`` is inconclusive unless V3 names the digits on the
+training colours (purity >= 0.5): with nothing learned there is nothing to lose.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from iclr25.claims import Context, Evidence, Setting, Table, claim, experiment, scalar
+from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
 from iclr25.datasets.views import OOD_COLORS, TRAIN_COLORS, digit_sequences
 from iclr25.v3.metrics import codebook_accuracy, confusion, kmeans_codes, leakage_report
 from iclr25.v3.model import V3
@@ -23,18 +26,21 @@ from iclr25.v3.model import V3
 
 @dataclass(frozen=True)
 class Sequences(Setting):
-    n_train: int           # train-split sequences, TRAIN_COLORS (issue: 3000)
+    n_train: int           # train-split sequences, TRAIN_COLORS (issue: about 1,000)
     n_test: int            # test-split sequences, in-distribution and OOD colours each
     n_probe: int           # test sequences used by the leakage probes (details only)
-    epochs: int            # batch 32 sequences x 10 fragments, bundle "repo"
+    epochs: int            # batch 32 sequences x 10 fragments, bundle "repo" (issue: >= 40)
     seeds: tuple[int, ...]
 
 
 @dataclass
 class SequencesEvidence(Evidence):
-    gain: float = scalar("fraction", "V3 minus max(ablation, k-means), mean over seeds")
-    v3_accuracy: float = scalar("fraction", "V3 one-to-one test accuracy, mean over seeds")
-    ood_drop: float = scalar("fraction", "OOD minus in-distribution accuracy, mean")
+    gain: float = scalar("purity", "V3 minus max(ablation, k-means) macro purity, mean")
+    v3_purity: float = scalar("purity", "V3 macro purity on test sequences, mean over seeds")
+    baseline_purity: float = scalar("purity", "max(ablation, k-means) per seed, mean")
+    ood_purity: float = scalar("purity", "V3 on unseen colours through the fixed code map")
+    ood_drop: float = scalar("purity", "OOD minus in-distribution purity, mean")
+    v3_one_to_one: float = scalar("fraction", "V3 Hungarian accuracy (reported), mean")
     v3: list = None
     ablation: list = None
     kmeans: list = None
@@ -46,47 +52,62 @@ class SequencesEvidence(Evidence):
     per_seed: Table = None
 
 
-def _mapped_accuracy(ref_codes: torch.Tensor, ref_labels: torch.Tensor,
-                     codes: torch.Tensor, labels: torch.Tensor) -> float:
-    """Accuracy of ``codes`` through the one-to-one code -> label map fitted on ``ref``."""
-    from scipy.optimize import linear_sum_assignment
-
+def _mapped_purity(ref_codes: torch.Tensor, ref_labels: torch.Tensor,
+                   codes: torch.Tensor, labels: torch.Tensor) -> float:
+    """Macro purity of ``codes`` when each code keeps the digit it named on ``ref`` (its
+    majority digit there): the share of each used code's fragments with that digit,
+    averaged over the codes in use; a code unseen on ``ref`` names nothing."""
     m = confusion(ref_codes, ref_labels)
-    rows, cols = linear_sum_assignment(m, maximize=True)
-    table = np.full(max(m.shape[0], int(codes.max()) + 1), -1)
-    table[rows] = cols
-    return float((table[codes.reshape(-1).numpy()] == labels.reshape(-1).numpy()).mean())
+    name = np.full(max(m.shape[0], int(codes.max()) + 1), -1)
+    name[: m.shape[0]] = np.where(m.sum(1) > 0, m.argmax(1), -1)
+    c, y = codes.reshape(-1).cpu().numpy(), labels.reshape(-1).cpu().numpy()
+    return float(np.mean([(y[c == k] == name[k]).mean() for k in np.unique(c)]))
 
 
-@experiment(quick=Sequences(n_train=300, n_test=200, n_probe=60, epochs=3, seeds=(0,)),
-            full=Sequences(n_train=3000, n_test=500, n_probe=200, epochs=6, seeds=(0, 1, 2)))
+_DEV = ("coloured 8x8 digit sequences (10 digits per sample, one colour per sample) instead "
+        "of the paper's PhoneNums/InsNotes/SVHN: offline, CPU budget",
+        "MLP fragment nets instead of the official conv nets; the official configs train "
+        "for hundreds of epochs: CPU budget")
+
+
+@experiment(quick=Sequences(n_train=250, n_test=100, n_probe=40, epochs=15, seeds=(0,),
+                            deviations=("smoke test: 250 sequences x 15 epochs, one seed "
+                                        "(40 epochs took ~45 s of CPU)", *_DEV)),
+            full=Sequences(n_train=1000, n_test=300, n_probe=200, epochs=40, seeds=(0, 1, 2),
+                           deviations=("1,000 training sequences x 40 epochs (the issue's "
+                                       "setting; 3,000 x 40 does not fit 5 minutes)", *_DEV)))
 def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
     rows, cols = [], {k: [] for k in ("v3", "ablation", "kmeans", "v3_ood", "cz_s", "cz_c",
-                                      "dz_s", "active")}
+                                      "dz_s", "active", "v3_1to1")}
     conf = None
+    dev = ctx.device
     for seed in setting.seeds:
         s = 1000 * ctx.seed + seed
         X, _, _ = digit_sequences(setting.n_train, TRAIN_COLORS, "train", seed=s)
         Xt, ct, st = digit_sequences(setting.n_test, TRAIN_COLORS, "test", seed=s + 101)
         Xo, co, _ = digit_sequences(setting.n_test, OOD_COLORS, "test", seed=s + 202)
+        X, Xt, Xo = X.to(dev), Xt.to(dev), Xo.to(dev)
         v3 = V3(epochs=setting.epochs, seed=s).fit(X)
         abl = V3(epochs=setting.epochs, seed=s, v3=False).fit(X)
-        codes = v3.predict(Xt)
-        acc = codebook_accuracy(codes, ct)
-        acc_abl = codebook_accuracy(abl.predict(Xt), ct)
-        acc_km = codebook_accuracy(kmeans_codes(Xt, 10, seed=s), ct)
-        acc_ood = _mapped_accuracy(codes, ct, v3.predict(Xo), co)
+        codes = v3.predict(Xt).cpu()
+        acc = codebook_accuracy(codes, ct, one_to_one=False)
+        acc_abl = codebook_accuracy(abl.predict(Xt), ct, one_to_one=False)
+        acc_km = codebook_accuracy(kmeans_codes(Xt, 10, seed=s), ct, one_to_one=False)
+        acc_ood = _mapped_purity(codes, ct, v3.predict(Xo), co)
         p = setting.n_probe
         leak = leakage_report(v3, Xt[:p], ct[:p], st[:p], seed=s)
         active = int(torch.unique(codes).numel())
+        one = codebook_accuracy(codes, ct)
         for k, v in (("v3", acc), ("ablation", acc_abl), ("kmeans", acc_km), ("v3_ood", acc_ood),
                      ("cz_s", leak["style_from_z_s_knn"]), ("cz_c", leak["style_from_z_c_knn"]),
-                     ("dz_s", leak["content_from_z_s_knn"]), ("active", active)):
+                     ("dz_s", leak["content_from_z_s_knn"]), ("active", active),
+                     ("v3_1to1", one)):
             cols[k].append(v)
-        rows.append((seed, acc, acc_abl, acc_km, acc_ood, leak["style_from_z_s_knn"],
+        rows.append((seed, acc, acc_abl, acc_km, acc_ood, one, leak["style_from_z_s_knn"],
                      leak["style_from_z_c_knn"], leak["content_from_z_s_knn"], active))
         if conf is None:
-            conf, swap = confusion(codes, ct), (Xt[:2], v3.reconstruct(Xt[:1], Xt[1:2]))
+            conf, swap = confusion(codes, ct), (Xt[:2].cpu(), v3.reconstruct(
+                Xt[:1], Xt[1:2]).cpu())
 
     fig = ctx.figure("accuracy_per_seed")
     ax = fig.subplots()
@@ -96,7 +117,7 @@ def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
         ax.bar(x + 0.27 * (i - 1), cols[k], 0.27, label=lab)
     ax.axhline(0.1, color="gray", ls=":", label="chance")
     ax.set(xticks=x, xticklabels=[str(s) for s in setting.seeds], xlabel="seed",
-           ylabel="one-to-one codebook accuracy")
+           ylabel="macro codebook purity")
     ax.legend()
     fig = ctx.figure("confusion")
     ax = fig.subplots()
@@ -113,39 +134,47 @@ def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
     baseline = np.maximum(cols["ablation"], cols["kmeans"])
     return SequencesEvidence(
         gain=float(np.mean(np.asarray(cols["v3"]) - baseline)),
-        v3_accuracy=float(np.mean(cols["v3"])),
+        v3_purity=float(np.mean(cols["v3"])), baseline_purity=float(np.mean(baseline)),
+        ood_purity=float(np.mean(cols["v3_ood"])),
         ood_drop=float(np.mean(np.asarray(cols["v3_ood"]) - np.asarray(cols["v3"]))),
+        v3_one_to_one=float(np.mean(cols["v3_1to1"])),
         v3=cols["v3"], ablation=cols["ablation"], kmeans=cols["kmeans"], v3_ood=cols["v3_ood"],
         colour_from_z_s=cols["cz_s"], colour_from_z_c=cols["cz_c"], digit_from_z_s=cols["dz_s"],
         active_codes=cols["active"],
-        per_seed=Table("per seed (one-to-one accuracy; kNN(5) probes on test fragments)",
-                       ("seed", "V3", "ablation", "k-means", "V3 OOD", "colour<-z_s",
-                        "colour<-z_c", "digit<-z_s", "active codes"), rows))
+        per_seed=Table("per seed (macro purity; one-to-one accuracy; kNN(5) probes on test "
+                       "fragments)", ("seed", "V3", "ablation", "k-means", "V3 OOD",
+                                      "V3 one-to-one", "colour<-z_s", "colour<-z_c",
+                                      "digit<-z_s", "active codes"), rows))
 
 
 @claim("v3.beats_baselines", experiment=sequences,
        sentence="the V3 terms align the codebook with digits",
-       metric="V3 one-to-one accuracy minus max(VQ-AE ablation, k-means K=10 on raw fragments)",
-       unit="fraction", paper_figure="Table 1 ablations (unverified)", threshold=0.10,
-       direction=">=")
-def beats_baselines(ev: SequencesEvidence) -> float:
-    return ev.gain
+       metric="V3 macro purity minus max(VQ-AE ablation at equal epochs, k-means K=10 on raw "
+              "fragments), per seed, mean",
+       unit="purity", paper_figure="Table 1 ablations (unverified)", threshold=0.10,
+       direction=">=", baseline="max(VQ-AE ablation, k-means on raw fragments)")
+def beats_baselines(ev: SequencesEvidence) -> Comparison:
+    return Comparison(ours=ev.v3_purity, baseline=ev.baseline_purity, value=ev.gain)
 
 
 @claim("v3.codebook_accuracy", experiment=sequences,
        sentence="without labels, the K=10 content codebook names the digits",
-       metric="one-to-one (Hungarian) codebook accuracy on test-split sequences, chance 0.10",
-       unit="fraction",
+       metric="macro codebook purity (official tester.py) on test-split sequences",
+       unit="purity",
        paper_figure="89.2% macro codebook accuracy on PhoneNums (Table 8, via the replication)",
        threshold=0.75, direction=">=")
 def codebook_acc(ev: SequencesEvidence) -> float:
-    return ev.v3_accuracy
+    return ev.v3_purity
 
 
 @claim("v3.ood_colours", experiment=sequences,
        sentence="the code -> digit map learned on training colours holds on unseen colours",
-       metric="zero-shot OOD-colour accuracy minus in-distribution accuracy",
-       unit="fraction", paper_figure="zero-shot OOD colours on PhoneNums (unverified)",
-       threshold=-0.15, direction=">=")
-def ood_colours(ev: SequencesEvidence) -> float:
-    return ev.ood_drop
+       metric="macro purity on unseen colours through the code -> digit map of the training "
+              "colours, minus in-distribution purity",
+       unit="purity", paper_figure="zero-shot OOD colours on PhoneNums (unverified)",
+       threshold=-0.15, direction=">=", baseline="V3 on the training colours",
+       control=lambda ev: ev.v3_purity >= 0.5,
+       control_doc="V3 names the digits on the training colours (purity >= 0.5), so there is "
+                   "something to lose on unseen colours")
+def ood_colours(ev: SequencesEvidence) -> Comparison:
+    return Comparison(ours=ev.ood_purity, baseline=ev.v3_purity, value=ev.ood_drop)

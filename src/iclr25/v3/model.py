@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 import torch
+from sklearn.base import BaseEstimator
 from torch import nn
 
 from iclr25._checks import as_tensor, check_choice, check_int, resolve_seed
@@ -118,8 +119,11 @@ class ContentStyleAE(nn.Module):
                     commit=commit)
 
 
-class V3:
+class V3(BaseEstimator):
     """Unsupervised content/style disentanglement with a content codebook (V3).
+
+    A scikit-learn estimator: keyword-only parameters, ``get_params(deep=True)``,
+    ``set_params`` and ``sklearn.base.clone`` work.
 
     Trains :class:`ContentStyleAE` (MLP fragment nets) on reconstruction + commitment + the
     four V3 hinges (:func:`~iclr25.v3.loss.v3_loss`); ``v3=False`` drops the hinges, which
@@ -133,7 +137,8 @@ class V3:
             dead 16) or ``"paper"`` (App. B.2: Adam, V3 weights 0.1, commit 0.01, EMA 0.95,
             dead 3.2).
         v3: include the V3 terms.
-        seed: seeds initialisation and shuffling (never the global RNG).
+        seed: int, ``torch.Generator`` or None (OS entropy); seeds initialisation and
+            shuffling (never the global RNG). A Generator is drawn from, so two fits differ.
         lr, hidden, relativity, variant: learning rate, MLP width, r, V3 variant.
 
     Attributes (after ``fit``): ``model_``, ``codebook_`` (K, d_content), ``history_`` (one
@@ -147,15 +152,23 @@ class V3:
         (64, 10)
     """
 
-    def __init__(self, n_codes: int = 10, d_content: int = 32, d_style: int = 32,
+    def __init__(self, *, n_codes: int = 10, d_content: int = 32, d_style: int = 32,
                  epochs: int = 40, batch_size: int = 32,
-                 bundle: Literal["repo", "paper"] = "repo", v3: bool = True, seed: int = 0, *,
-                 lr: float = 1e-3, hidden: int = 256, relativity: float = 15.0,
-                 variant: Literal["pure", "adapted"] = "pure") -> None:
-        self.n_codes, self.d_content, self.d_style = n_codes, d_content, d_style
-        self.epochs, self.batch_size, self.bundle, self.v3 = epochs, batch_size, bundle, v3
-        self.seed, self.lr, self.hidden = seed, lr, hidden
-        self.relativity, self.variant = relativity, variant
+                 bundle: Literal["repo", "paper"] = "repo", v3: bool = True,
+                 seed: int | torch.Generator | None = 0, lr: float = 1e-3, hidden: int = 256,
+                 relativity: float = 15.0, variant: Literal["pure", "adapted"] = "pure") -> None:
+        self.n_codes = n_codes
+        self.d_content = d_content
+        self.d_style = d_style
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.bundle = bundle
+        self.v3 = v3
+        self.seed = seed
+        self.lr = lr
+        self.hidden = hidden
+        self.relativity = relativity
+        self.variant = variant
 
     def _validate(self) -> None:
         check_int(self.n_codes, "n_codes", 2)
@@ -163,7 +176,8 @@ class V3:
         check_int(self.d_style, "d_style", 1)
         check_int(self.epochs, "epochs", 1)
         check_int(self.batch_size, "batch_size", 2)
-        check_int(self.seed, "seed", 0)
+        if not isinstance(self.seed, torch.Generator):
+            resolve_seed(self.seed)  # names the argument when it is not a seed
         check_int(self.hidden, "hidden", 8)
         check_choice(self.bundle, "bundle", tuple(BUNDLES))
         check_choice(self.variant, "variant", ("pure", "adapted"))
@@ -172,14 +186,14 @@ class V3:
         if not (isinstance(self.relativity, (int, float)) and self.relativity > 0):
             raise ValueError(f"relativity must be positive, got {self.relativity!r}")
 
-    def _build(self, fragment_shape: tuple[int, ...]) -> ContentStyleAE:
+    def _build(self, fragment_shape: tuple[int, ...], seed: int = 0) -> ContentStyleAE:
         b = BUNDLES[self.bundle]
         enc, dec = mlp_fragment_nets(fragment_shape, self.d_content, self.d_style, self.hidden,
-                                     seed=self.seed)
+                                     seed=seed)
         q = dict(decay=b["decay"], commitment=b["commitment"],
                  dead_code_threshold=b["dead_code_threshold"])
         return ContentStyleAE(enc, dec, self.d_content, self.d_style, self.n_codes,
-                              quantizer=q, seed=self.seed)
+                              quantizer=q, seed=seed)
 
     def fit(self, X: object, y: object = None) -> V3:
         """Train on sequences ``X`` (B, N, *fragment), float, B >= 2, N >= 2; returns self."""
@@ -187,10 +201,11 @@ class V3:
         X = check_sequences(X)
         b = BUNDLES[self.bundle]
         self.fragment_shape_ = tuple(X.shape[2:])
-        model = self._build(self.fragment_shape_).to(device=X.device, dtype=X.dtype)
+        gen = resolve_seed(self.seed)
+        init = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
+        model = self._build(self.fragment_shape_, init).to(device=X.device, dtype=X.dtype)
         opt_cls = torch.optim.AdamW if b["optimizer"] == "adamw" else torch.optim.Adam
         opt = opt_cls(model.parameters(), lr=self.lr, weight_decay=b["weight_decay"])
-        gen = resolve_seed(self.seed + 12345)
         weights = {t: b["v3_weight"] for t in TERMS}
         history = []
         model.train()
@@ -260,16 +275,14 @@ class V3:
             raise AttributeError("codebook_ exists only after fit")
         return self.model_.vq.codebook.detach().clone()
 
-    def get_params(self) -> dict:
-        keys = ("n_codes", "d_content", "d_style", "epochs", "batch_size", "bundle", "v3",
-                "seed", "lr", "hidden", "relativity", "variant")
-        return {k: getattr(self, k) for k in keys}
-
     def save(self, path: str | Path) -> None:
         """Write parameters, fragment shape, weights and history to ``path`` (torch.save)."""
         if not hasattr(self, "model_"):
             raise RuntimeError("this V3 is not fitted yet: call fit(X) first")
-        torch.save(dict(params=self.get_params(), fragment_shape=self.fragment_shape_,
+        params = self.get_params()
+        if isinstance(params["seed"], torch.Generator):
+            params["seed"] = None  # a Generator is not a saved setting; the weights are
+        torch.save(dict(params=params, fragment_shape=self.fragment_shape_,
                         state=self.model_.state_dict(), history=self.history_,
                         dtype=str(next(self.model_.parameters()).dtype)), Path(path))
 
