@@ -18,27 +18,9 @@ import numpy as np
 import torch
 
 from iclr25.datasets.control import LANE_REACH_ID, LaneReachVec, lane_demos
-from iclr25.gsd import GSDConfig, LatentPolicy, evaluate, recovery_error, train
+from iclr25.gsd import GSDConfig, evaluate, recovery_error, style_coded_bc, train
 
 INTERP, EXTRAP = (-0.4, 0.4), (-1.0, 1.0)
-
-
-def style_coded_bc(demos, n_styles: int, *, epochs: int, seed: int) -> LatentPolicy:
-    """BC of π(a | s, z) where each demonstrator (lane) has a fixed code drawn from N(0, I)."""
-    g = torch.Generator().manual_seed(seed)
-    codes = torch.randn(n_styles, 2, generator=g)
-    per_style = demos.n_episodes // n_styles
-    z = codes[demos.episode_index() // per_style]
-    pol = LatentPolicy(demos.obs_dim, demos.act_dim, 2, seed=seed)
-    opt = torch.optim.Adam(pol.actor.parameters(), lr=1e-3)
-    n = len(demos)
-    for _ in range(epochs):
-        for idx in torch.randperm(n, generator=g).split(256):
-            loss = ((pol(demos.observations[idx], z[idx]) - demos.actions[idx]) ** 2).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return pol
 
 
 def env_throughput(num_envs: int, steps: int) -> tuple[float, float]:

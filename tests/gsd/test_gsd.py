@@ -14,11 +14,13 @@ from iclr25.gsd import (  # noqa: E402
     GSDConfig,
     LatentPolicy,
     evaluate,
+    gradient_penalty,
     infer_demo_codes,
     infogail_reward,
     recovery_error,
     relevance_constraint,
     select_behaviours,
+    style_coded_bc,
     train,
 )
 from iclr25.gsd.io import load, save  # noqa: E402
@@ -37,10 +39,39 @@ def _nets(seed=0):
 
 def test_discriminator_bounded_and_unbounded():
     x, a = torch.randn(200, 4) * 50, torch.randn(200, 2) * 50
-    d = BoundedDiscriminator(4, 2, clip=10.0)(x, a)
-    assert bool(((d > 0) & (d < 10)).all())
+    disc = BoundedDiscriminator(4, 2, clip=10.0)
+    pure = disc.pure(x, a)
+    assert bool(((pure > 0) & (pure < 10)).all())
+    # the official offset: D = c·sigmoid(f) + b, b learnable from −c/2
+    assert disc.offset.requires_grad and disc.offset.item() == -5.0
+    torch.testing.assert_close(disc(x, a), 10 * torch.sigmoid(disc.logits(x, a)) - 5.0)
     raw = BoundedDiscriminator(4, 2, clip=0.0)
-    assert torch.equal(raw(x, a), raw.logits(x, a))
+    assert torch.equal(raw(x, a), raw.logits(x, a)) and not raw.offset.requires_grad
+
+
+def test_gradient_penalty_is_centred_at_one_on_full_output():
+    disc = BoundedDiscriminator(1, 1, clip=4.0)
+    with torch.no_grad():                  # f(s, a) = 2s − a: ∇D = 4σ(f)(1 − σ(f))·(2, −1)
+        disc.net = torch.nn.Linear(2, 1)
+        disc.net.weight.copy_(torch.tensor([[2.0, -1.0]]))
+        disc.net.bias.zero_()
+        disc.offset.fill_(3.0)             # the offset moves D, not its gradient
+    xe, xp = torch.tensor([[1.0, 0.0], [0.0, 0.0]]), torch.tensor([[0.0, 1.0], [2.0, 2.0]])
+    u = torch.tensor([[0.5], [0.25]])
+    xm = u * xe + (1 - u) * xp              # (0.5, 0.5), (1.5, 1.5): f = 0.5, 1.5
+    sig = torch.sigmoid(torch.tensor([0.5, 1.5]))
+    norm = 4 * sig * (1 - sig) * 5 ** 0.5
+    expect = ((norm - 1) ** 2).mean()
+    torch.testing.assert_close(gradient_penalty(disc, xe, xp, 1.0, u), expect)
+    torch.testing.assert_close(gradient_penalty(disc, xe, xp, 0.0, u), (norm ** 2).mean())
+    assert torch.allclose(xm, torch.tensor([[0.5, 0.5], [1.5, 1.5]]))
+
+
+def test_training_moves_the_offset_with_bce_on_full_output(demos):
+    cfg = GSDConfig(num_envs=8, iterations=1, regularizer="none", d_steps=2)
+    res = train(LANE_REACH_ID, demos, cfg, seed=0)
+    assert res.discriminator.offset.item() != -5.0
+    assert GSDConfig().disc_lr == 1e-3 and GSDConfig().gp_center == 1.0
 
 
 def test_relevance_constraint_matches_closed_form():
@@ -58,6 +89,46 @@ def test_relevance_constraint_matches_closed_form():
     v.sum().backward()
     assert next(post.parameters()).grad is not None
     assert next(disc.parameters()).grad is None
+
+
+def test_relevance_reads_the_pure_score_not_the_offset():
+    post, disc = _nets()
+    g = torch.Generator().manual_seed(3)
+    s, a, s2, a2 = (torch.randn(16, k, generator=g) for k in (4, 2, 4, 2))
+    _, limit, _ = relevance_constraint(post, disc, s, a, s2, a2)
+    with torch.no_grad():
+        disc.offset.fill_(4.0)
+    torch.testing.assert_close(relevance_constraint(post, disc, s, a, s2, a2)[1], limit)
+
+
+def test_style_coded_bc_codes_each_style_and_checks_inputs(demos):
+    pol = style_coded_bc(demos, 3, epochs=1, seed=0)
+    assert isinstance(pol, LatentPolicy) and pol.z_dim == 2
+    with pytest.raises(ValueError, match="n_styles"):
+        style_coded_bc(demos, 2, epochs=1)
+    with pytest.raises(TypeError, match="demos"):
+        style_coded_bc(demos.observations, 3)
+
+
+def test_relevance_scale_is_selected_on_training_lanes_only(monkeypatch):
+    from iclr25.claims import Context, Scale
+    from iclr25.gsd import claim as C
+
+    calls = []
+
+    def fake_run(arm, seed, num_envs, iterations, scale, bc_epochs, n_codes, targets, device):
+        calls.append((arm, seed, scale, tuple(targets)))
+        vl = abs(np.log10(scale) + 1) + 0.01 * seed     # best at λ_C = 0.1
+        return dict(vl={b: vl for b in C.BUDGETS}, violated=0.5, factors=torch.zeros(4))
+
+    monkeypatch.setattr(C, "_run", fake_run)
+    setting = C.select_relevance_scale.full
+    ev = C.select_relevance_scale.fn(setting, Context(Scale.quick, seed=0))
+    assert ev.chosen_relevance_scale == 0.1
+    assert {c[3] for c in calls} == {C.LANES}                      # demonstrated lanes only
+    assert {c[0] for c in calls} == {"GSD"} and {c[2] for c in calls} == set(C.SCALES)
+    assert not {c[1] for c in calls} & set(C.lane_reach.full.seeds)  # not the claim's seeds
+    assert C.lane_reach.full.relevance_scale == C.RELEVANCE_SCALE
 
 
 def test_relevance_zero_when_nothing_moves():

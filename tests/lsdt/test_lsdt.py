@@ -76,25 +76,44 @@ def test_conv_only_reach_is_receptive_field():
 
 
 def test_dynamic_conv_matches_python_loop():
+    """A loop over positions, the first (k-1)/2 = 5 included: the softmax runs over the taps
+    that exist (the official banded matrix is cut at column 0), logits with the bias."""
     torch.manual_seed(1)
-    conv = DynamicConv1d(8, kernel_size=5, heads=2).eval()
-    x = torch.randn(2, 7, 8)
+    conv = DynamicConv1d(8, kernel_size=11, heads=2).eval()
+    with torch.no_grad():
+        conv.weight.bias.normal_()                     # the kernel projection's bias counts
+    B, T, P = 2, 9, 6
+    x = torch.randn(B, T, 8)
     h = F.glu(conv.glu(x), dim=-1)
-    # kernels come from the GLU output (LSDT's code); softmax over the causal half
-    w = torch.softmax(conv.weight(h).view(2, 7, 2, 5)[..., :3], -1)  # (B, T, H, P)
-    ref = torch.zeros(2, 7, 8)
-    for b in range(2):
-        for t in range(7):
-            for c in range(8):
-                head = c // 4
-                for j in range(conv.taps):                  # tap j looks back taps-1-j steps
-                    src = t - (conv.taps - 1 - j)
-                    if src >= 0:
-                        ref[b, t, c] += w[b, t, head, j] * h[b, src, c]
+    logits = conv.weight(h).view(B, T, 2, 11)          # tap j of 11: offset j - 5
+    ref = torch.zeros(B, T, 8)
+    for b in range(B):
+        for t in range(T):
+            for head in range(2):
+                js = [j for j in range(11) if 0 <= t + j - 5 <= t]     # existing, causal
+                w = torch.softmax(logits[b, t, head, js], 0)
+                c = slice(head * 4, (head + 1) * 4)
+                for wj, j in zip(w, js, strict=True):
+                    ref[b, t, c] += wj * h[b, t + j - 5, c]
     ref = conv.out(ref + conv.bias)
     torch.testing.assert_close(conv(x), ref)
-    assert conv.taps == 3
-    torch.testing.assert_close(w.sum(-1), torch.ones(2, 7, 2))
+    assert conv.taps == P
+    k = conv.kernels(h)                                # (B, T, H, P), oldest tap first
+    torch.testing.assert_close(k.sum(-1), torch.ones(B, T, 2))
+    assert bool((k[:, 0, :, :-1] == 0).all()) and bool((k[:, 0, :, -1] == 1).all())
+    assert bool((k[:, P - 1:] > 0).all())
+
+
+def test_official_initialisation():
+    m = LongShortDecisionTransformer(3, 1, hidden=128, n_blocks=1, conv_ratio=0.5)
+    # xavier-uniform on the 4096 x 128 timestep table: std sqrt(2 / (4096 + 128))
+    assert m.embed_t.weight.std().item() == pytest.approx((2 / (4096 + 128)) ** 0.5, rel=0.02)
+    mixer = m.blocks[0].mixer
+    bound = (6 / (64 + 64)) ** 0.5                     # each of q, k, v as its own 64 x 64 layer
+    assert mixer.qkv.weight.abs().max().item() <= bound
+    assert mixer.qkv.weight.abs().max().item() > 0.95 * bound
+    for lin in (mixer.qkv, mixer.proj, mixer.conv.weight, m.embed_s, m.predict_action):
+        assert bool((lin.bias == 0).all())
 
 
 def test_token_conv_matches_left_padded_conv1d():

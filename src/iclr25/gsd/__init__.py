@@ -27,7 +27,13 @@ from iclr25.gsd.regularizer import (  # noqa: E402
     infogail_reward,
     relevance_constraint,
 )
-from iclr25.gsd.train import GSDConfig, GSDResult, train  # noqa: E402
+from iclr25.gsd.train import (  # noqa: E402
+    GSDConfig,
+    GSDResult,
+    gradient_penalty,
+    style_coded_bc,
+    train,
+)
 
 PAPER = Paper(
     number=18,
@@ -35,7 +41,7 @@ PAPER = Paper(
     title="Generalized Behavior Learning from Diverse Demonstrations",
     authors="Varshith Sreeramdass, Rohan Paleja, Letian Chen, Sanne van Waveren, "
             "Matthew Gombolay",
-    openreview=None,
+    openreview="Q7EjHroO1w",
     code="CORE-Robotics-Lab/GSD",
 )
 
@@ -49,10 +55,12 @@ __all__ = [
     "GaussianPosterior",
     "LatentPolicy",
     "evaluate",
+    "gradient_penalty",
     "infer_demo_codes",
     "infogail_reward",
     "recovery_error",
     "relevance_constraint",
     "select_behaviours",
+    "style_coded_bc",
     "train",
 ]

@@ -1,43 +1,173 @@
 """Reproduction of GSD's central claim on LaneReach (the spec's CPU-scale domain).
 
-Setting (fixed before measuring, from issue 16 §5): 20 noisy (0.1) PD demos per lane
-y* ∈ {−0.8, 0, 0.8}; z ∈ R²; PPO with MLP(64, 64), λ_I = 0.1, c = 10; GSD adds λ_C = 1e-2,
-λ₀ = 100. Arms IG+M and GSD on the same demos and seeds. Evaluation: 300 prior codes, one
-deterministic episode each; VL10 on held-out interpolation targets {−0.4, 0.4} (the claim)
-and extrapolation targets {±1.0} (evidence). Reference points on the same targets: copying
-the three lanes, and experts on uniform lanes.
+Setting (fixed before measuring, issues 16 and 38): 20 noisy (0.1) PD demos per lane
+y* ∈ {−0.8, 0, 0.8}; z ∈ R²; PPO with MLP(64, 64), λ_I = 0.1, c = 10, the official
+discriminator (offset b, BCE on D, lr 1e-3, penalty centred at 1, 5 steps per iteration);
+GSD adds λ₀ = 100 and λ_C chosen on the training lanes (below). Arms on the same demos and
+seeds: GSD, IG+M, IG+M+SN (the paper's baselines) and style-coded BC (what a user tries
+first). Evaluation: 300 prior codes, one deterministic episode each; VL10 on held-out
+interpolation targets {−0.4, 0.4} (the claim) and extrapolation targets {±1.0} (evidence).
 
-Scale: the issue's 256 envs × 120 iterations measured ~1.7 s per iteration on the shared
-2-core machine, so the full run uses 64 envs for both arms (the issue's rule: "over 5 min:
-fewer envs for both arms, before measuring"); quick: 1 seed, 32 envs, 5 iterations. An
-iteration's cost is mostly fixed per-op overhead, so 64 envs is not 4x cheaper than 256.
+λ_C is chosen by a separate experiment, :func:`select_relevance_scale`: GSD at λ_C ∈ {1e-2,
+1e-1, 3e-1, 1}, 2 seeds (0, 1), VL10 on the *demonstrated* lanes only; its choice is written
+by hand into :data:`RELEVANCE_SCALE` (with the figures it was chosen from) before the claim
+runs on the held-out lanes with seeds 2–4. The claim ``gsd.relevance_scale_selected`` fails
+when the two disagree.
+
+Scale: 64 of the issue's 256 envs (measured: an iteration costs about the same at 64 and
+256 envs on this CPU, ~1.2-1.7 s of CPU, so 256 envs x 120 iterations x 9 runs is far over
+budget). The (arm, seed) runs are independent and run in forked one-thread workers on CPU.
 """
 
 from __future__ import annotations
 
+import math
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import torch
 
-from iclr25.claims import Context, Evidence, Setting, Table, claim, experiment, scalar
-from iclr25.datasets.control import LANE_REACH_ID, LaneReachVec, lane_demos, lane_expert, rollout
+from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
+from iclr25.datasets.control import LANE_REACH_ID, LaneReachVec, lane_demos, lane_expert
 from iclr25.gsd.evaluation import evaluate, recovery_error
-from iclr25.gsd.train import GSDConfig, train
+from iclr25.gsd.train import GSDConfig, style_coded_bc, train
 
 LANES = (-0.8, 0.0, 0.8)
 INTERP = (-0.4, 0.4)
 EXTRAP = (-1.0, 1.0)
 BUDGETS = (10, 20, 30, 40, 50)
-ARMS = {"IG+M": dict(regularizer="none", clip=10.0), "GSD": dict(regularizer="gsd", clip=10.0)}
+RL_ARMS = {"IG+M": dict(regularizer="none", clip=10.0),
+           "IG+M+SN": dict(regularizer="spectral", clip=10.0),
+           "GSD": dict(regularizer="gsd", clip=10.0)}
+ARMS = (*RL_ARMS, "BC")
+SCALES = (1e-2, 1e-1, 3e-1, 1.0)
 
+# λ_C for the held-out claim, chosen by ``gsd.select_relevance_scale`` at full scale.
+# NOT YET SELECTED: the full selection has not run (issue 38's session ran out of CPU on the
+# shared machine); 1e-2 is the spec's value. Replace it by the selection's choice, citing its
+# figures here, before running the full claim.
+RELEVANCE_SCALE = 1e-2
+
+
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _map(fn, jobs: list[tuple], *, workers: int) -> list:
+    """``fn(*job)`` for each job; with ``workers`` > 1 in forked one-thread processes (tiny
+    networks: one job per core beats threads inside one job). CPU only (CUDA cannot fork)."""
+    if workers <= 1:
+        return [fn(*j) for j in jobs]
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_one_thread) as pool:
+        return list(pool.map(fn, *zip(*jobs, strict=True)))
+
+
+def _workers(ctx: Context, n_jobs: int) -> int:
+    if ctx.quick or ctx.device.type != "cpu":
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(cores or 1, n_jobs)
+
+
+def _run(arm: str, seed: int, num_envs: int, iterations: int, scale: float, bc_epochs: int,
+         n_codes: int, targets: tuple[float, ...], device: str) -> dict:
+    """Train one arm on the seed's demos; roll out ``n_codes`` prior codes; score on targets."""
+    demos = lane_demos(LANES, 20, noise=0.1, seed=seed, device=device)
+    if arm == "BC":
+        policy = style_coded_bc(demos, len(LANES), epochs=bc_epochs, seed=seed, device=device)
+        violated = math.nan
+    else:
+        cfg = GSDConfig(num_envs=num_envs, iterations=iterations, relevance_scale=scale,
+                        **RL_ARMS[arm])
+        out = train(LANE_REACH_ID, demos, cfg, seed=seed, device=device)
+        policy, violated = out.policy, out.history[-1]["violated"]
+    ev = evaluate(policy, LANE_REACH_ID, targets=targets, n_codes=n_codes, budgets=BUDGETS,
+                  seed=seed + 1)
+    f = ev.factors.cpu()
+    return dict(vl={b: ev.vl[b] for b in BUDGETS}, extrap=recovery_error(f, EXTRAP, 10),
+                selected_success=ev.selected_success, factors=f,
+                demo_lo=float(demos.episode_factors.min()),
+                demo_hi=float(demos.episode_factors.max()), violated=violated)
+
+
+# --- 1. λ_C chosen on the demonstrated lanes --------------------------------------------------
+
+@dataclass(frozen=True)
+class Selection(Setting):
+    scales: tuple[float, ...]  # λ_C grid (issue 38)
+    seeds: tuple[int, ...]     # selection seeds; the claim uses others
+    num_envs: int
+    iterations: int
+    n_codes: int = 300
+
+
+@dataclass
+class SelectionEvidence(Evidence):
+    chosen_relevance_scale: float = scalar("λ_C", "argmin of the seed-mean VL10 on the "
+                                                  "demonstrated lanes")
+    used_relevance_scale: float = scalar("λ_C", "RELEVANCE_SCALE, used by the held-out claim")
+    vl10_chosen: float = scalar("|f − target|")
+    by_scale: Table = None
+
+
+_SEL_DEV = ("64 of the issue's 256 envs: an iteration costs about the same at either size on "
+            "this CPU and the budget is fixed",)
+
+
+@experiment(quick=Selection(scales=SCALES, seeds=(0,), num_envs=32, iterations=2,
+                            n_codes=100, deviations=_SEL_DEV + (
+                                "smoke test: 1 seed, 2 iterations, 100 codes",)),
+            full=Selection(scales=SCALES, seeds=(0, 1), num_envs=64, iterations=120,
+                           deviations=_SEL_DEV + (
+                               "8 runs x 120 iterations: over the issue's 5 minutes on 2 cores "
+                               "(~1.2-1.7 CPU-s per iteration); the claim's training budget, "
+                               "so that the choice transfers",)))
+def select_relevance_scale(setting: Selection, ctx: Context) -> SelectionEvidence:
+    """GSD at each λ_C on the training lanes only: VL10 against the demonstrated lanes."""
+    seeds = [ctx.seed * 1000 + s for s in setting.seeds]
+    jobs = [("GSD", sd, setting.num_envs, setting.iterations, lam, 0, setting.n_codes, LANES,
+             str(ctx.device)) for lam in setting.scales for sd in seeds]
+    out = _map(_run, jobs, workers=_workers(ctx, len(jobs)))
+    rows, mean_vl = [], {}
+    for lam in setting.scales:
+        rs = [r for j, r in zip(jobs, out, strict=True) if j[4] == lam]
+        mean_vl[lam] = sum(r["vl"][10] for r in rs) / len(rs)
+        rows.append((lam, mean_vl[lam], sum(r["violated"] for r in rs) / len(rs),
+                     sum(float(r["factors"].std()) for r in rs) / len(rs)))
+    chosen = min(setting.scales, key=lambda lam: mean_vl[lam])
+    return SelectionEvidence(
+        chosen_relevance_scale=chosen, used_relevance_scale=RELEVANCE_SCALE,
+        vl10_chosen=mean_vl[chosen],
+        by_scale=Table("GSD on the demonstrated lanes, seed mean",
+                       ("λ_C", "VL10 on lanes {-0.8, 0, 0.8}", "violated fraction (last)",
+                        "behaviour spread (sd)"), rows))
+
+
+@claim("gsd.relevance_scale_selected", experiment=select_relevance_scale,
+       sentence="The constraint scale λ_C of the held-out claim is the one chosen on the "
+                "demonstrated lanes.",
+       metric="|log10(λ_C chosen / λ_C used)|, 0 when the claim uses the selection's choice",
+       unit="decades", paper_figure="λ_C = dl_scale is set per domain in the official runs "
+                                    "(1e-3; 1e-4 for the maze)",
+       threshold=0.0, direction="<=")
+def relevance_scale_selected(ev: SelectionEvidence) -> float:
+    return abs(math.log10(ev.chosen_relevance_scale / ev.used_relevance_scale))
+
+
+# --- 2. the claim on held-out lanes --------------------------------------------------------
 
 @dataclass(frozen=True)
 class LaneSetting(Setting):
-    num_envs: int              # PPO envs per iteration (issue: 256; 64 to fit 5 min here)
+    num_envs: int              # PPO envs per iteration (issue: 256; 64, see the module doc)
     iterations: int            # PPO iterations, one 40-step episode per env each
-    seeds: tuple[int, ...]     # same seeds for both arms
+    seeds: tuple[int, ...]     # same seeds for every arm; not the selection's seeds
+    relevance_scale: float     # λ_C, from gsd.select_relevance_scale (RELEVANCE_SCALE)
     n_per_lane: int = 20       # demos per lane (issue)
     n_codes: int = 300         # prior codes at evaluation (issue)
+    bc_epochs: int = 30        # style-coded BC epochs over the demos
 
 
 @dataclass
@@ -45,65 +175,83 @@ class LaneEvidence(Evidence):
     vl10_ratio: float = scalar("VL10 GSD / IG+M")
     vl10_gsd: float = scalar("|f − target|")
     vl10_igm: float = scalar("|f − target|")
+    vl10_igm_sn: float = scalar("|f − target|")
+    vl10_bc: float = scalar("|f − target|", "style-coded BC")
     vl10_extrap_gsd: float = scalar("|f − target|")
     vl10_extrap_igm: float = scalar("|f − target|")
     selected_success_gsd: float = scalar("fraction")
     selected_success_igm: float = scalar("fraction")
+    igm_mean_factor_lo: float = scalar("lane y", "lowest per-seed mean factor of IG+M's codes")
+    igm_mean_factor_hi: float = scalar("lane y", "highest per-seed mean factor of IG+M's codes")
+    demo_factor_lo: float = scalar("lane y", "lowest demonstrated factor")
+    demo_factor_hi: float = scalar("lane y", "highest demonstrated factor")
     vl10_copy_lanes: float = scalar("|f − target|", "a policy that only copies the 3 lanes")
     vl10_uniform_experts: float = scalar("|f − target|", "experts on uniform lanes")
+    uniform_experts_success: float = scalar("fraction", "experts on uniform lanes reach x >= 1")
     per_seed: Table = None
     vl_by_budget: Table = None
 
 
-def _reference_points(n_codes: int, seed: int) -> tuple[float, float]:
-    """VL10 of copying the three demo lanes, and of experts on uniform lanes in [−1, 1]."""
+def _reference_points(n_codes: int, seed: int, device) -> tuple[float, float, float]:
+    """VL10 of copying the three demo lanes and of experts on uniform lanes in [−1, 1], and
+    those experts' success (x >= 1 at the end): what the testbed allows."""
     g = torch.Generator().manual_seed(seed)
     copy = torch.tensor(LANES)[torch.randint(3, (n_codes,), generator=g)]
-    lanes = torch.rand(n_codes, generator=g) * 2 - 1
-    ds = rollout(LaneReachVec(n_codes), lane_expert(lanes), n_codes, seed=g)
-    return recovery_error(copy, INTERP, 10), recovery_error(ds.episode_factors, INTERP, 10)
+    expert = lane_expert((torch.rand(n_codes, generator=g) * 2 - 1).to(device))
+    env = LaneReachVec(n_codes, device=device)
+    obs = env.reset(seed=g)
+    for _ in range(env.horizon):
+        obs, _, _, _, info = env.step(expert(obs))
+    return (recovery_error(copy, INTERP, 10), recovery_error(info["factor"], INTERP, 10),
+            float(info["success"].float().mean()))
 
 
-@experiment(quick=LaneSetting(num_envs=32, iterations=5, seeds=(0,)),
-            full=LaneSetting(num_envs=64, iterations=120, seeds=(0, 1, 2)))
+_LANE_DEV = ("64 of the issue's 256 envs: an iteration costs about the same at either size "
+             "on this CPU and the budget is fixed",)
+
+
+@experiment(quick=LaneSetting(num_envs=32, iterations=3, seeds=(2,),
+                             relevance_scale=RELEVANCE_SCALE, n_codes=100, bc_epochs=2,
+                             deviations=_LANE_DEV + (
+                                 "smoke test: 1 seed, 3 iterations, 100 codes",)),
+            full=LaneSetting(num_envs=64, iterations=120, seeds=(2, 3, 4),
+                             relevance_scale=RELEVANCE_SCALE, deviations=_LANE_DEV + (
+                                 "λ_C = 1e-2 is the spec's value, NOT yet the one chosen by "
+                                 "gsd.select_relevance_scale (not run at full scale yet)",)))
 def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
-    rows, by_budget, factors = [], {a: [] for a in ARMS}, {a: [] for a in ARMS}
-    res: dict[str, list] = {a: [] for a in ARMS}
-    for s in setting.seeds:
-        seed = ctx.seed * 1000 + s
-        demos = lane_demos(LANES, setting.n_per_lane, noise=0.1, seed=seed, device=ctx.device)
-        for arm, kw in ARMS.items():
-            cfg = GSDConfig(num_envs=setting.num_envs, iterations=setting.iterations, **kw)
-            out = train(LANE_REACH_ID, demos, cfg, seed=seed, device=ctx.device)
-            ev = evaluate(out.policy, LANE_REACH_ID, targets=INTERP, n_codes=setting.n_codes,
-                          budgets=BUDGETS, seed=seed + 1)
-            ext = recovery_error(ev.factors, EXTRAP, 10)
-            res[arm].append((ev.vl[10], ext, ev.selected_success))
-            by_budget[arm].append([ev.vl[b] for b in BUDGETS])
-            factors[arm].append(ev.factors.cpu())
-            rows.append((s, arm, ev.vl[10], ext, ev.selected_success,
-                         float(ev.success.float().mean())))
+    seeds = [ctx.seed * 1000 + s for s in setting.seeds]
+    jobs = [(arm, sd, setting.num_envs, setting.iterations, setting.relevance_scale,
+             setting.bc_epochs, setting.n_codes, INTERP, str(ctx.device))
+            for sd in seeds for arm in ARMS]
+    out = dict(zip([(j[0], j[1]) for j in jobs],
+                   _map(_run, jobs, workers=_workers(ctx, len(jobs))), strict=True))
 
-    def mean(arm: str, i: int) -> float:
-        return sum(r[i] for r in res[arm]) / len(res[arm])
+    def mean(arm: str, key: str, budget: int | None = None) -> float:
+        vals = [out[arm, sd][key] for sd in seeds]
+        return sum(v[budget] if budget else v for v in vals) / len(vals)
 
-    copy_vl, uniform_vl = _reference_points(setting.n_codes, ctx.seed)
+    rows = [(s, arm, out[arm, sd]["vl"][10], out[arm, sd]["extrap"],
+             out[arm, sd]["selected_success"], float(out[arm, sd]["factors"].mean()))
+            for s, sd in zip(setting.seeds, seeds, strict=True) for arm in ARMS]
+    igm_means = [float(out["IG+M", sd]["factors"].mean()) for sd in seeds]
+    copy_vl, uniform_vl, uniform_succ = _reference_points(setting.n_codes, ctx.seed,
+                                                          ctx.device)
 
-    fig = ctx.figure("factor_histogram", figsize=(8, 3))
-    for ax, arm in zip(fig.subplots(1, 2, sharey=True), ARMS, strict=True):
-        ax.hist(torch.cat(factors[arm]).numpy(), bins=40, range=(-1.5, 1.5), color="0.5")
+    fig = ctx.figure("factor_histogram", figsize=(4 * len(ARMS), 3))
+    for ax, arm in zip(fig.subplots(1, len(ARMS), sharey=True), ARMS, strict=True):
+        ax.hist(torch.cat([out[arm, sd]["factors"] for sd in seeds]).numpy(), bins=40,
+                range=(-1.5, 1.5), color="0.5")
         for y in LANES:
             ax.axvline(y, color="tab:blue", lw=1)
         for y in INTERP + EXTRAP:
             ax.axvline(y, color="tab:red", ls="--", lw=1)
         ax.set_title(f"{arm}: behaviour factor of prior codes")
-        ax.set_xlabel("mean lane y (blue: demos, red: held-out targets)")
+        ax.set_xlabel("mean lane y (blue: demos, red: held-out)")
     fig2 = ctx.figure("vl_by_budget")
     ax = fig2.subplots()
     budget_rows = []
     for arm in ARMS:
-        curve = [sum(v[i] for v in by_budget[arm]) / len(by_budget[arm])
-                 for i in range(len(BUDGETS))]
+        curve = [mean(arm, "vl", b) for b in BUDGETS]
         ax.plot(BUDGETS, curve, marker="o", label=arm)
         budget_rows += [(arm, b, v) for b, v in zip(BUDGETS, curve, strict=True)]
     ax.set_xlabel("budget K")
@@ -111,13 +259,19 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
     ax.legend()
 
     return LaneEvidence(
-        vl10_ratio=mean("GSD", 0) / max(mean("IG+M", 0), 1e-12),
-        vl10_gsd=mean("GSD", 0), vl10_igm=mean("IG+M", 0),
-        vl10_extrap_gsd=mean("GSD", 1), vl10_extrap_igm=mean("IG+M", 1),
-        selected_success_gsd=mean("GSD", 2), selected_success_igm=mean("IG+M", 2),
+        vl10_ratio=mean("GSD", "vl", 10) / max(mean("IG+M", "vl", 10), 1e-12),
+        vl10_gsd=mean("GSD", "vl", 10), vl10_igm=mean("IG+M", "vl", 10),
+        vl10_igm_sn=mean("IG+M+SN", "vl", 10), vl10_bc=mean("BC", "vl", 10),
+        vl10_extrap_gsd=mean("GSD", "extrap"), vl10_extrap_igm=mean("IG+M", "extrap"),
+        selected_success_gsd=mean("GSD", "selected_success"),
+        selected_success_igm=mean("IG+M", "selected_success"),
+        igm_mean_factor_lo=min(igm_means), igm_mean_factor_hi=max(igm_means),
+        demo_factor_lo=min(out["GSD", sd]["demo_lo"] for sd in seeds),
+        demo_factor_hi=max(out["GSD", sd]["demo_hi"] for sd in seeds),
         vl10_copy_lanes=copy_vl, vl10_uniform_experts=uniform_vl,
+        uniform_experts_success=uniform_succ,
         per_seed=Table("per seed and arm", ("seed", "arm", "VL10 interp", "VL10 extrap",
-                                            "selected success", "success (all codes)"), rows),
+                                            "selected success", "mean factor"), rows),
         vl_by_budget=Table("VL_K on interpolation targets, seed mean", ("arm", "K", "VL_K"),
                            budget_rows),
     )
@@ -128,11 +282,16 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
                 "discriminator.",
        metric="VL10(GSD) / VL10(IG+M) on interpolation targets {−0.4, 0.4}, seed mean",
        unit="ratio",
-       paper_figure="≈21 % below the best baseline (abstract); repo logs VL50 GSD vs IG+M "
-                    ".022/.034 (pendulum), .046/.075 (HalfCheetah), .018/.029 (Fetch)",
-       threshold=0.8, direction="<=")
-def interpolation_recovery(ev: LaneEvidence) -> float:
-    return ev.vl10_ratio
+       paper_figure="≈21 % below the best baseline (abstract, VL50); VL10-all GSD vs IG+M in "
+                    "the official repo's logs (workshop code, 5 seeds; spec §3.3): .101/.113 "
+                    "pendulum, .226/.287 HalfCheetah, .046/.058 Fetch, ratios 0.79-0.89",
+       threshold=0.8, direction="<=", baseline="IG+M",
+       control=lambda ev: (ev.demo_factor_lo <= ev.igm_mean_factor_lo
+                           and ev.igm_mean_factor_hi <= ev.demo_factor_hi),
+       control_doc="IG+M imitates: in every seed the mean behaviour factor of its prior codes "
+                   "lies within the demonstrated range")
+def interpolation_recovery(ev: LaneEvidence) -> Comparison:
+    return Comparison(ours=ev.vl10_gsd, baseline=ev.vl10_igm, value=ev.vl10_ratio)
 
 
 @claim("gsd.selected_behaviours_succeed", experiment=lane_reach,
@@ -140,6 +299,9 @@ def interpolation_recovery(ev: LaneEvidence) -> float:
        metric="success (x >= 1) of GSD's per-chunk argmin behaviours, interpolation targets",
        unit="fraction",
        paper_figure="RT-VL 900/1000 on InvertedPendulum (IG+M 870), repo logs",
-       threshold=0.9, direction=">=")
+       threshold=0.9, direction=">=",
+       control=lambda ev: ev.uniform_experts_success >= 0.9,
+       control_doc="the testbed allows it: experts on uniform lanes in [-1, 1] reach x >= 1 "
+                   "in >= 90 % of episodes")
 def selected_behaviours_succeed(ev: LaneEvidence) -> float:
     return ev.selected_success_gsd

@@ -62,10 +62,13 @@ class LatentPolicy(nn.Module):
 
 
 class BoundedDiscriminator(nn.Module):
-    """D(s, a) = c·sigmoid(f(s, a)) ∈ (0, c): expert-likeness, bounded by ``clip`` = c.
+    """The official ``PairDiscriminator``: D(s, a) = c·sigmoid(f(s, a)) + b, bounded by c.
 
-    ``clip = 0`` gives the unbounded InfoGAIL discriminator D = f. Trained on the logits
-    ``f`` (expert label 1); the reward uses ``D`` (see :func:`infogail_reward`).
+    With ``clip`` = c > 0 the *pure* score c·sigmoid(f) ∈ (0, c) measures expert-likeness (GSD's
+    relevance is pure/c) and the learnable offset b, initialised at −c/2, is added for
+    training and reward (the official code sets ``offset_reward`` whenever c > 0): BCE is taken
+    on D as a logit (expert label 1) and the reward is softplus(D). ``clip = 0`` gives the
+    unbounded InfoGAIL discriminator D = f, without offset.
 
     Raises:
         ValueError: ``clip < 0``.
@@ -75,16 +78,24 @@ class BoundedDiscriminator(nn.Module):
                  hidden: Sequence[int] = (64, 64), seed: int = 0) -> None:
         super().__init__()
         self.clip = check_range(clip, "clip", 0.0)
-        self.net = seeded_mlp([check_int(obs_dim, "obs_dim", 1) + check_int(act_dim, "act_dim",
-                               1), *hidden, 1], seed=seed, activation=nn.Tanh)
+        self.obs_dim = check_int(obs_dim, "obs_dim", 1)
+        self.act_dim = check_int(act_dim, "act_dim", 1)
+        self.net = seeded_mlp([self.obs_dim + self.act_dim, *hidden, 1], seed=seed,
+                              activation=nn.Tanh)
+        self.offset = nn.Parameter(torch.tensor(-self.clip / 2), requires_grad=self.clip > 0)
 
     def logits(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """(n,) f(s, a), the network's raw output."""
         return self.net(torch.cat([obs, act], -1)).squeeze(-1)
 
-    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
-        """(n,) D(s, a): in (0, clip) when clip > 0, the raw logit when clip = 0."""
+    def pure(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """(n,) c·sigmoid(f) ∈ (0, c) when clip > 0 (no offset: the relevance score), else f."""
         f = self.logits(obs, act)
         return self.clip * torch.sigmoid(f) if self.clip > 0 else f
+
+    def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """(n,) D(s, a) = pure + b: the logit BCE trains and softplus turns into the reward."""
+        return self.pure(obs, act) + self.offset
 
 
 class GaussianPosterior(nn.Module):

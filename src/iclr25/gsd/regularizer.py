@@ -3,7 +3,8 @@
 GSD (Sreeramdass et al., ICLR 2025; workshop code ``GSDR.update_posterior``): the posterior
 mean may move along a policy trajectory only as far as the discriminator deems the visited
 (s, a) task-relevant: ``‖μ_q(s', a') − μ_q(s, a)‖² <= ℓ²`` with
-``ℓ = (D(s, a)/c)·‖(s', a') − (s, a)‖·λ_C``, enforced by a Lagrange multiplier λ.
+``ℓ = (D_pure(s, a)/c)·‖(s', a') − (s, a)‖·λ_C`` (D_pure = c·sigmoid(f), no offset),
+enforced by a Lagrange multiplier λ.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def infogail_reward(d: torch.Tensor, log_q: torch.Tensor, info_weight: float = 0
     """Per-step policy reward ``softplus(D(s, a)) + λ_I·log q(z | s, a)``.
 
     Args:
-        d: (n,) discriminator output D (bounded or raw logit).
+        d: (n,) discriminator output D (c·sigmoid(f) + b when bounded, else the raw logit).
         log_q: (n,) posterior log-likelihood of the episode's code.
         info_weight: λ_I >= 0 (repo: 1 − ``dr_cc`` = 0.1).
 
@@ -52,7 +53,8 @@ def relevance_constraint(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """GSD's per-transition constraint ``δ <= ℓ²`` and its (capped) slack.
 
-    ``ℓ = (D(s, a)/c)·‖(s', a') − (s, a)‖₂·λ_C`` (no gradient), ``δ = ‖μ_q(s', a') − μ_q(s, a)‖²``
+    ``ℓ = (D_pure(s, a)/c)·‖(s', a') − (s, a)‖₂·λ_C`` (no gradient; D_pure = c·sigmoid(f)),
+    ``δ = ‖μ_q(s', a') − μ_q(s, a)‖²``
     (gradient to the posterior), ``violation = min(ℓ² − δ, slack)``: negative where the
     constraint is broken, at most ``slack`` where it holds.
 
@@ -60,7 +62,7 @@ def relevance_constraint(
         s, a, s_next, a_next: (n, obs_dim), (n, act_dim); ``a_next`` is the greedy action at
             ``s_next`` under the same code.
         clip: c, defaults to ``discriminator.clip``; must be > 0 (D/c is the relevance).
-        scale: λ_C > 0 (spec: 1e-2 on LaneReach; repo 1e-3).
+        scale: λ_C > 0 (repo 1e-3; chosen per environment on the training lanes).
         slack: cap on a satisfied constraint's value.
 
     Returns:
@@ -78,7 +80,7 @@ def relevance_constraint(
         raise ValueError(f"mismatched lengths: s {len(s)}, a {len(a)}, s_next {len(s_next)}, "
                          f"a_next {len(a_next)}")
     with torch.no_grad():
-        d = discriminator(s, a).clamp(min=0.0)
+        d = discriminator.pure(s, a).clamp(min=0.0)     # the official ``pure_reward``
         dist = torch.linalg.vector_norm(torch.cat([s_next - s, a_next - a], -1), dim=-1)
         limit = d / c * dist * scale
     step = ((posterior(s_next, a_next)[0] - posterior(s, a)[0]) ** 2).sum(-1)

@@ -3,15 +3,18 @@
 One loop gives four methods through ``GSDConfig.regularizer`` and ``clip``:
 
 - ``"none"``, clip 0: InfoGAIL (IG), unbounded discriminator reward;
-- ``"none"``, clip 10: IG+M, bounded discriminator D = c·sigmoid(f);
+- ``"none"``, clip 10: IG+M, bounded discriminator D = c·sigmoid(f) + b (official offset b);
 - ``"spectral"``: IG+M+SN, spectral-normalised posterior (uniform Lipschitz bound);
 - ``"gsd"``: GSD, the posterior mean may only move as far as the visited (s, a) are
   task-relevant (:func:`~iclr25.gsd.relevance_constraint`), enforced by a dual variable.
 
 Each iteration: (1) roll out ``num_envs`` episodes with one code z ~ N(0, I) per episode,
-(2) discriminator: BCE expert-vs-policy + gradient penalty, (3) posterior: −log q(z | s, a),
-minus λ·mean(violation) for GSD, then the dual step, (4) reward
-softplus(D) + λ_I·log q, (5) GAE, (6) PPO. The env's own reward is never used for training.
+(2-3) ``d_steps`` times, as the official ``vild_main`` loop: one discriminator step (BCE on D,
+256 expert pairs against the whole policy batch, gradient penalty centred at 1) and one
+full-batch posterior step (−log q(z | s, a), minus λ·mean(violation) for GSD, then the dual
+step), (4) reward softplus(D) + λ_I·log q, (5) GAE, (6) PPO. The env's own reward is never
+used for training. Kept from before (not the official code's): PPO with minibatches and a
+return-scale normaliser, no BC pre-training of the policy.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from iclr25.datasets.control import OfflineDataset, make_vec
 from iclr25.gsd.networks import BoundedDiscriminator, GaussianPosterior, LatentPolicy
 from iclr25.gsd.regularizer import DualVariable, infogail_reward, relevance_constraint
 
-__all__ = ["GSDConfig", "GSDResult", "Regularizer", "train"]
+__all__ = ["GSDConfig", "GSDResult", "Regularizer", "gradient_penalty", "style_coded_bc",
+           "train"]
 
 Regularizer = Literal["gsd", "none", "spectral"]
 
@@ -49,7 +53,10 @@ class GSDConfig:
     slack: float = 1e-6
     sn_lipschitz: float = 1.0        # input scale of the spectral-norm posterior
     gp_weight: float = 0.1
-    disc_lr: float = 3e-4
+    gp_center: float = 1.0           # official ``gp_center``: ‖∇D‖ is pulled towards 1
+    d_steps: int = 5                 # official ``d_step``: discriminator steps per iteration
+    disc_batch: int = 256            # official ``mini_batch_size``: expert pairs per step
+    disc_lr: float = 1e-3            # official ``learning_rate_d``
     posterior_lr: float = 1e-3
     policy_lr: float = 3e-4
     gamma: float = 0.99
@@ -70,6 +77,9 @@ class GSDConfig:
         check_int(self.num_envs, "num_envs", 1)
         check_int(self.iterations, "iterations", 1)
         check_int(self.num_minibatches, "num_minibatches", 1)
+        check_int(self.d_steps, "d_steps", 1)
+        check_int(self.disc_batch, "disc_batch", 1)
+        check_range(self.gp_weight, "gp_weight", 0.0)
         check_range(self.relevance_scale, "scale", 0.0, low_open=True)
         check_range(self.dual_init, "dual_init", 0.0, low_open=True)
         check_range(self.info_weight, "info_weight", 0.0)
@@ -85,6 +95,23 @@ class GSDResult:
     dual: DualVariable
     config: GSDConfig
     history: list[dict[str, float]] = field(default_factory=list)
+
+
+def gradient_penalty(disc: BoundedDiscriminator, x_expert: torch.Tensor,
+                     x_policy: torch.Tensor, center: float = 1.0,
+                     u: torch.Tensor | None = None) -> torch.Tensor:
+    """The official ``gp_regularizer`` (``gp_alpha="mix"``): mean (‖∇ₓD(x̂)‖ − center)² at
+    x̂ = u·x_expert + (1 − u)·x_policy, the gradient of the full output D (offset included).
+
+    Args:
+        x_expert, x_policy: (k, obs_dim + act_dim) pairs, rows matched.
+        u: (k, 1) mixing weights in [0, 1] (default: uniform draws from the global RNG).
+    """
+    u = (torch.rand(len(x_expert), 1) if u is None else u).to(x_expert)
+    xm = (u * x_expert + (1 - u) * x_policy).requires_grad_(True)
+    g, = torch.autograd.grad(disc(xm[:, : disc.obs_dim], xm[:, disc.obs_dim:]).sum(), xm,
+                             create_graph=True)
+    return ((g.norm(dim=-1) - center) ** 2).mean()
 
 
 def _check_demos(demos: OfflineDataset, env) -> None:
@@ -175,34 +202,32 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
         s_f, a_f, z_f = S.reshape(batch, -1), A.clamp(-1, 1).reshape(batch, -1), \
             Z.reshape(batch, -1)
         s2_f = S2.reshape(batch, -1)
+        if cfg.regularizer == "gsd":
+            with torch.no_grad():
+                a_next = policy(s2_f, z_f).clamp(-1, 1)   # greedy a' at s'
 
-        # ---- 2. discriminator: expert 1, policy 0, gradient penalty on interpolates
-        perm = torch.randperm(batch, generator=gen).to(device)
-        for idx in perm.split(mb):
-            e = torch.randint(len(exp_s), (len(idx),), generator=gen).to(device)
-            xe = torch.cat([exp_s[e], exp_a[e]], -1)
-            xp = torch.cat([s_f[idx], a_f[idx]], -1)
-            le, lp = disc.logits(xe[:, :obs_dim], xe[:, obs_dim:]), \
-                disc.logits(xp[:, :obs_dim], xp[:, obs_dim:])
+        # ---- 2-3. the official loop: ``d_steps`` times, one discriminator step (a minibatch
+        # of expert pairs against the whole policy batch) then one full-batch posterior step
+        # (GSD: −λ·mean(violation), then the dual step)
+        viol_frac = 0.0
+        for _ in range(cfg.d_steps):
+            e = torch.randperm(len(exp_s), generator=gen)[: cfg.disc_batch].to(device)
+            le, lp = disc(exp_s[e], exp_a[e]), disc(s_f, a_f)
             bce = F.binary_cross_entropy_with_logits(le, torch.ones_like(le)) + \
                 F.binary_cross_entropy_with_logits(lp, torch.zeros_like(lp))
-            u = torch.rand(len(idx), 1, generator=gen).to(device)
-            xm = (u * xe + (1 - u) * xp).requires_grad_(True)
-            g, = torch.autograd.grad(disc.logits(xm[:, :obs_dim], xm[:, obs_dim:]).sum(), xm,
-                                     create_graph=True)
-            d_loss = bce + cfg.gp_weight * (g.norm(dim=-1) ** 2).mean()
+            k = min(len(e), batch)              # penalty on as many pairs as the smaller side
+            xe = torch.cat([exp_s[e[:k]], exp_a[e[:k]]], -1)
+            fi = torch.randperm(batch, generator=gen)[:k].to(device)
+            xp = torch.cat([s_f[fi], a_f[fi]], -1)
+            d_loss = bce + cfg.gp_weight * gradient_penalty(disc, xe, xp, cfg.gp_center,
+                                                            torch.rand(k, 1, generator=gen))
             opt_d.zero_grad()
             d_loss.backward()
             opt_d.step()
 
-        # ---- 3. posterior: code NLL; GSD adds −λ·mean(violation) and steps the dual
-        viol_frac = 0.0
-        for idx in torch.randperm(batch, generator=gen).to(device).split(mb):
-            q_loss = -post.log_prob(s_f[idx], a_f[idx], z_f[idx]).mean()
+            q_loss = -post.log_prob(s_f, a_f, z_f).mean()
             if cfg.regularizer == "gsd":
-                with torch.no_grad():
-                    a_next = policy(s2_f[idx], z_f[idx]).clamp(-1, 1)   # greedy a' at s'
-                v, _, _ = relevance_constraint(post, disc, s_f[idx], a_f[idx], s2_f[idx], a_next,
+                v, _, _ = relevance_constraint(post, disc, s_f, a_f, s2_f, a_next,
                                                clip=cfg.clip, scale=cfg.relevance_scale,
                                                slack=cfg.slack)
                 q_loss = q_loss - dual() * v.mean()
@@ -265,3 +290,40 @@ def config_dict(cfg: GSDConfig) -> dict:
     d = asdict(cfg)
     d["hidden"] = list(d["hidden"])
     return d
+
+
+def style_coded_bc(demos: OfflineDataset, n_styles: int, *, epochs: int = 30,
+                   hidden: tuple[int, ...] = (64, 64), seed: int = 0,
+                   device: torch.device | str | None = None) -> LatentPolicy:
+    """The baseline a user tries first: BC of π(a | s, z), each demonstrated style (lane) given
+    a fixed code drawn from N(0, I); at evaluation prior codes fall between those codes.
+
+    Args:
+        demos: episodes ordered style by style, ``n_episodes / n_styles`` per style
+            (as :func:`~iclr25.datasets.control.lane_demos` makes them).
+        n_styles: number of styles, dividing ``demos.n_episodes``.
+
+    Raises:
+        TypeError / ValueError: not an OfflineDataset, ``n_styles`` not dividing the episodes,
+            ``epochs < 1``.
+    """
+    if not isinstance(demos, OfflineDataset):
+        raise TypeError(f"demos must be an OfflineDataset, got {type(demos).__name__}")
+    n_styles = check_int(n_styles, "n_styles", 1)
+    if demos.n_episodes % n_styles:
+        raise ValueError(f"n_styles ({n_styles}) must divide the {demos.n_episodes} episodes")
+    epochs = check_int(epochs, "epochs", 1)
+    device = torch.device(device or "cpu")
+    g = resolve_seed(check_int(seed, "seed", 0))
+    codes = torch.randn(n_styles, 2, generator=g).to(device)
+    z = codes[demos.episode_index().to(device) // (demos.n_episodes // n_styles)]
+    s, a = demos.observations.to(device), demos.actions.to(device)
+    pol = LatentPolicy(demos.obs_dim, demos.act_dim, 2, hidden=hidden, seed=seed).to(device)
+    opt = torch.optim.Adam(pol.actor.parameters(), lr=1e-3)
+    for _ in range(epochs):
+        for idx in torch.randperm(len(s), generator=g).to(device).split(256):
+            loss = ((pol(s[idx], z[idx]) - a[idx]) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return pol

@@ -7,8 +7,10 @@ static window-6 convs), LSDT (ξ = 0.5, dynamic conv, k = 11, HFM).
 1. DelayedCue, T = K = 6: the cue sits 15 tokens before the decision; DC's convolutions reach
    ``receptive_field`` = 10 tokens, so DC is at chance by construction and the gap to LSDT
    measures the attention branch.
-2. Pendulum-v1, 100 medium + 20 expert episodes (Markovian): normalised return at the
-   expert's return target; LSDT should match the better of DT and DC.
+2. Pendulum-v1, 100 medium episodes (Markovian; issue 38: a tier on which DT is not at the
+   ceiling, decided before measuring; with 20 expert episodes added DT scored 0.95-0.98 of the
+   expert): normalised return at the expert's return target; LSDT should match the better of
+   DT and DC.
 
 Full: 3 seeds, 1000 DelayedCue and 3000 Pendulum steps (the issue's; about 220 s on 2 cores);
 the 18 (task, arm, seed) runs are spread over the cores. Quick: 1 seed, 50 steps, smaller
@@ -17,7 +19,6 @@ Pendulum data (a smoke test, far from converged).
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from iclr25.claims import Context, Evidence, Setting, Table, claim, experiment, scalar
+from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
 from iclr25.datasets.control import (
     DELAYED_CUE_ID,
     PENDULUM_EXPERT_RETURN,
@@ -72,8 +73,7 @@ class LongShort(Setting):
     pendulum_steps: int         # issue: 3000 (floor 2500 if over 5 min; it is not)
     cue_episodes: int = 400     # issue
     cue_tests: int = 200        # issue
-    medium_episodes: int = 100  # issue
-    expert_episodes: int = 20   # issue
+    medium_episodes: int = 100  # issue 17; the Pendulum tier is medium only (issue 38)
     pendulum_tests: int = 20    # issue
 
 
@@ -87,19 +87,17 @@ class LongShortEvidence(Evidence):
     pendulum_dt: float = scalar("normalised return")
     pendulum_dc: float = scalar("normalised return")
     pendulum_lsdt: float = scalar("normalised return")
+    pendulum_best_baseline: float = scalar("normalised return", "max(DT, DC)")
     dc_receptive_field: int = scalar("tokens")
     cue_distance: int = scalar("tokens")
     per_seed: Table = None
 
 
 def _data(setting: LongShort, seed: int) -> tuple[OfflineDataset, OfflineDataset]:
-    """The seed's DelayedCue episodes and its Pendulum medium + expert episodes."""
+    """The seed's DelayedCue episodes and its Pendulum medium episodes."""
     cue = delayed_cue_dataset(setting.cue_episodes, MODEL["context"], seed=seed)
     g = torch.Generator().manual_seed(seed)
-    med = pendulum_dataset("medium", setting.medium_episodes, seed=g)
-    exp = pendulum_dataset("expert", setting.expert_episodes, seed=g)
-    keys = ("observations", "actions", "rewards", "terminals", "timeouts")
-    return cue, OfflineDataset(*(torch.cat([getattr(med, k), getattr(exp, k)]) for k in keys))
+    return cue, pendulum_dataset("medium", setting.medium_episodes, seed=g)
 
 
 def _arm(setting: LongShort, task: str, arm: str, seed: int, data: OfflineDataset,
@@ -133,9 +131,18 @@ def _map(fn, *args: list, workers: int) -> list:
         return list(pool.map(fn, *args))
 
 
+_DEVIATIONS = (
+    "generated data instead of D4RL (offline, CPU): a DelayedCue memory task for the "
+    "non-Markovian side, Pendulum-v1 medium for the Markovian side",
+    "hidden 32, 2 blocks, K = 6 (paper: 128, 3, K = 20): CPU budget, every arm alike",
+)
+
+
 @experiment(quick=LongShort(seeds=(0,), cue_steps=50, pendulum_steps=50, medium_episodes=8,
-                            expert_episodes=2, pendulum_tests=4),
-            full=LongShort(seeds=(0, 1, 2), cue_steps=1000, pendulum_steps=3000))
+                            pendulum_tests=4, deviations=_DEVIATIONS + (
+                                "smoke test: 1 seed, 50 steps per task, 8 Pendulum episodes",)),
+            full=LongShort(seeds=(0, 1, 2), cue_steps=1000, pendulum_steps=3000,
+                           deviations=_DEVIATIONS))
 def long_short(setting: LongShort, ctx: Context) -> LongShortEvidence:
     T = MODEL["context"]
     rf = receptive_field(_make("DC", 2, 1, "cpu"))
@@ -171,7 +178,7 @@ def long_short(setting: LongShort, ctx: Context) -> LongShortEvidence:
         ax.set_title(title)
     return LongShortEvidence(
         long_range_gap=mean(cue["LSDT"]) - mean(cue["DC"]),
-        parity_gap=mean(pend["LSDT"]) - best if best >= 0.5 else math.nan,
+        parity_gap=mean(pend["LSDT"]) - best, pendulum_best_baseline=best,
         cue_success_dt=mean(cue["DT"]), cue_success_dc=mean(cue["DC"]),
         cue_success_lsdt=mean(cue["LSDT"]),
         pendulum_dt=mean(pend["DT"]), pendulum_dc=mean(pend["DC"]),
@@ -189,17 +196,24 @@ def long_short(setting: LongShort, ctx: Context) -> LongShortEvidence:
               "reaches 10)",
        unit="success difference",
        paper_figure="gains over DC on Maze2d-large and AntMaze (unverified)",
-       threshold=0.3, direction=">=")
-def long_range(ev: LongShortEvidence) -> float:
-    return ev.long_range_gap
+       threshold=0.3, direction=">=", baseline="DC",
+       control=lambda ev: ev.cue_success_dt >= 0.9,
+       control_doc="DT (attention only) solves the cue task (success >= 0.9), so the testbed "
+                   "rewards reading the cue")
+def long_range(ev: LongShortEvidence) -> Comparison:
+    return Comparison(ours=ev.cue_success_lsdt, baseline=ev.cue_success_dc,
+                      value=ev.long_range_gap)
 
 
 @claim("lsdt.markovian_parity", experiment=long_short,
        sentence="On Markovian data LSDT matches the better of DT and DC.",
-       metric="Pendulum-v1 normalised return LSDT − max(DT, DC), seed mean; NaN if "
-              "max(DT, DC) < 0.5",
+       metric="Pendulum-v1 (medium data) normalised return LSDT − max(DT, DC), seed mean",
        unit="normalised return",
        paper_figure="D4RL locomotion mean 82.0 (DC ≈ 82.2, DT 74.7) (unverified)",
-       threshold=-0.05, direction=">=")
-def markovian_parity(ev: LongShortEvidence) -> float:
-    return ev.parity_gap
+       threshold=-0.05, direction=">=", baseline="max(DT, DC)",
+       control=lambda ev: 0.5 <= ev.pendulum_best_baseline <= 0.95,
+       control_doc="the better of DT and DC learned (normalised return >= 0.5) and is not "
+                   "saturated (<= 0.95), so LSDT can fall behind it or keep up")
+def markovian_parity(ev: LongShortEvidence) -> Comparison:
+    return Comparison(ours=ev.pendulum_lsdt, baseline=ev.pendulum_best_baseline,
+                      value=ev.parity_gap)

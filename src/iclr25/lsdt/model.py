@@ -36,9 +36,11 @@ class DynamicConv1d(nn.Module):
     """Causal dynamic convolution (fairseq/LSDT style): per-token softmax kernels.
 
     Linear → GLU, then each token predicts ``heads`` kernels of ``kernel_size`` taps from its
-    GLU output (dropout on the kernel logits, as in LSDT's code). The window is centred
-    (offsets −(k−1)/2..(k−1)/2) and the causal mask keeps the (k+1)/2 past-and-present taps;
-    softmax runs over those taps. Positions before the sequence start count as zeros.
+    GLU output (a linear map with bias; dropout on the kernel logits, as in LSDT's code). The
+    window is centred (offsets −(k−1)/2..(k−1)/2) and the causal mask keeps the (k+1)/2
+    past-and-present taps; softmax runs over those of them that exist: for the first (k−1)/2
+    tokens the taps before the sequence start are dropped and the rest renormalised (the
+    official code's banded matrix is cut at column 0 before its softmax).
 
     Args:
         channels: C, divisible by ``heads``.
@@ -62,8 +64,9 @@ class DynamicConv1d(nn.Module):
         self.channels, self.kernel_size, self.heads = channels, kernel_size, heads
         self.taps = (kernel_size + 1) // 2
         self.glu = nn.Linear(channels, 2 * channels)
-        self.weight = nn.Linear(channels, heads * kernel_size, bias=False)
+        self.weight = nn.Linear(channels, heads * kernel_size)
         nn.init.xavier_uniform_(self.weight.weight)
+        nn.init.zeros_(self.weight.bias)
         self.bias = nn.Parameter(torch.zeros(channels))
         self.out = nn.Linear(channels, channels)
         self.drop = nn.Dropout(dropout)
@@ -73,9 +76,15 @@ class DynamicConv1d(nn.Module):
         B, T, _ = x.shape
         # only the causal taps' logits (the future half is masked out, so it is not computed),
         # laid out taps-major: a softmax over a short last dim is several times slower on CPU
-        W = self.weight.weight.view(self.heads, self.kernel_size, -1)[:, : self.taps]
-        w = self.drop(F.linear(x, W.transpose(0, 1).reshape(self.taps * self.heads, -1)))
-        return torch.softmax(w.view(B, T, self.taps, self.heads), dim=2).transpose(2, 3)
+        P, H = self.taps, self.heads
+        W = self.weight.weight.view(H, self.kernel_size, -1)[:, :P].transpose(0, 1)
+        b = self.weight.bias.view(H, self.kernel_size)[:, :P].transpose(0, 1)
+        w = self.drop(F.linear(x, W.reshape(P * H, -1), b.reshape(P * H))).view(B, T, P, H)
+        # tap p of token t reads token t − (P − 1) + p: before the start it does not exist
+        missing = torch.arange(P, device=x.device) < (P - 1) - torch.arange(T, device=x.device
+                                                                            )[:, None]
+        w = w.masked_fill(missing[None, :, :, None], float("-inf"))
+        return torch.softmax(w, dim=2).transpose(2, 3)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
@@ -280,6 +289,7 @@ class LongShortDecisionTransformer(nn.Module):
         self.register_buffer("state_std", torch.ones(obs_dim))
         self.register_buffer("action_scale", torch.ones(act_dim))
         self.register_buffer("rtg_scale", torch.ones(()))
+        self.apply(_official_init)
 
     def _check(self, returns_to_go, states, actions, timesteps):
         p = next(self.parameters())
@@ -334,6 +344,21 @@ class LongShortDecisionTransformer(nn.Module):
         K = self.context
         return self.forward(returns_to_go[:, -K:], states[:, -K:], actions[:, -K:],
                             timesteps[:, -K:])[:, -1]
+
+
+def _official_init(m: nn.Module) -> None:
+    """LSDT's ``init_weights``: xavier-uniform weights and zero biases for every linear layer,
+    xavier-uniform timestep embedding (std ≈ 0.022 at 4096 × 128); convs and norms keep
+    PyTorch's defaults. ``apply`` visits children first, so the mixer then re-initialises its
+    fused q/k/v layer as the three (att, att) layers of the official code.
+    """
+    if isinstance(m, (nn.Linear, nn.Embedding)):
+        nn.init.xavier_uniform_(m.weight)
+        if getattr(m, "bias", None) is not None:
+            nn.init.zeros_(m.bias)
+    elif isinstance(m, LongShortMixer) and m.att_dim:
+        for chunk in m.qkv.weight.data.chunk(3, 0):
+            nn.init.xavier_uniform_(chunk)
 
 
 def receptive_field(model: LongShortDecisionTransformer) -> int:
