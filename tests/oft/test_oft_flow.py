@@ -1,7 +1,6 @@
 """OFT-Sinkhorn against exact min-cost flow (HiGHS, networkx) and POT's Sinkhorn."""
 
 import math
-import warnings
 
 import networkx as nx
 import numpy as np
@@ -134,21 +133,23 @@ def test_log_domain_matches_scaling(layered, one_thread):
     assert l1["n_iter"] == l2["n_iter"]
 
 
-def test_log_domain_survives_underflow(one_thread):
+def test_underflow_is_survived_by_scaling_or_the_log_domain(one_thread):
+    # exp(-1/1e-4) underflows: the only edge to the demand would vanish
     C = torch.tensor([[0, 1.0, 1e-3], [INF, 0, INF], [INF, INF, 0]], dtype=torch.float64)
     s = torch.tensor([1.0, -1.0, 0.0], dtype=torch.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        with pytest.raises(ValueError, match="sinkhorn_log"):
-            oft_sinkhorn(s, C, 1e-4)
-    F = oft_sinkhorn(s, C, 1e-4, method="sinkhorn_log")
+    F = oft_sinkhorn(s, C, 1e-4)  # ε-scaling: kernels rebuilt from the potentials
+    assert float(F[0, 1]) == pytest.approx(1.0, abs=1e-8)
+    with pytest.warns(RuntimeWarning, match="switching to method='sinkhorn_log'"):
+        F = oft_sinkhorn(s, C, 1e-4, epsilon_scaling=False)
+    assert float(F[0, 1]) == pytest.approx(1.0, abs=1e-8)
+    F = oft_sinkhorn(s, C, 1e-4, method="sinkhorn_log", epsilon_scaling=False)
     assert float(F[0, 1]) == pytest.approx(1.0, abs=1e-8)
 
 
 def test_underflow_warns_and_counts_dropped_edges(layered):
     s, C = layered
     with pytest.warns(RuntimeWarning, match="dropped"):
-        _, lg = oft_sinkhorn(s, C, 1e-3, numItermax=60, log=True)
+        _, lg = oft_sinkhorn(s, C, 1e-3, numItermax=60, epsilon_scaling=False, log=True)
     assert lg["dropped_edges"] > 0
 
 
