@@ -24,6 +24,7 @@ import torch
 from iclr25._checks import as_tensor, check_choice, check_int, check_range
 
 Method = Literal["sinkhorn", "sinkhorn_log"]
+Clip = Literal["exact", "paper"]
 
 WARMUP = 20  # iterations before capacities are clipped (the paper's warm-up)
 CHECK_EVERY = 50  # iterations between balance checks
@@ -197,6 +198,7 @@ def oft_sinkhorn(
     virtual_flow: float = 1e-8,
     method: Method = "sinkhorn",
     epsilon_scaling: bool = True,
+    capacity_clip: Clip = "exact",
     numItermax: int = 20000,  # noqa: N803 (POT's name)
     stopThr: float = 1e-9,  # noqa: N803
     log: bool = False,
@@ -247,6 +249,8 @@ def oft_sinkhorn(
             ``"sinkhorn_log"`` (log-domain, slower).
         epsilon_scaling: anneal reg from about 0.1 down to ``reg`` (False: the paper's single
             stage at ``reg``; kernel entries that underflow then drop their edge).
+        capacity_clip: ``"exact"`` (clip the unclipped kernel at every step) or ``"paper"``
+            (the official cumulative ``K = min(K, cap / (u vᵀ))``, with consistent indices).
         numItermax: maximum number of iterations, all ε stages together.
         stopThr: stop when ``max |P 1 - Pᵀ 1 - s| <= stopThr · Σ s⁺`` (checked every 50).
         log: also return a dict with ``n_iter``, ``converged``, ``cost``,
@@ -280,6 +284,7 @@ def oft_sinkhorn(
     reg = check_range(reg, "reg", 0, low_open=True)
     virtual_flow = check_range(virtual_flow, "virtual_flow", 0, low_open=True)
     check_choice(method, "method", Method)
+    check_choice(capacity_clip, "capacity_clip", Clip)
     if not isinstance(epsilon_scaling, bool):
         raise TypeError(f"epsilon_scaling must be a bool, got {type(epsilon_scaling).__name__}")
     numItermax = check_int(numItermax, "numItermax", 1)
@@ -318,18 +323,19 @@ def oft_sinkhorn(
             del kept
         if cap is not None and bool(torch.isinf(cap).all()):
             cap = None
+        cumulative = capacity_clip == "paper"
         stage_tol = torch.maximum(tol, STAGE_THR * mass)
         stages = [(r, (r * scale).view(B, 1, 1)) for r in regs]
         out = None
         if method == "sinkhorn":
             out = _run_scaling(C64, E, stages, s64, d, cap, ncap, numItermax, tol, stage_tol,
-                               mass)
+                               mass, cumulative)
             if out is None:
                 warnings.warn("numerical overflow in the scaling iteration: switching to "
                               "method='sinkhorn_log'", RuntimeWarning, stacklevel=2)
         if out is None:
             out = _run_log(C64, E, stages, s64, d, cap, ncap, numItermax, tol, stage_tol,
-                           mass)
+                           mass, cumulative)
         P, n_iter, conv, hist = out
         del E
         F = torch.relu(P - P.transpose(-1, -2))
@@ -386,7 +392,7 @@ def _pot_kernel(C, E, f, g, eps):
     return K
 
 
-def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass):
+def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative):
     """The paper's iteration on ``K = exp(-C/eps)`` (float64), with ε-scaling and absorption.
 
     The self-loop kernel ``h_i = K_ii`` is kept as a vector (the diagonal of ``K`` stays 0),
@@ -405,7 +411,8 @@ def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass):
 
     Capacities: ``K = min(K_unclipped, cap / (u vᵀ))`` from the unclipped kernel at every
     step (the exact dual update of the capacity multipliers), not the paper's cumulative
-    ``K = min(K, cap / (u vᵀ))``, which keeps every cap that bound during the transient.
+    ``K = min(K, cap / (u vᵀ))`` (``cumulative=True``), which keeps every cap that bound during
+    the transient.
 
     Returns ``(P, n_iter, converged, history)``, or None on overflow (the caller switches to
     the log domain).
@@ -426,7 +433,7 @@ def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass):
         thr = tol if last else stage_tol
         e1 = eps.squeeze(-1)
         K = _pot_kernel(C, E, f, g, eps)
-        K0 = K.clone() if cap is not None else None
+        K0 = K.clone() if cap is not None and not cumulative else None
         inv_uv = torch.exp(-(f + g) / e1) if stage else None
         u, v = torch.ones_like(s), torch.ones_like(s)
         Kv = torch.addcmul(_mv(K, v), h, v)
@@ -437,7 +444,8 @@ def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass):
             v = y / torch.addcmul(w, h, u)
             h = d / (u * v)
             if cap is not None and it > WARMUP:
-                torch.minimum(K0, cap / u.unsqueeze(-1) / v.unsqueeze(-2), out=K)
+                torch.minimum(K if K0 is None else K0, cap / u.unsqueeze(-1) / v.unsqueeze(-2),
+                              out=K)
                 w = _tmv(K, u)
             Kv = torch.addcdiv(_mv(K, v), d, u)
             Ktu = torch.addcdiv(w, d, v)
@@ -493,7 +501,7 @@ def _clip_node(x, y, s, d, ncap):
     return torch.where(clip, lim, x), torch.where(clip, lim - s, y)
 
 
-def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass):
+def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative):
     """Log-domain twin of :func:`_run_scaling`: ``f = log u``, ``g = log v``, ``log K``.
 
     The self-loop kernel ``log K_ii`` is kept apart in ``lkd`` (the diagonal of ``logK`` is
@@ -524,7 +532,7 @@ def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass):
         prev = eps
         logK0 = torch.where(E, -torch.where(E, C, 0.0) / eps, -math.inf)
         logK0.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
-        logK = logK0.clone() if log_cap is not None else logK0
+        logK = logK0.clone() if log_cap is not None and not cumulative else logK0
         lKv = _lse_rows(logK, g, lkd + g)
         while True:
             it += 1
@@ -533,6 +541,7 @@ def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass):
             lkd = log_d - f - g
             if log_cap is not None and it > WARMUP:
                 torch.minimum(logK0, log_cap - f.unsqueeze(-1) - g.unsqueeze(-2), out=logK)
+                # (cumulative: logK is logK0, so the clip accumulates)
                 logK.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
             lKv = _lse_rows(logK, g, log_d - f)
             lKtu = _lse_cols(logK, f, log_d - g)
