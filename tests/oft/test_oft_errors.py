@@ -85,6 +85,8 @@ def test_solver_argument_errors():
         ({"numItermax": 0}, ValueError, "numItermax"),
         ({"numItermax": 1.5}, TypeError, "numItermax"),
         ({"stopThr": -1.0}, ValueError, "stopThr"),
+        ({"capacity_clip": "cumulative"}, ValueError, "capacity_clip"),
+        ({"epsilon_scaling": 1}, TypeError, "epsilon_scaling"),
     ]:
         with pytest.raises(exc, match=msg):
             oft_sinkhorn(s, C, **kw)

@@ -1,7 +1,6 @@
 """OFT-Sinkhorn against exact min-cost flow (HiGHS, networkx) and POT's Sinkhorn."""
 
 import math
-import warnings
 
 import networkx as nx
 import numpy as np
@@ -134,21 +133,23 @@ def test_log_domain_matches_scaling(layered, one_thread):
     assert l1["n_iter"] == l2["n_iter"]
 
 
-def test_log_domain_survives_underflow(one_thread):
+def test_underflow_is_survived_by_scaling_or_the_log_domain(one_thread):
+    # exp(-1/1e-4) underflows: the only edge to the demand would vanish
     C = torch.tensor([[0, 1.0, 1e-3], [INF, 0, INF], [INF, INF, 0]], dtype=torch.float64)
     s = torch.tensor([1.0, -1.0, 0.0], dtype=torch.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        with pytest.raises(ValueError, match="sinkhorn_log"):
-            oft_sinkhorn(s, C, 1e-4)
-    F = oft_sinkhorn(s, C, 1e-4, method="sinkhorn_log")
+    F = oft_sinkhorn(s, C, 1e-4)  # ε-scaling: kernels rebuilt from the potentials
+    assert float(F[0, 1]) == pytest.approx(1.0, abs=1e-8)
+    with pytest.warns(RuntimeWarning, match="switching to method='sinkhorn_log'"):
+        F = oft_sinkhorn(s, C, 1e-4, epsilon_scaling=False)
+    assert float(F[0, 1]) == pytest.approx(1.0, abs=1e-8)
+    F = oft_sinkhorn(s, C, 1e-4, method="sinkhorn_log", epsilon_scaling=False)
     assert float(F[0, 1]) == pytest.approx(1.0, abs=1e-8)
 
 
 def test_underflow_warns_and_counts_dropped_edges(layered):
     s, C = layered
     with pytest.warns(RuntimeWarning, match="dropped"):
-        _, lg = oft_sinkhorn(s, C, 1e-3, numItermax=60, log=True)
+        _, lg = oft_sinkhorn(s, C, 1e-3, numItermax=60, epsilon_scaling=False, log=True)
     assert lg["dropped_edges"] > 0
 
 
@@ -207,3 +208,38 @@ def test_make_layered_seeded_and_shaped():
     assert torch.isfinite(C1[:3, 3:]).all()
     su, _ = make_layered(3, 0, 3, masses="uniform", seed=0)
     assert torch.allclose(su[:3], torch.full((3,), 1 / 3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("sizes", [(1, 0, 1), (1, 1, 1), (2, 0, 3), (3, 2, 2)])
+def test_defaults_solve_the_smallest_layered_instances(sizes, one_thread):
+    # before issue 39: FloatingPointError or an underflow ValueError at the defaults
+    for seed in range(3):
+        s, C = make_layered(*sizes, seed=seed)
+        F, lg = oft_sinkhorn(s, C, log=True)
+        assert lg["converged"] and lg["balance_violation"] <= 1e-9
+        assert _gap(F, C, min_cost_flow(s, C, log=True)[1]["cost"]) <= 0.02
+
+
+def test_epsilon_scaling_reaches_the_same_entropic_flow(layered, one_thread):
+    s, C = layered
+    F1, l1 = oft_sinkhorn(s, C, 1e-2, stopThr=1e-12, numItermax=50000, log=True)
+    F2 = oft_sinkhorn(s, C, 1e-2, stopThr=1e-12, numItermax=50000, epsilon_scaling=False)
+    assert torch.allclose(F1, F2, atol=1e-9)
+    regs = l1["history"]["reg"]
+    assert regs[0] == pytest.approx(0.16) and regs[-1] == pytest.approx(1e-2)
+    assert regs == sorted(regs, reverse=True)
+
+
+def test_exact_capacity_clip_beats_the_papers_cumulative_clip(one_thread):
+    # the cumulative clip keeps caps that bound only in the transient: dearer flow
+    s, C = make_layered(20, 20, 20, seed=0)
+    F0, lp = min_cost_flow(s, C, log=True)
+    cap = 0.25 * float(F0.max())
+    _, lc = min_cost_flow(s, C, capacity=cap, log=True)
+    gaps = {}
+    for clip in ("exact", "paper"):
+        F, lg = oft_sinkhorn(s, C, 1e-3, capacity=cap, capacity_clip=clip, stopThr=1e-6,
+                             log=True)
+        assert lg["converged"] and lg["capacity_violation"] <= 1e-9 * cap
+        gaps[clip] = _gap(F, C, lc["cost"])
+    assert 0 <= gaps["exact"] <= 0.005 < gaps["paper"]

@@ -3,13 +3,20 @@
 The paper's central claim (abstract, Table 1) is that the matrix iterations "approximate
 optimal solutions" of min-cost flow while keeping flow balance. We solve the paper's
 ``uniform_WO`` three-layer instances (random points, Euclidean costs) exactly with HiGHS and
-with OFT-Sinkhorn at reg = 1e-3 (relative to the largest cost), at most 20000 iterations, and
-measure the worst relative cost gap over seeds. A gap only counts if the flow is feasible:
-balance violation <= 1e-6·Σs⁺ (and capacity violation <= 1e-9·cap), else the gap is inf,
-since an off-balance flow can cost *less* than the optimum (research notes). The capacitated
-claim would be uninformative if the caps did not bind; the cap is a quarter of the largest
-edge flow of the exact uncapacitated optimum, which raises the LP optimum by several percent
-(reported).
+with OFT-Sinkhorn at reg = 1e-3 (relative to the largest cost), at most 20000 iterations,
+stopping once the balance violation is <= 1e-6·Σs⁺, and measure the worst relative cost gap
+over seeds. A gap only counts if the flow is feasible: balance violation <= 1e-6·Σs⁺ (and
+capacity violation <= 1e-9·cap), else it counts as ``INFEASIBLE`` = 1 (a 100% gap: a fail,
+not an inf reading, which the report would call inconclusive), since an off-balance flow can
+cost *less* than the optimum (research notes). The capacitated claim would be uninformative if
+the caps did not bind (its control); the cap is a quarter of the largest edge flow of the exact
+uncapacitated optimum, which raises the LP optimum by several percent (reported).
+
+Why the capacitated gap read 0.041 (6x the issue's pilot) before issue 39: the paper's clip
+``K = min(K, cap / (u vᵀ))`` is cumulative, so every cap that bound during the transient stays
+bound and the flow is pushed onto dearer edges. Clipping the unclipped kernel at every step
+(the exact dual update) removes it; the capacitated table reports the paper's clip beside ours
+on the same instances (``paper iteration``: one stage, cumulative clip).
 """
 
 from __future__ import annotations
@@ -20,7 +27,16 @@ from dataclasses import dataclass
 
 import torch
 
-from iclr25.claims import Context, Evidence, Setting, Table, claim, experiment, scalar
+from iclr25.claims import (
+    Comparison,
+    Context,
+    Evidence,
+    Setting,
+    Table,
+    claim,
+    experiment,
+    scalar,
+)
 from iclr25.oft.flow import min_cost_flow, oft_sinkhorn
 from iclr25.oft.instances import make_layered
 
@@ -37,15 +53,23 @@ class Layered(Setting):
     sweep_layers: tuple[int, ...]  # figure: gap vs n on the first seed
 
 
-BALANCE_TOL = 1e-6  # x Σs⁺ (= 1 here): above it the gap counts as inf (issue)
+BALANCE_TOL = 1e-6  # x Σs⁺ (= 1 here): above it the gap counts as INFEASIBLE
 CAPACITY_TOL = 1e-9  # x cap
+INFEASIBLE = 1.0  # the gap an infeasible flow counts as: fails any threshold below 100%
 
 
 @dataclass
 class LayeredEvidence(Evidence):
-    worst_gap: float = scalar("fraction", "worst-seed relative gap, inf if infeasible")
+    worst_gap: float = scalar("fraction", "worst-seed relative gap, 1 if infeasible")
+    worst_cost: float = scalar("cost", "OFT cost on the worst seed")
+    worst_lp: float = scalar("cost", "LP optimum on the worst seed")
     worst_gap_capacitated: float = scalar("fraction", "vs the capacitated LP")
-    cap_cost_increase: float = scalar("fraction", "capacitated over uncapacitated LP optimum")
+    worst_cost_capacitated: float = scalar("cost", "EOFT cost on the worst capacitated seed")
+    worst_lp_capacitated: float = scalar("cost", "capacitated LP optimum on that seed")
+    worst_gap_paper_clip: float = scalar("fraction", "paper iteration (cumulative clip), "
+                                         "1 if infeasible")
+    cap_cost_increase: float = scalar("fraction", "capacitated over uncapacitated LP optimum, "
+                                      "smallest over seeds")
     per_seed: Table = None
     capacitated: Table = None
     sweep: Table = None
@@ -54,15 +78,29 @@ class LayeredEvidence(Evidence):
 def _gap(cost: float, opt: float, viol: float, cap_viol: float = 0.0,
          cap: float = math.inf) -> float:
     if viol > BALANCE_TOL or cap_viol > CAPACITY_TOL * cap:
-        return math.inf
+        return INFEASIBLE
     return (cost - opt) / opt
+
+
+_DEVIATIONS = (
+    "make_layered draws supplies and demands uniformly in [0.5, 1.5] (normalised); the paper's "
+    "uniform_WO json instances are not available offline",
+    "ε-scaling (reg annealed from 0.256 to 1e-3) and the capacity clip from the unclipped "
+    "kernel (issue 39); the paper's one-stage iteration with its cumulative clip is reported "
+    "beside it in the capacitated table",
+    "stop at balance violation <= 1e-6·Σs⁺ (the claim's tolerance), checked every 50 "
+    "iterations; the official code checks the mean violation every 100 against 1e-8",
+)
 
 
 @experiment(
     quick=Layered(layer=20, seeds=(0,), reg=1e-3, iters=20000, cap_fraction=0.25,
-                  sweep_regs=(1e-2, 1e-3), sweep_iters=1000, sweep_layers=(10, 20)),
+                  sweep_regs=(1e-2, 1e-3), sweep_iters=1000, sweep_layers=(10, 20),
+                  deviations=("smoke test: n = 60, one seed",) + _DEVIATIONS),
     full=Layered(layer=100, seeds=(0, 1, 2), reg=1e-3, iters=20000, cap_fraction=0.25,
-                 sweep_regs=(1e-2, 3e-3, 1e-3), sweep_iters=20000, sweep_layers=(20, 60, 100)),
+                 sweep_regs=(1e-2, 3e-3, 1e-3), sweep_iters=5000, sweep_layers=(20, 60, 100),
+                 deviations=("3 seeds at n = 300 (the paper goes to thousands of nodes on a "
+                             "GPU): CPU budget",) + _DEVIATIONS),
 )
 def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
     dev = ctx.device
@@ -76,25 +114,32 @@ def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
     _, lp_cap = min_cost_flow(s, C, capacity=caps.view(-1, 1, 1), log=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # non-convergence is in the evidence
-        _, lg = oft_sinkhorn(s, C, setting.reg, numItermax=setting.iters, log=True)
-        _, lgc = oft_sinkhorn(s, C, setting.reg, capacity=caps.view(-1, 1, 1),
-                              numItermax=setting.iters, log=True)
-    rows, crows, gaps, cgaps = [], [], [], []
+        kw = {"numItermax": setting.iters, "stopThr": BALANCE_TOL, "log": True}
+        _, lg = oft_sinkhorn(s, C, setting.reg, **kw)
+        _, lgc = oft_sinkhorn(s, C, setting.reg, capacity=caps.view(-1, 1, 1), **kw)
+        _, lgp = oft_sinkhorn(s, C, setting.reg, capacity=caps.view(-1, 1, 1),
+                              epsilon_scaling=False, capacity_clip="paper", **kw)
+    rows, crows, gaps, cgaps, pgaps = [], [], [], [], []
     for b, seed in enumerate(setting.seeds):
         g = _gap(float(lg["cost"][b]), float(lp["cost"][b]),
                  float(lg["balance_violation"][b]) / mass)
         gc = _gap(float(lgc["cost"][b]), float(lp_cap["cost"][b]),
                   float(lgc["balance_violation"][b]) / mass,
                   float(lgc["capacity_violation"][b]), float(caps[b]))
+        gp = _gap(float(lgp["cost"][b]), float(lp_cap["cost"][b]),
+                  float(lgp["balance_violation"][b]) / mass,
+                  float(lgp["capacity_violation"][b]), float(caps[b]))
         gaps.append(g)
         cgaps.append(gc)
+        pgaps.append(gp)
         rows.append((ctx.seed + seed, float(lp["cost"][b]), float(lg["cost"][b]),
                      (float(lg["cost"][b]) - float(lp["cost"][b])) / float(lp["cost"][b]),
                      float(lg["balance_violation"][b]) / mass, int(lg["n_iter"][b]), g))
-        crows.append((ctx.seed + seed, float(caps[b]), float(lp_cap["cost"][b]),
-                       float(lp_cap["cost"][b]) / float(lp["cost"][b]) - 1,
-                       float(lgc["cost"][b]), float(lgc["balance_violation"][b]) / mass,
-                       float(lgc["capacity_violation"][b]), int(lgc["n_iter"][b]), gc))
+        for arm, lgx, gx in (("ours", lgc, gc), ("paper iteration", lgp, gp)):
+            crows.append((ctx.seed + seed, arm, float(caps[b]), float(lp_cap["cost"][b]),
+                          float(lp_cap["cost"][b]) / float(lp["cost"][b]) - 1,
+                          float(lgx["cost"][b]), float(lgx["balance_violation"][b]) / mass,
+                          float(lgx["capacity_violation"][b]), int(lgx["n_iter"][b]), gx))
 
     # figure 1: gap and balance violation vs iteration for each reg (first instance)
     fig = ctx.figure("gap_vs_iteration", figsize=(9, 3.5))
@@ -105,7 +150,7 @@ def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
         warnings.simplefilter("ignore", RuntimeWarning)
         for reg in setting.sweep_regs:
             _, lr = oft_sinkhorn(s[0], C[0], reg, numItermax=setting.sweep_iters, stopThr=0.0,
-                                 log=True)
+                                 epsilon_scaling=False, log=True)
             h = lr["history"]
             ax1.plot(h["iteration"], [abs(c - opt0) / opt0 for c in h["cost"]],
                      label=f"reg={reg:g}")
@@ -128,7 +173,8 @@ def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
         for k in setting.sweep_layers:
             sk, Ck = make_layered(k, k, k, seed=ctx.seed + setting.seeds[0], device=dev)
             _, lk = min_cost_flow(sk, Ck, log=True)
-            _, lo = oft_sinkhorn(sk, Ck, setting.reg, numItermax=setting.iters, log=True)
+            _, lo = oft_sinkhorn(sk, Ck, setting.reg, numItermax=setting.iters,
+                                 stopThr=BALANCE_TOL, log=True)
             gap = (lo["cost"] - lk["cost"]) / lk["cost"]
             ns.append(3 * k)
             gs.append(gap)
@@ -138,16 +184,21 @@ def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
     ax.set(xlabel="nodes n", ylabel="relative gap to LP", title=f"reg={setting.reg:g}")
     fig2.tight_layout()
 
+    w, wc = max(range(len(gaps)), key=gaps.__getitem__), max(range(len(cgaps)),
+                                                           key=cgaps.__getitem__)
     return LayeredEvidence(
-        worst_gap=max(gaps), worst_gap_capacitated=max(cgaps),
-        cap_cost_increase=max(r[3] for r in crows),
+        worst_gap=gaps[w], worst_cost=float(lg["cost"][w]), worst_lp=float(lp["cost"][w]),
+        worst_gap_capacitated=cgaps[wc], worst_cost_capacitated=float(lgc["cost"][wc]),
+        worst_lp_capacitated=float(lp_cap["cost"][wc]), worst_gap_paper_clip=max(pgaps),
+        cap_cost_increase=min(r[4] for r in crows),
         per_seed=Table("uncapacitated, per seed",
                        ("seed", "LP cost", "OFT cost", "gap", "balance viol / Σs⁺",
-                        "iterations", "gap (inf if infeasible)"), rows),
-        capacitated=Table("edge-capacitated, per seed",
-                          ("seed", "cap", "LP cost", "LP over uncapacitated", "OFT cost",
+                        "iterations", "gap (1 if infeasible)"), rows),
+        capacitated=Table("edge-capacitated, per seed: ours (ε-scaling, exact clip) and the "
+                          "paper iteration (one stage, cumulative clip)",
+                          ("seed", "arm", "cap", "LP cost", "LP over uncapacitated", "OFT cost",
                            "balance viol / Σs⁺", "cap viol", "iterations",
-                           "gap (inf if infeasible)"), crows),
+                           "gap (1 if infeasible)"), crows),
         sweep=Table("sweeps on the first seed",
                     ("sweep", "reg", "n", "iterations", "gap", "balance viol / Σs⁺"), sweep),
     )
@@ -156,23 +207,32 @@ def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
 @claim("oft.near_optimal", experiment=layered,
        sentence="OFT-Sinkhorn approximates the min-cost flow optimum while satisfying flow "
                 "balance.",
-       metric="worst-seed relative cost gap to the HiGHS optimum (inf if balance violation "
+       metric="worst-seed relative cost gap to the HiGHS optimum (1 if balance violation "
               "> 1e-6·Σs⁺), reg=1e-3, <= 20000 iterations",
        unit="fraction",
-       paper_figure="\"approximate optimal solutions\", Table 1 (numbers unverified)",
-       threshold=0.02, direction="<=")
-def near_optimal(ev: LayeredEvidence) -> float:
-    return ev.worst_gap
+       paper_figure="\"approximate optimal solutions\", Table 1 (numbers unverified: checked "
+                    "once, the stored text holds the abstract only)",
+       threshold=0.02, direction="<=", baseline="HiGHS LP optimum")
+def near_optimal(ev: LayeredEvidence) -> Comparison:
+    return Comparison(ours=ev.worst_cost, baseline=ev.worst_lp, value=ev.worst_gap)
+
+
+_BIND = 0.005  # the caps must raise the LP optimum by at least this fraction on every seed
 
 
 @claim("oft.capacitated", experiment=layered,
        sentence="Capacity-constrained EOFT-Sinkhorn returns a flow within the edge capacities "
                 "at near-optimal cost.",
-       metric="worst-seed relative cost gap to the capacitated HiGHS optimum (inf if balance "
+       metric="worst-seed relative cost gap to the capacitated HiGHS optimum (1 if balance "
               "violation > 1e-6·Σs⁺ or capacity violation > 1e-9·cap); cap = 0.25 x largest "
               "exact uncapacitated edge flow",
        unit="fraction",
-       paper_figure="Capacity-Constrained EOFT-Sinkhorn vs MCF, Table 1 (numbers unverified)",
-       threshold=0.02, direction="<=")
-def capacitated(ev: LayeredEvidence) -> float:
-    return ev.worst_gap_capacitated
+       paper_figure="Capacity-Constrained EOFT-Sinkhorn vs MCF, Table 1 (numbers unverified: "
+                    "checked once, the stored text holds the abstract only)",
+       threshold=0.02, direction="<=", baseline="capacitated HiGHS LP optimum",
+       control=lambda ev: ev.cap_cost_increase >= _BIND,
+       control_doc="The caps bind: on every seed they raise the exact (LP) optimum by at least "
+                   "0.5% over the uncapacitated one.")
+def capacitated(ev: LayeredEvidence) -> Comparison:
+    return Comparison(ours=ev.worst_cost_capacitated, baseline=ev.worst_lp_capacitated,
+                      value=ev.worst_gap_capacitated)

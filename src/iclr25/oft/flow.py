@@ -24,6 +24,7 @@ import torch
 from iclr25._checks import as_tensor, check_choice, check_int, check_range
 
 Method = Literal["sinkhorn", "sinkhorn_log"]
+Clip = Literal["exact", "paper"]
 
 WARMUP = 20  # iterations before capacities are clipped (the paper's warm-up)
 CHECK_EVERY = 50  # iterations between balance checks
@@ -196,6 +197,8 @@ def oft_sinkhorn(
     node_capacity: object = None,
     virtual_flow: float = 1e-8,
     method: Method = "sinkhorn",
+    epsilon_scaling: bool = True,
+    capacity_clip: Clip = "exact",
     numItermax: int = 20000,  # noqa: N803 (POT's name)
     stopThr: float = 1e-9,  # noqa: N803
     log: bool = False,
@@ -211,12 +214,29 @@ def oft_sinkhorn(
     and Capacity-Constrained EOFT-Sinkhorn). Per iteration::
 
         u = (q + d) / (K v);   v = (q - s + d) / (Kᵀ u);   K_ii = d / (u_i v_i)
-        K = min(K, cap / (u vᵀ))            # after 20 warm-up steps, with capacities
+        K = min(K₀, cap / (u vᵀ))           # after 20 warm-up steps, with capacities
         (q + d)(q - s + d) = (K v)(Kᵀ u)    # solved without cancellation; q = min(q, node cap)
 
-    The official code clips with ``cap_ji``-transposed scalings, which violates asymmetric
-    capacities; this uses ``cap_ij / (u_i v_j)``. The result is ``relu(P - Pᵀ)``, which keeps
-    the balance of ``P`` exactly and removes 2-cycles and self-loops.
+    Differences from the official code, each measured on the paper's layered instances:
+
+    - ε-scaling (default): reg is annealed ``reg·4^k, …, reg·4, reg`` from the first value
+      ``>= 0.1``, each stage warm-started from the last one's potentials and ended at balance
+      violation ``<= 1e-4·Σs⁺`` (the last at ``stopThr``), with the scalings absorbed into the
+      kernel (no overflow or underflow at any reg). At n = 300, reg = 1e-3 the paper's single
+      stage needs > 20000 iterations to reach 1e-6; see ``benchmarks/oft.py``.
+    - The capacity clip starts from the unclipped kernel ``K₀`` at every step (the exact dual
+      update of the capacity multipliers); the official ``K = min(K, cap / (u vᵀ))`` is
+      cumulative, so a cap that bound once in the transient stays bound and the flow's cost
+      rises (the gap this caused is in ``oft/claim.py``). The official clip also uses
+      transposed scalings ``cap_ij / (u_j v_i)``, which violates asymmetric capacities.
+    - reg is relative to the largest finite edge cost. NETGEN instances read by the official
+      ``read_netgen`` give non-edges cost 10× the largest edge cost, so the official reg
+      is relative to 10 × max C: official ``reg = r`` there is ``reg = 10·r`` here.
+    - ``method="sinkhorn"`` switches to the log domain (with a warning) if the scalings
+      overflow or, without ε-scaling, if an underflowed kernel cuts a demand off its supply.
+
+    The result is ``relu(P - Pᵀ)``, which keeps the balance of ``P`` exactly and removes
+    2-cycles and self-loops.
 
     Args:
         s: (n,) or (B, n) supplies (> 0) and demands (< 0), summing to 0 per instance.
@@ -225,15 +245,19 @@ def oft_sinkhorn(
         capacity: scalar or (…, n, n) edge capacities >= 0 (``inf`` = none).
         node_capacity: scalar or (…, n) bounds on node throughput >= 0.
         virtual_flow: the self-flow ``d`` on each node (> 0; the paper's 1e-8).
-        method: ``"sinkhorn"`` (the paper's scalings; kernel entries that underflow drop their
-            edge) or ``"sinkhorn_log"`` (log-domain, stable for small ``reg``).
-        numItermax: maximum number of iterations.
+        method: ``"sinkhorn"`` (the paper's scalings, stabilised by absorption) or
+            ``"sinkhorn_log"`` (log-domain, slower).
+        epsilon_scaling: anneal reg from about 0.1 down to ``reg`` (False: the paper's single
+            stage at ``reg``; kernel entries that underflow then drop their edge).
+        capacity_clip: ``"exact"`` (clip the unclipped kernel at every step) or ``"paper"``
+            (the official cumulative ``K = min(K, cap / (u vᵀ))``, with consistent indices).
+        numItermax: maximum number of iterations, all ε stages together.
         stopThr: stop when ``max |P 1 - Pᵀ 1 - s| <= stopThr · Σ s⁺`` (checked every 50).
         log: also return a dict with ``n_iter``, ``converged``, ``cost``,
             ``balance_violation`` (max absolute), ``capacity_violation``,
-            ``node_capacity_violation``, ``dropped_edges`` and ``history`` (iteration,
-            relative violation, cost at every check). Values are Python scalars for one
-            instance and (B,) tensors for a batch.
+            ``node_capacity_violation``, ``dropped_edges`` (without ε-scaling) and
+            ``history`` (iteration, reg, relative violation, cost at every check). Values are
+            Python scalars for one instance and (B,) tensors for a batch.
 
     Returns:
         F: (n, n) or (B, n, n) flow in the dtype of ``C`` (float64 for integer input), on
@@ -242,8 +266,7 @@ def oft_sinkhorn(
     Raises:
         ValueError: bad shapes, NaN, negative costs or capacities, ``s`` not summing to 0 or
             all zero, supply without out-edge, demand unreachable (naming the node),
-            ``reg``/``virtual_flow`` <= 0, unknown ``method``; with ``method="sinkhorn"``,
-            underflow that disconnects a demand from every supply.
+            ``reg``/``virtual_flow`` <= 0, unknown ``method``.
         TypeError: bool or complex input.
 
     Examples:
@@ -261,6 +284,9 @@ def oft_sinkhorn(
     reg = check_range(reg, "reg", 0, low_open=True)
     virtual_flow = check_range(virtual_flow, "virtual_flow", 0, low_open=True)
     check_choice(method, "method", Method)
+    check_choice(capacity_clip, "capacity_clip", Clip)
+    if not isinstance(epsilon_scaling, bool):
+        raise TypeError(f"epsilon_scaling must be a bool, got {type(epsilon_scaling).__name__}")
     numItermax = check_int(numItermax, "numItermax", 1)
     stopThr = check_range(stopThr, "stopThr", 0)
     s64, C64, cap, ncap, batched, out_dtype = _check_problem(s, C, capacity, node_capacity)
@@ -276,30 +302,42 @@ def oft_sinkhorn(
     d = torch.full_like(s64, virtual_flow)
     tol = stopThr * mass
 
+    regs = _schedule(reg) if epsilon_scaling else [reg]
     with torch.no_grad():
-        if method == "sinkhorn":
-            K = torch.where(E, torch.exp(-torch.where(E, C64, 0.0) / eps), 0.0)
-            dropped = (E & (K == 0)).sum(dim=(-2, -1))
+        dropped = torch.zeros(B, dtype=torch.long, device=dev)
+        if method == "sinkhorn" and not epsilon_scaling:
+            kept = E & (torch.exp(-torch.where(E, C64, 0.0) / eps) > 0)
+            dropped = (E & ~kept).sum(dim=(-2, -1))
             if bool((dropped > 0).any()):
                 warnings.warn(f"{int(dropped.sum())} edge(s) dropped: exp(-C/(reg·max C)) "
-                              f"underflows; use method='sinkhorn_log' or a larger reg",
-                              RuntimeWarning, stacklevel=2)
+                              f"underflows; use method='sinkhorn_log', a larger reg or "
+                              f"epsilon_scaling=True", RuntimeWarning, stacklevel=2)
                 try:
-                    _check_reachable(s64, (K > 0) & _edges(C64, cap), "C")
-                except ValueError as exc:
-                    raise ValueError(f"reg={reg:g} underflows exp(-C/(reg·max C)) and cuts "
-                                     f"the graph ({exc}); use method='sinkhorn_log' or a "
-                                     f"larger reg") from None
-            run = _run_scaling
-        else:
-            K = torch.where(E, -C64 / eps, -math.inf)
-            dropped = torch.zeros(B, dtype=torch.long, device=dev)
-            run = _run_log
-        del E
+                    _check_reachable(s64, kept & _edges(C64, cap), "C")
+                except ValueError:
+                    warnings.warn(f"reg={reg:g} underflows exp(-C/(reg·max C)) and cuts the "
+                                  f"graph: switching to method='sinkhorn_log'", RuntimeWarning,
+                                  stacklevel=2)
+                    method = "sinkhorn_log"
+                    dropped.zero_()
+            del kept
         if cap is not None and bool(torch.isinf(cap).all()):
             cap = None
-        P, n_iter, conv, hist = run(K, s64, d, cap, ncap, numItermax, tol, C64, mass)
-        del K
+        cumulative = capacity_clip == "paper"
+        stage_tol = torch.maximum(tol, STAGE_THR * mass)
+        stages = [(r, (r * scale).view(B, 1, 1)) for r in regs]
+        out = None
+        if method == "sinkhorn":
+            out = _run_scaling(C64, E, stages, s64, d, cap, ncap, numItermax, tol, stage_tol,
+                               mass, cumulative)
+            if out is None:
+                warnings.warn("numerical overflow in the scaling iteration: switching to "
+                              "method='sinkhorn_log'", RuntimeWarning, stacklevel=2)
+        if out is None:
+            out = _run_log(C64, E, stages, s64, d, cap, ncap, numItermax, tol, stage_tol,
+                           mass, cumulative)
+        P, n_iter, conv, hist = out
+        del E
         F = torch.relu(P - P.transpose(-1, -2))
         del P
         F.diagonal(dim1=-2, dim2=-1).zero_()
@@ -326,95 +364,134 @@ def oft_sinkhorn(
     return out, info
 
 
-def _record(hist: dict[str, list], it: int, viol: torch.Tensor, mass: torch.Tensor,
-            P: torch.Tensor, Cz: torch.Tensor) -> None:
+def _record(hist: dict[str, list], it: int, reg: float, viol: torch.Tensor,
+            mass: torch.Tensor, P: torch.Tensor, Cz: torch.Tensor) -> None:
     F = torch.relu(P - P.transpose(-1, -2))
     hist["iteration"].append(it)
+    hist["reg"].append(reg)
     hist["violation"].append((viol / mass).tolist())
     hist["cost"].append((F * Cz).sum(dim=(-2, -1)).tolist())
 
 
 ABSORB = 1e30  # absorb the scalings into K when they leave [1/ABSORB, ABSORB]
+STAGE_THR = 1e-4  # x Σs⁺: balance violation that ends an intermediate ε-scaling stage
+REG_START = 0.1  # ε-scaling starts at the first reg·4^k >= this (relative to max C)
 
 
-def _run_scaling(K, s, d, cap, ncap, iters, tol, C, mass):
-    """The paper's iteration on ``K = exp(-C/eps)`` (float64, in place on ``K``).
+def _schedule(reg: float) -> list[float]:
+    """ε-scaling: ``reg·4^k, …, reg·4, reg``, starting at the first ``>= REG_START``."""
+    k = max(0, math.ceil(math.log(REG_START / reg, 4) - 1e-9))
+    return [reg * 4.0**j for j in range(k, -1, -1)]
+
+
+def _pot_kernel(C, E, f, g, eps):
+    """``exp((f_i + g_j - C_ij) / eps)`` on the edges, 0 elsewhere and on the diagonal."""
+    K = torch.where(E, (f.unsqueeze(-1) + g.unsqueeze(-2) - torch.where(E, C, 0.0)) / eps,
+                    -math.inf).exp_()
+    K.diagonal(dim1=-2, dim2=-1).zero_()
+    return K
+
+
+def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative):
+    """The paper's iteration on ``K = exp(-C/eps)`` (float64), with ε-scaling and absorption.
 
     The self-loop kernel ``h_i = K_ii`` is kept as a vector (the diagonal of ``K`` stays 0),
     so after pinning ``h = d / (u v)`` the products with the full kernel are
     ``K v + d / u`` and ``Kᵀ u + d / v``: two (B,n,n)·(B,n) products per uncapacitated
     iteration (three with edge capacities, whose clip changes ``K``).
 
-    When ``u`` or ``v`` grow past ``ABSORB`` (checked every 50 steps) they are absorbed into
-    ``K`` (``K <- diag(u) K diag(v)``, ``u = v = 1``) and ``1 / (ū v̄)`` is remembered, so the
-    q-step still sees the original kernel: ``(K₀ V)(K₀ᵀ U) = (K v)(Kᵀ u) / (ū v̄)``. The pin
-    ``d / (u v)`` and the clip ``cap / (u vᵀ)`` keep their form. Without it ``u_i v_j`` reaches
-    1e300 at small reg and a clipped ``K_ij`` falls into subnormal numbers, where it can no
-    longer hold ``P_ij <= cap_ij``.
+    Potentials ``f, g`` (cost units) hold what was absorbed: the working kernel is
+    ``exp((f_i + g_j - C_ij) / eps)`` and the true scalings are ``exp(f/eps)·u``,
+    ``exp(g/eps)·v``. They are absorbed when ``u`` or ``v`` leave ``[1/ABSORB, ABSORB]``
+    (checked every 50 steps) and at the end of every ε stage, whose next kernel is rebuilt
+    from them at the smaller ``eps`` (Schmitzer's stabilised scaling): no entry overflows, and
+    kernel entries that underflow carry flow below 1e-300. The q-step sees the original kernel
+    through ``(K₀ V)(K₀ᵀ U) = (K v)(Kᵀ u)·exp(-(f + g)/eps)``. An intermediate stage ends at
+    balance violation ``<= stage_tol``, the last at ``<= tol``; ``iters`` counts all stages.
+
+    Capacities: ``K = min(K_unclipped, cap / (u vᵀ))`` from the unclipped kernel at every
+    step (the exact dual update of the capacity multipliers), not the paper's cumulative
+    ``K = min(K, cap / (u vᵀ))`` (``cumulative=True``), which keeps every cap that bound during
+    the transient.
+
+    Returns ``(P, n_iter, converged, history)``, or None on overflow (the caller switches to
+    the log domain).
     """
     B, n = s.shape
-    K.diagonal(dim1=-2, dim2=-1).zero_()
     neg, pos = s < 0, s > 0
     s2q, hs = 0.25 * s * s, 0.5 * s.abs()
     x, y = s.clamp_min(0) + d, (-s).clamp_min(0) + d
-    v = torch.ones_like(s)
+    f, g = torch.zeros_like(s), torch.zeros_like(s)
     h = torch.ones_like(s)  # self-loop kernel 1 (cost 0) before the first pin
-    inv_uv = None  # 1 / (ū v̄) once something was absorbed
-    Kv = torch.addcmul(_mv(K, v), h, v)
     n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
     conv = torch.zeros(B, dtype=torch.bool, device=s.device)
-    hist: dict[str, list] = {"iteration": [], "violation": [], "cost": []}
+    hist: dict[str, list] = {"iteration": [], "reg": [], "violation": [], "cost": []}
     Cz = torch.where(torch.isfinite(C), C, 0.0)
-    good = None
-    for it in range(1, iters + 1):
-        u = x / Kv
-        w = _tmv(K, u)
-        v = y / torch.addcmul(w, h, u)
-        h = d / (u * v)
-        if cap is not None and it > WARMUP:
-            torch.minimum(K, cap / u.unsqueeze(-1) / v.unsqueeze(-2), out=K)
+    it = 0
+    for stage, (reg, eps) in enumerate(stages):
+        last = stage == len(stages) - 1
+        thr = tol if last else stage_tol
+        e1 = eps.squeeze(-1)
+        K = _pot_kernel(C, E, f, g, eps)
+        K0 = K.clone() if cap is not None and not cumulative else None
+        inv_uv = torch.exp(-(f + g) / e1) if stage else None
+        u, v = torch.ones_like(s), torch.ones_like(s)
+        Kv = torch.addcmul(_mv(K, v), h, v)
+        while True:
+            it += 1
+            u = x / Kv
             w = _tmv(K, u)
-        Kv = torch.addcdiv(_mv(K, v), d, u)
-        Ktu = torch.addcdiv(w, d, v)
-        if it % CHECK_EVERY == 0 or it == iters:
-            viol = (u * Kv - v * Ktu - s).abs().amax(-1)
-            if not (bool(torch.isfinite(viol).all()) and bool(torch.isfinite(Kv).all())):
-                warnings.warn(f"numerical overflow at iteration {it}; returning the last "
-                              f"finite iterate (use method='sinkhorn_log')", RuntimeWarning,
-                              stacklevel=3)
-                if good is None:
-                    raise FloatingPointError("OFT-Sinkhorn overflowed before the first check; "
-                                             "use method='sinkhorn_log' or a larger reg")
-                return good, n_iter, conv, hist
-            new = (viol <= tol) & ~conv
-            n_iter[new] = it
-            conv |= new
-            P = u.unsqueeze(-1) * K * v.unsqueeze(-2)
-            _record(hist, it, viol, mass, P, Cz)
-            if bool(conv.all()) or it == iters:
-                return P, n_iter, conv, hist
-            good = P
-            del P
-            big = torch.maximum(torch.maximum(u, 1 / u), torch.maximum(v, 1 / v)).amax()
-            if float(big) > ABSORB:
-                K.mul_(u.unsqueeze(-1)).mul_(v.unsqueeze(-2))
-                inv_uv = 1 / (u * v) if inv_uv is None else inv_uv / (u * v)
-                Kv = u * Kv  # the full kernel's K 1 after absorption = diag(u) K_old v
-                Ktu = v * Ktu
-                h = d.clone()
-                u = torch.ones_like(u)
-                v = torch.ones_like(v)
-        ab = Kv * Ktu if inv_uv is None else Kv * Ktu * inv_uv
-        # q-step: out-flow x = q + d and in-flow y = q - s + d solve x·y = ab (u_i v_i = 1);
-        # with t = sqrt(ab + s²/4) + |s|/2 the roots without cancellation are
-        # x = ab/t where s < 0 else t, y = ab/t where s > 0 else t
-        t = torch.add(ab, s2q).sqrt_().add_(hs)
-        abt = ab / t
-        x = torch.where(neg, abt, t)
-        y = torch.where(pos, abt, t)
-        if ncap is not None:
-            x, y = _clip_node(x, y, s, d, ncap)
-    return good, n_iter, conv, hist
+            v = y / torch.addcmul(w, h, u)
+            h = d / (u * v)
+            if cap is not None and it > WARMUP:
+                torch.minimum(K if K0 is None else K0, cap / u.unsqueeze(-1) / v.unsqueeze(-2),
+                              out=K)
+                w = _tmv(K, u)
+            Kv = torch.addcdiv(_mv(K, v), d, u)
+            Ktu = torch.addcdiv(w, d, v)
+            if it % CHECK_EVERY == 0 or it == iters:
+                viol = (u * Kv - v * Ktu - s).abs().amax(-1)
+                if not (bool(torch.isfinite(viol).all()) and bool(torch.isfinite(Kv).all())):
+                    return None
+                ok = viol <= thr
+                if last:
+                    new = ok & ~conv
+                    n_iter[new] = it
+                    conv |= new
+                P = u.unsqueeze(-1) * K * v.unsqueeze(-2)
+                _record(hist, it, reg, viol, mass, P, Cz)
+                if it == iters or (last and bool(conv.all())):
+                    return P, n_iter, conv, hist
+                del P
+                if bool(ok.all()):
+                    break
+                big = torch.maximum(torch.maximum(u, 1 / u), torch.maximum(v, 1 / v)).amax()
+                if float(big) > ABSORB:
+                    f, g = f + e1 * torch.log(u), g + e1 * torch.log(v)
+                    uv = u.unsqueeze(-1) * v.unsqueeze(-2)
+                    K.mul_(uv)
+                    if K0 is not None:
+                        K0.mul_(uv)
+                    del uv
+                    inv_uv = torch.exp(-(f + g) / e1)
+                    Kv, Ktu = u * Kv, v * Ktu  # diag(u) K_old v: the new frame's K 1
+                    h = d.clone()
+                    u, v = torch.ones_like(u), torch.ones_like(v)
+            ab = Kv * Ktu if inv_uv is None else Kv * Ktu * inv_uv
+            # q-step: out-flow x = q + d and in-flow y = q - s + d solve x·y = ab (u_i v_i = 1);
+            # with t = sqrt(ab + s²/4) + |s|/2 the roots without cancellation are
+            # x = ab/t where s < 0 else t, y = ab/t where s > 0 else t
+            t = torch.add(ab, s2q).sqrt_().add_(hs)
+            abt = ab / t
+            x = torch.where(neg, abt, t)
+            y = torch.where(pos, abt, t)
+            if ncap is not None:
+                x, y = _clip_node(x, y, s, d, ncap)
+        # next stage: absorb into the potentials; the pinned self-flow stays d
+        f, g = f + e1 * torch.log(u), g + e1 * torch.log(v)
+        h = d.clone()
+        del K, K0
+    raise AssertionError("unreachable")
 
 
 def _clip_node(x, y, s, d, ncap):
@@ -424,46 +501,66 @@ def _clip_node(x, y, s, d, ncap):
     return torch.where(clip, lim, x), torch.where(clip, lim - s, y)
 
 
-def _run_log(logK, s, d, cap, ncap, iters, tol, C, mass):
+def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative):
     """Log-domain twin of :func:`_run_scaling`: ``f = log u``, ``g = log v``, ``log K``.
 
     The self-loop kernel ``log K_ii`` is kept apart in ``lkd`` (the diagonal of ``logK`` is
-    -inf), so the pinned ``K_ii = d / (u_i v_i)`` never meets the capacity clip.
+    -inf), so the pinned ``K_ii = d / (u_i v_i)`` never meets the capacity clip. Across ε
+    stages the potentials ``eps·f``, ``eps·g`` carry over.
     """
     B, n = s.shape
-    logK.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
     log_d = torch.log(d)
     log_cap = torch.log(cap) if cap is not None else None
     log_half_s = torch.log(0.5 * s.abs())
     lx, ly = torch.log(s.clamp_min(0) + d), torch.log((-s).clamp_min(0) + d)
-    g = torch.zeros_like(s)
+    f, g = torch.zeros_like(s), torch.zeros_like(s)
     lkd = torch.zeros_like(s)  # self-loop kernel 1 (cost 0) before the first pin
-    lKv = _lse_rows(logK, g, lkd + g)
     n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
     conv = torch.zeros(B, dtype=torch.bool, device=s.device)
-    hist: dict[str, list] = {"iteration": [], "violation": [], "cost": []}
+    hist: dict[str, list] = {"iteration": [], "reg": [], "violation": [], "cost": []}
     Cz = torch.where(torch.isfinite(C), C, 0.0)
     P = None
-    for it in range(1, iters + 1):
-        f = lx - lKv
-        g = ly - _lse_cols(logK, f, lkd + f)
-        lkd = log_d - f - g
-        if log_cap is not None and it > WARMUP:
-            torch.minimum(logK, log_cap - f.unsqueeze(-1) - g.unsqueeze(-2), out=logK)
-            logK.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
-        lKv = _lse_rows(logK, g, log_d - f)
-        lKtu = _lse_cols(logK, f, log_d - g)
-        if it % CHECK_EVERY == 0 or it == iters:
-            viol = (torch.exp(f + lKv) - torch.exp(g + lKtu) - s).abs().amax(-1)
-            new = (viol <= tol) & ~conv
-            n_iter[new] = it
-            conv |= new
-            P = torch.exp(f.unsqueeze(-1) + logK + g.unsqueeze(-2))
-            _record(hist, it, viol, mass, P, Cz)
-            if bool(conv.all()):
-                return P, n_iter, conv, hist
-        lx, ly = _log_q_step(lKv + lKtu, s, log_half_s, d, ncap)
-    return P, n_iter, conv, hist
+    it = 0
+    prev = None
+    for stage, (reg, eps) in enumerate(stages):
+        last = stage == len(stages) - 1
+        thr = tol if last else stage_tol
+        if prev is not None:
+            ratio = (prev / eps).squeeze(-1)
+            f, g = f * ratio, g * ratio
+            lkd = log_d - f - g
+        prev = eps
+        logK0 = torch.where(E, -torch.where(E, C, 0.0) / eps, -math.inf)
+        logK0.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
+        logK = logK0.clone() if log_cap is not None and not cumulative else logK0
+        lKv = _lse_rows(logK, g, lkd + g)
+        while True:
+            it += 1
+            f = lx - lKv
+            g = ly - _lse_cols(logK, f, lkd + f)
+            lkd = log_d - f - g
+            if log_cap is not None and it > WARMUP:
+                torch.minimum(logK0, log_cap - f.unsqueeze(-1) - g.unsqueeze(-2), out=logK)
+                # (cumulative: logK is logK0, so the clip accumulates)
+                logK.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
+            lKv = _lse_rows(logK, g, log_d - f)
+            lKtu = _lse_cols(logK, f, log_d - g)
+            if it % CHECK_EVERY == 0 or it == iters:
+                viol = (torch.exp(f + lKv) - torch.exp(g + lKtu) - s).abs().amax(-1)
+                ok = viol <= thr
+                if last:
+                    new = ok & ~conv
+                    n_iter[new] = it
+                    conv |= new
+                P = torch.exp(f.unsqueeze(-1) + logK + g.unsqueeze(-2))
+                _record(hist, it, reg, viol, mass, P, Cz)
+                if it == iters or (last and bool(conv.all())):
+                    return P, n_iter, conv, hist
+                if bool(ok.all()):
+                    break
+            lx, ly = _log_q_step(lKv + lKtu, s, log_half_s, d, ncap)
+        del logK, logK0
+    raise AssertionError("unreachable")
 
 
 def flow_violations(

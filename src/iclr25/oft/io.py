@@ -20,6 +20,10 @@ def read_dimacs(
     ``a SRC DST LOW CAP COST``; nodes are numbered from 1. Parallel arcs with the same cost
     are merged (capacities add); self-loops are skipped.
 
+    Non-arcs get cost ``inf`` here; the official ``read_netgen`` gives them 10 × the largest arc
+    cost, and its reg is relative to that entry, so its ``reg = r`` is ``reg = 10·r`` in
+    :func:`~iclr25.oft.oft_sinkhorn` (whose reg is relative to the largest finite cost).
+
     Args:
         path: the file.
         dtype, device: of the returned tensors.
