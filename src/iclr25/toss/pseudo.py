@@ -193,9 +193,10 @@ def _has_faiss() -> bool:
 class _FaissIVF:
     """Approximate k-NN by a faiss inverted-file index, sklearn's ``kneighbors`` interface.
 
-    ⌈√n⌉ k-means lists (trained with seed 0, so labels are reproducible) and n_list/10
-    probed lists per query; the returned distances are recomputed in float64 from the
-    found indices, so only the neighbour *set* is approximate. Threads follow torch's.
+    ⌈√n⌉ k-means lists (trained with seed 0, so labels are reproducible), a tenth of them
+    probed per query (more when n < 240 k, so that ~24 k points are scanned); the returned
+    distances are recomputed in float64 from the found indices, so only the neighbour *set*
+    is approximate. Threads follow torch's.
     """
 
     def __init__(self, Z: np.ndarray, k: int) -> None:
@@ -213,7 +214,9 @@ class _FaissIVF:
             z32 = np.ascontiguousarray(Z, dtype=np.float32)
             self.index.train(z32)
             self.index.add(z32)
-        self.index.nprobe = max(1, int(np.ceil(n_list / 10)))
+        # probe a tenth of the lists, and at least ~24 k points (small n: few, crowded lists)
+        share = min(1.0, max(0.1, 24 * k / n))
+        self.index.nprobe = max(1, int(np.ceil(n_list * share)))
 
     def _threads(self):
         import contextlib
