@@ -64,8 +64,9 @@ def test_clone_params_and_determinism(data, one_thread):
     assert not torch.equal(a, c)
 
 
-def test_save_load_round_trip(data, tmp_path, one_thread):
-    reg = _reg(loss="beta-nll").fit(data.X, data.Y)
+@pytest.mark.parametrize("loss", ["beta-nll", "tic"])
+def test_save_load_round_trip(loss, data, tmp_path, one_thread):
+    reg = _reg(loss=loss).fit(data.X, data.Y)
     reg.save(tmp_path / "m.pt")
     back = HeteroscedasticRegressor.load(tmp_path / "m.pt")
     assert back.get_params() == reg.get_params()
@@ -174,9 +175,14 @@ def test_cli_fit_predict_round_trip(tmp_path, one_thread):
     np.testing.assert_allclose(out[:, :2], reg.predict(d.X).numpy(), rtol=1e-5, atol=1e-6)
     npz = tmp_path / "d.npz"
     np.savez(npz, X=d.X.numpy(), Y=d.Y.numpy())
-    r = runner.invoke(app, ["fit", str(npz), "--loss", "nll", "--epochs", "1",
+    r = runner.invoke(app, ["fit", str(npz), "--loss", "tic", "--epochs", "1",
                             "--out", str(model)])
     assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["predict", str(model), str(npz), "--out", str(pred)])
+    assert r.exit_code == 0, r.output
+    out = np.loadtxt(pred, delimiter=",", skiprows=1)
+    cov = HeteroscedasticRegressor.load(model).predict_cov(d.X)
+    np.testing.assert_allclose(out[:, 2], cov[:, 0, 0].numpy(), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("args, match", [
