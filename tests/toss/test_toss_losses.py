@@ -165,3 +165,31 @@ def test_integer_means_are_refused():
         w2_bound(torch.zeros(2, dtype=torch.int64), torch.eye(2), torch.zeros(2), torch.eye(2))
     with pytest.raises(TypeError, match="mean"):
         gaussian_nll(np.zeros((2, 2), dtype=int), np.eye(2)[None].repeat(2, 0), np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("cov1, cov2, match", [
+    (-torch.eye(2), torch.eye(2), "cov1 must be positive semi-definite"),
+    (torch.eye(2), torch.tensor([[1.0, 0.5], [0.0, 1.0]]), "cov2 must be symmetric"),
+    (torch.eye(2), torch.diag(torch.tensor([1.0, -1e-3])), "cov2 must be positive semi-"),
+])
+def test_gaussian_w2_refuses_non_covariances(cov1, cov2, match):
+    with pytest.raises(ValueError, match=match):
+        gaussian_w2(torch.zeros(2), cov1, torch.zeros(2), cov2)
+
+
+def test_gaussian_w2_accepts_round_off_asymmetry_and_singular_psd():
+    C = torch.tensor([[2.0, 1.0], [1.0 + 1e-7, 0.5 + 1e-7]])   # float32 round-off, PSD
+    assert float(gaussian_w2(torch.zeros(2), C, torch.zeros(2), C)) == pytest.approx(0, abs=1e-3)
+    P = torch.tensor([[1.0, 1.0], [1.0, 1.0]], dtype=torch.float64)  # rank 1
+    assert float(gaussian_w2(torch.zeros(2), P, torch.zeros(2), P)) == pytest.approx(0, abs=1e-6)
+
+
+@pytest.mark.parametrize("L, match", [
+    (torch.tensor([[1.0, 0.3], [0.2, 1.0]]), "lower-triangular"),
+    (torch.tensor([[1.0, 0.0], [0.2, 0.0]]), "positive diagonal"),
+    (torch.tensor([[-1.0, 0.0], [0.2, 1.0]]), "positive diagonal"),
+])
+def test_nll_losses_refuse_a_bad_cholesky_factor(L, match):
+    for fn in (gaussian_nll_loss, beta_nll_loss):
+        with pytest.raises(ValueError, match=f"scale_tril must .*{match}"):
+            fn(torch.zeros(2), L, torch.ones(2))

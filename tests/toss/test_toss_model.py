@@ -38,7 +38,7 @@ def test_head_gives_spd_square_root_and_cholesky():
     torch.testing.assert_close(L @ L.mT, S)
 
 
-@pytest.mark.parametrize("loss", ["toss", "nll", "beta-nll", "w2-labels"])
+@pytest.mark.parametrize("loss", ["toss", "nll", "beta-nll", "tic", "w2-labels"])
 def test_shapes_dtype_and_fitted_attributes(loss, data, one_thread):
     reg = _reg(loss=loss).fit(data.X, data.Y, data.cov if loss == "w2-labels" else None)
     Xnp = data.X[:5].numpy()
@@ -64,8 +64,9 @@ def test_clone_params_and_determinism(data, one_thread):
     assert not torch.equal(a, c)
 
 
-def test_save_load_round_trip(data, tmp_path, one_thread):
-    reg = _reg(loss="beta-nll").fit(data.X, data.Y)
+@pytest.mark.parametrize("loss", ["beta-nll", "tic"])
+def test_save_load_round_trip(loss, data, tmp_path, one_thread):
+    reg = _reg(loss=loss).fit(data.X, data.Y)
     reg.save(tmp_path / "m.pt")
     back = HeteroscedasticRegressor.load(tmp_path / "m.pt")
     assert back.get_params() == reg.get_params()
@@ -174,9 +175,14 @@ def test_cli_fit_predict_round_trip(tmp_path, one_thread):
     np.testing.assert_allclose(out[:, :2], reg.predict(d.X).numpy(), rtol=1e-5, atol=1e-6)
     npz = tmp_path / "d.npz"
     np.savez(npz, X=d.X.numpy(), Y=d.Y.numpy())
-    r = runner.invoke(app, ["fit", str(npz), "--loss", "nll", "--epochs", "1",
+    r = runner.invoke(app, ["fit", str(npz), "--loss", "tic", "--epochs", "1",
                             "--out", str(model)])
     assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["predict", str(model), str(npz), "--out", str(pred)])
+    assert r.exit_code == 0, r.output
+    out = np.loadtxt(pred, delimiter=",", skiprows=1)
+    cov = HeteroscedasticRegressor.load(model).predict_cov(d.X)
+    np.testing.assert_allclose(out[:, 2], cov[:, 0, 0].numpy(), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("args, match", [
@@ -194,3 +200,51 @@ def test_cli_errors(tmp_path, args, match):
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 2
     assert match in r.output
+
+
+def test_tic_covariance_is_the_official_formula_on_a_linear_mean():
+    """hidden=(): the mean is W x + b, so J = W, every Hessian is 0 and Σ = ε₁² W Wᵀ + L Lᵀ."""
+    from iclr25.toss.model import _Net
+
+    net = _Net(3, 2, (), seed=0, tic=True).double()
+    x = torch.randn(5, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    out = net(x)
+    mean, L, raw, JJ, HH = out
+    W = net.head.linear.weight[:2]
+    torch.testing.assert_close(JJ, (W @ W.T).expand(5, 2, 2).detach())
+    assert torch.equal(HH, torch.zeros_like(HH))
+    eps = raw.square()
+    torch.testing.assert_close(_Net.tic_cov(out), eps[:, :1, None] * W @ W.T + L @ L.mT)
+
+
+def test_tic_derivative_terms_match_autograd_on_an_elu_net():
+    from torch.autograd.functional import hessian, jacobian
+
+    from iclr25.toss.model import _Net
+
+    net = _Net(3, 2, (8,), seed=1, tic=True).double()
+    x = torch.randn(4, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    _, _, _, JJ, HH = net(x)
+    for b in range(4):
+        J = jacobian(lambda v: net._mean(v), x[b])
+        H = [hessian(lambda v, i=i: net._mean(v)[i], x[b]) for i in range(2)]
+        torch.testing.assert_close(JJ[b], J @ J.T)
+        ref = torch.tensor([[float(torch.trace(H[i] @ H[j])) for j in range(2)]
+                            for i in range(2)], dtype=torch.float64)
+        torch.testing.assert_close(HH[b], ref)
+    assert float(HH.abs().max()) > 0  # ELU: the curvature term is not zero
+
+
+def test_tic_learns_a_known_covariance(one_thread):
+    """y = A x + ε, ε ~ N(0, Σ₀): TIC's Σ̂(x) must recover Σ₀ (J Jᵀ cannot explain it alone)."""
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(1500, 2, generator=g, dtype=torch.float64) * 2 - 1
+    S0 = torch.tensor([[1.0, 0.6], [0.6, 0.5]], dtype=torch.float64)
+    eps = torch.randn(1500, 2, generator=g, dtype=torch.float64) @ torch.linalg.cholesky(S0).T
+    Y = X @ torch.tensor([[2.0, -1.0], [0.5, 1.0]], dtype=torch.float64) + eps
+    reg = HeteroscedasticRegressor(loss="tic", hidden=(32,), epochs=4, lr=3e-3, seed=0)
+    C = reg.fit(X, Y).predict_cov(X[:500])
+    err = float((torch.linalg.matrix_norm(C - S0) / torch.linalg.matrix_norm(S0)).mean())
+    assert err < 0.2
+    assert isinstance(reg.model_.trunk[1], torch.nn.ELU)
+    assert reg.history_[-1] < reg.history_[0]

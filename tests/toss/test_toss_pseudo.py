@@ -140,3 +140,31 @@ def test_constant_column_and_integer_dtype():
         pseudo_covariance(_data()[0], np.ones((50, 2), dtype=np.int64), n_neighbors=8)
     with pytest.raises(TypeError, match="include_self"):
         pseudo_covariance(*_data(), n_neighbors=8, include_self=1)
+
+
+def test_faiss_index_agrees_with_exact_search(one_thread):
+    pytest.importorskip("faiss")
+    from iclr25.toss import make_heteroscedastic
+
+    d = make_heteroscedastic(4000, 4, seed=0)
+    approx = pseudo_covariance(d.X, d.Y, algorithm="faiss")
+    exact = pseudo_covariance(d.X, d.Y, algorithm="brute")
+    rel = torch.linalg.matrix_norm(approx - exact) / torch.linalg.matrix_norm(exact)
+    assert float((rel < 1e-9).double().mean()) > 0.9     # most neighbour sets are exact
+    assert float(rel.mean()) < 0.01
+    assert bool((torch.linalg.eigvalsh(approx) > 0).all())
+
+
+def test_auto_switches_to_faiss_above_the_size_threshold(monkeypatch, one_thread):
+    pytest.importorskip("faiss")
+    import iclr25.toss.pseudo as pseudo
+
+    X, Y = _data(n=400)
+    monkeypatch.setattr(pseudo, "FAISS_MIN_N", 100)
+    torch.testing.assert_close(pseudo_covariance(X, Y, n_neighbors=8),
+                               pseudo_covariance(X, Y, n_neighbors=8, algorithm="faiss"),
+                               rtol=0, atol=0)
+    monkeypatch.setitem(__import__("sys").modules, "faiss", None)
+    with pytest.raises(ImportError, match="knn"):
+        pseudo_covariance(X, Y, n_neighbors=8, algorithm="faiss")
+    pseudo_covariance(X, Y, n_neighbors=8)   # auto falls back to exact search without faiss

@@ -1,7 +1,7 @@
 """SCHull: sparse, connected, rigid graphs of molecules and point clouds from a convex hull.
 
-Wang, Huang, Baker, Sun, Tang, Wang, "Rethinking the generalization of 3D molecular GNNs:
-SCHull", ICLR 2025 (Oral).
+Wang, Huang, Baker, Sun, Tang, Wang, "A Theoretically-Principled Sparse, Connected, and Rigid
+Graph Representation of Molecules", ICLR 2025 (Oral).
 """
 
 from iclr25.claims import Paper
@@ -16,8 +16,8 @@ from iclr25.schull.transform import SCHull
 PAPER = Paper(
     number=11,
     short="schull",
-    title="Rethinking the generalization of 3D molecular GNNs: a sparse, connected, rigid "
-          "graph (SCHull)",
+    title="A Theoretically-Principled Sparse, Connected, and Rigid Graph Representation of "
+          "Molecules",
     authors="Shih-Hsin Wang, Yuhao Huang, Justin Baker, Yuan-En Sun, Qi Tang, Bao Wang",
     openreview="OIvg3MqWX2",
     code="shihhsinwang0214/SCHull",

@@ -2,7 +2,8 @@
 
 Panel: conformers of fixed SMILES (degenerate ones first: centroid atoms, collinear,
 planar) plus random clouds; the same structures for SCHull, the naive official port, radius
-graphs and kNN. The learning test is MD17-like: aspirin conformers with MMFF94 energies.
+graphs and kNN. The learning test is MD17-like: aspirin conformers with MMFF94 energies and
+forces, trained on energy + 100 × force MAE as the official MD17 recipe trains.
 """
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from iclr25.claims import Context, Evidence, Setting, Table, claim, experiment, scalar
+from iclr25.claims import (
+    Comparison,
+    Context,
+    Evidence,
+    Setting,
+    Table,
+    claim,
+    experiment,
+    scalar,
+)
 from iclr25.datasets.molecules import conformers
 from iclr25.schull.graph import schull_graph
 from iclr25.schull.metrics import is_connected, is_rigid, num_undirected_edges
@@ -56,8 +66,15 @@ class PanelEvidence(Evidence):
     failures: Table = None
 
 
-@experiment(quick=Panel(n_smiles=10, n_conf=5, n_clouds=20, rigid_max_n=300, planar_sv=0.1),
-            full=Panel(n_smiles=40, n_conf=5, n_clouds=100, rigid_max_n=300, planar_sv=0.1))
+_PANEL = ("RDKit conformers of fixed SMILES and random clouds, not the paper's QM9/MD17/"
+          "protein structures: offline; rigidity checked only up to 300 atoms ((3N)³ SVD)",)
+
+
+@experiment(quick=Panel(n_smiles=10, n_conf=5, n_clouds=20, rigid_max_n=300, planar_sv=0.1,
+                        deviations=("smoke test: the ten degenerate molecules, 20 clouds",
+                                    *_PANEL)),
+            full=Panel(n_smiles=40, n_conf=5, n_clouds=100, rigid_max_n=300, planar_sv=0.1,
+                       deviations=_PANEL))
 def panel(setting: Panel, ctx: Context) -> PanelEvidence:
     mols = molecule_panel(setting.n_smiles, setting.n_conf, seed=ctx.seed)
     cl = clouds(setting.n_clouds, seed=ctx.seed)
@@ -146,7 +163,8 @@ def rigid(ev: PanelEvidence) -> float:
 class Learn(Setting):
     n_conf: int          # aspirin conformers (MD17-like; MMFF94 labels)
     n_train: int         # the rest is the test split
-    epochs: int          # full: 10, not the issue's 30: 30 take ~13 min on one shared core
+    epochs: int
+    force_weight: float  # loss = energy MAE + this × force MAE (official MD17 recipe: 100)
     batch: int
     lr: float            # Adam, cosine to 0
     cutoff: float        # short cutoff: long-range terms are out of the radius graph
@@ -158,10 +176,11 @@ class Learn(Setting):
 @dataclass
 class LearnEvidence(Evidence):
     gain: float = scalar("fraction", "1 - MAE(CHA)/MAE(SchNet), seed means")
-    informative: bool = scalar("", "SchNet MAE <= 0.75 x median predictor's")
-    mae_schnet: float = scalar("kcal/mol")
-    mae_cha: float = scalar("kcal/mol")
-    mae_median: float = scalar("kcal/mol")
+    mae_schnet: float = scalar("kcal/mol", "test energy MAE, SchNet (radius graph only)")
+    mae_cha: float = scalar("kcal/mol", "test energy MAE, SchNetCHA (radius + SCHull)")
+    mae_median: float = scalar("kcal/mol", "test energy MAE of the training median")
+    force_mae_schnet: float = scalar("kcal/mol/Å", "test force MAE, SchNet")
+    force_mae_cha: float = scalar("kcal/mol/Å", "test force MAE, SchNetCHA")
     params_schnet: int = scalar("parameters")
     params_cha: int = scalar("parameters")
     per_seed: Table = None
@@ -175,7 +194,11 @@ def _matched_hidden(hidden_cha: int, layers: int, cutoff: float) -> int:
     return best
 
 
-def _train_eval(model, z, pos, hull, y, tr, te, setting, seed, mean, std) -> float:
+def _train_eval(model, z, pos, hull, y, forces, tr, te, setting, seed, mean, std
+                ) -> tuple[float, float]:
+    """Train on energy + force_weight × force MAE (standardised energies: forces are in units
+    of std, so the weighting is the official one up to a 1/std scale); test energy and force
+    MAE in kcal/mol and kcal/mol/Å."""
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=setting.lr)
     steps = setting.epochs * math.ceil(len(tr) / setting.batch)
@@ -188,34 +211,54 @@ def _train_eval(model, z, pos, hull, y, tr, te, setting, seed, mean, std) -> flo
         e = torch.cat([hull[int(c)] + k * n for k, c in enumerate(idx)], dim=1)
         return z.repeat(len(idx)), p, b, e
 
+    def energy_forces(idx, train):
+        zz, p, b, e = collate(idx)
+        p.requires_grad_(True)
+        out = model(zz, p, b, e)
+        f = -torch.autograd.grad(out.sum(), p, create_graph=train)[0]
+        return out, f
+
     for _ in range(setting.epochs):
         perm = tr[torch.randperm(len(tr), generator=g).to(tr.device)]
         for s in range(0, len(perm), setting.batch):
             idx = perm[s:s + setting.batch]
-            zz, p, b, e = collate(idx)
-            loss = (model(zz, p, b, e) - (y[idx] - mean) / std).abs().mean()
+            out, f = energy_forces(idx, True)
+            loss = ((out - (y[idx] - mean) / std).abs().mean()
+                    + setting.force_weight * (f - forces[idx].reshape(-1, 3) / std).abs().mean())
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
-    err = []
-    with torch.no_grad():
-        for s in range(0, len(te), 100):
-            idx = te[s:s + 100]
-            zz, p, b, e = collate(idx)
-            err.append((model(zz, p, b, e) * std + mean - y[idx]).abs())
-    return float(torch.cat(err).mean())
+    err, ferr = [], []
+    for s in range(0, len(te), 100):
+        idx = te[s:s + 100]
+        out, f = energy_forces(idx, False)
+        err.append((out.detach() * std + mean - y[idx]).abs())
+        ferr.append((f.detach() * std - forces[idx].reshape(-1, 3)).abs())
+    return float(torch.cat(err).mean()), float(torch.cat(ferr).mean())
 
 
-@experiment(quick=Learn(n_conf=200, n_train=160, epochs=3, batch=32, lr=3e-3, cutoff=2.5,
-                        hidden_cha=64, layers=3, seeds=(0,)),
-            full=Learn(n_conf=1200, n_train=1000, epochs=10, batch=32, lr=3e-3, cutoff=2.5,
-                       hidden_cha=64, layers=3, seeds=(0, 1, 2)))
+_LEARN = ("MMFF94 energies and forces of RDKit conformers, not MD17's DFT trajectory: offline",
+          "SchNet 3 layers, hidden 64, cutoff 2.5 Å, batch 32, Adam 3e-3 with cosine decay "
+          "(official MD17: LEFTNet-CHA, cutoff 8 Å, batch 4, 1200 epochs): CPU budget",
+          "no direct force head (the official LEFTNet adds one): forces are -dE/dpos only")
+
+
+@experiment(quick=Learn(n_conf=140, n_train=100, epochs=3, force_weight=100.0, batch=32,
+                        lr=3e-3, cutoff=2.5, hidden_cha=64, layers=3, seeds=(0,),
+                        deviations=("smoke test: 100 training conformers, 3 epochs, one "
+                                    "seed", *_LEARN)),
+            full=Learn(n_conf=400, n_train=300, epochs=15, force_weight=100.0, batch=32,
+                       lr=3e-3, cutoff=2.5, hidden_cha=64, layers=3, seeds=(0, 1, 2),
+                       deviations=("300 training conformers, 15 epochs (the issue's ~300 and "
+                                   "~15; official MD17: 1000 and 1200): CPU budget, forces "
+                                   "cost a double backward", *_LEARN)))
 def energy(setting: Learn, ctx: Context) -> LearnEvidence:
     c = conformers(ASPIRIN, setting.n_conf, seed=ctx.seed)
     dev = ctx.device
     pos = c.pos.float().to(dev)
     y = c.energy.float().to(dev)
+    forces = c.forces.float().to(dev)
     z = c.z.to(dev)
     n_atoms = pos.shape[1]
     batch_all = torch.arange(setting.n_conf, device=dev).repeat_interleave(n_atoms)
@@ -235,8 +278,11 @@ def energy(setting: Learn, ctx: Context) -> LearnEvidence:
             with torch.random.fork_rng():  # seeded init; the caller's global RNG is restored
                 torch.manual_seed(1000 * ctx.seed + s)
                 model = SchNetCHA(hid, setting.layers, cut, rate).to(dev)
-            out[name] = _train_eval(model, z, pos, hull, y, tr, te, setting, s, mean, std)
-        rows.append((s, out["SchNet"], out["SchNetCHA"], 1 - out["SchNetCHA"] / out["SchNet"]))
+            out[name] = _train_eval(model, z, pos, hull, y, forces, tr, te, setting,
+                                    1000 * ctx.seed + s, mean, std)
+        rows.append((s, out["SchNet"][0], out["SchNetCHA"][0],
+                     1 - out["SchNetCHA"][0] / out["SchNet"][0], out["SchNet"][1],
+                     out["SchNetCHA"][1]))
     m_s = float(np.mean([r[1] for r in rows]))
     m_c = float(np.mean([r[2] for r in rows]))
     params = [sum(p.numel() for p in SchNetCHA(h, setting.layers, setting.cutoff, r).parameters())
@@ -252,20 +298,25 @@ def energy(setting: Learn, ctx: Context) -> LearnEvidence:
     ax.set_ylabel("test energy MAE (kcal/mol)")
     ax.legend(fontsize=7)
     return LearnEvidence(
-        gain=1 - m_c / m_s, informative=m_s <= 0.75 * mae_median, mae_schnet=m_s, mae_cha=m_c,
-        mae_median=mae_median, params_schnet=params[0], params_cha=params[1],
-        per_seed=Table("test energy MAE per seed (kcal/mol)",
-                       ("seed", "SchNet", "SchNetCHA", "gain"), rows))
+        gain=1 - m_c / m_s, mae_schnet=m_s, mae_cha=m_c, mae_median=mae_median,
+        force_mae_schnet=float(np.mean([r[4] for r in rows])),
+        force_mae_cha=float(np.mean([r[5] for r in rows])),
+        params_schnet=params[0], params_cha=params[1],
+        per_seed=Table("test MAE per seed (energy kcal/mol, forces kcal/mol/Å)",
+                       ("seed", "SchNet E", "SchNetCHA E", "gain", "SchNet F", "SchNetCHA F"),
+                       rows))
 
 
 @claim("schull.energy_mae", experiment=energy,
        sentence="Adding SCHull edges makes a short-cutoff SchNet more accurate on MD17-like "
-                "energies (aspirin, MMFF94), parameter-matched; the run is uninformative "
-                "(its gain is capped at 0, so it fails) unless SchNet itself is within 0.75x "
-                "the median predictor's MAE.",
-       metric="1 - MAE(SchNetCHA)/MAE(SchNet), seed means (min(., 0) if uninformative)",
+                "energies (aspirin, MMFF94; energy + force training), parameter-matched.",
+       metric="1 - MAE(SchNetCHA)/MAE(SchNet), test energy MAE, seed means",
        unit="fraction",
-       paper_figure="MD17/QM9 tables (SchNet vs SchNetCHA); numbers not retrievable here",
-       threshold=0.10, direction=">=")
-def energy_mae(ev: LearnEvidence) -> float:
-    return ev.gain if ev.informative else min(ev.gain, 0.0)
+       paper_figure="MD17/QM9 tables (SchNet vs SchNetCHA); numbers not retrievable here "
+                    "(checked: the paper body is not stored, only its abstract)",
+       threshold=0.10, direction=">=", baseline="SchNet (radius graph only, parameter-matched)",
+       control=lambda ev: ev.mae_schnet <= 0.75 * ev.mae_median,
+       control_doc="plain SchNet learned the energy: its test MAE is at most 0.75 x that of "
+                   "predicting the training median")
+def energy_mae(ev: LearnEvidence) -> Comparison:
+    return Comparison(ours=ev.mae_cha, baseline=ev.mae_schnet, value=ev.gain)

@@ -1,6 +1,7 @@
 """SCHull graph construction: the convex hull of the atoms' directions from the centroid.
 
-Wang et al., "Rethinking the generalization of 3D molecular GNNs: SCHull", ICLR 2025, §3.2.
+Wang et al., "A Theoretically-Principled Sparse, Connected, and Rigid Graph Representation of
+Molecules", ICLR 2025, §3.2.
 The hull of points on the unit sphere has every point as a vertex, so its 1-skeleton spans
 all atoms, is 3-connected (Balinski) with at most 3N - 6 edges (Euler) and, triangulated,
 is rigid (Cauchy/Gluck).

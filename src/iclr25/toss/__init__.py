@@ -23,6 +23,7 @@ PAPER = Paper(
     title="Towards Self-Supervised Covariance Estimation in Deep Heteroscedastic "
           "Regression",
     authors="Megh Shukla, Aziz Shameem, Mathieu Salzmann, Alexandre Alahi",
+    arxiv="2502.10587",
     openreview="Q1kPHLUbhi",
     code="vita-epfl/ToSS",
 )

@@ -4,17 +4,20 @@ Data are TIC-TAC's samplers, so the true σ(x) and Σ(x) are known and the covar
 is gated (relative error on held-out points), not TAC: TAC ignores Σ's scale, and on this
 sampler a homoscedastic average covariance scores as well as the oracle, so it cannot
 separate the methods. TAC and test NLL are reported. Every method sees the same data, seed,
-network (2 × 64 MLP), optimiser (Adam), batch size 32 and epochs.
+network (2 × 64 MLP; ELU for TIC, whose Hessian term vanishes under ReLU), optimiser (Adam),
+batch size 32 and epochs. TIC (Taylor Induced Covariance, the paper's headline baseline) is
+trained beside NLL in every experiment.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from iclr25.claims import Context, Evidence, Setting, Table, claim, experiment, scalar
+from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
 from iclr25.toss.metrics import cov_error, gaussian_nll, tac
 from iclr25.toss.model import HeteroscedasticRegressor
 from iclr25.toss.pseudo import pseudo_covariance
@@ -35,14 +38,39 @@ class Sinusoid(Setting):
 @dataclass
 class SinusoidEvidence(Evidence):
     ratio: float = scalar("ToSS/NLL", "σ error ratio, mean over seeds")
+    ratio_tic: float = scalar("ToSS/TIC", "σ error ratio against TIC, mean over seeds")
     sigma_err_toss: float = scalar("fraction", "mean |σ̂-σ| / mean σ, ToSS")
     sigma_err_nll: float = scalar("fraction", "same, Gaussian NLL")
+    sigma_err_tic: float = scalar("fraction", "same, TIC")
     sigma_err_beta_nll: float = scalar("fraction", "same, β-NLL (β = 0.5)")
     per_seed: Table = None
     by_epoch: Table = None
 
 
-METHODS_1D = (("toss", "ToSS"), ("nll", "NLL"), ("beta-nll", "β-NLL"))
+METHODS_1D = (("toss", "ToSS"), ("nll", "NLL"), ("tic", "TIC"), ("beta-nll", "β-NLL"))
+_ARCH = ("one 2x64 MLP for mean and covariance, Adam at a fixed lr (TIC-TAC/ToSS: separate "
+         "5-block residual ELU networks, AdamW + ReduceLROnPlateau): CPU budget",
+         "TIC's trunk is ELU, every other arm's ReLU: TIC's Hessian term is 0 under ReLU "
+         "(the official TIC network is ELU)")
+
+
+# Checked once (issue 34): the stored copies of arXiv 2502.10587 and of the project page hold
+# only the abstract and opening, so no figure or table number could be matched.
+PAPER_FIGURE_1D = ("univariate sinusoid experiment, ToSS vs NLL/TIC (§5; figure number not "
+                   "retrievable: only the abstract of arXiv 2502.10587 is stored here)")
+PAPER_FIGURE_MV = ("multivariate TIC-TAC sampler experiment (§5; figure number not retrievable: "
+                   "only the abstract of arXiv 2502.10587 is stored here); abstract: "
+                   "'computationally cheaper yet accurate'")
+
+
+def _cpu_or_cuda_clock(device: torch.device | str) -> float:
+    """Seconds for timing arms against each other: process CPU time on CPU (robust to other
+    jobs on a shared machine, one thread per experiment), synchronised wall time on CUDA."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        return time.perf_counter()
+    return time.process_time()
 
 
 def _sigma_err(reg: HeteroscedasticRegressor, X: torch.Tensor, sigma: torch.Tensor) -> float:
@@ -50,8 +78,11 @@ def _sigma_err(reg: HeteroscedasticRegressor, X: torch.Tensor, sigma: torch.Tens
     return float((s - sigma).abs().mean() / sigma.mean())
 
 
-@experiment(quick=Sinusoid(n=2000, n_test=5000, epochs=2, lr=1e-3, seeds=(0,)),
-            full=Sinusoid(n=5000, n_test=5000, epochs=5, lr=1e-3, seeds=(0, 1, 2)))
+@experiment(quick=Sinusoid(n=2000, n_test=5000, epochs=2, lr=1e-3, seeds=(0,),
+                           deviations=("smoke test: one seed, 2 epochs", *_ARCH)),
+            full=Sinusoid(n=5000, n_test=5000, epochs=5, lr=1e-3, seeds=(0, 1, 2),
+                          deviations=("5 epochs, 3 seeds: the claim is about the first "
+                                      "epochs", *_ARCH)))
 def sinusoid(setting: Sinusoid, ctx: Context) -> SinusoidEvidence:
     grid = torch.linspace(-5, 5, 401, dtype=torch.float64).unsqueeze(1)
     errs = {m: [] for m, _ in METHODS_1D}
@@ -78,6 +109,7 @@ def sinusoid(setting: Sinusoid, ctx: Context) -> SinusoidEvidence:
             errs[m].append(curve[-1])
             curves[m].append(curve)
     ratios = [t / n for t, n in zip(errs["toss"], errs["nll"], strict=True)]
+    ratios_tic = [t / n for t, n in zip(errs["toss"], errs["tic"], strict=True)]
 
     fig = ctx.figure("sigma_of_x", figsize=(10, 4))
     axes = fig.subplots(1, 2, sharey=True)
@@ -94,13 +126,18 @@ def sinusoid(setting: Sinusoid, ctx: Context) -> SinusoidEvidence:
     mean_curve = {m: np.mean(curves[m], axis=0) for m, _ in METHODS_1D}
     return SinusoidEvidence(
         ratio=float(np.mean(ratios)),
+        ratio_tic=float(np.mean(ratios_tic)),
         sigma_err_toss=float(np.mean(errs["toss"])),
         sigma_err_nll=float(np.mean(errs["nll"])),
+        sigma_err_tic=float(np.mean(errs["tic"])),
         sigma_err_beta_nll=float(np.mean(errs["beta-nll"])),
-        per_seed=Table("σ error per seed", ("seed", "ToSS", "NLL", "β-NLL", "ToSS/NLL"),
-                       [(ctx.seed + s, errs["toss"][i], errs["nll"][i], errs["beta-nll"][i],
-                         ratios[i]) for i, s in enumerate(setting.seeds)]),
-        by_epoch=Table("σ error by epoch (mean over seeds)", ("epoch", "ToSS", "NLL", "β-NLL"),
+        per_seed=Table("σ error per seed",
+                       ("seed", "ToSS", "NLL", "TIC", "β-NLL", "ToSS/NLL", "ToSS/TIC"),
+                       [(ctx.seed + s, errs["toss"][i], errs["nll"][i], errs["tic"][i],
+                         errs["beta-nll"][i], ratios[i], ratios_tic[i])
+                        for i, s in enumerate(setting.seeds)]),
+        by_epoch=Table("σ error by epoch (mean over seeds)",
+                       ("epoch", *(lab for _, lab in METHODS_1D)),
                        [(e + 1, *(float(mean_curve[m][e]) for m, _ in METHODS_1D))
                         for e in range(setting.epochs)]))
 
@@ -110,10 +147,10 @@ def sinusoid(setting: Sinusoid, ctx: Context) -> SinusoidEvidence:
                 "epochs than NLL.",
        metric="σ error (mean|σ̂−σ| / mean σ, 5000 test points) ToSS / NLL after 5 epochs "
               "(quick: 2), mean over seeds",
-       unit="ratio", paper_figure="univariate sinusoid figure (vs TIC/NLL), unverified",
-       threshold=0.5, direction="<=")
-def univariate_epochs(ev: SinusoidEvidence) -> float:
-    return ev.ratio
+       unit="ratio", paper_figure=PAPER_FIGURE_1D, threshold=0.5, direction="<=",
+       baseline="NLL")
+def univariate_epochs(ev: SinusoidEvidence) -> Comparison:
+    return Comparison(ours=ev.sigma_err_toss, baseline=ev.sigma_err_nll, value=ev.ratio)
 
 
 # --- 2 and 3: multivariate TIC-TAC sampler: Σ(x) with labels and with pseudo-labels ---------
@@ -127,7 +164,7 @@ class Multivariate(Setting):
     epochs: int
     lr: float                   # the issue's 1e-3 (the bound's gain grows with lr: not tuned)
     seeds: tuple[int, ...]
-    detail_dim: int | None      # also run ToSS/NLL at this dim (seed 0), reported only
+    detail_dim: int | None      # also run ToSS/NLL/TIC at this dim (seed 0), reported only
     beta_nll: bool              # also train β-NLL (reported only); off in full, where it
                                 # costs a fifth of the 5-minute budget
 
@@ -136,6 +173,20 @@ class Multivariate(Setting):
 class MultivariateEvidence(Evidence):
     supervised_ratio: float = scalar("bound/NLL", "cov_error, W2 bound with true Σ / NLL")
     self_ratio: float = scalar("ToSS/NLL", "cov_error, W2 bound with pseudo-labels / NLL")
+    tic_ratio: float = scalar("ToSS/TIC", "cov_error, ToSS / TIC, mean over seeds")
+    supervised_tic_ratio: float = scalar("bound/TIC", "cov_error, bound with true Σ / TIC")
+    cov_error_nll: float = scalar("fraction", "test cov_error of NLL, mean over seeds")
+    cov_error_tic: float = scalar("fraction", "test cov_error of TIC, mean over seeds")
+    cov_error_toss: float = scalar("fraction", "test cov_error of ToSS, mean over seeds")
+    cov_error_bound: float = scalar("fraction", "test cov_error of the bound with true Σ")
+    cov_error_constant: float = scalar("fraction", "test cov_error of Σ̂ = Cov(Y_train), "
+                                                   "a prediction that ignores x")
+    epoch_time_ratio: float = scalar("ToSS/TIC", "training time per epoch (median of epochs "
+                                                 "2..E; CPU time on CPU), mean over seeds")
+    epoch_time_toss: float = scalar("s", "ToSS training time per epoch")
+    epoch_time_tic: float = scalar("s", "TIC training time per epoch")
+    epoch_time_nll: float = scalar("s", "NLL training time per epoch")
+    pseudo_label_time: float = scalar("s", "pseudo_covariance on the training set, once per fit")
     local_linear_ratio: float = scalar("ToSS-ll/NLL", "same, center='local_linear' labels")
     label_error: float = scalar("fraction", "cov_error of the default pseudo-labels (train)")
     label_error_local_linear: float = scalar("fraction", "same, local_linear labels")
@@ -145,7 +196,7 @@ class MultivariateEvidence(Evidence):
     detail: Table = None
 
 
-METHODS = (("nll", "mean", "NLL"), ("beta-nll", "mean", "β-NLL"),
+METHODS = (("nll", "mean", "NLL"), ("tic", "mean", "TIC"), ("beta-nll", "mean", "β-NLL"),
            ("w2-labels", "mean", "W2 bound, true Σ"), ("toss", "mean", "ToSS"),
            ("toss", "local_linear", "ToSS local-linear"))
 
@@ -155,35 +206,57 @@ def _run(data, n: int, loss: str, center: str, epochs: int, lr: float, seed: int
     tr, te = slice(0, n), slice(n, None)
     Xte, Yte, Cte = data.X[te], data.Y[te], data.cov[te]
 
+    ticks: list[tuple[float, float]] = []     # (epoch end, hook end): hooks are not timed
+
     def hook(epoch: int, reg: HeteroscedasticRegressor) -> None:
+        t0 = _cpu_or_cuda_clock(device)
         if curve is not None:
             curve.append(cov_error(reg.predict_cov(Xte), Cte))
+        ticks.append((t0, _cpu_or_cuda_clock(device)))
 
     reg = HeteroscedasticRegressor(loss=loss, center=center, epochs=epochs, lr=lr,
                                    device=device, seed=seed)
     reg.fit(data.X[tr], data.Y[tr], data.cov[tr] if loss == "w2-labels" else None,
             on_epoch_end=hook)
     C, mu = reg.predict_cov(Xte), reg.predict(Xte)
+    # epoch 1 also holds the pseudo-labels and set-up: the median of the later epochs
+    per_epoch = [a - b[1] for a, b in zip([t[0] for t in ticks[1:]], ticks[:-1], strict=True)]
     return {"cov_error": cov_error(C, Cte), "tac": tac(mu, C, Yte),
-            "nll": gaussian_nll(mu, C, Yte), "mse": float((mu - data.mean[te]).square().mean())}
+            "nll": gaussian_nll(mu, C, Yte), "mse": float((mu - data.mean[te]).square().mean()),
+            "epoch_time": float(np.median(per_epoch)) if per_epoch else float("nan")}
+
+
+_MV = ("dim 8 only (the paper sweeps 4..20 in steps of 2), n = 1000·dim as TIC-TAC, 20 of "
+       "the paper's 100 epochs: CPU budget",
+       "pseudo-labels: k = 64, softmax temperature 1, self excluded (the paper's algorithm "
+       "box gives no values in text)")
 
 
 @experiment(quick=Multivariate(n=2000, n_test=2000, dim=4, epochs=5, lr=1e-3, seeds=(0,),
-                               detail_dim=None, beta_nll=True),
+                               detail_dim=None, beta_nll=True,
+                               deviations=("smoke test: dim 4, n = 2000, 5 epochs, one seed",
+                                           *_ARCH)),
             full=Multivariate(n=8000, n_test=2000, dim=8, epochs=20, lr=1e-3, seeds=(0, 1, 2),
-                              detail_dim=4, beta_nll=False))
+                              detail_dim=4, beta_nll=False,
+                              deviations=(*_MV, *_ARCH, "β-NLL not trained at full scale: a "
+                                          "fifth of the budget, and no claim reads it")))
 def multivariate(setting: Multivariate, ctx: Context) -> MultivariateEvidence:
     methods = [m for m in METHODS if setting.beta_nll or m[0] != "beta-nll"]
     res: dict[str, list[dict[str, float]]] = {lab: [] for *_, lab in methods}
     curves: dict[str, list[list[float]]] = {lab: [] for *_, lab in methods}
-    lab_err, lab_err_ll = [], []
+    lab_err, lab_err_ll, const_err, label_time = [], [], [], []
     n = setting.n
     for s in setting.seeds:
         seed = ctx.seed + s
         data = make_heteroscedastic(n + setting.n_test, setting.dim, seed=seed,
                                     device=ctx.device)
+        const = torch.cov(data.Y[:n].T).expand(setting.n_test, -1, -1)
+        const_err.append(cov_error(const, data.cov[n:]))
         for center, store in (("mean", lab_err), ("local_linear", lab_err_ll)):
+            t0 = _cpu_or_cuda_clock(ctx.device)
             P = pseudo_covariance(data.X[:n], data.Y[:n], center=center)
+            if center == "mean":
+                label_time.append(_cpu_or_cuda_clock(ctx.device) - t0)
             store.append(cov_error(P, data.cov[:n]))
         for loss, center, lab in methods:
             curve: list[float] = []
@@ -191,16 +264,20 @@ def multivariate(setting: Multivariate, ctx: Context) -> MultivariateEvidence:
                                  ctx.device, curve))
             curves[lab].append(curve)
 
-    def ratio(lab: str) -> list[float]:
-        return [a["cov_error"] / b["cov_error"] for a, b in zip(res[lab], res["NLL"],
-                                                                  strict=True)]
+    def ratio(lab: str, base: str = "NLL", key: str = "cov_error") -> list[float]:
+        return [a[key] / b[key] for a, b in zip(res[lab], res[base], strict=True)]
+
+    def mean(lab: str, key: str = "cov_error") -> float:
+        return float(np.mean([r[key] for r in res[lab]]))
 
     sup, ss, ll = ratio("W2 bound, true Σ"), ratio("ToSS"), ratio("ToSS local-linear")
-    by_method = [(lab, *(float(np.mean([r[k] for r in res[lab]]))
-                         for k in ("cov_error", "tac", "nll", "mse"))) for *_, lab in methods]
-    per_seed = [(ctx.seed + s, res["NLL"][i]["cov_error"], res["W2 bound, true Σ"][i]["cov_error"],
-                 res["ToSS"][i]["cov_error"], res["ToSS local-linear"][i]["cov_error"], sup[i],
-                 ss[i], lab_err[i], lab_err_ll[i]) for i, s in enumerate(setting.seeds)]
+    vs_tic = ratio("ToSS", "TIC")
+    by_method = [(lab, *(mean(lab, k) for k in ("cov_error", "tac", "nll", "mse", "epoch_time")))
+                 for *_, lab in methods]
+    per_seed = [(ctx.seed + s, res["NLL"][i]["cov_error"], res["TIC"][i]["cov_error"],
+                 res["W2 bound, true Σ"][i]["cov_error"], res["ToSS"][i]["cov_error"],
+                 res["ToSS local-linear"][i]["cov_error"], sup[i], ss[i], vs_tic[i],
+                 lab_err[i], lab_err_ll[i]) for i, s in enumerate(setting.seeds)]
     detail = [("none at this scale", 0, 0.0, 0.0)]
     if setting.detail_dim is not None:
         seed = ctx.seed + setting.seeds[0]
@@ -208,7 +285,7 @@ def multivariate(setting: Multivariate, ctx: Context) -> MultivariateEvidence:
                                     device=ctx.device)
         d_res = {lab: _run(data, n, loss, center, setting.epochs, setting.lr, seed,
                            ctx.device)
-                 for loss, center, lab in METHODS if lab in ("NLL", "ToSS",
+                 for loss, center, lab in METHODS if lab in ("NLL", "TIC", "ToSS",
                                                              "ToSS local-linear")}
         detail = [(lab, setting.detail_dim, r["cov_error"],
                    r["cov_error"] / d_res["NLL"]["cov_error"]) for lab, r in d_res.items()]
@@ -227,12 +304,20 @@ def multivariate(setting: Multivariate, ctx: Context) -> MultivariateEvidence:
 
     return MultivariateEvidence(
         supervised_ratio=float(np.mean(sup)), self_ratio=float(np.mean(ss)),
+        tic_ratio=float(np.mean(vs_tic)),
+        supervised_tic_ratio=float(np.mean(ratio("W2 bound, true Σ", "TIC"))),
+        cov_error_nll=mean("NLL"), cov_error_tic=mean("TIC"), cov_error_toss=mean("ToSS"),
+        cov_error_bound=mean("W2 bound, true Σ"), cov_error_constant=float(np.mean(const_err)),
+        epoch_time_ratio=float(np.mean(ratio("ToSS", "TIC", "epoch_time"))),
+        epoch_time_toss=mean("ToSS", "epoch_time"), epoch_time_tic=mean("TIC", "epoch_time"),
+        epoch_time_nll=mean("NLL", "epoch_time"), pseudo_label_time=float(np.mean(label_time)),
         local_linear_ratio=float(np.mean(ll)), label_error=float(np.mean(lab_err)),
         label_error_local_linear=float(np.mean(lab_err_ll)),
         by_method=Table("test metrics by method (mean over seeds)",
-                        ("method", "cov_error", "TAC", "NLL", "mean MSE"), by_method),
-        per_seed=Table("cov_error per seed", ("seed", "NLL", "bound+true Σ", "ToSS",
-                                              "ToSS-ll", "bound/NLL", "ToSS/NLL",
+                        ("method", "cov_error", "TAC", "NLL", "mean MSE", "s / epoch"),
+                        by_method),
+        per_seed=Table("cov_error per seed", ("seed", "NLL", "TIC", "bound+true Σ", "ToSS",
+                                              "ToSS-ll", "bound/NLL", "ToSS/NLL", "ToSS/TIC",
                                               "label err", "label err ll"), per_seed),
         by_epoch=Table("test cov_error by epoch (mean over seeds)",
                        ("epoch", *(lab for *_, lab in methods)),
@@ -242,22 +327,41 @@ def multivariate(setting: Multivariate, ctx: Context) -> MultivariateEvidence:
                      detail))
 
 
+_LEARNED = ("the baseline ({}) learned Σ(x): its test cov_error is below that of "
+            "Σ̂ = Cov(Y_train), a prediction that ignores x")
+
+
 @claim("toss.supervised_bound", experiment=multivariate,
        sentence="Given covariance labels, the W2 bound learns Σ(x) more accurately than NLL.",
        metric="test cov_error (mean ‖Σ̂−Σ‖_F/‖Σ‖_F) of the bound with true Σ labels / NLL's, "
               "mean over seeds",
-       unit="ratio", paper_figure="multivariate sampler figure (supervised bound vs NLL), "
-                                  "unverified",
-       threshold=0.5, direction="<=")
-def supervised_bound(ev: MultivariateEvidence) -> float:
-    return ev.supervised_ratio
+       unit="ratio", paper_figure=PAPER_FIGURE_MV, threshold=0.5, direction="<=",
+       baseline="NLL", control=lambda ev: ev.cov_error_nll < ev.cov_error_constant,
+       control_doc=_LEARNED.format("NLL"))
+def supervised_bound(ev: MultivariateEvidence) -> Comparison:
+    return Comparison(ours=ev.cov_error_bound, baseline=ev.cov_error_nll,
+                      value=ev.supervised_ratio)
 
 
 @claim("toss.self_supervised", experiment=multivariate,
        sentence="With neighbourhood pseudo-labels the W2 bound estimates Σ(x) at least as "
                 "well as NLL.",
        metric="test cov_error of ToSS (default pseudo_covariance) / NLL's, mean over seeds",
-       unit="ratio", paper_figure="multivariate sampler figure (ToSS vs NLL/TIC), unverified",
-       threshold=1.0, direction="<=")
-def self_supervised(ev: MultivariateEvidence) -> float:
-    return ev.self_ratio
+       unit="ratio", paper_figure=PAPER_FIGURE_MV, threshold=1.0, direction="<=",
+       baseline="NLL", control=lambda ev: ev.cov_error_nll < ev.cov_error_constant,
+       control_doc=_LEARNED.format("NLL"))
+def self_supervised(ev: MultivariateEvidence) -> Comparison:
+    return Comparison(ours=ev.cov_error_toss, baseline=ev.cov_error_nll, value=ev.self_ratio)
+
+
+@claim("toss.vs_tic", experiment=multivariate,
+       sentence="With neighbourhood pseudo-labels the W2 bound estimates Σ(x) at least as "
+                "well as TIC, the authors' earlier unsupervised method, at a lower cost per "
+                "epoch (the time ratio is reported beside it, not gated).",
+       metric="test cov_error of ToSS (default pseudo_covariance) / TIC's on the same data, "
+              "mean over seeds; epoch_time_ratio = ToSS/TIC training time per epoch",
+       unit="ratio", paper_figure=PAPER_FIGURE_MV, threshold=1.0, direction="<=",
+       baseline="TIC", control=lambda ev: ev.cov_error_tic < ev.cov_error_constant,
+       control_doc=_LEARNED.format("TIC"))
+def vs_tic(ev: MultivariateEvidence) -> Comparison:
+    return Comparison(ours=ev.cov_error_toss, baseline=ev.cov_error_tic, value=ev.tic_ratio)

@@ -13,7 +13,7 @@ from iclr25._cli import fail as _fail
 app = typer.Typer(help="ToSS: mean and input-dependent covariance of a vector target "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
 
-LOSSES = ("toss", "nll", "beta-nll")
+LOSSES = ("toss", "nll", "beta-nll", "tic")
 
 
 @app.callback()
@@ -78,7 +78,7 @@ def fit(
     data: Path = typer.Argument(..., help="Training data: .csv with a header, or .npz (X, Y)."),
     targets: str = typer.Option(None, "--targets", help="Comma-separated target columns "
                                                         "(CSV); the other columns are inputs."),
-    loss: str = typer.Option("toss", "--loss", help="toss, nll or beta-nll."),
+    loss: str = typer.Option("toss", "--loss", help="toss, nll, beta-nll or tic."),
     epochs: int = typer.Option(40, "--epochs", help="Training epochs."),
     n_neighbors: int = typer.Option(64, "--n-neighbors", help="Pseudo-label neighbours."),
     seed: int = typer.Option(0, "--seed", help="Initialisation and shuffling seed."),

@@ -37,6 +37,25 @@ def _pair(mean: object, mat: object, mean_name: str, mat_name: str,
     return m, s
 
 
+def _check_psd(c: torch.Tensor, name: str) -> None:
+    """Symmetric (to 1e-8 of the largest entry, as float64 round-off) and PSD, else ValueError."""
+    scale = c.detach().abs().amax((-2, -1)).clamp_min(torch.finfo(c.dtype).tiny)
+    tol = 1e-8 if c.dtype == torch.float64 else 1e-5
+    if bool(((c - c.mT).detach().abs().amax((-2, -1)) > tol * scale).any()):
+        raise ValueError(f"{name} must be symmetric")
+    if bool((torch.linalg.eigvalsh(c.detach())[..., 0] < -tol * scale).any()):
+        raise ValueError(f"{name} must be positive semi-definite")
+
+
+def _check_tril(L: torch.Tensor, name: str) -> None:
+    """Lower-triangular with a positive diagonal (a Cholesky factor), else ValueError."""
+    if bool((L.detach().triu(1) != 0).any()):
+        raise ValueError(f"{name} must be lower-triangular (its upper triangle is not zero)")
+    if bool((torch.diagonal(L.detach(), dim1=-2, dim2=-1) <= 0).any()):
+        raise ValueError(f"{name} must have a positive diagonal (a Cholesky factor of an SPD "
+                         f"covariance)")
+
+
 def _reduce(x: torch.Tensor, reduction: str) -> torch.Tensor:
     if reduction == "mean":
         return x.mean()
@@ -130,13 +149,17 @@ def gaussian_w2(mean1: object, cov1: object, mean2: object, cov2: object) -> tor
         (B,) tensor, or 0-d for unbatched input, on ``mean1``'s device and dtype.
 
     Raises:
-        TypeError / ValueError: as :func:`w2_bound`.
+        TypeError / ValueError: as :func:`w2_bound`; ValueError naming ``cov1``/``cov2`` when
+        one is not symmetric or not positive semi-definite (relative tolerance 1e-8 in
+        float64, 1e-5 in float32).
     """
     m1, c1 = _pair(mean1, cov1, "mean1", "cov1")
     m2, c2 = _pair(mean2, cov2, "mean2", "cov2", like=m1)
     if m2.shape != m1.shape:
         raise ValueError(f"mean2 must have the shape of mean1 {tuple(m1.shape)}, "
                          f"got {tuple(m2.shape)}")
+    _check_psd(c1, "cov1")
+    _check_psd(c2, "cov2")
     r2 = sqrtm_psd(c2, "cov2")
     cross = torch.linalg.eigvalsh(r2 @ c1 @ r2).clamp_min(0).sqrt().sum(-1)
     tr = torch.diagonal(c1, dim1=-2, dim2=-1).sum(-1) + torch.diagonal(c2, dim1=-2,
@@ -163,11 +186,16 @@ def gaussian_nll_loss(mean: object, scale_tril: object, y: object) -> torch.Tens
 
     Returns:
         (B,) tensor (0-d unbatched).
+
+    Raises:
+        TypeError: non-floating mean. ValueError: shapes, NaN/inf, ``scale_tril`` not
+        lower-triangular or without a positive diagonal (named).
     """
     m, L = _pair(mean, scale_tril, "mean", "scale_tril")
     t = as_tensor(y, "y", dtype=m.dtype, device=m.device)
     if t.shape != m.shape:
         raise ValueError(f"y must have the shape of mean {tuple(m.shape)}, got {tuple(t.shape)}")
+    _check_tril(L, "scale_tril")
     return _nll_tril(m, L, t)
 
 
@@ -183,12 +211,16 @@ def beta_nll_loss(mean: object, scale_tril: object, y: object, beta: float = 0.5
 
     Returns:
         (B,) tensor (0-d unbatched).
+
+    Raises:
+        ValueError: as :func:`gaussian_nll_loss`; ``beta`` outside [0, 1].
     """
     beta = check_range(beta, "beta", 0.0, 1.0)
     m, L = _pair(mean, scale_tril, "mean", "scale_tril")
     t = as_tensor(y, "y", dtype=m.dtype, device=m.device)
     if t.shape != m.shape:
         raise ValueError(f"y must have the shape of mean {tuple(m.shape)}, got {tuple(t.shape)}")
+    _check_tril(L, "scale_tril")
     q = m.shape[-1]
     logdet = 2 * torch.diagonal(L, dim1=-2, dim2=-1).abs().log().sum(-1)
     weight = torch.exp(beta * logdet.detach() / q)
