@@ -507,8 +507,11 @@ def load(path: str | Path, model: nn.Module | None = None, *,
     clf = None
     if "classifier" in meta:
         clf = DegradationClassifier(**meta["classifier"])
-        clf.load_state_dict({k[11:]: v for k, v in tensors.items()
-                             if k.startswith("classifier.")})
+        try:    # files from before the official last down-sampling block lack its weights
+            clf.load_state_dict({k[11:]: v for k, v in tensors.items()
+                                 if k.startswith("classifier.")})
+        except RuntimeError as exc:
+            raise ValueError(f"classifier weights in {p} do not match: {exc}") from None
         clf = clf.to(device).eval()
     kinds = tuple(meta["kinds"]) if "kinds" in meta else None
     layers = tuple(meta["layers"]) if "layers" in meta else getattr(net, "tap_layers", None)
