@@ -259,9 +259,10 @@ class RetinexEnhancer(nn.Module):
         fast: True (default) runs the transformer blocks channels-last and the prior's DCT
             by FFT; False runs the NCHW reference and dense DCT matrices (same function,
             equal to float32 rounding). Measured on the shared 2-core VM (CPU time, one
-            thread): a training step at width 16, batch 2, crop 64 costs 0.51 s fast vs
-            0.44 s reference (main: 0.46-0.57 s), and the FFT DCT is slower than the matrix
-            one up to 512² though it grows near-linearly; so this path is not yet faster.
+            thread, medians of 3 alternating runs): a training step at width 16, batch 2,
+            crop 64 costs 0.37 s fast, 0.42 s reference, 0.46 s on main (~1.25x, not the
+            3x wanted); the FFT DCT grows near-linearly but is slower than the matrix one up
+            to 512².
 
     Initialisation as the official code: bias-free output convolutions, so each residual
     head starts at sigmoid(≈0) ≈ 0.5 (X ≈ x + 0.5, L ≈ mean_c X + 0.5, R ≈ X + 0.5). One
