@@ -125,6 +125,8 @@ def test_dcpt_loss_by_hand():
     pixel = (gt * 1.5 - gt).abs().mean()              # L1(E(gt), gt), E(x) = 1.5 x
     feats = model.feat(lq)
     h = torch.softmax(clf.level_logits, 0)[0] * feats
+    # the official last block: ReLU(MaxPool2(Conv1×1(h))), then GAP and the linear head
+    h = F.relu(F.max_pool2d(F.conv2d(h, clf.transitions[0].weight), 2))
     logits = clf.head(h.mean((-2, -1)))
     cls = F.cross_entropy(logits, y)
     assert float(loss.detach()) == pytest.approx(float((pixel + cls).detach()), rel=1e-6)
@@ -192,6 +194,36 @@ def test_pretrain_errors(pairs):
         pretrain(net, pairs, n_classes=2, steps=1, layers=None) if False else pretrain(
             net, [(torch.rand(2, 3, 8, 8), torch.rand(2, 3, 8, 8), torch.tensor([0, 3]))],
             n_classes=2, steps=1)
+
+
+def test_pretrain_stops_at_validation_target_or_cap(pairs):
+    lq, _, y = pairs.take(8)
+    # each crop under both labels: every classifier scores exactly 0.5 on this split
+    lq2, y2 = torch.cat([lq, lq]), torch.cat([y, 1 - y])
+    a = pretrain(small_unet(), pairs, n_classes=2, steps=9, num_res_blocks=1, val=(lq2, y2),
+                 target_accuracy=0.5, check_every=2)
+    assert (a.stopped, a.steps, len(a.history["loss"])) == ("target", 2, 2)
+    assert a.history["val_accuracy"] == [0.5] == [a.val_accuracy]
+    b = pretrain(small_unet(), pairs, n_classes=2, steps=4, num_res_blocks=1, val=(lq2, y2),
+                 target_accuracy=1.0, check_every=3)
+    assert (b.stopped, b.steps, len(b.history["val_accuracy"])) == ("cap", 4, 2)
+    assert b.val_accuracy == pytest.approx(0.5)
+    c = pretrain(small_unet(), pairs, n_classes=2, steps=2, num_res_blocks=1)
+    assert c.stopped == "cap" and np.isnan(c.val_accuracy)
+    for kw, err, match in [({"val": (lq, y[:3])}, ValueError, "val"),
+                           ({"val": (lq, y + 5)}, ValueError, "val"),
+                           ({"val": lq}, TypeError, "val"),
+                           ({"val": (lq, y), "target_accuracy": 0.0}, ValueError, "target"),
+                           ({"val": (lq, y), "check_every": 0}, ValueError, "check_every")]:
+        with pytest.raises(err, match=match):
+            pretrain(small_unet(), pairs, n_classes=2, steps=2, **kw)
+
+
+def test_classifier_official_last_block_handles_a_one_pixel_map():
+    clf = DegradationClassifier([4, 8], 3, num_res_blocks=1)
+    assert [t.bias for t in clf.transitions] == [None, None] and len(clf.transitions) == 2
+    logits = clf([torch.rand(2, 4, 2, 2), torch.rand(2, 8, 1, 1)])
+    assert logits.shape == (2, 3) and bool(torch.isfinite(logits).all())
 
 
 def test_finetune_lowers_loss_and_ema(pairs):

@@ -35,13 +35,61 @@ def _net(seed: int = 0) -> RetinexEnhancer:
     return RetinexEnhancer(width=8, l_width=8, lc_width=8, n_blocks=1)
 
 
-def test_dct_matches_scipy_and_inverts():
+@pytest.mark.parametrize("shape", [(2, 3, 9, 14), (1, 1, 1, 1), (1, 2, 7, 2), (1, 1, 64, 48)])
+@pytest.mark.parametrize("method", ["fft", "matrix"])
+def test_dct_matches_scipy_and_inverts(shape, method):
     fft = pytest.importorskip("scipy.fft")
-    x = torch.rand(2, 3, 9, 14, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    x = torch.rand(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     ref = fft.dctn(x.numpy(), norm="ortho", axes=(-2, -1))
-    np.testing.assert_allclose(dct_2d(x).numpy(), ref, atol=1e-5)
-    torch.testing.assert_close(idct_2d(dct_2d(x)), x)
-    assert dct_2d(x.float()).dtype == torch.float32
+    np.testing.assert_allclose(dct_2d(x, method=method).numpy(), ref, atol=1e-12)
+    np.testing.assert_allclose(idct_2d(x, method=method).numpy(),
+                               fft.idctn(x.numpy(), norm="ortho", axes=(-2, -1)), atol=1e-12)
+    torch.testing.assert_close(idct_2d(dct_2d(x, method=method), method=method), x)
+    assert dct_2d(x.float(), method=method).dtype == torch.float32
+
+
+def test_frequency_bands_fft_equals_matrix_path():
+    x = torch.rand(2, 3, 30, 41, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    torch.testing.assert_close(frequency_bands(x, seed=1),
+                               frequency_bands(x, seed=1, method="matrix"), atol=1e-12, rtol=0)
+    with pytest.raises(ValueError, match="method"):
+        dct_2d(x, method="fast")
+
+
+def test_untrained_heads_start_near_half():
+    # official initialisation: bias-free output convs, so each residual head's sigmoid ≈ 0.5
+    net = _net()
+    x = torch.rand(2, 3, 32, 32, generator=torch.Generator().manual_seed(0)) * 0.2
+    with torch.no_grad():
+        X = net.noise(x)
+        heads = {"noise": X - x, "illumination": net.illumination(X) - X.mean(1, keepdim=True),
+                 "reflectance": net.reflectance(X, net.prior(X)) - X}
+    for name, h in heads.items():
+        assert abs(float(h.mean()) - 0.5) < 0.1, name
+        assert float(h.std()) < 0.1, name
+    with torch.no_grad():
+        assert float(net(x).enhanced.mean()) > 2 * float(x.mean())    # not a dark image
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-6), (torch.float32, 1e-5)])
+def test_fast_path_equals_reference(dtype, tol):
+    net = _net().to(dtype)
+    net.reflectance.body.blocks[0].s1.data.uniform_(0.5, 1.5)   # break the init's symmetry
+    x = torch.rand(2, 3, 18, 22, generator=torch.Generator().manual_seed(1), dtype=dtype) * 0.3
+    grads, outs = [], []
+    for fast in (True, False):
+        net.fast = fast
+        net.zero_grad()
+        o = net(x, shuffle_seed=3)
+        (o.enhanced.sum() + o.denoised.square().sum()).backward()
+        outs.append(o)
+        grads.append([p.grad.clone() for p in net.parameters()])
+    for a, b in zip(*outs, strict=True):
+        torch.testing.assert_close(a, b, atol=tol, rtol=tol)
+    for a, b in zip(*grads, strict=True):
+        torch.testing.assert_close(a, b, atol=tol * 10, rtol=tol * 10)
+    with pytest.raises(TypeError, match="fast"):
+        net.fast = 1
 
 
 def test_frequency_bands_seeded_and_low_band_sums():
@@ -78,6 +126,9 @@ def test_exposure_colour_tv_known_answers():
     assert float(color_constancy_loss(x)) == pytest.approx(0.0, abs=1e-5)
     assert float(ColorConstancyLoss()(x)) == pytest.approx(0.0, abs=1e-5)
     assert float(illumination_tv_loss(x)) == 0.0
+    # official L_TV: 2·(Σ Δv²/((H−1)W) + Σ Δh²/(H(W−1)))/B; columns step by 0.1 → 2·(36·0.01/12)
+    cols = (torch.arange(4.0) * 0.1).expand(1, 3, 4, 4)
+    assert float(illumination_tv_loss(cols)) == pytest.approx(0.06)
     ramp = torch.linspace(0, 1, 16)[None, None, None].expand(1, 3, 16, 16)
     assert float(spatial_consistency_loss(ramp, ramp)) == 0.0
     assert float(spatial_consistency_loss(ramp, torch.full_like(ramp, 0.5))) > 0
@@ -171,6 +222,11 @@ def test_estimator_fit_transform_clone_save_load(tmp_path):
         ZeroReferenceEnhancer.load(tmp_path / "bad.pt")
     with pytest.raises(ValueError, match="path"):
         ZeroReferenceEnhancer.load(tmp_path / "missing.pt")
+    (tmp_path / "trunc.pt").write_bytes(p.read_bytes()[:200])
+    (tmp_path / "noise.pt").write_bytes(np.random.default_rng(0).bytes(4096))
+    for name in ("trunc.pt", "noise.pt"):
+        with pytest.raises(ValueError, match=name):
+            ZeroReferenceEnhancer.load(tmp_path / name)
 
 
 def test_fit_from_folder(tmp_path):

@@ -187,8 +187,9 @@ class DegradationClassifier(nn.Module):
 
     As ``PromptIR_NoImg_DC``: with learnable level weights ``softmax(w)`` (init equal),
     ``h = Bottlenecks_i(h + softmax(w)_i · F_i)`` from the finest feature map to the coarsest,
-    between levels ``h = ReLU(MaxPool(Conv1×1(h)))`` down to the next level's channels and
-    size, then a last stage of bottlenecks, global average pooling and a linear layer.
+    after every level (the last included, as the official code) ``h = ReLU(MaxPool2(
+    Conv1×1(h)))`` (bias-free conv) to the next level's channels and size, then a last stage
+    of bottlenecks, global average pooling and a linear layer.
     The input image is never used.
 
     Args:
@@ -213,7 +214,8 @@ class DegradationClassifier(nn.Module):
         self.level_logits = nn.Parameter(torch.ones(len(d)))
         self.stages = nn.ModuleList(
             nn.Sequential(*[_Bottleneck(c) for _ in range(num_res_blocks)]) for c in d)
-        self.transitions = nn.ModuleList(nn.Conv2d(d[i], d[i + 1], 1) for i in range(len(d) - 1))
+        self.transitions = nn.ModuleList(nn.Conv2d(d[i], d[min(i + 1, len(d) - 1)], 1, bias=False)
+                                         for i in range(len(d)))
         self.last_stage = nn.Sequential(*[_Bottleneck(d[-1]) for _ in range(num_res_blocks)])
         self.head = nn.Linear(d[-1], n_classes)
 
@@ -228,9 +230,10 @@ class DegradationClassifier(nn.Module):
             if f.ndim != 4 or f.shape[1] != self.feature_dims[i]:
                 raise ValueError(f"features[{i}] must be (B, {self.feature_dims[i]}, H, W), "
                                  f"got {tuple(f.shape)}")
-            h = self.stages[i](h + w[i] * f)
+            h = self.transitions[i](self.stages[i](h + w[i] * f))
             if i + 1 < len(features):
-                h = self.transitions[i](h)
                 h = F.relu(F.adaptive_max_pool2d(h, features[i + 1].shape[-2:]))
+            else:   # the official last block; ceil_mode keeps a 1-pixel map alive
+                h = F.relu(F.max_pool2d(h, 2, ceil_mode=True))
         h = self.last_stage(h)
         return self.head(h.mean((-2, -1)))

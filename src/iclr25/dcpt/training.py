@@ -37,6 +37,9 @@ class PretrainResult:
     classifier: DegradationClassifier
     layers: tuple[str, ...]
     history: dict[str, list[float]] = field(default_factory=dict)
+    steps: int = 0              # steps taken
+    stopped: str = "cap"        # "target": validation accuracy reached; "cap": ran all steps
+    val_accuracy: float = float("nan")   # at the last validation check (NaN without val)
 
 
 @dataclass
@@ -109,8 +112,9 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
              layers: Sequence[str] | None = None, n_classes: int, steps: int,
              lr: float = 1e-3, focal_gamma: float = 0.0, num_res_blocks: int = 2,
              seed: int | torch.Generator | None = 0,
-             callback: Callable[[int, dict[str, float]], None] | None = None
-             ) -> PretrainResult:
+             callback: Callable[[int, dict[str, float]], None] | None = None,
+             val: tuple[object, object] | None = None, target_accuracy: float = 0.9,
+             check_every: int = 10) -> PretrainResult:
     """Degradation-classification pre-training of any restorer (DCPT, paper §3, Alg. 1).
 
     Each step: L = L1(E(gt), gt) + Focal(C(features of E(lq)), y), one Adam step on the
@@ -126,8 +130,12 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
         layers: module names whose outputs feed the classifier, fine to coarse; default
             ``model.tap_layers``.
         n_classes: number of degradation kinds (>= 2).
-        steps: optimisation steps (>= 1).
+        steps: optimisation steps (>= 1); with ``val``, the cap.
         lr: Adam learning rate (> 0).
+        val: ``(lq, y)`` validation crops: every ``check_every`` steps the classifier is scored
+            on them and pre-training stops once its accuracy reaches ``target_accuracy``
+            (``result.stopped`` says "target" or "cap"). Keep it apart from any test split.
+        target_accuracy, check_every: the stopping rule's level in (0, 1] and period (>= 1).
         focal_gamma: focal exponent (0 = cross-entropy, the official default).
         num_res_blocks: bottlenecks per classifier stage.
         seed: seeds the classifier's initialisation (and any randomness in the model).
@@ -162,8 +170,20 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
         raise TypeError("layers must be a sequence of module names, got a single string")
     layers = tuple(layers)
     FeatureTap(model, layers).remove()  # names checked before any work
+    target_accuracy = check_range(target_accuracy, "target_accuracy", 0, 1, low_open=True)
+    check_every = check_int(check_every, "check_every", 1)
     seed_int = _seeded(seed)
     dev = _device_of(model)
+    if val is not None:
+        if not isinstance(val, (tuple, list)) or len(val) != 2:
+            raise TypeError("val must be a pair (lq, y)")
+        val_lq = check_images(val[0], "val[0]")
+        if val_lq.ndim != 4:
+            raise ValueError(f"val[0] must be (B, 3, H, W), got {tuple(val_lq.shape)}")
+        val_y = check_labels(val[1], "val[1]", n_classes)
+        if len(val_y) != len(val_lq):
+            raise ValueError(f"val[1] has {len(val_y)} labels for {len(val_lq)} images")
+        val_lq, val_y = val_lq.to(dev), val_y.to(dev)
     stream = _stream(data, steps)
     first = _unpack(next(stream), dev, True, n_classes)
     net = copy.deepcopy(model).train()
@@ -177,6 +197,7 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
         opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=lr)
         hist: dict[str, list[float]] = {"loss": [], "pixel": [], "cls": [], "accuracy": []}
         bar, task = _progress(steps, "DCPT pre-training")
+        stopped, acc, taken = "cap", float("nan"), steps
         with FeatureTap(net, layers) as tap, bar:
             batch: Batch = first
             for step in range(steps):
@@ -192,7 +213,28 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
                 if callback is not None:
                     callback(step, parts)
                 bar.advance(task)
-    return PretrainResult(net, clf.eval(), layers, hist)
+                if val is not None and ((step + 1) % check_every == 0 or step + 1 == steps):
+                    acc = _accuracy(net, clf, tap, val_lq, val_y)
+                    hist.setdefault("val_accuracy", []).append(acc)
+                    if acc >= target_accuracy:
+                        stopped, taken = "target", step + 1
+                        break
+    return PretrainResult(net, clf.eval(), layers, hist, taken, stopped, acc)
+
+
+@torch.no_grad()
+def _accuracy(net: nn.Module, clf: DegradationClassifier, tap: FeatureTap, lq: torch.Tensor,
+              y: torch.Tensor, batch_size: int = 64) -> float:
+    """Top-1 accuracy of ``clf`` on ``net``'s tapped features (both put back in train mode)."""
+    net.eval(), clf.eval()
+    hits = 0
+    for a, b in zip(lq.split(batch_size), y.split(batch_size), strict=True):
+        tap.clear()
+        net(a)
+        hits += int((clf(tap.features).argmax(1) == b).sum())
+    tap.clear()
+    net.train(), clf.train()
+    return hits / len(y)
 
 
 def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr: float = 1e-3,
@@ -465,8 +507,11 @@ def load(path: str | Path, model: nn.Module | None = None, *,
     clf = None
     if "classifier" in meta:
         clf = DegradationClassifier(**meta["classifier"])
-        clf.load_state_dict({k[11:]: v for k, v in tensors.items()
-                             if k.startswith("classifier.")})
+        try:    # files from before the official last down-sampling block lack its weights
+            clf.load_state_dict({k[11:]: v for k, v in tensors.items()
+                                 if k.startswith("classifier.")})
+        except RuntimeError as exc:
+            raise ValueError(f"classifier weights in {p} do not match: {exc}") from None
         clf = clf.to(device).eval()
     kinds = tuple(meta["kinds"]) if "kinds" in meta else None
     layers = tuple(meta["layers"]) if "layers" in meta else getattr(net, "tap_layers", None)

@@ -48,6 +48,7 @@ PAPER = Paper(
           "Low-Light Scenarios",
     authors="Huaqiu Li, Xiaowan Hu, Haoqian Wang",
     arxiv="2503.14535",
+    openreview="PVHoELf5UN",
     code="huaqlili/unsupervised-light-enhance-ICLR2025",
 )
 

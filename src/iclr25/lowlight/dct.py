@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from iclr25._checks import as_tensor, resolve_seed
+from iclr25._checks import as_tensor, check_choice, resolve_seed
 
 __all__ = ["dct_2d", "frequency_bands", "idct_2d"]
 
@@ -29,30 +29,67 @@ def _float(x: object, name: str) -> torch.Tensor:
     return t
 
 
-def dct_2d(x: object) -> torch.Tensor:
+def _dct_last(x: torch.Tensor) -> torch.Tensor:
+    """Orthonormal DCT-II along the last dim by one FFT of length N (Makhoul 1980)."""
+    n = x.shape[-1]
+    v = torch.cat([x[..., ::2], x[..., 1::2].flip(-1)], -1)
+    k = torch.arange(n, device=x.device, dtype=x.dtype)
+    tw = torch.polar(torch.ones_like(k), -math.pi * k / (2 * n))
+    scale = torch.full_like(k, math.sqrt(2.0 / n))
+    scale[0] = math.sqrt(1.0 / n)
+    return (torch.fft.fft(v) * tw).real * scale
+
+
+def _idct_last(X: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`_dct_last` (orthonormal DCT-III) by one inverse FFT of length N."""
+    n = X.shape[-1]
+    k = torch.arange(n, device=X.device, dtype=X.dtype)
+    scale = torch.full_like(k, math.sqrt(n / 2.0))
+    scale[0] = math.sqrt(float(n))
+    y = X * scale
+    # V_k = e^{iπk/2N} (y_k − i·y_{N−k}), y_N = 0; v = Re(ifft V); undo the even/odd split
+    y_rev = torch.cat([torch.zeros_like(y[..., :1]), y[..., 1:].flip(-1)], -1)
+    V = torch.complex(y, -y_rev) * torch.polar(torch.ones_like(k), math.pi * k / (2 * n))
+    v = torch.fft.ifft(V).real
+    x = torch.empty_like(v)
+    x[..., ::2] = v[..., : (n + 1) // 2]
+    x[..., 1::2] = v[..., (n + 1) // 2:].flip(-1)
+    return x
+
+
+def dct_2d(x: object, *, method: str = "fft") -> torch.Tensor:
     """Orthonormal DCT-II over the last two dims (``scipy.fft.dctn(norm="ortho", axes=(-2, -1))``).
 
     Args:
         x: (..., H, W) float tensor.
+        method: "fft" (default: one length-N FFT per row and per column, cost
+            O(HW log(HW))) or "matrix" (dense DCT matrices, cost O(HW(H + W)); the reference).
 
     Returns:
         (..., H, W) coefficients, same dtype and device.
     """
     t = _float(x, "x")
+    check_choice(method, "method", ("fft", "matrix"))
+    if method == "fft":
+        return _dct_last(_dct_last(t).transpose(-1, -2)).transpose(-1, -2)
     ch = _dct_matrix(t.shape[-2], t.dtype, t.device)
     cw = _dct_matrix(t.shape[-1], t.dtype, t.device)
     return ch @ t @ cw.T
 
 
-def idct_2d(X: object) -> torch.Tensor:
+def idct_2d(X: object, *, method: str = "fft") -> torch.Tensor:
     """Inverse of :func:`dct_2d` (orthonormal DCT-III over the last two dims)."""
     t = _float(X, "X")
+    check_choice(method, "method", ("fft", "matrix"))
+    if method == "fft":
+        return _idct_last(_idct_last(t).transpose(-1, -2)).transpose(-1, -2)
     ch = _dct_matrix(t.shape[-2], t.dtype, t.device)
     cw = _dct_matrix(t.shape[-1], t.dtype, t.device)
     return ch.T @ t @ cw
 
 
-def frequency_bands(x: object, *, seed: int | torch.Generator | None = None) -> torch.Tensor:
+def frequency_bands(x: object, *, seed: int | torch.Generator | None = None,
+                    method: str = "fft") -> torch.Tensor:
     """The four DCT bands B1..B4 of the FIcoder prior, concatenated on the channel axis.
 
     With d = min(H, W) // 10 and u + v the anti-diagonal index of a DCT coefficient:
@@ -63,6 +100,7 @@ def frequency_bands(x: object, *, seed: int | torch.Generator | None = None) -> 
     Args:
         x: (B, C, H, W) float tensor.
         seed: the B2 shuffle; None = fresh entropy.
+        method: the DCT's path, "fft" or "matrix" (see :func:`dct_2d`).
 
     Returns:
         (B, 4C, H, W): [B1, B2, B3, B4].
@@ -70,14 +108,12 @@ def frequency_bands(x: object, *, seed: int | torch.Generator | None = None) -> 
     t = _float(x, "x")
     if t.ndim != 4:
         raise ValueError(f"x must have shape (B, C, H, W), got {tuple(t.shape)}")
+    check_choice(method, "method", ("fft", "matrix"))
     g = resolve_seed(seed)
-    H, W = t.shape[-2:]
+    B, C, H, W = t.shape
     d = min(H, W) // 10
-    F = dct_2d(t)
+    F = dct_2d(t, method=method)
     uv = (torch.arange(H, device=t.device)[:, None] + torch.arange(W, device=t.device)[None])
-    b1 = idct_2d(F * (uv <= 3 * d))
-    b3 = idct_2d(F * ((uv >= 2 * d) & (uv <= 4 * d)))
-    b4 = idct_2d(F * (uv >= 5 * d))
     # B2: a permutation inside each anti-diagonal n = u + v <= d, vectorised by sorting
     flat = uv.flatten()
     idx = (flat <= d).nonzero().flatten()
@@ -88,5 +124,8 @@ def frequency_bands(x: object, *, seed: int | torch.Generator | None = None) -> 
     Ff = F.flatten(-2)
     low = torch.zeros_like(Ff)
     low[..., dst] = Ff[..., src]
-    b2 = idct_2d(low.reshape(F.shape))
-    return torch.cat([b1, b2, b3, b4], dim=1)
+    masks = torch.stack([uv <= 3 * d, (uv >= 2 * d) & (uv <= 4 * d), uv >= 5 * d])
+    masks = masks[:, None].to(t.dtype)
+    coeffs = torch.cat([F[:, None] * masks[:1], low.reshape(B, 1, C, H, W),
+                        F[:, None] * masks[1:]], 1)            # (B, 4, C, H, W): B1..B4
+    return idct_2d(coeffs, method=method).reshape(B, 4 * C, H, W)

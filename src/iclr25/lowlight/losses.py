@@ -123,10 +123,13 @@ def spatial_consistency_loss(x: object, I: object) -> torch.Tensor:
 
 
 def illumination_tv_loss(I: object) -> torch.Tensor:
-    """Zero-DCE illumination smoothness: mean squared vertical + horizontal differences."""
+    """Zero-DCE illumination smoothness, weighted as the official ``L_TV``:
+    2·(Σ Δ_v² / ((H−1)W) + Σ Δ_h² / (H(W−1))) / B, the sums over batch and channels
+    (so 2C times the mean squared difference per direction)."""
     t = _batch(I, "I")
-    return ((t[..., 1:, :] - t[..., :-1, :]) ** 2).mean() + \
-        ((t[..., :, 1:] - t[..., :, :-1]) ** 2).mean()
+    c = 2 * t.shape[1]
+    return c * (((t[..., 1:, :] - t[..., :-1, :]) ** 2).mean() +
+                ((t[..., :, 1:] - t[..., :, :-1]) ** 2).mean())
 
 
 def color_constancy_loss(I: object) -> torch.Tensor:
@@ -210,13 +213,17 @@ def zero_reference_loss(model: RetinexEnhancer, x: object, *,
     choice = torch.randint(8, (B, 1, H // 2, W // 2), generator=g).to(t.device)
     d1, d2 = _pick(t, choice)
     s = int(torch.randint(2 ** 31, (1,), generator=g))
-    o1 = model(d1, shuffle_seed=s)
+    if pairing:
+        gamma = 1.2 + 0.3 * float(torch.rand(1, generator=g))
+        # D1 and D̃2 share one forward pass (same shuffle seed; every layer is per-image)
+        o = model(torch.cat([d1, relight(d2, gamma)]), shuffle_seed=s)
+        o1 = type(o)(*(v[:B] for v in o))
+        R2 = o.reflectance[B:].clamp(0, 1)
+    else:
+        o1 = model(d1, shuffle_seed=s)
     L1 = o1.illumination
     X1, R1, I1 = o1.denoised.clamp(0, 1), o1.reflectance.clamp(0, 1), o1.enhanced.clamp(0, 1)
     if pairing:
-        gamma = 1.2 + 0.3 * float(torch.rand(1, generator=g))
-        o2 = model(relight(d2, gamma), shuffle_seed=s)
-        R2 = o2.reflectance.clamp(0, 1)
         I3 = model(t, shuffle_seed=s).enhanced
         e1, e2 = _pick(I3, choice)
         loss1 = F.mse_loss(R1, R2) + 0.5 * F.mse_loss(R1 - R2, e1 - e2)

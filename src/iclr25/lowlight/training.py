@@ -258,14 +258,17 @@ class ZeroReferenceEnhancer(BaseEstimator, TransformerMixin):
             blob = torch.load(p, weights_only=True)
             est = cls(**blob["params"])
             model = build_model(est.method, est.width, seed=est.seed)
-            if model.config() != blob["config"]:
-                raise ValueError(f"path {p}: model file has config {blob['config']}, "
-                                 f"expected {model.config()}")
-            model.load_state_dict(blob["state"])
-        except (OSError, KeyError, RuntimeError, TypeError, EOFError) as exc:
+            same = model.config() == blob["config"]
+            if same:
+                model.load_state_dict(blob["state"])
+            history = list(blob["history"])
+        except Exception as exc:  # noqa: BLE001  (truncated/garbage files raise many kinds)
             raise ValueError(f"path {p}: cannot load a model: {exc}") from None
+        if not same:
+            raise ValueError(f"path {p}: model file has config {blob['config']}, "
+                             f"expected {model.config()}")
         model.eval()
-        est.model_, est.history_ = model, list(blob["history"])
+        est.model_, est.history_ = model, history
         return est
 
 
