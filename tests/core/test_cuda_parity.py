@@ -1,0 +1,275 @@
+"""Same answers on CPU and CUDA: every method's deterministic core functions, compared.
+
+For each of the 19 methods, the core functions (distances, losses, kernels, graph
+construction, one iteration, an estimator's predict on fixed fitted parameters, one seeded
+training step) run on the CPU and on a second device with the same inputs; the results must
+agree within the tolerance stated beside each call, and tensors must come back on the device
+of the inputs. Inputs are float64 wherever the function supports it (tolerances ~1e-9: only
+the order of floating-point sums differs between devices), float32 otherwise (~1e-5).
+Seeded functions are compared too: their draws come from CPU generators, so a seed must give
+the same numbers on every device. Chaotic end-to-end training is not compared.
+
+The second device comes from ``ICLR25_PARITY_DEVICE`` (default ``"cuda"``); every test is
+marked ``cuda`` and skipped when that device is absent. **The real check needs a GPU**:
+``python -m pytest -m cuda tests/core/test_cuda_parity.py``. Without one,
+``ICLR25_PARITY_DEVICE=cpu python -m pytest -m cuda tests/core/test_cuda_parity.py`` compares
+CPU with CPU, which only shows that the test code runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+pytestmark = pytest.mark.cuda
+
+F64 = dict(rtol=1e-9, atol=1e-10)      # closed-form float64 arithmetic
+ITER = dict(rtol=1e-7, atol=1e-9)      # float64 iterations / decompositions (rounding grows)
+F32 = dict(rtol=1e-4, atol=1e-5)       # float32 networks (TF32 off, see the fixture)
+
+
+@pytest.fixture(scope="module")
+def dev():
+    """The second device: ``ICLR25_PARITY_DEVICE`` (default cuda), skipped when absent."""
+    d = torch.device(os.environ.get("ICLR25_PARITY_DEVICE", "cuda"))
+    if d.type == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device (set ICLR25_PARITY_DEVICE=cpu to run the test code)")
+    try:
+        torch.zeros(1, device=d)
+    except (RuntimeError, AssertionError) as exc:
+        pytest.skip(f"device {d} unavailable: {exc}")
+    # TF32 would round float32 matmuls/convs to 10 bits on Ampere+: compare true float32
+    old = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield d
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    """Tiny inputs: one thread is fastest and keeps the file far under a minute."""
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+def to(x, device):
+    """``x`` with every tensor on ``device`` and every module a fresh copy there."""
+    if isinstance(x, torch.Tensor):
+        return x.to(device)
+    if isinstance(x, nn.Module):
+        return copy.deepcopy(x).to(device)
+    if isinstance(x, dict):
+        return {k: to(v, device) for k, v in x.items()}
+    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+        return type(x)(to(v, device) for v in x)
+    return x
+
+
+def on(x, device, where="out"):
+    """Every tensor in ``x`` lives on ``device``."""
+    if isinstance(x, torch.Tensor):
+        assert x.device.type == device.type, f"{where} is on {x.device}, not {device}"
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for f in dataclasses.fields(x):
+            on(getattr(x, f.name), device, f"{where}.{f.name}")
+    elif isinstance(x, dict):
+        for k, v in x.items():
+            on(v, device, f"{where}[{k!r}]")
+    elif isinstance(x, (list, tuple)):
+        for i, v in enumerate(x):
+            on(v, device, f"{where}[{i}]")
+
+
+def close(a, b, rtol, atol, where="out"):
+    """``b`` (second device) equals ``a`` (CPU) within (rtol, atol); discrete values exactly."""
+    if isinstance(a, torch.Tensor):
+        b = b.detach().cpu()
+        if a.is_floating_point() or a.is_complex():
+            torch.testing.assert_close(b, a.detach(), rtol=rtol, atol=atol, msg=lambda m: f"{where}: {m}")
+        else:
+            assert torch.equal(b, a), f"{where}: integer/bool tensors differ"
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=atol, err_msg=where)
+    elif dataclasses.is_dataclass(a) and not isinstance(a, type):
+        for f in dataclasses.fields(a):
+            close(getattr(a, f.name), getattr(b, f.name), rtol, atol, f"{where}.{f.name}")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for k in a:
+            close(a[k], b[k], rtol, atol, f"{where}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (u, v) in enumerate(zip(a, b, strict=True)):
+            close(u, v, rtol, atol, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert b == pytest.approx(a, rel=rtol, abs=atol), where
+    else:
+        assert a == b, where
+
+
+def parity(dev, fn, *args, rtol, atol, device_kw=None, **kwargs):
+    """Run ``fn`` on CPU inputs and on the same inputs moved to ``dev``; compare; return both.
+
+    Modules are deep-copied for each run, so a training step never sees the other's update.
+    ``device_kw`` names a ``device=`` argument for functions that take no tensor.
+    """
+    cpu = torch.device("cpu")
+    a_args, a_kw = to(args, cpu), to(kwargs, cpu)
+    b_args, b_kw = to(args, dev), to(kwargs, dev)
+    if device_kw:
+        a_kw[device_kw], b_kw[device_kw] = cpu, dev
+    ref = fn(*a_args, **a_kw)
+    out = fn(*b_args, **b_kw)
+    on(out, dev)
+    close(ref, out, rtol, atol)
+    return ref, out
+
+
+def sgd_step(model, loss_fn, *inputs, lr=0.05):
+    """One SGD step on ``loss_fn(model, *inputs)``: (loss, every parameter after the step)."""
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    loss = loss_fn(model, *inputs)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.detach(), [p.detach().clone() for p in model.parameters()]
+
+
+def randn(*shape, seed=0, dtype=torch.float64):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def rand(*shape, seed=0, dtype=torch.float64):
+    return torch.rand(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+# --- the 19 methods ----------------------------------------------------------------------------
+
+def test_comm(dev):
+    from iclr25.comm import (
+        CoMM,
+        FeatureTokenizer,
+        clip_loss,
+        comm_loss,
+        infonce,
+        mlp_encoder,
+        modality_masks,
+        objective_loss,
+    )
+
+    z = [randn(8, 4, seed=i) for i in range(6)]
+    parity(dev, infonce, z[0], z[1], 0.1, **F64)
+    parity(dev, clip_loss, z[0], z[1], 0.1, **F64)
+    parity(dev, comm_loss, z[:3], z[3:], 0.1, **F64)
+    parity(dev, lambda device: modality_masks(3, device), rtol=0, atol=0, device_kw="device")
+    # one training step of a two-modality CoMM (float64) on each objective's loss
+    enc = [mlp_encoder(w, 4, 16, seed=i) for i, w in enumerate((5, 3))]
+    tok = [FeatureTokenizer(4, 16, seed=10 + i) for i in range(2)]
+    model = CoMM(enc, tok, 16, seed=0).double()
+    v1, v2 = [randn(12, 5, seed=1), randn(12, 3, seed=2)], [randn(12, 5, seed=3), randn(12, 3, seed=4)]
+    for objective in ("comm", "simclr", "cross"):
+        parity(dev, sgd_step, model, lambda m, a, b, o=objective: objective_loss(m, a, b, o),
+               v1, v2, **ITER)
+
+
+def test_cox(dev):
+    from iclr25.cox import (
+        MATCHERS,
+        VIB,
+        emergent_correspondences,
+        entropy_discrepancy,
+        prior_kl,
+        select_agreement,
+        vib_loss,
+    )
+
+    a, b = randn(20, 5, seed=0), randn(20, 5, seed=1)
+    parity(dev, entropy_discrepancy, a, b, **F64)
+    parity(dev, prior_kl, a, torch.softmax(randn(5, seed=2), 0), **F64)
+    parity(dev, select_agreement, [3 * a, 3 * a + 0.1 * b], 6, 0.5, **F64)  # indices exact
+    parity(dev, vib_loss, randn(10, 6), randn(10, 6, seed=1), randn(10, 3, seed=2),
+           randn(10, 3, seed=3), 0.01, **F64)
+    Z_im, Z_oom = randn(30, 8, seed=4), randn(25, 8, seed=5)
+    for method in MATCHERS:  # matching pairs must be identical
+        parity(dev, emergent_correspondences, Z_im, Z_oom, method, **F64)
+    vib = VIB(8, 4, 16, seed=0).double()
+    parity(dev, lambda m, h: m.eval()(h), vib, Z_im, **F64)
+    # a training step, the reparameterisation noise drawn from a CPU generator
+
+    def loss(m, h):
+        pred, mu, logvar = m(h, generator=torch.Generator().manual_seed(0))
+        return vib_loss(pred, h, mu, logvar, beta=0.01)
+    parity(dev, sgd_step, vib.train(), loss, Z_im, **ITER)
+
+
+def test_crh(dev):
+    from iclr25.crh import AlignmentProbe, alignment_score, power_law_exponent, rotation_null
+
+    X = randn(40, 6)
+    A, Z = X.T @ X / 40, randn(6, 6, seed=1)
+    Z = Z @ Z.T + torch.eye(6, dtype=torch.float64)
+    parity(dev, alignment_score, A, Z, **F64)
+    parity(dev, power_law_exponent, A, Z, **ITER)
+    parity(dev, rotation_null, A, Z, seed=0, n_draws=5, **ITER)  # CPU-drawn rotations
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+    y = randn(40, 3, seed=2)
+    parity(dev, lambda m, x, t: AlignmentProbe(m, loss_fn=lambda o, u: ((o - u) ** 2).sum())
+           .run([(x[:20], t[:20]), (x[20:], t[20:])]), model, X, y, **ITER)
+
+
+def test_dbtsw(dev):
+    from iclr25.dbtsw import DbTSWLoss, db_tsw, sample_trees, tree_wasserstein
+
+    coords, masses = randn(7, 4, 10), randn(7, 4, 10, seed=1)
+    parity(dev, tree_wasserstein, coords, masses, 1.0, **F64)
+    parity(dev, tree_wasserstein, coords, masses, 2.0, **F64)
+    X, Y = randn(30, 3), randn(25, 3, seed=1) + 1
+    # trees drawn once on the CPU and handed over: the distance itself must agree (the seeded
+    # draw is made on the inputs' device, a different stream on CUDA, so it is not compared)
+    trees = sample_trees(20, 4, 3, mean=X.mean(0), seed=0, dtype=torch.float64)
+    parity(dev, lambda x, y, t: db_tsw(x, y, trees=t), X, Y, trees, **F64)
+    a, b = rand(30) + 0.1, rand(25, seed=1) + 0.1
+    parity(dev, lambda x, y, u, v, t: db_tsw(x, y, u, v, trees=t, p=2), X, Y, a / a.sum(),
+           b / b.sum(), trees, **F64)
+    ref, _ = parity(dev, lambda x, y: db_tsw(x, y, trees=trees, delta=1.0), X, Y, **F64)
+    assert float(ref) > 0
+    parity(dev, lambda m, x, y: m(x, y), DbTSWLoss(n_trees=4, seed=0), X, X, rtol=0, atol=1e-12)
+
+
+def test_kmeans(dev):
+    from iclr25.kmeans import ConsistentKMeans, clustering_cost, dz_seeding
+
+    X = torch.cat([randn(40, 2) + c for c in (0.0, 8.0, -8.0)]) * torch.tensor([1.0, 2.0])
+    C = X[[0, 50, 100]]
+    parity(dev, clustering_cost, X, C, **F64)
+    parity(dev, lambda x, c: clustering_cost(x, c, z=1), X, C, **F64)
+    w = rand(120) + 0.1
+    # D^z seeding draws from a CPU generator: the same rows on every device
+    parity(dev, lambda x, v: dz_seeding(x, v, 3, torch.Generator().manual_seed(0), n_init=2),
+           X, w, rtol=0, atol=0)
+    for offline in ("auto", "kmeans++"):
+        parity(dev, lambda x, o=offline: (lambda km: (km.change_log_, km.cost_, km.labels_,
+               km.cluster_centers_))(ConsistentKMeans(3, offline=o, seed=0).fit(x)), X, **F64)
+
+
+def test_locodl(dev):
+    from iclr25.locodl import ClientLogistic, ClientRidge, gd, locodl, scaffnew
+
+    X, y = randn(60, 5), (randn(60, seed=1) > 0).long()
+    clients = torch.arange(60) % 4
+    for make in (ClientLogistic, ClientRidge):
+        yy = y if make is ClientLogistic else y.double()
+
+        def run(x, t, c, make=make):
+            obj = make(x, t, c, 0.1)
+            # gd is deterministic; LoCoDL/Scaffnew draw compressors and coins from CPU streams
+            return [(r.x, r.history, r.rounds) for r in (
+                gd(obj, max_iter=5), locodl(obj, "rand-2", max_iter=20, seed=0),
+                scaffnew(obj, max_iter=20, seed=0))]
+        parity(dev, run, X, yy, clients, **ITER)
