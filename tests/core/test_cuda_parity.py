@@ -230,16 +230,22 @@ def test_dbtsw(dev):
     parity(dev, tree_wasserstein, coords, masses, 1.0, **F64)
     parity(dev, tree_wasserstein, coords, masses, 2.0, **F64)
     X, Y = randn(30, 3), randn(25, 3, seed=1) + 1
-    # trees drawn once on the CPU and handed over: the distance itself must agree (the seeded
-    # draw is made on the inputs' device, a different stream on CUDA, so it is not compared)
+    # trees drawn once on the CPU and handed over: the distance itself
     trees = sample_trees(20, 4, 3, mean=X.mean(0), seed=0, dtype=torch.float64)
     parity(dev, lambda x, y, t: db_tsw(x, y, trees=t), X, Y, trees, **F64)
     a, b = rand(30) + 0.1, rand(25, seed=1) + 0.1
     parity(dev, lambda x, y, u, v, t: db_tsw(x, y, u, v, trees=t, p=2), X, Y, a / a.sum(),
            b / b.sum(), trees, **F64)
-    ref, _ = parity(dev, lambda x, y: db_tsw(x, y, trees=trees, delta=1.0), X, Y, **F64)
-    assert float(ref) > 0
-    parity(dev, lambda m, x, y: m(x, y), DbTSWLoss(n_trees=4, seed=0), X, X, rtol=0, atol=1e-12)
+    # seeded: trees are drawn on the CPU for an int seed or from a CPU Generator, then moved
+    for directions in ("gaussian", "orthogonal"):
+        parity(dev, lambda m, d=directions: sample_trees(20, 2, 3, mean=m, seed=0, directions=d),
+               X.mean(0), **F64)
+        parity(dev, lambda x, y, d=directions: db_tsw(x, y, seed=0, n_trees=20, directions=d),
+               X, Y, **F64)
+    parity(dev, lambda x, y: db_tsw(x, y, seed=torch.Generator().manual_seed(0), n_trees=20),
+           X, Y, **F64)
+    loss = DbTSWLoss(n_trees=20, seed=0)  # two calls: the second continues the stream
+    parity(dev, lambda x, y: (loss(x, y), loss(x, y)), X, Y, **F64)
 
 
 def test_kmeans(dev):
