@@ -240,7 +240,7 @@ def test_dbtsw(dev):
     for directions in ("gaussian", "orthogonal"):
         parity(dev, lambda m, d=directions: sample_trees(20, 2, 3, mean=m, seed=0, directions=d),
                X.mean(0), **F64)
-        parity(dev, lambda x, y, d=directions: db_tsw(x, y, seed=0, n_trees=20, directions=d),
+        parity(dev, lambda x, y, d=directions: db_tsw(x, y, seed=0, n_trees=20, n_lines=2, directions=d),
                X, Y, **F64)
     parity(dev, lambda x, y: db_tsw(x, y, seed=torch.Generator().manual_seed(0), n_trees=20),
            X, Y, **F64)
