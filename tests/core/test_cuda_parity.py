@@ -244,8 +244,11 @@ def test_dbtsw(dev):
                X, Y, **F64)
     parity(dev, lambda x, y: db_tsw(x, y, seed=torch.Generator().manual_seed(0), n_trees=20),
            X, Y, **F64)
-    loss = DbTSWLoss(n_trees=20, seed=0)  # two calls: the second continues the stream
-    parity(dev, lambda x, y: (loss(x, y), loss(x, y)), X, Y, **F64)
+
+    def two_calls(x, y):  # the second call continues the loss's stream
+        loss = DbTSWLoss(n_trees=20, seed=0)
+        return loss(x, y), loss(x, y)
+    parity(dev, two_calls, X, Y, **F64)
 
 
 def test_kmeans(dev):
