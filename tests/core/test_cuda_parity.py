@@ -282,3 +282,166 @@ def test_locodl(dev):
                 gd(obj, max_iter=5), locodl(obj, "rand-2", max_iter=20, seed=0),
                 scaffnew(obj, max_iter=20, seed=0))]
         parity(dev, run, X, yy, clients, **ITER)
+
+
+def test_los(dev):
+    from iclr25.los import (
+        RetrainedClassifier,
+        balanced_accuracy,
+        class_balanced_weights,
+        label_over_smoothing_loss,
+        logits_magnitude,
+        per_class_accuracy,
+        regularized_std,
+        retrain_classifier,
+        smoothed_targets,
+    )
+
+    logits, y = randn(40, 4), torch.arange(40) % 4
+    parity(dev, label_over_smoothing_loss, logits, y, 0.98, **F64)
+    parity(dev, lambda z, t: label_over_smoothing_loss(z, t, 0.5, reduction="none"), logits, y,
+           **F64)
+    parity(dev, lambda t: smoothed_targets(t, 4, 0.98, torch.float64), y, **F64)
+    parity(dev, logits_magnitude, logits, y, **F64)
+    parity(dev, regularized_std, logits, y, **F64)
+    parity(dev, class_balanced_weights, torch.tensor([50, 20, 5, 1]), **F64)
+    parity(dev, per_class_accuracy, logits.argmax(1), y, 4, **F64)
+    parity(dev, balanced_accuracy, logits.argmax(1), y, 4, **F64)
+    # one seeded epoch of re-training (CPU-drawn batch order; lws: class-balanced sampling)
+    X = randn(40, 6, seed=1)
+    init = (0.1 * randn(4, 6, seed=2), torch.zeros(4, dtype=torch.float64))
+    for method in ("los", "ce", "lws"):
+        parity(dev, lambda f, t, w, m=method: retrain_classifier(f, t, m, init=w, epochs=1,
+               batch_size=16, seed=0).state_dict(), X, y, init, **ITER)
+    # predict on fixed fitted parameters
+    est = RetrainedClassifier(init=init, epochs=1, seed=0).fit(X, y)
+
+    def predict(head, x):
+        e = copy.copy(est)
+        e.head_ = head
+        return e.decision_function(x), e.predict_proba(x), e.predict(x)
+    parity(dev, predict, est.head_, X, **F64)
+
+
+def test_lowlight(dev):
+    from iclr25.lowlight import (
+        RetinexEnhancer,
+        ZeroDCE,
+        color_constancy_loss,
+        dct_2d,
+        exposure_loss,
+        frequency_bands,
+        idct_2d,
+        illumination_tv_loss,
+        neighbor_subimages,
+        noise_to_signal,
+        psnr,
+        spatial_consistency_loss,
+        ssim,
+        zero_reference_loss,
+    )
+
+    x, y = rand(2, 3, 16, 16), rand(2, 3, 16, 16, seed=1)
+    parity(dev, dct_2d, x, **F64)
+    parity(dev, idct_2d, x, **F64)
+    parity(dev, frequency_bands, x, seed=0, **F64)  # CPU-drawn permutation
+    parity(dev, neighbor_subimages, x, seed=0, **F64)
+    parity(dev, color_constancy_loss, x, **F64)
+    parity(dev, lambda t: exposure_loss(t, patch=4), x, **F64)
+    parity(dev, illumination_tv_loss, x, **F64)
+    parity(dev, spatial_consistency_loss, x, y, **F64)
+    parity(dev, noise_to_signal, x, **F64)
+    parity(dev, psnr, x, y, **F64)
+    parity(dev, ssim, x, y, **F64)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        retinex, dce = RetinexEnhancer(8, 8, 8, 1).double(), ZeroDCE(8, 2).double()
+    parity(dev, lambda m, t: m.eval()(t), retinex, x, **F64)
+    parity(dev, lambda m, t: m.eval()(t), dce, x, **F64)
+    # one seeded training step on the zero-reference loss (pairs drawn on the CPU)
+    parity(dev, sgd_step, retinex, lambda m, t: zero_reference_loss(m, t, seed=0, patch=4)[0],
+           x, **ITER)
+
+
+def test_lsdt(dev):
+    from iclr25.lsdt import LongShortDecisionTransformer, SequenceSampler, delayed_cue_dataset
+
+    ds = delayed_cue_dataset(6, seed=0)
+    batch = [t.double() if t.is_floating_point() else t
+             for t in SequenceSampler(ds, 4, 3, seed=0).sample()]
+    for conv in ("dynamic", "static"):
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            model = LongShortDecisionTransformer(ds.obs_dim, ds.act_dim, hidden=16, n_blocks=1,
+                                                 context=4, conv=conv, kernel_size=3,
+                                                 dropout=0.0, max_timestep=64).double()
+        parity(dev, lambda m, r, s, a, t, _: m.eval()(r, s, a, t), model, *batch, **F64)
+
+        def loss(m, r, s, a, t, mask):  # train()'s masked action MSE
+            err = ((m(r, s, a, t) - a) ** 2).mean(-1)
+            return (err * mask).sum() / mask.sum()
+        parity(dev, sgd_step, model.train(), loss, *batch, **ITER)
+
+
+def test_matern(dev):
+    from iclr25.matern import (
+        KernelSurface,
+        arccos_kernel,
+        chamfer_l1,
+        farthest_point_sampling,
+        make_shape,
+        matern_kernel,
+    )
+
+    X, Y = randn(30, 3), randn(20, 3, seed=1)
+    for nu in (0.5, 1.5, 2.5, "inf"):
+        parity(dev, lambda a, b, v=nu: matern_kernel(a, b, nu=v), X, Y, **F64)
+    parity(dev, arccos_kernel, X, Y, **F64)
+    parity(dev, chamfer_l1, X, Y, **F64)
+    parity(dev, farthest_point_sampling, X, 8, seed=0, rtol=0, atol=0)
+    P, N, _ = make_shape("torus", 150, seed=0)
+    Q = rand(40, 3, seed=2) - 0.5
+    for kernel, centers in (("matern", None), ("arccos", None), ("matern", 60)):
+        parity(dev, lambda p, n, q, k=kernel, m=centers: KernelSurface(
+            k, n_centers=m, seed=0).fit(p, n).decision_function(q), P, N, Q, rtol=1e-6,
+            atol=1e-8)  # a Cholesky solve of a kernel matrix: rounding grows with its condition
+
+
+def test_mother(dev):
+    from iclr25.mother import (
+        build_forest,
+        direction_penalty,
+        edge_costs,
+        kurtosis_scores,
+        pairwise_distances,
+    )
+
+    root = {"a.weight": randn(6, 6), "b.weight": randn(6, 6, seed=1)}
+    models = [root]
+    for i in range(1, 5):  # a chain of fine-tunes: each adds a small update to its parent
+        models.append({k: v + 0.05 * randn(*v.shape, seed=10 * i + j)
+                       for j, (k, v) in enumerate(models[(i - 1) // 2].items())})
+    parity(dev, lambda device: pairwise_distances(models, device=device), device_kw="device",
+           **F64)
+    parity(dev, lambda device: pairwise_distances(models, metric="l1", device=device),
+           device_kw="device", **F64)
+    parity(dev, lambda device: kurtosis_scores(models, device=device), device_kw="device", **F64)
+    D, ku = pairwise_distances(models), kurtosis_scores(models)
+    parity(dev, direction_penalty, ku, **F64)
+    parity(dev, edge_costs, D, ku, 0.3, **F64)
+    parity(dev, build_forest, D, ku, **F64)
+
+
+def test_oft(dev):
+    from iclr25.oft import flow_cost, flow_violations, make_layered, min_cost_flow, oft_sinkhorn
+
+    s, C = make_layered(3, 4, 3, seed=0)
+    ref, _ = parity(dev, oft_sinkhorn, s, C, 0.05, numItermax=200, **ITER)
+    parity(dev, lambda a, c: oft_sinkhorn(a, c, 0.05, method="sinkhorn_log", numItermax=200),
+           s, C, **ITER)
+    parity(dev, flow_cost, ref, C, **F64)
+    parity(dev, flow_violations, ref, s, **F64)
+    parity(dev, min_cost_flow, s, C, **F64)
+    cap = torch.where(torch.isfinite(C), torch.full_like(C, 0.6), torch.zeros_like(C))
+    parity(dev, lambda a, c, k: oft_sinkhorn(a, c, 0.05, capacity=k, numItermax=200), s, C, cap,
+           **ITER)
