@@ -561,6 +561,7 @@ def test_v3(dev):
         ContentStyleAE,
         EMAVectorQuantizer,
         kmeans,
+        kmeans_codes,
         mlp_fragment_nets,
         mpd,
         v3_loss,
@@ -579,6 +580,7 @@ def test_v3(dev):
     ae = ContentStyleAE(enc, dec, 3, 3, 4, seed=0).double()
     seqs = randn(4, 6, 5, seed=2)
     parity(dev, lambda m, t: m.eval()(t), ae, seqs, **F64)
+    parity(dev, kmeans_codes, seqs, 3, seed=0, rtol=0, atol=0)  # sklearn on the CPU, then back
 
     def loss(m, t):  # reconstruction + commitment + the V3 hinges, as V3.fit
         out = m(t)
