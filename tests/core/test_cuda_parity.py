@@ -143,6 +143,15 @@ def sgd_step(model, loss_fn, *inputs, lr=0.05):
     return loss.detach(), [p.detach().clone() for p in model.parameters()]
 
 
+def mlp(*sizes, seed=0):
+    """A float64 tanh MLP with weights from ``seed`` (the global RNG is left alone)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        pairs = zip(sizes[:-1], sizes[1:], strict=False)
+        layers = [m for a, b in pairs for m in (nn.Linear(a, b), nn.Tanh())]
+        return nn.Sequential(*layers[:-1]).double()
+
+
 def randn(*shape, seed=0, dtype=torch.float64):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
 
@@ -220,7 +229,7 @@ def test_crh(dev):
     parity(dev, alignment_score, A, Z, **F64)
     parity(dev, power_law_exponent, A, Z, **ITER)
     parity(dev, rotation_null, A, Z, seed=0, n_draws=5, **ITER)  # CPU-drawn rotations
-    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+    model = mlp(6, 8, 3)
     y = randn(40, 3, seed=2)
     parity(dev, lambda m, x, t: AlignmentProbe(m, loss_fn=lambda o, u: ((o - u) ** 2).sum())
            .run([(x[:20], t[:20]), (x[20:], t[20:])]), model, X, y, **ITER)
@@ -655,7 +664,7 @@ def test_ies(dev):
 
     logits, y = randn(20, 3), torch.arange(20) % 3
     parity(dev, per_sample_cross_entropy, logits, y, **F64)
-    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+    model = mlp(4, 8, 3)
     X = randn(20, 4, seed=1)
 
     def five_epochs(m, x, t, device):  # record, update the mastered set, draw the order
