@@ -536,7 +536,7 @@ def test_urlost(dev):
         URLOSTMAE,
         density_adjusted_laplacian,
         dependence,
-        equal_frequency_bins,
+        equal_width_bins,
         foveate,
         group_tokens,
         groups_from_labels,
@@ -550,7 +550,7 @@ def test_urlost(dev):
     X = base.repeat_interleave(4, 1) + 0.3 * randn(200, 12, seed=1)
     parity(dev, dependence, X, **F64)
     parity(dev, lambda x: dependence(x, "mi", bins=4), X, **F64)
-    parity(dev, lambda x: equal_frequency_bins(x, 4), X, rtol=0, atol=0)
+    parity(dev, lambda x: equal_width_bins(x, 4), X, rtol=0, atol=0)
     W = dependence(X).abs()
     parity(dev, lambda s: knn_graph(s, 3), W, **F64)
     parity(dev, density_adjusted_laplacian, W, **F64)
