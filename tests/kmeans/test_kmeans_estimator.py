@@ -194,10 +194,22 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-def test_runs_on_the_inputs_device(device, digits):
-    X = torch.tensor(digits[:120], device=device)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_runs_on_the_inputs_device(device, digits, dtype):
+    """Float64 arithmetic and CPU draws: the same seed gives the same change log and, to
+    rounding, the same cost on every device, whatever the input dtype."""
+    X = torch.tensor(digits[:120], device=device, dtype=dtype)
     km = ConsistentKMeans(10, seed=0).fit(X)
     assert km.cluster_centers_.device.type == device.type
+    assert km.cluster_centers_.dtype == dtype
     assert km.labels_.device.type == device.type
     ref = ConsistentKMeans(10, seed=0).fit(digits[:120])
     assert km.change_log_ == ref.change_log_
+    assert km.cost_ == pytest.approx(ref.cost_, rel=1e-9)
+
+
+def test_a_generator_seed_of_any_device_is_accepted(device, digits):
+    X = torch.tensor(digits[:60], device=device)
+    g = torch.Generator(device=device).manual_seed(0)
+    km = ConsistentKMeans(5, offline="kmeans++", seed=g).fit(X)
+    assert km.n_reclusterings_ > 0 and km.cluster_centers_.device.type == device.type

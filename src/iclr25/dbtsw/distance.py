@@ -59,7 +59,8 @@ def sample_trees(
             element, the same noise for all).
         std: root standard deviation, ``>= 0``.
         directions: ``"gaussian"`` or ``"orthogonal"``.
-        seed: int, ``torch.Generator`` or None (fresh OS entropy).
+        seed: int (draws on the CPU: the same trees on every device), ``torch.Generator``
+            (drawn on its own device) or None (fresh OS entropy).
         device, dtype: of the output; default: ``mean``'s if it is a tensor, else CPU float32.
 
     Returns:
@@ -89,14 +90,17 @@ def sample_trees(
         m = torch.tensor(check_range(mean, "mean"), device=device, dtype=dtype)
     if not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point dtype, got {dtype}")
-    gen = resolve_seed(seed, device)
+    # drawn on the generator's device (CPU for an int seed, so a seed gives the same trees on
+    # every device; a CPU Generator also works for CUDA outputs), then moved to ``device``
+    gen = resolve_seed(seed)
+    draw = dict(generator=gen, device=gen.device, dtype=dtype)
     if directions == "gaussian":
-        theta = torch.randn(n_trees, n_lines, dim, generator=gen, device=device, dtype=dtype)
+        theta = torch.randn(n_trees, n_lines, dim, **draw).to(device)
         theta = theta / theta.norm(dim=-1, keepdim=True).clamp_min(torch.finfo(dtype).tiny)
     else:
-        g = torch.randn(n_trees, dim, n_lines, generator=gen, device=device, dtype=dtype)
-        theta = torch.linalg.qr(g).Q.transpose(-1, -2)  # (T, k, d), orthonormal rows
-    noise = torch.randn(n_trees, dim, generator=gen, device=device, dtype=dtype)
+        g = torch.randn(n_trees, dim, n_lines, **draw)
+        theta = torch.linalg.qr(g).Q.transpose(-1, -2).to(device)  # (T, k, d), orthonormal
+    noise = torch.randn(n_trees, dim, **draw).to(device)
     roots = m.unsqueeze(-2) + std * noise if m.ndim == 2 else m + std * noise
     return theta, roots
 
@@ -276,7 +280,8 @@ def db_tsw(
         directions: ``"gaussian"`` (Db-TSW) or ``"orthogonal"`` (Db-TSW⊥, ``n_lines <= d``).
         trees: ``(theta (T, k, d) unit rows, roots (T, d))`` to use instead of sampling;
             with batched samples also ``(B, T, k, d)`` / ``(B, T, d)``: one draw per pair.
-        seed: int, ``torch.Generator`` (on the inputs' device) or None.
+        seed: int (CPU draws: the same trees on every device), ``torch.Generator`` (of any
+            device) or None.
 
     Returns:
         A 0-D tensor (or (B,)) on the inputs' device and dtype, differentiable in ``X_s``,
@@ -329,7 +334,7 @@ def db_tsw(
     if trees is not None:
         theta, roots = _check_trees(trees, d, Xs, B)
     else:
-        gen = resolve_seed(seed, Xs.device)
+        gen = resolve_seed(seed)
         with torch.no_grad():
             mean = ((wa.unsqueeze(-1) * Xs).sum(-2) + (wb.unsqueeze(-1) * Xt).sum(-2)) / 2
         theta, roots = sample_trees(n_trees, n_lines, d, mean=mean, std=root_std,
@@ -385,7 +390,7 @@ class DbTSWLoss(nn.Module):
         if self.seed is not None:
             gen = self._gens.get(str(dev))
             if gen is None:
-                gen = self._gens[str(dev)] = resolve_seed(self.seed, dev)
+                gen = self._gens[str(dev)] = resolve_seed(self.seed)
         return db_tsw(X_s, X_t, a, b, n_trees=self.n_trees, n_lines=self.n_lines,
                       delta=self.delta, p=self.p, root_std=self.root_std,
                       directions=self.directions, seed=gen)

@@ -64,18 +64,23 @@ def dz_seeding(X: torch.Tensor, w: torch.Tensor, k: int, g: torch.Generator, *,
     """Best of ``n_init`` D^z seedings (k-means++ for z=2): k rows of X, (k, d).
 
     Each seeding picks the first centre with probability ∝ w, the next ∝ w·D^z to the
-    chosen ones (Arthur & Vassilvitskii 2007); the seeding of least cost is returned.
+    chosen ones (Arthur & Vassilvitskii 2007); the seeding of least cost is returned. The
+    draws are made on ``g``'s device (the weights travel there), so a CPU generator gives the
+    same seeding for points on any device.
     """
+    def draw(p: torch.Tensor) -> torch.Tensor:
+        return torch.multinomial(p.to(g.device), 1, generator=g).to(X.device)
+
     best, best_cost = None, float("inf")
     for _ in range(n_init):
-        idx = torch.multinomial(w, 1, generator=g)
+        idx = draw(w)
         d = _dist_z(X, X[idx], z)[:, 0]
         for _ in range(k - 1):
             p = w * d
             if float(p.sum()) <= 0:  # fewer distinct points than k: repeat one
                 nxt = idx[:1]
             else:
-                nxt = torch.multinomial(p, 1, generator=g)
+                nxt = draw(p)
             idx = torch.cat([idx, nxt])
             d = torch.minimum(d, _dist_z(X, X[nxt], z)[:, 0])
         c = float((w * d).sum())
@@ -179,12 +184,19 @@ class ConsistentKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         z: power of the distance: 2 k-means, 1 k-median, any z > 0.
         offline: ``"auto"`` (sklearn ``KMeans(k, n_init)`` for z=2, else best-of-``n_init``
             D^z seeding), ``"kmeans++"`` (best-of-``n_init`` k-means++ / D^z seeding), or a
-            callable ``(X, w, k, rng) -> (k, d)`` taking float64 tensors and a
+            callable ``(X, w, k, rng) -> (k, d)`` taking float64 tensors and a CPU
             ``torch.Generator``.
         n_init: restarts of the offline solver.
         discrete: keep centres on seen points (the paper's setting); offline centres are
             snapped to their nearest seen point.
         seed: int, ``torch.Generator`` or ``None``; the offline solver's randomness.
+
+    Devices: whatever the input dtype, every distance and cost is computed in float64, and the
+    offline solver draws from a CPU generator, so a seed gives the same change log on CPU and
+    CUDA. Exact change logs are device-dependent in float32 (the two devices sum distances in
+    different orders, and near-ties between swaps then round differently), which is why the
+    arithmetic is float64; costs agree to rounding (~1e-12 relative), and swaps whose costs
+    tie within 1e-9 (relative) go to the first (out, in) pair on every device.
 
     Attributes:
         cluster_centers_: (k, d) centres, row j = slot j (fewer rows until k distinct points
@@ -243,7 +255,7 @@ class ConsistentKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         for a in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
             delattr(self, a)
         g = resolve_seed(self.seed)
-        self._base_seed = int(torch.randint(0, 2**62, (1,), generator=g))
+        self._base_seed = int(torch.randint(0, 2**62, (1,), generator=g, device=g.device))
         self._device = device
         self._buf = torch.empty(0, 0, dtype=torch.float64, device=device)
         self._wbuf = torch.empty(0, dtype=torch.float64, device=device)
@@ -374,9 +386,10 @@ class ConsistentKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         return self
 
     def _rng(self) -> torch.Generator:
-        """The generator of the next offline call: a function of (seed, call number)."""
+        """The generator of the next offline call: a function of (seed, call number). A CPU
+        generator on every device, so that a seed draws the same numbers on CPU and CUDA."""
         s = (self._base_seed + 1_000_003 * self.n_reclusterings_) % (2**63 - 1)
-        return torch.Generator(device=self._device).manual_seed(s)
+        return torch.Generator().manual_seed(s)
 
     def _solve(self, P: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         k, z = self.n_clusters, float(self.z)
@@ -392,7 +405,7 @@ class ConsistentKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         elif self.offline == "auto" and z == 2:
             from sklearn.cluster import KMeans
 
-            rs = int(torch.randint(0, 2**31 - 1, (1,), generator=g, device=g.device))
+            rs = int(torch.randint(0, 2**31 - 1, (1,), generator=g))
             km = KMeans(k, n_init=self.n_init, random_state=rs)
             km.fit(P.cpu().numpy(), sample_weight=w.cpu().numpy())
             S = torch.from_numpy(km.cluster_centers_).to(self._device, torch.float64)
@@ -441,7 +454,9 @@ class ConsistentKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             onehot[torch.arange(n, device=self._device), i1] = 1.0
             # swap cost[i, j] = Σ_p w min(d_{-i}(p), D2[p, j]), one (k × k) evaluation
             swap = (w @ m1)[None, :] + onehot.T @ (w[:, None] * (m2 - m1))
-            best = int(swap.argmin())
+            # swaps within 1e-9 of the best tie (rounding differs by device): take the first
+            lo = swap.min()
+            best = int(torch.nonzero(swap.flatten() <= lo + 1e-9 * lo.abs())[0, 0])
             out_slot, in_j = divmod(best, k)
             new_cost = float(swap[out_slot, in_j])
             if not new_cost < cost * (1 - 1e-12):

@@ -123,8 +123,8 @@ class _Setup:
         lo, hi = self.comm.setup(self.n)
         self.local = self.objective if (lo, hi) == (0, self.n) else self.objective.subset(lo, hi)
         self.m = hi - lo
-        gen_dev = self.dev if self.dev.type != "mps" else torch.device("cpu")
-        self.gens = ClientStreams([client_seed(self.seed, i) for i in range(lo, hi)], gen_dev)
+        # CPU streams on every device: a seed draws the same compressions on CPU and CUDA
+        self.gens = ClientStreams([client_seed(self.seed, i) for i in range(lo, hi)], "cpu")
         self.history: list[tuple[float, float, float]] = []
         self.bits = 0.0
         self.prev: torch.Tensor | None = None

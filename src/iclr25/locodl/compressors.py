@@ -29,7 +29,9 @@ class ClientStreams:
     ``streams(width, like)`` returns the next (m, width) uniforms, row i from client i's own
     generator. Each client draws B rows of ``width`` at once (B depends on ``width`` only, not
     on the number of clients a process holds), so the Python loop over clients runs once
-    every B rounds and the draws do not depend on the rank layout.
+    every B rounds and the draws do not depend on the rank layout. Blocks are drawn on the
+    generators' ``device`` and moved to ``like``'s (the engines use CPU generators, so a seed
+    draws the same numbers on every device).
     """
 
     def __init__(self, seeds: Sequence[int], device: torch.device | str = "cpu") -> None:
@@ -45,7 +47,8 @@ class ClientStreams:
         buf = self._buf.get(key)
         if buf is None or buf[1] == B:
             block = torch.stack([torch.rand(B, width, generator=g, dtype=like.dtype,
-                                            device=like.device) for g in self.gens], 1)
+                                            device=g.device) for g in self.gens], 1)
+            block = block.to(like.device)
             buf = [block, 0]
             self._buf[key] = buf
         buf[1] += 1
@@ -59,9 +62,11 @@ _NATURAL_BITS = {16: 6, 32: 9, 64: 12}
 
 
 def _uniform(shape: tuple[int, int], generator: Generators, like: torch.Tensor) -> torch.Tensor:
-    """U[0,1) of ``shape`` (rows, cols): from one generator, or row i from ``generator[i]``."""
+    """U[0,1) of ``shape`` (rows, cols): from one generator, or row i from ``generator[i]``;
+    drawn on the generators' device, returned on ``like``'s."""
     if isinstance(generator, torch.Generator):
-        return torch.rand(shape, generator=generator, dtype=like.dtype, device=like.device)
+        return torch.rand(shape, generator=generator, dtype=like.dtype,
+                          device=generator.device).to(like.device)
     if isinstance(generator, ClientStreams):
         if len(generator) != shape[0]:
             raise ValueError(f"generator must hold one stream per row ({shape[0]}), "
@@ -74,8 +79,8 @@ def _uniform(shape: tuple[int, int], generator: Generators, like: torch.Tensor) 
     if not gens:
         return torch.empty(shape, dtype=like.dtype, device=like.device)
     # one draw per client: a loop over clients (each owns its stream), not over points
-    return torch.stack([torch.rand(shape[1], generator=g, dtype=like.dtype, device=like.device)
-                        for g in gens])
+    return torch.stack([torch.rand(shape[1], generator=g, dtype=like.dtype, device=g.device)
+                        for g in gens]).to(like.device)
 
 
 def _check_block(V: object) -> torch.Tensor:

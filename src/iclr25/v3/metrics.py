@@ -65,7 +65,8 @@ def codebook_accuracy(codes: object, labels: object, one_to_one: bool = True) ->
 
 
 def kmeans_codes(X: object, k: int = 10, *, seed: int = 0) -> torch.Tensor:
-    """Baseline: k-means (scikit-learn, 3 inits) on raw flattened fragments; (B, N) codes."""
+    """Baseline: k-means (scikit-learn, 3 inits) on raw flattened fragments; (B, N) codes on
+    ``X``'s device."""
     from sklearn.cluster import KMeans
 
     X = as_tensor(X, "X")
@@ -73,7 +74,7 @@ def kmeans_codes(X: object, k: int = 10, *, seed: int = 0) -> torch.Tensor:
         raise ValueError(f"X must be (B, N, ...), got shape {tuple(X.shape)}")
     flat = X.reshape(X.shape[0] * X.shape[1], -1).cpu().double().numpy()
     km = KMeans(k, n_init=3, random_state=seed).fit(flat)
-    return torch.as_tensor(km.labels_, dtype=torch.int64).reshape(X.shape[:2])
+    return torch.as_tensor(km.labels_, dtype=torch.int64, device=X.device).reshape(X.shape[:2])
 
 
 def _probe_scores(Z: np.ndarray, y: np.ndarray, seed: int) -> tuple[float, float]:
