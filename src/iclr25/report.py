@@ -218,8 +218,9 @@ def _claim_lines(r: ClaimResult, quick: bool) -> list[str]:
     if r.control_doc is not None:
         read = ", ".join(f"{k} = {_fmt(v)}" for k, v in r.control_read.items())
         state = {True: "passed", False: "**failed**", None: "not evaluated"}[r.control_ok]
-        lines.append(f"  Control ({state}): {r.control_doc}" + (f" Read: {read}." if read
-                                                                 else ""))
+        doc = r.control_doc.rstrip()
+        doc += "" if doc.endswith((".", "!", "?")) else "."
+        lines.append(f"  Control ({state}): {doc}" + (f" Read: {read}." if read else ""))
     if r.reason and r.status == "inconclusive":
         lines.append(f"  Inconclusive: {r.reason}")
     if r.error and not r.error.startswith("experiment "):
