@@ -44,11 +44,11 @@ RL_ARMS = {"IG+M": dict(regularizer="none", clip=10.0),
 ARMS = (*RL_ARMS, "BC")
 SCALES = (1e-2, 1e-1, 3e-1, 1.0)
 
-# λ_C for the held-out claim, chosen by ``gsd.select_relevance_scale`` at full scale.
-# NOT YET SELECTED: the full selection has not run (issue 38's session ran out of CPU on the
-# shared machine); 1e-2 is the spec's value. Replace it by the selection's choice, citing its
-# figures here, before running the full claim.
-RELEVANCE_SCALE = 1e-2
+# λ_C for the held-out claim, chosen by ``gsd.select_relevance_scale`` at full scale (seeds
+# 0-1, demonstrated lanes only, 2026-12-04): seed-mean VL10 1e-2: 0.176 (constraint violated on
+# 93% of transitions), 1e-1: 0.130, 3e-1: 0.121, 1: 0.125 -> 3e-1. Written here by hand before
+# the held-out claim (seeds 2-4) ran.
+RELEVANCE_SCALE = 3e-1
 
 
 def _one_thread() -> None:
@@ -215,9 +215,7 @@ _LANE_DEV = ("64 of the issue's 256 envs: an iteration costs about the same at e
                              deviations=_LANE_DEV + (
                                  "smoke test: 1 seed, 3 iterations, 100 codes",)),
             full=LaneSetting(num_envs=64, iterations=120, seeds=(2, 3, 4),
-                             relevance_scale=RELEVANCE_SCALE, deviations=_LANE_DEV + (
-                                 "λ_C = 1e-2 is the spec's value, NOT yet the one chosen by "
-                                 "gsd.select_relevance_scale (not run at full scale yet)",)))
+                             relevance_scale=RELEVANCE_SCALE, deviations=_LANE_DEV))
 def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]
     jobs = [(arm, sd, setting.num_envs, setting.iterations, setting.relevance_scale,
