@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import check_int, check_labels, check_range, resolve_seed
+from iclr25._progress import progress_bar
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.loss import _check_layers, _dcpt_step
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet
@@ -93,15 +94,6 @@ def _unpack(b: object, device: torch.device, need_y: bool, n_classes: int | None
         return lq, gt
     y = check_labels(b[2], "y", n_classes, n=lq.shape[0], device=device)
     return lq, gt, y
-
-
-def _progress(steps: int, desc: str):
-    from rich.console import Console
-    from rich.progress import Progress
-
-    console = Console(stderr=True)
-    bar = Progress(console=console, disable=not console.is_terminal, transient=True)
-    return bar, bar.add_task(desc, total=steps)
 
 
 def _seeded(seed: int | torch.Generator | None) -> int:
@@ -196,9 +188,9 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
         _check_layers(clf, layers)
         opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=lr)
         hist: dict[str, list[float]] = {"loss": [], "pixel": [], "cls": [], "accuracy": []}
-        bar, task = _progress(steps, "DCPT pre-training")
+        bar = progress_bar(steps, "DCPT pre-training")
         stopped, acc, taken = "cap", float("nan"), steps
-        with FeatureTap(net, layers) as tap, bar:
+        with FeatureTap(net, layers) as tap, bar as advance:
             batch: Batch = first
             for step in range(steps):
                 if step > 0:
@@ -212,7 +204,7 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
                     hist[k].append(v)
                 if callback is not None:
                     callback(step, parts)
-                bar.advance(task)
+                advance()
                 if val is not None and ((step + 1) % check_every == 0 or step + 1 == steps):
                     acc = _accuracy(net, clf, tap, val_lq, val_y)
                     hist.setdefault("val_accuracy", []).append(acc)
@@ -277,8 +269,7 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
     hist: dict[str, list[float]] = {"loss": []}
     with torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
         torch.manual_seed(seed_int)
-        bar, task = _progress(steps, "fine-tuning")
-        with bar:
+        with progress_bar(steps, "fine-tuning") as advance:
             batch = first
             for step in range(steps):
                 if step > 0:
@@ -297,7 +288,7 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
                 hist["loss"].append(float(loss.detach()))
                 if callback is not None:
                     callback(step, hist["loss"][-1])
-                bar.advance(task)
+                advance()
     return FinetuneResult(avg if ema > 0 else net.eval(), net.eval(), hist)
 
 
