@@ -1,3 +1,4 @@
 from iclr25.cli import main
 
-main()
+if __name__ == "__main__":  # not when a doctest run imports the module
+    main()

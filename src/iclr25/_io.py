@@ -107,7 +107,8 @@ def save_fitted(path: str | Path, kind: str, params: dict, tensors: dict,
                              "state": state or {}})
     except TypeError as exc:
         raise ValueError(f"{kind}: parameters must be JSON-ready to be saved ({exc})") from None
-    save_file({k: v.detach().to("cpu").contiguous() for k, v in tensors.items()
+    # clone: tensors that share memory (a module's buffer and an attribute) are refused
+    save_file({k: v.detach().to("cpu").contiguous().clone() for k, v in tensors.items()
                if isinstance(v, torch.Tensor)}, str(p), metadata={"iclr25": header})
     return p
 
@@ -152,3 +153,120 @@ def load_fitted(path: str | Path, kind: str, device: object = "cpu",
         raise ValueError(f"path: {what}: written by a newer iclr25 (format {version}, this "
                          f"version reads up to {FITTED_FORMAT}); upgrade iclr25")
     return header["params"], tensors, header.get("state", {})
+
+
+class FittedIO:
+    """``save(path)`` / ``load(path, device=None)`` for an estimator, through
+    :func:`save_fitted` / :func:`load_fitted`: one file format and one set of error messages.
+
+    What is saved: ``get_params()`` (arrays among them as tensors), and every public attribute
+    ending in ``_`` — tensors, numpy arrays, lists of tensors, JSON-ready values and
+    ``nn.Module`` weights. A class with modules rebuilds each from its restored attributes in
+    ``_new_module(name)``; attributes named in ``_unsaved`` are not written (set to None);
+    private attributes named in ``_private`` (a stream's buffers) are written too. A
+    ``torch.device`` attribute becomes the device loaded onto.
+    """
+
+    _unsaved: tuple[str, ...] = ()
+    _private: tuple[str, ...] = ()
+
+    def _new_module(self, name: str) -> object:
+        raise NotImplementedError(f"{type(self).__name__} cannot rebuild its {name}")
+
+    @classmethod
+    def _kind(cls) -> str:
+        return f"{cls.__module__.split('.')[1]}.{cls.__name__}"
+
+    def save(self, path: str | Path) -> Path:
+        """Write the fitted estimator to ``path`` (one safetensors file); returns the path.
+
+        Raises:
+            NotFittedError: before ``fit``. ValueError: the folder of ``path`` is missing.
+        """
+        import torch
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
+        tensors: dict = {}
+        state: dict = {"numpy": [], "tuples": [], "lists": {}, "modules": [], "params": {},
+                       "devices": []}
+        params = {}
+        for k, v in self.get_params(deep=False).items():
+            if isinstance(v, (np.ndarray, torch.Tensor)):
+                tensors[f"param.{k}"] = torch.as_tensor(v)
+                state["params"][k] = "numpy" if isinstance(v, np.ndarray) else "tensor"
+            else:  # a Generator is a way to seed, not a setting: the weights are saved
+                params[k] = None if isinstance(v, torch.Generator) else v
+        for k, v in vars(self).items():
+            public = k.endswith("_") and not k.startswith("_") and k not in self._unsaved
+            if not (public or k in self._private):
+                continue
+            if isinstance(v, torch.device):
+                state["devices"].append(k)
+            elif isinstance(v, torch.nn.Module):
+                tensors.update({f"{k}.{n}": t for n, t in v.state_dict().items()})
+                state["modules"].append(k)
+            elif isinstance(v, torch.Tensor):
+                tensors[k] = v
+            elif isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
+                tensors[k] = torch.from_numpy(np.ascontiguousarray(v))
+                state["numpy"].append(k)
+            elif isinstance(v, list) and v and all(isinstance(t, torch.Tensor) for t in v):
+                tensors.update({f"{k}.{i}": t for i, t in enumerate(v)})
+                state["lists"][k] = len(v)
+            else:
+                if isinstance(v, tuple):
+                    state["tuples"].append(k)
+                state[k] = v.tolist() if isinstance(v, np.ndarray) else v
+        return save_fitted(path, self._kind(), params, tensors, state)
+
+    @classmethod
+    def load(cls, path: str | Path, device: object = None) -> FittedIO:
+        """An estimator written by :meth:`save`, its tensors on ``device`` (default CPU).
+
+        Raises:
+            ValueError: naming the file, when it is missing, unreadable, truncated, not
+                written by iclr25, holds another estimator, or comes from a newer version.
+        """
+        import inspect
+
+        import torch
+
+        dev = torch.device(device or "cpu")
+        params, tensors, state = load_fitted(path, cls._kind(), dev)
+        defaults = inspect.signature(cls).parameters
+        for k, v in params.items():
+            if k in defaults and isinstance(defaults[k].default, tuple) and v is not None:
+                params[k] = tuple(v)
+        for k, how in state.pop("params").items():
+            t = tensors.pop(f"param.{k}")
+            params[k] = t.cpu().numpy() if how == "numpy" else t
+        if device is not None and "device" in params:
+            params["device"] = str(dev)
+        est = cls(**params)
+        meta = {k: state.pop(k) for k in ("numpy", "tuples", "lists", "modules", "devices")}
+        for k, v in state.items():
+            setattr(est, k, tuple(v) if k in meta["tuples"] else v)
+        for k, n in meta["lists"].items():
+            setattr(est, k, [tensors.pop(f"{k}.{i}") for i in range(n)])
+        for k in cls._unsaved:
+            setattr(est, k, None)
+        for k in meta["devices"]:
+            setattr(est, k, dev)
+        plain = {k: v for k, v in tensors.items() if "." not in k}
+        for k, v in plain.items():
+            setattr(est, k, v.cpu().numpy() if k in meta["numpy"] else v)
+        for name in meta["modules"]:
+            weights = {k[len(name) + 1:]: v for k, v in tensors.items()
+                       if k.startswith(f"{name}.")}
+            module = est._new_module(name)
+            dtype = next((v.dtype for v in weights.values() if v.is_floating_point()), None)
+            module = module.to(device=dev, dtype=dtype) if dtype is not None else module.to(dev)
+            try:
+                module.load_state_dict(weights)
+            except RuntimeError as exc:
+                raise ValueError(f"path: cannot load a fitted {cls._kind()} from {path}: its "
+                                 f"{name} weights do not fit the saved parameters "
+                                 f"({str(exc).splitlines()[0]})") from None
+            setattr(est, name, module.eval())
+        return est

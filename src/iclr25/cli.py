@@ -63,6 +63,16 @@ class _Root(TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         return [*super().list_commands(ctx), *METHOD_COMMANDS]
 
+    def invoke(self, ctx: Any) -> Any:
+        # the last line of defence: a library's refusal (ValueError names the argument) is
+        # bad usage, printed as one line with exit 2, never a traceback
+        try:
+            return super().invoke(ctx)
+        except ValueError as exc:
+            from iclr25._cli import fail
+
+            fail(exc)
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name in METHOD_COMMANDS:
             return _MethodCommand(cmd_name)

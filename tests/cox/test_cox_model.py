@@ -5,6 +5,7 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
+from sklearn.exceptions import NotFittedError
 
 from iclr25.cox import COX
 from iclr25.cox.model import COXConvergenceWarning
@@ -93,7 +94,7 @@ def test_n_classes_checked():
 
 
 def test_predict_before_fit():
-    with pytest.raises(RuntimeError, match="fit"):
+    with pytest.raises(NotFittedError):
         _model().predict(torch.zeros(2, 6))
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 
 pytest.importorskip("skimage")
 
@@ -215,9 +219,10 @@ def test_estimator_fit_transform_clone_save_load(tmp_path):
     torch.testing.assert_close(ZeroReferenceEnhancer.load(p).transform(x), y1)
     other = ZeroReferenceEnhancer(method="zero_dce", width=4, steps=1, crop=8, batch_size=1)
     other.fit(x)
-    blob = torch.load(p, weights_only=True)
-    blob["config"]["width"] = 99
-    torch.save(blob, tmp_path / "bad.pt")
+    with safe_open(str(p), "pt") as f:  # the same weights under another width
+        head = json.loads(f.metadata()["iclr25"])
+    head["params"]["width"] = 99
+    save_file(load_file(str(p)), str(tmp_path / "bad.pt"), metadata={"iclr25": json.dumps(head)})
     with pytest.raises(ValueError, match="path"):
         ZeroReferenceEnhancer.load(tmp_path / "bad.pt")
     with pytest.raises(ValueError, match="path"):

@@ -35,7 +35,7 @@ def test_bad_X(bad, exc, match):
     with pytest.raises(exc, match=match):
         dependence(bad)
     with pytest.raises(exc, match=match):
-        SelfOrganizingClusters(2, 1).fit(bad)
+        SelfOrganizingClusters(2, n_neighbors=1).fit(bad)
 
 
 def test_bad_dependence_args():
@@ -91,10 +91,10 @@ def test_estimator_errors_before_work():
     with pytest.raises(ValueError, match="n_neighbors"):
         SelfOrganizingClusters(4, n_neighbors=12).fit(X)
     with pytest.raises(ValueError, match="density"):
-        SelfOrganizingClusters(2, 3, density=torch.ones(3)).fit(X)
+        SelfOrganizingClusters(2, n_neighbors=3, density=torch.ones(3)).fit(X)
     with pytest.raises(NotFittedError):
         SelfOrganizingClusters().transform(X)
-    soc = SelfOrganizingClusters(3, 3).fit(X)
+    soc = SelfOrganizingClusters(3, n_neighbors=3).fit(X)
     with pytest.raises(ValueError, match="X has 11 features"):
         soc.transform(X[:, :11])
     with pytest.raises(ValueError, match="mask_ratio"):
@@ -121,7 +121,7 @@ def test_module_errors():
 def test_unreadable_model_file(tmp_path):
     p = tmp_path / "junk.pt"
     p.write_bytes(b"not a model")
-    with pytest.raises(ValueError, match="not a saved URLOST model"):
+    with pytest.raises(ValueError, match="cannot load a fitted urlost.URLOST"):
         URLOST.load(p)
 
 
@@ -156,7 +156,7 @@ def test_cli_round_trip(tmp_path):
     (["cluster", "X.npy", "--out", "l.csv"], "--out must end in .npy"),
     (["fit", "X.npy", "--clusters", "3", "--neighbors", "2", "--epochs", "0", "--out",
       "m.pt"], "epochs"),
-    (["embed", "X.npy", "X.npy", "--out", "Z.npy"], "not a saved URLOST model"),
+    (["embed", "X.npy", "X.npy", "--out", "Z.npy"], "cannot load a fitted urlost.URLOST"),
 ])
 def test_cli_bad_arguments(tmp_path, monkeypatch, args, match):
     monkeypatch.chdir(tmp_path)

@@ -83,7 +83,7 @@ def test_mi_graph_on_raw_digit_pixels_has_no_isolated_node():
 
     X = load_digits().data
     X = X[:, X.std(0) > 0]  # 61 pixels, some 99.9% zeros
-    soc = SelfOrganizingClusters(8, 5, dependence="mi").fit(X)
+    soc = SelfOrganizingClusters(8, n_neighbors=5, dependence="mi").fit(X)
     assert int((soc.affinity_.sum(1) > 0).sum()) == X.shape[1]
     assert soc.n_clusters_ >= 2
 
@@ -133,14 +133,14 @@ def test_planted_blocks_recovered():
 def test_labels_equivariant_to_column_permutation():
     X, _ = planted(blocks=6, size=7, noise=1.0)
     perm = torch.randperm(X.shape[1], generator=torch.Generator().manual_seed(3))
-    a = SelfOrganizingClusters(6, 5).fit(X).labels_
-    b = SelfOrganizingClusters(6, 5).fit(X[:, perm]).labels_
+    a = SelfOrganizingClusters(6, n_neighbors=5).fit(X).labels_
+    b = SelfOrganizingClusters(6, n_neighbors=5).fit(X[:, perm]).labels_
     assert adjusted_rand_score(a[perm], b) == 1.0
 
 
 def test_determinism_and_clone():
     X, _ = planted()
-    soc = SelfOrganizingClusters(4, 5, seed=1)
+    soc = SelfOrganizingClusters(4, n_neighbors=5, seed=1)
     a = soc.fit(X).labels_.clone()
     b = clone(soc).fit(X).labels_
     assert torch.equal(a, b)
@@ -149,7 +149,7 @@ def test_determinism_and_clone():
 
 def test_mi_dependence_option_and_numpy_input():
     X, truth = planted()
-    soc = SelfOrganizingClusters(4, 5, dependence="mi", bins=8).fit(X.numpy())
+    soc = SelfOrganizingClusters(4, n_neighbors=5, dependence="mi", bins=8).fit(X.numpy())
     assert adjusted_rand_score(truth, soc.labels_) == 1.0
 
 
@@ -157,7 +157,7 @@ def test_transform_tokens_and_padding():
     X, _ = planted(blocks=3, size=5)
     X = torch.cat([X, X[:, :2] + 0.1 * torch.randn(len(X), 2)], 1)  # unequal cluster sizes
     X0 = X.clone()
-    soc = SelfOrganizingClusters(3, 4).fit(X)
+    soc = SelfOrganizingClusters(3, n_neighbors=4).fit(X)
     tok = soc.transform(X)
     G, m = soc.groups_.shape
     assert tok.shape == (len(X), G, m)
@@ -165,7 +165,7 @@ def test_transform_tokens_and_padding():
     g, c = torch.nonzero(~soc.pad_mask_)[0]
     assert torch.equal(tok[:, g, c], X[:, soc.groups_[g, c]])
     assert torch.equal(X, X0)
-    flat = SelfOrganizingClusters(3, 4, flat=True).fit(X).transform(X)
+    flat = SelfOrganizingClusters(3, n_neighbors=4, flat=True).fit(X).transform(X)
     assert flat.shape == (len(X), G * m)
 
 

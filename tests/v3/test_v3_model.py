@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from sklearn.exceptions import NotFittedError
 from typer.testing import CliRunner
 
 from iclr25.cli import app as root_app
@@ -81,7 +82,7 @@ def test_save_load_roundtrip(fitted, data, tmp_path):
 
 def test_estimator_errors(data, fitted):
     X = data[0]
-    with pytest.raises(RuntimeError, match="fit"):
+    with pytest.raises(NotFittedError):
         V3().predict(X)
     with pytest.raises(ValueError, match="X"):
         _small().fit(X[:, :, 0, 0, 0])

@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-import os
-import pickle
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
+from iclr25._io import FittedIO
 from iclr25.comm.augment import Compose, GaussianNoise, RandomDrop
 from iclr25.comm.model import CoMM, FeatureTokenizer, mlp_encoder
 from iclr25.comm.train import pretrain
@@ -53,7 +53,7 @@ def _modalities(Xs: object, name: str, allow_missing: bool, widths: Sequence[int
     return out
 
 
-class CoMMEmbedder(TransformerMixin, BaseEstimator):
+class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
     """Learn a fused embedding of row-aligned vector modalities with CoMM (self-supervised).
 
     Each modality (n, d_i) is standardised, encoded by a 2-layer MLP into ``n_tokens``
@@ -80,7 +80,7 @@ class CoMMEmbedder(TransformerMixin, BaseEstimator):
         ((64, 16), (64, 16))
     """
 
-    def __init__(self, dim: int = 64, epochs: int = 100, batch_size: int = 128,
+    def __init__(self, *, dim: int = 64, epochs: int = 100, batch_size: int = 128,
                  lr: float = 1e-3, weight_decay: float = 1e-2, temperature: float = 0.1,
                  n_tokens: int = 8, hidden: int = 128, noise: float = 0.1, drop: float = 0.5,
                  seed: int = 0, device: str | None = None) -> None:
@@ -141,8 +141,7 @@ class CoMMEmbedder(TransformerMixin, BaseEstimator):
         return self
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "model_"):
-            raise ValueError("this CoMMEmbedder is not fitted yet: call fit first")
+        check_is_fitted(self, "model_")
 
     @torch.no_grad()
     def transform(self, Xs: Sequence[object | None]) -> np.ndarray:
@@ -163,38 +162,5 @@ class CoMMEmbedder(TransformerMixin, BaseEstimator):
                for i in range(0, n, 4096)]
         return torch.cat(out).cpu().numpy()
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the fitted embedder (parameters, weights, standardisation) with torch.save."""
-        self._check_fitted()
-        torch.save({"params": self.get_params(), "widths": list(self.widths_),
-                    "mean": [m.cpu() for m in self.mean_],
-                    "scale": [s.cpu() for s in self.scale_],
-                    "history": list(self.history_),
-                    "state": {k: v.cpu() for k, v in self.model_.state_dict().items()}}, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike, device: str | None = None) -> CoMMEmbedder:
-        """Read an embedder written by :meth:`save` (weights only; no code is unpickled).
-
-        Raises:
-            ValueError: the file is missing or not a CoMMEmbedder file.
-        """
-        try:
-            data = torch.load(path, map_location="cpu", weights_only=True)
-        except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as exc:
-            raise ValueError(f"path: cannot read a CoMMEmbedder from {path!s}: {exc}") from exc
-        if not isinstance(data, dict) or not {"params", "widths", "state"} <= set(data):
-            raise ValueError(f"path: {path!s} is not a CoMMEmbedder file")
-        params = dict(data["params"])
-        if device is not None:
-            params["device"] = device
-        self = cls(**params)
-        dev = torch.device(self.device) if self.device is not None else torch.device("cpu")
-        self.widths_ = list(data["widths"])
-        self.mean_ = [m.to(dev) for m in data["mean"]]
-        self.scale_ = [s.to(dev) for s in data["scale"]]
-        self.history_ = list(data["history"])
-        self.model_ = self._build(self.widths_)
-        self.model_.load_state_dict(data["state"])
-        self.model_.to(dev).eval()
-        return self
+    def _new_module(self, name: str) -> CoMM:
+        return self._build(self.widths_)

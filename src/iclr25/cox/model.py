@@ -5,16 +5,17 @@ correspondences when no pairs are given (paper Sec. 4, Alg. 1)."""
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from collections.abc import Mapping
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from iclr25._checks import as_tensor, check_int, check_range, check_tensor, resolve_seed
+from iclr25._io import FittedIO
 from iclr25._train import seeded_mlp
 from iclr25.cox.explore import prior_kl, select_agreement
 from iclr25.cox.match import emergent_correspondences
@@ -42,7 +43,7 @@ class _Net(nn.Module):
                                        seed=seed + 100 + i) for i, m in enumerate(names)})
 
 
-class COX:
+class COX(FittedIO, BaseEstimator):
     """Out-of-modal generalisation: learn an OOM encoder and classifier from few (or no)
     cross-modal pairs, through frozen, aligned IM embeddings with labels.
 
@@ -86,9 +87,9 @@ class COX:
         torch.Size([40])
     """
 
-    def __init__(self, n_classes: int, bottleneck: int = 256, beta: float = 0.0, k: int = 8,
+    def __init__(self, n_classes: int, *, bottleneck: int = 256, beta: float = 0.0, k: int = 8,
                  min_confidence: float = 0.8, kl_weight: float = 1.0, warmup: float = 0.1,
-                 steps: int = 800, seed: int = 0, *, hidden: int = 256, batch_size: int = 128,
+                 steps: int = 800, seed: int = 0, hidden: int = 256, batch_size: int = 128,
                  lr: float = 1e-3, residual: bool = False) -> None:
         self.n_classes = n_classes
         self.bottleneck = bottleneck
@@ -103,19 +104,6 @@ class COX:
         self.batch_size = batch_size
         self.lr = lr
         self.residual = residual
-
-    def get_params(self, deep: bool = True) -> dict[str, object]:
-        """The constructor's arguments (scikit-learn convention)."""
-        return {k: getattr(self, k) for k in (
-            "n_classes", "bottleneck", "beta", "k", "min_confidence", "kl_weight", "warmup",
-            "steps", "seed", "hidden", "batch_size", "lr", "residual")}
-
-    def set_params(self, **params: object) -> COX:
-        for k, v in params.items():
-            if k not in self.get_params():
-                raise ValueError(f"unknown parameter {k!r}")
-            setattr(self, k, v)
-        return self
 
     def _check_params(self) -> None:
         check_int(self.n_classes, "n_classes", 2)
@@ -325,8 +313,7 @@ class COX:
 
     # ------------------------------------------------------------------ inference
     def _check_fitted(self) -> None:
-        if not hasattr(self, "net_"):
-            raise RuntimeError("COX is not fitted: call fit first")
+        check_is_fitted(self, "net_")
 
     def _input(self, X: object) -> torch.Tensor:
         self._check_fitted()
@@ -360,35 +347,8 @@ class COX:
         yt = torch.as_tensor(y).to(self.predict(X).device)
         return float((self.predict(X) == yt).double().mean())
 
-    # ------------------------------------------------------------------ persistence
-    def save(self, path: str | os.PathLike) -> None:
-        """Write parameters and weights to ``path`` (torch.save)."""
-        self._check_fitted()
-        torch.save({"params": self.get_params(), "names": self.names_, "dim": self.dim_,
-                    "d_oom": self.d_oom_, "state": self.net_.state_dict(),
-                    "prior": self.prior_, "pairs": self.correspondences_,
-                    "class_names": self.class_names_}, Path(path))
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> COX:
-        """Read a model written by :meth:`save` (on the CPU)."""
-        p = Path(path)
-        if not p.is_file():
-            raise ValueError(f"path: no such file {p}")
-        try:
-            d = torch.load(p, map_location="cpu", weights_only=True)
-        except Exception as exc:  # noqa: BLE001
-            raise ValueError(f"path: unreadable COX model {p} ({exc})") from None
-        params = {"residual": True, **d["params"]}  # models saved before the option: residual
-        m = cls(**params)
-        m.names_, m.dim_, m.d_oom_ = d["names"], d["dim"], d["d_oom"]
-        dtype = next(iter(d["state"].values())).dtype
-        m.net_ = _Net(m.d_oom_, m.dim_, m.n_classes, m.names_, m.bottleneck, m.hidden,
-                      m.seed, m.residual).to(dtype=dtype)
-        m.net_.load_state_dict(d["state"])
-        m.net_.eval()
-        m.prior_, m.correspondences_ = d["prior"], d["pairs"]
-        m.class_names_ = d.get("class_names", torch.arange(m.n_classes))
-        return m
+    def _new_module(self, name: str) -> nn.Module:
+        return _Net(self.d_oom_, self.dim_, self.n_classes, self.names_, self.bottleneck,
+                    self.hidden, self.seed, self.residual)
 
 

@@ -244,6 +244,11 @@ class AlignmentProbe:
                 m.train(flag)
         if n_batches == 0:
             raise ValueError("loader is empty: it yields no batches")
+        for n, mom in moments.items():
+            bad = [k for k, m in mom.items() if not bool(torch.isfinite(m.ss).all())]
+            if bad:  # a NaN anywhere would silently turn every alignment into NaN
+                raise ValueError(f"layer {n!r}: {' and '.join(bad)} hold NaN or inf; the "
+                                 f"inputs, weights or loss are not finite")
         return {n: self._result(n, moments[n], modules[n].weight) for n in self.layers}
 
     def _hook(self, name: str, mom: dict[str, _Moments],

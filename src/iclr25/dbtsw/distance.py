@@ -117,7 +117,26 @@ def tree_wasserstein(
 
     Returns:
         (...) one value per tree.
+
+    Raises:
+        TypeError/ValueError: not tensors, shapes that differ or lack the (k, N) axes,
+            NaN/inf, or p < 1.
     """
+    for name, t in (("coords", coords), ("masses", masses)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name} must be a tensor, got {type(t).__name__}")
+        if t.ndim < 2:
+            raise ValueError(f"{name} must have shape (..., k, N), got {tuple(t.shape)}")
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} holds NaN or inf")
+    if coords.shape != masses.shape:
+        raise ValueError(f"coords {tuple(coords.shape)} and masses {tuple(masses.shape)} must "
+                         f"have the same shape")
+    check_range(p, "p", 1.0)
+    return _tree_wasserstein(coords, masses, p)
+
+
+def _tree_wasserstein(coords: Tensor, masses: Tensor, p: float) -> Tensor:
     zero = coords.new_zeros(coords.shape[:-1] + (1,))
     c = torch.cat([coords, zero], dim=-1)
     w = torch.cat([masses, zero], dim=-1)
@@ -358,7 +377,7 @@ def db_tsw(
         masses = alpha * m[:, None, None, :]
     else:
         masses = (m / k)[:, None, None, :].expand_as(coords)
-    tw = tree_wasserstein(coords, masses, p)  # (B, T)
+    tw = _tree_wasserstein(coords, masses, p)  # (B, T), inputs already checked
     out = tw.mean(-1).clamp_min(0).pow(1.0 / p)
     return out if batched else out[0]
 

@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import check_choice, check_int, check_range, resolve_seed
+from iclr25._io import FittedIO
 
 __all__ = ["OFFLINE", "ConsistentKMeans", "clustering_cost", "dz_seeding"]
 
@@ -68,6 +69,10 @@ def dz_seeding(X: torch.Tensor, w: torch.Tensor, k: int, g: torch.Generator, *,
     draws are made on ``g``'s device (the weights travel there), so a CPU generator gives the
     same seeding for points on any device.
     """
+    check_int(k, "k", 1)
+    if k > len(X):
+        raise ValueError(f"k = {k} centres cannot be chosen from {len(X)} points")
+
     def draw(p: torch.Tensor) -> torch.Tensor:
         return torch.multinomial(p.to(g.device), 1, generator=g).to(X.device)
 
@@ -163,7 +168,7 @@ def _out(t: torch.Tensor, like: Any) -> Any:
 
 # --- the estimator --------------------------------------------------------------------------
 
-class ConsistentKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
+class ConsistentKMeans(FittedIO, ClusterMixin, TransformerMixin, BaseEstimator):
     """Online k-means (or (k, z)-clustering) whose centres rarely change as points stream in.
 
     Every row of ``partial_fit`` is one arrival. While fewer than ``n_clusters`` centres are
@@ -236,6 +241,8 @@ class ConsistentKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self.seed = seed
 
     # -- sklearn plumbing --
+    _private = ("_base_seed", "_device", "_buf", "_wbuf", "_C", "_cidx", "_ref")  # for save
+
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.seed is None

@@ -25,13 +25,19 @@ class SimulatedComm:
         self.wire_bytes = 0
         return 0, n_clients
 
+    def _check_setup(self) -> None:
+        if self.n_clients < 1:  # dividing by 0 clients would return inf
+            raise ValueError("SimulatedComm: call setup(n_clients) before mean")
+
     def mean(self, M: torch.Tensor) -> torch.Tensor:
         """(1/n) Σ_i M_i over all clients, from this block's rows (m, d) -> (d,)."""
+        self._check_setup()
         self.wire_bytes += M.shape[1] * M.element_size()
         return M.sum(0) / self.n_clients
 
     def mean_sparse(self, idx: torch.Tensor, val: torch.Tensor, d: int) -> torch.Tensor:
         """(1/n) Σ_i of sparse rows given as (index (m, k), value (m, k)) -> dense (d,)."""
+        self._check_setup()
         self.wire_bytes += idx.shape[1] * (idx.element_size() + val.element_size())
         out = torch.zeros(d, dtype=val.dtype, device=val.device)
         return out.index_add_(0, idx.reshape(-1), val.reshape(-1)) / self.n_clients

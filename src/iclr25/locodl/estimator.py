@@ -10,11 +10,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range
+from iclr25._io import FittedIO
 
 Engine = Literal["simulated", "gloo"]
 
 
-class LoCoDLClassifier(ClassifierMixin, BaseEstimator):
+class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     """Binary logistic regression trained with LoCoDL on data split over clients.
 
     Minimises (1/N) Σ log(1 + exp(−y aᵀx)) + (α/2)‖x‖², i.e.
@@ -43,7 +44,7 @@ class LoCoDLClassifier(ClassifierMixin, BaseEstimator):
         True
     """
 
-    def __init__(self, alpha: float = 1e-3, n_clients: int = 10, compressor: str = "rand-1",
+    def __init__(self, alpha: float = 1e-3, *, n_clients: int = 10, compressor: str = "rand-1",
                  max_iter: int = 100_000, tol: float = 1e-10, engine: Engine = "simulated",
                  n_proc: int = 2, seed: int | None = None) -> None:
         self.alpha = alpha
@@ -135,4 +136,5 @@ class LoCoDLClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: object) -> np.ndarray:
         """(N,) predicted labels."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        scores = self.decision_function(X)  # checks fitted before classes_ is read
+        return self.classes_[(scores > 0).astype(int)]

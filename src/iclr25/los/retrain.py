@@ -32,6 +32,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
+from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch
 from iclr25.los.loss import check_smoothing, class_counts, los_per_sample
 
@@ -286,7 +287,7 @@ def retrain_classifier(
     return model.folded() if isinstance(model, _ScaledHead) else head
 
 
-class RetrainedClassifier(ClassifierMixin, BaseEstimator):
+class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     """scikit-learn estimator for stage-2 re-training (:func:`retrain_classifier`).
 
     ``RetrainedClassifier("los", init=stage1_head).fit(F_train, y_train).predict(F_test)``.
@@ -338,6 +339,9 @@ class RetrainedClassifier(ClassifierMixin, BaseEstimator):
         self.tau = tau
         self.class_balanced_sampling = class_balanced_sampling
         self.seed = seed
+
+    def _new_module(self, name: str) -> nn.Linear:
+        return nn.Linear(self.n_features_in_, self.n_classes_)
 
     def fit(self, X: object, y: object) -> RetrainedClassifier:
         """Train the head on features X (n, d) and labels y (n,); returns self."""

@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from iclr25._checks import check_choice, check_int, check_range, resolve_seed
+from iclr25._io import FittedIO
 from iclr25.datasets.images import check_images, load_folder, random_crops
 from iclr25.lowlight.losses import zero_dce_terms, zero_reference_loss
 from iclr25.lowlight.networks import RetinexEnhancer, ZeroDCE
@@ -182,7 +183,7 @@ def noise_to_signal(x: object, *, reduction: Literal["mean", "none"] = "mean"
     return float(v.mean()) if reduction == "mean" else v
 
 
-class ZeroReferenceEnhancer(BaseEstimator, TransformerMixin):
+class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
     """scikit-learn-style estimator: ``fit`` on dark images (no references), ``transform``.
 
     Args:
@@ -202,7 +203,7 @@ class ZeroReferenceEnhancer(BaseEstimator, TransformerMixin):
         torch.Size([2, 3, 16, 16])
     """
 
-    def __init__(self, method: Method = "retinex", width: int | None = None, steps: int = 600,
+    def __init__(self, method: Method = "retinex", *, width: int | None = None, steps: int = 600,
                  crop: int = 128, batch_size: int = 4, lr: float = 1e-4, seed: int = 0,
                  pairing: bool = True) -> None:
         self.method = method
@@ -229,46 +230,13 @@ class ZeroReferenceEnhancer(BaseEstimator, TransformerMixin):
         return self
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "model_"):
-            raise ValueError("this ZeroReferenceEnhancer is not fitted; call fit first")
+        check_is_fitted(self, "model_")
 
     def transform(self, images: object, *, tile: int | None = None) -> torch.Tensor:
         self._check_fitted()
         return enhance(self.model_, images, tile=tile)
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the config and weights (``torch.save`` of plain tensors and ints)."""
-        self._check_fitted()
-        p = Path(path)
-        if not p.parent.is_dir():
-            raise ValueError(f"path: directory {p.parent} does not exist")
-        torch.save({"params": self.get_params(), "config": self.model_.config(),
-                    "state": self.model_.state_dict(), "history": self.history_}, p)
-        return p
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> ZeroReferenceEnhancer:
-        """Read a file written by :meth:`save`.
-
-        Raises:
-            ValueError: missing/unreadable file or weights of another configuration.
-        """
-        p = Path(path)
-        try:
-            blob = torch.load(p, weights_only=True)
-            est = cls(**blob["params"])
-            model = build_model(est.method, est.width, seed=est.seed)
-            same = model.config() == blob["config"]
-            if same:
-                model.load_state_dict(blob["state"])
-            history = list(blob["history"])
-        except Exception as exc:  # noqa: BLE001  (truncated/garbage files raise many kinds)
-            raise ValueError(f"path {p}: cannot load a model: {exc}") from None
-        if not same:
-            raise ValueError(f"path {p}: model file has config {blob['config']}, "
-                             f"expected {model.config()}")
-        model.eval()
-        est.model_, est.history_ = model, history
-        return est
+    def _new_module(self, name: str) -> nn.Module:
+        return build_model(self.method, self.width, seed=self.seed)
 
 

@@ -6,15 +6,13 @@ targets ±offset, and f solves (K + reg·I) α = y; the surface is {f = 0}, f < 
 
 from __future__ import annotations
 
-import math
-import os
-import pickle
 import warnings
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import (
     as_tensor,
@@ -23,6 +21,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
+from iclr25._io import FittedIO
 from iclr25._optional import require
 from iclr25.matern.kernels import arccos_from_points, check_nu, matern_from_distance
 
@@ -84,7 +83,7 @@ def farthest_point_sampling(X: torch.Tensor, m: int, *,
     return idx.to(X.device)
 
 
-class KernelSurface:
+class KernelSurface(FittedIO, BaseEstimator):
     """Watertight implicit surface from an oriented point cloud by kernel ridge regression.
 
     The paper's non-learned set-up (Weiherer & Egger, ICLR 2025, §3 and §5; the Neural
@@ -120,7 +119,7 @@ class KernelSurface:
         >>> verts, faces = surf.extract_mesh(resolution=32)
     """
 
-    def __init__(self, kernel: KernelName = "matern", nu: float | str = 1.5,
+    def __init__(self, kernel: KernelName = "matern", *, nu: float | str = 1.5,
                  length_scale: float = 0.5, variance: float = 1.0, reg: float = 1e-7,
                  offset: float = 0.005, n_centers: int | None = None,
                  chunk_size: int = 65536, seed: int | torch.Generator | None = None) -> None:
@@ -133,24 +132,6 @@ class KernelSurface:
         self.n_centers = n_centers
         self.chunk_size = chunk_size
         self.seed = seed
-
-    # scikit-learn protocol -------------------------------------------------------------------
-    def get_params(self, deep: bool = True) -> dict:
-        return {k: getattr(self, k) for k in ("kernel", "nu", "length_scale", "variance",
-                                              "reg", "offset", "n_centers", "chunk_size",
-                                              "seed")}
-
-    def set_params(self, **params: object) -> KernelSurface:
-        valid = self.get_params()
-        for k, v in params.items():
-            if k not in valid:
-                raise ValueError(f"invalid parameter {k!r} for KernelSurface")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"KernelSurface({args})"
 
     def _check_params(self) -> None:
         check_choice(self.kernel, "kernel", KernelName)
@@ -193,7 +174,9 @@ class KernelSurface:
         y = torch.cat([torch.zeros(n, dtype=P.dtype, device=P.device),
                        torch.full((n,), off, dtype=P.dtype, device=P.device),
                        torch.full((n,), -off, dtype=P.dtype, device=P.device)])
-        if self.n_centers is None:
+        if self.n_centers is None or int(self.n_centers) == len(Xa):
+            # every point a centre: Nyström's minimiser is the exact one, and the exact
+            # solve avoids squaring near-duplicate centres' ill-conditioning
             alpha = _solve_psd(self._gram(Xa, Xa), y, float(self.reg))
             centers = Xa
         else:
@@ -225,9 +208,7 @@ class KernelSurface:
 
     # evaluation --------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
-        if not hasattr(self, "alpha_"):
-            raise RuntimeError("this KernelSurface is not fitted yet: call fit(points, "
-                               "normals) first")
+        check_is_fitted(self, "alpha_")
 
     def _field(self, Xn: torch.Tensor) -> torch.Tensor:
         """f at (m, 3) normalised queries, in blocks of chunk_size rows."""
@@ -291,42 +272,6 @@ class KernelSurface:
         verts = (verts + ax[0]) / self.scale_ + self.shift_
         faces = torch.from_numpy(np.ascontiguousarray(f)).to(dtype=torch.int64, device=dev)
         return verts, faces
-
-    # persistence -------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> Path:
-        """Save parameters and the fitted state to a ``.pt`` file (tensors moved to CPU)."""
-        self._check_fitted()
-        p = Path(path)
-        if p.suffix != ".pt":
-            raise ValueError(f"path must end in .pt, got {p.name!r}")
-        params = self.get_params()
-        params["seed"] = params["seed"] if isinstance(params["seed"], int) else None
-        params["nu"] = "inf" if check_nu(params["nu"]) == math.inf else float(params["nu"])
-        torch.save({"params": params, "alpha": self.alpha_.cpu(),
-                    "centers": self.centers_.cpu(), "shift": self.shift_.cpu(),
-                    "scale": float(self.scale_), "n_points": int(self.n_points_)}, p)
-        return p
-
-    @classmethod
-    def load(cls, path: str | os.PathLike,
-             map_location: str | torch.device = "cpu") -> KernelSurface:
-        """A fitted KernelSurface from a file written by :meth:`save`.
-
-        Raises:
-            ValueError: missing file or not a KernelSurface file.
-        """
-        p = Path(path)
-        if not p.is_file():
-            raise ValueError(f"path: no such file {p}")
-        try:
-            d = torch.load(p, map_location=map_location, weights_only=True)
-            obj = cls(**d["params"])
-            obj.alpha_, obj.centers_, obj.shift_ = d["alpha"], d["centers"], d["shift"]
-            obj.scale_, obj.n_points_ = d["scale"], d["n_points"]
-        except (KeyError, TypeError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
-            raise ValueError(f"path: {p} is not a saved KernelSurface ({exc})") from None
-        obj._check_params()
-        return obj
 
 
 def _cholesky(A: torch.Tensor, jitter: float, what: str) -> torch.Tensor:

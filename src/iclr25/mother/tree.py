@@ -46,6 +46,8 @@ def _check_options(direction: str, penalty: str, lam: object = 0.0) -> None:
 def _check_distances(D: object, name: str, n: int | None = None) -> torch.Tensor:
     """A square, finite, non-negative (N, N) distance matrix (N = ``n`` when given)."""
     D = as_tensor(D, name, ndim=2)
+    if D.dtype == torch.bool:
+        raise TypeError(f"{name} must hold distances (numbers), got a bool matrix")
     if not D.is_floating_point():
         D = D.double()
     if D.shape[0] != D.shape[1] or (n is not None and D.shape[0] != n):

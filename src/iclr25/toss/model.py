@@ -9,8 +9,6 @@ given covariance labels ("w2-labels").
 
 from __future__ import annotations
 
-import os
-import pickle
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -21,6 +19,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_mlp
 from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
 from iclr25.toss.metrics import gaussian_nll
@@ -121,7 +120,7 @@ class _Net(nn.Module):
         return eps[:, :1, None] * JJ + eps[:, 1:, None] * HH + L @ L.mT
 
 
-class HeteroscedasticRegressor(BaseEstimator):
+class HeteroscedasticRegressor(FittedIO, BaseEstimator):
     """Predict a vector target's mean and input-dependent covariance Σ(x) with an MLP.
 
     ``loss`` picks the training objective:
@@ -160,7 +159,7 @@ class HeteroscedasticRegressor(BaseEstimator):
         torch.Size([3, 1, 1])
     """
 
-    def __init__(self, hidden: Sequence[int] = (64, 64), loss: Loss = "toss",
+    def __init__(self, *, hidden: Sequence[int] = (64, 64), loss: Loss = "toss",
                  n_neighbors: int = 64, center: Center = "mean", epochs: int = 40,
                  batch_size: int = 32, lr: float = 1e-3, device: str | None = None,
                  seed: int | torch.Generator | None = None) -> None:
@@ -328,52 +327,6 @@ class HeteroscedasticRegressor(BaseEstimator):
         Yt = self._floating(Y, "Y", 2)
         return -gaussian_nll(mean.double(), cov.double(), Yt.to(mean.device, torch.float64))
 
-    # -- persistence ------------------------------------------------------------------------
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write parameters, weights and scalers to ``path`` (``torch.save``)."""
-        self._check_fitted()
-        params = self.get_params()
-        if isinstance(params["seed"], torch.Generator):
-            params["seed"] = params["seed"].initial_seed()
-        params["hidden"] = tuple(params["hidden"])
-        state = {
-            "params": params,
-            "dims": (self.n_features_in_, self.n_outputs_),
-            "weights": {k: v.cpu() for k, v in self.model_.state_dict().items()},
-            "scalers": [t.cpu() for t in (self.x_mean_, self.x_scale_, self.y_mean_,
-                                          self.y_scale_)],
-            "history": list(self.history_),
-            "feature_names": list(getattr(self, "feature_names_", []) or []),
-            "target_names": list(getattr(self, "target_names_", []) or []),
-        }
-        torch.save(state, path)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike, *, device: str | None = None
-             ) -> HeteroscedasticRegressor:
-        """Read a model written by :meth:`save` (onto ``device``, default CPU)."""
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-            params = state["params"]
-            d, q = state["dims"]
-        except (OSError, RuntimeError, KeyError, TypeError, pickle.UnpicklingError,
-                EOFError) as exc:
-            raise ValueError(f"path: cannot read a saved HeteroscedasticRegressor from "
-                             f"{path} ({exc})") from None
-        params["hidden"] = tuple(params["hidden"])
-        if device is not None:
-            params["device"] = device
-        est = cls(**params)
-        dev = torch.device(device or "cpu")
-        est.model_ = _Net(d, q, est.hidden, 0, tic=est.loss == "tic")
-        est.model_.load_state_dict(state["weights"])
-        est.model_.to(dev).eval()
-        est.x_mean_, est.x_scale_, est.y_mean_, est.y_scale_ = (t.to(dev)
-                                                                for t in state["scalers"])
-        est.n_features_in_, est.n_outputs_ = d, q
-        est.history_ = state["history"]
-        est.pseudo_cov_ = None
-        est.feature_names_ = state["feature_names"] or None
-        est.target_names_ = state["target_names"] or None
-        return est
+    def _new_module(self, name: str) -> nn.Module:
+        return _Net(self.n_features_in_, self.n_outputs_, self.hidden, 0,
+                    tic=self.loss == "tic")

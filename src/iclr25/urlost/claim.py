@@ -67,7 +67,7 @@ def topology(setting: Topology, ctx: Context) -> TopologyEvidence:
     for s in setting.seeds:
         seed = s + ctx.seed
         data = permuted_digits(setting.copies, seed)
-        soc = SelfOrganizingClusters(setting.n_clusters, setting.k, seed=seed)
+        soc = SelfOrganizingClusters(setting.n_clusters, n_neighbors=setting.k, seed=seed)
         soc.fit(data["X_train"].to(ctx.device))
         lab = torch.empty(256, dtype=torch.long)
         lab[data["perm"]] = soc.labels_.cpu()  # back onto the hidden grid
@@ -155,8 +155,9 @@ def retina(setting: Retina, ctx: Context) -> RetinaEvidence:
         X, radii = X.to(ctx.device), radii.to(ctx.device)
         labs = {}
         for name, q in (("plain", None), ("adjusted", radii ** setting.exponent)):
-            labs[name] = SelfOrganizingClusters(setting.n_clusters, setting.k, density=q,
-                                                w=setting.w, seed=seed).fit(X).labels_.cpu()
+            soc = SelfOrganizingClusters(setting.n_clusters, n_neighbors=setting.k, density=q,
+                                         w=setting.w, seed=seed)
+            labs[name] = soc.fit(X).labels_.cpu()
         sp, sa = area_std(labs["plain"], radii), area_std(labs["adjusted"], radii)
         rows.append((seed, sp, sa, 1 - sa / sp))
         if shown is None:

@@ -47,7 +47,8 @@ def cluster(
     try:
         _check_out(out, ".npy")
         X = _read(file)
-        soc = SelfOrganizingClusters(clusters, neighbors, dependence, seed=seed)
+        soc = SelfOrganizingClusters(clusters, n_neighbors=neighbors, dependence=dependence,
+                                     seed=seed)
         soc.fit(torch.as_tensor(X))
     except (ValueError, TypeError) as exc:
         _fail(exc)

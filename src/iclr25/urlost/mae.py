@@ -11,14 +11,14 @@ reconstruction loss is taken in signal space on the masked tokens, padding ignor
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Any
 
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._io import FittedIO
 from iclr25.urlost.organize import (
     Dependence,
     SelfOrganizingClusters,
@@ -191,7 +191,7 @@ class URLOSTMAE(nn.Module):
         return ((pred - target) ** 2 * weight).sum() / weight.sum()
 
 
-class URLOST(TransformerMixin, BaseEstimator):
+class URLOST(FittedIO, TransformerMixin, BaseEstimator):
     """URLOST: self-organized tokens plus a masked autoencoder, for data with no known
     topology (Yun et al., ICLR 2025).
 
@@ -221,7 +221,7 @@ class URLOST(TransformerMixin, BaseEstimator):
         torch.Size([5, 64])
     """
 
-    def __init__(self, n_clusters: int = 16, n_neighbors: int = 10,
+    def __init__(self, n_clusters: int = 16, *, n_neighbors: int = 10,
                  dependence: Dependence = "corr", density: object = None, w: float = 1.0,
                  groups: object = None, shared: bool = False, dim: int = 64, depth: int = 2,
                  heads: int = 4, decoder_depth: int = 1, mask_ratio: float = 0.75,
@@ -274,8 +274,8 @@ class URLOST(TransformerMixin, BaseEstimator):
         self.scale_ = x.std(0).clamp_min(1e-8)
         if self.groups is None:
             self.clusters_ = SelfOrganizingClusters(
-                self.n_clusters, self.n_neighbors, self.dependence, self.density, self.w,
-                seed=self.seed).fit(x)
+                self.n_clusters, n_neighbors=self.n_neighbors, dependence=self.dependence,
+                density=self.density, w=self.w, seed=self.seed).fit(x)
             self.groups_ = self.clusters_.groups_
         else:
             self.clusters_ = None
@@ -309,9 +309,7 @@ class URLOST(TransformerMixin, BaseEstimator):
         return self
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "model_"):
-            from sklearn.exceptions import NotFittedError
-            raise NotFittedError("URLOST is not fitted; call fit or load first")
+        check_is_fitted(self, "model_")
 
     @torch.no_grad()
     def transform(self, X: object, batch_size: int = 1024) -> torch.Tensor:
@@ -327,40 +325,8 @@ class URLOST(TransformerMixin, BaseEstimator):
         out = torch.cat([self.model_.encode(b).mean(1) for b in z.split(batch_size)])
         return out.to(x.device, x.dtype)
 
-    def save(self, path: str | Path) -> None:
-        """Write the fitted model (parameters, groups, weights) to ``path`` (torch format)."""
-        self._check_fitted()
-        params = {k: v for k, v in self.get_params().items() if k not in ("groups", "density")}
-        torch.save({"params": params, "groups": self.groups_.cpu(),
-                    "mean": self.mean_.cpu(), "scale": self.scale_.cpu(),
-                    "labels": None if self.clusters_ is None else self.clusters_.labels_.cpu(),
-                    "state": {k: v.cpu() for k, v in self.model_.state_dict().items()},
-                    "loss_curve": list(self.loss_curve_)}, Path(path))
+    _unsaved = ("clusters_",)  # the clustering's own fit; its groups_ are saved
 
-    @classmethod
-    def load(cls, path: str | Path, device: torch.device | str | None = None) -> URLOST:
-        """Read a model written by :meth:`save`.
-
-        Raises:
-            ValueError: ``path`` missing or not a saved URLOST model.
-        """
-        p = Path(path)
-        if not p.is_file():
-            raise ValueError(f"path {p} does not exist")
-        try:
-            blob: dict[str, Any] = torch.load(p, map_location="cpu", weights_only=True)
-            params, groups = blob["params"], blob["groups"]
-        except Exception as exc:  # noqa: BLE001 - any unreadable file is the user's input
-            raise ValueError(f"path {p} is not a saved URLOST model ({exc})") from None
-        self = cls(**params)
-        self.groups_ = groups.to(device)
-        self.clusters_ = None
-        self.labels_ = None if blob["labels"] is None else blob["labels"].to(device)
-        self.mean_, self.scale_ = blob["mean"].to(device), blob["scale"].to(device)
-        self.n_features_in_ = len(self.mean_)
-        self.model_ = URLOSTMAE(groups, self.dim, self.depth, self.heads, self.decoder_depth,
-                                self.mask_ratio, self.shared, seed=0)
-        self.model_.load_state_dict(blob["state"])
-        self.model_.to(device=device, dtype=self.mean_.dtype).eval()
-        self.loss_curve_ = blob["loss_curve"]
-        return self
+    def _new_module(self, name: str) -> URLOSTMAE:
+        return URLOSTMAE(self.groups_, self.dim, self.depth, self.heads, self.decoder_depth,
+                         self.mask_ratio, self.shared, seed=0)

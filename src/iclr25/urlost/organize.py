@@ -17,6 +17,7 @@ import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._io import FittedIO
 
 __all__ = [
     "Dependence", "SelfOrganizingClusters", "dependence", "density_adjusted_laplacian",
@@ -391,7 +392,7 @@ def group_tokens(X: object, groups: object) -> torch.Tensor:
     return tok.masked_fill(pad.to(x.device), 0.0)
 
 
-class SelfOrganizingClusters(TransformerMixin, BaseEstimator):
+class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
     """Cluster the dimensions (columns) of data with no known topology into tokens.
 
     ``fit`` computes :func:`dependence` between columns, its :func:`knn_graph` and
@@ -425,7 +426,7 @@ class SelfOrganizingClusters(TransformerMixin, BaseEstimator):
         torch.Size([2694, 16])
     """
 
-    def __init__(self, n_clusters: int = 16, n_neighbors: int = 10,
+    def __init__(self, n_clusters: int = 16, *, n_neighbors: int = 10,
                  dependence: Dependence = "corr", density: object = None, w: float = 1.0,
                  bins: int = 16, drop_first: bool = False, flat: bool = False,
                  seed: int | None = 0) -> None:

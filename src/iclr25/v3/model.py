@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import math
-import pickle
-from pathlib import Path
 from typing import Literal
 
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from iclr25._checks import as_tensor, check_choice, check_int, resolve_seed
+from iclr25._io import FittedIO
 from iclr25._train import shuffled_batches
 from iclr25.v3.loss import TERMS, v3_loss
 from iclr25.v3.quantizer import EMAVectorQuantizer
@@ -119,7 +119,7 @@ class ContentStyleAE(nn.Module):
                     commit=commit)
 
 
-class V3(BaseEstimator):
+class V3(FittedIO, BaseEstimator):
     """Unsupervised content/style disentanglement with a content codebook (V3).
 
     A scikit-learn estimator: keyword-only parameters, ``get_params(deep=True)``,
@@ -235,8 +235,7 @@ class V3(BaseEstimator):
         return self
 
     def _check_fitted(self, X: object) -> torch.Tensor:
-        if not hasattr(self, "model_"):
-            raise RuntimeError("this V3 is not fitted yet: call fit(X) first")
+        check_is_fitted(self, "model_")
         X = check_sequences(X, min_samples=1, min_fragments=1)
         if tuple(X.shape[2:]) != self.fragment_shape_:
             raise ValueError(f"X fragments must have shape {self.fragment_shape_}, "
@@ -275,33 +274,5 @@ class V3(BaseEstimator):
             raise AttributeError("codebook_ exists only after fit")
         return self.model_.vq.codebook.detach().clone()
 
-    def save(self, path: str | Path) -> None:
-        """Write parameters, fragment shape, weights and history to ``path`` (torch.save)."""
-        if not hasattr(self, "model_"):
-            raise RuntimeError("this V3 is not fitted yet: call fit(X) first")
-        params = self.get_params()
-        if isinstance(params["seed"], torch.Generator):
-            params["seed"] = None  # a Generator is not a saved setting; the weights are
-        torch.save(dict(params=params, fragment_shape=self.fragment_shape_,
-                        state=self.model_.state_dict(), history=self.history_,
-                        dtype=str(next(self.model_.parameters()).dtype)), Path(path))
-
-    @classmethod
-    def load(cls, path: str | Path) -> V3:
-        """Read a model written by :meth:`save` (on the CPU)."""
-        path = Path(path)
-        if not path.is_file():
-            raise ValueError(f"path {path} is not a file")
-        try:
-            blob = torch.load(path, map_location="cpu", weights_only=True)
-            est = cls(**blob["params"])
-            est.fragment_shape_ = tuple(blob["fragment_shape"])
-            model = est._build(est.fragment_shape_)
-            model = model.to(getattr(torch, blob["dtype"].split(".")[-1]))
-            model.load_state_dict(blob["state"])
-        except (KeyError, TypeError, RuntimeError, OSError, EOFError,
-                pickle.UnpicklingError) as exc:
-            raise ValueError(f"path {path} is not a saved V3 model ({exc})") from exc
-        model.eval()
-        est.model_, est.history_ = model, list(blob["history"])
-        return est
+    def _new_module(self, name: str) -> ContentStyleAE:
+        return self._build(self.fragment_shape_)

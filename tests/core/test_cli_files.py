@@ -1,0 +1,79 @@
+"""The shared checks of the files a command line reads and writes (``iclr25._cli``)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from iclr25._cli import input_file, output_path, reading
+from iclr25.cli import app as root
+
+runner = CliRunner()
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.command()
+    def run(src: str, out: str = typer.Option(None, "--out")) -> None:
+        p = input_file(src, "FILE", suffixes=(".npy",))
+        q = output_path(out, suffixes=(".csv",))
+        with reading(p, "FILE", "a .npy array"):
+            X = np.load(p, allow_pickle=False)
+        if q is not None:
+            np.savetxt(q, X, delimiter=",")
+
+    return app
+
+
+def _write(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
+@pytest.fixture
+def npy(tmp_path):
+    p = tmp_path / "x.npy"
+    np.save(p, np.eye(2))
+    return p
+
+
+def test_missing_output_folder_is_created(npy, tmp_path):
+    out = tmp_path / "a" / "b" / "y.csv"
+    res = runner.invoke(_app(), [str(npy), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    np.testing.assert_array_equal(np.loadtxt(out, delimiter=","), np.eye(2))
+
+
+@pytest.mark.parametrize(("make", "match"), [
+    (lambda t: t / "missing.npy", "does not exist"),
+    (lambda t: t, "is a folder"),
+    (lambda t: _write(t / "e.npy", b""), "is empty"),
+    (lambda t: _write(t / "x.txt", b"1"), r"must end in \.npy"),
+    (lambda t: _write(t / "c.npy", b"\x93NUMPY garbage"), r"not a \.npy array"),
+])
+def test_bad_input_file_exits_2_naming_it(tmp_path, make, match):
+    path = make(tmp_path)
+    res = runner.invoke(_app(), [str(path)])
+    assert res.exit_code == 2
+    assert "FILE" in res.output and re.search(match, res.output), res.output
+    assert res.output.count("\n") == 1 and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize(("out", "match"), [("y.txt", "must end in .csv"), (".", "is a folder")])
+def test_bad_output_exits_2_before_work(npy, tmp_path, out, match):
+    res = runner.invoke(_app(), [str(npy), "--out", str(tmp_path / out)])
+    assert res.exit_code == 2 and "--out" in res.output and match in res.output
+
+
+def test_a_library_refusal_is_one_line_not_a_traceback(tmp_path):
+    # kmeans.stream validates --k only inside the library: the root turns it into exit 2
+    X = tmp_path / "X.csv"
+    np.savetxt(X, np.random.default_rng(0).normal(size=(20, 2)), delimiter=",")
+    res = runner.invoke(root, ["kmeans", "stream", str(X), "--k", "0"])
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith("error: ") and "Traceback" not in res.output
