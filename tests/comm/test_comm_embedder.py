@@ -111,7 +111,7 @@ def test_cli_errors(tmp_path):
         (["comm", "fit", str(tmp_path / "A.npy"), str(tmp_path / "A.npy"), "--out", out,
           "--epochs", "0"], "--epochs"),
         (["comm", "embed", str(tmp_path / "none.pt"), str(tmp_path / "A.npy"), "--out",
-          str(tmp_path / "Z.npy")], "no such file"),
+          str(tmp_path / "Z.npy")], "does not exist"),
         (["comm", "embed", str(tmp_path / "A.npy"), str(tmp_path / "A.npy"), "--out",
           str(tmp_path / "Z.txt")], "--out"),
     ]

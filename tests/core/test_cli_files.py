@@ -77,3 +77,14 @@ def test_a_library_refusal_is_one_line_not_a_traceback(tmp_path):
     res = runner.invoke(root, ["kmeans", "stream", str(X), "--k", "0"])
     assert res.exit_code == 2, res.output
     assert res.output.startswith("error: ") and "Traceback" not in res.output
+
+
+def test_verbs_create_a_missing_output_folder(tmp_path):
+    # comm embed on a model file that does not exist: the folder of --out is made first,
+    # then the missing model is refused, before any work
+    out = tmp_path / "new" / "Z.npy"
+    A = tmp_path / "A.npy"
+    np.save(A, np.zeros((4, 2)))
+    res = runner.invoke(root, ["comm", "embed", str(tmp_path / "m.safetensors"), str(A),
+                               "--out", str(out)])
+    assert res.exit_code == 2 and "MODEL" in res.output and out.parent.is_dir()

@@ -190,7 +190,7 @@ def test_cli_fit_predict_round_trip(tmp_path, one_thread):
     (["fit", "{csv}"], "--targets"),
     (["fit", "{csv}", "--targets", "y1", "--loss", "kl"], "--loss"),
     (["fit", "{csv}", "--targets", "y1", "--epochs", "0"], "--epochs"),
-    (["fit", "{dir}/missing.csv", "--targets", "y1"], "no such file"),
+    (["fit", "{dir}/missing.csv", "--targets", "y1"], "does not exist"),
     (["predict", "{dir}/missing.pt", "{csv}"], "MODEL"),
 ])
 def test_cli_errors(tmp_path, args, match):

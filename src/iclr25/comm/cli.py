@@ -8,6 +8,7 @@ import numpy as np
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import input_file, output_path
 from iclr25._io import read_matrix
 
 app = typer.Typer(help="CoMM: multimodal contrastive embeddings (ICLR 2025).",
@@ -35,7 +36,7 @@ def _read_all(files: list[str]) -> list[np.ndarray | None]:
 @app.command()
 def fit(
     files: list[str] = typer.Argument(..., help="One .npy/.csv file per modality, rows aligned."),
-    out: Path = typer.Option(..., "--out", help="Where to write the model (.pt)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the model (.safetensors)."),
     dim: int = typer.Option(64, "--dim", help="Embedding width."),
     epochs: int = typer.Option(100, "--epochs", help="Training epochs."),
     batch_size: int = typer.Option(128, "--batch-size", help="Batch size (>= 2)."),
@@ -52,8 +53,7 @@ def fit(
                          ("--batch-size", batch_size, 2), ("--seed", seed, 0)):
         if v < low:
             _fail(f"{name} must be >= {low}, got {v}")
-    if not out.parent.exists():
-        _fail(f"--out: directory {out.parent} does not exist")
+    output_path(out)
     Xs = _read_all(files)
     try:
         emb = CoMMEmbedder(dim=dim, epochs=epochs, batch_size=batch_size, seed=seed).fit(Xs)
@@ -72,12 +72,8 @@ def embed(
     """Embed row-aligned modalities (some may be missing) with a fitted model."""
     from iclr25.comm.embedder import CoMMEmbedder
 
-    if out.suffix not in (".npy", ".csv"):
-        _fail(f"--out must end in .npy or .csv, got {out.name!r}")
-    if not out.parent.exists():
-        _fail(f"--out: directory {out.parent} does not exist")
-    if not model.is_file():
-        _fail(f"{model}: no such file")
+    output_path(out, suffixes=(".npy", ".csv"))
+    input_file(model, "MODEL")
     try:
         emb = CoMMEmbedder.load(model)
     except ValueError as exc:

@@ -9,6 +9,7 @@ import numpy as np
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import input_file, output_path
 from iclr25._io import read_matrix
 
 app = typer.Typer(help="COX: out-of-modal generalisation from few or no pairs (ICLR 2025).",
@@ -36,7 +37,7 @@ def fit(
                                          help="IM labels (m,): once, or once per --im."),
     pairs: Path = typer.Option(None, "--pairs", help="2-column int CSV (im_row, oom_row)."),
     labels: Path = typer.Option(None, "--labels", help="OOM labels (n,), -1 = unlabelled."),
-    out: Path = typer.Option(..., "--out", help="Where to write the model (.pt)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the model (.safetensors)."),
     n_classes: int = typer.Option(None, "--n-classes", help="Classes (default: max label + 1)."),
     steps: int = typer.Option(800, "--steps", help="Optimisation steps."),
     seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
@@ -48,8 +49,7 @@ def fit(
         _fail(f"--im-labels: give it once or once per --im ({len(im)}), got {len(im_labels)}")
     if steps < 1 or seed < 0:
         _fail("--steps must be >= 1 and --seed >= 0")
-    if not out.parent.exists():
-        _fail(f"--out: directory {out.parent} does not exist")
+    output_path(out)
     X = _read(oom, "--oom")
     Zs = [_read(p, "--im") for p in im]
     Ys = [_read(p, "--im-labels", integer=True).reshape(-1) for p in im_labels]
@@ -80,8 +80,8 @@ def predict(
     """Predict OOM labels with a fitted model."""
     from iclr25.cox.model import COX
 
-    if out is not None and out.suffix not in (".npy", ".csv"):
-        _fail(f"--out must end in .npy or .csv, got {out.name!r}")
+    output_path(out, suffixes=(".npy", ".csv"))
+    input_file(model, "MODEL")
     try:
         m = COX.load(model)
     except ValueError as exc:

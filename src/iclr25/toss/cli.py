@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import input_file, output_path
 
 app = typer.Typer(help="ToSS: mean and input-dependent covariance of a vector target "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -82,7 +83,8 @@ def fit(
     epochs: int = typer.Option(40, "--epochs", help="Training epochs."),
     n_neighbors: int = typer.Option(64, "--n-neighbors", help="Pseudo-label neighbours."),
     seed: int = typer.Option(0, "--seed", help="Initialisation and shuffling seed."),
-    out: Path = typer.Option(Path("model.pt"), "--out", help="Where to save the model."),
+    out: Path = typer.Option(Path("model.safetensors"), "--out",
+                             help="Where to save the model (its folder is created)."),
 ) -> None:
     """Fit a HeteroscedasticRegressor and save it."""
     import torch
@@ -99,8 +101,8 @@ def fit(
         _fail(f"--n-neighbors must be >= 2, got {n_neighbors}")
     if data.suffix == ".csv" and not targets:
         _fail("--targets is required for a CSV file (comma-separated column names)")
-    if not data.is_file():
-        _fail(f"no such file: {data}")
+    input_file(data, "DATA")
+    output_path(out)
     names = [t.strip() for t in targets.split(",")] if targets else None
     try:
         X, Y, feats, tnames = _load_xy(data, names, None)
@@ -133,11 +135,9 @@ def predict(
 
     if data.suffix not in (".csv", ".npz"):
         _fail(f"DATA must end in .csv or .npz, got {data.name}")
-    if out.suffix != ".csv":
-        _fail(f"--out must end in .csv, got {out.name}")
-    for p, what in ((model, "MODEL"), (data, "DATA")):
-        if not p.is_file():
-            _fail(f"{what}: no such file: {p}")
+    output_path(out, suffixes=(".csv",))
+    input_file(model, "MODEL")
+    input_file(data, "DATA")
     try:
         reg = HeteroscedasticRegressor.load(model)
         feats = reg.feature_names_ if data.suffix == ".csv" else None
