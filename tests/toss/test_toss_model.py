@@ -248,3 +248,10 @@ def test_tic_learns_a_known_covariance(one_thread):
     assert err < 0.2
     assert isinstance(reg.model_.trunk[1], torch.nn.ELU)
     assert reg.history_[-1] < reg.history_[0]
+
+
+def test_cli_corrupt_npz_names_the_file(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"garbage")
+    r = CliRunner().invoke(app, ["fit", str(bad), "--out", str(tmp_path / "m.safetensors")])
+    assert r.exit_code == 2 and "bad.npz" in r.output and "allow_pickle" not in r.output

@@ -45,14 +45,21 @@ def read_table(path: Path) -> tuple[list[str], object]:
 
 def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
     """X, Y, feature names, target names from .csv or .npz."""
+    import zipfile
+
     import numpy as np
 
     if data.suffix == ".npz":
-        with np.load(data, allow_pickle=False) as z:
-            if "X" not in z:
-                raise ValueError(f"{data} must hold an array named X")
-            X = np.asarray(z["X"], dtype=np.float64)
-            Y = np.asarray(z["Y"], dtype=np.float64) if "Y" in z else None
+        try:
+            with np.load(data, allow_pickle=False) as z:
+                arrays = {k: np.asarray(z[k], dtype=np.float64) for k in ("X", "Y") if k in z}
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile):
+            # numpy's own message advises allow_pickle, which is never the fix here
+            raise ValueError(f"{data} is not a readable .npz archive of numeric arrays X, Y"
+                             ) from None
+        if "X" not in arrays:
+            raise ValueError(f"{data} must hold an array named X")
+        X, Y = arrays["X"], arrays.get("Y")
         if X.ndim != 2:
             raise ValueError(f"{data}: X must be 2-D, got shape {X.shape}")
         return X, Y, None, None
