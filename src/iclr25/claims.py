@@ -692,30 +692,37 @@ def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
         mp = multiprocessing.get_context("spawn")  # fork is unsafe once torch has threads
         pending = list(groups.items())
         running: dict[Any, tuple[Any, str]] = {}
-        while pending or running:
-            while pending and len(running) < jobs:
-                eid, (exp, cs) = pending.pop(0)
-                modules = list(dict.fromkeys([exp.fn.__module__,
-                                              *(c.read.__module__ for c in cs)]))
-                recv, send = mp.Pipe(duplex=False)
-                proc = mp.Process(target=_worker, daemon=True, args=(
-                    send, modules, eid, [c.id for c in cs], scale.value, seed, device,
-                    threads, str(figure_dir)))
-                proc.start()
-                send.close()  # the child holds the only writer: its death reads as EOF
-                running[recv] = proc, eid
-                if on_experiment is not None:
-                    on_experiment(exp)
-            for conn in _wait_any(list(running)):
-                proc, eid = running.pop(conn)
-                try:
-                    rec, results = conn.recv()
-                except (EOFError, OSError):
+        try:
+            while pending or running:
+                while pending and len(running) < jobs:
+                    eid, (exp, cs) = pending.pop(0)
+                    modules = list(dict.fromkeys([exp.fn.__module__,
+                                                  *(c.read.__module__ for c in cs)]))
+                    recv, send = mp.Pipe(duplex=False)
+                    # not a daemon: an experiment may use its own process pool (gsd, lsdt)
+                    proc = mp.Process(target=_worker, daemon=False, args=(
+                        send, modules, eid, [c.id for c in cs], scale.value, seed, device,
+                        threads, str(figure_dir)))
+                    proc.start()
+                    send.close()  # the child holds the only writer: its death reads as EOF
+                    running[recv] = proc, eid
+                    if on_experiment is not None:
+                        on_experiment(exp)
+                for conn in _wait_any(list(running)):
+                    proc, eid = running.pop(conn)
+                    try:
+                        rec, results = conn.recv()
+                    except (EOFError, OSError):
+                        proc.join()
+                        exp, cs = groups[eid]
+                        rec, results = _died(exp, cs, proc.exitcode, scale, seed, device, threads)
+                    conn.close()
                     proc.join()
-                    exp, cs = groups[eid]
-                    rec, results = _died(exp, cs, proc.exitcode, scale, seed, device, threads)
-                conn.close()
+                    finish(eid, rec, results)
+        finally:  # an interrupt: no worker outlives the run (they are not daemons)
+            for proc, _eid in running.values():
+                if proc.is_alive():
+                    proc.terminate()
                 proc.join()
-                finish(eid, rec, results)
     by_id = {r.claim_id: r for _, rs in done.values() for r in rs}
     return [done[eid][0] for eid in groups], [by_id[c.id] for c in selected]

@@ -318,7 +318,15 @@ def dies(setting, ctx):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-for name, exp in (("draws", draws), ("dies", dies)):
+@experiment(quick=W(1), full=W(2))
+def pool(setting, ctx):  # an experiment with its own process pool, as gsd's and lsdt's
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as ex:
+        return WE(value=float(sum(ex.map(abs, [-1, -2]))))
+
+
+for name, exp in (("draws", draws), ("dies", dies), ("pool", pool)):
     claim(f"jobworker.{name}", experiment=exp, sentence="S", metric="m", unit="u",
           paper_figure="-", threshold=0.0)(lambda ev: ev.value)
 '''
@@ -331,10 +339,11 @@ def test_jobs_give_the_same_values_and_survive_a_dead_worker(tmp_path, monkeypat
 
     mod = importlib.import_module("jobworker")
     try:
-        reg = [claims._CLAIMS["jobworker.draws"], claims._CLAIMS["jobworker.dies"]]
+        reg = [claims._CLAIMS[f"jobworker.{n}"] for n in ("draws", "dies", "pool")]
         records, results = claims.run(reg, Scale.quick, 3, tmp_path, jobs=2, threads=1)
         assert results[0].status == "holds" and records[0].threads == 1
         assert results[1].status == "error" and "SIGKILL" in results[1].error
+        assert results[2].status == "holds" and results[2].measured == 3.0, results[2].error
         _, (alone,) = claims.run(reg[:1], Scale.quick, 3, tmp_path, jobs=1, threads=1)
         assert alone.measured == results[0].measured
         with pytest.raises(ValueError, match="jobs"):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -68,8 +67,9 @@ def _map(fn, jobs: list[tuple], *, workers: int) -> list:
 def _workers(ctx: Context, n_jobs: int) -> int:
     if ctx.quick or ctx.device.type != "cpu":
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return min(cores or 1, n_jobs)
+    # the experiment's share of the cores is its thread budget (--threads): under --jobs N
+    # the other experiments hold the rest
+    return min(torch.get_num_threads(), n_jobs)
 
 
 def _run(arm: str, seed: int, num_envs: int, iterations: int, scale: float, bc_epochs: int,

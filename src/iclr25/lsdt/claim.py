@@ -20,7 +20,6 @@ Pendulum data (a smoke test, far from converged).
 from __future__ import annotations
 
 import multiprocessing
-import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -149,8 +148,10 @@ def long_short(setting: LongShort, ctx: Context) -> LongShortEvidence:
     distance = 3 * (T - 1)       # state token of t = 0 to the state token of t = T - 1
     assert rf < distance, "DelayedCue must put the cue beyond DC's reach"
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    workers = 1 if ctx.quick or ctx.device.type != "cpu" else min(cores or 1, 3 * len(seeds))
+    # the experiment's share of the cores is its thread budget (--threads): under --jobs N
+    # the other experiments hold the rest
+    cores = torch.get_num_threads()
+    workers = 1 if ctx.quick or ctx.device.type != "cpu" else min(cores, 3 * len(seeds))
     data = dict(zip(seeds, _map(_data, [setting] * len(seeds), seeds, workers=workers),
                     strict=True))
     # the longest jobs first, so that the last core is not left alone with a Pendulum run
