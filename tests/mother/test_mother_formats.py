@@ -137,7 +137,8 @@ def test_make_zoo_hold_out_and_fans(tmp_path):
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in out.glob("*.safetensors")) == [
         "0-0-0.safetensors", "0-0-1.safetensors", "0-0-X.safetensors", "0-X-X.safetensors"]
-    assert sorted(p.name for p in (out / "held-out").glob("*.safetensors"))[0] == "1-0-0.safetensors"
+    held = sorted(p.name for p in (out / "held-out").glob("*.safetensors"))
+    assert held[0] == "1-0-0.safetensors"
     assert json.loads((out / "tree.json").read_text())["parents"]["0-0-1"] == "0-0-X"
     for bad, msg in ((["--fans", "1,x"], "--fans must be comma-separated"),
                      (["--fans", "1,-1"], "--fans must be integers >= 0"),
