@@ -232,8 +232,11 @@ def retrain_classifier(
             pair (the recipe, and what the reproduction does: the stage-1 head), or
             ``"logistic"`` (default, for features without their stage-1 head) to start from
             a plain multinomial logistic regression fitted on ``features``, a stand-in for a
-            stage-1 head trained with CE. Never modified. ``None`` (a random head) is
-            refused: at the recipe's learning rate it stays near chance.
+            stage-1 head trained with CE. Pass the stage-1 head when you have it: on the
+            reproduction's quick testbed (seed 0) LOS reached 30.3% balanced accuracy from
+            the stage-1 head (CE re-training 27.3%) but 27.3% from the logistic start (CE
+            30.3%). Never modified. ``None`` (a random head) is refused: at the recipe's
+            learning rate it stays near chance.
         n_classes: K >= 2; defaults to ``y.max() + 1``.
         smoothing: eps of ``"los"``, in (0, 1).
         epochs, lr, momentum, weight_decay, batch_size: the SGD recipe (paper defaults);
