@@ -82,6 +82,8 @@ def test_cli_stream_csv_and_npy(tmp_path):
     assert r2.exit_code == 0, r2.output
     km = ConsistentKMeans(2, seed=0).fit(pts)
     assert f"changes: {km.n_center_changes_} " in r2.output
+    n = len(pts)  # the number beside its reference, k ln n
+    assert f"(k ln n = 2 x ln {n} = {2 * np.log(n):.1f};" in r2.output
 
 
 @pytest.mark.parametrize("content, args, match", [

@@ -95,9 +95,17 @@ def test_logit_adjustment_favours_tail_classes():
 def test_random_head_refused_with_the_reason():
     X, y, _ = _data()
     with pytest.raises(ValueError, match="init is required.*1.7% balanced accuracy"):
-        retrain_classifier(X, y, "ce")
+        retrain_classifier(X, y, "ce", init=None)
     with pytest.raises(ValueError, match="init is required"):
-        RetrainedClassifier("los").fit(X, y)
+        RetrainedClassifier("los", init=None).fit(X, y)
+
+
+def test_defaults_start_from_a_logistic_head():
+    X, y, _ = _data()
+    clf = RetrainedClassifier().fit(X, y)  # no arguments: LOS from init="logistic"
+    ref = RetrainedClassifier("los", init="logistic").fit(X, y)
+    assert torch.equal(clf.head_.weight, ref.head_.weight)
+    assert (clf.predict(X) == y).float().mean() > 0.9
 
 
 def test_logistic_start_learns_separable_task():

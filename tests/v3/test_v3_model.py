@@ -123,6 +123,14 @@ def test_cli_fit_and_encode(tmp_path, data):
     res = r.invoke(root_app, ["v3", "fit", str(tmp_path / "s.npy"), "--codes", "10",
                               "--epochs", "1", "--out", str(tmp_path / "m.pt")])
     assert res.exit_code == 0, res.output
+    # V3's loss and codebook usage beside the path, as the saved model has them
+    import torch
+
+    from iclr25.v3 import V3
+    m = V3.load(tmp_path / "m.pt")
+    assert f"final epoch loss: {m.history_[-1]['loss']:.4g} (reconstruction" in res.output
+    used = len(torch.unique(m.predict(torch.from_numpy(np.load(tmp_path / "s.npy")))))
+    assert f"codebook usage on SEQS: {used} of 10 codes (perplexity " in res.output
     res = r.invoke(root_app, ["v3", "encode", str(tmp_path / "m.pt"), str(tmp_path / "s.npy"),
                               "--codes-out", str(tmp_path / "c.npy")])
     assert res.exit_code == 0, res.output

@@ -1,4 +1,8 @@
-"""``iclr25 locodl fit DATA --label COL``: logistic regression over clients with LoCoDL."""
+"""``iclr25 locodl fit DATA``: logistic regression over clients with LoCoDL.
+
+DATA is a .csv with a header (``--label COL``), a .npz with X, y[, clients], or a LibSVM /
+svmlight file (any other name, e.g. LIBSVM's ``a9a``), read sparse.
+"""
 
 from __future__ import annotations
 
@@ -14,22 +18,49 @@ app = typer.Typer(help="LoCoDL: federated logistic regression with local steps a
                   "compressed uplink (ICLR 2025).", no_args_is_help=True, add_completion=False)
 
 
-def read_table(path: Path, label: str | None, client_column: str | None):
-    """(X, y, clients or None) from a .csv with a header or a .npz with X, y[, clients].
+def read_libsvm(path: Path):
+    """(X scipy CSR, y) of a two-class LibSVM/svmlight file.
 
     Raises:
-        ValueError: missing file/columns/arrays, non-numeric cells.
+        ValueError: unreadable file, or labels that are not exactly two classes.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y = load_svmlight_file(str(path))
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"DATA {path} is not .csv/.npz nor a readable LibSVM file "
+                         f"({exc})") from None
+    classes = np.unique(y)
+    if len(classes) != 2:
+        shown = ", ".join(f"{c:g}" for c in classes[:6]) + (", ..." if len(classes) > 6 else "")
+        raise ValueError(f"DATA {path}: LibSVM labels must be two classes (binary logistic "
+                         f"regression), found {len(classes)}: {shown}")
+    return X, (y.astype(np.int64) if np.all(y == np.round(y)) else y)
+
+
+def read_table(path: Path, label: str | None, client_column: str | None):
+    """(X, y, clients or None) from a .csv with a header, a .npz with X, y[, clients], or a
+    LibSVM file (X then a scipy CSR matrix).
+
+    Raises:
+        ValueError: missing file/columns/arrays, non-numeric cells, non-binary LibSVM labels.
     """
     if not path.is_file():
         raise ValueError(f"DATA {path} does not exist")
+    if path.suffix not in (".npz", ".csv"):
+        for name, opt in (("--label", label), ("--client-column", client_column)):
+            if opt is not None:
+                raise ValueError(f"{name} is for a .csv DATA; a LibSVM file's label is the "
+                                 f"first field of each line")
+        X, y = read_libsvm(path)
+        return X, y, None
     if path.suffix == ".npz":
         with np.load(path, allow_pickle=False) as z:
             for key in ("X", "y"):
                 if key not in z:
                     raise ValueError(f"DATA {path} must hold arrays X and y (missing {key})")
             return z["X"], z["y"], (z["clients"] if "clients" in z else None)
-    if path.suffix != ".csv":
-        raise ValueError(f"DATA must end in .csv or .npz, got {path.name}")
     if label is None:
         raise ValueError("--label is required for a .csv DATA")
     header = path.open().readline().strip().split(",")
@@ -50,7 +81,9 @@ def read_table(path: Path, label: str | None, client_column: str | None):
 
 @app.command()
 def fit(
-    data: Path = typer.Argument(..., help=".csv with a header, or .npz with X, y[, clients]."),
+    data: Path = typer.Argument(..., help=".csv with a header, .npz with X, y[, clients], or a "
+                                "LibSVM/svmlight file (any other name; read sparse, labels "
+                                "must be two classes)."),
     label: str = typer.Option(None, "--label", help="Label column of a .csv."),
     client_column: str = typer.Option(None, "--client-column", help="Client id column."),
     clients: int = typer.Option(10, "--clients", help="Clients (contiguous equal blocks) "
@@ -64,27 +97,38 @@ def fit(
     tol: float = typer.Option(1e-10, "--tol"),
     seed: int = typer.Option(0, "--seed"),
     out: Path = typer.Option(None, "--out", help="Write the coefficients (.npy)."),
+    baseline: str = typer.Option("gd", "--baseline", help="Also run gd or diana (same data, "
+                                 "clients, compressor for diana) to LoCoDL's final distance "
+                                 "to the optimum and print its uplink bits; none skips it."),
 ) -> None:
-    """Fit ℓ2 logistic regression over clients; print rounds, uplink bits and accuracy."""
+    """Fit ℓ2 logistic regression over clients; print rounds, uplink bits (beside a GD or
+    DIANA baseline's for the same accuracy) and accuracy.
+
+    Small real input: breast cancer (569 x 30, scaled) over 10 clients takes seconds."""
     import torch
 
     from iclr25.locodl.estimator import LoCoDLClassifier
-    from iclr25.locodl.objectives import ClientLogistic
+    from iclr25.locodl.objectives import ClientLogistic, is_sparse
 
     try:
         if engine not in ("simulated", "gloo"):
             raise ValueError(f"--engine must be 'simulated' or 'gloo', got {engine!r}")
+        if baseline not in ("gd", "diana", "none"):
+            raise ValueError(f"--baseline must be 'gd', 'diana' or 'none', got {baseline!r}")
         if out is not None and out.suffix != ".npy":
             raise ValueError(f"--out must end in .npy, got {out.name}")
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_table(data, label, client_column)
-        clf._check_params(len(X))
+        clf._check_params(X.shape[0])
         if cid is None:
-            cid = np.arange(len(X)) * clients // max(len(X), 1)
+            cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
         objective = ClientLogistic(X, y, cid, alpha)
         if not 1 <= nproc <= objective.n_clients:
             raise ValueError(f"--nproc must lie in [1, {objective.n_clients}], got {nproc}")
+        if engine == "gloo" and is_sparse(X):
+            raise ValueError("--engine gloo needs dense DATA (.csv/.npz); a LibSVM file runs "
+                             "with --engine simulated")
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -107,6 +151,27 @@ def fit(
     acc = float(np.mean((X @ coef > 0) == (np.asarray(y) == objective.classes.max().item())))
     typer.echo(f"clients: {objective.n_clients}  rounds: {rounds}  uplink bits per client: "
                f"{bits:.6g}  train accuracy: {acc:.4f}")
+    if baseline != "none":
+        typer.echo(_baseline_line(objective, baseline, coef, bits, compressor, max_iter, seed))
     if out is not None:
         np.save(out, coef)
         typer.echo(f"wrote {out}")
+
+
+def _baseline_line(objective, name: str, coef, bits: float, compressor: str, max_iter: int,
+                   seed: int) -> str:
+    """The baseline's uplink bits to reach LoCoDL's final distance to the optimum x*."""
+    import torch
+
+    from iclr25.locodl.algorithms import diana, gd
+
+    x_star = objective.solve()
+    err = float(torch.linalg.vector_norm(torch.as_tensor(coef, dtype=x_star.dtype) - x_star))
+    run = (gd(objective, max_iter=max_iter, tol=err, x_star=x_star, seed=seed) if name == "gd"
+           else diana(objective, compressor, max_iter=max_iter, tol=err, x_star=x_star,
+                      seed=seed))
+    label = "GD (uncompressed)" if name == "gd" else f"DIANA ({compressor})"
+    reached = "" if run.converged else f", not reached in {max_iter} rounds"
+    return (f"{label} to the same |x - x*| = {err:.3g}: uplink bits per client "
+            f"{run.uplink_bits:.6g}{reached} ({run.uplink_bits / max(bits, 1e-300):.3g}x "
+            f"LoCoDL's)")

@@ -72,16 +72,25 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     def fit(self, X: object, y: object, client_ids: object = None) -> LoCoDLClassifier:
         """Fit on X (N, d) with two-class labels y (N,); client_ids (N,) or None.
 
+        X may be dense or ``scipy.sparse`` (e.g. from ``load_svmlight_file``); sparse rows
+        stay sparse: each gradient costs O(nnz), the same iterates as the dense X.
+
         Raises:
             ValueError/TypeError: naming X, y, client_ids or the bad parameter.
         """
         from iclr25.locodl.algorithms import locodl
-        from iclr25.locodl.objectives import ClientLogistic
+        from iclr25.locodl.objectives import ClientLogistic, check_sparse, is_sparse
 
-        Xt = as_tensor(X, "X", ndim=2)
-        if not Xt.is_floating_point():
-            Xt = Xt.to(torch.float64)
-        N = len(Xt)
+        if is_sparse(X):
+            Xt = check_sparse(X)
+            if self.engine == "gloo":
+                raise ValueError("engine='gloo' needs a dense X; sparse X runs with "
+                                 "engine='simulated'")
+        else:
+            Xt = as_tensor(X, "X", ndim=2)
+            if not Xt.is_floating_point():
+                Xt = Xt.to(torch.float64)
+        N = Xt.shape[0]
         self._check_params(N)
         yt = as_tensor(y, "y", ndim=1)
         if len(yt) != N:
@@ -122,11 +131,15 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X: object) -> np.ndarray:
-        """aᵀx for each row: (N,)."""
+        """aᵀx for each row of a dense or scipy.sparse X: (N,)."""
+        from iclr25.locodl.objectives import check_sparse, is_sparse
+
         check_is_fitted(self, "coef_")
-        Xt = as_tensor(X, "X", ndim=2)
+        Xt = check_sparse(X) if is_sparse(X) else as_tensor(X, "X", ndim=2)
         if Xt.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {Xt.shape[1]} features, expected {self.n_features_in_}")
+        if is_sparse(Xt):
+            return np.asarray(Xt.astype(np.float64) @ self.coef_[0])
         return Xt.cpu().double().numpy() @ self.coef_[0]
 
     def predict_proba(self, X: object) -> np.ndarray:

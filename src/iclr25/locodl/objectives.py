@@ -4,6 +4,9 @@ Client i holds rows A_i (m_i, d) with targets b_i. Its data term is scaled by n�
 (1/n) Σ_i f_i is the mean loss over all N rows; f_i and the shared g each carry (α/4)‖x‖², so
 the total is the mean loss + (α/2)‖x‖² and g is strongly convex, as LoCoDL's theory needs.
 μ = α/2 is the strong convexity of every f_i and of g; L is the largest client smoothness.
+
+``X`` may be a ``scipy.sparse`` matrix (a LibSVM file's): the rows are then kept as COO
+triplets grouped by client and every gradient costs O(nnz + n·d), never a dense (N, d) copy.
 """
 
 from __future__ import annotations
@@ -12,6 +15,40 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_range
+
+
+def is_sparse(X: object) -> bool:
+    """True for a scipy.sparse matrix/array or a non-strided (sparse) torch tensor."""
+    import scipy.sparse
+
+    return scipy.sparse.issparse(X) or (isinstance(X, torch.Tensor)
+                                        and X.layout != torch.strided)
+
+
+def check_sparse(X: object, name: str = "X"):
+    """A 2-D, real, finite, non-empty scipy CSR copy of the sparse ``X`` (float32/64)."""
+    import scipy.sparse
+
+    if isinstance(X, torch.Tensor):
+        X = X.to_sparse_coo().coalesce()
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got {X.ndim}-D")
+        i, v = X.indices().cpu().numpy(), X.values().cpu().numpy()
+        X = scipy.sparse.coo_array((v, (i[0], i[1])), shape=tuple(X.shape))
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"{name} must not be empty, got shape {X.shape}")
+    if np.iscomplexobj(X.data):
+        raise TypeError(f"{name} must be real, got complex dtype {X.dtype}")
+    if X.dtype.kind not in "fiub":
+        raise TypeError(f"{name} must be numeric, got dtype {X.dtype}")
+    A = scipy.sparse.csr_array(X, dtype=np.float32 if X.dtype == np.float32 else np.float64)
+    A.sum_duplicates()
+    if not np.isfinite(A.data).all():
+        raise ValueError(f"{name} contains {int((~np.isfinite(A.data)).sum())} NaN or "
+                         f"infinite value(s)")
+    return A
 
 
 def _check_clients(clients: object, N: int, device: torch.device) -> torch.Tensor:
@@ -26,12 +63,36 @@ def _check_clients(clients: object, N: int, device: torch.device) -> torch.Tenso
     return c.to(device=device, dtype=torch.int64)
 
 
+def _sq_norm2(A) -> float:
+    """‖A‖₂² of a scipy sparse block: exact eigvalsh of the smaller Gram, else svds."""
+    if min(A.shape) <= 2048:
+        G = (A @ A.T if A.shape[0] <= A.shape[1] else A.T @ A).toarray()
+        return float(np.linalg.eigvalsh(G.astype(np.float64))[-1])
+    from scipy.sparse.linalg import svds
+
+    return float(svds(A.astype(np.float64), k=1, return_singular_vectors=False)[0]) ** 2
+
+
+def _gram(A, w: np.ndarray) -> np.ndarray:
+    """Aᵀ diag(w) A as a dense (d, d) array, for dense or scipy sparse A."""
+    if isinstance(A, np.ndarray):
+        return (A * w[:, None]).T @ A
+    import scipy.sparse
+
+    return (A.T @ (scipy.sparse.diags_array(w) @ A)).toarray()
+
+
 class _ClientObjective:
     """Shared part: data split by client, scaling, ∇g, the subset a process holds."""
 
     kind = ""
 
+    sparse = False
+
     def __init__(self, X: object, y: object, clients: object, alpha: float) -> None:
+        if is_sparse(X):
+            self._init_sparse(check_sparse(X), y, clients, alpha)
+            return
         X = as_tensor(X, "X", ndim=2)
         if not X.is_floating_point():
             X = X.to(torch.get_default_dtype())
@@ -64,14 +125,47 @@ class _ClientObjective:
         self.lo, self.hi = 0, n
         self._L: float | None = None
 
+    def _init_sparse(self, A, y: object, clients: object, alpha: float) -> None:
+        """Rows as COO triplets sorted by client; per-row targets; no dense copy of A."""
+        self.sparse = True
+        self.alpha = check_range(alpha, "alpha", 0.0, low_open=True)
+        N, self.d = A.shape
+        dt = torch.float32 if A.dtype == np.float32 else torch.float64
+        b = self._targets(y, N, torch.empty(0, dtype=dt))
+        c = _check_clients(clients, N, torch.device("cpu"))
+        labels, c = torch.unique(c, return_inverse=True)
+        if len(labels) < 2:
+            raise ValueError(f"client_ids must name at least 2 clients, got {len(labels)}")
+        order = torch.argsort(c, stable=True)
+        self._A = A[order.numpy()]           # scipy CSR, rows grouped by client
+        self._A.sort_indices()
+        self.b = b[order]
+        self.counts = torch.bincount(c, minlength=len(labels))
+        self.row_start = torch.cat([self.counts.new_zeros(1), torch.cumsum(self.counts, 0)])
+        self._triplets()
+        self.n_clients, self.n_samples = len(labels), N
+        self.client_labels = labels
+        self.lo, self.hi = 0, len(labels)
+        self._L = None
+
+    def _triplets(self) -> None:
+        """rows, cols, vals and the local client of each stored entry, from ``self._A``."""
+        A = self._A
+        indptr = torch.as_tensor(A.indptr.astype(np.int64))
+        rows = torch.repeat_interleave(torch.arange(A.shape[0]), indptr.diff())
+        self.rows, self.cols = rows, torch.as_tensor(A.indices.astype(np.int64))
+        self.vals = torch.as_tensor(A.data)
+        row_client = torch.repeat_interleave(torch.arange(len(self.counts)), self.counts)
+        self.nz_client = row_client[rows]
+
     # --- the part every process shares ----------------------------------------------------
     @property
     def dtype(self) -> torch.dtype:
-        return self.Ab.dtype
+        return self.vals.dtype if self.sparse else self.Ab.dtype
 
     @property
     def device(self) -> torch.device:
-        return self.Ab.device
+        return self.vals.device if self.sparse else self.Ab.device
 
     @property
     def mu(self) -> float:
@@ -86,9 +180,20 @@ class _ClientObjective:
         return self._L
 
     def _max_block_eig(self) -> float:
+        if self.sparse:
+            return max(_sq_norm2(self._A[int(s):int(e)])
+                       for s, e in zip(self.row_start[:-1], self.row_start[1:], strict=True)
+                       ) * self.n_clients / self.n_samples
         A = self.Ab.detach().to("cpu", torch.float64)
         G = A.mT @ A if A.shape[1] >= A.shape[2] else A @ A.mT   # same nonzero spectrum
         return float(torch.linalg.eigvalsh(G)[:, -1].max()) * self.n_clients / self.n_samples
+
+    def _rows(self):
+        """(A, b) of every row as float64 numpy (A a scipy CSR when X was sparse)."""
+        if self.sparse:
+            return self._A.astype(np.float64), self.b.double().numpy()
+        return (self.Ab[self.mask].detach().cpu().double().numpy(),
+                self.bb[self.mask].detach().cpu().double().numpy())
 
     def grad_g(self, y: torch.Tensor) -> torch.Tensor:
         """∇g(y) = (α/2) y for the shared term g = (α/4)‖y‖²."""
@@ -98,8 +203,14 @@ class _ClientObjective:
         """The same objective restricted to clients lo..hi−1 (what one process computes)."""
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
-        out.Ab, out.bb, out.mask = self.Ab[lo:hi], self.bb[lo:hi], self.mask[lo:hi]
         out.lo, out.hi = self.lo + lo, self.lo + hi
+        if self.sparse:
+            r0, r1 = int(self.row_start[lo]), int(self.row_start[hi])
+            out._A, out.b, out.counts = self._A[r0:r1], self.b[r0:r1], self.counts[lo:hi]
+            out.row_start = self.row_start[lo:hi + 1] - r0
+            out._triplets()
+            return out
+        out.Ab, out.bb, out.mask = self.Ab[lo:hi], self.bb[lo:hi], self.mask[lo:hi]
         return out
 
     def grad(self, Xc: torch.Tensor) -> torch.Tensor:
@@ -107,12 +218,24 @@ class _ClientObjective:
         m = self.hi - self.lo
         if Xc.shape != (m, self.d):
             raise ValueError(f"Xc must have shape ({m}, {self.d}), got {tuple(Xc.shape)}")
+        if self.sparse:  # gather, multiply, scatter over the stored entries only
+            z = torch.zeros(len(self.b), dtype=Xc.dtype, device=Xc.device).index_add_(
+                0, self.rows, self.vals * Xc[self.nz_client, self.cols])
+            w = self._dloss(z, self.b) * (self.n_clients / self.n_samples)
+            G = torch.zeros(m * self.d, dtype=Xc.dtype, device=Xc.device).index_add_(
+                0, self.nz_client * self.d + self.cols, self.vals * w[self.rows])
+            return G.view(m, self.d) + self.mu * Xc
         z = torch.bmm(self.Ab, Xc[:, :, None])[..., 0]            # (m, m_max) margins
         w = self._dloss(z, self.bb) * (self.n_clients / self.n_samples)
         return torch.bmm(w[:, None, :], self.Ab)[:, 0] + self.mu * Xc
 
     def value(self, x: torch.Tensor) -> float:
         """The global objective (1/n)Σf_i(x) + g(x) = mean loss + (α/2)‖x‖² at one x (d,)."""
+        if self.sparse:
+            z = torch.zeros(len(self.b), dtype=x.dtype).index_add_(
+                0, self.rows, self.vals * x[self.cols])
+            loss = self._loss(z, self.b).sum() / self.n_samples
+            return float(loss + self.alpha / 2 * (x @ x))
         z = self.Ab @ x
         loss = self._loss(z, self.bb)[self.mask].sum() / self.n_samples
         return float(loss + self.alpha / 2 * (x @ x))
@@ -155,8 +278,7 @@ class ClientLogistic(_ClientObjective):
         """x* by L-BFGS-B, then Newton steps to machine precision; (d,) on X's device."""
         from scipy.optimize import minimize
 
-        A = self.Ab[self.mask].detach().cpu().double().numpy()
-        b = self.bb[self.mask].detach().cpu().double().numpy()
+        A, b = self._rows()
         N, a = len(b), self.alpha
 
         def fg(x):
@@ -167,11 +289,12 @@ class ClientLogistic(_ClientObjective):
 
         x = minimize(fg, np.zeros(A.shape[1]), jac=True, method="L-BFGS-B",
                      options={"maxiter": 10_000, "gtol": 1e-12, "ftol": 1e-15}).x
-        for _ in range(20):  # Newton polish: the loss is smooth and strongly convex
+        # Newton polish (the loss is smooth and strongly convex), when a d x d Hessian fits
+        for _ in range(20 if A.shape[1] <= 4096 else 0):
             z = b * (A @ x)
             sg = 0.5 * (1 - np.tanh(z / 2))
             g = A.T @ (-b * sg) / N + a * x
-            H = (A * (sg * (1 - sg))[:, None]).T @ A / N + a * np.eye(A.shape[1])
+            H = _gram(A, sg * (1 - sg)) / N + a * np.eye(A.shape[1])
             step = np.linalg.solve(H, g)
             x = x - step
             if np.linalg.norm(step) <= 1e-15 * max(1.0, np.linalg.norm(x)):
@@ -205,6 +328,13 @@ class ClientRidge(_ClientObjective):
 
     def solve(self) -> torch.Tensor:
         """x* in closed form; (d,) on X's device."""
+        if self.sparse:
+            import scipy.sparse
+            from scipy.sparse.linalg import spsolve
+
+            A, b = self._rows()
+            H = A.T @ A + self.alpha * self.n_samples * scipy.sparse.eye_array(self.d)
+            return torch.as_tensor(spsolve(H.tocsc(), A.T @ b), dtype=self.dtype)
         A, b = self.Ab[self.mask].double(), self.bb[self.mask].double()
         H = A.T @ A + self.alpha * self.n_samples * torch.eye(self.d, dtype=A.dtype,
                                                                device=A.device)

@@ -193,7 +193,7 @@ def retrain_classifier(
     y: torch.Tensor,
     method: Method = "los",
     *,
-    init: Init | None = None,
+    init: Init | None = "logistic",
     n_classes: int | None = None,
     smoothing: float = 0.98,
     epochs: int = 20,
@@ -228,11 +228,15 @@ def retrain_classifier(
             float16/32/64 or numpy; integer features are read as float32.
         y: (n,) integer labels in [0, K); every class needs at least one sample.
         method: one of ``"los"``, ``"ce"``, ``"cbce"``, ``"lws"``, ``"la"``.
-        init: the starting head, required: an ``nn.Linear(d, K)`` or a ``(weight (K, d),
-            bias (K,))`` pair (the recipe: the stage-1 head), or ``"logistic"`` to start from
-            a plain multinomial logistic regression fitted on ``features`` (a stand-in for a
-            stage-1 head trained with CE). Never modified. A random head is refused: at the
-            recipe's learning rate it stays near chance.
+        init: the starting head: an ``nn.Linear(d, K)`` or a ``(weight (K, d), bias (K,))``
+            pair (the recipe, and what the reproduction does: the stage-1 head), or
+            ``"logistic"`` (default, for features without their stage-1 head) to start from
+            a plain multinomial logistic regression fitted on ``features``, a stand-in for a
+            stage-1 head trained with CE. Pass the stage-1 head when you have it: on the
+            reproduction's quick testbed (seed 0) LOS reached 30.3% balanced accuracy from
+            the stage-1 head (CE re-training 27.3%) but 27.3% from the logistic start (CE
+            30.3%). Never modified. ``None`` (a random head) is refused: at the recipe's
+            learning rate it stays near chance.
         n_classes: K >= 2; defaults to ``y.max() + 1``.
         smoothing: eps of ``"los"``, in (0, 1).
         epochs, lr, momentum, weight_decay, batch_size: the SGD recipe (paper defaults);
@@ -290,7 +294,9 @@ def retrain_classifier(
 class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     """scikit-learn estimator for stage-2 re-training (:func:`retrain_classifier`).
 
-    ``RetrainedClassifier("los", init=stage1_head).fit(F_train, y_train).predict(F_test)``.
+    ``RetrainedClassifier("los", init=stage1_head).fit(F_train, y_train).predict(F_test)``;
+    ``RetrainedClassifier().fit(F_train, y_train)`` starts from a plain logistic-regression
+    head fitted on the features (``init="logistic"``) when no stage-1 head is at hand.
     The parameters are those of :func:`retrain_classifier`; ``__init__`` only stores them,
     ``fit`` validates. Labels must be integers in [0, K) (the rows of the head are the
     classes), so ``classes_`` is ``arange(K)``. Outputs mirror the input: a tensor for a
@@ -313,7 +319,7 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         self,
         method: Method = "los",
         *,
-        init: Init | None = None,
+        init: Init | None = "logistic",
         n_classes: int | None = None,
         smoothing: float = 0.98,
         epochs: int = 20,

@@ -102,6 +102,23 @@ class TreeEvidence(Evidence):
     held_out: Table = None
     sweep: Table = None
     per_tree: Table = None
+    cli: Table = None
+
+
+def _cli_commands(setting: TreeZoo, seed: int, lam: float) -> Table:
+    """The ``iclr25 mother`` commands that rebuild this run's zoo and forest figure."""
+    fans = ",".join(map(str, setting.fans))
+    return Table("the same zoo and forest from the command line",
+                 ("step", "command"),
+                 [("zoo (+ held-out tree)",
+                   f"iclr25 mother make-zoo zoo --trees {setting.n_trees} --fans {fans} "
+                   f"--root-steps {setting.root_steps} --finetune-steps "
+                   f"{setting.finetune_steps} --hold-out --seed {seed}"),
+                  ("λ on the held-out tree", "iclr25 mother recover zoo/held-out --lam L, "
+                   f"for L in {', '.join(map(str, LAM_CHOICES))}"),
+                  ("forest figure",
+                   f"iclr25 mother recover zoo --trees {setting.n_trees} --direction "
+                   f"{DIRECTION} --lam {lam:g} --out forest.png")])
 
 
 def _subzoo(zoo: Zoo, keep: list[str]) -> Zoo:
@@ -234,6 +251,7 @@ def tree_zoo(setting: TreeZoo, ctx: Context) -> TreeEvidence:
                        ("tree", "edges", "directed", "reversed", "kurtosis rises",
                         "mean kurtosis change", "sign", "root kurtosis", "training regime"),
                        per_tree),
+        cli=_cli_commands(setting, ctx.seed, lam_star),
     )
 
 

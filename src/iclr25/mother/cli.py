@@ -1,10 +1,30 @@
-"""``iclr25 mother recover DIR`` and ``iclr25 mother make-zoo OUT``."""
+"""``iclr25 mother recover DIR`` and ``iclr25 mother make-zoo OUT``.
+
+The defaults of ``recover`` are those the reproduction (``mother.claim``) validated on Adam-
+trained zoos: ``--direction pretrain`` (its ``DIRECTION``) and ``--lam 0.02`` (the λ its
+full-scale run chose on the held-out tree); a test keeps them equal to ``mother.claim``.
+The reproduction's trees and forest figure come from::
+
+    iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps 1500 \
+        --finetune-steps 500 --hold-out --seed 0
+    iclr25 mother recover zoo --trees 5 --out forest.png
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import typer
+
+from iclr25._cli import fail
+
+# what mother.claim validated (tests/mother/test_mother_cli.py checks it against the claim);
+# kept here, not imported, so that `iclr25 mother --help` does not import torch
+DEFAULT_DIRECTION = "pretrain"
+DEFAULT_LAM = 0.02
+REPRODUCE = ("iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps 1500 "
+             "--finetune-steps 500 --hold-out --seed 0; iclr25 mother recover zoo --trees 5 "
+             "--out forest.png")
 
 app = typer.Typer(help="MoTHer: recover model family trees from weights (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -26,49 +46,56 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
-@app.command()
+@app.command(epilog=f"The reproduction's figures: {REPRODUCE}")
 def recover(
-    directory: Path = typer.Argument(..., help="Directory of .safetensors / .pt / .pth models."),
+    directory: Path = typer.Argument(..., help="Directory of models of one architecture: "
+                                     ".safetensors / .pt / .pth / .bin files and/or Hugging "
+                                     "Face model folders (model.safetensors or "
+                                     "pytorch_model.bin, sharded with their *.index.json)."),
     direction: str = typer.Option(
-        "finetune", "--direction",
-        help="Training regime: 'finetune' = kurtosis decreases parent->child (paper's ViT "
-             "fine-tuning); 'pretrain' = kurtosis increases parent->child (paper's Stable "
-             "Diffusion; Adam on small MLPs); 'none' = distance only."),
+        DEFAULT_DIRECTION, "--direction",
+        help="Training regime: 'pretrain' = kurtosis increases parent->child (the "
+             "reproduction's Adam-trained zoo; paper's Stable Diffusion); 'finetune' = "
+             "kurtosis decreases parent->child (paper's ViT fine-tuning, with --lam 0.3); "
+             "'none' = distance only."),
     trees: int = typer.Option(None, "--trees", help="Number of trees K (default: one tree)."),
-    lam: float = typer.Option(0.3, "--lam", help="Direction penalty weight (paper: 0.3)."),
+    lam: float = typer.Option(DEFAULT_LAM, "--lam", help="Direction penalty weight, relative "
+                              "to the mean distance (default: the λ the reproduction chose "
+                              "on its held-out tree; paper: 0.3 for ViT fine-tunes)."),
     metric: str = typer.Option("rms", "--metric", help="'rms' (full fine-tuning) or 'rank' "
                                "(LoRA-merged models)."),
     layers: str = typer.Option(None, "--layers", help="Only square matrices whose name "
                                "contains this (default: all square matrices)."),
     out: Path = typer.Option(None, "--out", help="Write the forest: .dot, .json or .png."),
 ) -> None:
-    """Recover who was fine-tuned from whom among the models in DIRECTORY."""
-    from rich.console import Console
-    from rich.progress import Progress
+    """Recover who was fine-tuned from whom among the models in DIRECTORY.
 
-    from iclr25.mother.tree import recover_tree
+    Small real input: the zoo of `iclr25 mother make-zoo` (3 trees, 30 models) takes seconds.
+    """
+    from iclr25._progress import progress_bar
+    from iclr25.mother.distances import select_layers
+    from iclr25.mother.sources import as_sources, check_architecture
+    from iclr25.mother.tree import _check_options, recover_tree
 
     if out is not None and out.suffix not in (".dot", ".json", ".png"):
-        typer.echo(f"error: --out must end in .dot, .json or .png, got {out.name!r}", err=True)
-        raise typer.Exit(2)
+        fail(f"--out must end in .dot, .json or .png, got {out.name!r}")
     if out is not None:  # the file must be writable before the pass over the weights
         problem = _unwritable(out)
         if problem:
-            typer.echo(f"error: --out {problem}", err=True)
-            raise typer.Exit(2)
-    console = Console(stderr=True)
+            fail(f"--out {problem}")
     try:
-        with Progress(console=console, disable=not console.is_terminal, transient=True) as bar:
-            task = bar.add_task("layers", total=None)
-
+        _check_options(direction, "binary", lam)
+        sources = as_sources(directory)
+        check_architecture(sources, "DIRECTORY")
+        total = len(select_layers(sources, layers)) if len(sources) >= 2 else None
+        with progress_bar(total, "layers") as advance:
             def tick(done: int, total: int, key: str) -> None:
-                bar.update(task, completed=done, total=total, description=key)
+                advance(1, layer=key)
 
-            forest = recover_tree(directory, direction=direction, lam=lam, n_trees=trees,
+            forest = recover_tree(sources, direction=direction, lam=lam, n_trees=trees,
                                   metric=metric, layers=layers, progress=tick)
     except (ValueError, TypeError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(exc)
     for t, members in enumerate(forest.trees()):
         typer.echo(f"tree {t}:")
         for n in members:
@@ -85,21 +112,48 @@ def make_zoo_cmd(
     trees: int = typer.Option(3, "--trees", help="Number of trees (>= 1)."),
     children: int = typer.Option(3, "--children", help="Children per root (>= 0)."),
     grandchildren: int = typer.Option(2, "--grandchildren", help="Children per child (>= 0)."),
+    fans: str = typer.Option(None, "--fans", help="Children per node, generation by "
+                             "generation, e.g. 1,1,2,1,2 (the reproduction's shape); replaces "
+                             "--children/--grandchildren."),
+    root_steps: int = typer.Option(1500, "--root-steps", help="Adam steps training each root."),
+    finetune_steps: int = typer.Option(500, "--finetune-steps", help="Adam steps fine-tuning "
+                                       "each child."),
+    hold_out: bool = typer.Option(False, "--hold-out", help="Train one more tree and save it "
+                                  "in OUT/held-out (the reproduction chooses λ on it)."),
     seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
 ) -> None:
     """Train a seeded zoo of MLP trees on sklearn digits (a test set with a known answer)."""
     from iclr25._checks import check_writable_dir
-    from iclr25.mother.testbed import make_zoo
 
     for name, value, low in (("--trees", trees, 1), ("--children", children, 0),
-                             ("--grandchildren", grandchildren, 0), ("--seed", seed, 0)):
+                             ("--grandchildren", grandchildren, 0), ("--seed", seed, 0),
+                             ("--root-steps", root_steps, 1),
+                             ("--finetune-steps", finetune_steps, 1)):
         if value < low:
-            typer.echo(f"error: {name} must be >= {low}, got {value}", err=True)
-            raise typer.Exit(2)
+            fail(f"{name} must be >= {low}, got {value}")
+    fan_list = None
+    if fans is not None:
+        try:
+            fan_list = tuple(int(f) for f in fans.split(","))
+        except ValueError:
+            fail(f"--fans must be comma-separated integers, e.g. 1,1,2, got {fans!r}")
+        if not fan_list or min(fan_list) < 0:
+            fail(f"--fans must be integers >= 0, got {fans!r}")
     try:
         check_writable_dir(out, "OUT")
     except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    zoo = make_zoo(trees, children, grandchildren, out_dir=out, seed=seed)
-    typer.echo(f"wrote {len(zoo.models)} models and tree.json to {out}")
+        fail(exc)
+    from iclr25.mother.testbed import Zoo, make_zoo
+
+    shape = dict(fans=fan_list) if fan_list else dict(n_children=children,
+                                                      n_grandchildren=grandchildren)
+    zoo = make_zoo(trees + hold_out, **shape, root_steps=root_steps,
+                   finetune_steps=finetune_steps, seed=seed)
+    held = [n for n in zoo.names if hold_out and n.split("-")[0] == str(trees)]
+    keep = [n for n in zoo.names if n not in held]
+    Zoo({n: zoo.models[n] for n in keep}, {n: zoo.parents[n] for n in keep}).save(out)
+    if held:
+        Zoo({n: zoo.models[n] for n in held},
+            {n: zoo.parents[n] for n in held}).save(out / "held-out")
+    typer.echo(f"wrote {len(keep)} models and tree.json to {out}"
+               + (f" ({len(held)} held-out models in {out / 'held-out'})" if held else ""))

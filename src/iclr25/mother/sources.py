@@ -2,14 +2,18 @@
 
 A *model source* is anything that can hand out a named tensor on request without holding the
 whole model: a ``.safetensors`` file (memory-mapped through ``safe_open``), a torch
-``.pt``/``.pth`` state dict (loaded with ``mmap=True``), an in-memory ``nn.Module`` or state
-dict. ``as_sources`` turns what the user passes (a directory, a list of paths, modules, dicts,
-or a ``{name: model}`` mapping) into a list of named sources, reading only file headers.
+``.pt``/``.pth`` state dict (loaded with ``mmap=True``), a Hugging Face model folder (one
+``model.safetensors`` or ``pytorch_model.bin``, or shards listed by
+``model.safetensors.index.json`` / ``pytorch_model.bin.index.json``), an in-memory
+``nn.Module`` or state dict. ``as_sources`` turns what the user passes (a directory, a list of
+paths, modules, dicts, or a ``{name: model}`` mapping) into a list of named sources, reading
+only file headers.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,6 +22,9 @@ from typing import Any
 import torch
 
 SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
+# a Hugging Face model folder's weights, in the order transformers prefers them
+HF_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+              "pytorch_model.bin.index.json")
 
 
 class ModelSource:
@@ -119,17 +126,65 @@ class StateDictSource(ModelSource):
         return self.state[key].detach()
 
 
+class ShardedSource(ModelSource):
+    """A model split over shard files (``*.index.json``'s ``weight_map``: tensor -> shard)."""
+
+    def __init__(self, shards: Mapping[str, ModelSource], weight_map: Mapping[str, str],
+                 name: str) -> None:
+        super().__init__(name)
+        self.shards, self.weight_map = dict(shards), dict(weight_map)
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        out: dict[str, tuple[int, ...]] = {}
+        for file, shard in self.shards.items():
+            for k, shape in shard.shapes.items():
+                if self.weight_map.get(k) == file:  # the index says where each tensor lives
+                    out[k] = shape
+        return out
+
+    def get(self, key: str) -> torch.Tensor:
+        if key not in self.weight_map:
+            raise ValueError(f"model {self.name!r}: no tensor {key!r} in its index")
+        return self.shards[self.weight_map[key]].get(key)
+
+
+def _hf_folder(folder: Path, name: str | None = None) -> ModelSource | None:
+    """The model in a Hugging Face folder (None if ``folder`` holds no ``HF_WEIGHTS``)."""
+    name = name or folder.name
+    for weights in HF_WEIGHTS:
+        path = folder / weights
+        if not path.exists():
+            continue
+        if not weights.endswith(".index.json"):
+            return _from_path(path, name)
+        try:
+            weight_map = json.loads(path.read_text())["weight_map"]
+            files = sorted(set(weight_map.values()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"model {name!r}: unreadable shard index {str(path)!r} "
+                             f"({exc})") from exc
+        shards = {f: _from_path(folder / f, f"{name}/{f}") for f in files}
+        return ShardedSource(shards, weight_map, name)
+    return None
+
+
 def _floating_shapes(sd: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
     return {k: tuple(v.shape) for k, v in sd.items()
             if isinstance(v, torch.Tensor) and v.is_floating_point()}
 
 
 def _from_path(path: Path, name: str | None = None) -> ModelSource:
-    name = name or path.stem
+    name = name or (path.name if path.is_dir() else path.stem)
     if path.is_symlink() and not path.exists():
         raise ValueError(f"model {name!r}: {str(path)!r} is a broken or looping symbolic link")
     if not path.exists():
         raise ValueError(f"model {name!r}: file {str(path)!r} does not exist")
+    if path.is_dir():
+        hf = _hf_folder(path, name)
+        if hf is None:
+            raise ValueError(f"model {name!r}: folder {str(path)!r} holds none of "
+                             f"{', '.join(HF_WEIGHTS)}")
+        return hf
     if not path.is_file():
         raise ValueError(f"model {name!r}: {str(path)!r} is not a file")
     if not os.access(path, os.R_OK):
@@ -164,12 +219,22 @@ def _from_object(obj: Any, name: str) -> ModelSource:
 def _directory_sources(root: Path) -> list[ModelSource]:
     if not root.is_dir():
         raise ValueError(f"models: {str(root)!r} is not a directory")
+    if _hf_folder(root) is not None:
+        raise ValueError(f"models: {str(root)!r} is one Hugging Face model folder; pass the "
+                         f"folder that holds one sub-folder per model")
     # every entry that looks like a model, whatever the suffix's case; one that cannot be read
-    # (a broken link, a directory named x.pt) is an error rather than silently left out
-    files = sorted(p for p in root.iterdir() if p.suffix.lower() in SUFFIXES)
-    if not files:
-        raise ValueError(f"models: no {'/'.join(SUFFIXES)} files in {str(root)!r}")
-    return [_from_path(p) for p in files]
+    # (a broken link, a directory named x.pt) is an error rather than silently left out.
+    # Sub-folders are models when they hold Hugging Face weights (HF_WEIGHTS).
+    srcs = []
+    for p in sorted(root.iterdir()):
+        if p.suffix.lower() in SUFFIXES:
+            srcs.append(_from_path(p))
+        elif p.is_dir() and (hf := _hf_folder(p)) is not None:
+            srcs.append(hf)
+    if not srcs:
+        raise ValueError(f"models: no {'/'.join(SUFFIXES)} files or Hugging Face model "
+                         f"folders ({', '.join(HF_WEIGHTS)}) in {str(root)!r}")
+    return srcs
 
 
 def _sequence_sources(models: Any, names: Iterable[str] | None) -> list[ModelSource]:
@@ -186,7 +251,7 @@ def _sequence_sources(models: Any, names: Iterable[str] | None) -> list[ModelSou
         if given is not None:
             nm = str(given[i])
         elif isinstance(obj, (str, Path)):
-            nm = Path(obj).stem
+            nm = Path(obj).name if Path(obj).is_dir() else Path(obj).stem
         elif isinstance(obj, ModelSource):
             nm = obj.name
         else:
@@ -200,7 +265,8 @@ def as_sources(models: Any, names: Iterable[str] | None = None) -> list[ModelSou
 
     Args:
         models: a directory (every ``*.safetensors``/``*.pt``/``*.pth``/``*.bin`` in it, any
-            suffix case, sorted by name), a sequence of paths / ``nn.Module`` / state dicts,
+            suffix case, and every sub-folder holding Hugging Face weights, sharded or not,
+            named by the folder; sorted by name), a sequence of paths / ``nn.Module`` / state dicts,
             or a mapping ``{name: any of those}``.
         names: names for a sequence (default: file stems, else ``model_{i}``). A directory
             names its models by file stem and a mapping by key, so ``names`` is refused there.
@@ -235,3 +301,25 @@ def as_sources(models: Any, names: Iterable[str] | None = None) -> list[ModelSou
             raise ValueError(f"models: duplicate model name {s.name!r}")
         seen.add(s.name)
     return srcs
+
+
+def check_architecture(sources: list[ModelSource], argument: str = "models") -> None:
+    """Raise a ValueError naming ``argument`` unless every model has the same square matrices.
+
+    The square 2-D floating-point matrices (name and shape) are the layers MoTHer compares;
+    heads, biases and embeddings may differ (fine-tunes for other label sets do). Only
+    headers are read.
+    """
+    layouts: dict[tuple, list[str]] = {}
+    for s in sources:
+        key = tuple(sorted((k, v) for k, v in s.shapes.items() if len(v) == 2 and v[0] == v[1]))
+        layouts.setdefault(key, []).append(s.name)
+    if len(layouts) < 2:
+        return
+    (ka, na), (kb, nb) = list(layouts.items())[:2]
+    da, db = dict(ka), dict(kb)
+    diff = next(k for k in sorted(set(da) | set(db)) if da.get(k) != db.get(k))
+    raise ValueError(
+        f"{argument} mixes {len(layouts)} architectures (different square weight matrices): "
+        f"{na[:3]} vs {nb[:3]}; e.g. {diff!r} is {da.get(diff, 'absent')} in {na[0]!r} and "
+        f"{db.get(diff, 'absent')} in {nb[0]!r}. Recover trees of one architecture at a time")

@@ -21,7 +21,7 @@ import torch
 
 from iclr25._checks import as_tensor, check_choice, check_range
 from iclr25.mother.distances import LayerSpec, check_rtol, stream_statistics
-from iclr25.mother.sources import as_sources
+from iclr25.mother.sources import as_sources, check_architecture
 
 #: ``direction`` values. "finetune" (alias "decreasing"): the parent has the HIGHER kurtosis,
 #: i.e. kurtosis decreases parent -> child; the paper's setting for ViT fine-tuning and
@@ -411,9 +411,11 @@ def recover_tree(
     """Recover the model trees (who was fine-tuned from whom) from the weights alone.
 
     Args:
-        models: a directory of ``.safetensors``/``.pt`` files, a sequence of paths /
-            ``nn.Module`` / state dicts, or a ``{name: model}`` mapping. Read one layer
-            at a time, never all at once.
+        models: a directory of ``.safetensors``/``.pt`` files and/or Hugging Face model
+            folders (``model.safetensors``, ``pytorch_model.bin``, sharded with their
+            ``*.index.json``), a sequence of paths / ``nn.Module`` / state dicts, or a
+            ``{name: model}`` mapping, all of one architecture. Read one layer at a time,
+            never all at once.
         direction: the assumed training regime, which sets which way kurtosis moves along
             an edge: ``"finetune"`` = kurtosis DEcreases parent -> child (paper's ViT
             fine-tuning, official ``rev=False``); ``"pretrain"`` = kurtosis INcreases
@@ -438,7 +440,8 @@ def recover_tree(
 
     Raises:
         ValueError / TypeError naming the argument (unknown direction, ``lam`` not a finite
-        float >= 0, bad ``n_trees``, unreadable model), before any weight is read.
+        float >= 0, bad ``n_trees``, unreadable model, models of mixed architectures), before
+        any weight is read.
 
     Paper: Sec. 3 (Alg. MoTHer) of Horwitz, Shul, Hoshen, ICLR 2025.
 
@@ -468,6 +471,7 @@ def recover_tree(
         raise ValueError(f"models must hold at least 2 models, got {len(sources)}")
     if n_trees is not None:
         _check_n_trees(n_trees, len(sources))
+    check_architecture(sources)
     metrics = [metric] + ([cluster_metric] if cluster_metric not in (None, metric) else [])
     # kurtosis only orients edges: skip reading it when no direction is assumed
     ku_spec = False if DIRECTIONS[direction] == 0 else kurtosis_layers

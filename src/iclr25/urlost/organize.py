@@ -10,6 +10,7 @@ eigenvectors of a density-adjusted Laplacian, and the embedding is discretised (
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -411,10 +412,16 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
         flat: ``transform`` returns (n, G·m) instead of (n, G, m) (for sklearn pipelines).
         seed: eigsh start vector and discretisation restarts.
 
+    Constant columns (every MNIST-like image set has blank border pixels) have no defined
+    dependence: ``fit`` drops them with a warning naming them, labels them -1 and leaves them
+    out of every token.
+
     Attributes:
-        affinity_: (d, d) kNN graph. labels_: (d,) int64 cluster per column.
-        groups_: (G, m) int64 column indices, -1 padded. pad_mask_: (G, m) bool, True at
-        padding. n_clusters_: G, clusters found. n_features_in_: d.
+        affinity_: (d', d') kNN graph of the d' non-constant columns. labels_: (d,) int64
+        cluster per column, -1 for a dropped constant column. dropped_columns_: (c,) int64
+        indices of the dropped columns. groups_: (G, m) int64 column indices, -1 padded.
+        pad_mask_: (G, m) bool, True at padding. n_clusters_: G, clusters found.
+        n_features_in_: d.
 
     Examples:
         >>> import torch
@@ -441,22 +448,38 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
         self.seed = seed
 
     def fit(self, X: object, y: object = None) -> SelfOrganizingClusters:
-        """Learn the clusters of X's columns. X: (n, d). Returns self."""
+        """Learn the clusters of X's non-constant columns. X: (n, d). Returns self."""
         x = _check_X(X)
         d = x.shape[1]
+        const = (x == x[:1]).all(dim=0)
+        keep = torch.nonzero(~const).flatten()
+        dk = len(keep)
         check_int(self.n_clusters, "n_clusters", 2, d)
         check_int(self.n_neighbors, "n_neighbors", 1, d - 1)
+        if not (self.n_clusters <= dk and self.n_neighbors < dk):
+            raise ValueError(f"n_clusters ({self.n_clusters}) must be <= and n_neighbors "
+                             f"({self.n_neighbors}) < the {dk} non-constant columns of X "
+                             f"({d - dk} of {d} are constant)")
         check_choice(self.dependence, "dependence", Dependence)
         check_range(self.w, "w", 0)
         check_int(self.bins, "bins", 2)
-        if self.density is not None:
-            _check_q(self.density, d, x)
-        S = dependence(x, self.dependence, self.bins)
+        q = None if self.density is None else _check_q(self.density, d, x)[keep]
+        self.dropped_columns_ = torch.nonzero(const).flatten()
+        if dk < d:
+            idx = self.dropped_columns_.tolist()
+            shown = ", ".join(map(str, idx[:20])) + (", ..." if len(idx) > 20 else "")
+            warnings.warn(f"X: dropped {d - dk} constant column(s) (no dependence is defined "
+                          f"for them; labelled -1, in no token): {shown}", UserWarning,
+                          stacklevel=2)
+        S = dependence(x[:, keep], self.dependence, self.bins)
         W = knn_graph(S, self.n_neighbors)
         self.affinity_ = W
-        self.labels_ = spectral_clusters(W, self.n_clusters, q=self.density, w=self.w,
-                                         drop_first=self.drop_first, seed=self.seed)
-        self.groups_, self.pad_mask_ = groups_from_labels(self.labels_)
+        kept = spectral_clusters(W, self.n_clusters, q=q, w=self.w,
+                                 drop_first=self.drop_first, seed=self.seed)
+        self.labels_ = torch.full((d,), -1, dtype=kept.dtype, device=kept.device)
+        self.labels_[keep.to(kept.device)] = kept
+        groups, self.pad_mask_ = groups_from_labels(kept)
+        self.groups_ = torch.where(self.pad_mask_, -1, keep.to(groups.device)[groups.clamp(0)])
         self.n_clusters_ = int(self.groups_.shape[0])
         self.n_features_in_ = d
         return self
