@@ -42,6 +42,7 @@ RL_ARMS = {"IG+M": dict(regularizer="none", clip=10.0),
            "GSD": dict(regularizer="gsd", clip=10.0)}
 ARMS = (*RL_ARMS, "BC")
 SCALES = (1e-2, 1e-1, 3e-1, 1.0)
+CLAIM_RATIO = 0.8   # the claim's threshold (issue 16, unchanged); its control reads it too
 
 # λ_C for the held-out claim, chosen by ``gsd.select_relevance_scale`` at full scale (seeds
 # 0-1, demonstrated lanes only, 2026-12-04): seed-mean VL10 1e-2: 0.176 (constraint violated on
@@ -88,6 +89,7 @@ def _run(arm: str, seed: int, num_envs: int, iterations: int, scale: float, bc_e
                   seed=seed + 1)
     f = ev.factors.cpu()
     return dict(vl={b: ev.vl[b] for b in BUDGETS}, extrap=recovery_error(f, EXTRAP, 10),
+                lanes=recovery_error(f, LANES, 10),
                 selected_success=ev.selected_success, factors=f,
                 demo_lo=float(demos.episode_factors.min()),
                 demo_hi=float(demos.episode_factors.max()), violated=violated)
@@ -183,6 +185,9 @@ class LaneEvidence(Evidence):
     selected_success_igm: float = scalar("fraction")
     igm_mean_factor_lo: float = scalar("lane y", "lowest per-seed mean factor of IG+M's codes")
     igm_mean_factor_hi: float = scalar("lane y", "highest per-seed mean factor of IG+M's codes")
+    vl10_lanes_igm: float = scalar("|f − target|", "IG+M on the demonstrated lanes")
+    vl10_lanes_code_blind: float = scalar("|f − target|", "the best behaviour that ignores "
+                                                          "its code, on the demonstrated lanes")
     demo_factor_lo: float = scalar("lane y", "lowest demonstrated factor")
     demo_factor_hi: float = scalar("lane y", "highest demonstrated factor")
     vl10_copy_lanes: float = scalar("|f − target|", "a policy that only copies the 3 lanes")
@@ -190,6 +195,12 @@ class LaneEvidence(Evidence):
     uniform_experts_success: float = scalar("fraction", "experts on uniform lanes reach x >= 1")
     per_seed: Table = None
     vl_by_budget: Table = None
+
+
+def _code_blind_vl() -> float:
+    """VL_K on the demonstrated lanes of a policy whose behaviour ignores its code: one
+    factor c for every code, at best the lanes' median (|y − c| summed is least there)."""
+    return min(sum(abs(y - c) for y in LANES) for c in LANES) / len(LANES)
 
 
 def _reference_points(n_codes: int, seed: int, device) -> tuple[float, float, float]:
@@ -264,6 +275,7 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
         selected_success_gsd=mean("GSD", "selected_success"),
         selected_success_igm=mean("IG+M", "selected_success"),
         igm_mean_factor_lo=min(igm_means), igm_mean_factor_hi=max(igm_means),
+        vl10_lanes_igm=mean("IG+M", "lanes"), vl10_lanes_code_blind=_code_blind_vl(),
         demo_factor_lo=min(out["GSD", sd]["demo_lo"] for sd in seeds),
         demo_factor_hi=max(out["GSD", sd]["demo_hi"] for sd in seeds),
         vl10_copy_lanes=copy_vl, vl10_uniform_experts=uniform_vl,
@@ -283,11 +295,17 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
        paper_figure="≈21 % below the best baseline (abstract, VL50); VL10-all GSD vs IG+M in "
                     "the official repo's logs (workshop code, 5 seeds; spec §3.3): .101/.113 "
                     "pendulum, .226/.287 HalfCheetah, .046/.058 Fetch, ratios 0.79-0.89",
-       threshold=0.8, direction="<=", baseline="IG+M",
+       threshold=CLAIM_RATIO, direction="<=", baseline="IG+M",
        control=lambda ev: (ev.demo_factor_lo <= ev.igm_mean_factor_lo
-                           and ev.igm_mean_factor_hi <= ev.demo_factor_hi),
-       control_doc="IG+M imitates: in every seed the mean behaviour factor of its prior codes "
-                   "lies within the demonstrated range")
+                           and ev.igm_mean_factor_hi <= ev.demo_factor_hi
+                           and ev.vl10_lanes_igm < ev.vl10_lanes_code_blind
+                           and CLAIM_RATIO * ev.vl10_igm >= ev.vl10_uniform_experts),
+       control_doc="IG+M imitates and is not at the testbed's ceiling: in every seed the mean "
+                   "behaviour factor of its codes lies within the demonstrated range; on the "
+                   "demonstrated lanes its VL10 beats the best behaviour that ignores its code; "
+                   "and 0.8 x its VL10 on the held-out lanes is not below that of experts on "
+                   "uniform lanes in [-1, 1] (else no spread over the testbed's lanes could "
+                   "beat it by the claimed 20 %)")
 def interpolation_recovery(ev: LaneEvidence) -> Comparison:
     return Comparison(ours=ev.vl10_gsd, baseline=ev.vl10_igm, value=ev.vl10_ratio)
 
