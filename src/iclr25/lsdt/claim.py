@@ -17,8 +17,9 @@ static window-6 convs), LSDT (ξ = 0.5, dynamic conv, k = 11, HFM).
    DC 0.791 -> medium-replay. LSDT was not run in the probe.
 
 Full: 3 seeds, 1000 DelayedCue and 3000 Pendulum steps (the issue's); the 18 (task, arm,
-seed) runs are spread over the cores. 512 CPU-s in all (measured at load 7-14), so about
-4.3 min on an idle 2-core machine at best: over the issue's 4 min. Quick: 1 seed, 50 steps, smaller
+seed) runs are spread over ``--threads`` one-thread workers. 512 CPU-s in all (measured at
+load 7-14): at best about 4.3 min on an idle 2-core machine with ``--threads 2``, 8.5 min
+with ``--threads 1``; over the issue's 4 min either way. Quick: 1 seed, 50 steps, smaller
 Pendulum data (a smoke test, far from converged).
 """
 
