@@ -16,7 +16,7 @@ when the two disagree.
 
 Scale: 64 of the issue's 256 envs (measured on one thread: 0.21 CPU-s per GSD iteration at
 64 envs, 0.58 at 256; the 64-env claim run took 233 CPU-s in all, at 256 it would take about
-10 CPU-min, over the issue's 5 min on 2 cores, and the λ_C selection would have to be re-run).
+11 CPU-min, ~5.5 min on 2 idle cores, over the issue's 5, and the selection would be re-run).
 The (arm, seed) runs are independent and run in forked one-thread workers on CPU.
 """
 
@@ -218,7 +218,7 @@ def _reference_points(n_codes: int, seed: int, device) -> tuple[float, float, fl
 
 
 _LANE_DEV = ("64 of the issue's 256 envs: 256 cost 2.8x the CPU per iteration (0.58 vs 0.21 "
-             "CPU-s), about 10 CPU-min for the 9 runs, over the issue's 5 minutes on 2 cores",)
+             "CPU-s), ~11 CPU-min for the 9 runs, over the issue's 5 minutes on 2 cores",)
 
 
 @experiment(quick=LaneSetting(num_envs=32, iterations=3, seeds=(2,),
