@@ -209,7 +209,7 @@ def main() -> None:
     for name in at20:
         ks = [r for r in rows if r[0] == name]
         print(f"growth {name}: " + ", ".join(f"K={r[1]}: {r[2]:.1f} ms" for r in ks))
-    setting = (LongShort(seeds=(0,), cue_steps=200, pendulum_steps=300, medium_episodes=20,
+    setting = (LongShort(seeds=(0,), cue_steps=200, pendulum_steps=300, pendulum_episodes=20,
                          pendulum_tests=4) if args.quick else
                LongShort(seeds=(0,), cue_steps=1000, pendulum_steps=3000))
     print(f"\nClaim tasks, the claim's models and recipe, seed 0 ({setting.cue_steps} cue / "

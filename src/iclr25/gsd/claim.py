@@ -14,9 +14,10 @@ by hand into :data:`RELEVANCE_SCALE` (with the figures it was chosen from) befor
 runs on the held-out lanes with seeds 2–4. The claim ``gsd.relevance_scale_selected`` fails
 when the two disagree.
 
-Scale: 64 of the issue's 256 envs (measured: an iteration costs about the same at 64 and
-256 envs on this CPU, ~1.2-1.7 s of CPU, so 256 envs x 120 iterations x 9 runs is far over
-budget). The (arm, seed) runs are independent and run in forked one-thread workers on CPU.
+Scale: 64 of the issue's 256 envs (measured on one thread: 0.21 CPU-s per GSD iteration at
+64 envs, 0.58 at 256; the 64-env claim run took 233 CPU-s in all, at 256 it would take about
+11 CPU-min, ~5.5 min on 2 idle cores, over the issue's 5, and the selection would be re-run).
+The (arm, seed) runs are independent and run in forked one-thread workers on CPU.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ RL_ARMS = {"IG+M": dict(regularizer="none", clip=10.0),
            "GSD": dict(regularizer="gsd", clip=10.0)}
 ARMS = (*RL_ARMS, "BC")
 SCALES = (1e-2, 1e-1, 3e-1, 1.0)
+CLAIM_RATIO = 0.8   # the claim's threshold (issue 16, unchanged); its control reads it too
 
 # λ_C for the held-out claim, chosen by ``gsd.select_relevance_scale`` at full scale (seeds
 # 0-1, demonstrated lanes only, 2026-12-04): seed-mean VL10 1e-2: 0.176 (constraint violated on
@@ -88,6 +90,7 @@ def _run(arm: str, seed: int, num_envs: int, iterations: int, scale: float, bc_e
                   seed=seed + 1)
     f = ev.factors.cpu()
     return dict(vl={b: ev.vl[b] for b in BUDGETS}, extrap=recovery_error(f, EXTRAP, 10),
+                lanes=recovery_error(f, LANES, 10),
                 selected_success=ev.selected_success, factors=f,
                 demo_lo=float(demos.episode_factors.min()),
                 demo_hi=float(demos.episode_factors.max()), violated=violated)
@@ -113,8 +116,8 @@ class SelectionEvidence(Evidence):
     by_scale: Table = None
 
 
-_SEL_DEV = ("64 of the issue's 256 envs: an iteration costs about the same at either size on "
-            "this CPU and the budget is fixed",)
+_SEL_DEV = ("64 of the issue's 256 envs: 256 cost 2.8x the CPU per iteration (0.58 vs 0.21 "
+            "CPU-s), over the issue's 5 minutes on 2 cores",)
 
 
 @experiment(quick=Selection(scales=SCALES, seeds=(0,), num_envs=32, iterations=2,
@@ -122,9 +125,8 @@ _SEL_DEV = ("64 of the issue's 256 envs: an iteration costs about the same at ei
                                 "smoke test: 1 seed, 2 iterations, 100 codes",)),
             full=Selection(scales=SCALES, seeds=(0, 1), num_envs=64, iterations=120,
                            deviations=_SEL_DEV + (
-                               "8 runs x 120 iterations: over the issue's 5 minutes on 2 cores "
-                               "(~1.2-1.7 CPU-s per iteration); the claim's training budget, "
-                               "so that the choice transfers",)))
+                               "8 runs x 120 iterations, the claim's training budget, so that "
+                               "the choice transfers",)))
 def select_relevance_scale(setting: Selection, ctx: Context) -> SelectionEvidence:
     """GSD at each λ_C on the training lanes only: VL10 against the demonstrated lanes."""
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]
@@ -183,6 +185,9 @@ class LaneEvidence(Evidence):
     selected_success_igm: float = scalar("fraction")
     igm_mean_factor_lo: float = scalar("lane y", "lowest per-seed mean factor of IG+M's codes")
     igm_mean_factor_hi: float = scalar("lane y", "highest per-seed mean factor of IG+M's codes")
+    vl10_lanes_igm: float = scalar("|f − target|", "IG+M on the demonstrated lanes")
+    vl10_lanes_code_blind: float = scalar("|f − target|", "the best behaviour that ignores "
+                                                          "its code, on the demonstrated lanes")
     demo_factor_lo: float = scalar("lane y", "lowest demonstrated factor")
     demo_factor_hi: float = scalar("lane y", "highest demonstrated factor")
     vl10_copy_lanes: float = scalar("|f − target|", "a policy that only copies the 3 lanes")
@@ -190,6 +195,12 @@ class LaneEvidence(Evidence):
     uniform_experts_success: float = scalar("fraction", "experts on uniform lanes reach x >= 1")
     per_seed: Table = None
     vl_by_budget: Table = None
+
+
+def _code_blind_vl() -> float:
+    """VL_K on the demonstrated lanes of a policy whose behaviour ignores its code: one
+    factor c for every code, at best the lanes' median (|y − c| summed is least there)."""
+    return min(sum(abs(y - c) for y in LANES) for c in LANES) / len(LANES)
 
 
 def _reference_points(n_codes: int, seed: int, device) -> tuple[float, float, float]:
@@ -206,8 +217,8 @@ def _reference_points(n_codes: int, seed: int, device) -> tuple[float, float, fl
             float(info["success"].float().mean()))
 
 
-_LANE_DEV = ("64 of the issue's 256 envs: an iteration costs about the same at either size "
-             "on this CPU and the budget is fixed",)
+_LANE_DEV = ("64 of the issue's 256 envs: 256 cost 2.8x the CPU per iteration (0.58 vs 0.21 "
+             "CPU-s), ~11 CPU-min for the 9 runs, over the issue's 5 minutes on 2 cores",)
 
 
 @experiment(quick=LaneSetting(num_envs=32, iterations=3, seeds=(2,),
@@ -264,6 +275,7 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
         selected_success_gsd=mean("GSD", "selected_success"),
         selected_success_igm=mean("IG+M", "selected_success"),
         igm_mean_factor_lo=min(igm_means), igm_mean_factor_hi=max(igm_means),
+        vl10_lanes_igm=mean("IG+M", "lanes"), vl10_lanes_code_blind=_code_blind_vl(),
         demo_factor_lo=min(out["GSD", sd]["demo_lo"] for sd in seeds),
         demo_factor_hi=max(out["GSD", sd]["demo_hi"] for sd in seeds),
         vl10_copy_lanes=copy_vl, vl10_uniform_experts=uniform_vl,
@@ -283,11 +295,17 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
        paper_figure="≈21 % below the best baseline (abstract, VL50); VL10-all GSD vs IG+M in "
                     "the official repo's logs (workshop code, 5 seeds; spec §3.3): .101/.113 "
                     "pendulum, .226/.287 HalfCheetah, .046/.058 Fetch, ratios 0.79-0.89",
-       threshold=0.8, direction="<=", baseline="IG+M",
+       threshold=CLAIM_RATIO, direction="<=", baseline="IG+M",
        control=lambda ev: (ev.demo_factor_lo <= ev.igm_mean_factor_lo
-                           and ev.igm_mean_factor_hi <= ev.demo_factor_hi),
-       control_doc="IG+M imitates: in every seed the mean behaviour factor of its prior codes "
-                   "lies within the demonstrated range")
+                           and ev.igm_mean_factor_hi <= ev.demo_factor_hi
+                           and ev.vl10_lanes_igm < ev.vl10_lanes_code_blind
+                           and CLAIM_RATIO * ev.vl10_igm >= ev.vl10_uniform_experts),
+       control_doc="IG+M imitates and is not at the testbed's ceiling: in every seed the mean "
+                   "behaviour factor of its codes lies within the demonstrated range; on the "
+                   "demonstrated lanes its VL10 beats the best behaviour that ignores its code; "
+                   "and 0.8 x its VL10 on the held-out lanes is not below that of experts on "
+                   "uniform lanes in [-1, 1] (else no spread over the testbed's lanes could "
+                   "beat it by the claimed 20 %)")
 def interpolation_recovery(ev: LaneEvidence) -> Comparison:
     return Comparison(ours=ev.vl10_gsd, baseline=ev.vl10_igm, value=ev.vl10_ratio)
 

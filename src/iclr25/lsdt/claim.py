@@ -7,13 +7,19 @@ static window-6 convs), LSDT (ξ = 0.5, dynamic conv, k = 11, HFM).
 1. DelayedCue, T = K = 6: the cue sits 15 tokens before the decision; DC's convolutions reach
    ``receptive_field`` = 10 tokens, so DC is at chance by construction and the gap to LSDT
    measures the attention branch.
-2. Pendulum-v1, 100 medium episodes (Markovian; issue 38: a tier on which DT is not at the
-   ceiling, decided before measuring; with 20 expert episodes added DT scored 0.95-0.98 of the
-   expert): normalised return at the expert's return target; LSDT should match the better of
-   DT and DC.
+2. Pendulum-v1, 100 medium-replay episodes (50 random, 50 medium; Markovian): normalised
+   return at the expert's return target; LSDT should match the better of DT and DC. Issue 38
+   asks for a tier on which the baselines are not at the ceiling, chosen before measuring.
+   Medium + expert gave DT 0.95-0.98, medium alone max(DT, DC) = 0.967 at full scale (control
+   failed). The tier was then chosen from the baselines only, by a rule fixed before the probe:
+   the first of (medium-replay, random) on which max(DT, DC), trained at the full setting on
+   probe seed 3 (not a claim seed), lies in the control's [0.5, 0.95]. Medium-replay: DT 0.740,
+   DC 0.791 -> medium-replay. LSDT was not run in the probe.
 
-Full: 3 seeds, 1000 DelayedCue and 3000 Pendulum steps (the issue's; about 220 s on 2 cores);
-the 18 (task, arm, seed) runs are spread over the cores. Quick: 1 seed, 50 steps, smaller
+Full: 3 seeds, 1000 DelayedCue and 3000 Pendulum steps (the issue's); the 18 (task, arm,
+seed) runs are spread over ``--threads`` one-thread workers. 512 CPU-s in all (measured at
+load 7-14): at best about 4.3 min on an idle 2-core machine with ``--threads 2``, 8.5 min
+with ``--threads 1``; over the issue's 4 min either way. Quick: 1 seed, 50 steps, smaller
 Pendulum data (a smoke test, far from converged).
 """
 
@@ -72,7 +78,8 @@ class LongShort(Setting):
     pendulum_steps: int         # issue: 3000 (floor 2500 if over 5 min; it is not)
     cue_episodes: int = 400     # issue
     cue_tests: int = 200        # issue
-    medium_episodes: int = 100  # issue 17; the Pendulum tier is medium only (issue 38)
+    pendulum_tier: str = "medium-replay"  # issue 38: DT/DC not saturated (module doc)
+    pendulum_episodes: int = 100  # issue 17: Pendulum episodes of that tier
     pendulum_tests: int = 20    # issue
 
 
@@ -93,10 +100,10 @@ class LongShortEvidence(Evidence):
 
 
 def _data(setting: LongShort, seed: int) -> tuple[OfflineDataset, OfflineDataset]:
-    """The seed's DelayedCue episodes and its Pendulum medium episodes."""
+    """The seed's DelayedCue episodes and its Pendulum episodes of the setting's tier."""
     cue = delayed_cue_dataset(setting.cue_episodes, MODEL["context"], seed=seed)
     g = torch.Generator().manual_seed(seed)
-    return cue, pendulum_dataset("medium", setting.medium_episodes, seed=g)
+    return cue, pendulum_dataset(setting.pendulum_tier, setting.pendulum_episodes, seed=g)
 
 
 def _arm(setting: LongShort, task: str, arm: str, seed: int, data: OfflineDataset,
@@ -132,12 +139,15 @@ def _map(fn, *args: list, workers: int) -> list:
 
 _DEVIATIONS = (
     "generated data instead of D4RL (offline, CPU): a DelayedCue memory task for the "
-    "non-Markovian side, Pendulum-v1 medium for the Markovian side",
+    "non-Markovian side, Pendulum-v1 medium-replay for the Markovian side",
+    "Pendulum tier medium-replay, not medium (issue 38 allows either): on medium the baselines "
+    "saturated (max(DT, DC) 0.967 > 0.95 at full scale); chosen from DT and DC alone on probe "
+    "seed 3 (0.740, 0.791), before LSDT ran on it",
     "hidden 32, 2 blocks, K = 6 (paper: 128, 3, K = 20): CPU budget, every arm alike",
 )
 
 
-@experiment(quick=LongShort(seeds=(0,), cue_steps=50, pendulum_steps=50, medium_episodes=8,
+@experiment(quick=LongShort(seeds=(0,), cue_steps=50, pendulum_steps=50, pendulum_episodes=8,
                             pendulum_tests=4, deviations=_DEVIATIONS + (
                                 "smoke test: 1 seed, 50 steps per task, 8 Pendulum episodes",)),
             full=LongShort(seeds=(0, 1, 2), cue_steps=1000, pendulum_steps=3000,
@@ -208,7 +218,7 @@ def long_range(ev: LongShortEvidence) -> Comparison:
 
 @claim("lsdt.markovian_parity", experiment=long_short,
        sentence="On Markovian data LSDT matches the better of DT and DC.",
-       metric="Pendulum-v1 (medium data) normalised return LSDT − max(DT, DC), seed mean",
+       metric="Pendulum-v1 (medium-replay data) normalised return LSDT − max(DT, DC), seed mean",
        unit="normalised return",
        paper_figure="D4RL locomotion mean 82.0 (DC ≈ 82.2, DT 74.7) (unverified)",
        threshold=-0.05, direction=">=", baseline="max(DT, DC)",
