@@ -131,9 +131,9 @@ def test_relevance_scale_is_selected_on_training_lanes_only(monkeypatch):
     assert C.lane_reach.full.relevance_scale == C.RELEVANCE_SCALE
 
 
-def test_interpolation_control_reads_imitation_and_headroom_of_the_baseline():
-    """Inconclusive when IG+M drifts off the demos, ignores its code, or already spreads its
-    behaviours as well as experts on uniform lanes (a ratio of 0.8 is then out of reach)."""
+def test_interpolation_control_reads_imitation_of_the_baseline():
+    """Inconclusive when IG+M drifts off the demos (the issue's control); the headroom
+    figures are evidence only: they were proposed after a full run had failed."""
     import dataclasses
 
     from iclr25.gsd import claim as C
@@ -147,9 +147,8 @@ def test_interpolation_control_reads_imitation_and_headroom_of_the_baseline():
     assert C._code_blind_vl() == pytest.approx(1.6 / 3)          # c = 0: (0.8 + 0 + 0.8) / 3
     assert control(ok)
     assert not control(dataclasses.replace(ok, igm_mean_factor_hi=1.3))     # drove off
-    assert not control(dataclasses.replace(ok, vl10_lanes_igm=0.6))         # ignores its code
-    assert not control(dataclasses.replace(ok, vl10_igm=0.1))    # 0.08 < 0.09: at the ceiling
-    assert control(dataclasses.replace(ok, vl10_igm=0.09 / 0.8))            # just room
+    assert not control(dataclasses.replace(ok, igm_mean_factor_lo=-0.9))
+    assert control(dataclasses.replace(ok, vl10_igm=0.1))  # at the ceiling: still judged
 
 
 def test_relevance_zero_when_nothing_moves():

@@ -43,7 +43,7 @@ RL_ARMS = {"IG+M": dict(regularizer="none", clip=10.0),
            "GSD": dict(regularizer="gsd", clip=10.0)}
 ARMS = (*RL_ARMS, "BC")
 SCALES = (1e-2, 1e-1, 3e-1, 1.0)
-CLAIM_RATIO = 0.8   # the claim's threshold (issue 16, unchanged); its control reads it too
+CLAIM_RATIO = 0.8   # the claim's threshold (issue 16, unchanged)
 
 # λ_C for the held-out claim, chosen by ``gsd.select_relevance_scale`` at full scale (seeds
 # 0-1, demonstrated lanes only, 2026-12-04): seed-mean VL10 1e-2: 0.176 (constraint violated on
@@ -296,16 +296,13 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
                     "the official repo's logs (workshop code, 5 seeds; spec §3.3): .101/.113 "
                     "pendulum, .226/.287 HalfCheetah, .046/.058 Fetch, ratios 0.79-0.89",
        threshold=CLAIM_RATIO, direction="<=", baseline="IG+M",
+       # the issue's control, fixed before measuring. The headroom figures (IG+M's VL10 on
+       # the demonstrated lanes vs a code-blind behaviour; experts on uniform lanes) were
+       # proposed after a full run had failed, so they are reported as evidence, not gating
        control=lambda ev: (ev.demo_factor_lo <= ev.igm_mean_factor_lo
-                           and ev.igm_mean_factor_hi <= ev.demo_factor_hi
-                           and ev.vl10_lanes_igm < ev.vl10_lanes_code_blind
-                           and CLAIM_RATIO * ev.vl10_igm >= ev.vl10_uniform_experts),
-       control_doc="IG+M imitates and is not at the testbed's ceiling: in every seed the mean "
-                   "behaviour factor of its codes lies within the demonstrated range; on the "
-                   "demonstrated lanes its VL10 beats the best behaviour that ignores its code; "
-                   "and 0.8 x its VL10 on the held-out lanes is not below that of experts on "
-                   "uniform lanes in [-1, 1] (else no spread over the testbed's lanes could "
-                   "beat it by the claimed 20 %)")
+                           and ev.igm_mean_factor_hi <= ev.demo_factor_hi),
+       control_doc="IG+M imitates: in every seed the mean behaviour factor of its codes lies "
+                   "within the demonstrated range")
 def interpolation_recovery(ev: LaneEvidence) -> Comparison:
     return Comparison(ours=ev.vl10_gsd, baseline=ev.vl10_igm, value=ev.vl10_ratio)
 
