@@ -172,3 +172,16 @@ def test_augmentations_reject_bad_input():
         ResizedCropFlip()(torch.rand(8, 8), seed=0)
     with pytest.raises(TypeError, match="floating"):
         ColorJitter()(torch.zeros(2, 3, 4, 4, dtype=torch.long), seed=0)
+
+
+def test_every_arm_and_the_control_share_one_normalising_encoder():
+    from iclr25.comm.claim import _build, _encoder
+
+    enc = _encoder(3)
+    mean = torch.tensor([0.485, 0.456, 0.406])[None, :, None, None].expand(2, 3, 8, 8)
+    assert torch.allclose(enc[0](mean), torch.zeros(2, 3, 8, 8), atol=1e-6)
+    x = _images()
+    before = x.clone()
+    # the control's encoder is the arms' modality-1 encoder, weights included
+    assert torch.equal(_build(3).encoders[0](x), enc(x))
+    assert torch.equal(x, before) and enc(x).shape == (len(x), 64, 4, 4)

@@ -47,8 +47,8 @@ _PAPER_DEVIATIONS = (
     "512-512-256)",
     "AdamW lr 1e-3, wd 1e-4, batch 64 (official: lr 3e-4, batch 64, 100 epochs): CPU budget",
     "augmentations: official crop (0.08-1), flip, ColorJitter(0.4, 0.4, 0.4, 0.1) p=0.8, "
-    "grayscale p=0.2; no Gaussian blur (sigma 0.1-2 px at 224 px is below a pixel at 32 px) "
-    "and no ImageNet normalisation",
+    "grayscale p=0.2, then ImageNet normalisation as the encoder's fixed first layer; no "
+    "Gaussian blur (sigma 0.1-2 px at 224 px is below a pixel at 32 px)",
     "Cross and Cross+Self see the same two augmented views as CoMM (official Cross: one "
     "crop-only view per image), so that every arm trains on identical inputs",
 )
@@ -91,8 +91,28 @@ TASKS = {"R": "redundancy", "U": "uniqueness", "S": "synergy"}
 SEED_STRIDE = 1000  # runs of different seeds draw from disjoint seed ranges
 
 
+class _Normalize(nn.Module):
+    """The official transform's last step, ImageNet normalisation, as a fixed first layer.
+    Without it the grey-0.5 images reach the first convolution uncentred, and the same
+    encoder trained with shape labels learns about twice as slowly (10 epochs: 0.85-0.92
+    raw, 0.94-0.96 normalised, over seeds)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.tensor([0.485, 0.456, 0.406])[:, None, None])
+        self.register_buffer("std", torch.tensor([0.229, 0.224, 0.225])[:, None, None])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.mean) / self.std
+
+
+def _encoder(seed: int) -> nn.Sequential:
+    """Every arm's per-modality encoder and the control's: (B, 3, 32, 32) -> (B, 64, 4, 4)."""
+    return nn.Sequential(_Normalize(), conv_encoder(3, (16, 32, 64), seed=seed))
+
+
 def _build(seed: int) -> CoMM:
-    enc = [conv_encoder(3, (16, 32, 64), seed=seed + i) for i in range(2)]
+    enc = [_encoder(seed + i) for i in range(2)]
     tok = [PatchTokenizer(64, 64, seed=seed + 10 + i) for i in range(2)]
     return CoMM(enc, tok, 64, n_layers=1, n_heads=4, temperature=0.1, seed=seed + 20)
 
@@ -109,8 +129,7 @@ def _supervised_shape(x: torch.Tensor, y: torch.Tensor, x_test: torch.Tensor,
     head, trained with shape labels on un-augmented images: what the encoder can read."""
     with seeded_init(seed):
         head = nn.Linear(64 * (x.shape[-1] // 8) ** 2, 10)
-    net = nn.Sequential(conv_encoder(3, (16, 32, 64), seed=seed), nn.Flatten(), head
-                        ).to(x.device)
+    net = nn.Sequential(_encoder(seed), nn.Flatten(), head).to(x.device)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
     fit_minibatch(net, nn.functional.cross_entropy, x, y, epochs=epochs, batch_size=64,
                   optimizer=opt, seed=seed)
