@@ -43,6 +43,8 @@ def _duration(seconds: float) -> str:
 
 
 def _shown(verbose: bool | None) -> tuple[bool, Any]:
+    if verbose is False:  # no console to build: hot loops pass False
+        return False, None
     from rich.console import Console
 
     console = Console(stderr=True)

@@ -78,3 +78,19 @@ def test_estimate_printed_once_inside_estimating_only(capsys, monkeypatch):
 
 def test_duration_format():
     assert [_progress._duration(s) for s in (4.4, 75, 3725)] == ["4s", "1m 15s", "1h 02m"]
+
+
+def test_fit_minibatch_shows_epochs_only_when_named(capsys):
+    import torch
+
+    from iclr25._train import fit_minibatch
+
+    net = torch.nn.Linear(2, 1)
+    X, y = torch.randn(8, 2), torch.randn(8, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    mse = torch.nn.functional.mse_loss
+    fit_minibatch(net, mse, X, y, epochs=2, batch_size=4, optimizer=opt, progress="toy fit",
+                  verbose=True)
+    assert "toy fit" in capsys.readouterr().err
+    fit_minibatch(net, mse, X, y, epochs=2, batch_size=4, optimizer=opt, verbose=True)
+    assert capsys.readouterr().err == ""  # no description: no bar

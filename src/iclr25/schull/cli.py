@@ -33,6 +33,7 @@ def graph(
     import numpy as np
     import torch
 
+    from iclr25._progress import track
     from iclr25.datasets.molecules import read_sdf, read_xyz
     from iclr25.schull.graph import schull_graph
     from iclr25.schull.metrics import is_connected, is_rigid, num_undirected_edges
@@ -61,12 +62,13 @@ def graph(
                 raise ValueError(f"{file}: expected positions (N, 3) or (C, N, 3), "
                                  f"got {arr.shape}")
             structs = [torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in arr]
-        graphs = [schull_graph(p).edge_index for p in structs]
+        graphs = [schull_graph(p).edge_index for p in track(structs, "SCHull graphs")]
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     names = names or [str(k) for k in range(len(structs))]
     typer.echo("structure  N  E  E/N  connected  rigid | radius E  E/N  connected  rigid")
-    for k, (p, ei) in enumerate(zip(structs, graphs, strict=True)):
+    for k, (p, ei) in enumerate(track(list(zip(structs, graphs, strict=True)),
+                                      "graph statistics")):
         n = len(p)
         rows = []
         for e in (ei, radius_graph(p, radius, max_num_neighbors=10**6)):
