@@ -52,7 +52,7 @@ _GYM_HELP = ("LaneReach (iclr25/LaneReach-v0) is stepped as one torch tensor; an
              "gymnasium.vector, one Python step per env: much slower.")
 # (num_envs, iterations) when not given: LaneReach's is the paper-scale setting of the
 # reproduction; other envs get a CPU-sized budget
-_BUDGET = {"lane": (256, 120), "gym": (16, 40)}
+_BUDGET = {"lane": (256, 120), "gym": (16, 100)}
 
 
 def _check_env(env: str) -> None:
@@ -79,7 +79,7 @@ def train_cmd(
     num_envs: int = typer.Option(None, "--num-envs", help="Episodes per iteration (default: "
                                  "256 on LaneReach, the reproduction's; 16 elsewhere)."),
     iterations: int = typer.Option(None, "--iterations", help="Default: 120 on LaneReach "
-                                   "(the reproduction's: about 80 s of CPU on 60 demos); 40 "
+                                   "(the reproduction's: about 80 s of CPU on 60 demos); 100 "
                                    "elsewhere (a CPU budget: about 1 min of CPU on Pendulum-v1; "
                                    "the paper trains for far longer: raise --iterations)."),
     seed: int = typer.Option(0, "--seed"),
