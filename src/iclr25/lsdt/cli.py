@@ -39,7 +39,7 @@ def data(
 
 
 # The CPU default is the setting the reproduction validated (``lsdt.claim``: hidden 32, 2
-# blocks, K 6, 3000 steps of batch 32; ~70 s of CPU on Pendulum medium); --paper-scale gives
+# blocks, K 6, 3000 steps of batch 32; 58 s of CPU measured on Pendulum medium); --paper-scale gives
 # the paper's (hidden 128, 3 blocks, K 20, 1000 steps of batch 64, about 0.5 s per step).
 _CPU = dict(hidden=32, n_blocks=2, context=6, steps=3000, batch_size=32, lr=1e-3, warmup=100)
 _PAPER = dict(hidden=128, n_blocks=3, context=20, steps=1000, batch_size=64, lr=1e-4,
@@ -50,7 +50,7 @@ _PAPER = dict(hidden=128, n_blocks=3, context=20, steps=1000, batch_size=64, lr=
 def train_cmd(
     dataset: Path = typer.Argument(..., help="Offline data (.npz or .hdf5, D4RL layout); e.g. "
                                              "`lsdt data --out d.npz` (Pendulum medium, 100 "
-                                             "episodes: about 2 min at the defaults)."),
+                                             "episodes: about 1 min of CPU at the defaults)."),
     paper_scale: bool = typer.Option(False, "--paper-scale", help="The paper's model and "
                                      "budget (hidden 128, 3 blocks, K 20, 1000 steps of 64, "
                                      "lr 1e-4, warm-up 1000): about 10 min of CPU; the "
