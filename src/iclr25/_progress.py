@@ -4,18 +4,47 @@ Training loops, fits, zoos, mesh extraction and reproductions all report through
 :func:`progress_bar` (or :func:`track` over an iterable), so that a user at a terminal sees
 what runs and how long is left, while pipes, logs and tests see nothing. ``verbose=False``
 silences it; ``verbose=True`` forces it (to stderr) even when stderr is not a terminal.
+
+A command-line verb wraps its work in :func:`estimating`: every bar shown inside then prints
+one lasting line with the estimated run time once ``ESTIMATE_AFTER_S`` seconds have passed
+(from the steps done so far), so the estimate stays on screen after the bar is gone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+ESTIMATE_AFTER_S = 3.0
+"""Seconds of a bar's run after which :func:`estimating` prints the run-time estimate."""
+_ESTIMATE = contextvars.ContextVar("iclr25_progress_estimate", default=False)
+
+
+@contextlib.contextmanager
+def estimating() -> Iterator[None]:
+    """Within the block, each shown bar with a known total prints its run-time estimate."""
+    token = _ESTIMATE.set(True)
+    try:
+        yield
+    finally:
+        _ESTIMATE.reset(token)
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h {m:02d}m" if h else f"{m}m {s:02d}s" if m else f"{s}s"
+
 
 def _shown(verbose: bool | None) -> tuple[bool, Any]:
+    if verbose is False:  # no console to build: hot loops pass False
+        return False, None
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -49,11 +78,22 @@ def progress_bar(total: int | None, description: str, *, verbose: bool | None = 
                   TextColumn("{task.fields[info]}"), console=console,
                   transient=console.is_terminal) as bar:  # off a terminal: one final line
         task = bar.add_task(description, total=total, info="")
+        start, done = time.monotonic(), 0
+        pending = bool(total) and _ESTIMATE.get()
 
         def advance(n: int = 1, **info: Any) -> None:
+            nonlocal done, pending
             text = "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                              for k, v in info.items())
             bar.update(task, advance=n, **({"info": text} if info else {}))
+            done += n
+            elapsed = time.monotonic() - start
+            if pending and elapsed >= ESTIMATE_AFTER_S and 0 < done < total:
+                pending = False
+                whole = elapsed * total / done
+                bar.console.print(f"{description}: about {_duration(whole)} in all, "
+                                  f"{_duration(whole - elapsed)} left (estimated from the "
+                                  f"first {done} of {total} steps)")
 
         yield advance
 

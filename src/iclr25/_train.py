@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from iclr25._checks import as_tensor, check_int, check_labels, check_same_length, resolve_seed
+from iclr25._progress import progress_bar
 
 __all__ = ["accuracy", "fit_minibatch", "seeded_mlp", "shuffled_batches"]
 
@@ -74,6 +75,8 @@ def fit_minibatch(
     batches: Callable[[int], Iterable[torch.Tensor]] | None = None,
     scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
     on_epoch_end: Callable[[int], bool | None] | None = None,
+    progress: str | None = None,
+    verbose: bool | None = None,
 ) -> list[float]:
     """Train ``model`` on in-memory tensors with minibatches; return each epoch's mean loss.
 
@@ -92,6 +95,9 @@ def fit_minibatch(
             (a sampler over an active subset, for example).
         scheduler: stepped once per epoch.
         on_epoch_end: called with the epoch number after each epoch; returning True stops.
+        progress: a description: shows a progress bar over the epochs
+            (:func:`iclr25._progress.progress_bar`, per ``verbose``); None: no bar.
+        verbose: the bar's visibility (default: only on a terminal).
 
     Returns:
         Mean of the backpropagated batch losses per epoch (NaN for an epoch with no step).
@@ -100,30 +106,33 @@ def fit_minibatch(
     batch_size = check_int(batch_size, "batch_size", 1)
     n = check_same_length(X=X, y=y)
     gen = resolve_seed(seed)
-    history = []
-    for epoch in range(epochs):
-        model.train()
-        total, steps = 0.0, 0
-        it = batches(epoch) if batches is not None else shuffled_batches(
-            n, batch_size, gen, X.device)
-        for idx in it:
-            loss = loss_fn(model(X[idx]), y[idx])
-            if callback is not None:
-                loss = callback(idx, loss)
-                if loss is None:
-                    continue
-            elif loss.ndim:
-                loss = loss.mean()
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            total += float(loss.detach())
-            steps += 1
-        if scheduler is not None:
-            scheduler.step()
-        history.append(total / steps if steps else float("nan"))
-        if on_epoch_end is not None and on_epoch_end(epoch):
-            break
+    history: list[float] = []
+    bar = progress_bar(epochs, progress or "", verbose=verbose if progress else False)
+    with bar as advance:
+        for epoch in range(epochs):
+            model.train()
+            total, steps = 0.0, 0
+            it = batches(epoch) if batches is not None else shuffled_batches(
+                n, batch_size, gen, X.device)
+            for idx in it:
+                loss = loss_fn(model(X[idx]), y[idx])
+                if callback is not None:
+                    loss = callback(idx, loss)
+                    if loss is None:
+                        continue
+                elif loss.ndim:
+                    loss = loss.mean()
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                total += float(loss.detach())
+                steps += 1
+            if scheduler is not None:
+                scheduler.step()
+            history.append(total / steps if steps else float("nan"))
+            advance(loss=history[-1])
+            if on_epoch_end is not None and on_epoch_end(epoch):
+                break
     return history
 
 

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from iclr25._progress import progress_bar, track
+from iclr25 import _progress
+from iclr25._progress import estimating, progress_bar, track
 
 _SCRIPT = ("from iclr25._progress import track\n"
            "import time\n"
@@ -57,3 +58,39 @@ def test_verbose_false_silences_and_true_forces(capsys):
     assert capsys.readouterr().err == ""
     list(track(range(2), "loud", verbose=True))
     assert "loud" in capsys.readouterr().err
+
+
+def test_estimate_printed_once_inside_estimating_only(capsys, monkeypatch):
+    monkeypatch.setattr(_progress, "ESTIMATE_AFTER_S", 0.0)
+    with estimating():
+        with progress_bar(4, "fit", verbose=True) as advance:
+            advance()
+            advance()
+    err = capsys.readouterr().err
+    assert err.count("in all") == 1 and "first 1 of 4 steps" in err
+    with progress_bar(4, "fit", verbose=True) as advance:  # outside estimating(): no estimate
+        advance()
+    assert "in all" not in capsys.readouterr().err
+    with estimating(), progress_bar(4, "fit") as advance:  # not a terminal: silent
+        advance()
+    assert capsys.readouterr().err == ""
+
+
+def test_duration_format():
+    assert [_progress._duration(s) for s in (4.4, 75, 3725)] == ["4s", "1m 15s", "1h 02m"]
+
+
+def test_fit_minibatch_shows_epochs_only_when_named(capsys):
+    import torch
+
+    from iclr25._train import fit_minibatch
+
+    net = torch.nn.Linear(2, 1)
+    X, y = torch.randn(8, 2), torch.randn(8, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    mse = torch.nn.functional.mse_loss
+    fit_minibatch(net, mse, X, y, epochs=2, batch_size=4, optimizer=opt, progress="toy fit",
+                  verbose=True)
+    assert "toy fit" in capsys.readouterr().err
+    fit_minibatch(net, mse, X, y, epochs=2, batch_size=4, optimizer=opt, verbose=True)
+    assert capsys.readouterr().err == ""  # no description: no bar

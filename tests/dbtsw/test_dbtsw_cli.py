@@ -87,3 +87,23 @@ def test_cloud_reader_reads_one_row_and_refuses_unknown_suffix(tmp_path):
     (tmp_path / "x.json").write_text("[]")
     with pytest.raises(ValueError, match="must end in"):
         read_matrix(tmp_path / "x.json", suffixes=CLOUD_SUFFIXES)
+
+
+def test_cli_and_api_share_the_default_seed(clouds):
+    d, (A, B, _) = clouds
+    r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy"), str(d / "b.csv"),
+                            "--trees", "40"])
+    assert r.exit_code == 0, r.output
+    assert float(r.output.strip()) == pytest.approx(db_tsw(A, B, n_trees=40), rel=1e-9)
+
+
+def test_numpy_in_float_out_tensor_in_tensor_out(clouds):
+    _, (A, B, _) = clouds
+    d_np = db_tsw(A, B, n_trees=30)
+    assert type(d_np) is float  # as POT returns for NumPy input
+    d_t = db_tsw(torch.from_numpy(A), torch.from_numpy(B), n_trees=30)
+    assert isinstance(d_t, torch.Tensor) and d_t.ndim == 0
+    assert d_np == pytest.approx(float(d_t), rel=1e-12)
+    assert db_tsw(A, B, n_trees=30) == d_np  # the default seed is fixed: same call, same number
+    batched = db_tsw(np.stack([A, A]), np.stack([B[:20], B[:20] + 1]), n_trees=30)
+    assert isinstance(batched, np.ndarray) and batched.shape == (2,)

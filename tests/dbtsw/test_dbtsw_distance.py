@@ -170,7 +170,8 @@ def test_numpy_float64_input_and_dtype_follow_the_input():
     X, Y = rng.normal(size=(20, 3)), rng.normal(size=(10, 3))
     X0 = X.copy()
     d = db_tsw(X, Y, seed=0)
-    assert d.dtype == torch.float64 and d.shape == ()
+    assert type(d) is float  # NumPy in, float out (computed in float64)
+    assert d == float(db_tsw(torch.from_numpy(X), torch.from_numpy(Y), seed=0))
     np.testing.assert_array_equal(X, X0)
     assert db_tsw(torch.randn(5, 2), torch.randn(4, 2), seed=0).dtype == torch.float32
 

@@ -343,6 +343,24 @@ def test_cli_data_train_evaluate(tmp_path):
     r = runner.invoke(app, ["evaluate", str(p), "--env", DELAYED_CUE_ID, "--target-return",
                             "1", "--n-episodes", "2"])
     assert r.exit_code == 0 and "mean return" in r.output, r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--env", DELAYED_CUE_ID, "--target-return",
+                            "1", "--n-episodes", "4", "--dataset", str(d)])
+    assert r.exit_code == 0, r.output
+    import re
+
+    def num(label):
+        return float(re.search(label + r" (-?[\d.]+)", r.output).group(1))
+
+    assert num("normalised score") == pytest.approx(num("mean return"), abs=1e-3)  # 0 to 1
+    data_ret = float(OfflineDataset.load(d).returns().mean())
+    assert num("dataset mean return") == pytest.approx(data_ret, abs=1e-3)
+    p2 = tmp_path / "paper.safetensors"
+    r = runner.invoke(app, ["train", str(d), "--paper-scale", "--steps", "1", "--n-blocks", "1",
+                            "--rtg-scale", "1", "--out", str(p2)])
+    assert r.exit_code == 0, r.output
+    from iclr25.lsdt.train import load
+    paper = load(p2)
+    assert paper.context == 20 and len(paper.blocks) == 1  # paper K, the flag given wins
     r = runner.invoke(app, ["evaluate", str(p), "--env", "Pendulum-v1", "--target-return", "0"])
     assert r.exit_code == 2 and "env_id" in r.output
     bad = runner.invoke(app, ["train", str(d), "--conv-ratio", "2", "--out", str(p)])

@@ -75,6 +75,16 @@ def test_interpolates_offsets_and_sphere_geometry(sphere):
     assert chamfer_l1(verts, 0.3 * dense / dense.norm(dim=1, keepdim=True)) < 0.008
 
 
+def test_mesh_extraction_progress_is_opt_in(sphere, capsys):
+    P, N = sphere
+    surf = KernelSurface(nu=0.5, length_scale=0.5).fit(P, N)
+    v_quiet, _ = surf.extract_mesh(resolution=12)
+    assert capsys.readouterr().err == ""          # not a terminal: silent
+    v_loud, _ = surf.extract_mesh(resolution=12, verbose=True)
+    assert "mesh extraction (12³ grid)" in capsys.readouterr().err
+    assert torch.equal(v_quiet, v_loud)
+
+
 def test_translation_scale_invariance_and_predict_matches(sphere):
     P, N = sphere
     g = torch.Generator().manual_seed(3)

@@ -77,9 +77,16 @@ def test_cli_solve_min_and_npz(tmp_path):
                                  "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert "exact (HiGHS) cost" in r.output and "relative gap" in r.output
-    F = np.load(out)
-    assert F.shape == (5, 5)
-    assert np.allclose(F.sum(1) - F.sum(0), [4, 0, 0, 0, -4], atol=1e-5)
+    arcs = np.load(out)
+    assert arcs.dtype.names == ("tail", "head", "flow", "cost")
+    s_, C_, cap_ = read_dimacs(f)
+    assert len(arcs) == int((cap_ > 0).sum())  # one row per arc of the file, numbered from 1
+    net = np.zeros(5)
+    np.add.at(net, arcs["tail"] - 1, arcs["flow"])
+    np.add.at(net, arcs["head"] - 1, -arcs["flow"])
+    assert np.allclose(net, [4, 0, 0, 0, -4], atol=1e-5)
+    assert np.allclose(arcs["cost"], C_.numpy()[arcs["tail"] - 1, arcs["head"] - 1])
+    assert arcs["flow"] @ arcs["cost"] == pytest.approx(float(r.output.split()[1]), rel=1e-6)
     s, C = make_layered(3, 2, 3, seed=0)
     z = tmp_path / "p.npz"
     np.savez(z, s=s.numpy(), C=C.numpy())
@@ -87,7 +94,11 @@ def test_cli_solve_min_and_npz(tmp_path):
     r = CliRunner().invoke(app, ["oft", "solve", str(z), "--log-domain", "--reg", "0.01",
                                  "--out", str(csv)])
     assert r.exit_code == 0, r.output
-    assert np.loadtxt(csv, delimiter=",").shape == (8, 8)
+    assert csv.read_text().splitlines()[0] == "tail,head,flow,cost"
+    rows = np.loadtxt(csv, delimiter=",", skiprows=1)
+    n_arcs = int((np.isfinite(C.numpy()) & ~np.eye(8, dtype=bool)).sum())
+    assert rows.shape == (n_arcs, 4) and rows[:, :2].min() == 0  # .npz nodes from 0
+    assert np.allclose(rows[:, 3], C.numpy()[rows[:, 0].astype(int), rows[:, 1].astype(int)])
 
 
 def test_cli_bad_arguments_exit_2(tmp_path):

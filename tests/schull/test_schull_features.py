@@ -185,6 +185,25 @@ def test_cli_graph_on_xyz_sdf_npy(tmp_path):
     assert r.exit_code == 2
 
 
+def test_cli_graph_names_sdf_molecules_by_their_name(tmp_path):
+    from rdkit import Chem
+    from rdkit.Chem import AllChem
+    from typer.testing import CliRunner
+
+    from iclr25.schull.cli import app
+
+    with Chem.SDWriter(str(tmp_path / "m.sdf")) as w:
+        for smi, name in (("CCO", "ethanol"), ("CC(=O)O", ""), ("CCN", "ethylamine")):
+            mol = Chem.AddHs(Chem.MolFromSmiles(smi))
+            AllChem.EmbedMolecule(mol, randomSeed=1)
+            mol.SetProp("_Name", name)
+            w.write(mol)
+    r = CliRunner().invoke(app, ["graph", str(tmp_path / "m.sdf")])
+    assert r.exit_code == 0, r.output
+    firsts = [line.split()[0] for line in r.output.splitlines()[1:]]
+    assert firsts == ["ethanol", "1", "ethylamine"]  # an empty _Name falls back to the index
+
+
 def test_missing_extras_name_them(monkeypatch):
     import importlib
     import sys

@@ -43,6 +43,7 @@ def fit(
     seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
 ) -> None:
     """Train a CoMM embedder on row-aligned modalities and save it."""
+    from iclr25._progress import estimating
     from iclr25.comm.embedder import CoMMEmbedder
 
     if len(files) < 2:
@@ -56,7 +57,8 @@ def fit(
     output_path(out)
     Xs = _read_all(files)
     try:
-        emb = CoMMEmbedder(dim=dim, epochs=epochs, batch_size=batch_size, seed=seed).fit(Xs)
+        with estimating():
+            emb = CoMMEmbedder(dim=dim, epochs=epochs, batch_size=batch_size, seed=seed).fit(Xs)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     emb.save(out)

@@ -88,7 +88,8 @@ def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
              objective: Objective = "comm", epochs: int = 20, batch_size: int = 128,
              lr: float = 1e-3, weight_decay: float = 1e-2,
              seed: int | torch.Generator | None = 0,
-             on_epoch_end: Callable[[int], bool | None] | None = None) -> list[float]:
+             on_epoch_end: Callable[[int], bool | None] | None = None,
+             verbose: bool | None = None) -> list[float]:
     """Self-supervised pre-training of ``model`` on row-aligned modalities with AdamW.
 
     Args:
@@ -99,6 +100,7 @@ def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
         epochs, batch_size, lr, weight_decay: the optimisation (paper: AdamW, tau 0.1).
         seed: shuffling and augmentation seed.
         on_epoch_end: called with the epoch number; returning True stops.
+        verbose: progress bar over the epochs (default: only on a terminal).
 
     Returns:
         The mean loss of each epoch.
@@ -128,7 +130,8 @@ def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
 
     history = fit_minibatch(step, lambda loss, _: loss, ids, ids, epochs=epochs,
                             batch_size=batch_size, optimizer=opt, seed=gen, batches=batches,
-                            on_epoch_end=on_epoch_end)
+                            on_epoch_end=on_epoch_end, progress=f"{objective} pre-training",
+                            verbose=verbose)
     model.eval()
     return history
 

@@ -8,6 +8,7 @@ import typer
 
 from iclr25._cli import fail as _fail
 from iclr25._io import read_matrix
+from iclr25.dbtsw.distance import DEFAULT_SEED
 
 CLOUD_SUFFIXES = (".npy", ".csv", ".txt", ".xyz")
 """Point-cloud files: arrays, comma or whitespace tables."""
@@ -28,7 +29,8 @@ def distance(
     lines: int = typer.Option(4, "--lines", help="Lines per tree."),
     delta: float = typer.Option(10.0, "--delta", help="Splitting sharpness (0: TSW-SL)."),
     p: float = typer.Option(1.0, "--p", help="Exponent (1: the paper's definition)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the tree draw (>= 0)."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed",
+                             help="Seed of the tree draw (>= 0); the API's default too."),
     out: Path = typer.Option(None, "--out", help="Write the pairwise matrix as .csv."),
 ) -> None:
     """Print Db-TSW of two clouds, or the pairwise matrix of three or more."""

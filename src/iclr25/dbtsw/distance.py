@@ -30,6 +30,8 @@ __all__ = ["DbTSWLoss", "Directions", "db_tsw", "sample_trees", "tree_wasserstei
 
 Directions = Literal["gaussian", "orthogonal"]
 _MASS_TOL = 1e-6
+DEFAULT_SEED = 0
+"""Seed of the tree draw when none is given, shared by :func:`db_tsw` and ``iclr25 dbtsw``."""
 
 
 def sample_trees(
@@ -268,8 +270,8 @@ def db_tsw(
     root_std: float = 0.1,
     directions: Directions = "gaussian",
     trees: tuple[Tensor, Tensor] | None = None,
-    seed: int | torch.Generator | None = None,
-) -> Tensor:
+    seed: int | torch.Generator | None = DEFAULT_SEED,
+) -> Tensor | float | np.ndarray:
     r"""Distance-based Tree-Sliced Wasserstein distance between two weighted point clouds.
 
     ``Db-TSW_p = (mean_trees Σ_edges len · |μ(subtree) - ν(subtree)|^p)^{1/p}``, a Monte-Carlo
@@ -300,11 +302,13 @@ def db_tsw(
         trees: ``(theta (T, k, d) unit rows, roots (T, d))`` to use instead of sampling;
             with batched samples also ``(B, T, k, d)`` / ``(B, T, d)``: one draw per pair.
         seed: int (CPU draws: the same trees on every device), ``torch.Generator`` (of any
-            device) or None.
+            device) or None (fresh trees at every call). The default, :data:`DEFAULT_SEED`, is
+            the CLI's ``--seed`` default too: the same call gives the same number in both.
 
     Returns:
-        A 0-D tensor (or (B,)) on the inputs' device and dtype, differentiable in ``X_s``,
-        ``X_t``, ``a`` and ``b``.
+        Tensor input: a 0-D tensor (or (B,)) on the inputs' device and dtype, differentiable
+        in ``X_s``, ``X_t``, ``a`` and ``b``. NumPy input (``X_s`` and ``X_t`` both arrays):
+        a Python float (or a (B,) array), as POT does for NumPy input.
 
     Raises:
         TypeError: non-float samples, bad ``trees`` container, non-int counts.
@@ -321,6 +325,7 @@ def db_tsw(
         >>> bool(d > 0.5)
         True
     """
+    numpy_in = isinstance(X_s, np.ndarray) and isinstance(X_t, np.ndarray)
     Xs = _samples(X_s, "X_s")
     Xt = _samples(X_t, "X_t")
     if Xs.ndim != Xt.ndim:
@@ -379,6 +384,9 @@ def db_tsw(
         masses = (m / k)[:, None, None, :].expand_as(coords)
     tw = _tree_wasserstein(coords, masses, p)  # (B, T), inputs already checked
     out = tw.mean(-1).clamp_min(0).pow(1.0 / p)
+    if numpy_in:  # POT's convention: NumPy in, NumPy out
+        out = out.detach().cpu().numpy()
+        return out if batched else float(out[0])
     return out if batched else out[0]
 
 

@@ -26,7 +26,9 @@ import torch
 import torch.nn.functional as F
 
 from iclr25._checks import check_choice, check_int, check_range, resolve_seed
-from iclr25.datasets.control import OfflineDataset, make_vec
+from iclr25._progress import track
+from iclr25.datasets.control import OfflineDataset
+from iclr25.gsd.gym import GymVec, make_env, unit_actions
 from iclr25.gsd.networks import BoundedDiscriminator, GaussianPosterior, LatentPolicy
 from iclr25.gsd.regularizer import DualVariable, infogail_reward, relevance_constraint
 
@@ -126,15 +128,20 @@ def _check_demos(demos: OfflineDataset, env) -> None:
 
 
 def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *,
-          seed: int = 0, device: torch.device | str | None = None) -> GSDResult:
+          seed: int = 0, device: torch.device | str | None = None,
+          verbose: bool | None = None) -> GSDResult:
     """Train a latent-conditioned policy π(a | s, z) on ``demos`` (GSD or an InfoGAIL arm).
 
     Args:
-        env_id: a registered env with a batched version (``"iclr25/LaneReach-v0"``).
-        demos: demonstrations of several styles, in that env's spaces.
+        env_id: a registered env: ``"iclr25/LaneReach-v0"`` (torch-batched), or any gymnasium
+            continuous-control env, stepped through ``gymnasium.vector`` (much slower; see
+            :mod:`iclr25.gsd.gym`: the policy then acts in [-1, 1], mapped onto the env's
+            action bounds).
+        demos: demonstrations of several styles, in that env's spaces (actions in its units).
         config: :class:`GSDConfig` (default: GSD with the spec's setting).
         seed: seeds networks, codes, resets, minibatches (global RNG untouched).
         device: where env and networks live (default CPU).
+        verbose: progress bar (default: only on a terminal).
 
     Returns:
         :class:`GSDResult`.
@@ -155,7 +162,9 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
         raise TypeError(f"config must be a GSDConfig, got {type(cfg).__name__}")
     seed = check_int(seed, "seed", 0)
     device = torch.device(device or "cpu")
-    env = make_vec(env_id, cfg.num_envs, device=device)
+    env = make_env(env_id, cfg.num_envs, device=device)
+    if isinstance(env, GymVec):
+        demos = unit_actions(demos, env)
     _check_demos(demos, env)
     gen = resolve_seed(seed)
 
@@ -179,7 +188,7 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
     ret_var = None                               # running variance of returns (reward scale)
     history: list[dict[str, float]] = []
 
-    for _ in range(cfg.iterations):
+    for _ in track(range(cfg.iterations), "GSD training", verbose=verbose):
         # ---- 1. rollout: one code per episode, one episode per env
         z = randn(N, cfg.z_dim)
         obs = env.reset(seed=gen)

@@ -21,6 +21,7 @@ from safetensors.torch import load_file, save_file
 
 from iclr25._checks import check_int, check_range, resolve_seed
 from iclr25._optional import require
+from iclr25._progress import progress_bar
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
@@ -82,7 +83,7 @@ class SequenceSampler:
 def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps: int,
           batch_size: int = 64, lr: float = 1e-4, warmup: int = 1000, weight_decay: float = 1e-4,
           grad_clip: float = 0.25, rtg_scale: float = 1000.0,
-          seed: int | torch.Generator | None = 0) -> list[float]:
+          seed: int | torch.Generator | None = 0, verbose: bool | None = None) -> list[float]:
     """Fit ``model`` to predict the dataset's actions (masked MSE at state tokens).
 
     Sets the model's ``state_mean``/``state_std``, ``action_scale`` and ``rtg_scale``
@@ -95,6 +96,7 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
             linear warm-up over ``warmup`` steps, then cosine to 0).
         rtg_scale: returns-to-go are divided by this.
         seed: sampling and dropout randomness.
+        verbose: progress bar (default: only on a terminal).
 
     Returns:
         The loss of every step.
@@ -141,7 +143,8 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
     # 3. the loop; dropout masks come from a seeded fork of the RNG, the global one is restored
     losses = []
     devices = [dev] if dev.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices):
+    with torch.random.fork_rng(devices=devices), \
+            progress_bar(steps, "LSDT training", verbose=verbose) as advance:
         torch.manual_seed(int(torch.randint(2**62, (1,), generator=gen)))
         model.train()
         for _ in range(steps):
@@ -155,6 +158,7 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
             opt.step()
             sched.step()
             losses.append(float(loss.detach()))
+            advance(loss=losses[-1])
     model.eval()
     return losses
 

@@ -23,6 +23,7 @@ from iclr25._checks import (
 )
 from iclr25._io import FittedIO
 from iclr25._optional import require
+from iclr25._progress import progress_bar, track
 from iclr25.matern.kernels import arccos_from_points, check_nu, matern_from_distance
 
 skimage_measure = require("skimage.measure", "3d")
@@ -199,7 +200,7 @@ class KernelSurface(FittedIO, BaseEstimator):
         AtA = torch.zeros(m, m, dtype=Xa.dtype, device=Xa.device)
         Aty = torch.zeros(m, dtype=Xa.dtype, device=Xa.device)
         rows = min(int(self.chunk_size), max(1, _MAX_BLOCK // m))
-        for s in range(0, len(Xa), rows):
+        for s in track(range(0, len(Xa), rows), f"Nyström fit ({m} centres)"):
             A = torch.linalg.solve_triangular(L, self._gram(C, Xa[s:s + rows]), upper=False).T
             AtA.addmm_(A.T, A)
             Aty.addmv_(A.T, y[s:s + rows])
@@ -210,12 +211,17 @@ class KernelSurface(FittedIO, BaseEstimator):
     def _check_fitted(self) -> None:
         check_is_fitted(self, "alpha_")
 
-    def _field(self, Xn: torch.Tensor) -> torch.Tensor:
-        """f at (m, 3) normalised queries, in blocks of chunk_size rows."""
+    def _field(self, Xn: torch.Tensor, progress: str | None = None,
+               verbose: bool | None = None) -> torch.Tensor:
+        """f at (m, 3) normalised queries, in blocks of chunk_size rows (a progress bar over
+        the blocks when ``progress`` names it)."""
         out = torch.empty(len(Xn), dtype=self.alpha_.dtype, device=self.alpha_.device)
         cs = min(int(self.chunk_size), max(1, _MAX_BLOCK // len(self.centers_)))
-        for s in range(0, len(Xn), cs):
-            out[s:s + cs] = self._gram(Xn[s:s + cs], self.centers_) @ self.alpha_
+        with progress_bar(-(-len(Xn) // cs), progress or "",
+                          verbose=verbose if progress else False) as advance:
+            for s in range(0, len(Xn), cs):
+                out[s:s + cs] = self._gram(Xn[s:s + cs], self.centers_) @ self.alpha_
+                advance()
         return out
 
     def decision_function(self, Q: object) -> torch.Tensor:
@@ -241,12 +247,14 @@ class KernelSurface(FittedIO, BaseEstimator):
         """(m,) bool occupancy of (m, 3) queries: True inside (f < 0)."""
         return self.decision_function(Q) < 0
 
-    def extract_mesh(self, resolution: int = 128,
-                     padding: float = 0.05) -> tuple[torch.Tensor, torch.Tensor]:
+    def extract_mesh(self, resolution: int = 128, padding: float = 0.05, *,
+                     verbose: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Mesh of {f = 0} by ``skimage.measure.marching_cubes`` on a resolution³ grid.
 
         The grid spans the normalised box [-0.5 - padding, 0.5 + padding]^3; vertices are
-        returned in the input's coordinates, faces oriented outwards.
+        returned in the input's coordinates, faces oriented outwards. Evaluating f on the grid
+        (``resolution³`` points against every centre) is the cost; it shows a progress bar
+        (``verbose``: default only on a terminal).
 
         Returns:
             (V, 3) vertices (fitted dtype/device) and (F, 3) int64 faces.
@@ -262,7 +270,8 @@ class KernelSurface(FittedIO, BaseEstimator):
         dt, dev = self.alpha_.dtype, self.alpha_.device
         ax = torch.linspace(-0.5 - pad, 0.5 + pad, res, dtype=dt, device=dev)
         grid = torch.stack(torch.meshgrid(ax, ax, ax, indexing="ij"), -1).reshape(-1, 3)
-        vol = self._field(grid).reshape(res, res, res).cpu().numpy()
+        vol = self._field(grid, f"mesh extraction ({res}³ grid)", verbose
+                          ).reshape(res, res, res).cpu().numpy()
         if not (vol.min() < 0 < vol.max()):
             raise RuntimeError("f has no zero crossing on the grid; no surface to extract")
         step = float(ax[1] - ax[0])

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from iclr25._progress import track
 from iclr25.claims import (
     Comparison,
     Context,
@@ -218,7 +219,7 @@ def _train_eval(model, z, pos, hull, y, forces, tr, te, setting, seed, mean, std
         f = -torch.autograd.grad(out.sum(), p, create_graph=train)[0]
         return out, f
 
-    for _ in range(setting.epochs):
+    for _ in track(range(setting.epochs), "SCHull energy/force training"):
         perm = tr[torch.randperm(len(tr), generator=g).to(tr.device)]
         for s in range(0, len(perm), setting.batch):
             idx = perm[s:s + setting.batch]

@@ -25,10 +25,15 @@ def graph(
     out: Path = typer.Option(None, "--out", help="Write SCHull edges: .npz (edge_index_<k>) "
                                                  "or .csv (structure,source,target)."),
 ) -> None:
-    """Print N, E, E/N, connected and rigid for SCHull and the radius graph of each structure."""
+    """Print N, E, E/N, connected and rigid for SCHull and the radius graph of each structure.
+
+    Structures are named by their SDF ``_Name`` (the molblock's title line), or numbered from
+    0 when it is empty and for .xyz/.npy files.
+    """
     import numpy as np
     import torch
 
+    from iclr25._progress import track
     from iclr25.datasets.molecules import read_sdf, read_xyz
     from iclr25.schull.graph import schull_graph
     from iclr25.schull.metrics import is_connected, is_rigid, num_undirected_edges
@@ -42,11 +47,13 @@ def graph(
         _fail("--out must end in .npz or .csv")
     if not file.is_file():
         _fail(f"no such file: {file}")
+    names: list[str] = []
     try:
         if file.suffix == ".xyz":
             structs = [p for _, p in read_xyz(file)]
         elif file.suffix == ".sdf":
             structs = [p for _, p in read_sdf(file)]
+            names = [nm or str(k) for k, nm in enumerate(_sdf_names(file))]
         else:
             arr = np.load(file, allow_pickle=False)
             if arr.ndim == 2:
@@ -55,18 +62,20 @@ def graph(
                 raise ValueError(f"{file}: expected positions (N, 3) or (C, N, 3), "
                                  f"got {arr.shape}")
             structs = [torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in arr]
-        graphs = [schull_graph(p).edge_index for p in structs]
+        graphs = [schull_graph(p).edge_index for p in track(structs, "SCHull graphs")]
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
+    names = names or [str(k) for k in range(len(structs))]
     typer.echo("structure  N  E  E/N  connected  rigid | radius E  E/N  connected  rigid")
-    for k, (p, ei) in enumerate(zip(structs, graphs, strict=True)):
+    for k, (p, ei) in enumerate(track(list(zip(structs, graphs, strict=True)),
+                                      "graph statistics")):
         n = len(p)
         rows = []
         for e in (ei, radius_graph(p, radius, max_num_neighbors=10**6)):
             m = num_undirected_edges(e, n)
             rig = is_rigid(p, e) if n <= 1000 else "n/a"
             rows.append(f"{m}  {m / n:.2f}  {is_connected(e, n)}  {rig}")
-        typer.echo(f"{k}  {n}  {rows[0]} | radius {radius:g} Å: {rows[1]}")
+        typer.echo(f"{names[k]}  {n}  {rows[0]} | radius {radius:g} Å: {rows[1]}")
     if out is not None:
         if out.suffix == ".npz":
             np.savez(out, **{f"edge_index_{k}": e.numpy() for k, e in enumerate(graphs)})
@@ -75,3 +84,11 @@ def graph(
             lines += [f"{k},{a},{b}" for k, e in enumerate(graphs) for a, b in e.T.tolist()]
             out.write_text("\n".join(lines) + "\n")
         typer.echo(f"wrote {out}")
+
+
+def _sdf_names(file: Path) -> list[str]:
+    """Each record's ``_Name`` (stripped; empty when the title line is blank)."""
+    from rdkit import Chem
+
+    return [m.GetProp("_Name").strip() if m is not None and m.HasProp("_Name") else ""
+            for m in Chem.SDMolSupplier(str(file), removeHs=False, sanitize=False)]

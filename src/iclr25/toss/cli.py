@@ -96,6 +96,7 @@ def fit(
     """Fit a HeteroscedasticRegressor and save it."""
     import torch
 
+    from iclr25._progress import estimating
     from iclr25.toss.model import HeteroscedasticRegressor
 
     if data.suffix not in (".csv", ".npz"):
@@ -117,7 +118,8 @@ def fit(
             raise ValueError(f"{data} must hold an array named Y")
         reg = HeteroscedasticRegressor(loss=loss, epochs=epochs, n_neighbors=n_neighbors,
                                        seed=seed)
-        reg.fit(torch.from_numpy(X), torch.from_numpy(Y))
+        with estimating():
+            reg.fit(torch.from_numpy(X), torch.from_numpy(Y))
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     reg.feature_names_, reg.target_names_ = feats, tnames

@@ -260,7 +260,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         hook = None if on_epoch_end is None else (lambda e: on_epoch_end(e, self))
         self.history_ = fit_minibatch(self.model_, loss_fn, Xs, target, epochs=self.epochs,
                                       batch_size=self.batch_size, optimizer=opt, seed=gen,
-                                      on_epoch_end=hook)
+                                      on_epoch_end=hook, progress=f"{self.loss} fit")
         self.model_.eval()
         return self
 

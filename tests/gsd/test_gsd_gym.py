@@ -1,0 +1,130 @@
+"""GSD beyond LaneReach: Pendulum-v1 through gymnasium.vector, the user's own demonstrations
+from two controllers of different styles, and behaviours told apart by a named statistic."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from iclr25.datasets.control import OfflineDataset, _rollout_lockstep, pendulum_swingup
+from iclr25.gsd import GSDConfig, train
+from iclr25.gsd.cli import app
+from iclr25.gsd.gym import GymVec, demo_factors, evaluate_gym, parse_factor, unit_actions
+
+PENDULUM = "Pendulum-v1"
+
+
+def _damper(obs: torch.Tensor) -> torch.Tensor:
+    """A second style: damp the swing and let the pendulum hang (cos θ -> -1)."""
+    return (-0.5 * obs[:, 2:3]).clamp(-2.0, 2.0)
+
+
+@pytest.fixture(scope="module")
+def demos(tmp_path_factory):
+    """3 swing-up and 3 damping episodes (200 steps each), written as D4RL .hdf5."""
+    g = torch.Generator().manual_seed(0)
+    parts = [_rollout_lockstep(pendulum_swingup(0.1, seed=1), 3, g),
+             _rollout_lockstep(_damper, 3, g)]
+    data = OfflineDataset(*(torch.cat([getattr(p, k) for p in parts])
+                            for k in ("observations", "actions", "rewards", "terminals",
+                                      "timeouts")))
+    path = tmp_path_factory.mktemp("gym") / "pendulum_two_styles.hdf5"
+    data.save(path)
+    return path, data
+
+
+def test_gymvec_steps_like_gymnasium_with_actions_mapped_to_the_bounds():
+    env = GymVec(PENDULUM, 2)
+    assert (env.obs_dim, env.act_dim, env.horizon) == (3, 1, 200)
+    obs = env.reset(seed=7)
+    seeds = torch.randint(2**31 - 1, (2,), generator=torch.Generator().manual_seed(7)).tolist()
+    ref = [gym.make(PENDULUM) for _ in range(2)]
+    want = np.stack([e.reset(seed=s)[0] for e, s in zip(ref, seeds, strict=True)])
+    np.testing.assert_allclose(obs.numpy(), want, rtol=1e-6)
+    unit = torch.tensor([[0.5], [-1.5]])  # -> torques 1.0 and -2.0 (clipped to the bound)
+    obs, r, term, trunc, _ = env.step(unit)
+    for i, torque in enumerate((1.0, -2.0)):
+        o, rr, *_ = ref[i].step(np.array([torque], np.float32))
+        np.testing.assert_allclose(obs[i].numpy(), o, rtol=1e-6)
+        assert float(r[i]) == pytest.approx(rr, rel=1e-6)
+    assert not bool(term.any() | trunc.any())
+    assert torch.allclose(env.to_unit(torch.tensor([[1.0], [-2.0]])), torch.tensor([[0.5],
+                                                                                   [-1.0]]))
+    env.close()
+
+
+def test_two_styles_are_told_apart_by_the_named_statistic(demos):
+    _, data = demos
+    f = demo_factors(data, parse_factor("obs:0", 3, 1))  # episode mean of cos θ
+    assert f.shape == (6,)
+    assert bool((f[:3] > 0.3).all()) and bool((f[3:] < -0.5).all())
+    episodes = data.actions[:, 0].view(6, 200).numpy(), data.observations[:, 0].view(6, 200)
+    np.testing.assert_allclose(demo_factors(data, parse_factor("act:0:std", 3, 1)),
+                               episodes[0].std(1), rtol=1e-5)
+    np.testing.assert_allclose(demo_factors(data, parse_factor("obs:0:last", 3, 1)),
+                               episodes[1][:, -1], rtol=1e-6)
+    env = GymVec(PENDULUM, 1)
+    scaled = unit_actions(data, env)
+    assert torch.allclose(scaled.actions, data.actions / 2.0, atol=1e-6)
+    with pytest.raises(ValueError, match="action bounds"):
+        unit_actions(OfflineDataset(data.observations, data.actions * 3, data.rewards,
+                                    data.terminals, data.timeouts), env)
+    for bad, match in (("obs:3", "out of range"), ("x:0", "obs:I"), ("obs:0:max", "obs:I")):
+        with pytest.raises(ValueError, match=match):
+            parse_factor(bad, 3, 1)
+
+
+def test_evaluate_gym_recovers_a_scripted_two_style_policy(demos):
+    _, data = demos
+    swing = pendulum_swingup(0.0, seed=0)
+
+    def policy(obs, z):  # z_0 > 0: swing up; else damp. Unit actions (torque / 2)
+        return torch.where(z[:, :1] > 0, swing(obs), _damper(obs)) / 2.0
+
+    fac = parse_factor("obs:0", 3, 1)
+    demo_f = demo_factors(data, fac)
+    targets = [float(demo_f[:3].mean()), float(demo_f[3:].mean())]
+    ev = evaluate_gym(policy, PENDULUM, factor=fac, targets=targets, n_codes=12, budgets=(6,),
+                      z_dim=2, seed=0)
+    up = ev.codes[:, 0] > 0
+    assert 0 < int(up.sum()) < 12
+    assert bool((ev.factors[up] > 0.3).all()) and bool((ev.factors[~up] < -0.5).all())
+    assert ev.vl[6] < 0.2
+    assert float(ev.returns[up].mean()) > float(ev.returns[~up].mean())  # upright pays
+    with pytest.raises(ValueError, match="env_id"):
+        evaluate_gym(policy, "NoSuchEnv-v0", factor="obs:0", z_dim=2)
+
+
+def test_cli_trains_and_evaluates_on_pendulum_through_gymnasium_vector(demos, tmp_path):
+    path, _ = demos
+    runner = CliRunner()
+    p = tmp_path / "p.safetensors"
+    r = runner.invoke(app, ["train", str(path), "--env", PENDULUM, "--num-envs", "4",
+                            "--iterations", "1", "--out", str(p)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--env", PENDULUM, "--factor", "obs:0",
+                            "--n-codes", "6", "--budget", "3", "--targets", "0.9,-0.9",
+                            "--demos", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "return    mean" in r.output and "behaviour obs:0:mean" in r.output
+    assert "demonstrations' VL" in r.output and "demonstrations: min" in r.output
+
+
+def test_bad_env_and_factor_exit_2_before_any_work(tmp_path, demos):
+    path, data = demos
+    runner = CliRunner()
+    out = str(tmp_path / "p.safetensors")
+    for env in ("NoSuchEnv-v0", "CartPole-v1"):  # unknown; discrete actions
+        r = runner.invoke(app, ["train", str(tmp_path / "missing.npz"), "--env", env,
+                                "--out", out])
+        assert r.exit_code == 2 and "--env" in r.output, r.output  # before reading DATA
+        assert len(r.output.strip().splitlines()) == 1
+    r = runner.invoke(app, ["evaluate", str(tmp_path / "missing.safetensors"),
+                            "--env", PENDULUM])
+    assert r.exit_code == 2 and "--factor" in r.output
+    r = runner.invoke(app, ["evaluate", str(tmp_path / "missing.safetensors"),
+                            "--env", PENDULUM, "--factor", "obs:5"])
+    assert r.exit_code == 2 and "--factor" in r.output
+    with pytest.raises(ValueError, match="env_id"):
+        train("NoSuchEnv-v0", data, GSDConfig(num_envs=2, iterations=1))
