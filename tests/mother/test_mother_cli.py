@@ -59,7 +59,6 @@ def _zoo_dir(four_tree, tmp_path):
 
 
 @pytest.mark.parametrize(("where", "message"), [
-    ("missing/t.json", "does not exist"),
     ("zoo", "is a directory"),
 ])
 def test_recover_unwritable_out_exits_2_before_work(four_tree, tmp_path, where, message):

@@ -140,10 +140,10 @@ def test_cli_round_trip(tmp_path):
     assert np.load(tmp_path / "l.npy").shape == (16,)
     r = runner.invoke(app, ["urlost", "fit", str(tmp_path / "X.npy"), "--clusters", "4",
                             "--neighbors", "3", "--epochs", "1", "--dim", "8",
-                            "--out", str(tmp_path / "m.pt")])
+                            "--out", str(tmp_path / "m.safetensors")])
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["urlost", "embed", str(tmp_path / "m.pt"), str(tmp_path / "X.npy"),
-                            "--out", str(tmp_path / "Z.npy")])
+    r = runner.invoke(app, ["urlost", "embed", str(tmp_path / "m.safetensors"),
+                            str(tmp_path / "X.npy"), "--out", str(tmp_path / "Z.npy")])
     assert r.exit_code == 0, r.output
     assert np.load(tmp_path / "Z.npy").shape == (80, 8)
 
@@ -154,7 +154,7 @@ def test_cli_round_trip(tmp_path):
     (["cluster", "X.npy", "--clusters", "1", "--out", "l.npy"], "--clusters must"),
     (["cluster", "X.npy", "--out", "l.csv"], "--out must end in .npy"),
     (["fit", "X.npy", "--clusters", "3", "--neighbors", "2", "--epochs", "0", "--out",
-      "m.pt"], "epochs"),
+      "m.safetensors"], "epochs"),
     (["embed", "X.npy", "X.npy", "--out", "Z.npy"], "cannot load a fitted urlost.URLOST"),
 ])
 def test_cli_bad_arguments(tmp_path, monkeypatch, args, match):

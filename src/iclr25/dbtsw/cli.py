@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import output_path
 from iclr25._io import read_matrix
 from iclr25.dbtsw.distance import DEFAULT_SEED
 
@@ -41,8 +42,7 @@ def distance(
 
     if len(files) < 2:
         _fail("FILES: give at least two point clouds")
-    if out is not None and out.suffix.lower() != ".csv":
-        _fail("--out must end in .csv")
+    output_path(out, suffixes=(".csv",))
     if trees < 1 or lines < 1:
         _fail("--trees and --lines must be >= 1")
     if delta < 0 or p < 1 or seed < 0:

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import output_path
 
 app = typer.Typer(help="GSD: diverse policies that generalise beyond the demos (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -37,8 +38,7 @@ def demos(
     values = _floats(lanes, "--lanes")
     if env != LANE_REACH_ID:
         _fail(ValueError(f"--env: demos are generated for {LANE_REACH_ID} only, got {env!r}"))
-    if out.suffix not in (".npz", ".hdf5", ".h5"):
-        _fail(ValueError(f"--out must end in .npz or .hdf5, got {out.name!r}"))
+    output_path(out, suffixes=(".npz", ".hdf5", ".h5"))
     try:
         data = lane_demos(values, n_per_lane, seed=seed)
     except (ValueError, TypeError) as exc:
@@ -91,8 +91,7 @@ def train_cmd(
     from iclr25.gsd.io import save
     from iclr25.gsd.train import GSDConfig, train
 
-    if out.suffix != ".safetensors":
-        _fail(ValueError(f"--out must end in .safetensors, got {out.name!r}"))
+    output_path(out, suffixes=(".safetensors",))
     _check_env(env)
     n_env, n_it = _BUDGET["lane" if env == LANE_REACH_ID else "gym"]
     try:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._cli import output_path
 from iclr25._io import read_matrix
 
 app = typer.Typer(help="Consistent online k-means: few centre changes on a stream (ICLR 2025).",
@@ -35,9 +36,8 @@ def stream(
     from iclr25.kmeans.consistent import ConsistentKMeans
 
     try:
-        for name, p in (("--out", out), ("--log", log)):
-            if p is not None and p.suffix != ".csv":
-                raise ValueError(f"{name} must end in .csv, got {p.name}")
+        output_path(out, suffixes=(".csv",))
+        output_path(log, "--log", suffixes=(".csv",))
         if shuffle is not None and shuffle < 0:
             raise ValueError(f"--shuffle must be >= 0, got {shuffle}")
         model = ConsistentKMeans(k, eps=eps, z=z, seed=seed)

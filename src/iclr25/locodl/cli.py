@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._cli import output_path
+
 app = typer.Typer(help="LoCoDL: federated logistic regression with local steps and a "
                   "compressed uplink (ICLR 2025).", no_args_is_help=True, add_completion=False)
 
@@ -115,8 +117,7 @@ def fit(
             raise ValueError(f"--engine must be 'simulated' or 'gloo', got {engine!r}")
         if baseline not in ("gd", "diana", "none"):
             raise ValueError(f"--baseline must be 'gd', 'diana' or 'none', got {baseline!r}")
-        if out is not None and out.suffix != ".npy":
-            raise ValueError(f"--out must end in .npy, got {out.name}")
+        output_path(out, suffixes=(".npy",))
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_table(data, label, client_column)

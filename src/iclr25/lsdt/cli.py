@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import output_path
 
 app = typer.Typer(help="LSDT: one decision transformer for long and short dependencies "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -25,8 +26,7 @@ def data(
     """Write an offline dataset (D4RL layout)."""
     from iclr25.datasets.control import DELAYED_CUE_ID, delayed_cue_dataset, pendulum_dataset
 
-    if out.suffix not in (".npz", ".hdf5", ".h5"):
-        _fail(ValueError(f"--out must end in .npz or .hdf5, got {out.name!r}"))
+    output_path(out, suffixes=(".npz", ".hdf5", ".h5"))
     if env not in ("Pendulum-v1", DELAYED_CUE_ID):
         _fail(ValueError(f"--env must be Pendulum-v1 or {DELAYED_CUE_ID}, got {env!r}"))
     try:
@@ -77,8 +77,7 @@ def train_cmd(
     from iclr25.lsdt.model import LongShortDecisionTransformer
     from iclr25.lsdt.train import save, train
 
-    if out.suffix != ".safetensors":
-        _fail(ValueError(f"--out must end in .safetensors, got {out.name!r}"))
+    output_path(out, suffixes=(".safetensors",))
     given = dict(hidden=hidden, n_blocks=n_blocks, context=context, steps=steps,
                  batch_size=batch_size, lr=lr, warmup=warmup)
     o = {k: v if v is not None else (_PAPER if paper_scale else _CPU)[k]

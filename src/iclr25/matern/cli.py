@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import output_path
 
 app = typer.Typer(help="Matérn kernels: watertight surfaces from oriented points (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -43,8 +44,7 @@ def reconstruct(
         _fail(f"--nu must be one of 0.5, 1.5, 2.5, inf; got {nu!r}")
     if cloud.suffix.lower() not in POINT_SUFFIXES:
         _fail(f"CLOUD must end in {', '.join(POINT_SUFFIXES)}, got {cloud.name}")
-    if out.suffix.lower() not in MESH_SUFFIXES:
-        _fail(f"--out must end in {', '.join(MESH_SUFFIXES)}, got {out.name}")
+    output_path(out, suffixes=tuple(MESH_SUFFIXES))
     if not length_scale > 0:
         _fail(f"--length-scale must be > 0, got {length_scale}")
     if not reg >= 0:

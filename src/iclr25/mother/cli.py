@@ -37,8 +37,10 @@ def _unwritable(path: Path) -> str | None:
     if path.is_dir():
         return f"{path} is a directory, expected a file name"
     parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        return f"directory {parent} does not exist"
+    try:  # a missing folder is made, as every verb does (iclr25._cli.output_path)
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create directory {parent} ({exc.strerror})"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"directory {parent} is not writable"
     if path.exists() and not os.access(path, os.W_OK):

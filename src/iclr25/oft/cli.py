@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import output_path
 
 app = typer.Typer(help="OFT: min-cost flow by OFT-Sinkhorn matrix iterations (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -32,8 +33,7 @@ def solve(
     from iclr25.oft.flow import min_cost_flow, oft_sinkhorn
     from iclr25.oft.io import read_dimacs
 
-    if out is not None and out.suffix not in (".csv", ".npy"):
-        _fail("--out must end in .csv or .npy")
+    output_path(out, suffixes=(".csv", ".npy"))
     if not file.is_file():
         _fail(f"FILE {str(file)!r} does not exist")
     if file.suffix not in (".min", ".npz"):

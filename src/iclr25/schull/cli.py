@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import output_path
 
 app = typer.Typer(help="SCHull: sparse, connected, rigid graphs of molecules (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -43,8 +44,7 @@ def graph(
         _fail(f"FILE must end in .xyz, .sdf or .npy, got {file.name}")
     if not radius > 0:
         _fail(f"--radius must be > 0, got {radius}")
-    if out is not None and out.suffix not in (".npz", ".csv"):
-        _fail("--out must end in .npz or .csv")
+    output_path(out, suffixes=(".npz", ".csv"))
     if not file.is_file():
         _fail(f"no such file: {file}")
     names: list[str] = []

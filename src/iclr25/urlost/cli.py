@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._cli import output_path
 from iclr25._io import read_matrix
 
 app = typer.Typer(help="URLOST: tokens and representations for data with no known topology "
@@ -35,10 +36,7 @@ def _fit_echoing_warnings(model, X) -> None:
 
 
 def _check_out(out: Path, suffix: str) -> None:
-    if out.suffix != suffix:
-        raise ValueError(f"--out must end in {suffix}, got {out.name}")
-    if not out.parent.is_dir():
-        raise ValueError(f"--out directory {out.parent} does not exist")
+    output_path(out, suffixes=(suffix,))
 
 
 @app.command()
@@ -82,7 +80,7 @@ def fit(
     epochs: int = typer.Option(20, "--epochs"),
     dim: int = typer.Option(64, "--dim"),
     seed: int = typer.Option(0, "--seed"),
-    out: Path = typer.Option(..., "--out", help="Model file (.pt)."),
+    out: Path = typer.Option(..., "--out", help="Model file (.safetensors)."),
 ) -> None:
     """Fit URLOST (clusters + masked autoencoder) on FILE; save the model."""
     import torch
@@ -90,7 +88,7 @@ def fit(
     from iclr25.urlost.mae import URLOST
 
     try:
-        _check_out(out, ".pt")
+        _check_out(out, ".safetensors")
         X = torch.as_tensor(_read(file))
         model = URLOST(n_clusters=clusters, n_neighbors=neighbors, epochs=epochs, dim=dim,
                        seed=seed)

@@ -9,6 +9,7 @@ import numpy as np
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import output_path
 
 app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -54,8 +55,7 @@ def fit(
         _fail("--epochs must be >= 1, --batch-size >= 2 and --seed >= 0")
     if bundle not in BUNDLES:
         _fail(f"--bundle must be one of {sorted(BUNDLES)}, got {bundle!r}")
-    if not out.parent.is_dir():
-        _fail(f"--out: directory {out.parent} does not exist")
+    output_path(out)
     X = _read(seqs)
     if X.shape[0] < 2 or X.shape[1] < 2:
         _fail(f"{seqs}: fit needs B >= 2 sequences of N >= 2 fragments, got {X.shape}")
