@@ -43,6 +43,20 @@ class _Net(nn.Module):
                                        seed=seed + 100 + i) for i, m in enumerate(names)})
 
 
+def _validate_pairs(pairs: object, n_im: int, X: torch.Tensor) -> torch.Tensor:
+    """(P, 2) long ``(im_row, oom_row)`` pairs in range, no OOM row twice."""
+    P = check_tensor(pairs, "pairs", ndim=2, integer=True).long().to(X.device)
+    if P.shape[1] != 2:
+        raise ValueError(f"pairs must be (P, 2) (im_row, oom_row), got {tuple(P.shape)}")
+    if int(P[:, 0].min()) < 0 or int(P[:, 0].max()) >= n_im:
+        raise ValueError(f"pairs[:, 0] must index im rows in [0, {n_im})")
+    if int(P[:, 1].min()) < 0 or int(P[:, 1].max()) >= len(X):
+        raise ValueError(f"pairs[:, 1] must index X_oom rows in [0, {len(X)})")
+    if torch.unique(P[:, 1]).numel() != len(P):
+        raise ValueError("pairs must not repeat an OOM row")
+    return P
+
+
 class COX(FittedIO, BaseEstimator):
     """Out-of-modal generalisation: learn an OOM encoder and classifier from few (or no)
     cross-modal pairs, through frozen, aligned IM embeddings with labels.
@@ -127,6 +141,24 @@ class COX(FittedIO, BaseEstimator):
         X = as_tensor(X_oom, "X_oom", ndim=2)
         if not X.is_floating_point():
             X = X.float()
+        names, Z, Y = self._validate_im(im, im_labels, X)
+        if y_oom is None:
+            yo = torch.full((len(X),), -1, dtype=torch.long, device=X.device)
+        else:
+            yo = check_tensor(y_oom, "y_oom", ndim=1, integer=True).long().to(X.device)
+            if len(yo) != len(X):
+                raise ValueError(f"y_oom has {len(yo)} labels but X_oom has {len(X)} rows")
+            if int(yo.min()) < -1 or int(yo.max()) >= self.n_classes:
+                raise ValueError(f"y_oom must lie in [-1, {self.n_classes}) (-1 = unlabelled)")
+        P = None
+        if pairs is not None:
+            P = _validate_pairs(pairs, len(Z[names[0]]), X)
+            if y_oom is None or not bool((yo >= 0).any()):
+                raise ValueError("pairs given without any label: pass y_oom with labelled rows")
+        return X, names, Z, Y, yo, P
+
+    def _validate_im(self, im, im_labels, X):  # noqa: ANN001, ANN202
+        """(names, {name: (n, D) embeddings}, {name: (n,) labels}) on X's dtype and device."""
         if not isinstance(im, Mapping) or not im:
             raise TypeError("im must be a non-empty dict {name: (n, D) embeddings}")
         if not isinstance(im_labels, Mapping) or set(im_labels) != set(im):
@@ -148,28 +180,7 @@ class COX(FittedIO, BaseEstimator):
             if int(t.min()) < 0 or int(t.max()) >= self.n_classes:
                 raise ValueError(f"im_labels[{m!r}] must lie in [0, {self.n_classes})")
             Y[m] = t
-        if y_oom is None:
-            yo = torch.full((len(X),), -1, dtype=torch.long, device=X.device)
-        else:
-            yo = check_tensor(y_oom, "y_oom", ndim=1, integer=True).long().to(X.device)
-            if len(yo) != len(X):
-                raise ValueError(f"y_oom has {len(yo)} labels but X_oom has {len(X)} rows")
-            if int(yo.min()) < -1 or int(yo.max()) >= self.n_classes:
-                raise ValueError(f"y_oom must lie in [-1, {self.n_classes}) (-1 = unlabelled)")
-        P = None
-        if pairs is not None:
-            P = check_tensor(pairs, "pairs", ndim=2, integer=True).long().to(X.device)
-            if P.shape[1] != 2:
-                raise ValueError(f"pairs must be (P, 2) (im_row, oom_row), got {tuple(P.shape)}")
-            if int(P[:, 0].min()) < 0 or int(P[:, 0].max()) >= n_im:
-                raise ValueError(f"pairs[:, 0] must index im rows in [0, {n_im})")
-            if int(P[:, 1].min()) < 0 or int(P[:, 1].max()) >= len(X):
-                raise ValueError(f"pairs[:, 1] must index X_oom rows in [0, {len(X)})")
-            if torch.unique(P[:, 1]).numel() != len(P):
-                raise ValueError("pairs must not repeat an OOM row")
-            if y_oom is None or not bool((yo >= 0).any()):
-                raise ValueError("pairs given without any label: pass y_oom with labelled rows")
-        return X, names, Z, Y, yo, P
+        return names, Z, Y
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X_oom: torch.Tensor, im: Mapping[str, torch.Tensor],
