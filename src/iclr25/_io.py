@@ -72,6 +72,48 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
     return X
 
 
+def read_npy(path: str | Path, name: str = "FILE") -> np.ndarray:
+    """The array of a ``.npy`` file, read without pickles; errors name ``name`` and the file.
+
+    Raises:
+        ValueError: a missing file, or one that is not a numeric ``.npy`` array (numpy's own
+            message advises ``allow_pickle``, which is never the fix for a user's data).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{name} {p} does not exist")
+    try:
+        X = np.load(p, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        raise ValueError(f"{name} {p} is not a readable .npy array of numbers") from None
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{name} {p} must hold numbers, got dtype {X.dtype}")
+    return X
+
+
+def read_npz(path: str | Path, name: str = "FILE", required: tuple[str, ...] = (),
+             optional: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """``{key: array}`` of a ``.npz`` archive for the ``required`` and present ``optional``
+    keys, read without pickles; errors name ``name``, the file and the missing keys."""
+    import zipfile
+
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{name} {p} does not exist")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            missing = [k for k in required if k not in z.files]
+            if missing:
+                raise KeyError(missing)
+            return {k: np.asarray(z[k]) for k in (*required, *optional) if k in z.files}
+    except KeyError as exc:
+        raise ValueError(f"{name} {p} must hold arrays {', '.join(required)} (missing "
+                         f"{', '.join(exc.args[0])})") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        raise ValueError(f"{name} {p} is not a readable .npz archive of numeric arrays"
+                         ) from None
+
+
 # --- fitted estimators ------------------------------------------------------------------------
 
 FITTED_FORMAT = 1  # bumped when the layout below changes; newer files are refused by name

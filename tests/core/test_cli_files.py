@@ -88,3 +88,21 @@ def test_verbs_create_a_missing_output_folder(tmp_path):
     res = runner.invoke(root, ["comm", "embed", str(tmp_path / "m.safetensors"), str(A),
                                "--out", str(out)])
     assert res.exit_code == 2 and "MODEL" in res.output and out.parent.is_dir()
+
+
+@pytest.mark.parametrize("argv", [
+    ["locodl", "fit", "{bad}.npz"],
+    ["oft", "solve", "{bad}.npz"],
+    ["schull", "graph", "{bad}.npy"],
+    ["v3", "fit", "{bad}.npy", "--out", "{dir}/m.safetensors"],
+    ["toss", "fit", "{bad}.npz"],
+])
+def test_a_corrupt_array_file_is_named_without_numpys_pickle_advice(tmp_path, argv):
+    bad = tmp_path / "bad"
+    for suffix in (".npz", ".npy"):
+        bad.with_suffix(suffix).write_bytes(b"\x93NUMPY not really")
+    args = [a.format(bad=bad, dir=tmp_path) for a in argv]
+    res = runner.invoke(root, args)
+    assert res.exit_code == 2, res.output
+    assert "bad.np" in res.output and "allow_pickle" not in res.output, res.output
+    assert "Traceback" not in res.output

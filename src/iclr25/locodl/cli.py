@@ -15,6 +15,7 @@ import numpy as np
 import typer
 
 from iclr25._cli import output_path
+from iclr25._io import read_npz
 
 app = typer.Typer(help="LoCoDL: federated logistic regression with local steps and a "
                   "compressed uplink (ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -58,11 +59,8 @@ def read_table(path: Path, label: str | None, client_column: str | None):
         X, y = read_libsvm(path)
         return X, y, None
     if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as z:
-            for key in ("X", "y"):
-                if key not in z:
-                    raise ValueError(f"DATA {path} must hold arrays X and y (missing {key})")
-            return z["X"], z["y"], (z["clients"] if "clients" in z else None)
+        z = read_npz(path, "DATA", ("X", "y"), ("clients",))
+        return z["X"], z["y"], z.get("clients")
     if label is None:
         raise ValueError("--label is required for a .csv DATA")
     header = path.open().readline().strip().split(",")

@@ -9,6 +9,7 @@ import typer
 
 from iclr25._cli import fail as _fail
 from iclr25._cli import output_path
+from iclr25._io import read_npz
 
 app = typer.Typer(help="OFT: min-cost flow by OFT-Sinkhorn matrix iterations (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -44,11 +45,9 @@ def solve(
         else:
             import torch
 
-            with np.load(file) as z:
-                if "s" not in z or "C" not in z:
-                    _fail("FILE .npz must hold arrays 's' and 'C'")
-                s, C = torch.as_tensor(z["s"]), torch.as_tensor(z["C"])
-                cap = torch.as_tensor(z["capacity"]) if "capacity" in z else None
+            z = read_npz(file, "FILE", ("s", "C"), ("capacity",))
+            s, C = torch.as_tensor(z["s"]), torch.as_tensor(z["C"])
+            cap = torch.as_tensor(z["capacity"]) if "capacity" in z else None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
             F, lg = oft_sinkhorn(s, C, reg, capacity=cap, numItermax=iters, log=True,

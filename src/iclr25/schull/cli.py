@@ -8,6 +8,7 @@ import typer
 
 from iclr25._cli import fail as _fail
 from iclr25._cli import output_path
+from iclr25._io import read_npy
 
 app = typer.Typer(help="SCHull: sparse, connected, rigid graphs of molecules (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -55,7 +56,7 @@ def graph(
             structs = [p for _, p in read_sdf(file)]
             names = [nm or str(k) for k, nm in enumerate(_sdf_names(file))]
         else:
-            arr = np.load(file, allow_pickle=False)
+            arr = read_npy(file, "FILE")
             if arr.ndim == 2:
                 arr = arr[None]
             if arr.ndim != 3 or arr.shape[-1] != 3:

@@ -10,6 +10,7 @@ import typer
 
 from iclr25._cli import fail as _fail
 from iclr25._cli import output_path
+from iclr25._io import read_npy
 
 app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -20,9 +21,9 @@ def _read(path: Path) -> np.ndarray:
     if not path.is_file() or path.suffix != ".npy":
         _fail(f"{path}: expected an existing .npy file")
     try:
-        X = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        _fail(f"{path}: unreadable .npy ({exc})")
+        X = read_npy(path, "SEQS")
+    except ValueError as exc:
+        _fail(exc)
     if X.dtype.kind != "f":
         _fail(f"{path}: expected a float array, got dtype {X.dtype}")
     if X.ndim not in (3, 5) or X.shape[0] < 1 or X.shape[1] < 1:
