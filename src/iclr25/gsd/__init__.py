@@ -27,7 +27,7 @@ from iclr25.gsd.regularizer import (  # noqa: E402
     infogail_reward,
     relevance_constraint,
 )
-from iclr25.gsd.train import (  # noqa: E402
+from iclr25.gsd.training import (  # noqa: E402
     GSDConfig,
     GSDResult,
     gradient_penalty,

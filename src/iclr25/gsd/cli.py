@@ -89,7 +89,7 @@ def train_cmd(
     from iclr25._progress import estimating
     from iclr25.datasets.control import LANE_REACH_ID, OfflineDataset
     from iclr25.gsd.io import save
-    from iclr25.gsd.train import GSDConfig, train
+    from iclr25.gsd.training import GSDConfig, train
 
     output_path(out, suffixes=(".safetensors",))
     _check_env(env)

@@ -11,7 +11,7 @@ from safetensors.torch import load_file, save_file
 
 from iclr25.gsd.networks import BoundedDiscriminator, GaussianPosterior, LatentPolicy
 from iclr25.gsd.regularizer import DualVariable
-from iclr25.gsd.train import GSDConfig, GSDResult, config_dict
+from iclr25.gsd.training import GSDConfig, GSDResult, config_dict
 
 __all__ = ["load", "save"]
 

@@ -29,7 +29,7 @@ from iclr25.lsdt.model import (  # noqa: E402
     decision_transformer,
     receptive_field,
 )
-from iclr25.lsdt.train import (  # noqa: E402
+from iclr25.lsdt.training import (  # noqa: E402
     EvalResult,
     SequenceSampler,
     evaluate,

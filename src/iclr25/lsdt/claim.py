@@ -46,7 +46,7 @@ from iclr25.lsdt.model import (
     decision_transformer,
     receptive_field,
 )
-from iclr25.lsdt.train import evaluate, train
+from iclr25.lsdt.training import evaluate, train
 
 ARMS = ("DT", "DC", "LSDT")
 MODEL = dict(hidden=32, n_blocks=2, n_heads=2, context=6)

@@ -75,7 +75,7 @@ def train_cmd(
     from iclr25._progress import estimating
     from iclr25.datasets.control import OfflineDataset
     from iclr25.lsdt.model import LongShortDecisionTransformer
-    from iclr25.lsdt.train import save, train
+    from iclr25.lsdt.training import save, train
 
     output_path(out, suffixes=(".safetensors",))
     given = dict(hidden=hidden, n_blocks=n_blocks, context=context, steps=steps,
@@ -116,7 +116,7 @@ def evaluate_cmd(
         OfflineDataset,
         normalized_score,
     )
-    from iclr25.lsdt.train import evaluate, load
+    from iclr25.lsdt.training import evaluate, load
 
     try:
         data_return = None
