@@ -6,7 +6,8 @@ built from ``seed``, so two calls with the same seed give the same result on one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -15,6 +16,21 @@ from iclr25._checks import as_tensor, check_int, check_labels, check_same_length
 from iclr25._progress import progress_bar
 
 __all__ = ["accuracy", "fit_minibatch", "seeded_mlp", "shuffled_batches"]
+
+
+
+@contextmanager
+def seeded_init(seed: int | torch.Generator | None) -> Iterator[None]:
+    """Build modules inside this block to initialise them from ``seed`` (an int, a Generator's
+    ``initial_seed``, or None: fresh); the caller's RNG is left as it was.
+
+    Modules are initialised on the CPU and moved afterwards, so only the CPU generator is
+    forked and seeded: no CUDA device is touched.
+    """
+    gen = resolve_seed(seed)
+    with torch.random.fork_rng(devices=[]):
+        torch.default_generator.manual_seed(gen.initial_seed())
+        yield
 
 
 def seeded_mlp(
@@ -41,10 +57,8 @@ def seeded_mlp(
     sizes = [check_int(s, "sizes", 1) for s in sizes]
     if len(sizes) < 2:
         raise ValueError(f"sizes needs at least input and output widths, got {sizes}")
-    gen = resolve_seed(seed)
     layers: list[nn.Module] = []
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(gen.initial_seed())
+    with seeded_init(seed):
         for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
             layers.append(nn.Linear(a, b))
             if i < len(sizes) - 2:

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from iclr25._train import accuracy, fit_minibatch
+from iclr25._train import accuracy, fit_minibatch, seeded_init
 from iclr25.claims import (
     Comparison,
     Context,
@@ -34,7 +34,7 @@ from iclr25.claims import (
     scalar,
 )
 from iclr25.comm.augment import ColorJitter, Compose, ResizedCropFlip
-from iclr25.comm.model import CoMM, PatchTokenizer, conv_encoder, seeded_init
+from iclr25.comm.model import CoMM, PatchTokenizer, conv_encoder
 from iclr25.comm.train import features, linear_probe, pretrain
 from iclr25.datasets.views import bimodal_trifeatures
 

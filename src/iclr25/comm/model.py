@@ -5,26 +5,17 @@ official code ``models/mmfusion.py``, ``pl_modules/comm.py``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
 from iclr25._checks import check_int, resolve_seed
+from iclr25._train import seeded_init
 from iclr25.comm.loss import CoMMLoss, _check_weights, modality_masks
 
 __all__ = ["CoMM", "FeatureTokenizer", "FusionTransformer", "PatchTokenizer", "conv_encoder",
            "mlp_encoder"]
-
-
-@contextmanager
-def seeded_init(seed: int | torch.Generator | None) -> Iterator[None]:
-    """Initialise modules from ``seed`` on a forked global RNG (the caller's is restored)."""
-    gen = resolve_seed(seed)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(gen.initial_seed())
-        yield
 
 
 def conv_encoder(in_channels: int = 3, widths: Sequence[int] = (16, 32, 64), *,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
+from iclr25._train import seeded_init
 from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
 from iclr25.datasets.control import (
     DELAYED_CUE_ID,
@@ -55,8 +56,7 @@ OPT = dict(batch_size=32, lr=1e-3, warmup=100)
 
 def _make(arm: str, obs_dim: int, act_dim: int, device, seed: int = 0
           ) -> LongShortDecisionTransformer:
-    with torch.random.fork_rng():           # seeded init, global RNG left as it was
-        torch.manual_seed(seed)
+    with seeded_init(seed):
         return _build(arm, obs_dim, act_dim).to(device)
 
 

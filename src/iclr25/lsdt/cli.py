@@ -8,6 +8,7 @@ import typer
 
 from iclr25._cli import fail as _fail
 from iclr25._cli import output_path
+from iclr25._train import seeded_init
 
 app = typer.Typer(help="LSDT: one decision transformer for long and short dependencies "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -70,7 +71,6 @@ def train_cmd(
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
 ) -> None:
     """Train a Long-Short Decision Transformer on DATASET."""
-    import torch
 
     from iclr25._progress import estimating
     from iclr25.datasets.control import OfflineDataset
@@ -84,8 +84,7 @@ def train_cmd(
          for k, v in given.items()}
     try:
         ds = OfflineDataset.load(dataset)
-        with torch.random.fork_rng():
-            torch.manual_seed(seed)
+        with seeded_init(seed):
             model = LongShortDecisionTransformer(ds.obs_dim, ds.act_dim, hidden=o["hidden"],
                                                  n_blocks=o["n_blocks"], context=o["context"],
                                                  conv_ratio=conv_ratio, conv=conv)

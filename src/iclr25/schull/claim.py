@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from iclr25._progress import track
+from iclr25._train import seeded_init
 from iclr25.claims import (
     Comparison,
     Context,
@@ -276,8 +277,7 @@ def energy(setting: Learn, ctx: Context) -> LearnEvidence:
         out = {}
         for name, hid, rate, cut in (("SchNet", h_s, 1.0, setting.cutoff),
                                      ("SchNetCHA", setting.hidden_cha, 0.5, setting.cutoff)):
-            with torch.random.fork_rng():  # seeded init; the caller's global RNG is restored
-                torch.manual_seed(1000 * ctx.seed + s)
+            with seeded_init(1000 * ctx.seed + s):
                 model = SchNetCHA(hid, setting.layers, cut, rate).to(dev)
             out[name] = _train_eval(model, z, pos, hull, y, forces, tr, te, setting,
                                     1000 * ctx.seed + s, mean, std)

@@ -20,7 +20,7 @@ from torch.nn import functional as F
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
-from iclr25._train import fit_minibatch, seeded_mlp
+from iclr25._train import fit_minibatch, seeded_init, seeded_mlp
 from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
 from iclr25.toss.metrics import gaussian_nll
 from iclr25.toss.pseudo import Center, pseudo_covariance
@@ -87,8 +87,7 @@ class _Net(nn.Module):
         self.trunk = nn.Sequential(seeded_mlp([d, *hidden], seed=seed, activation=act), act()) \
             if hidden else nn.Identity()
         width = hidden[-1] if hidden else d
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed + 1)
+        with seeded_init(seed + 1):
             self.head = CovarianceHead(width, q)
             if tic:
                 self.scales = nn.Linear(width, 2)
