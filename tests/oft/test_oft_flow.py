@@ -282,3 +282,13 @@ def test_newton_batched_and_against_the_lp(one_thread):
             assert torch.allclose(Fb[k], oft_sinkhorn(s[k], C[k], reg, stopThr=1e-10),
                                   atol=1e-8)
     assert 0 <= gaps[2] < gaps[1] < gaps[0] and gaps[2] < 1e-3
+
+
+def test_newton_stops_at_float64_resolution(layered, one_thread):
+    # stopThr = 0 cannot be met: Newton stops when no step improves, long before the cap
+    s, C = layered
+    with pytest.warns(RuntimeWarning, match="did not reach"):
+        _, lg = oft_sinkhorn(s, C, 1e-2, stopThr=0.0, numItermax=10**6, log=True)
+    assert not lg["converged"]
+    assert lg["history"]["iteration"][-1] < 1000
+    assert lg["balance_violation"] < 1e-14

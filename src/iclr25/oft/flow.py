@@ -465,8 +465,9 @@ def _newton(C, E, s, stages, phi, it, iters, tol, stage_tol, mass, hist):
             for _ in range(LINE_SEARCH):
                 cand = phi + alpha.unsqueeze(-1) * delta
                 Pc, rc, Dc = plan(cand)
-                ok = todo & torch.isfinite(Dc) & ((Dc >= D + 1e-4 * alpha * slope)
-                                                  | (rc.norm(dim=-1) <= (1 - 1e-4 * alpha) * rn))
+                # strict: at float64 resolution nothing passes and the instance stops
+                ok = todo & torch.isfinite(Dc) & ((Dc > D + 1e-4 * alpha * slope)
+                                                  | (rc.norm(dim=-1) < (1 - 1e-4 * alpha) * rn))
                 phi = torch.where(ok.unsqueeze(-1), cand, phi)
                 P = torch.where(ok.view(B, 1, 1), Pc, P)
                 r = torch.where(ok.unsqueeze(-1), rc, r)
