@@ -231,7 +231,7 @@ def oft_sinkhorn(
       on the tests' instances). At n = 300, reg = 1e-3, stopThr 1e-6, seeds 0-2 the scaling
       alone ends at violations 6.5e-6 / 7.4e-6 after 20000 iterations and converges at 10800;
       with Newton all three converge in 103-106 iterations (50 scaling, the rest Newton), at
-      the same cost to 6e-4 relative (the rest of the scaling's 1e-6 balance slack).
+      the same cost to 7e-5 relative (what the scaling's balance slack allows).
     - The capacity clip starts from the unclipped kernel ``K₀`` at every step (the exact dual
       update of the capacity multipliers); the official ``K = min(K, cap / (u vᵀ))`` is
       cumulative, so a cap that bound once in the transient stays bound and the flow's cost
