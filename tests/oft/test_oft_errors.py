@@ -87,6 +87,7 @@ def test_solver_argument_errors():
         ({"stopThr": -1.0}, ValueError, "stopThr"),
         ({"capacity_clip": "cumulative"}, ValueError, "capacity_clip"),
         ({"epsilon_scaling": 1}, TypeError, "epsilon_scaling"),
+        ({"newton": "yes"}, TypeError, "newton"),
     ]:
         with pytest.raises(exc, match=msg):
             oft_sinkhorn(s, C, **kw)

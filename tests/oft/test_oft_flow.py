@@ -243,3 +243,52 @@ def test_exact_capacity_clip_beats_the_papers_cumulative_clip(one_thread):
         assert lg["converged"] and lg["capacity_violation"] <= 1e-9 * cap
         gaps[clip] = _gap(F, C, lc["cost"])
     assert 0 <= gaps["exact"] <= 0.005 < gaps["paper"]
+
+
+def test_newton_reaches_the_scaling_fixed_point(layered, one_thread):
+    # the same entropic flow with and without the Newton finish, on both code paths
+    s, C = layered
+    F0, l0 = oft_sinkhorn(s, C, 1e-2, newton=False, stopThr=1e-12, numItermax=100000, log=True)
+    for method in ("sinkhorn", "sinkhorn_log"):
+        F1, l1 = oft_sinkhorn(s, C, 1e-2, method=method, stopThr=1e-12, log=True)
+        assert l0["converged"] and l1["converged"]
+        assert torch.allclose(F1, F0, atol=1e-10)
+        assert l1["n_iter"] < l0["n_iter"]
+
+
+def test_newton_converges_at_n300_within_budget(one_thread):
+    # the claim's setting: the scaling alone ended at violation 4-6e-6 after 20000 iterations
+    s, C = make_layered(100, 100, 100, seed=1)
+    opt = min_cost_flow(s, C, log=True)[1]["cost"]
+    F, lg = oft_sinkhorn(s, C, 1e-3, stopThr=1e-6, numItermax=20000, log=True)
+    assert lg["converged"] and lg["n_iter"] <= 20000
+    assert float(flow_violations(F, s)["balance_violation"]) <= 1e-6
+    assert 0 <= _gap(F, C, opt) <= 0.02
+
+
+def test_newton_batched_and_against_the_lp(one_thread):
+    # entropic gap shrinks towards the LP optimum (scipy HiGHS) as reg falls; batch = singles
+    inst = [make_layered(5, 4, 5, seed=k) for k in range(3)]
+    s = torch.stack([i[0] for i in inst])
+    C = torch.stack([i[1] for i in inst])
+    _, lp = min_cost_flow(s, C, log=True)
+    gaps = []
+    for reg in (1e-2, 1e-3, 1e-4):
+        Fb, lb = oft_sinkhorn(s, C, reg, stopThr=1e-10, log=True)
+        assert bool(lb["converged"].all())
+        assert float(lb["balance_violation"].max()) <= 1e-10
+        gaps.append(((lb["cost"] - lp["cost"]) / lp["cost"]).max())
+        for k in range(3):
+            assert torch.allclose(Fb[k], oft_sinkhorn(s[k], C[k], reg, stopThr=1e-10),
+                                  atol=1e-8)
+    assert 0 <= gaps[2] < gaps[1] < gaps[0] and gaps[2] < 1e-3
+
+
+def test_newton_stops_at_float64_resolution(layered, one_thread):
+    # stopThr = 0 cannot be met: Newton stops when no step improves, long before the cap
+    s, C = layered
+    with pytest.warns(RuntimeWarning, match="did not reach"):
+        _, lg = oft_sinkhorn(s, C, 1e-2, stopThr=0.0, numItermax=10**6, log=True)
+    assert not lg["converged"]
+    assert lg["history"]["iteration"][-1] < 1000
+    assert lg["balance_violation"] < 1e-14

@@ -199,6 +199,7 @@ def oft_sinkhorn(
     method: Method = "sinkhorn",
     epsilon_scaling: bool = True,
     capacity_clip: Clip = "exact",
+    newton: bool = True,
     numItermax: int = 20000,  # noqa: N803 (POT's name)
     stopThr: float = 1e-9,  # noqa: N803
     log: bool = False,
@@ -224,6 +225,13 @@ def oft_sinkhorn(
       violation ``<= 1e-4·Σs⁺`` (the last at ``stopThr``), with the scalings absorbed into the
       kernel (no overflow or underflow at any reg). At n = 300, reg = 1e-3 the paper's single
       stage needs > 20000 iterations to reach 1e-6; see ``benchmarks/oft.py``.
+    - Newton finish (default, without capacities): once the scaling's balance violation is
+      ``<= 1e-2·Σs⁺`` the remaining ε stages are solved by damped Newton steps on the dual
+      potentials (``_newton``: a Laplacian solve per step), the same fixed point (to 1e-10
+      on the tests' instances). At n = 300, reg = 1e-3, stopThr 1e-6, seeds 0-2 the scaling
+      alone ends at violations 6.5e-6 / 7.4e-6 after 20000 iterations and converges at 10800;
+      with Newton all three converge in 103-106 iterations (50 scaling, the rest Newton), at
+      the same cost to 7e-5 relative (what the scaling's balance slack allows).
     - The capacity clip starts from the unclipped kernel ``K₀`` at every step (the exact dual
       update of the capacity multipliers); the official ``K = min(K, cap / (u vᵀ))`` is
       cumulative, so a cap that bound once in the transient stays bound and the flow's cost
@@ -251,11 +259,14 @@ def oft_sinkhorn(
             stage at ``reg``; kernel entries that underflow then drop their edge).
         capacity_clip: ``"exact"`` (clip the unclipped kernel at every step) or ``"paper"``
             (the official cumulative ``K = min(K, cap / (u vᵀ))``, with consistent indices).
+        newton: finish with Newton steps on the dual (only without ``capacity`` and
+            ``node_capacity``; False: the scaling iteration throughout).
         numItermax: maximum number of iterations, all ε stages together.
         stopThr: stop when ``max |P 1 - Pᵀ 1 - s| <= stopThr · Σ s⁺`` (checked every 50).
         log: also return a dict with ``n_iter``, ``converged``, ``cost``,
             ``balance_violation`` (max absolute), ``capacity_violation``,
-            ``node_capacity_violation``, ``dropped_edges`` (without ε-scaling) and
+            ``node_capacity_violation``, ``dropped_edges`` (without ε-scaling; the Newton
+            finish computes the plan in log form, so such edges may carry flow again) and
             ``history`` (iteration, reg, relative violation, cost at every check). Values are
             Python scalars for one instance and (B,) tensors for a batch.
 
@@ -285,8 +296,9 @@ def oft_sinkhorn(
     virtual_flow = check_range(virtual_flow, "virtual_flow", 0, low_open=True)
     check_choice(method, "method", Method)
     check_choice(capacity_clip, "capacity_clip", Clip)
-    if not isinstance(epsilon_scaling, bool):
-        raise TypeError(f"epsilon_scaling must be a bool, got {type(epsilon_scaling).__name__}")
+    for name, flag in (("epsilon_scaling", epsilon_scaling), ("newton", newton)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
     numItermax = check_int(numItermax, "numItermax", 1)
     stopThr = check_range(stopThr, "stopThr", 0)
     s64, C64, cap, ncap, batched, out_dtype = _check_problem(s, C, capacity, node_capacity)
@@ -324,18 +336,19 @@ def oft_sinkhorn(
         if cap is not None and bool(torch.isinf(cap).all()):
             cap = None
         cumulative = capacity_clip == "paper"
+        newton = newton and cap is None and ncap is None
         stage_tol = torch.maximum(tol, STAGE_THR * mass)
         stages = [(r, (r * scale).view(B, 1, 1)) for r in regs]
         out = None
         if method == "sinkhorn":
             out = _run_scaling(C64, E, stages, s64, d, cap, ncap, numItermax, tol, stage_tol,
-                               mass, cumulative)
+                               mass, cumulative, newton)
             if out is None:
                 warnings.warn("numerical overflow in the scaling iteration: switching to "
                               "method='sinkhorn_log'", RuntimeWarning, stacklevel=2)
         if out is None:
             out = _run_log(C64, E, stages, s64, d, cap, ncap, numItermax, tol, stage_tol,
-                           mass, cumulative)
+                           mass, cumulative, newton)
         P, n_iter, conv, hist = out
         del E
         F = torch.relu(P - P.transpose(-1, -2))
@@ -384,6 +397,89 @@ def _schedule(reg: float) -> list[float]:
     return [reg * 4.0**j for j in range(k, -1, -1)]
 
 
+NEWTON_AT = 1e-2  # x Σs⁺: balance violation at which the scaling hands over to Newton
+NEWTON_RIDGE = 1e-10  # x the largest weighted degree: ridge that keeps the Laplacian solvable
+LINE_SEARCH = 40  # step halvings before Newton gives up on an instance
+
+
+def _newton(C, E, s, stages, phi, it, iters, tol, stage_tol, mass, hist):
+    """Finish the ε stages by damped Newton steps on the dual potentials ``phi`` (cost units).
+
+    Without capacities the fixed point of the scaling iteration at ``eps`` is the maximiser of
+    the concave dual ``D(phi) = <phi, s> - eps·Σ_ij P_ij``,
+    ``P_ij = exp((phi_i - phi_j - C_ij) / eps)`` on the edges (``u_i = exp(phi_i/eps) = 1/v_i``:
+    the paper's ``u_i v_i = 1``). Its gradient is the balance residual ``r = s - (P 1 - Pᵀ 1)``
+    and its Hessian ``-L/eps``, ``L`` the Laplacian of ``P + Pᵀ``, so a Newton step solves
+    ``(L + ridge·I) δ = eps·r`` (batched Cholesky; ``r ⟂ 1`` keeps the constant shift out).
+    Steps are halved until ``D`` rises by Armijo's rule or ``|r|₂`` falls (the second test
+    decides once ``D``'s increments are below float64 resolution). Scaling slows to ~1/t near
+    the optimum at small reg; Newton converges quadratically there (Brauer et al. 2017, "A
+    Sinkhorn-Newton method for entropic optimal transport"), and each later ε stage starts
+    from the last one's ``phi``. Each step counts as one iteration of ``numItermax`` but costs
+    an (n, n) factorisation, O(n³). An instance whose line search fails stops where it is.
+    """
+    B, n = s.shape
+    Cm = torch.where(E, C, 0.0)
+    Cz = torch.where(torch.isfinite(C), C, 0.0)
+    eye = torch.eye(n, dtype=s.dtype, device=s.device)
+    n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
+    conv = torch.zeros(B, dtype=torch.bool, device=s.device)
+    for stage, (reg, eps) in enumerate(stages):
+        last = stage == len(stages) - 1
+        thr = tol if last else stage_tol
+        e1 = eps.view(B)
+
+        def plan(p, eps=eps, e1=e1):
+            z = torch.where(E, (p.unsqueeze(-1) - p.unsqueeze(-2) - Cm) / eps, -math.inf)
+            P = z.exp_()
+            return P, s - P.sum(-1) + P.sum(-2), (p * s).sum(-1) - e1 * P.sum((-2, -1))
+
+        P, r, D = plan(phi)
+        active = torch.ones(B, dtype=torch.bool, device=s.device)
+        while True:
+            viol = r.abs().amax(-1)
+            done = active & (viol <= thr)
+            if last:
+                n_iter[done] = it
+                conv |= done
+            active &= ~done
+            end = it >= iters or (last and not bool(active.any()))
+            if it % CHECK_EVERY == 0 or end:
+                _record(hist, it, reg, viol, mass, P, Cz)
+            if end:
+                return P, n_iter, conv, hist
+            if not bool(active.any()):
+                break
+            it += 1
+            W = P + P.transpose(-1, -2)
+            deg = W.sum(-1)
+            L = torch.diag_embed(deg) - W + NEWTON_RIDGE * deg.amax(-1).view(B, 1, 1) * eye
+            Lc, info = torch.linalg.cholesky_ex(L)
+            delta = torch.cholesky_solve((e1.unsqueeze(-1) * r).unsqueeze(-1), Lc).squeeze(-1)
+            if bool((info != 0).any()):  # numerically indefinite: LU instead
+                delta = torch.linalg.solve(L, e1.unsqueeze(-1) * r)
+            slope = (r * delta).sum(-1)
+            rn = r.norm(dim=-1)
+            alpha = torch.ones(B, dtype=s.dtype, device=s.device)
+            todo = active.clone()
+            for _ in range(LINE_SEARCH):
+                cand = phi + alpha.unsqueeze(-1) * delta
+                Pc, rc, Dc = plan(cand)
+                # strict: at float64 resolution nothing passes and the instance stops
+                ok = todo & torch.isfinite(Dc) & ((Dc > D + 1e-4 * alpha * slope)
+                                                  | (rc.norm(dim=-1) < (1 - 1e-4 * alpha) * rn))
+                phi = torch.where(ok.unsqueeze(-1), cand, phi)
+                P = torch.where(ok.view(B, 1, 1), Pc, P)
+                r = torch.where(ok.unsqueeze(-1), rc, r)
+                D = torch.where(ok, Dc, D)
+                todo &= ~ok
+                if not bool(todo.any()):
+                    break
+                alpha = torch.where(todo, alpha / 2, alpha)
+            active &= ~todo  # no acceptable step: float64 resolution reached
+    raise AssertionError("unreachable")
+
+
 def _pot_kernel(C, E, f, g, eps):
     """``exp((f_i + g_j - C_ij) / eps)`` on the edges, 0 elsewhere and on the diagonal."""
     K = torch.where(E, (f.unsqueeze(-1) + g.unsqueeze(-2) - torch.where(E, C, 0.0)) / eps,
@@ -392,7 +488,8 @@ def _pot_kernel(C, E, f, g, eps):
     return K
 
 
-def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative):
+def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative,
+                 newton):
     """The paper's iteration on ``K = exp(-C/eps)`` (float64), with ε-scaling and absorption.
 
     The self-loop kernel ``h_i = K_ii`` is kept as a vector (the diagonal of ``K`` stays 0),
@@ -463,6 +560,10 @@ def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cum
                 if it == iters or (last and bool(conv.all())):
                     return P, n_iter, conv, hist
                 del P
+                if newton and bool((viol <= NEWTON_AT * mass).all()):
+                    phi = 0.5 * (f + e1 * torch.log(u) - g - e1 * torch.log(v))
+                    return _newton(C, E, s, stages[stage:], phi, it, iters, tol, stage_tol,
+                                   mass, hist)
                 if bool(ok.all()):
                     break
                 big = torch.maximum(torch.maximum(u, 1 / u), torch.maximum(v, 1 / v)).amax()
@@ -501,7 +602,7 @@ def _clip_node(x, y, s, d, ncap):
     return torch.where(clip, lim, x), torch.where(clip, lim - s, y)
 
 
-def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative):
+def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative, newton):
     """Log-domain twin of :func:`_run_scaling`: ``f = log u``, ``g = log v``, ``log K``.
 
     The self-loop kernel ``log K_ii`` is kept apart in ``lkd`` (the diagonal of ``logK`` is
@@ -556,6 +657,10 @@ def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulat
                 _record(hist, it, reg, viol, mass, P, Cz)
                 if it == iters or (last and bool(conv.all())):
                     return P, n_iter, conv, hist
+                if newton and bool((viol <= NEWTON_AT * mass).all()):
+                    phi = 0.5 * eps.squeeze(-1) * (f - g)
+                    return _newton(C, E, s, stages[stage:], phi, it, iters, tol, stage_tol,
+                                   mass, hist)
                 if bool(ok.all()):
                     break
             lx, ly = _log_q_step(lKv + lKtu, s, log_half_s, d, ncap)
