@@ -168,6 +168,23 @@ def test_network_shapes_batch_consistency_and_determinism():
     assert torch.equal(x, before)
 
 
+def test_curve_exponent_cannot_die():
+    # α = softplus(z): with the last layer's weights at 0 and bias b, α = log(1 + e^b) and
+    # dα/db = sigmoid(b), also for b < 0. A ReLU α (the official head) is 0 there with no
+    # gradient, which froze I = R in training (issue 35: output mean 0.72 vs 0.365 clean).
+    from iclr25.lowlight import CurveNet
+
+    net = CurveNet(8).double()
+    with torch.no_grad():
+        net.head[2].weight.zero_()
+        net.head[2].bias.fill_(-3.0)
+    a = net(torch.rand(2, 1, 12, 12, dtype=torch.float64))
+    assert a.shape == (2, 1, 1, 1)
+    torch.testing.assert_close(a, torch.full_like(a, np.log1p(np.exp(-3.0))))
+    a.sum().backward()
+    assert float(net.head[2].bias.grad) == pytest.approx(2 / (1 + np.exp(3.0)), rel=1e-12)
+
+
 def test_enhance_tiles_dtype_and_numpy():
     net = _net()
     x = np.random.default_rng(0).random((3, 16, 16)) * 0.2
