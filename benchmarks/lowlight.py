@@ -1,11 +1,11 @@
 """Benchmark: zero-reference low-light enhancement vs classical pipelines and Zero-DCE.
 
-1. Training-step cost at the claim's size (width 16, batch 2, crop 64, one thread): the fast
-   path (channels-last transformer blocks, FFT DCT) against the reference path (NCHW blocks,
-   dense-matrix DCT), steps interleaved in one process and medians reported (this VM is
-   shared), then the profile of what remains. TARGET (issue 35): >= 3x faster than main's
-   step; main's step is the reference path plus conv biases and two extra layers.
-2. DCT cost growth: FFT vs matrix DCT at 64² and 256² (4x and 16x the pixels).
+1. Training-step cost at the claim's size (width 16, batch 2, crop 64, one thread, CPU
+   time): the step of main before issue 35 (its ``src`` taken from git) against today's,
+   alternating processes, medians. TARGET (issue 35): >= 3x faster. Then the profile of
+   what remains.
+2. DCT cost growth: FFT vs matrix DCT at 64², 128² and 256² (``method="auto"`` picks the
+   matrix up to 512 px a side).
 3. Held-out synthetic low light (``degrade(..., "low_light")``) on the 3 whole test images at
    256² (``--quick``: 128², fewer steps). Peers, same inputs, same process: CLAHE, gamma to
    mean 0.5, gamma + NL-means, Zero-DCE and ours (both trained here on dark crops of the other
@@ -116,7 +116,7 @@ def main() -> None:
     ap.add_argument("--figure", default=None, help="write the test-image figure here (PNG)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    step_times(3 if args.quick else 10)
+    step_times(3 if args.quick else 5)
     dct_growth()
     side = 128 if args.quick else 256
     steps = args.steps or (20 if args.quick else 300)
