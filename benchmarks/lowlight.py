@@ -5,7 +5,7 @@
    alternating processes, medians. TARGET (issue 35): >= 3x faster. Then the profile of
    what remains.
 2. DCT cost growth: FFT vs matrix DCT at 64², 128² and 256² (``method="auto"`` picks the
-   matrix up to 512 px a side).
+   matrix up to 64 px a side).
 3. Held-out synthetic low light (``degrade(..., "low_light")``) on the 3 whole test images at
    256² (``--quick``: 128², fewer steps). Peers, same inputs, same process: CLAHE, gamma to
    mean 0.5, gamma + NL-means, Zero-DCE and ours (both trained here on dark crops of the other

@@ -64,7 +64,7 @@ def test_auto_dct_picks_matrix_up_to_the_threshold(monkeypatch):
     from iclr25.lowlight import dct
 
     x = torch.rand(2, 30, 41, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
-    assert torch.equal(dct_2d(x), dct_2d(x, method="matrix"))   # 41 <= 512
+    assert torch.equal(dct_2d(x), dct_2d(x, method="matrix"))   # 41 <= 64
     monkeypatch.setattr(dct, "AUTO_MATRIX_SIDE", 40)
     assert torch.equal(dct_2d(x), dct_2d(x, method="fft"))
     assert torch.equal(idct_2d(x), idct_2d(x, method="fft"))

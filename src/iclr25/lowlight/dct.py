@@ -57,10 +57,11 @@ def _idct_last(X: torch.Tensor) -> torch.Tensor:
     return x
 
 
-#: "auto" uses the dense matrices up to this side and the FFT above it: on one CPU thread the
-#: matrix product is faster at every measured size up to 512² (a training step at crop 64:
-#: 0.293 s with it, 0.303 s with the FFT), the FFT grows near-linearly beyond.
-AUTO_MATRIX_SIDE = 512
+#: "auto" uses the dense matrices up to this side and the FFT above it. One CPU thread,
+#: (2, 3, n, n): 0.58 vs 0.71 ms at 64², 10.5 vs 1.9 ms at 128², 31 vs 23 ms at 256²
+#: (matrix vs FFT, benchmarks/lowlight.py, load 4); a training step at crop 64 (32- and
+#: 64-px maps) costs 0.293 s with the matrix DCT and 0.303 s with the FFT.
+AUTO_MATRIX_SIDE = 64
 
 
 def _method(method: str, t: torch.Tensor) -> str:

@@ -269,7 +269,7 @@ class RetinexEnhancer(nn.Module):
         lc_width: CurveNet width (paper 32).
         n_blocks: transformer blocks per sub-network (paper 2).
         fast: True (default) runs the transformer blocks channels-last and the prior's DCT
-            with ``method="auto"`` (matrix up to 512 px a side, FFT above); False runs the
+            with ``method="auto"`` (matrix up to 64 px a side, FFT above); False runs the
             NCHW reference and dense DCT matrices (same function, equal to float32
             rounding). CPU time of a training step at width 16, batch 2, crop 64, one
             thread (shared 2-core VM, load ~12, medians of 5 interleaved steps): 0.293 s
