@@ -1,11 +1,11 @@
 """Benchmark: zero-reference low-light enhancement vs classical pipelines and Zero-DCE.
 
-1. Training-step cost at the claim's size (width 16, batch 2, crop 64, one thread): the fast
-   path (channels-last transformer blocks, FFT DCT) against the reference path (NCHW blocks,
-   dense-matrix DCT), steps interleaved in one process and medians reported (this VM is
-   shared), then the profile of what remains. TARGET (issue 35): >= 3x faster than main's
-   step; main's step is the reference path plus conv biases and two extra layers.
-2. DCT cost growth: FFT vs matrix DCT at 64² and 256² (4x and 16x the pixels).
+1. Training-step cost at the claim's size (width 16, batch 2, crop 64, one thread, CPU
+   time): the step of main before issue 35 (its ``src`` taken from git) against today's,
+   alternating processes, medians. TARGET (issue 35): >= 3x faster. Then the profile of
+   what remains.
+2. DCT cost growth: FFT vs matrix DCT at 64², 128² and 256² (``method="auto"`` picks the
+   matrix up to 64 px a side).
 3. Held-out synthetic low light (``degrade(..., "low_light")``) on the 3 whole test images at
    256² (``--quick``: 128², fewer steps). Peers, same inputs, same process: CLAHE, gamma to
    mean 0.5, gamma + NL-means, Zero-DCE and ours (both trained here on dark crops of the other
@@ -20,7 +20,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -31,34 +35,62 @@ from iclr25.lowlight.claim import TRAIN_IMAGES, _net, gt_mean, peers
 from iclr25.lowlight.losses import zero_reference_loss
 from iclr25.lowlight.training import build_model
 
+#: main before issue 35 (biased convs, LayerNorm on the prior, dw conv on the query).
+OLD_COMMIT = "f9b91934edbe9cdea0268f2b2a8c6c63cc52ae41"
+
+_STEP = """
+import statistics, sys, time, torch
+torch.set_num_threads(1)
+from iclr25.lowlight.losses import zero_reference_loss
+from iclr25.lowlight.networks import RetinexEnhancer
+torch.manual_seed(0)
+net = RetinexEnhancer(width=16, l_width=12, lc_width=16)
+opt = torch.optim.Adam(net.parameters(), 5e-4)
+x = torch.rand(2, 3, 64, 64, generator=torch.Generator().manual_seed(0)) * 0.2
+ts = []
+for i in range(int(sys.argv[1]) + 2):
+    t = time.process_time()
+    loss, _ = zero_reference_loss(net, x, seed=0, patch=16)
+    opt.zero_grad(); loss.backward(); opt.step()
+    ts.append(time.process_time() - t)
+print(statistics.median(ts[2:]))
+"""
+
+
+def _step_cpu(src: str, n: int) -> float:
+    """Median CPU seconds of a training step of the package under ``src``, own process."""
+    env = os.environ | {"PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", _STEP, str(n)], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return float(out.split()[-1])
+
 
 def step_times(reps: int) -> None:
-    nets = {f: _net(16, 0) for f in (True, False)}
-    nets[False].fast = False
-    opts = {f: torch.optim.Adam(n.parameters(), 5e-4) for f, n in nets.items()}
-    x = torch.rand(2, 3, 64, 64, generator=torch.Generator().manual_seed(0)) * 0.2
-
-    def step(f: bool) -> None:
-        loss, _ = zero_reference_loss(nets[f], x, seed=0, patch=16)
-        opts[f].zero_grad()
-        loss.backward()
-        opts[f].step()
-
-    ts: dict[bool, list[float]] = {True: [], False: []}
-    for f in (True, False):
-        step(f)
-    for _ in range(reps):
-        for f in (True, False):
-            t = time.perf_counter()
-            step(f)
-            ts[f].append(time.perf_counter() - t)
-    fast, ref = statistics.median(ts[True]), statistics.median(ts[False])
-    print(f"training step (width 16, batch 2, crop 64, 1 thread; load {os.getloadavg()[0]:.1f})"
-          f": reference {ref:.3f} s, fast {fast:.3f} s, speed-up {ref / fast:.2f}x "
-          f"(target >= 3x over main)")
+    """Old (pre-issue-35 main, from git) vs current training step, alternating processes."""
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        tar = subprocess.run(["git", "-C", str(root), "archive", OLD_COMMIT, "src"],
+                             check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
+        ts: dict[str, list[float]] = {"old": [], "now": []}
+        for _ in range(reps):
+            ts["old"].append(_step_cpu(f"{tmp}/src", 5))
+            ts["now"].append(_step_cpu(str(root / "src"), 5))
+    old, now = statistics.median(ts["old"]), statistics.median(ts["now"])
+    print(f"training step (width 16, batch 2, crop 64, 1 thread, CPU s, median of {reps} "
+          f"alternating processes; load {os.getloadavg()[0]:.1f}): pre-issue-35 main "
+          f"{old:.3f} s, now {now:.3f} s, speed-up {old / now:.2f}x")
+    print(f"TARGET >= 3x faster than the pre-issue-35 step -> "
+          f"{'met' if old / now >= 3 else 'NOT met'}")
     from torch.profiler import profile
+    net = _net(16, 0)
+    opt = torch.optim.Adam(net.parameters(), 5e-4)
+    x = torch.rand(2, 3, 64, 64, generator=torch.Generator().manual_seed(0)) * 0.2
     with profile() as prof:
-        step(True)
+        loss, _ = zero_reference_loss(net, x, seed=0, patch=16)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
 
 
@@ -84,7 +116,7 @@ def main() -> None:
     ap.add_argument("--figure", default=None, help="write the test-image figure here (PNG)")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    step_times(3 if args.quick else 10)
+    step_times(3 if args.quick else 5)
     dct_growth()
     side = 128 if args.quick else 256
     steps = args.steps or (20 if args.quick else 300)

@@ -40,7 +40,7 @@ def _net(seed: int = 0) -> RetinexEnhancer:
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 9, 14), (1, 1, 1, 1), (1, 2, 7, 2), (1, 1, 64, 48)])
-@pytest.mark.parametrize("method", ["fft", "matrix"])
+@pytest.mark.parametrize("method", ["auto", "fft", "matrix"])
 def test_dct_matches_scipy_and_inverts(shape, method):
     fft = pytest.importorskip("scipy.fft")
     x = torch.rand(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
@@ -54,10 +54,20 @@ def test_dct_matches_scipy_and_inverts(shape, method):
 
 def test_frequency_bands_fft_equals_matrix_path():
     x = torch.rand(2, 3, 30, 41, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
-    torch.testing.assert_close(frequency_bands(x, seed=1),
+    torch.testing.assert_close(frequency_bands(x, seed=1, method="fft"),
                                frequency_bands(x, seed=1, method="matrix"), atol=1e-12, rtol=0)
     with pytest.raises(ValueError, match="method"):
         dct_2d(x, method="fast")
+
+
+def test_auto_dct_picks_matrix_up_to_the_threshold(monkeypatch):
+    from iclr25.lowlight import dct
+
+    x = torch.rand(2, 30, 41, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(dct_2d(x), dct_2d(x, method="matrix"))   # 41 <= 64
+    monkeypatch.setattr(dct, "AUTO_MATRIX_SIDE", 40)
+    assert torch.equal(dct_2d(x), dct_2d(x, method="fft"))
+    assert torch.equal(idct_2d(x), idct_2d(x, method="fft"))
 
 
 def test_untrained_heads_start_near_half():
@@ -166,6 +176,23 @@ def test_network_shapes_batch_consistency_and_determinism():
     torch.testing.assert_close(out.enhanced, one, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(out.enhanced, again)
     assert torch.equal(x, before)
+
+
+def test_curve_exponent_cannot_die():
+    # α = softplus(z): with the last layer's weights at 0 and bias b, α = log(1 + e^b) and
+    # dα/db = sigmoid(b), also for b < 0. A ReLU α (the official head) is 0 there with no
+    # gradient, which froze I = R in training (issue 35: output mean 0.72 vs 0.365 clean).
+    from iclr25.lowlight import CurveNet
+
+    net = CurveNet(8).double()
+    with torch.no_grad():
+        net.head[2].weight.zero_()
+        net.head[2].bias.fill_(-3.0)
+    a = net(torch.rand(2, 1, 12, 12, dtype=torch.float64))
+    assert a.shape == (2, 1, 1, 1)
+    torch.testing.assert_close(a, torch.full_like(a, np.log1p(np.exp(-3.0))))
+    a.sum().backward()
+    assert float(net.head[2].bias.grad) == pytest.approx(2 / (1 + np.exp(3.0)), rel=1e-12)
 
 
 def test_enhance_tiles_dtype_and_numpy():
