@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
+from iclr25._cli import output_path
+from iclr25._progress import estimating
 
 app = typer.Typer(help="Zero-reference low-light denoising and enhancement (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -15,14 +17,19 @@ app = typer.Typer(help="Zero-reference low-light denoising and enhancement (ICLR
 @app.command()
 def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark images"),
         out: Path = typer.Option(..., "--out", help="model file to write"),
-        steps: int = typer.Option(600, "--steps"),
-        crop: int = typer.Option(128, "--crop"),
-        batch_size: int = typer.Option(4, "--batch-size"),
-        lr: float = typer.Option(1e-4, "--lr"),
-        width: int = typer.Option(None, "--width"),
+        steps: int = typer.Option(300, "--steps", help="Adam steps; the paper-scale run is "
+                                  "--steps 600 --crop 128 --batch-size 4 --lr 1e-4 --width 64 "
+                                  "(an hour or more on a CPU)."),
+        crop: int = typer.Option(64, "--crop"),
+        batch_size: int = typer.Option(2, "--batch-size"),
+        lr: float = typer.Option(5e-4, "--lr"),
+        width: int = typer.Option(16, "--width", help="Network width (paper: 64)."),
         method: str = typer.Option("retinex", "--method", help="retinex | zero_dce"),
         seed: int = typer.Option(0, "--seed")) -> None:
-    """Train on DARK_DIR's images (no references) and save the model."""
+    """Train on DARK_DIR's images (no references) and save the model.
+
+    The defaults are the reproduction's CPU setting (300 steps, width 16, 64-px crops), which
+    beats Zero-DCE at full scale: about a minute and a half of CPU on a few bundled photos."""
     from iclr25.datasets.images import load_folder
     from iclr25.lowlight.training import ZeroReferenceEnhancer
 
@@ -34,8 +41,7 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
         _fail(f"--crop must be an even number >= 4, got {crop}")
     if method not in ("retinex", "zero_dce"):
         _fail(f"--method must be retinex or zero_dce, got {method!r}")
-    if not out.parent.is_dir():
-        _fail(f"--out: directory {out.parent} does not exist")
+    output_path(out)
     try:
         images = list(load_folder(dark_dir).values())
     except ValueError as exc:
@@ -43,8 +49,9 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
     small = [i for i, x in enumerate(images) if min(x.shape[1:]) < crop]
     if small:
         _fail(f"--crop {crop} is larger than some images in {dark_dir}")
-    est = ZeroReferenceEnhancer(method=method, width=width, steps=steps, crop=crop,
-                                batch_size=batch_size, lr=lr, seed=seed).fit(images)
+    with estimating():
+        est = ZeroReferenceEnhancer(method=method, width=width, steps=steps, crop=crop,
+                                    batch_size=batch_size, lr=lr, seed=seed).fit(images)
     est.save(out)
     typer.echo(f"trained {steps} steps on {len(images)} images; final loss "
                f"{est.history_[-1]:.4f}; wrote {out}")

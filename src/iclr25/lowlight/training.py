@@ -14,6 +14,7 @@ from torch import nn
 
 from iclr25._checks import check_choice, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
+from iclr25._progress import progress_bar
 from iclr25.datasets.images import check_images, load_folder, random_crops
 from iclr25.lowlight.losses import zero_dce_terms, zero_reference_loss
 from iclr25.lowlight.networks import RetinexEnhancer, ZeroDCE
@@ -97,17 +98,19 @@ def train_enhancer(model: nn.Module, images: object, *, steps: int = 600, crop: 
     opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.999))
     model.train()
     history = []
-    for _ in range(steps):
-        x = random_crops(ims, batch_size, crop, seed=g).to(p0)
-        if retinex:
-            loss, _ = zero_reference_loss(model, x, seed=g, pairing=pairing, patch=patch)
-        else:
-            I = model(x).enhanced
-            loss = zero_dce_terms(x, I, patch)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        history.append(float(loss.detach()))
+    with progress_bar(steps, "low-light training") as advance:
+        for _ in range(steps):
+            x = random_crops(ims, batch_size, crop, seed=g).to(p0)
+            if retinex:
+                loss, _ = zero_reference_loss(model, x, seed=g, pairing=pairing, patch=patch)
+            else:
+                I = model(x).enhanced
+                loss = zero_dce_terms(x, I, patch)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            history.append(float(loss.detach()))
+            advance(loss=history[-1])
     model.eval()
     return history
 
