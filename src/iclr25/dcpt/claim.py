@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from iclr25._train import seeded_init
 from iclr25.claims import (
     Comparison,
     Context,
@@ -133,8 +134,7 @@ def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
     confusion = np.zeros((K, K), dtype=np.int64)
     for seed in s.seeds:
         base = ctx.seed * 1000 + seed
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(base)
+        with seeded_init(base):
             init = UNet(width=s.width).to(dev)           # every arm starts here
         pairs = AllInOnePairs(train, s.kinds, s.size, s.batch_size, seed=base, params=params)
         stream = iter(pairs)                              # DCPT arm: batches 0..P-1, P..P+F-1

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from iclr25._train import seeded_init
 from iclr25.claims import (
     Comparison,
     Context,
@@ -84,8 +85,7 @@ class LowLightEvidence(Evidence):
 def _net(width: int, seed: int) -> torch.nn.Module:
     from iclr25.lowlight.networks import RetinexEnhancer
 
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded_init(seed):
         return RetinexEnhancer(width=width, l_width=(3 * width) // 4, lc_width=width)
 
 

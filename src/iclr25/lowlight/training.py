@@ -15,6 +15,7 @@ from torch import nn
 from iclr25._checks import check_choice, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
 from iclr25._progress import progress_bar
+from iclr25._train import seeded_init
 from iclr25.datasets.images import check_images, load_folder, random_crops
 from iclr25.lowlight.losses import zero_dce_terms, zero_reference_loss
 from iclr25.lowlight.networks import RetinexEnhancer, ZeroDCE
@@ -46,8 +47,7 @@ def _image_list(images: object, name: str = "images") -> list[torch.Tensor]:
 def build_model(method: Method, width: int | None = None, *, seed: int = 0) -> nn.Module:
     """A freshly initialised network for ``method``, weights drawn from ``seed`` only."""
     check_choice(method, "method", ("retinex", "zero_dce"))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
+    with seeded_init(int(seed)):
         if method == "retinex":
             w = 64 if width is None else width
             return RetinexEnhancer(width=w, l_width=max(1, (3 * w) // 4),

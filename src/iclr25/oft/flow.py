@@ -42,6 +42,22 @@ def _real(x: object, name: str) -> torch.Tensor:
     return t
 
 
+def _capacity(value: object, name: str, shape: tuple[int, ...], doc: str,
+              dev: torch.device) -> torch.Tensor:
+    """A float64 capacity broadcast to ``shape`` on ``dev``, checked >= 0."""
+    t = _real(value, name).to(device=dev, dtype=torch.float64)
+    if t.ndim > len(shape):
+        raise ValueError(f"{name} must be a scalar or {doc}, got shape {tuple(t.shape)}")
+    try:
+        t = torch.broadcast_to(t, shape)
+    except RuntimeError as exc:
+        raise ValueError(f"{name} must broadcast to {shape}, got shape "
+                         f"{tuple(t.shape)}") from exc
+    if bool((t < 0).any()):
+        raise ValueError(f"{name} must be >= 0, got minimum {float(t.min()):g}")
+    return t
+
+
 def _check_problem(
     s: object, C: object, capacity: object, node_capacity: object,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None, bool,
@@ -81,29 +97,9 @@ def _check_problem(
     s64 = s64 - imbalance.unsqueeze(-1) * s64.abs() / total.unsqueeze(-1)
     cap = ncap = None
     if capacity is not None:
-        cap = _real(capacity, "capacity").to(device=dev, dtype=torch.float64)
-        if cap.ndim > 3:
-            raise ValueError(f"capacity must be a scalar or (…, n, n), got shape "
-                             f"{tuple(cap.shape)}")
-        try:
-            cap = torch.broadcast_to(cap, (B, n, n))
-        except RuntimeError as exc:
-            raise ValueError(f"capacity must broadcast to {(B, n, n)}, got shape "
-                             f"{tuple(cap.shape)}") from exc
-        if bool((cap < 0).any()):
-            raise ValueError(f"capacity must be >= 0, got minimum {float(cap.min()):g}")
+        cap = _capacity(capacity, "capacity", (B, n, n), "(…, n, n)", dev)
     if node_capacity is not None:
-        ncap = _real(node_capacity, "node_capacity").to(device=dev, dtype=torch.float64)
-        if ncap.ndim > 2:
-            raise ValueError(f"node_capacity must be a scalar or (…, n), got shape "
-                             f"{tuple(ncap.shape)}")
-        try:
-            ncap = torch.broadcast_to(ncap, (B, n))
-        except RuntimeError as exc:
-            raise ValueError(f"node_capacity must broadcast to {(B, n)}, got shape "
-                             f"{tuple(ncap.shape)}") from exc
-        if bool((ncap < 0).any()):
-            raise ValueError(f"node_capacity must be >= 0, got minimum {float(ncap.min()):g}")
+        ncap = _capacity(node_capacity, "node_capacity", (B, n), "(…, n)", dev)
         short = s64 > ncap * (1 + 1e-12)
         if bool(short.any()):
             b, i = (int(v) for v in short.nonzero()[0])

@@ -41,47 +41,7 @@ def read_dimacs(
         lines = p.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"path: cannot read {str(p)!r}: {exc}") from None
-    n = None
-    supplies: list[tuple[int, float]] = []
-    arcs: list[tuple[int, int, float, float, int]] = []
-    for k, line in enumerate(lines, 1):
-        parts = line.split()
-        if not parts or parts[0] == "c":
-            continue
-        tag = parts[0]
-        where = f"{p.name}:{k}"
-        try:
-            if tag == "p":
-                if len(parts) != 4 or parts[1] != "min":
-                    raise ValueError("expected 'p min NODES ARCS'")
-                if n is not None:
-                    raise ValueError("second 'p' line")
-                n = int(parts[2])
-                int(parts[3])
-                if n < 1:
-                    raise ValueError("NODES must be >= 1")
-            elif tag == "n":
-                if len(parts) != 3:
-                    raise ValueError("expected 'n ID SUPPLY'")
-                supplies.append((int(parts[1]), float(parts[2])))
-            elif tag == "a":
-                if len(parts) != 6:
-                    raise ValueError("expected 'a SRC DST LOW CAP COST'")
-                i, j = int(parts[1]), int(parts[2])
-                low, cap, cost = float(parts[3]), float(parts[4]), float(parts[5])
-                if low != 0:
-                    raise ValueError(f"lower bound {low:g} > 0 is not supported")
-                if cap < 0 or cost < 0:
-                    raise ValueError("capacity and cost must be >= 0")
-                arcs.append((i, j, cap, cost, k))
-            else:
-                raise ValueError(f"unknown line type {tag!r}")
-        except ValueError as exc:
-            raise ValueError(f"path: {where}: {exc}: {line.strip()!r}") from None
-        if tag != "p" and n is None:
-            raise ValueError(f"path: {where}: '{tag}' line before the 'p min' line")
-    if n is None:
-        raise ValueError(f"path: {p.name} has no 'p min NODES ARCS' line")
+    n, supplies, arcs = _parse_dimacs(lines, p.name)
     s = np.zeros(n)
     C = np.full((n, n), np.inf)
     capacity = np.zeros((n, n))
@@ -102,6 +62,64 @@ def read_dimacs(
         capacity[i - 1, j - 1] += cap
     as_t = lambda a: torch.as_tensor(a, dtype=dtype, device=device)  # noqa: E731
     return as_t(s), as_t(C), as_t(capacity)
+
+
+_Arc = tuple[int, int, float, float, int]  # src, dst, capacity, cost, line number
+
+
+def _parse_dimacs(lines: list[str], name: str,
+                  ) -> tuple[int, list[tuple[int, float]], list[_Arc]]:
+    """(nodes, [(id, supply)], [(src, dst, cap, cost, line)]) of a DIMACS file's lines."""
+    n = None
+    supplies: list[tuple[int, float]] = []
+    arcs: list[_Arc] = []
+    for k, line in enumerate(lines, 1):
+        parts = line.split()
+        if not parts or parts[0] == "c":
+            continue
+        tag = parts[0]
+        try:
+            if tag == "p":
+                if n is not None:
+                    raise ValueError("second 'p' line")
+                n = _p_line(parts)
+            elif tag == "n":
+                if len(parts) != 3:
+                    raise ValueError("expected 'n ID SUPPLY'")
+                supplies.append((int(parts[1]), float(parts[2])))
+            elif tag == "a":
+                arcs.append((*_a_line(parts), k))
+            else:
+                raise ValueError(f"unknown line type {tag!r}")
+        except ValueError as exc:
+            raise ValueError(f"path: {name}:{k}: {exc}: {line.strip()!r}") from None
+        if tag != "p" and n is None:
+            raise ValueError(f"path: {name}:{k}: '{tag}' line before the 'p min' line")
+    if n is None:
+        raise ValueError(f"path: {name} has no 'p min NODES ARCS' line")
+    return n, supplies, arcs
+
+
+def _p_line(parts: list[str]) -> int:
+    if len(parts) != 4 or parts[1] != "min":
+        raise ValueError("expected 'p min NODES ARCS'")
+    n = int(parts[2])
+    int(parts[3])
+    if n < 1:
+        raise ValueError("NODES must be >= 1")
+    return n
+
+
+def _a_line(parts: list[str]) -> tuple[int, int, float, float]:
+    if len(parts) != 6:
+        raise ValueError("expected 'a SRC DST LOW CAP COST'")
+    i, j = int(parts[1]), int(parts[2])
+    low, cap, cost = float(parts[3]), float(parts[4]), float(parts[5])
+    if low != 0:
+        raise ValueError(f"lower bound {low:g} > 0 is not supported")
+    if cap < 0 or cost < 0:
+        raise ValueError("capacity and cost must be >= 0")
+    return i, j, cap, cost
 
 
 def from_networkx(

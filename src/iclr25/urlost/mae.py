@@ -19,6 +19,7 @@ from torch import nn
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
+from iclr25._train import seeded_init
 from iclr25.urlost.organize import (
     Dependence,
     SelfOrganizingClusters,
@@ -135,9 +136,7 @@ class URLOSTMAE(nn.Module):
         self.mask_ratio = check_range(mask_ratio, "mask_ratio", 0, 1, low_open=True,
                                       high_open=True)
         G, m = g.shape
-        gen = resolve_seed(seed)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(gen.initial_seed())
+        with seeded_init(seed):
             self.embed = GroupLinear(g, dim, shared)
             self.pos = nn.Parameter(0.02 * torch.randn(1, G, dim))
             self.cls = nn.Parameter(0.02 * torch.randn(1, 1, dim))

@@ -13,7 +13,7 @@ from torch import nn
 
 from iclr25._checks import as_tensor, check_choice, check_int, resolve_seed
 from iclr25._io import FittedIO
-from iclr25._train import shuffled_batches
+from iclr25._train import seeded_init, shuffled_batches
 from iclr25.v3.loss import TERMS, v3_loss
 from iclr25.v3.quantizer import EMAVectorQuantizer
 
@@ -55,8 +55,7 @@ def mlp_fragment_nets(fragment_shape: tuple[int, ...], d_content: int, d_style: 
     d_in, d_lat = math.prod(shape), check_int(d_content, "d_content", 1) + check_int(
         d_style, "d_style", 1)
     hidden = check_int(hidden, "hidden", groups)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(check_int(seed, "seed", 0))
+    with seeded_init(check_int(seed, "seed", 0)):
         enc = nn.Sequential(nn.Flatten(), nn.Linear(d_in, hidden), nn.GroupNorm(groups, hidden),
                             nn.GELU(), nn.Linear(hidden, hidden), nn.GroupNorm(groups, hidden),
                             nn.GELU(), nn.Linear(hidden, d_lat))
@@ -91,8 +90,7 @@ class ContentStyleAE(nn.Module):
         dc, ds = check_int(d_content, "d_content", 1), check_int(d_style, "d_style", 1)
         self.encoder, self.decoder, self.d_content, self.d_style = encoder, decoder, dc, ds
         self.vq = EMAVectorQuantizer(codebook_size, dc, seed=seed, **(quantizer or {}))
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(check_int(seed, "seed", 0) + 7)
+        with seeded_init(check_int(seed, "seed", 0) + 7):
             self.head_c, self.head_s = nn.Linear(dc, dc), nn.Linear(ds, ds)
             self.dec_c = nn.Sequential(nn.Linear(dc, dc), nn.GELU())
             self.dec_s = nn.Sequential(nn.Linear(ds, ds), nn.GELU())
