@@ -114,6 +114,31 @@ def read_npz(path: str | Path, name: str = "FILE", required: tuple[str, ...] = (
                          ) from None
 
 
+def read_table(path: str | Path, name: str = "FILE") -> tuple[list[str], np.ndarray]:
+    """``(column names, (n, columns) float64 array)`` of a ``.csv`` file with a header row: the
+    same checks and messages as :func:`read_matrix`, plus a header of one name per column.
+
+    Raises:
+        ValueError: as :func:`read_matrix`; no header row, or rows that do not match it.
+    """
+    import csv
+
+    p = Path(path)
+    if p.suffix.lower() != ".csv":
+        raise ValueError(f"{name} must end in .csv, got {p.name}")
+    if not p.is_file():
+        raise ValueError(f"{name} {p} does not exist")
+    with p.open(newline="") as fh:
+        header = [h.strip() for h in next(csv.reader(fh), [])]
+    if not header or any(map(_is_number, header)):
+        raise ValueError(f"{name} {p} must start with a header row of column names")
+    X = read_matrix(p, name, suffixes=(".csv",))
+    if X.shape[1] != len(header):
+        raise ValueError(f"{name} {p}: rows have {X.shape[1]} values but the header names "
+                         f"{len(header)} columns")
+    return header, X
+
+
 # --- fitted estimators ------------------------------------------------------------------------
 
 FITTED_FORMAT = 1  # bumped when the layout below changes; newer files are refused by name

@@ -45,3 +45,18 @@ def test_text_arrays_are_refused(tmp_path):
     np.save(tmp_path / "s.npy", np.array(["a", "b"]))
     with pytest.raises(ValueError, match="real numbers"):
         read_matrix(tmp_path / "s.npy")
+
+
+def test_read_table_gives_the_header_and_the_same_checks(tmp_path):
+    from iclr25._io import read_table
+
+    p = tmp_path / "t.csv"
+    p.write_text("a, b\n1,2\n3,4\n")
+    header, X = read_table(p, "DATA")
+    assert header == ["a", "b"]
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4]])
+    for text, match in (("1,2\n3,4\n", "header"), ("a,b\n1,2,3\n", "header names 2"),
+                        ("a,b\n1,x\n", "non-numeric")):
+        p.write_text(text)
+        with pytest.raises(ValueError, match=match):
+            read_table(p, "DATA")

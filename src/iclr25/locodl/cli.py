@@ -15,7 +15,7 @@ import numpy as np
 import typer
 
 from iclr25._cli import output_path
-from iclr25._io import read_npz
+from iclr25._io import read_npz, read_table
 
 app = typer.Typer(help="LoCoDL: federated logistic regression with local steps and a "
                   "compressed uplink (ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -42,7 +42,7 @@ def read_libsvm(path: Path):
     return X, (y.astype(np.int64) if np.all(y == np.round(y)) else y)
 
 
-def read_table(path: Path, label: str | None, client_column: str | None):
+def read_data(path: Path, label: str | None, client_column: str | None):
     """(X, y, clients or None) from a .csv with a header, a .npz with X, y[, clients], or a
     LibSVM file (X then a scipy CSR matrix).
 
@@ -63,14 +63,10 @@ def read_table(path: Path, label: str | None, client_column: str | None):
         return z["X"], z["y"], z.get("clients")
     if label is None:
         raise ValueError("--label is required for a .csv DATA")
-    header = path.open().readline().strip().split(",")
+    header, data = read_table(path, "DATA")
     for name, col in (("--label", label), ("--client-column", client_column)):
         if col is not None and col not in header:
             raise ValueError(f"{name}: column {col!r} is not in DATA's header {header}")
-    try:
-        data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    except ValueError as exc:
-        raise ValueError(f"DATA {path} has a non-numeric cell ({exc})") from None
     li = header.index(label)
     ci = header.index(client_column) if client_column else None
     feats = [i for i in range(len(header)) if i not in (li, ci)]
@@ -118,7 +114,7 @@ def fit(
         output_path(out, suffixes=(".npy",))
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
-        X, y, cid = read_table(data, label, client_column)
+        X, y, cid = read_data(data, label, client_column)
         clf._check_params(X.shape[0])
         if cid is None:
             cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)

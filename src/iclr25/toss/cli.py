@@ -3,13 +3,13 @@ from CSV (with a header) or .npz (arrays X, Y) files."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import typer
 
 from iclr25._cli import fail as _fail
 from iclr25._cli import input_file, output_path
+from iclr25._io import read_table
 
 app = typer.Typer(help="ToSS: mean and input-dependent covariance of a vector target "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -20,27 +20,6 @@ LOSSES = ("toss", "nll", "beta-nll", "tic")
 @app.callback()
 def _group() -> None:
     """Heteroscedastic regression with the W2 bound and neighbourhood pseudo-labels."""
-
-
-def read_table(path: Path) -> tuple[list[str], object]:
-    """(header, float64 array (n, columns)) of a CSV file with a header row."""
-    import numpy as np
-
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        try:
-            header = [h.strip() for h in next(reader)]
-        except StopIteration:
-            raise ValueError(f"{path} is empty") from None
-        try:
-            rows = [[float(v) for v in r] for r in reader if r]
-        except ValueError as exc:
-            raise ValueError(f"{path}: non-numeric value ({exc})") from None
-    if not rows:
-        raise ValueError(f"{path} has a header but no rows")
-    if any(len(r) != len(header) for r in rows):
-        raise ValueError(f"{path}: every row must have {len(header)} values like the header")
-    return header, np.asarray(rows, dtype=np.float64)
 
 
 def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
@@ -63,7 +42,7 @@ def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
         if X.ndim != 2:
             raise ValueError(f"{data}: X must be 2-D, got shape {X.shape}")
         return X, Y, None, None
-    header, arr = read_table(data)
+    header, arr = read_table(data, "DATA")
     if features is not None:
         missing = [c for c in features if c not in header]
         if missing:
@@ -151,7 +130,7 @@ def predict(
         reg = HeteroscedasticRegressor.load(model)
         feats = reg.feature_names_ if data.suffix == ".csv" else None
         if data.suffix == ".csv" and feats is None:
-            feats = read_table(data)[0]
+            feats = read_table(data, "DATA")[0]
         X, _, _, _ = _load_xy(data, None, feats)
         Xt = torch.from_numpy(X)
         mean, cov = reg.predict(Xt).numpy(), reg.predict_cov(Xt).numpy()
