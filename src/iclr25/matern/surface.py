@@ -329,7 +329,7 @@ def _solve_psd(build: Callable[[], torch.Tensor], y: torch.Tensor, reg: float) -
     for attempt in range(_MAX_RETRIES + 1):
         if attempt:
             A = build()
-        a = A.numpy()
+        a = A.numpy().T  # Fortran order: potrf works in place (a C-order array is copied)
         a.flat[::len(a) + 1] += lam
         try:
             c = scipy.linalg.cho_factor(a, lower=True, overwrite_a=True, check_finite=False)
