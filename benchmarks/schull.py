@@ -11,11 +11,13 @@ growth with N on random clouds (target O(N log N)).
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import time
 
 import numpy as np
 import torch
-from scipy.spatial import cKDTree
+from scipy.spatial import ConvexHull, cKDTree
 from torch_geometric.data import Data
 from torch_geometric.transforms import Compose, Delaunay, FaceToEdge
 
@@ -36,6 +38,37 @@ def _kdtree_radius(p: np.ndarray, r: float) -> np.ndarray:
 def _kdtree_knn(p: np.ndarray, k: int) -> np.ndarray:
     _, idx = cKDTree(p).query(p, k + 1)
     return np.stack([idx[:, 1:].ravel(), np.repeat(np.arange(len(p)), k)])
+
+
+def _cpu3(fn) -> float:  # noqa: ANN001
+    """Median CPU time (process_time) of 3 runs."""
+    ts = []
+    for _ in range(3):
+        t = time.process_time()
+        fn()
+        ts.append(time.process_time() - t)
+    return statistics.median(ts)
+
+
+def vs_port(structs: list[torch.Tensor]) -> None:
+    """Batched SCHull vs the naive port, and the ceiling: qhull alone on every structure's
+    unit directions (the one call per structure that cannot be batched)."""
+    pos_all = torch.cat(structs)
+    batch = torch.repeat_interleave(torch.arange(len(structs)),
+                                    torch.tensor([len(p) for p in structs]))
+    dirs = []
+    for p in structs:
+        x = p.double().numpy() - p.double().numpy().mean(0)
+        dirs.append(x / np.linalg.norm(x, axis=1, keepdims=True))
+    t_port = _cpu3(lambda: [official_port(p) for p in structs])
+    t_ours = _cpu3(lambda: schull_graph(pos_all, batch))
+    t_hull = _cpu3(lambda: [ConvexHull(u, qhull_options="QJ").simplices for u in dirs])
+    r, ceil = t_port / t_ours, t_port / t_hull
+    print(f"\nvs naive port, {len(structs)} structures, CPU time, median of 3 (load average "
+          f"{os.getloadavg()[0]:.1f}): port {t_port:.3f} s, batched {t_ours:.3f} s, qhull "
+          f"alone {t_hull:.3f} s ({t_hull / t_ours:.0%} of ours)")
+    print(f"  speed-up {r:.1f}x = {r / 10:.2f} of the 10x target, "
+          f"{'met' if r >= 10 else 'missed'}; ceiling (port / qhull alone) {ceil:.1f}x")
 
 
 def main(quick: bool) -> None:
@@ -100,6 +133,7 @@ def main(quick: bool) -> None:
         times[n] = (time.perf_counter() - t) / reps
         print(f"  N={n:>7d}: {times[n]:.3f} s")
     grow = times[10**5] / times[10**4]
+    vs_port(structs)
     print("\ntargets")
     print(f"  conformers/s (batched, {nat}-{max(sizes)} atoms) >= 2000: "
           f"{rate['SCHull (batched)']:.0f} -> {rate['SCHull (batched)'] >= 2000}")

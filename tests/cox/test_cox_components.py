@@ -187,3 +187,20 @@ def test_mnn_chunked_equals_brute_force():
     want = [[i, int(fwd[i])] for i in range(37) if int(bwd[fwd[i]]) == i]
     for chunk in (1, 5, 64):
         assert emergent_correspondences(A, B, chunk=chunk).tolist() == want
+
+
+def test_mnn_tiled_sweep_equals_brute_force_with_ties():
+    from iclr25.cox.match import _nn_both
+    g = _g(6)
+    A, B = torch.randn(41, 5, generator=g), torch.randn(29, 5, generator=g)
+    A[[7, 30]] = A[19].clone()          # tied rows: the first index must win, as argmax
+    B[[2, 25]] = B[11].clone()
+    B[17] = 2 * B[11]                   # same direction, so the same cosine
+    An, Bn = F.normalize(A, dim=1), F.normalize(B, dim=1)
+    S = An @ Bn.T
+    want_f, want_b = S.argmax(1), S.argmax(0)
+    for chunk, tile in ((1, 1), (4, 3), (41, 29), (64, 7), (5, 64)):
+        fwd, bwd = _nn_both(An, Bn, chunk, tile)
+        assert fwd.tolist() == want_f.tolist() and bwd.tolist() == want_b.tolist()
+    want = [[i, int(want_f[i])] for i in range(41) if int(want_b[want_f[i]]) == i]
+    assert emergent_correspondences(A, B, chunk=3).tolist() == want

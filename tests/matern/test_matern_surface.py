@@ -39,7 +39,7 @@ def _augmented(P, N, off):
     return Xa, y, (lo + hi) / 2, 1 / (hi - lo).max()
 
 
-@pytest.mark.parametrize("nu", [0.5, 1.5])
+@pytest.mark.parametrize("nu", [0.5, 1.5, 2.5])
 def test_exact_equals_kernel_ridge(sphere, nu):
     P, N = sphere
     P, N = P[:60], N[:60]
@@ -48,6 +48,7 @@ def test_exact_equals_kernel_ridge(sphere, nu):
     Xa, y, shift, scale = _augmented(P, N, 0.005)
     kr = KernelRidge(alpha=reg, kernel=Matern(length_scale=0.5, nu=nu)).fit(Xa, y)
     Q = torch.rand(300, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) - .5
+    Q = torch.cat([Q, P[:20]])                  # queries on centres: exact distances needed
     ref = kr.predict(((Q - shift) * scale).numpy())
     np.testing.assert_allclose(surf.decision_function(Q).numpy(), ref, atol=1e-8)
     # Nyström with every training point as a centre is the exact fit
@@ -297,3 +298,20 @@ def test_warning_free_default_fit():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         KernelSurface().fit(*make_shape("torus", 100, seed=0)[:2])
+
+
+@pytest.mark.parametrize("nu", [0.5, 1.5, 2.5, float("inf")])
+def test_fused_evaluation_equals_kernel_matrix_product(nu):
+    from iclr25.matern.kernels import matern_apply, matern_from_distance
+    g = torch.Generator().manual_seed(3)
+    C = torch.rand(3001, 3, generator=g, dtype=torch.float64) - 0.5
+    a = torch.randn(3001, generator=g, dtype=torch.float64)
+    Q = torch.cat([torch.rand(250, 3, generator=g, dtype=torch.float64) - 0.5, C[:7]])
+    r = (Q[:, None] - C[None]).square().sum(-1).sqrt()       # exact, unlike cdist's Gram form
+    want = matern_from_distance(r, nu, 0.3) @ a
+    for rows in (1, 13, 10**6):      # cache-sized blocks (87 rows here), a cap, one row
+        got = matern_apply(Q, C, a, nu, 0.3, rows)
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-10)
+    got = matern_apply(Q.float(), C.float(), a.float(), nu, 0.3, 64)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got.double(), want, rtol=0, atol=2e-3 * float(a.abs().sum()) / 1e3)

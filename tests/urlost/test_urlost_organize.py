@@ -50,6 +50,31 @@ def test_mi_matches_histogram2d_brute_force():
     assert M[0, 1] > 3 * M[0, 4]  # same block depends more
 
 
+def _mi_all_onehots(X, bins):
+    """The former dependence("mi"): every column's one-hot at once, one product per row block."""
+    codes = equal_width_bins(X, bins)
+    n, d = codes.shape
+    flat = torch.zeros(n, d, bins).scatter_(2, codes[:, :, None], 1.0).reshape(n, d * bins)
+    joint = (flat.T @ flat).double().reshape(d, bins, d, bins) / n
+    pm = flat.sum(0).double().reshape(d, bins) / n
+    logm = torch.where(pm > 0, pm.log(), torch.zeros_like(pm))
+    logj = torch.where(joint > 0, joint.log(), torch.zeros_like(joint))
+    cross = (joint.sum(3) * logm[:, :, None]).sum(1) + (joint.sum(1) * logm[None]).sum(2)
+    return ((joint * logj).sum((1, 3)) - cross).clamp_(min=0.0)
+
+
+def test_mi_tiles_equal_all_one_hots_at_once():
+    g = torch.Generator().manual_seed(4)
+    X = torch.randn(80, 1030, generator=g, dtype=torch.float64)   # > 1024: two code blocks
+    X[:, 1029] = X[:, 3] + 0.1 * X[:, 1029]
+    want = _mi_all_onehots(X, 5)
+    for block in (1030, 300, 7):
+        got = dependence(X, "mi", bins=5, block=block)
+        torch.testing.assert_close(got, got.T, rtol=0, atol=0)
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-14)
+    assert got[3, 1029] > 5 * got[3, 1028]
+
+
 def test_mi_of_a_96_percent_zero_column():
     # a pixel that is 96% zeros: quantile bins put it in one bin (MI 0 with everything)
     g = torch.Generator().manual_seed(0)

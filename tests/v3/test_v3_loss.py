@@ -26,6 +26,47 @@ def test_mpd_exact_zero_and_finite_gradient_on_repeated_rows():
     assert torch.isfinite(y.grad).all()
 
 
+def _mpd_direct(x):
+    """The former implementation: cdist on differences (exact, finite gradients)."""
+    n = x.shape[-2]
+    d = torch.cdist(x, x, compute_mode="donot_use_mm_for_euclid_dist")
+    return d.sum((-1, -2)) / (n * (n - 1))
+
+
+def test_mpd_gram_form_equals_pdist_on_duplicates_and_near_duplicates():
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(6, 2, 9, 4, generator=g, dtype=torch.float64)
+    x[0, 0, 3] = x[0, 0, 5]                       # exact duplicate rows
+    x[1, 1, 2] = x[1, 1, 7] + 1e-9                # cancellation: Gram form alone loses this
+    x[2, 0] = 0.0                                 # all rows zero
+    x[3, 1, :4] = 1e6 * x[3, 1, :1]               # large norms, repeated
+    got = mpd(x)
+    assert got.shape == (6, 2)
+    want = np.array([[pdist(xi.numpy()).mean() for xi in xb] for xb in x])
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=0)
+    assert float(got[2, 0]) == 0.0
+    # float32 and a non-contiguous (expanded) input
+    y = torch.randn(3, 1, 5, generator=g).expand(3, 4, 5)
+    np.testing.assert_allclose(mpd(y).numpy(), 0.0, atol=0)
+    z = torch.randn(8, 10, 16, generator=g)
+    np.testing.assert_allclose(mpd(z).numpy(), [pdist(zi.double().numpy()).mean() for zi in z],
+                               rtol=1e-5)
+
+
+def test_mpd_gradient_equals_direct_form_with_duplicates():
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(5, 8, 3, generator=g, dtype=torch.float64)
+    x[:, 4] = x[:, 1]                             # repeated rows in every sample
+    x[0] = x[0, :1]                               # one sample all identical
+    a = x.clone().requires_grad_(True)
+    b = x.clone().requires_grad_(True)
+    w = torch.rand(5, generator=g, dtype=torch.float64)
+    (mpd(a) * w).sum().backward()
+    (_mpd_direct(b) * w).sum().backward()
+    assert torch.isfinite(a.grad).all()
+    torch.testing.assert_close(a.grad, b.grad, rtol=1e-10, atol=1e-12)
+
+
 def _ideal(b=6, n=5, d=4, seed=0):
     g = torch.Generator().manual_seed(seed)
     atoms = torch.randn(n, d, generator=g)

@@ -18,25 +18,52 @@ Matcher = Literal["mnn", "hungarian", "gw"]
 MATCHERS: tuple[str, ...] = ("mnn", "hungarian", "gw")
 
 
-def _nn_both(A: torch.Tensor, B: torch.Tensor, chunk: int
+def _argmax_in_tiles(Q: torch.Tensor, R: torch.Tensor, tile: torch.Tensor, size: int
+                     ) -> torch.Tensor:
+    """For each row q of Q, the index in R of q's largest product, searched only in R's tile
+    ``tile[q]`` (rows ``tile * size`` onwards): rows are grouped by tile, one product each."""
+    out = torch.empty(len(Q), dtype=torch.long, device=Q.device)
+    order = torch.argsort(tile, stable=True)
+    counts = torch.bincount(tile, minlength=-(-len(R) // size)).tolist()
+    for t, rows in enumerate(torch.split(order, counts)):
+        if len(rows):
+            out[rows] = (Q[rows] @ R[t * size:(t + 1) * size].T).argmax(1) + t * size
+    return out
+
+
+def _nn_both(A: torch.Tensor, B: torch.Tensor, chunk: int, tile: int = 1024
              ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Nearest row of B for each row of A and of A for each row of B, from one pass of
-    (chunk, m) similarity blocks: O(chunk * m) memory, one matrix product in all."""
-    fwd = torch.empty(len(A), dtype=torch.long, device=A.device)
-    best = torch.full((len(B),), -float("inf"), dtype=A.dtype, device=A.device)
-    bwd = torch.zeros(len(B), dtype=torch.long, device=A.device)
-    for start in range(0, len(A), chunk):
-        S = A[start:start + chunk] @ B.T
-        fwd[start:start + chunk] = S.argmax(1)
-        v, i = S.max(0)
-        better = v > best
-        best = torch.where(better, v, best)
-        bwd = torch.where(better, i + start, bwd)
-    return fwd, bwd
+    """Nearest row of B for each row of A and of A for each row of B, from one sweep of
+    (chunk, tile) similarity blocks: O(chunk * tile) memory, one matrix product in all.
+
+    The sweep keeps only values (``amax`` is ~10x cheaper than ``max`` with indices) and the
+    block where each row's and column's maximum first appeared; the argmax is then taken
+    inside that block alone (O(n * tile) more work). First index wins ties, as argmax."""
+    n, m = len(A), len(B)
+    chunk, tile = min(chunk, n), min(tile, m)
+    row_best = torch.full((n,), -float("inf"), dtype=A.dtype, device=A.device)
+    row_tile = torch.zeros(n, dtype=torch.long, device=A.device)
+    col_best = torch.full((m,), -float("inf"), dtype=A.dtype, device=A.device)
+    col_tile = torch.zeros(m, dtype=torch.long, device=A.device)
+    buf = torch.empty(chunk * tile, dtype=A.dtype, device=A.device)  # reused: no page faults
+    for s in range(0, n, chunk):
+        a, rb, rt = A[s:s + chunk], row_best[s:s + chunk], row_tile[s:s + chunk]
+        for t in range(0, m, tile):
+            b, cb, ct = B[t:t + tile], col_best[t:t + tile], col_tile[t:t + tile]
+            S = torch.mm(a, b.T, out=buf[:len(a) * len(b)].view(len(a), len(b)))
+            v = S.amax(1)
+            better = v > rb
+            rb.copy_(torch.where(better, v, rb))
+            rt.masked_fill_(better, t // tile)
+            v = S.amax(0)
+            better = v > cb
+            cb.copy_(torch.where(better, v, cb))
+            ct.masked_fill_(better, s // chunk)
+    return _argmax_in_tiles(A, B, row_tile, tile), _argmax_in_tiles(B, A, col_tile, chunk)
 
 
 def emergent_correspondences(Z_im: torch.Tensor, Z_oom: torch.Tensor,
-                             method: Matcher = "mnn", *, chunk: int = 2048,
+                             method: Matcher = "mnn", *, chunk: int = 512,
                              epsilon: float = 5e-3) -> torch.Tensor:
     """Match IM rows to OOM rows without instance-level pairs.
 
@@ -44,11 +71,11 @@ def emergent_correspondences(Z_im: torch.Tensor, Z_oom: torch.Tensor,
         Z_im: (n, D) IM embeddings (or their VIB predictions, in the OOM space).
         Z_oom: (m, D') OOM embeddings; ``D' == D`` for ``"mnn"``/``"hungarian"``, any width
             for ``"gw"``, which matches the two clouds' cosine-distance structures.
-        method: ``"mnn"`` mutual cosine nearest neighbours (chunked, O(chunk * (n + m))
-            memory); ``"hungarian"`` a one-to-one assignment maximising total cosine
-            similarity (scipy); ``"gw"`` entropic Gromov-Wasserstein (POT), then mutual
-            argmax of the coupling.
-        chunk: rows per block for ``"mnn"``.
+        method: ``"mnn"`` mutual cosine nearest neighbours (one sweep of chunk x 1024
+            blocks, O(n + m + 1024 * chunk) memory); ``"hungarian"`` a one-to-one
+            assignment maximising total cosine similarity (scipy); ``"gw"`` entropic
+            Gromov-Wasserstein (POT), then mutual argmax of the coupling.
+        chunk: Z_im rows per block for ``"mnn"`` (512: the block stays in cache).
         epsilon: entropic regularisation for ``"gw"`` (distances scaled to [0, 1]).
 
     Returns:
