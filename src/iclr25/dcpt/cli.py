@@ -8,6 +8,7 @@ import typer
 
 from iclr25._cli import fail as _fail
 from iclr25._cli import output_path
+from iclr25._progress import estimating
 
 app = typer.Typer(help="DCPT: degradation-classification pre-training for image restorers "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -110,8 +111,9 @@ def pretrain_cmd(
         names, stream = _data(clean_dir, pairs, kinds, size, batch, seed, max_side)
         if len(names) < 2:
             _fail("DCPT needs at least two degradation kinds")
-        res = pretrain(UNet(width=width), stream, n_classes=len(names), steps=steps, lr=lr,
-                       seed=seed)
+        with estimating():
+            res = pretrain(UNet(width=width), stream, n_classes=len(names), steps=steps,
+                           lr=lr, seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     save(out, res.model, classifier=res.classifier, kinds=names, layers=res.layers)
@@ -148,7 +150,8 @@ def finetune_cmd(
     try:
         ck = load(model)
         _, stream = _data(clean_dir, pairs, kinds, size, batch, seed, max_side)
-        res = finetune(ck.model, stream, steps=steps, lr=lr, seed=seed)
+        with estimating():
+            res = finetune(ck.model, stream, steps=steps, lr=lr, seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     save(out, res.model, classifier=ck.classifier, kinds=ck.kinds, layers=ck.layers)
