@@ -86,6 +86,9 @@ def read_npy(path: str | Path, name: str = "FILE") -> np.ndarray:
         X = np.load(p, allow_pickle=False)
     except (OSError, ValueError, EOFError):
         raise ValueError(f"{name} {p} is not a readable .npy array of numbers") from None
+    if not isinstance(X, np.ndarray):  # an .npz archive under another name
+        X.close()
+        raise ValueError(f"{name} {p} is an .npz archive, not a .npy array")
     if X.dtype.kind not in "biuf":
         raise ValueError(f"{name} {p} must hold numbers, got dtype {X.dtype}")
     return X
@@ -100,18 +103,28 @@ def read_npz(path: str | Path, name: str = "FILE", required: tuple[str, ...] = (
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"{name} {p} does not exist")
+    bad = ValueError(f"{name} {p} is not a readable .npz archive of numeric arrays")
     try:
-        with np.load(p, allow_pickle=False) as z:
-            missing = [k for k in required if k not in z.files]
-            if missing:
-                raise KeyError(missing)
-            return {k: np.asarray(z[k]) for k in (*required, *optional) if k in z.files}
-    except KeyError as exc:
-        raise ValueError(f"{name} {p} must hold arrays {', '.join(required)} (missing "
-                         f"{', '.join(exc.args[0])})") from None
+        z = np.load(p, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile):
-        raise ValueError(f"{name} {p} is not a readable .npz archive of numeric arrays"
-                         ) from None
+        raise bad from None
+    if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy array under another name
+        raise bad
+    try:
+        with z:
+            missing = [k for k in required if k not in z.files]
+            out = {k: np.asarray(z[k]) for k in (*required, *optional)
+                   if k in z.files and not missing}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        raise bad from None
+    if missing:
+        raise ValueError(f"{name} {p} must hold arrays {', '.join(required)} (missing "
+                         f"{', '.join(missing)})")
+    kinds = [k for k, v in out.items() if v.dtype.kind not in "biuf"]
+    if kinds:
+        raise ValueError(f"{name} {p}: array {kinds[0]} must hold numbers, got dtype "
+                         f"{out[kinds[0]].dtype}")
+    return out
 
 
 def read_table(path: str | Path, name: str = "FILE") -> tuple[list[str], np.ndarray]:
@@ -169,9 +182,14 @@ def save_fitted(path: str | Path, kind: str, params: dict, tensors: dict,
     p = Path(path)
     if not p.parent.is_dir():
         raise ValueError(f"path: folder {p.parent} does not exist")
+    def plain(o: object) -> object:  # numpy scalars (np.int64 from a grid search) as Python's
+        if isinstance(o, np.generic):
+            return o.item()
+        raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
     try:
         header = json.dumps({"format": FITTED_FORMAT, "kind": kind, "params": params,
-                             "state": state or {}})
+                             "state": state or {}}, default=plain)
     except TypeError as exc:
         raise ValueError(f"{kind}: parameters must be JSON-ready to be saved ({exc})") from None
     # clone: tensors that share memory (a module's buffer and an attribute) are refused
@@ -256,14 +274,15 @@ class FittedIO:
         check_is_fitted(self)
         tensors: dict = {}
         state: dict = {"numpy": [], "tuples": [], "lists": {}, "modules": [], "params": {},
-                       "devices": []}
+                       "devices": [], "tuple_lists": []}
         params = {}
         for k, v in self.get_params(deep=False).items():
             if isinstance(v, (np.ndarray, torch.Tensor)):
                 tensors[f"param.{k}"] = torch.as_tensor(v)
                 state["params"][k] = "numpy" if isinstance(v, np.ndarray) else "tensor"
-            else:  # a Generator is a way to seed, not a setting: the weights are saved
-                params[k] = None if isinstance(v, torch.Generator) else v
+            else:  # a Generator or a start module is a way to begin, not a setting: the
+                # fitted weights are saved
+                params[k] = None if isinstance(v, (torch.Generator, torch.nn.Module)) else v
         for k, v in vars(self).items():
             public = k.endswith("_") and not k.startswith("_") and k not in self._unsaved
             if not (public or k in self._private):
@@ -284,6 +303,8 @@ class FittedIO:
             else:
                 if isinstance(v, tuple):
                     state["tuples"].append(k)
+                elif isinstance(v, list) and v and all(isinstance(e, tuple) for e in v):
+                    state["tuple_lists"].append(k)  # a log of tuples stays one
                 state[k] = v.tolist() if isinstance(v, np.ndarray) else v
         return save_fitted(path, self._kind(), params, tensors, state)
 
@@ -311,8 +332,11 @@ class FittedIO:
         if device is not None and "device" in params:
             params["device"] = str(dev)
         est = cls(**params)
-        meta = {k: state.pop(k) for k in ("numpy", "tuples", "lists", "modules", "devices")}
+        meta = {k: state.pop(k, []) for k in ("numpy", "tuples", "lists", "modules", "devices",
+                                                "tuple_lists")}
         for k, v in state.items():
+            if k in meta["tuple_lists"]:
+                v = [tuple(e) for e in v]
             setattr(est, k, tuple(v) if k in meta["tuples"] else v)
         for k, n in meta["lists"].items():
             setattr(est, k, [tensors.pop(f"{k}.{i}") for i in range(n)])

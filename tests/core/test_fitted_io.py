@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from safetensors.torch import save_file
@@ -48,3 +49,37 @@ def test_refuses_what_it_cannot_write(tmp_path):
         save_fitted(tmp_path / "m.safetensors", "toy.Model", {"f": object()}, {})
     with pytest.raises(ValueError, match="does not exist"):
         save_fitted(tmp_path / "no" / "m.safetensors", "toy.Model", {}, {})
+
+
+def test_estimator_save_takes_numpy_scalars_start_modules_and_keeps_logs_of_tuples(tmp_path):
+    # found in review: np.int64 params (grid searches) and an init module were refused, and a
+    # log of tuples came back as lists
+    from iclr25.kmeans import ConsistentKMeans
+    from iclr25.los import RetrainedClassifier
+
+    X = np.random.default_rng(0).normal(size=(120, 2))
+    km = ConsistentKMeans(np.int64(3), discrete=np.bool_(False), seed=0).fit(X)
+    twin = ConsistentKMeans.load(km.save(tmp_path / "km.safetensors"))
+    assert twin.n_clusters == 3 and twin.change_log_ == km.change_log_
+    assert all(isinstance(e, tuple) for e in twin.change_log_)
+    y = np.arange(60) % 3
+    clf = RetrainedClassifier("los", init=torch.nn.Linear(2, 3), epochs=1).fit(X[:60], y)
+    back = RetrainedClassifier.load(clf.save(tmp_path / "clf.safetensors"))
+    assert back.init is None
+    np.testing.assert_array_equal(back.predict(X[:60]), clf.predict(X[:60]))
+
+
+def test_array_readers_refuse_the_other_format_and_strings(tmp_path):
+    from iclr25._io import read_npy, read_npz
+
+    np.savez(tmp_path / "b.npz", x=np.arange(3))
+    np.save(tmp_path / "a.npy", np.arange(3))
+    (tmp_path / "a.npy").rename(tmp_path / "a_.npz")
+    (tmp_path / "b.npz").rename(tmp_path / "b_.npy")
+    np.savez(tmp_path / "s.npz", x=np.array(["a", "b"]))
+    with pytest.raises(ValueError, match="b_.npy"):
+        read_npy(tmp_path / "b_.npy", "FILE")
+    with pytest.raises(ValueError, match="a_.npz"):
+        read_npz(tmp_path / "a_.npz", "FILE", ("x",))
+    with pytest.raises(ValueError, match="numbers"):
+        read_npz(tmp_path / "s.npz", "FILE", ("x",))
