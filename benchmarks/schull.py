@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import time
 
 import numpy as np
 import torch
+from _timing import cpu_median
 from scipy.spatial import ConvexHull, cKDTree
 from torch_geometric.data import Data
 from torch_geometric.transforms import Compose, Delaunay, FaceToEdge
@@ -40,14 +40,6 @@ def _kdtree_knn(p: np.ndarray, k: int) -> np.ndarray:
     return np.stack([idx[:, 1:].ravel(), np.repeat(np.arange(len(p)), k)])
 
 
-def _cpu3(fn) -> float:  # noqa: ANN001
-    """Median CPU time (process_time) of 3 runs."""
-    ts = []
-    for _ in range(3):
-        t = time.process_time()
-        fn()
-        ts.append(time.process_time() - t)
-    return statistics.median(ts)
 
 
 def vs_port(structs: list[torch.Tensor]) -> None:
@@ -60,9 +52,9 @@ def vs_port(structs: list[torch.Tensor]) -> None:
     for p in structs:
         x = p.double().numpy() - p.double().numpy().mean(0)
         dirs.append(x / np.linalg.norm(x, axis=1, keepdims=True))
-    t_port = _cpu3(lambda: [official_port(p) for p in structs])
-    t_ours = _cpu3(lambda: schull_graph(pos_all, batch))
-    t_hull = _cpu3(lambda: [ConvexHull(u, qhull_options="QJ").simplices for u in dirs])
+    t_port = cpu_median(lambda: [official_port(p) for p in structs])
+    t_ours = cpu_median(lambda: schull_graph(pos_all, batch))
+    t_hull = cpu_median(lambda: [ConvexHull(u, qhull_options="QJ").simplices for u in dirs])
     r, ceil = t_port / t_ours, t_port / t_hull
     print(f"\nvs naive port, {len(structs)} structures, CPU time, median of 3 (load average "
           f"{os.getloadavg()[0]:.1f}): port {t_port:.3f} s, batched {t_ours:.3f} s, qhull "

@@ -18,20 +18,11 @@ from __future__ import annotations
 
 import argparse
 import resource
-import statistics
 import time
 
 import numpy as np
 import torch
-
-
-def _cpu3(fn) -> float:  # noqa: ANN001
-    ts = []
-    for _ in range(3):
-        t = time.process_time()
-        fn()
-        ts.append(time.process_time() - t)
-    return statistics.median(ts)
+from _timing import cpu_median
 
 
 def bench_mi(n: int, d: int, pairs: int, bins: int = 16, block: int = 64) -> None:
@@ -43,7 +34,7 @@ def bench_mi(n: int, d: int, pairs: int, bins: int = 16, block: int = 64) -> Non
     z = torch.randn(n, d // 8, generator=g)
     X = z.repeat_interleave(8, 1) + torch.randn(n, d, generator=g)
     M = dependence(X, "mi", bins=bins, block=block)
-    ours = _cpu3(lambda: dependence(X, "mi", bins=bins, block=block))
+    ours = cpu_median(lambda: dependence(X, "mi", bins=bins, block=block))
     codes = equal_width_bins(X, bins).numpy()
     rng = np.random.default_rng(0)
     ij = rng.integers(0, d, size=(pairs, 2))
@@ -54,7 +45,7 @@ def bench_mi(n: int, d: int, pairs: int, bins: int = 16, block: int = 64) -> Non
     # the roofline: the float32 one-hot products alone, same tiles
     oh = torch.zeros(n, block * bins).index_fill_(1, torch.arange(0, block * bins, bins), 1.0)
     tiles = sum(1 for s in range(0, d, block) for _ in range(s, d, block))
-    gemm = _cpu3(lambda: [oh.T @ oh for _ in range(tiles)])
+    gemm = cpu_median(lambda: [oh.T @ oh for _ in range(tiles)])
     gflops = 2 * n * (block * bins) ** 2 * tiles / gemm / 1e9
     print(f"| MI n={n} d={d} | {ours:.2f} s | {loop:.1f} s (extrapolated from {pairs} "
           f"pairs) | {loop / ours:.0f}x = {loop / ours / 100:.2f} of 100x, "
