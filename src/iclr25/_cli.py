@@ -1,11 +1,10 @@
 """What every command line of the package shares: one way to refuse bad usage, and one way to
-check the files a verb reads and writes before any work."""
+check the files a verb reads and writes before any work (their contents are read by
+:mod:`iclr25._io`, whose errors name the file)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -35,7 +34,7 @@ def output_path(path: Path | None, option: str = "--out", *,
         return None
     p = Path(path)
     if p.is_dir():
-        fail(f"{option} {p} is a folder; give a file name")
+        fail(f"{option} {p} is a directory, expected a file name")
     _suffix_ok(p, option, suffixes)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -54,21 +53,10 @@ def input_file(path: Path, option: str = "FILE", *,
     if not p.exists():
         fail(f"{option} {p} does not exist")
     if p.is_dir():
-        fail(f"{option} {p} is a folder; expected a file")
+        fail(f"{option} {p} is a directory, expected a file")
     _suffix_ok(p, option, suffixes)
     if not os.access(p, os.R_OK):
         fail(f"{option} {p} is not readable (permission denied)")
     if p.stat().st_size == 0:
         fail(f"{option} {p} is empty")
     return p
-
-
-@contextmanager
-def reading(path: Path, option: str, expected: str) -> Iterator[None]:
-    """Turn a reader's failure on a corrupt file into exit 2 with the file's name and what
-    was expected (numpy's own advice names neither)."""
-    try:
-        yield
-    except (ValueError, OSError, EOFError, KeyError) as exc:
-        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        fail(f"{option} {path}: not {expected} ({why})")

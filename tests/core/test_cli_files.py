@@ -9,7 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from iclr25._cli import input_file, output_path, reading
+from iclr25._cli import fail, input_file, output_path
+from iclr25._io import read_npy
 from iclr25.cli import app as root
 
 runner = CliRunner()
@@ -22,8 +23,10 @@ def _app() -> typer.Typer:
     def run(src: str, out: str = typer.Option(None, "--out")) -> None:
         p = input_file(src, "FILE", suffixes=(".npy",))
         q = output_path(out, suffixes=(".csv",))
-        with reading(p, "FILE", "a .npy array"):
-            X = np.load(p, allow_pickle=False)
+        try:
+            X = read_npy(p, "FILE")
+        except ValueError as exc:
+            fail(exc)
         if q is not None:
             np.savetxt(q, X, delimiter=",")
 
@@ -51,10 +54,10 @@ def test_missing_output_folder_is_created(npy, tmp_path):
 
 @pytest.mark.parametrize(("make", "match"), [
     (lambda t: t / "missing.npy", "does not exist"),
-    (lambda t: t, "is a folder"),
+    (lambda t: t, "is a directory"),
     (lambda t: _write(t / "e.npy", b""), "is empty"),
     (lambda t: _write(t / "x.txt", b"1"), r"must end in \.npy"),
-    (lambda t: _write(t / "c.npy", b"\x93NUMPY garbage"), r"not a \.npy array"),
+    (lambda t: _write(t / "c.npy", b"\x93NUMPY garbage"), r"not a readable \.npy array"),
 ])
 def test_bad_input_file_exits_2_naming_it(tmp_path, make, match):
     path = make(tmp_path)
@@ -64,7 +67,7 @@ def test_bad_input_file_exits_2_naming_it(tmp_path, make, match):
     assert res.output.count("\n") == 1 and "Traceback" not in res.output
 
 
-@pytest.mark.parametrize(("out", "match"), [("y.txt", "must end in .csv"), (".", "is a folder")])
+@pytest.mark.parametrize(("out", "match"), [("y.txt", "must end in .csv"), (".", "is a directory")])
 def test_bad_output_exits_2_before_work(npy, tmp_path, out, match):
     res = runner.invoke(_app(), [str(npy), "--out", str(tmp_path / out)])
     assert res.exit_code == 2 and "--out" in res.output and match in res.output

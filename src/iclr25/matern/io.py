@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25._io import read_matrix
+from iclr25._io import read_matrix, read_npz
 from iclr25._optional import require
 
 trimesh = require("trimesh", "3d")
@@ -66,14 +66,8 @@ def read_point_cloud(path: str | os.PathLike) -> tuple[torch.Tensor, torch.Tenso
     if suffix == ".ply":
         pts, nrm = _read_ply(p)
     elif suffix == ".npz":
-        try:
-            with np.load(p, allow_pickle=False) as z:
-                if "points" not in z or "normals" not in z:
-                    raise ValueError(f"path: {p} must hold arrays 'points' and 'normals', "
-                                     f"found {sorted(z.files)}")
-                pts, nrm = np.asarray(z["points"]), np.asarray(z["normals"])
-        except (OSError, EOFError) as exc:
-            raise ValueError(f"path: cannot read {p} as .npz ({exc})") from None
+        z = read_npz(p, "path", ("points", "normals"))
+        pts, nrm = z["points"], z["normals"]
     else:
         data = read_matrix(p, "path", suffixes=(".xyz", ".txt"))
         if data.shape[1] != 6:

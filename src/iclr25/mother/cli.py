@@ -16,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import fail
+from iclr25._cli import fail, output_path
 
 # what mother.claim validated (tests/mother/test_mother_cli.py checks it against the claim);
 # kept here, not imported, so that `iclr25 mother --help` does not import torch
@@ -28,24 +28,6 @@ REPRODUCE = ("iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps
 
 app = typer.Typer(help="MoTHer: recover model family trees from weights (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
-
-
-def _unwritable(path: Path) -> str | None:
-    """Why ``path`` cannot be written as a file (None if it can), without creating it."""
-    import os
-
-    if path.is_dir():
-        return f"{path} is a directory, expected a file name"
-    parent = path.parent if str(path.parent) else Path(".")
-    try:  # a missing folder is made, as every verb does (iclr25._cli.output_path)
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        return f"cannot create directory {parent} ({exc.strerror})"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"directory {parent} is not writable"
-    if path.exists() and not os.access(path, os.W_OK):
-        return f"{path} is not writable"
-    return None
 
 
 @app.command(epilog=f"The reproduction's figures: {REPRODUCE}")
@@ -81,10 +63,7 @@ def recover(
 
     if out is not None and out.suffix not in (".dot", ".json", ".png"):
         fail(f"--out must end in .dot, .json or .png, got {out.name!r}")
-    if out is not None:  # the file must be writable before the pass over the weights
-        problem = _unwritable(out)
-        if problem:
-            fail(f"--out {problem}")
+    output_path(out)  # writable before the pass over the weights
     try:
         _check_options(direction, "binary", lam)
         sources = as_sources(directory)

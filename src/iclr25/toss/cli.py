@@ -9,7 +9,7 @@ import typer
 
 from iclr25._cli import fail as _fail
 from iclr25._cli import input_file, output_path
-from iclr25._io import read_table
+from iclr25._io import read_npz, read_table
 
 app = typer.Typer(help="ToSS: mean and input-dependent covariance of a vector target "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -24,21 +24,12 @@ def _group() -> None:
 
 def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
     """X, Y, feature names, target names from .csv or .npz."""
-    import zipfile
-
     import numpy as np
 
     if data.suffix == ".npz":
-        try:
-            with np.load(data, allow_pickle=False) as z:
-                arrays = {k: np.asarray(z[k], dtype=np.float64) for k in ("X", "Y") if k in z}
-        except (OSError, EOFError, ValueError, zipfile.BadZipFile):
-            # numpy's own message advises allow_pickle, which is never the fix here
-            raise ValueError(f"{data} is not a readable .npz archive of numeric arrays X, Y"
-                             ) from None
-        if "X" not in arrays:
-            raise ValueError(f"{data} must hold an array named X")
-        X, Y = arrays["X"], arrays.get("Y")
+        arrays = read_npz(data, "DATA", ("X",), ("Y",))
+        X = arrays["X"].astype(np.float64)
+        Y = arrays["Y"].astype(np.float64) if "Y" in arrays else None
         if X.ndim != 2:
             raise ValueError(f"{data}: X must be 2-D, got shape {X.shape}")
         return X, Y, None, None

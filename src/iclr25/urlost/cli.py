@@ -35,10 +35,6 @@ def _fit_echoing_warnings(model, X) -> None:
         typer.echo(f"warning: {w.message}", err=True)
 
 
-def _check_out(out: Path, suffix: str) -> None:
-    output_path(out, suffixes=(suffix,))
-
-
 @app.command()
 def cluster(
     file: Path = typer.Argument(..., help="Samples as rows, dimensions as columns (.npy/.csv)."),
@@ -57,7 +53,7 @@ def cluster(
     from iclr25.urlost.organize import SelfOrganizingClusters
 
     try:
-        _check_out(out, ".npy")
+        output_path(out, suffixes=(".npy",))
         X = _read(file)
         soc = SelfOrganizingClusters(clusters, n_neighbors=neighbors, dependence=dependence,
                                      seed=seed)
@@ -88,7 +84,7 @@ def fit(
     from iclr25.urlost.mae import URLOST
 
     try:
-        _check_out(out, ".safetensors")
+        output_path(out, suffixes=(".safetensors",))
         X = torch.as_tensor(_read(file))
         model = URLOST(n_clusters=clusters, n_neighbors=neighbors, epochs=epochs, dim=dim,
                        seed=seed)
@@ -113,7 +109,7 @@ def embed(
     from iclr25.urlost.mae import URLOST
 
     try:
-        _check_out(out, ".npy")
+        output_path(out, suffixes=(".npy",))
         model = URLOST.load(model_file)
         X = torch.as_tensor(_read(file))
         Z = model.transform(X)
