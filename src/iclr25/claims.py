@@ -651,6 +651,53 @@ def _died(exp: Experiment, claims_: list[Claim], exitcode: int | None, scale: Sc
     return rec, [judge(c, None, rec) for c in claims_]
 
 
+def _run_in_workers(groups: dict[str, tuple[Experiment, list[Claim]]], jobs: int,
+                    how: tuple[Scale, int, str, int, Path],
+                    on_experiment: Callable[[Experiment], None] | None,
+                    finish: Callable[[str, ExperimentRecord, list[ClaimResult]], None]) -> None:
+    """Run the experiments of ``groups`` in up to ``jobs`` spawned workers at once.
+
+    ``how`` is (scale, seed, device, threads, figure_dir); ``finish`` receives each
+    experiment's record and judged claims as it ends, in the order they end.
+    """
+    scale, seed, device, threads, figure_dir = how
+    mp = multiprocessing.get_context("spawn")  # fork is unsafe once torch has threads
+    pending = list(groups.items())
+    running: dict[Any, tuple[Any, str]] = {}
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                eid, (exp, cs) = pending.pop(0)
+                modules = list(dict.fromkeys([exp.fn.__module__,
+                                              *(c.read.__module__ for c in cs)]))
+                recv, send = mp.Pipe(duplex=False)
+                # not a daemon: an experiment may use its own process pool (gsd, lsdt)
+                proc = mp.Process(target=_worker, daemon=False, args=(
+                    send, modules, eid, [c.id for c in cs], scale.value, seed, device,
+                    threads, str(figure_dir)))
+                proc.start()
+                send.close()  # the child holds the only writer: its death reads as EOF
+                running[recv] = proc, eid
+                if on_experiment is not None:
+                    on_experiment(exp)
+            for conn in _wait_any(list(running)):
+                proc, eid = running.pop(conn)
+                try:
+                    rec, results = conn.recv()
+                except (EOFError, OSError):
+                    proc.join()
+                    exp, cs = groups[eid]
+                    rec, results = _died(exp, cs, proc.exitcode, scale, seed, device, threads)
+                conn.close()
+                proc.join()
+                finish(eid, rec, results)
+    finally:  # an interrupt: no worker outlives the run (they are not daemons)
+        for proc, _eid in running.values():
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+
+
 def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
         device: str | torch.device = "cpu",
         on_experiment: Callable[[Experiment], None] | None = None,
@@ -689,40 +736,7 @@ def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
                 rec, ev = run_experiment(exp, scale, seed, device, figure_dir)
                 finish(eid, rec, [judge(c, ev, rec) for c in cs])
     else:
-        mp = multiprocessing.get_context("spawn")  # fork is unsafe once torch has threads
-        pending = list(groups.items())
-        running: dict[Any, tuple[Any, str]] = {}
-        try:
-            while pending or running:
-                while pending and len(running) < jobs:
-                    eid, (exp, cs) = pending.pop(0)
-                    modules = list(dict.fromkeys([exp.fn.__module__,
-                                                  *(c.read.__module__ for c in cs)]))
-                    recv, send = mp.Pipe(duplex=False)
-                    # not a daemon: an experiment may use its own process pool (gsd, lsdt)
-                    proc = mp.Process(target=_worker, daemon=False, args=(
-                        send, modules, eid, [c.id for c in cs], scale.value, seed, device,
-                        threads, str(figure_dir)))
-                    proc.start()
-                    send.close()  # the child holds the only writer: its death reads as EOF
-                    running[recv] = proc, eid
-                    if on_experiment is not None:
-                        on_experiment(exp)
-                for conn in _wait_any(list(running)):
-                    proc, eid = running.pop(conn)
-                    try:
-                        rec, results = conn.recv()
-                    except (EOFError, OSError):
-                        proc.join()
-                        exp, cs = groups[eid]
-                        rec, results = _died(exp, cs, proc.exitcode, scale, seed, device, threads)
-                    conn.close()
-                    proc.join()
-                    finish(eid, rec, results)
-        finally:  # an interrupt: no worker outlives the run (they are not daemons)
-            for proc, _eid in running.values():
-                if proc.is_alive():
-                    proc.terminate()
-                proc.join()
+        _run_in_workers(groups, jobs, (scale, seed, device, threads, figure_dir),
+                        on_experiment, finish)
     by_id = {r.claim_id: r for _, rs in done.values() for r in rs}
     return [done[eid][0] for eid in groups], [by_id[c.id] for c in selected]

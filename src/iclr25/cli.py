@@ -108,35 +108,14 @@ def _device(name: str) -> str:
     return name
 
 
-@app.command()
-def reproduce(
-    names: list[str] = typer.Argument(None, help="Claim ids or method names (default: all)."),
-    scale: Scale = typer.Option(Scale.quick, "--scale",
-                                help="quick (seconds; a smoke test of each pipeline) or full "
-                                     "(minutes; the evidence)."),
-    out: Path = typer.Option(Path("reproduction"), "--out", help="Report directory."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every experiment (>= 0)."),
-    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    jobs: int = typer.Option(1, "--jobs", help="Experiments run at once, each in its own "
-                                               "process (1 .. number of cores)."),
-    threads: int = typer.Option(None, "--threads", help="Torch threads per experiment "
-                                                        "[default: cores // jobs]."),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 unless every claim holds."),
-) -> None:
-    """Run the claims and write REPORT.md, results.json and figures to --out.
-
-    A run is reproducible given (seed, device, threads per experiment); --jobs only changes
-    how many experiments run at once.
-    """
+def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, jobs: int,
+                 threads: int | None) -> tuple[list, str, int]:
+    """``reproduce``'s arguments checked (exit 2 on the first bad one): the selected claims,
+    the device and the threads per experiment."""
     import os
-    import time
-
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from iclr25 import claims
     from iclr25._checks import check_writable_dir
-    from iclr25.report import environment, write_report
 
     if seed < 0:
         fail(f"--seed must be >= 0, got {seed}")
@@ -159,6 +138,19 @@ def reproduce(
         check_writable_dir(out, "--out")
     except ValueError as exc:
         fail(str(exc))
+    return selected, device, threads
+
+
+def _run_with_progress(selected: list, scale: Scale, seed: int, out: Path, device: str,
+                       jobs: int, threads: int) -> tuple[list, list, float]:
+    """Run the claims, a progress bar on a terminal and a line per judged claim; the records,
+    the claims' results and the wall time."""
+    import time
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from iclr25 import claims
 
     console = Console(stderr=True)
     n_experiments = len({c.experiment.id for c in selected})
@@ -185,7 +177,35 @@ def reproduce(
         records, results = claims.run(selected, scale, seed, out / "figures", device=device,
                                       on_experiment=started, on_done=finished, jobs=jobs,
                                       threads=threads)
-    wall = time.perf_counter() - start
+    return records, results, time.perf_counter() - start
+
+
+@app.command()
+def reproduce(
+    names: list[str] = typer.Argument(None, help="Claim ids or method names (default: all)."),
+    scale: Scale = typer.Option(Scale.quick, "--scale",
+                                help="quick (seconds; a smoke test of each pipeline) or full "
+                                     "(minutes; the evidence)."),
+    out: Path = typer.Option(Path("reproduction"), "--out", help="Report directory."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every experiment (>= 0)."),
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    jobs: int = typer.Option(1, "--jobs", help="Experiments run at once, each in its own "
+                                               "process (1 .. number of cores)."),
+    threads: int = typer.Option(None, "--threads", help="Torch threads per experiment "
+                                                        "[default: cores // jobs]."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 unless every claim holds."),
+) -> None:
+    """Run the claims and write REPORT.md, results.json and figures to --out.
+
+    A run is reproducible given (seed, device, threads per experiment); --jobs only changes
+    how many experiments run at once.
+    """
+    from iclr25 import claims
+    from iclr25.report import environment, write_report
+
+    selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
+    records, results, wall = _run_with_progress(selected, scale, seed, out, device, jobs,
+                                                threads)
 
     papers = claims.papers()
     env = environment(seed, scale.value, device, jobs=jobs, threads=threads,
