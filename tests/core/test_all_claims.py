@@ -5,8 +5,10 @@ own. Each experiment runs once per (device, seed) however many claims read it. W
 claim holds is reported by ``iclr25 reproduce``, not asserted here: an honest claim may fail,
 and a run may be inconclusive (a false control, or a NaN/inf reading, with its reason).
 Seeds 0 and 1 must give different evidence: an experiment that ignored ``ctx.seed`` would
-repeat itself.
+repeat itself; and every experiment must read ``ctx.device`` (one that never did would build
+its tensors on the CPU whatever device it was given).
 """
+from unittest import mock
 
 import pytest
 
@@ -16,6 +18,17 @@ from iclr25.claims import Scale, torch_threads
 REGISTRY = claims.discover()
 EXPERIMENTS = {c.experiment.id: c.experiment for c in REGISTRY.values()}
 _RUNS: dict = {}
+_READ_DEVICE: set[str] = set()  # experiments whose run read ctx.device
+_running: list[str] = []
+
+
+class _WatchedContext(claims.Context):
+    """A Context that notes that the running experiment read its ``device``."""
+
+    def __getattribute__(self, name):
+        if name == "device":
+            _READ_DEVICE.add(_running[-1])
+        return super().__getattribute__(name)
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +39,8 @@ def figure_dir(tmp_path_factory):
 def _run(exp, figure_dir, device, seed=0):
     key = exp.id, str(device), seed
     if key not in _RUNS:
-        with torch_threads(1):
+        _running.append(exp.id)
+        with torch_threads(1), mock.patch.object(claims, "Context", _WatchedContext):
             _RUNS[key] = claims.run_experiment(exp, Scale.quick, seed, device,
                                                figure_dir / f"{device}-{seed}")
     return _RUNS[key]
@@ -63,3 +77,9 @@ def test_seed_changes_the_evidence(eid, figure_dir):
     assert second.error is None, second.error
     assert (first.scalars, first.tables) != (second.scalars, second.tables), \
         f"{eid}: seeds 0 and 1 gave identical evidence; the experiment ignores ctx.seed"
+
+
+@pytest.mark.parametrize("eid", list(EXPERIMENTS))
+def test_experiment_reads_the_device(eid, figure_dir):
+    _run(EXPERIMENTS[eid], figure_dir, "cpu", 0)
+    assert eid in _READ_DEVICE, f"{eid} never read ctx.device: it ignores the device asked for"

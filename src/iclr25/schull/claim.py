@@ -80,7 +80,9 @@ _PANEL = ("RDKit conformers of fixed SMILES and random clouds, not the paper's Q
 def panel(setting: Panel, ctx: Context) -> PanelEvidence:
     mols = molecule_panel(setting.n_smiles, setting.n_conf, seed=ctx.seed)
     cl = clouds(setting.n_clouds, seed=ctx.seed)
-    items = [(lab, pos, False) for lab, pos in mols] + [(lab, pos, True) for lab, pos in cl]
+    # graphs are built on the device asked for (qhull and the metrics copy to the CPU)
+    items = [(lab, pos.to(ctx.device), is_cloud)
+             for group, is_cloud in ((mols, False), (cl, True)) for lab, pos in group]
     stats = {k: {"ok": [], "conn": [], "epn": [], "rigid": []} for k in KINDS}
     sizes, eligible, fails = [], [], []
     for label, pos, is_cloud in items:
