@@ -17,8 +17,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from iclr25.datasets.control import LANE_REACH_ID, LaneReachVec, lane_demos
 from iclr25.gsd import GSDConfig, evaluate, recovery_error, style_coded_bc, train
+from iclr25.gsd.testbed import LANE_REACH_ID, LaneReachVec, lane_demos
 
 INTERP, EXTRAP = (-0.4, 0.4), (-1.0, 1.0)
 

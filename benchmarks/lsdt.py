@@ -19,7 +19,7 @@ import time
 
 import torch
 
-from iclr25.datasets.control import PENDULUM_EXPERT_RETURN, OfflineDataset
+from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt import (
     DELAYED_CUE_ID,
     LongShortDecisionTransformer,
@@ -31,6 +31,7 @@ from iclr25.lsdt import (
     normalized_score,
 )
 from iclr25.lsdt.claim import ARMS, MODEL, OPT, LongShort, _arm, _data
+from iclr25.lsdt.testbed import PENDULUM_EXPERT_RETURN
 
 HAVE_HF = importlib.util.find_spec("transformers") is not None
 

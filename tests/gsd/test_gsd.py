@@ -6,7 +6,7 @@ import torch
 
 pytest.importorskip("gymnasium")
 
-from iclr25.datasets.control import LANE_REACH_ID, OfflineDataset, lane_demos  # noqa: E402
+from iclr25.datasets.control import OfflineDataset  # noqa: E402
 from iclr25.gsd import (  # noqa: E402
     BoundedDiscriminator,
     DualVariable,
@@ -24,6 +24,7 @@ from iclr25.gsd import (  # noqa: E402
     train,
 )
 from iclr25.gsd.io import load, save  # noqa: E402
+from iclr25.gsd.testbed import LANE_REACH_ID, lane_demos  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

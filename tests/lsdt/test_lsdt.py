@@ -387,15 +387,3 @@ def test_claim_jobs_in_processes_return_in_order():
 
     args = ([3, -1, 2, -5], [2, 3, 1, 2])
     assert _map(pow, *args, workers=2) == _map(pow, *args, workers=1) == [9, -1, 2, 25]
-
-
-def test_pendulum_lockstep_rollout_equals_one_episode_at_a_time():
-    import gymnasium as gym
-
-    from iclr25.datasets.control import _rollout_lockstep, rollout
-
-    pol = pendulum_swingup(0.0, seed=0)  # deterministic: the two orders draw nothing
-    a = rollout(gym.make("Pendulum-v1"), pol, 4, seed=torch.Generator().manual_seed(5))
-    b = _rollout_lockstep(pol, 4, torch.Generator().manual_seed(5))
-    for k in ("observations", "actions", "rewards", "terminals", "timeouts"):
-        assert torch.equal(getattr(a, k), getattr(b, k)), k

@@ -2,7 +2,7 @@
 
 Sreeramdass, Paleja, Chen, Gombolay, "Generalized Behavior Learning from Diverse
 Demonstrations", ICLR 2025. Needs the ``rl`` extra. Environments and demonstrations are in
-``iclr25.datasets.control`` (``LaneReach``, ``lane_demos``).
+``iclr25.gsd.testbed`` (``LaneReach``, ``lane_demos``).
 """
 
 from iclr25._optional import require

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import torch
 
 from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
-from iclr25.datasets.control import LANE_REACH_ID, LaneReachVec, lane_demos, lane_expert
 from iclr25.gsd.evaluation import evaluate, recovery_error
+from iclr25.gsd.testbed import LANE_REACH_ID, LaneReachVec, lane_demos, lane_expert
 from iclr25.gsd.training import GSDConfig, style_coded_bc, train
 
 LANES = (-0.8, 0.0, 0.8)

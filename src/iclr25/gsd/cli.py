@@ -33,7 +33,7 @@ def demos(
     out: Path = typer.Option(..., "--out", help="Output .npz or .hdf5."),
 ) -> None:
     """Write seeded PD-expert demonstrations (D4RL layout)."""
-    from iclr25.datasets.control import LANE_REACH_ID, lane_demos
+    from iclr25.gsd.testbed import LANE_REACH_ID, lane_demos
 
     values = _floats(lanes, "--lanes")
     if env != LANE_REACH_ID:
@@ -57,8 +57,8 @@ _BUDGET = {"lane": (256, 120), "gym": (16, 100)}
 
 def _check_env(env: str) -> None:
     """Exit 2 naming --env, before any work, unless ENV is LaneReach or a continuous gym env."""
-    from iclr25.datasets.control import LANE_REACH_ID
     from iclr25.gsd.gym import check_env_id
+    from iclr25.gsd.testbed import LANE_REACH_ID
 
     if env != LANE_REACH_ID:
         try:
@@ -87,8 +87,9 @@ def train_cmd(
 ) -> None:
     """Train a latent-conditioned policy on DATA (your own demonstrations, any env)."""
     from iclr25._progress import estimating
-    from iclr25.datasets.control import LANE_REACH_ID, OfflineDataset
+    from iclr25.datasets.control import OfflineDataset
     from iclr25.gsd.io import save
+    from iclr25.gsd.testbed import LANE_REACH_ID
     from iclr25.gsd.training import GSDConfig, train
 
     output_path(out, suffixes=(".safetensors",))
@@ -129,10 +130,11 @@ def evaluate_cmd(
     returns and the spread of behaviours along --factor (any other env)."""
     import torch
 
-    from iclr25.datasets.control import LANE_REACH_ID, OfflineDataset
+    from iclr25.datasets.control import OfflineDataset
     from iclr25.gsd.evaluation import evaluate, recovery_error
     from iclr25.gsd.gym import check_env_id, demo_factors, evaluate_gym, parse_factor
     from iclr25.gsd.io import load
+    from iclr25.gsd.testbed import LANE_REACH_ID
 
     lane = env == LANE_REACH_ID
     values = _floats(targets, "--targets") if targets is not None else \

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from iclr25._checks import as_tensor, check_int, resolve_seed
-from iclr25.datasets.control import LaneReachVec, make_vec
+from iclr25.gsd.testbed import LaneReachVec, make_vec
 
 __all__ = ["Evaluation", "recovery_error", "select_behaviours", "evaluate"]
 

@@ -20,8 +20,9 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_int, resolve_seed
-from iclr25.datasets.control import _BATCHED, OfflineDataset, make_vec
+from iclr25.datasets.control import OfflineDataset
 from iclr25.gsd.evaluation import recovery_error
+from iclr25.gsd.testbed import _BATCHED, make_vec
 
 __all__ = ["Factor", "GymEvaluation", "GymVec", "check_env_id", "demo_factors",
            "evaluate_gym", "make_env", "parse_factor", "unit_actions"]
@@ -63,7 +64,7 @@ def check_env_id(env_id: object) -> tuple[gym.spaces.Box, gym.spaces.Box, int]:
 
 
 class GymVec:
-    """``num_envs`` copies of a gymnasium env behind :class:`~iclr25.datasets.control.
+    """``num_envs`` copies of a gymnasium env behind :class:`~iclr25.gsd.testbed.
     LaneReachVec`'s tensor interface (``reset``, ``step``, ``obs_dim``, ``act_dim``,
     ``horizon``), stepped by ``gymnasium.vector.SyncVectorEnv``.
 

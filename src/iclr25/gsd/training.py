@@ -151,7 +151,7 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
             space, bad config (raised before any work).
 
     Examples:
-        >>> from iclr25.datasets.control import lane_demos
+        >>> from iclr25.gsd.testbed import lane_demos
         >>> demos = lane_demos([-0.8, 0.0, 0.8], 4, seed=0)
         >>> res = train("iclr25/LaneReach-v0", demos, GSDConfig(num_envs=16, iterations=2))
         >>> len(res.history)
@@ -309,7 +309,7 @@ def style_coded_bc(demos: OfflineDataset, n_styles: int, *, epochs: int = 30,
 
     Args:
         demos: episodes ordered style by style, ``n_episodes / n_styles`` per style
-            (as :func:`~iclr25.datasets.control.lane_demos` makes them).
+            (as :func:`~iclr25.gsd.testbed.lane_demos` makes them).
         n_styles: number of styles, dividing ``demos.n_episodes``.
 
     Raises:

@@ -10,14 +10,7 @@ from iclr25._optional import require
 require("gymnasium", "rl")
 
 from iclr25.claims import Paper  # noqa: E402
-from iclr25.datasets.control import (  # noqa: E402
-    DELAYED_CUE_ID,
-    DelayedCueEnv,
-    delayed_cue_dataset,
-    normalized_score,
-    pendulum_dataset,
-    pendulum_swingup,
-)
+from iclr25.datasets.control import pendulum_swingup  # noqa: E402
 from iclr25.lsdt.model import (  # noqa: E402
     Block,
     DynamicConv1d,
@@ -28,6 +21,13 @@ from iclr25.lsdt.model import (  # noqa: E402
     decision_convformer,
     decision_transformer,
     receptive_field,
+)
+from iclr25.lsdt.testbed import (  # noqa: E402
+    DELAYED_CUE_ID,
+    DelayedCueEnv,
+    delayed_cue_dataset,
+    normalized_score,
+    pendulum_dataset,
 )
 from iclr25.lsdt.training import (  # noqa: E402
     EvalResult,

@@ -33,19 +33,19 @@ import torch
 
 from iclr25._train import seeded_init
 from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
-from iclr25.datasets.control import (
-    DELAYED_CUE_ID,
-    PENDULUM_EXPERT_RETURN,
-    OfflineDataset,
-    delayed_cue_dataset,
-    normalized_score,
-    pendulum_dataset,
-)
+from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import (
     LongShortDecisionTransformer,
     decision_convformer,
     decision_transformer,
     receptive_field,
+)
+from iclr25.lsdt.testbed import (
+    DELAYED_CUE_ID,
+    PENDULUM_EXPERT_RETURN,
+    delayed_cue_dataset,
+    normalized_score,
+    pendulum_dataset,
 )
 from iclr25.lsdt.training import evaluate, train
 

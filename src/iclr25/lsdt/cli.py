@@ -25,7 +25,7 @@ def data(
     out: Path = typer.Option(..., "--out", help="Output .npz or .hdf5."),
 ) -> None:
     """Write an offline dataset (D4RL layout)."""
-    from iclr25.datasets.control import DELAYED_CUE_ID, delayed_cue_dataset, pendulum_dataset
+    from iclr25.lsdt.testbed import DELAYED_CUE_ID, delayed_cue_dataset, pendulum_dataset
 
     output_path(out, suffixes=(".npz", ".hdf5", ".h5"))
     if env not in ("Pendulum-v1", DELAYED_CUE_ID):
@@ -108,11 +108,11 @@ def evaluate_cmd(
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
     """Roll the model out; print the mean return, the normalised score and the data's return."""
-    from iclr25.datasets.control import (
+    from iclr25.datasets.control import OfflineDataset
+    from iclr25.lsdt.testbed import (
         DELAYED_CUE_ID,
         PENDULUM_EXPERT_RETURN,
         PENDULUM_RANDOM_RETURN,
-        OfflineDataset,
         normalized_score,
     )
     from iclr25.lsdt.training import evaluate, load
