@@ -128,11 +128,8 @@ def evaluate_cmd(
 ) -> None:
     """Print VL_K (recovery error) beside the demonstrations' VL, and success (LaneReach), or
     returns and the spread of behaviours along --factor (any other env)."""
-    import torch
-
-    from iclr25.datasets.control import OfflineDataset
-    from iclr25.gsd.evaluation import evaluate, recovery_error
-    from iclr25.gsd.gym import check_env_id, demo_factors, evaluate_gym, parse_factor
+    from iclr25.gsd.evaluation import evaluate
+    from iclr25.gsd.gym import evaluate_gym
     from iclr25.gsd.io import load
     from iclr25.gsd.testbed import LANE_REACH_ID
 
@@ -140,47 +137,68 @@ def evaluate_cmd(
     values = _floats(targets, "--targets") if targets is not None else \
         ([-0.4, 0.4] if lane else None)
     _check_env(env)
-    fac = None
-    if not lane:
-        if factor is None:
-            _fail(f"--factor is needed on {env} (only LaneReach has a built-in behaviour "
-                  f"factor), e.g. --factor obs:0")
-        obs_space, act_space, _ = check_env_id(env)
-        try:
-            fac = parse_factor(factor, obs_space.shape[0], act_space.shape[0])
-        except ValueError as exc:
-            _fail(f"--{exc}")
+    fac, dims = (None, None) if lane else _gym_factor(env, factor)
     try:
         result = load(policy)
-        demo_f = None
-        if demos is not None:
-            d = OfflineDataset.load(demos)
-            if fac is not None:
-                demo_f = demo_factors(d, fac)
-            elif d.episode_factors is not None:
-                demo_f = d.episode_factors
-            else:
-                raise ValueError("--demos has no episode_factors (write it with `gsd demos`)")
+        demo_f = None if demos is None else _demo_factors(demos, fac)
         if lane:
             ev = evaluate(result.policy, env, targets=values, n_codes=n_codes or 300,
                           budgets=(budget,), seed=seed)
         else:
-            if result.policy.obs_dim != obs_space.shape[0] or \
-                    result.policy.act_dim != act_space.shape[0]:
+            if (result.policy.obs_dim, result.policy.act_dim) != dims:
                 raise ValueError(f"policy: trained for obs/action dims {result.policy.obs_dim}"
                                  f"/{result.policy.act_dim}, but {env} has "
-                                 f"{obs_space.shape[0]}/{act_space.shape[0]}")
+                                 f"{dims[0]}/{dims[1]}")
             ev = evaluate_gym(result.policy, env, factor=fac, targets=values,
                               n_codes=n_codes or 50, budgets=(budget,), seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(exc)
+    _print_evaluation(ev, values, budget, demo_f, fac)
+
+
+def _gym_factor(env: str, factor: str | None):
+    """The behaviour statistic --factor names on a gymnasium env and the env's (obs, action)
+    dims; exit 2 when it is missing or does not fit the env."""
+    from iclr25.gsd.gym import check_env_id, parse_factor
+
+    if factor is None:
+        _fail(f"--factor is needed on {env} (only LaneReach has a built-in behaviour "
+              f"factor), e.g. --factor obs:0")
+    obs_space, act_space, _ = check_env_id(env)
+    try:
+        fac = parse_factor(factor, obs_space.shape[0], act_space.shape[0])
+    except ValueError as exc:
+        _fail(f"--{exc}")
+    return fac, (obs_space.shape[0], act_space.shape[0])
+
+
+def _demo_factors(demos: Path, fac):
+    """(E,) behaviour of each demonstrated episode: ``fac`` of it, or its stored factor."""
+    from iclr25.datasets.control import OfflineDataset
+    from iclr25.gsd.gym import demo_factors
+
+    d = OfflineDataset.load(demos)
+    if fac is not None:
+        return demo_factors(d, fac)
+    if d.episode_factors is not None:
+        return d.episode_factors
+    raise ValueError("--demos has no episode_factors (write it with `gsd demos`)")
+
+
+def _print_evaluation(ev, values, budget: int, demo_f, fac) -> None:
+    """VL_K beside the demonstrations' VL; success on LaneReach (no ``fac``), else returns
+    and the spread of behaviours."""
+    import torch
+
+    from iclr25.gsd.evaluation import recovery_error
+
     if values is not None:
         vl = f"VL{budget} = {ev.vl[budget]:.4f}"
         if demo_f is not None:
             ref = recovery_error(demo_f, torch.tensor(values), len(demo_f))
             vl += f"  (demonstrations' VL = {ref:.4f}: their closest behaviour to each target)"
         typer.echo(vl + "  |behaviour - target|, lower is better")
-    if lane:
+    if fac is None:
         typer.echo(f"selected success = {ev.selected_success:.3f}  success (all codes) = "
                    f"{float(ev.success.float().mean()):.3f}")
         return

@@ -167,131 +167,193 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
         demos = unit_actions(demos, env)
     _check_demos(demos, env)
     gen = resolve_seed(seed)
+    nets = _Nets.build(cfg, env.obs_dim, env.act_dim, seed, device)
+    exp_s, exp_a = demos.observations.to(device), demos.actions.to(device)
+    ret_var = None                               # running variance of returns (reward scale)
+    history: list[dict[str, float]] = []
+    for _ in track(range(cfg.iterations), "GSD training", verbose=verbose):
+        b = _rollout(env, nets.policy, cfg, gen)
+        bce, q_loss, viol_frac = _discriminator_and_posterior(nets, b, exp_s, exp_a, cfg, gen)
+        rew, adv, ret, ret_var = _advantages(nets, b, cfg, ret_var)
+        _ppo(nets, b, adv, ret, cfg, gen)
+        history.append({"disc_loss": float(bce.detach()),
+                        "posterior_loss": float(q_loss.detach()),
+                        "reward": float(rew.mean()), "lambda": nets.dual.value,
+                        "violated": viol_frac, "final_x": float(b.S2[-1, :, 0].mean())})
+    return GSDResult(nets.policy, nets.disc, nets.post, nets.dual, cfg, history)
+
+
+@dataclass
+class _Nets:
+    """The networks one run trains, the dual variable and their optimisers."""
+
+    policy: LatentPolicy
+    disc: BoundedDiscriminator
+    post: GaussianPosterior
+    dual: DualVariable
+    opt_pi: torch.optim.Optimizer
+    opt_d: torch.optim.Optimizer
+    opt_q: torch.optim.Optimizer
+
+    @classmethod
+    def build(cls, cfg: GSDConfig, obs_dim: int, act_dim: int, seed: int,
+              device: torch.device) -> _Nets:
+        """Seeded networks on ``device`` and their Adam optimisers."""
+        policy = LatentPolicy(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden,
+                              seed=seed).to(device)
+        disc = BoundedDiscriminator(obs_dim, act_dim, cfg.clip, hidden=cfg.hidden,
+                                    seed=seed + 2).to(device)
+        post = GaussianPosterior(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden,
+                                 spectral=cfg.regularizer == "spectral",
+                                 lipschitz=cfg.sn_lipschitz, seed=seed + 3).to(device)
+        dual = DualVariable(cfg.dual_init, cfg.dual_lr, cfg.slack).to(device)
+        return cls(policy, disc, post, dual,
+                   torch.optim.Adam(policy.parameters(), lr=cfg.policy_lr, eps=1e-5),
+                   torch.optim.Adam(disc.parameters(), lr=cfg.disc_lr),
+                   torch.optim.Adam(post.parameters(), lr=cfg.posterior_lr))
+
+
+@dataclass
+class _Batch:
+    """One iteration's episodes: (T, N, ·) as stepped and flattened to (T·N, ·) rows."""
+
+    S: torch.Tensor          # (T, N, obs_dim) states
+    A: torch.Tensor          # (T, N, act_dim) sampled actions (unclipped)
+    S2: torch.Tensor         # (T, N, obs_dim) next states
+    logp: torch.Tensor       # (T, N) log π(a | s, z)
+    values: torch.Tensor     # (T + 1, N), the last the time-limit bootstrap
+    s_f: torch.Tensor
+    a_f: torch.Tensor        # clipped to [-1, 1]
+    z_f: torch.Tensor
+    s2_f: torch.Tensor
+    a_next: torch.Tensor | None  # GSD only: greedy a' at s'
+
+
+def _rollout(env, policy: LatentPolicy, cfg: GSDConfig, gen: torch.Generator) -> _Batch:
+    """Step 1: one code z ~ N(0, I) per episode, one episode per env, actions sampled."""
+    N, T, obs_dim, act_dim, device = cfg.num_envs, env.horizon, env.obs_dim, env.act_dim, \
+        policy.log_std.device
 
     def randn(*shape: int) -> torch.Tensor:   # all sampling from one CPU generator
         return torch.randn(*shape, generator=gen).to(device)
 
-    obs_dim, act_dim, N, T = env.obs_dim, env.act_dim, cfg.num_envs, env.horizon
-    policy = LatentPolicy(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden, seed=seed).to(device)
-    disc = BoundedDiscriminator(obs_dim, act_dim, cfg.clip, hidden=cfg.hidden,
-                                seed=seed + 2).to(device)
-    post = GaussianPosterior(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden,
-                             spectral=cfg.regularizer == "spectral",
-                             lipschitz=cfg.sn_lipschitz, seed=seed + 3).to(device)
-    dual = DualVariable(cfg.dual_init, cfg.dual_lr, cfg.slack).to(device)
-    opt_pi = torch.optim.Adam(policy.parameters(), lr=cfg.policy_lr, eps=1e-5)
-    opt_d = torch.optim.Adam(disc.parameters(), lr=cfg.disc_lr)
-    opt_q = torch.optim.Adam(post.parameters(), lr=cfg.posterior_lr)
-    exp_s, exp_a = demos.observations.to(device), demos.actions.to(device)
+    z = randn(N, cfg.z_dim)
+    obs = env.reset(seed=gen)
+    S = torch.empty(T, N, obs_dim, device=device)
+    A = torch.empty(T, N, act_dim, device=device)
+    S2 = torch.empty_like(S)
+    logp = torch.empty(T, N, device=device)
+    values = torch.empty(T + 1, N, device=device)
+    with torch.no_grad():
+        for t in range(T):
+            S[t] = obs
+            mean, std = policy(obs, z), policy.log_std.exp()
+            A[t] = mean + std * randn(N, act_dim)
+            logp[t] = torch.distributions.Normal(mean, std).log_prob(A[t]).sum(-1)
+            values[t] = policy.value(obs, z)
+            obs, _, _, _, _ = env.step(A[t])      # env reward unused (imitation)
+            S2[t] = obs
+        values[T] = policy.value(obs, z)          # time-limit bootstrap
     batch = N * T
-    mb = batch // cfg.num_minibatches
-    ret_var = None                               # running variance of returns (reward scale)
-    history: list[dict[str, float]] = []
-
-    for _ in track(range(cfg.iterations), "GSD training", verbose=verbose):
-        # ---- 1. rollout: one code per episode, one episode per env
-        z = randn(N, cfg.z_dim)
-        obs = env.reset(seed=gen)
-        S = torch.empty(T, N, obs_dim, device=device)
-        A = torch.empty(T, N, act_dim, device=device)
-        S2 = torch.empty_like(S)
-        logp = torch.empty(T, N, device=device)
-        values = torch.empty(T + 1, N, device=device)
+    s_f, a_f = S.reshape(batch, -1), A.clamp(-1, 1).reshape(batch, -1)
+    z_f, s2_f = z.expand(T, N, cfg.z_dim).reshape(batch, -1), S2.reshape(batch, -1)
+    a_next = None
+    if cfg.regularizer == "gsd":
         with torch.no_grad():
-            for t in range(T):
-                S[t] = obs
-                mean, std = policy(obs, z), policy.log_std.exp()
-                A[t] = mean + std * randn(N, act_dim)
-                logp[t] = torch.distributions.Normal(mean, std).log_prob(A[t]).sum(-1)
-                values[t] = policy.value(obs, z)
-                obs, _, _, _, _ = env.step(A[t])      # env reward unused (imitation)
-                S2[t] = obs
-            values[T] = policy.value(obs, z)          # time-limit bootstrap
-        Z = z.expand(T, N, cfg.z_dim)
-        s_f, a_f, z_f = S.reshape(batch, -1), A.clamp(-1, 1).reshape(batch, -1), \
-            Z.reshape(batch, -1)
-        s2_f = S2.reshape(batch, -1)
+            a_next = policy(s2_f, z_f).clamp(-1, 1)
+    return _Batch(S, A, S2, logp, values, s_f, a_f, z_f, s2_f, a_next)
+
+
+def _discriminator_and_posterior(nets: _Nets, b: _Batch, exp_s: torch.Tensor,
+                                 exp_a: torch.Tensor, cfg: GSDConfig, gen: torch.Generator
+                                 ) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """Steps 2-3, the official loop: ``d_steps`` times, one discriminator step (a minibatch of
+    expert pairs against the whole policy batch) then one full-batch posterior step (GSD:
+    −λ·mean(violation), then the dual step). Returns the last BCE, posterior loss and the
+    fraction of violated pairs."""
+    disc, post, s_f, a_f, z_f = nets.disc, nets.post, b.s_f, b.a_f, b.z_f
+    batch, device = len(s_f), s_f.device
+    viol_frac = 0.0
+    for _ in range(cfg.d_steps):
+        e = torch.randperm(len(exp_s), generator=gen)[: cfg.disc_batch].to(device)
+        le, lp = disc(exp_s[e], exp_a[e]), disc(s_f, a_f)
+        bce = F.binary_cross_entropy_with_logits(le, torch.ones_like(le)) + \
+            F.binary_cross_entropy_with_logits(lp, torch.zeros_like(lp))
+        k = min(len(e), batch)              # penalty on as many pairs as the smaller side
+        xe = torch.cat([exp_s[e[:k]], exp_a[e[:k]]], -1)
+        fi = torch.randperm(batch, generator=gen)[:k].to(device)
+        xp = torch.cat([s_f[fi], a_f[fi]], -1)
+        d_loss = bce + cfg.gp_weight * gradient_penalty(disc, xe, xp, cfg.gp_center,
+                                                        torch.rand(k, 1, generator=gen))
+        nets.opt_d.zero_grad()
+        d_loss.backward()
+        nets.opt_d.step()
+
+        q_loss = -post.log_prob(s_f, a_f, z_f).mean()
         if cfg.regularizer == "gsd":
-            with torch.no_grad():
-                a_next = policy(s2_f, z_f).clamp(-1, 1)   # greedy a' at s'
+            v, _, _ = relevance_constraint(post, disc, s_f, a_f, b.s2_f, b.a_next,
+                                           clip=cfg.clip, scale=cfg.relevance_scale,
+                                           slack=cfg.slack)
+            q_loss = q_loss - nets.dual() * v.mean()
+            viol_frac = float((v < 0).float().mean())
+        nets.opt_q.zero_grad()
+        q_loss.backward()
+        nets.opt_q.step()
+        if cfg.regularizer == "gsd":
+            nets.dual.step(v)
+    return bce, q_loss, viol_frac
 
-        # ---- 2-3. the official loop: ``d_steps`` times, one discriminator step (a minibatch
-        # of expert pairs against the whole policy batch) then one full-batch posterior step
-        # (GSD: −λ·mean(violation), then the dual step)
-        viol_frac = 0.0
-        for _ in range(cfg.d_steps):
-            e = torch.randperm(len(exp_s), generator=gen)[: cfg.disc_batch].to(device)
-            le, lp = disc(exp_s[e], exp_a[e]), disc(s_f, a_f)
-            bce = F.binary_cross_entropy_with_logits(le, torch.ones_like(le)) + \
-                F.binary_cross_entropy_with_logits(lp, torch.zeros_like(lp))
-            k = min(len(e), batch)              # penalty on as many pairs as the smaller side
-            xe = torch.cat([exp_s[e[:k]], exp_a[e[:k]]], -1)
-            fi = torch.randperm(batch, generator=gen)[:k].to(device)
-            xp = torch.cat([s_f[fi], a_f[fi]], -1)
-            d_loss = bce + cfg.gp_weight * gradient_penalty(disc, xe, xp, cfg.gp_center,
-                                                            torch.rand(k, 1, generator=gen))
-            opt_d.zero_grad()
-            d_loss.backward()
-            opt_d.step()
 
-            q_loss = -post.log_prob(s_f, a_f, z_f).mean()
-            if cfg.regularizer == "gsd":
-                v, _, _ = relevance_constraint(post, disc, s_f, a_f, s2_f, a_next,
-                                               clip=cfg.clip, scale=cfg.relevance_scale,
-                                               slack=cfg.slack)
-                q_loss = q_loss - dual() * v.mean()
-                viol_frac = float((v < 0).float().mean())
-            opt_q.zero_grad()
-            q_loss.backward()
-            opt_q.step()
-            if cfg.regularizer == "gsd":
-                dual.step(v)
+@torch.no_grad()
+def _advantages(nets: _Nets, b: _Batch, cfg: GSDConfig, ret_var: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Steps 4-5: reward softplus(D) + λ_I log q(z | s, a), scaled by a running std of the
+    returns, and GAE. Returns (reward (T, N), advantages, returns, updated running var)."""
+    T, N = b.logp.shape
+    device = b.logp.device
+    rew = infogail_reward(nets.disc(b.s_f, b.a_f), nets.post.log_prob(b.s_f, b.a_f, b.z_f),
+                          cfg.info_weight).view(T, N)
+    # scale by a running std of the returns (CleanRL's NormalizeReward, per batch)
+    disc_ret = torch.zeros(N, device=device)
+    for t in reversed(range(T)):
+        disc_ret = rew[t] + cfg.gamma * disc_ret
+    var = disc_ret.var()
+    ret_var = var if ret_var is None else 0.9 * ret_var + 0.1 * var
+    r = rew / (ret_var.sqrt() + 1e-8)
 
-        # ---- 4. reward: softplus(D) + λ_I log q(z | s, a)
-        with torch.no_grad():
-            rew = infogail_reward(disc(s_f, a_f), post.log_prob(s_f, a_f, z_f),
-                                  cfg.info_weight).view(T, N)
-            # scale by a running std of the returns (CleanRL's NormalizeReward, per batch)
-            disc_ret = torch.zeros(N, device=device)
-            for t in reversed(range(T)):
-                disc_ret = rew[t] + cfg.gamma * disc_ret
-            var = disc_ret.var()
-            ret_var = var if ret_var is None else 0.9 * ret_var + 0.1 * var
-            r = rew / (ret_var.sqrt() + 1e-8)
+    # GAE (no terminations; the last step bootstraps)
+    values = b.values
+    adv = torch.zeros(T, N, device=device)
+    last = torch.zeros(N, device=device)
+    for t in reversed(range(T)):
+        delta = r[t] + cfg.gamma * values[t + 1] - values[t]
+        last = delta + cfg.gamma * cfg.gae_lambda * last
+        adv[t] = last
+    return rew, adv, adv + values[:T], ret_var
 
-            # ---- 5. GAE (no terminations; the last step bootstraps)
-            adv = torch.zeros(T, N, device=device)
-            last = torch.zeros(N, device=device)
-            for t in reversed(range(T)):
-                delta = r[t] + cfg.gamma * values[t + 1] - values[t]
-                last = delta + cfg.gamma * cfg.gae_lambda * last
-                adv[t] = last
-            ret = adv + values[:T]
-        b_adv, b_ret, b_logp = adv.reshape(-1), ret.reshape(-1), logp.reshape(-1)
-        b_a = A.reshape(batch, -1)
 
-        # ---- 6. PPO (clipped surrogate, value loss, grad-norm clip)
-        for _epoch in range(cfg.update_epochs):
-            for idx in torch.randperm(batch, generator=gen).to(device).split(mb):
-                dist = policy.distribution(s_f[idx], z_f[idx])
-                ratio = (dist.log_prob(b_a[idx]).sum(-1) - b_logp[idx]).exp()
-                a_n = b_adv[idx]
-                a_n = (a_n - a_n.mean()) / (a_n.std() + 1e-8)
-                pg = torch.max(-a_n * ratio,
-                               -a_n * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
-                v_loss = 0.5 * ((policy.value(s_f[idx], z_f[idx]) - b_ret[idx]) ** 2).mean()
-                loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * dist.entropy().sum(-1).mean()
-                opt_pi.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
-                opt_pi.step()
-
-        history.append({"disc_loss": float(bce.detach()),
-                        "posterior_loss": float(q_loss.detach()),
-                        "reward": float(rew.mean()), "lambda": dual.value,
-                        "violated": viol_frac, "final_x": float(S2[-1, :, 0].mean())})
-
-    return GSDResult(policy, disc, post, dual, cfg, history)
+def _ppo(nets: _Nets, b: _Batch, adv: torch.Tensor, ret: torch.Tensor, cfg: GSDConfig,
+         gen: torch.Generator) -> None:
+    """Step 6: PPO epochs over minibatches (clipped surrogate, value loss, grad-norm clip)."""
+    policy, s_f, z_f = nets.policy, b.s_f, b.z_f
+    batch = len(s_f)
+    b_adv, b_ret, b_logp = adv.reshape(-1), ret.reshape(-1), b.logp.reshape(-1)
+    b_a = b.A.reshape(batch, -1)
+    for _epoch in range(cfg.update_epochs):
+        for idx in torch.randperm(batch, generator=gen).to(s_f.device).split(
+                batch // cfg.num_minibatches):
+            dist = policy.distribution(s_f[idx], z_f[idx])
+            ratio = (dist.log_prob(b_a[idx]).sum(-1) - b_logp[idx]).exp()
+            a_n = b_adv[idx]
+            a_n = (a_n - a_n.mean()) / (a_n.std() + 1e-8)
+            pg = torch.max(-a_n * ratio,
+                           -a_n * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+            v_loss = 0.5 * ((policy.value(s_f[idx], z_f[idx]) - b_ret[idx]) ** 2).mean()
+            loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * dist.entropy().sum(-1).mean()
+            nets.opt_pi.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+            nets.opt_pi.step()
 
 
 def config_dict(cfg: GSDConfig) -> dict:

@@ -29,6 +29,8 @@ gym = require("gymnasium", "rl")
 
 __all__ = ["EvalResult", "SequenceSampler", "evaluate", "load", "save", "train"]
 
+_Schedule = torch.optim.lr_scheduler.LambdaLR
+
 
 class SequenceSampler:
     """Random DT windows of ``context`` steps from an :class:`OfflineDataset`.
@@ -122,25 +124,10 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
     gen = resolve_seed(seed)
     dev = next(model.parameters()).device
     sampler = SequenceSampler(dataset, model.context, batch_size, rtg_scale=rtg_scale, seed=gen)
+    _normalise(model, dataset, rtg_scale)
+    opt, sched = _optimiser(model, steps, lr, warmup, weight_decay)
 
-    # 1. normalisation buffers from the data
-    obs = dataset.observations.to(dev)
-    model.state_mean.copy_(obs.mean(0))
-    model.state_std.copy_(obs.std(0).clamp(min=1e-6))
-    model.action_scale.copy_(dataset.actions.abs().amax(0).clamp(min=1e-6).to(dev))
-    model.rtg_scale.fill_(rtg_scale)
-
-    # 2. optimiser and schedule
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
-
-    def lr_at(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(steps - warmup, 1)))
-
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
-
-    # 3. the loop; dropout masks come from a seeded fork of the RNG, the global one is restored
+    # the loop; dropout masks come from a seeded fork of the RNG, the global one is restored
     losses = []
     devices = [dev] if dev.type == "cuda" else []
     with torch.random.fork_rng(devices=devices), \
@@ -148,19 +135,51 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
         torch.manual_seed(int(torch.randint(2**62, (1,), generator=gen)))
         model.train()
         for _ in range(steps):
-            rtg, s, a, t, mask = (x.to(dev) for x in sampler.sample())
-            pred = model(rtg, s, a, t)
-            err = F.mse_loss(pred, a, reduction="none").mean(-1)
-            loss = (err * mask).sum() / mask.sum()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-            opt.step()
-            sched.step()
-            losses.append(float(loss.detach()))
+            batch = (x.to(dev) for x in sampler.sample())
+            losses.append(_train_step(model, opt, sched, *batch, grad_clip=grad_clip))
             advance(loss=losses[-1])
     model.eval()
     return losses
+
+
+def _normalise(model: LongShortDecisionTransformer, dataset: OfflineDataset,
+               rtg_scale: float) -> None:
+    """Set the model's normalisation buffers from the data."""
+    dev = next(model.parameters()).device
+    obs = dataset.observations.to(dev)
+    model.state_mean.copy_(obs.mean(0))
+    model.state_std.copy_(obs.std(0).clamp(min=1e-6))
+    model.action_scale.copy_(dataset.actions.abs().amax(0).clamp(min=1e-6).to(dev))
+    model.rtg_scale.fill_(rtg_scale)
+
+
+def _optimiser(model: LongShortDecisionTransformer, steps: int, lr: float, warmup: int,
+               weight_decay: float) -> tuple[torch.optim.Optimizer, _Schedule]:
+    """AdamW with a linear warm-up over ``warmup`` steps, then cosine decay to 0."""
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay, fused=True)
+
+    def lr_at(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(steps - warmup, 1)))
+
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+
+
+def _train_step(model: LongShortDecisionTransformer, opt: torch.optim.Optimizer,
+                sched: _Schedule, rtg: torch.Tensor, s: torch.Tensor,
+                a: torch.Tensor, t: torch.Tensor, mask: torch.Tensor, *, grad_clip: float
+                ) -> float:
+    """One optimiser step on a batch of windows: masked MSE at the state tokens; its loss."""
+    pred = model(rtg, s, a, t)
+    err = F.mse_loss(pred, a, reduction="none").mean(-1)
+    loss = (err * mask).sum() / mask.sum()
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    opt.step()
+    sched.step()
+    return float(loss.detach())
 
 
 @dataclass
@@ -189,19 +208,7 @@ def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return:
     target_return = check_range(target_return, "target_return")
     base = check_int(seed, "seed", 0) if isinstance(seed, int) else \
         int(torch.randint(2**31 - n, (1,), generator=resolve_seed(seed)))
-    try:
-        envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
-    except gym.error.Error as exc:
-        raise ValueError(f"env_id {env_id!r} is not a registered gymnasium env ({exc})") from None
-    limit = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
-    if limit is not None and limit > model.max_timestep:
-        raise ValueError(f"env_id {env_id!r} runs {limit} steps but the model embeds only "
-                         f"max_timestep={model.max_timestep}; returns would be cut short")
-    o_dim = int(np.prod(envs[0].observation_space.shape))
-    a_dim = int(np.prod(envs[0].action_space.shape))
-    if (o_dim, a_dim) != (model.obs_dim, model.act_dim):
-        raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but the model "
-                         f"expects ({model.obs_dim}, {model.act_dim})")
+    envs, o_dim = _make_envs(model, env_id, n, env_kwargs)
     p = next(model.parameters())
     model.eval()
     obs = torch.tensor(np.stack([e.reset(seed=base + i)[0] for i, e in enumerate(envs)]),
@@ -235,6 +242,25 @@ def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return:
         rtg.append(rtg[-1] - rew.to(p.device)[:, None] / model.rtg_scale)
         t += 1
     return EvalResult(total.float(), float(total.mean()))
+
+
+def _make_envs(model: LongShortDecisionTransformer, env_id: str, n: int, env_kwargs: dict
+               ) -> tuple[list, int]:
+    """``n`` copies of the env and its observation size, checked against the model."""
+    try:
+        envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
+    except gym.error.Error as exc:
+        raise ValueError(f"env_id {env_id!r} is not a registered gymnasium env ({exc})") from None
+    limit = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
+    if limit is not None and limit > model.max_timestep:
+        raise ValueError(f"env_id {env_id!r} runs {limit} steps but the model embeds only "
+                         f"max_timestep={model.max_timestep}; returns would be cut short")
+    o_dim = int(np.prod(envs[0].observation_space.shape))
+    a_dim = int(np.prod(envs[0].action_space.shape))
+    if (o_dim, a_dim) != (model.obs_dim, model.act_dim):
+        raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but the model "
+                         f"expects ({model.obs_dim}, {model.act_dim})")
+    return envs, o_dim
 
 
 def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
