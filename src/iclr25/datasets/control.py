@@ -1,7 +1,7 @@
 """Offline demonstration data (D4RL layout) and rollouts, generated locally.
 
 Shared by the imitation / offline-RL methods (``gsd``, ``lsdt``). Needs the ``rl`` extra
-(gymnasium, mujoco, h5py); it is not imported by ``iclr25.datasets``. The environments and
+(gymnasium; h5py for .hdf5 files); it is not imported by ``iclr25.datasets``. The environments and
 data generators that serve one method live in its ``testbed.py`` (LaneReach in
 ``iclr25.gsd.testbed``; DelayedCue and the Pendulum quality tiers in ``iclr25.lsdt.testbed``).
 
