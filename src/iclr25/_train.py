@@ -125,29 +125,38 @@ def fit_minibatch(
     with bar as advance:
         for epoch in range(epochs):
             model.train()
-            total, steps = 0.0, 0
             it = batches(epoch) if batches is not None else shuffled_batches(
                 n, batch_size, gen, X.device)
-            for idx in it:
-                loss = loss_fn(model(X[idx]), y[idx])
-                if callback is not None:
-                    loss = callback(idx, loss)
-                    if loss is None:
-                        continue
-                elif loss.ndim:
-                    loss = loss.mean()
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-                total += float(loss.detach())
-                steps += 1
+            history.append(_epoch(model, loss_fn, X, y, it, optimizer, callback))
             if scheduler is not None:
                 scheduler.step()
-            history.append(total / steps if steps else float("nan"))
             advance(loss=history[-1])
             if on_epoch_end is not None and on_epoch_end(epoch):
                 break
     return history
+
+
+def _epoch(model: nn.Module, loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+           X: torch.Tensor, y: torch.Tensor, index_batches: Iterable[torch.Tensor],
+           optimizer: torch.optim.Optimizer,
+           callback: Callable[[torch.Tensor, torch.Tensor], torch.Tensor | None] | None,
+           ) -> float:
+    """One pass over ``index_batches``: the mean backpropagated loss (NaN with no step)."""
+    total, steps = 0.0, 0
+    for idx in index_batches:
+        loss = loss_fn(model(X[idx]), y[idx])
+        if callback is not None:
+            loss = callback(idx, loss)
+            if loss is None:
+                continue
+        elif loss.ndim:
+            loss = loss.mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        total += float(loss.detach())
+        steps += 1
+    return total / steps if steps else float("nan")
 
 
 @torch.no_grad()

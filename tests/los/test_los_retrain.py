@@ -1,3 +1,4 @@
+import inspect
 import math
 import warnings
 
@@ -218,6 +219,15 @@ def test_estimator_clone_and_params():
     bad = RetrainedClassifier("los", init=init, lr=-1.0)
     with pytest.raises(ValueError, match="lr"):
         bad.fit(X, y)
+
+
+def test_estimator_parameters_are_the_functions():
+    # the two signatures are written out twice (scikit-learn reads __init__'s); keep them equal
+    def params(f, skip):
+        return [(p.name, p.kind, p.default) for p in
+                list(inspect.signature(f).parameters.values())[skip:]]
+
+    assert params(RetrainedClassifier.__init__, 1) == params(retrain_classifier, 2)
 
 
 # Checks that do not apply: the contract's labels are integers in [0, K) with every class

@@ -102,28 +102,35 @@ def emergent_correspondences(Z_im: torch.Tensor, Z_oom: torch.Tensor,
                          f"method={method!r} needs one width")
     An, Bn = F.normalize(A.float(), dim=1), F.normalize(B.to(A.device).float(), dim=1)
     if method == "mnn":
-        fwd, bwd = _nn_both(An, Bn, chunk)  # im -> oom, oom -> im
-        im = torch.arange(len(A), device=A.device)
-        keep = bwd[fwd] == im
-        return torch.stack([im[keep], fwd[keep]], 1)
+        return _mutual(*_nn_both(An, Bn, chunk))  # im -> oom, oom -> im
     if method == "hungarian":
         from scipy.optimize import linear_sum_assignment
         cost = -(An @ Bn.T).cpu().double().numpy()
         r, c = linear_sum_assignment(cost)
         return torch.stack([torch.as_tensor(r), torch.as_tensor(c)], 1).long().to(A.device)
+    return _gw_pairs(An, Bn, epsilon).to(A.device)
+
+
+def _mutual(fwd: torch.Tensor, bwd: torch.Tensor) -> torch.Tensor:
+    """(P, 2) pairs ``(i, fwd[i])`` whose choice is mutual: ``bwd[fwd[i]] == i``."""
+    im = torch.arange(len(fwd), device=fwd.device)
+    keep = bwd[fwd] == im
+    return torch.stack([im[keep], fwd[keep]], 1)
+
+
+def _gw_pairs(An: torch.Tensor, Bn: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """Mutual argmax pairs (on the CPU) of the entropic Gromov-Wasserstein coupling between
+    the cosine-distance structures of the unit rows ``An`` and ``Bn``."""
     ot = require("ot", "ot")
     C1 = (1 - An @ An.T).clamp_min(0).double().cpu()
     C2 = (1 - Bn @ Bn.T).clamp_min(0).double().cpu()
     C1, C2 = C1 / C1.max().clamp_min(1e-12), C2 / C2.max().clamp_min(1e-12)
-    p = torch.full((len(A),), 1.0 / len(A), dtype=torch.float64)
-    q = torch.full((len(B),), 1.0 / len(B), dtype=torch.float64)
+    p = torch.full((len(An),), 1.0 / len(An), dtype=torch.float64)
+    q = torch.full((len(Bn),), 1.0 / len(Bn), dtype=torch.float64)
     T = ot.gromov.entropic_gromov_wasserstein(C1.numpy(), C2.numpy(), p.numpy(), q.numpy(),
                                               "square_loss", epsilon=epsilon, max_iter=200)
     T = torch.as_tensor(T)
-    fwd, bwd = T.argmax(1), T.argmax(0)
-    im = torch.arange(len(A))
-    keep = bwd[fwd] == im
-    return torch.stack([im[keep], fwd[keep]], 1).to(A.device)
+    return _mutual(T.argmax(1), T.argmax(0))
 
 
 def match_purity(pairs: torch.Tensor, y_im: torch.Tensor, y_oom: torch.Tensor) -> float:

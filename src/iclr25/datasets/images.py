@@ -394,62 +394,97 @@ def degrade(x: object, kind: str, *, seed: int | torch.Generator | None = None,
     p = _params(kind, params)
     single = t.ndim == 3
     J = t[None] if single else t
-    B, _, H, W = J.shape
     g = resolve_seed(seed)
     dev = J.device
     gdev = g if dev.type == "cpu" else torch.Generator(dev).manual_seed(
         int(torch.randint(2 ** 62, (1,), generator=g)))
-
-    def randn(*shape: int) -> torch.Tensor:
-        return torch.randn(shape, generator=gdev, device=dev, dtype=J.dtype)
-
-    if kind == "noise":
-        s = _draw(p["sigma"], "sigma", B, g).to(J)
-        out = J + s[:, None, None, None] * randn(B, 3, H, W)
-    elif kind == "blur":
-        out = _gaussian_blur(J, _draw(p["sigma"], "sigma", B, g).clamp(min=1e-3))
-    elif kind == "motion_blur":
-        ker = _line_kernels(_draw(p["length"], "length", B, g).clamp(min=1),
-                            _draw(p["angle"], "angle", B, g))
-        out = _depthwise(J, ker)
-    elif kind == "defocus":
-        out = _depthwise(J, _disk_kernels(_draw(p["radius"], "radius", B, g).clamp(min=0.5)))
-    elif kind == "jpeg":
-        q = _draw(p["quality"], "quality", B, g, integer=True).clamp(1, 95)
-        out = _jpeg(J, q)
-    elif kind == "haze":
-        beta = _draw(p["beta"], "beta", B, g).to(J)[:, None, None, None]
-        A = _draw(p["airlight"], "airlight", B, g).to(J)[:, None, None, None]
-        ramp = _ramp(B, H, W, g, dev, J.dtype)
-        tr = torch.exp(-beta * ramp)
-        out = J * tr + A * (1 - tr)
-    elif kind == "low_light":
-        k = _draw(p["k"], "k", B, g).to(J)[:, None, None, None]
-        gm = _draw(p["gamma"], "gamma", B, g).to(J)[:, None, None, None]
-        lam = check_range(p["lam"], "lam", 0, low_open=True)
-        rs = check_range(p["read_sigma"], "read_sigma", 0)
-        rate = lam * k * J.clamp(min=0) ** gm
-        out = torch.poisson(rate, generator=gdev) / lam + rs * randn(B, 3, H, W)
-    elif kind == "rain":
-        dens = _draw(p["density"], "density", B, g).to(J)[:, None, None, None]
-        inten = _draw(p["intensity"], "intensity", B, g).to(J)[:, None, None, None]
-        u = torch.rand((B, 1, H, W), generator=gdev, device=dev, dtype=J.dtype)
-        drops = (u < dens).to(J) * (0.5 + 0.5 * torch.rand((B, 1, H, W), generator=gdev,
-                                                            device=dev, dtype=J.dtype))
-        ker = _line_kernels(_draw(p["length"], "length", B, g).clamp(min=1),
-                            _draw(p["angle"], "angle", B, g))
-        streaks = _depthwise(drops, ker * ker.shape[-1] / 3)
-        out = J + inten * streaks.clamp(0, 1)
-    elif kind == "inpaint":
-        n_lines = _draw(p["n_lines"], "n_lines", B, g, integer=True).long().clamp(min=0)
-        thick = _draw(p["thickness"], "thickness", B, g)
-        white = (torch.rand(B, generator=g) < 0.5).to(J).to(dev)[:, None, None, None]
-        mask = _segments_mask(B, H, W, n_lines, thick, g, dev)
-        out = torch.where(mask, white.expand(B, 1, H, W), J)
-    else:  # mosaic
-        out = _bayer_bilinear(J)
-    out = out.clamp(0, 1)
+    out = _DEGRADATIONS[kind](J, p, g, gdev).clamp(0, 1)
     return out[0] if single else out
+
+
+# --- one function per kind: (J (B, 3, H, W), params, CPU generator for the per-image
+# parameters, generator on J's device for the pixels) -> the unclipped degraded batch ---------
+
+def _randn(shape: tuple[int, ...] | torch.Size, J: torch.Tensor,
+           gdev: torch.Generator) -> torch.Tensor:
+    return torch.randn(shape, generator=gdev, device=J.device, dtype=J.dtype)
+
+
+def _noise(J: torch.Tensor, p: dict, g: torch.Generator, gdev: torch.Generator) -> torch.Tensor:
+    s = _draw(p["sigma"], "sigma", len(J), g).to(J)
+    return J + s[:, None, None, None] * _randn(J.shape, J, gdev)
+
+
+def _blur(J: torch.Tensor, p: dict, g: torch.Generator, gdev: torch.Generator) -> torch.Tensor:
+    return _gaussian_blur(J, _draw(p["sigma"], "sigma", len(J), g).clamp(min=1e-3))
+
+
+def _motion_blur(J: torch.Tensor, p: dict, g: torch.Generator,
+                 gdev: torch.Generator) -> torch.Tensor:
+    B = len(J)
+    ker = _line_kernels(_draw(p["length"], "length", B, g).clamp(min=1),
+                        _draw(p["angle"], "angle", B, g))
+    return _depthwise(J, ker)
+
+
+def _defocus(J: torch.Tensor, p: dict, g: torch.Generator, gdev: torch.Generator) -> torch.Tensor:
+    return _depthwise(J, _disk_kernels(_draw(p["radius"], "radius", len(J), g).clamp(min=0.5)))
+
+
+def _jpeg_kind(J: torch.Tensor, p: dict, g: torch.Generator,
+               gdev: torch.Generator) -> torch.Tensor:
+    return _jpeg(J, _draw(p["quality"], "quality", len(J), g, integer=True).clamp(1, 95))
+
+
+def _haze(J: torch.Tensor, p: dict, g: torch.Generator, gdev: torch.Generator) -> torch.Tensor:
+    B, _, H, W = J.shape
+    beta = _draw(p["beta"], "beta", B, g).to(J)[:, None, None, None]
+    A = _draw(p["airlight"], "airlight", B, g).to(J)[:, None, None, None]
+    ramp = _ramp(B, H, W, g, J.device, J.dtype)
+    tr = torch.exp(-beta * ramp)
+    return J * tr + A * (1 - tr)
+
+
+def _low_light(J: torch.Tensor, p: dict, g: torch.Generator,
+               gdev: torch.Generator) -> torch.Tensor:
+    B = len(J)
+    k = _draw(p["k"], "k", B, g).to(J)[:, None, None, None]
+    gm = _draw(p["gamma"], "gamma", B, g).to(J)[:, None, None, None]
+    lam = check_range(p["lam"], "lam", 0, low_open=True)
+    rs = check_range(p["read_sigma"], "read_sigma", 0)
+    rate = lam * k * J.clamp(min=0) ** gm
+    return torch.poisson(rate, generator=gdev) / lam + rs * _randn(J.shape, J, gdev)
+
+
+def _rain(J: torch.Tensor, p: dict, g: torch.Generator, gdev: torch.Generator) -> torch.Tensor:
+    B, _, H, W = J.shape
+    dens = _draw(p["density"], "density", B, g).to(J)[:, None, None, None]
+    inten = _draw(p["intensity"], "intensity", B, g).to(J)[:, None, None, None]
+    u = torch.rand((B, 1, H, W), generator=gdev, device=J.device, dtype=J.dtype)
+    drops = (u < dens).to(J) * (0.5 + 0.5 * torch.rand((B, 1, H, W), generator=gdev,
+                                                        device=J.device, dtype=J.dtype))
+    ker = _line_kernels(_draw(p["length"], "length", B, g).clamp(min=1),
+                        _draw(p["angle"], "angle", B, g))
+    streaks = _depthwise(drops, ker * ker.shape[-1] / 3)
+    return J + inten * streaks.clamp(0, 1)
+
+
+def _inpaint(J: torch.Tensor, p: dict, g: torch.Generator, gdev: torch.Generator) -> torch.Tensor:
+    B, _, H, W = J.shape
+    n_lines = _draw(p["n_lines"], "n_lines", B, g, integer=True).long().clamp(min=0)
+    thick = _draw(p["thickness"], "thickness", B, g)
+    white = (torch.rand(B, generator=g) < 0.5).to(J).to(J.device)[:, None, None, None]
+    mask = _segments_mask(B, H, W, n_lines, thick, g, J.device)
+    return torch.where(mask, white.expand(B, 1, H, W), J)
+
+
+def _mosaic(J: torch.Tensor, p: dict, g: torch.Generator, gdev: torch.Generator) -> torch.Tensor:
+    return _bayer_bilinear(J)
+
+
+_DEGRADATIONS = {"noise": _noise, "blur": _blur, "motion_blur": _motion_blur,
+                 "defocus": _defocus, "jpeg": _jpeg_kind, "haze": _haze,
+                 "low_light": _low_light, "rain": _rain, "inpaint": _inpaint, "mosaic": _mosaic}
 
 
 def _ramp(B: int, H: int, W: int, g: torch.Generator, device: torch.device,

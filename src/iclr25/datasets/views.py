@@ -467,6 +467,65 @@ def _attribute(value: object, name: str, n: int, gen: torch.Generator) -> torch.
     return t
 
 
+class _Layout(NamedTuple):
+    """Per-image random placement of Trifeatures: rotation angles (n, 2) of the shape and of
+    the texture, shape centre (n, 2), texture phase (n, 2), rain hash key (n,), the noise
+    texture's coins (n, size, size); template half-side and texture period in pixels."""
+
+    ang: torch.Tensor
+    centre: torch.Tensor
+    phase: torch.Tensor
+    key: torch.Tensor
+    coin: torch.Tensor
+    half: float
+    period: float
+
+    def to(self, dev: torch.device) -> _Layout:
+        return self._replace(**{f: getattr(self, f).to(dev) for f in self._fields[:5]})
+
+
+def _draw_layout(n: int, size: int, t_lab: torch.Tensor, gen: torch.Generator) -> _Layout:
+    """Draw each image's placement on the CPU generator (coins only for the noise texture)."""
+    half = 0.57 * size / 2  # template half-side in pixels
+    ang = torch.randint(-45, 45, (n, 2), generator=gen).double() * (math.pi / 180)
+    reach = half * (ang[:, 0].cos().abs() + ang[:, 0].sin().abs())  # rotated half-extent
+    centre = reach[:, None] + torch.rand(n, 2, generator=gen, dtype=torch.float64) * (
+        size - 2 * reach[:, None])
+    period = 6.0 * size / 32
+    phase = torch.rand(n, 2, generator=gen, dtype=torch.float64) * period
+    key = torch.rand(n, generator=gen, dtype=torch.float64) * 1000
+    noisy = (t_lab == 5).nonzero()[:, 0]  # a fair coin per pixel, drawn for "noise" only
+    coin = torch.zeros(n, size, size, dtype=torch.bool)
+    coin[noisy] = torch.rand(len(noisy), size, size, generator=gen) < 0.5
+    return _Layout(ang, centre, phase, key, coin, half, period)
+
+
+def _ink(s_lab: torch.Tensor, t_lab: torch.Tensor, lay: _Layout, size: int) -> torch.Tensor:
+    """(n, size, size) ink on ``lay``'s device: 1 where shape and texture are on, ``_GAP``
+    in the texture's gaps inside the shape, 0 outside the shape."""
+    dev, half = lay.ang.device, lay.half
+    ang, centre, phase, key, coin = lay.ang, lay.centre, lay.phase, lay.key, lay.coin
+    r = torch.arange(size, device=dev, dtype=torch.float64) + 0.5
+    ink = torch.empty(len(s_lab), size, size, device=dev)
+    for k in range(10):  # a loop over the 10 kinds, vectorised over images and pixels
+        idx = (s_lab == k).nonzero()[:, 0].to(dev)
+        if len(idx):  # rotate pixels back into the template; each term is a row or column
+            cos, sin = ang[idx, 0].cos()[:, None] / (2 * half), ang[idx, 0].sin()[:, None] / (
+                2 * half)
+            dy, dx = r[None] - centre[idx, :1], r[None] - centre[idx, 1:]  # (m, size)
+            a = ((cos * dx + 0.5)[:, None, :] + (sin * dy)[:, :, None]).float()
+            b = ((cos * dy + 0.5)[:, :, None] - (sin * dx)[:, None, :]).float()
+            ink[idx] = _shape_mask(k, a, b).float()
+        idx = (t_lab == k).nonzero()[:, 0].to(dev)
+        if len(idx):
+            cos, sin = ang[idx, 1].cos()[:, None], ang[idx, 1].sin()[:, None]
+            u = ((cos * r + phase[idx, 1:])[:, None, :] + (sin * r)[:, :, None]).float()
+            v = ((cos * r + phase[idx, :1])[:, :, None] - (sin * r)[:, None, :]).float()
+            on = _texture_mask(k, u, v, lay.period, key[idx].float()[:, None, None], coin[idx])
+            ink[idx] *= torch.where(on, 1.0, _GAP)
+    return ink
+
+
 def trifeatures(n: int, *, size: int = 32, shape: object = None, texture: object = None,
                 color: object = None, seed: int | torch.Generator | None = 0,
                 device: torch.device | str | None = None) -> TrifeaturesImages:
@@ -509,37 +568,8 @@ def trifeatures(n: int, *, size: int = 32, shape: object = None, texture: object
     labels = [_attribute(v, name, n, gen) for v, name in
               ((shape, "shape"), (texture, "texture"), (color, "color"))]
     s_lab, t_lab, c_lab = labels
-    half = 0.57 * size / 2  # template half-side in pixels
-    ang = torch.randint(-45, 45, (n, 2), generator=gen).double() * (math.pi / 180)
-    reach = half * (ang[:, 0].cos().abs() + ang[:, 0].sin().abs())  # rotated half-extent
-    centre = reach[:, None] + torch.rand(n, 2, generator=gen, dtype=torch.float64) * (
-        size - 2 * reach[:, None])
-    period = 6.0 * size / 32
-    phase = torch.rand(n, 2, generator=gen, dtype=torch.float64) * period
-    key = torch.rand(n, generator=gen, dtype=torch.float64) * 1000
-    noisy = (t_lab == 5).nonzero()[:, 0]  # a fair coin per pixel, drawn for "noise" only
-    coin = torch.zeros(n, size, size, dtype=torch.bool)
-    coin[noisy] = torch.rand(len(noisy), size, size, generator=gen) < 0.5
     dev = torch.device("cpu") if device is None else torch.device(device)
-    ang, centre, phase, key, coin = (t.to(dev) for t in (ang, centre, phase, key, coin))
-    r = torch.arange(size, device=dev, dtype=torch.float64) + 0.5
-    ink = torch.empty(n, size, size, device=dev)
-    for k in range(10):  # a loop over the 10 kinds, vectorised over images and pixels
-        idx = (s_lab == k).nonzero()[:, 0].to(dev)
-        if len(idx):  # rotate pixels back into the template; each term is a row or column
-            cos, sin = ang[idx, 0].cos()[:, None] / (2 * half), ang[idx, 0].sin()[:, None] / (
-                2 * half)
-            dy, dx = r[None] - centre[idx, :1], r[None] - centre[idx, 1:]  # (m, size)
-            a = ((cos * dx + 0.5)[:, None, :] + (sin * dy)[:, :, None]).float()
-            b = ((cos * dy + 0.5)[:, :, None] - (sin * dx)[:, None, :]).float()
-            ink[idx] = _shape_mask(k, a, b).float()
-        idx = (t_lab == k).nonzero()[:, 0].to(dev)
-        if len(idx):
-            cos, sin = ang[idx, 1].cos()[:, None], ang[idx, 1].sin()[:, None]
-            u = ((cos * r + phase[idx, 1:])[:, None, :] + (sin * r)[:, :, None]).float()
-            v = ((cos * r + phase[idx, :1])[:, :, None] - (sin * r)[:, None, :]).float()
-            on = _texture_mask(k, u, v, period, key[idx].float()[:, None, None], coin[idx])
-            ink[idx] *= torch.where(on, 1.0, _GAP)
+    ink = _ink(s_lab, t_lab, _draw_layout(n, size, t_lab, gen).to(dev), size)
     palette = torch.tensor(list(TRI_COLORS.values()), device=dev)[c_lab.to(dev)]
     x = 0.5 + ink[:, None] * (palette[:, :, None, None] - 0.5)
     return TrifeaturesImages(x, s_lab.to(dev), t_lab.to(dev), c_lab.to(dev))
@@ -628,8 +658,21 @@ def bimodal_trifeatures(n: int, *, biased: bool = False, split: str = "train",
     pair = _check_pairing(pairing)
     gen = resolve_seed(seed)
     allowed = _TRI_TEST if split == "test" else ~_TRI_TEST  # index 100 s + 10 t + c
-    # Draw (shape, texture, colour) combinations by vectorised rejection: redraw the rows
-    # that fall outside the split until none is left (a biased image 2 keeps its colour).
+    s, t, c = _draw_combinations(n, allowed, pair, biased, gen)
+    imgs = trifeatures(2 * n, size=size, shape=s.repeat(2), texture=t.T.reshape(-1),
+                       color=c.T.reshape(-1), seed=gen, device=device)
+    synergy = (c[:, 1] == pair[t[:, 0]]).long()
+    to = lambda v: v.to(imgs.x.device)  # noqa: E731
+    return BimodalTrifeatures(imgs.x[:n], imgs.x[n:], to(s), to(t[:, 0]), to(t[:, 1]),
+                              to(c[:, 0]), to(c[:, 1]), to(synergy), to(pair))
+
+
+def _draw_combinations(n: int, allowed: torch.Tensor, pair: torch.Tensor, biased: bool,
+                       gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Shapes (n,), textures (n, 2) and colours (n, 2) of pairs whose both (shape, texture,
+    colour) combinations are ``allowed``; with ``biased``, ``colour2 = pair[texture1]``."""
+    # Vectorised rejection: redraw the rows that fall outside the split until none is left
+    # (a biased image 2 keeps its colour).
     s = torch.randint(0, 10, (n,), generator=gen)
     t = torch.randint(0, 10, (n, 2), generator=gen)
     c = torch.randint(0, 10, (n, 2), generator=gen)
@@ -649,9 +692,4 @@ def bimodal_trifeatures(n: int, *, biased: bool = False, split: str = "train",
         s[rows], t[rows], c[rows] = redo_s, redo_t, redo_c
     else:  # pragma: no cover - every split has valid pairs for every pairing
         raise RuntimeError("bimodal_trifeatures: rejection sampling did not converge")
-    imgs = trifeatures(2 * n, size=size, shape=s.repeat(2), texture=t.T.reshape(-1),
-                       color=c.T.reshape(-1), seed=gen, device=device)
-    synergy = (c[:, 1] == pair[t[:, 0]]).long()
-    to = lambda v: v.to(imgs.x.device)  # noqa: E731
-    return BimodalTrifeatures(imgs.x[:n], imgs.x[n:], to(s), to(t[:, 0]), to(t[:, 1]),
-                              to(c[:, 0]), to(c[:, 1]), to(synergy), to(pair))
+    return s, t, c

@@ -32,11 +32,7 @@ def graph(
     Structures are named by their SDF ``_Name`` (the molblock's title line), or numbered from
     0 when it is empty and for .xyz/.npy files.
     """
-    import numpy as np
-    import torch
-
     from iclr25._progress import track
-    from iclr25.datasets.molecules import read_sdf, read_xyz
     from iclr25.schull.graph import schull_graph
     from iclr25.schull.metrics import is_connected, is_rigid, num_undirected_edges
     from iclr25.schull.neighbors import radius_graph
@@ -48,21 +44,8 @@ def graph(
     output_path(out, suffixes=(".npz", ".csv"))
     if not file.is_file():
         _fail(f"no such file: {file}")
-    names: list[str] = []
     try:
-        if file.suffix == ".xyz":
-            structs = [p for _, p in read_xyz(file)]
-        elif file.suffix == ".sdf":
-            structs = [p for _, p in read_sdf(file)]
-            names = [nm or str(k) for k, nm in enumerate(_sdf_names(file))]
-        else:
-            arr = read_npy(file, "FILE")
-            if arr.ndim == 2:
-                arr = arr[None]
-            if arr.ndim != 3 or arr.shape[-1] != 3:
-                raise ValueError(f"{file}: expected positions (N, 3) or (C, N, 3), "
-                                 f"got {arr.shape}")
-            structs = [torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in arr]
+        structs, names = _read_structures(file)
         graphs = [schull_graph(p).edge_index for p in track(structs, "SCHull graphs")]
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
@@ -78,13 +61,41 @@ def graph(
             rows.append(f"{m}  {m / n:.2f}  {is_connected(e, n)}  {rig}")
         typer.echo(f"{names[k]}  {n}  {rows[0]} | radius {radius:g} Å: {rows[1]}")
     if out is not None:
-        if out.suffix == ".npz":
-            np.savez(out, **{f"edge_index_{k}": e.numpy() for k, e in enumerate(graphs)})
-        else:
-            lines = ["structure,source,target"]
-            lines += [f"{k},{a},{b}" for k, e in enumerate(graphs) for a, b in e.T.tolist()]
-            out.write_text("\n".join(lines) + "\n")
+        _write_edges(out, graphs)
         typer.echo(f"wrote {out}")
+
+
+def _read_structures(file: Path) -> tuple[list, list[str]]:
+    """The position tensors in ``file`` and, for an SDF, their names (else an empty list)."""
+    import numpy as np
+    import torch
+
+    from iclr25.datasets.molecules import read_sdf, read_xyz
+
+    if file.suffix == ".xyz":
+        return [p for _, p in read_xyz(file)], []
+    if file.suffix == ".sdf":
+        structs = [p for _, p in read_sdf(file)]
+        return structs, [nm or str(k) for k, nm in enumerate(_sdf_names(file))]
+    arr = read_npy(file, "FILE")
+    if arr.ndim == 2:
+        arr = arr[None]
+    if arr.ndim != 3 or arr.shape[-1] != 3:
+        raise ValueError(f"{file}: expected positions (N, 3) or (C, N, 3), got {arr.shape}")
+    return [torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in arr], []
+
+
+def _write_edges(out: Path, graphs: list) -> None:
+    """SCHull edge indices to ``out``: .npz (``edge_index_<k>``) or .csv (structure,source,
+    target)."""
+    import numpy as np
+
+    if out.suffix == ".npz":
+        np.savez(out, **{f"edge_index_{k}": e.numpy() for k, e in enumerate(graphs)})
+    else:
+        lines = ["structure,source,target"]
+        lines += [f"{k},{a},{b}" for k, e in enumerate(graphs) for a, b in e.T.tolist()]
+        out.write_text("\n".join(lines) + "\n")
 
 
 def _sdf_names(file: Path) -> list[str]:

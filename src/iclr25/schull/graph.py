@@ -119,58 +119,10 @@ def _edges_numpy(x: np.ndarray, batch: np.ndarray, tol: float, merge_tol: float)
     far = np.flatnonzero(r > tol)
     near = np.flatnonzero(r <= tol)
     pieces: list[np.ndarray] = []
-
-    # project the far atoms; one ray = directions within merge_tol (graphs kept apart by 4)
-    u = x[far] / r[far, None]
-    nf = len(far)
-    if nf:
-        keyed = u.copy()
-        keyed[:, 0] += 4.0 * batch[far]
-        pairs = cKDTree(keyed).query_pairs(merge_tol, output_type="ndarray")
-        if len(pairs):
-            adj = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(nf, nf))
-            _, ray = connected_components(adj, directed=False)
-        else:
-            ray = np.arange(nf)
-        # within a ray: chain atoms by radius; the outermost one takes the hull edges
-        order = np.lexsort((-r[far], ray))
-        same = ray[order[1:]] == ray[order[:-1]]
-        if same.any():
-            pieces.append(np.stack([far[order[:-1][same]], far[order[1:][same]]]))
-        first = np.ones(nf, dtype=bool)
-        first[1:] = ~same
-        rep_local = order[first]
-        rep_local = rep_local[np.argsort(batch[far[rep_local]], kind="stable")]
-        reps = far[rep_local]
-        ur = u[rep_local]
-        gb = batch[reps]
-        m = np.bincount(gb, minlength=ng)
-        start = np.concatenate([[0], np.cumsum(m)[:-1]])
-        # two directions: one edge; three: a triangle; four or more: the hull (QJ: triangles)
-        g2 = np.flatnonzero(m == 2)
-        if len(g2):
-            pieces.append(np.stack([reps[start[g2]], reps[start[g2] + 1]]))
-        g3 = np.flatnonzero(m == 3)
-        if len(g3):
-            s = start[g3]
-            pieces.append(np.stack([reps[np.r_[s, s, s + 1]], reps[np.r_[s + 1, s + 2, s + 2]]]))
-        tris = []
-        for g in np.flatnonzero(m >= 4):
-            lo, k = start[g], m[g]
-            simp = ConvexHull(ur[lo:lo + k], qhull_options="QJ").simplices
-            tris.append(simp + lo)
-        if tris:
-            tl = np.concatenate(tris)
-            t = reps[tl]
-            pieces.append(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [0, 2]]]).T)
-            seen = np.bincount(tl.ravel(), minlength=len(reps)) > 0
-            # a direction qhull left out (never seen on sphere points): its 3 nearest ones
-            for v in np.flatnonzero(~seen & (m[gb] >= 4)):
-                lo, k = start[gb[v]], m[gb[v]]
-                d = np.linalg.norm(ur[lo:lo + k] - ur[v], axis=1)
-                d[v - lo] = np.inf
-                nb = np.argsort(d, kind="stable")[:3] + lo
-                pieces.append(np.stack([np.full(len(nb), reps[v]), reps[nb]]))
+    if len(far):  # one ray per direction; its outermost atom takes the hull edges
+        u = x[far] / r[far, None]
+        reps, pieces = _ray_representatives(u, r[far], far, batch, merge_tol)
+        pieces += _hull_edges(far[reps], u[reps], batch, ng)
     # atoms on the centroid have no direction: link each to its three nearest atoms
     for a in near:
         ga = batch[a]
@@ -188,6 +140,69 @@ def _edges_numpy(x: np.ndarray, batch: np.ndarray, tol: float, merge_tol: float)
     if len(key):
         key = key[np.r_[True, key[1:] != key[:-1]]]
     return np.stack([key // n, key % n])
+
+
+def _ray_representatives(u: np.ndarray, r: np.ndarray, far: np.ndarray, batch: np.ndarray,
+                         merge_tol: float) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Positions in ``far`` of each ray's outermost atom, ordered by structure, and the edges
+    chaining the atoms that share a ray by radius.
+
+    A ray is the set of directions ``u`` within ``merge_tol`` of each other (structures are
+    kept apart by shifting their directions by 4).
+    """
+    nf = len(far)
+    keyed = u.copy()
+    keyed[:, 0] += 4.0 * batch[far]
+    pairs = cKDTree(keyed).query_pairs(merge_tol, output_type="ndarray")
+    if len(pairs):
+        adj = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(nf, nf))
+        _, ray = connected_components(adj, directed=False)
+    else:
+        ray = np.arange(nf)
+    # within a ray: chain atoms by radius; the outermost one takes the hull edges
+    order = np.lexsort((-r, ray))
+    same = ray[order[1:]] == ray[order[:-1]]
+    chains = [np.stack([far[order[:-1][same]], far[order[1:][same]]])] if same.any() else []
+    first = np.ones(nf, dtype=bool)
+    first[1:] = ~same
+    rep_local = order[first]
+    return rep_local[np.argsort(batch[far[rep_local]], kind="stable")], chains
+
+
+def _hull_edges(reps: np.ndarray, ur: np.ndarray, batch: np.ndarray,
+                ng: int) -> list[np.ndarray]:
+    """Edges between the ray representatives ``reps`` (atoms, sorted by structure) of each
+    structure, from their unit directions ``ur``: one edge, a triangle or the convex hull."""
+    pieces: list[np.ndarray] = []
+    gb = batch[reps]
+    m = np.bincount(gb, minlength=ng)
+    start = np.concatenate([[0], np.cumsum(m)[:-1]])
+    # two directions: one edge; three: a triangle; four or more: the hull (QJ: triangles)
+    g2 = np.flatnonzero(m == 2)
+    if len(g2):
+        pieces.append(np.stack([reps[start[g2]], reps[start[g2] + 1]]))
+    g3 = np.flatnonzero(m == 3)
+    if len(g3):
+        s = start[g3]
+        pieces.append(np.stack([reps[np.r_[s, s, s + 1]], reps[np.r_[s + 1, s + 2, s + 2]]]))
+    tris = []
+    for g in np.flatnonzero(m >= 4):
+        lo, k = start[g], m[g]
+        simp = ConvexHull(ur[lo:lo + k], qhull_options="QJ").simplices
+        tris.append(simp + lo)
+    if tris:
+        tl = np.concatenate(tris)
+        t = reps[tl]
+        pieces.append(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [0, 2]]]).T)
+        seen = np.bincount(tl.ravel(), minlength=len(reps)) > 0
+        # a direction qhull left out (never seen on sphere points): its 3 nearest ones
+        for v in np.flatnonzero(~seen & (m[gb] >= 4)):
+            lo, k = start[gb[v]], m[gb[v]]
+            d = np.linalg.norm(ur[lo:lo + k] - ur[v], axis=1)
+            d[v - lo] = np.inf
+            nb = np.argsort(d, kind="stable")[:3] + lo
+            pieces.append(np.stack([np.full(len(nb), reps[v]), reps[nb]]))
+    return pieces
 
 
 def schull_graph(pos: object, batch: object = None, *, tol: float = 1e-2,

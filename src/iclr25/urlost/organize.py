@@ -113,11 +113,16 @@ def dependence(X: object, method: Dependence = "corr", bins: int = 16,
     bins = check_int(bins, "bins", 2)
     block = check_int(block, "block", 1)
     _nonconstant(x, "X")
-    n, d = x.shape
     if method == "corr":
         z = x.double() - x.double().mean(0)
         z = z / z.norm(dim=0)
         return (z.T @ z).abs().clamp_(max=1.0).to(x.dtype)
+    return _mutual_information(x, bins, block)
+
+
+def _mutual_information(x: torch.Tensor, bins: int, block: int) -> torch.Tensor:
+    """(d, d) histogram mutual information between the columns of a checked ``x``."""
+    n, d = x.shape
     # Codes per column (1 byte each for <= 256 bins); one-hots exist only for the two column
     # blocks of the current tile, so memory is O(n d + n block bins + d^2), not O(n d bins).
     codes = torch.empty(n, d, dtype=torch.uint8 if bins <= 256 else torch.int32,
@@ -329,10 +334,6 @@ def spectral_clusters(W: object, n_clusters: int, q: object = None, w: float = 1
     Raises:
         ValueError: as :func:`density_adjusted_laplacian`; n_clusters out of range.
     """
-    import scipy.linalg
-    import scipy.sparse
-    import scipy.sparse.linalg
-
     Wt = _check_W(W)
     d = Wt.shape[0]
     n_clusters = check_int(n_clusters, "n_clusters", 2, d)
@@ -345,7 +346,26 @@ def spectral_clusters(W: object, n_clusters: int, q: object = None, w: float = 1
     deg = Wn.sum(1)
     s = 1.0 / np.sqrt(qn * deg ** w)
     m = n_clusters + 1 if drop_first else n_clusters
-    m = min(m, d)
+    U = _smallest_eigenvectors(Wn, deg, s, min(m, d), gen)
+    if drop_first:
+        U = U[:, 1:]
+    emb = U * s[:, None]
+    labels = discretize(emb, seed=gen)
+    _, first = np.unique(labels, return_index=True)
+    remap = np.empty(labels.max() + 1, dtype=np.int64)
+    remap[labels[np.sort(first)]] = np.arange(len(first))
+    return torch.as_tensor(remap[labels], device=Wt.device)
+
+
+def _smallest_eigenvectors(Wn: np.ndarray, deg: np.ndarray, s: np.ndarray, m: int,
+                           gen: torch.Generator) -> np.ndarray:
+    """(d, m) eigenvectors of ``diag(s) (D - W) diag(s)`` with the m smallest eigenvalues,
+    in ascending order: dense below 65 nodes, shift-invert ``eigsh`` above."""
+    import scipy.linalg
+    import scipy.sparse
+    import scipy.sparse.linalg
+
+    d = len(Wn)
     if m >= d - 1 or d <= 64:
         L = s[:, None] * (np.diag(deg) - Wn) * s[None, :]
         _, U = scipy.linalg.eigh(L, subset_by_index=[0, m - 1])
@@ -355,15 +375,7 @@ def spectral_clusters(W: object, n_clusters: int, q: object = None, w: float = 1
         v0 = torch.rand(d, generator=gen, dtype=torch.float64).numpy() + 0.5
         # shift-invert about a point just below 0: the eigenvalues nearest it are the smallest
         _, U = scipy.sparse.linalg.eigsh(L.tocsc(), k=m, sigma=-1e-3, which="LM", v0=v0)
-    U = U[:, np.argsort(np.einsum("ij,ij->j", U, L @ U))]
-    if drop_first:
-        U = U[:, 1:]
-    emb = U * s[:, None]
-    labels = discretize(emb, seed=gen)
-    _, first = np.unique(labels, return_index=True)
-    remap = np.empty(labels.max() + 1, dtype=np.int64)
-    remap[labels[np.sort(first)]] = np.arange(len(first))
-    return torch.as_tensor(remap[labels], device=Wt.device)
+    return U[:, np.argsort(np.einsum("ij,ij->j", U, L @ U))]
 
 
 def groups_from_labels(labels: object) -> tuple[torch.Tensor, torch.Tensor]:
