@@ -39,7 +39,7 @@ from iclr25.datasets.images import (
     ssim,
 )
 from iclr25.dcpt.networks import FeatureTap, UNet
-from iclr25.dcpt.training import finetune, pretrain, restore
+from iclr25.dcpt.training import PretrainResult, finetune, pretrain, restore
 
 
 @dataclass(frozen=True)
@@ -104,12 +104,22 @@ def _stats(x: torch.Tensor) -> np.ndarray:
     return torch.cat([x.mean((-2, -1)), x.std((-2, -1))], 1).cpu().double().numpy()
 
 
-@experiment(quick=QUICK, full=FULL)
-def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
-    from sklearn.neighbors import KNeighborsClassifier
+@dataclass
+class _Testbed:
+    """What every seed's arms are scored on: photos, the held-out and validation crops."""
 
-    s, dev = setting, ctx.device
-    K = len(s.kinds)
+    train: list[torch.Tensor]
+    params: dict
+    lq: torch.Tensor
+    gt: torch.Tensor
+    y: torch.Tensor
+    val_lq: torch.Tensor
+    val_y: torch.Tensor
+
+
+def _testbed(s: AllInOne, ctx: Context) -> _Testbed:
+    """The training photos, the test crops (held-out photos) and the validation crops."""
+    dev = ctx.device
     params = {"low_light": {"k": s.low_light_k, "gamma": s.low_light_gamma}}
     train = [load_image(n, max_side=s.max_side).to(dev) for n in RGB_IMAGES
              if n not in TEST_IMAGES]
@@ -119,47 +129,70 @@ def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
                               params=params).take(s.n_test)
     val_lq, _, val_y = AllInOnePairs(train, s.kinds, s.size, s.n_val, seed=root + 2,
                                      params=params).take(s.n_val)
-    in_psnr = psnr(lq, gt, reduction="none")
+    return _Testbed(train, params, lq, gt, y, val_lq, val_y)
 
-    # the motivating baseline: can the kinds be told apart from simple input statistics?
-    ref_lq, _, ref_y = AllInOnePairs(train, s.kinds, s.size, 8 * K, seed=root + 1,
-                                     params=params).take(s.n_test)
+
+def _stats_knn(s: AllInOne, ctx: Context, tb: _Testbed) -> float:
+    """The motivating baseline: can the kinds be told apart from simple input statistics?"""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    ref_lq, _, ref_y = AllInOnePairs(tb.train, s.kinds, s.size, 8 * len(s.kinds),
+                                     seed=10 ** 6 + 10 * ctx.seed + 1,
+                                     params=tb.params).take(s.n_test)
     knn = KNeighborsClassifier(5).fit(_stats(ref_lq), ref_y.cpu().numpy())
-    stats_acc = float(knn.score(_stats(lq), y.cpu().numpy()))
+    return float(knn.score(_stats(tb.lq), tb.y.cpu().numpy()))
 
-    arms_names = ("scratch", "scratch_total", "dcpt")
-    per: dict[str, list[torch.Tensor]] = {a: [] for a in arms_names}
-    ssims: dict[str, list[float]] = {a: [] for a in arms_names}
+
+_ARMS = ("scratch", "scratch_total", "dcpt")
+
+
+def _train_arms(s: AllInOne, ctx: Context, tb: _Testbed, seed: int
+                ) -> tuple[PretrainResult, torch.Tensor, dict[str, torch.nn.Module]]:
+    """One seed: DCPT pre-training, its test predictions, and the three fine-tuned arms."""
+    base = ctx.seed * 1000 + seed
+    with seeded_init(base):
+        init = UNet(width=s.width).to(ctx.device)        # every arm starts here
+    pairs = AllInOnePairs(tb.train, s.kinds, s.size, s.batch_size, seed=base, params=tb.params)
+    stream = iter(pairs)                              # DCPT arm: batches 0..P-1, P..P+F-1
+    pre = pretrain(init, stream, n_classes=len(s.kinds), steps=s.pretrain_cap, lr=s.lr,
+                   num_res_blocks=s.num_res_blocks, seed=base, val=(tb.val_lq, tb.val_y),
+                   target_accuracy=s.target_accuracy, check_every=s.check_every)
+    with torch.no_grad(), FeatureTap(pre.model.eval(), pre.layers) as tap:
+        pre.model(tb.lq)
+        pred = pre.classifier(tap.features).argmax(1)
+    nets = {"dcpt": finetune(pre.model, stream, steps=s.finetune_steps, lr=s.lr,
+                             seed=base).model,
+            "scratch": finetune(init, iter(pairs), steps=s.finetune_steps, lr=s.lr,
+                                seed=base).model,
+            "scratch_total": finetune(init, iter(pairs), steps=pre.steps + s.finetune_steps,
+                                      lr=s.lr, seed=base).model}
+    return pre, pred, nets
+
+
+@experiment(quick=QUICK, full=FULL)
+def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
+    s = setting
+    K = len(s.kinds)
+    tb = _testbed(s, ctx)
+    y = tb.y
+    in_psnr = psnr(tb.lq, tb.gt, reduction="none")
+    stats_acc = _stats_knn(s, ctx, tb)
+    per: dict[str, list[torch.Tensor]] = {a: [] for a in _ARMS}
+    ssims: dict[str, list[float]] = {a: [] for a in _ARMS}
     accs, vals, taken, why, seed_rows = [], [], [], [], []
     confusion = np.zeros((K, K), dtype=np.int64)
     for seed in s.seeds:
-        base = ctx.seed * 1000 + seed
-        with seeded_init(base):
-            init = UNet(width=s.width).to(dev)           # every arm starts here
-        pairs = AllInOnePairs(train, s.kinds, s.size, s.batch_size, seed=base, params=params)
-        stream = iter(pairs)                              # DCPT arm: batches 0..P-1, P..P+F-1
-        pre = pretrain(init, stream, n_classes=K, steps=s.pretrain_cap, lr=s.lr,
-                       num_res_blocks=s.num_res_blocks, seed=base, val=(val_lq, val_y),
-                       target_accuracy=s.target_accuracy, check_every=s.check_every)
+        pre, pred, nets = _train_arms(s, ctx, tb, seed)
         taken.append(pre.steps)
         why.append(f"{pre.stopped}@{pre.steps}")
         vals.append(pre.val_accuracy)
-        with torch.no_grad(), FeatureTap(pre.model.eval(), pre.layers) as tap:
-            pre.model(lq)
-            pred = pre.classifier(tap.features).argmax(1)
         accs.append(float((pred == y).double().mean()))
         np.add.at(confusion, (y.cpu().numpy(), pred.cpu().numpy()), 1)
-        nets = {"dcpt": finetune(pre.model, stream, steps=s.finetune_steps, lr=s.lr,
-                                 seed=base).model,
-                "scratch": finetune(init, iter(pairs), steps=s.finetune_steps, lr=s.lr,
-                                    seed=base).model,
-                "scratch_total": finetune(init, iter(pairs), steps=pre.steps + s.finetune_steps,
-                                          lr=s.lr, seed=base).model}
         row = [seed, pre.steps, accs[-1]]
-        for arm in arms_names:
-            out = restore(nets[arm], lq)
-            per[arm].append(psnr(out, gt, reduction="none"))
-            ssims[arm].append(ssim(out, gt))
+        for arm in _ARMS:
+            out = restore(nets[arm], tb.lq)
+            per[arm].append(psnr(out, tb.gt, reduction="none"))
+            ssims[arm].append(ssim(out, tb.gt))
             row.append(float(per[arm][-1].mean()))
         seed_rows.append(tuple(row))
 
@@ -169,7 +202,7 @@ def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
     inp_k = by_kind(in_psnr)
     arms = {a: np.stack([by_kind(v) for v in per[a]]) for a in per}   # (seeds, K)
     m = {a: float(v.mean()) for a, v in arms.items()}
-    rows = [(kind, inp_k[k], *(arms[a][:, k].mean() for a in arms_names))
+    rows = [(kind, inp_k[k], *(arms[a][:, k].mean() for a in _ARMS))
             for k, kind in enumerate(s.kinds)]
     _figures(ctx, s.kinds, inp_k, arms, confusion)
     return AllInOneEvidence(

@@ -11,6 +11,7 @@ import copy
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -154,28 +155,13 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
     lr = check_range(lr, "lr", 0, low_open=True)
     gamma = check_range(focal_gamma, "focal_gamma", 0)
     num_res_blocks = check_int(num_res_blocks, "num_res_blocks", 0)
-    if layers is None:
-        layers = getattr(model, "tap_layers", None)
-        if layers is None:
-            raise ValueError("layers: the model has no tap_layers; name the modules to tap")
-    if isinstance(layers, str):
-        raise TypeError("layers must be a sequence of module names, got a single string")
-    layers = tuple(layers)
-    FeatureTap(model, layers).remove()  # names checked before any work
+    layers = _tap_layers(model, layers)
     target_accuracy = check_range(target_accuracy, "target_accuracy", 0, 1, low_open=True)
     check_every = check_int(check_every, "check_every", 1)
     seed_int = _seeded(seed)
     dev = _device_of(model)
-    if val is not None:
-        if not isinstance(val, (tuple, list)) or len(val) != 2:
-            raise TypeError("val must be a pair (lq, y)")
-        val_lq = check_images(val[0], "val[0]")
-        if val_lq.ndim != 4:
-            raise ValueError(f"val[0] must be (B, 3, H, W), got {tuple(val_lq.shape)}")
-        val_y = check_labels(val[1], "val[1]", n_classes)
-        if len(val_y) != len(val_lq):
-            raise ValueError(f"val[1] has {len(val_y)} labels for {len(val_lq)} images")
-        val_lq, val_y = val_lq.to(dev), val_y.to(dev)
+    stop = None if val is None else _Validation(*_check_val(val, n_classes, dev),
+                                                target_accuracy, check_every)
     stream = _stream(data, steps)
     first = _unpack(next(stream), dev, True, n_classes)
     net = copy.deepcopy(model).train()
@@ -187,31 +173,75 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
         clf = DegradationClassifier(dims, n_classes, num_res_blocks).to(dev)
         _check_layers(clf, layers)
         opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=lr)
-        hist: dict[str, list[float]] = {"loss": [], "pixel": [], "cls": [], "accuracy": []}
-        bar = progress_bar(steps, "DCPT pre-training")
-        stopped, acc, taken = "cap", float("nan"), steps
-        with FeatureTap(net, layers) as tap, bar as advance:
-            batch: Batch = first
-            for step in range(steps):
-                if step > 0:
-                    batch = _unpack(next(stream), dev, True, n_classes)
-                loss, parts = _dcpt_step(net, clf, tap, *batch, gamma)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                hist["loss"].append(float(loss.detach()))
-                for k, v in parts.items():
-                    hist[k].append(v)
-                if callback is not None:
-                    callback(step, parts)
-                advance()
-                if val is not None and ((step + 1) % check_every == 0 or step + 1 == steps):
-                    acc = _accuracy(net, clf, tap, val_lq, val_y)
-                    hist.setdefault("val_accuracy", []).append(acc)
-                    if acc >= target_accuracy:
-                        stopped, taken = "target", step + 1
-                        break
+        batches = chain([first], (_unpack(b, dev, True, n_classes) for b in stream))
+        hist, stopped, acc, taken = _pretrain_loop(net, clf, layers, opt, batches, steps, gamma,
+                                                   callback, stop)
     return PretrainResult(net, clf.eval(), layers, hist, taken, stopped, acc)
+
+
+def _tap_layers(model: nn.Module, layers: Sequence[str] | None) -> tuple[str, ...]:
+    """The checked layer names to tap (default ``model.tap_layers``)."""
+    if layers is None:
+        layers = getattr(model, "tap_layers", None)
+        if layers is None:
+            raise ValueError("layers: the model has no tap_layers; name the modules to tap")
+    if isinstance(layers, str):
+        raise TypeError("layers must be a sequence of module names, got a single string")
+    layers = tuple(layers)
+    FeatureTap(model, layers).remove()  # names checked before any work
+    return layers
+
+
+@dataclass
+class _Validation:
+    """Pre-training's stopping rule: the validation crops, the level and the period."""
+
+    lq: torch.Tensor
+    y: torch.Tensor
+    target: float
+    every: int
+
+
+def _check_val(val: object, n_classes: int, dev: torch.device
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The checked ``(lq, y)`` validation pair, on ``dev``."""
+    if not isinstance(val, (tuple, list)) or len(val) != 2:
+        raise TypeError("val must be a pair (lq, y)")
+    val_lq = check_images(val[0], "val[0]")
+    if val_lq.ndim != 4:
+        raise ValueError(f"val[0] must be (B, 3, H, W), got {tuple(val_lq.shape)}")
+    val_y = check_labels(val[1], "val[1]", n_classes)
+    if len(val_y) != len(val_lq):
+        raise ValueError(f"val[1] has {len(val_y)} labels for {len(val_lq)} images")
+    return val_lq.to(dev), val_y.to(dev)
+
+
+def _pretrain_loop(net: nn.Module, clf: DegradationClassifier, layers: tuple[str, ...],
+                   opt: torch.optim.Optimizer, batches: Iterator[Batch], steps: int,
+                   gamma: float, callback: Callable[[int, dict[str, float]], None] | None,
+                   stop: _Validation | None) -> tuple[dict[str, list[float]], str, float, int]:
+    """The DCPT steps: (history, why it stopped, last validation accuracy, steps taken)."""
+    hist: dict[str, list[float]] = {"loss": [], "pixel": [], "cls": [], "accuracy": []}
+    acc = float("nan")
+    bar = progress_bar(steps, "DCPT pre-training")
+    with FeatureTap(net, layers) as tap, bar as advance:
+        for step, batch in enumerate(batches):
+            loss, parts = _dcpt_step(net, clf, tap, *batch, gamma)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            hist["loss"].append(float(loss.detach()))
+            for k, v in parts.items():
+                hist[k].append(v)
+            if callback is not None:
+                callback(step, parts)
+            advance()
+            if stop is not None and ((step + 1) % stop.every == 0 or step + 1 == steps):
+                acc = _accuracy(net, clf, tap, stop.lq, stop.y)
+                hist.setdefault("val_accuracy", []).append(acc)
+                if acc >= stop.target:
+                    return hist, "target", acc, step + 1
+    return hist, "cap", acc, steps
 
 
 @torch.no_grad()
@@ -279,17 +309,21 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
-                d = min(ema, (1 + step) / (10 + step))
-                with torch.no_grad():
-                    for pa, pn in zip(avg.parameters(), net.parameters(), strict=True):
-                        pa.lerp_(pn, 1 - d)
-                    for ba, bn in zip(avg.buffers(), net.buffers(), strict=True):
-                        ba.copy_(bn)
+                _ema_update(avg, net, min(ema, (1 + step) / (10 + step)))
                 hist["loss"].append(float(loss.detach()))
                 if callback is not None:
                     callback(step, hist["loss"][-1])
                 advance()
     return FinetuneResult(avg if ema > 0 else net.eval(), net.eval(), hist)
+
+
+@torch.no_grad()
+def _ema_update(avg: nn.Module, net: nn.Module, decay: float) -> None:
+    """``avg ← decay · avg + (1 − decay) · net`` for the weights; buffers copied."""
+    for pa, pn in zip(avg.parameters(), net.parameters(), strict=True):
+        pa.lerp_(pn, 1 - decay)
+    for ba, bn in zip(avg.buffers(), net.buffers(), strict=True):
+        ba.copy_(bn)
 
 
 @torch.no_grad()
