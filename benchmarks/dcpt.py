@@ -20,11 +20,13 @@ Usage: ``python benchmarks/dcpt.py [--quick]``.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from _timing import cpu_median
 from skimage import exposure, restoration
 
 from iclr25.datasets.images import (
@@ -35,7 +37,16 @@ from iclr25.datasets.images import (
     psnr,
     ssim,
 )
-from iclr25.dcpt import DegradationClassifier, UNet, dcpt_loss, finetune, pretrain, restore
+from iclr25.dcpt import (
+    DegradationClassifier,
+    FeatureTap,
+    UNet,
+    dcpt_loss,
+    finetune,
+    focal_loss,
+    pretrain,
+    restore,
+)
 from iclr25.dcpt.claim import FULL, QUICK
 
 PARAMS = {"noise": {"sigma": 25 / 255}, "blur": {"sigma": 2.0},
@@ -91,11 +102,27 @@ def dcpt_step(net, clf, opt, lq, gt, y):
     opt.step()
 
 
+def classifier_pass(clf, feats, y):
+    """The classifier's forward and backward alone, on fixed tapped features."""
+    clf.zero_grad()
+    for f in feats:
+        f.grad = None
+    focal_loss(clf(feats), y).backward()
+
+
+def cpu_time(fn):
+    fn()                          # warm-up: oneDNN primitive caches, allocator
+    return cpu_median(fn, 3)
+
+
 def step_costs(train: list, s: object, quick: bool) -> None:
-    """dcpt_loss step vs a plain L1 step, and the floor: one L1 step on the clean and the
-    degraded batch together (the loss needs the network on both; the classifier is extra)."""
-    print(f"\n{'crop':>6s}{'L1 step ms':>12s}{'DCPT step ms':>14s}{'ratio':>8s}"
-          f"{'floor ms':>10s}{'floor':>7s}")
+    """The DCPT step vs a plain L1 step of the same restorer, in CPU time (median of 3), and
+    its floor: its parts timed alone (the restorer on the clean and the degraded batch in one
+    L1 step, plus the classifier's forward and backward on the tapped features): the maths
+    fixes those FLOPs, so no rewrite of the step that keeps it can go below the floor."""
+    print(f"\nload average {os.getloadavg()[0]:.1f} (CPU time, one thread, median of 3)")
+    print(f"{'crop':>6s}{'L1 step ms':>12s}{'DCPT step ms':>14s}{'ratio':>8s}"
+          f"{'both ms':>9s}{'clf ms':>8s}{'floor':>7s}")
     ratios, floors = [], []
     for size in (32, 64) if quick else (32, 64, 128):
         b_lq, b_gt, b_y = AllInOnePairs(train, KINDS, size, 12, seed=2, params=PARAMS).take(12)
@@ -103,26 +130,30 @@ def step_costs(train: list, s: object, quick: bool) -> None:
         clf = DegradationClassifier(net.feature_dims, len(KINDS), s.num_res_blocks)
         opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=1e-4)
         both_lq, both_gt = torch.cat([b_lq, b_gt]), torch.cat([b_gt, b_gt])
+        with torch.no_grad(), FeatureTap(net, net.tap_layers) as tap:
+            net(b_lq)
+            feats = [f.detach().requires_grad_() for f in tap.features]
 
-        ta = timeit(lambda n=net, o=opt, a=b_lq, b=b_gt: l1_step(n, o, a, b), 5)
-        tb = timeit(lambda n=net, c=clf, o=opt, a=b_lq, b=b_gt, t=b_y: dcpt_step(n, c, o, a, b, t),
-                    5)
-        tf = timeit(lambda n=net, o=opt, a=both_lq, b=both_gt: l1_step(n, o, a, b), 5)
-        print(f"{size:6d}{1e3 * ta:12.1f}{1e3 * tb:14.1f}{tb / ta:8.2f}{1e3 * tf:10.1f}"
-              f"{tf / ta:7.2f}")
+        ta = cpu_time(lambda n=net, o=opt, a=b_lq, b=b_gt: l1_step(n, o, a, b))
+        tb = cpu_time(lambda n=net, c=clf, o=opt, a=b_lq, b=b_gt, t=b_y:
+                      dcpt_step(n, c, o, a, b, t))
+        tf = cpu_time(lambda n=net, o=opt, a=both_lq, b=both_gt: l1_step(n, o, a, b))
+        tc = cpu_time(lambda c=clf, f=feats, t=b_y: classifier_pass(c, f, t))
+        print(f"{size:6d}{1e3 * ta:12.1f}{1e3 * tb:14.1f}{tb / ta:8.2f}{1e3 * tf:9.1f}"
+              f"{1e3 * tc:8.1f}{(tf + tc) / ta:7.2f}")
         ratios.append(tb / ta)
-        floors.append(tf / ta)
-    print(f"TARGET dcpt_loss step <= 2.2x an L1 step at every crop (it runs the network twice: "
-          f"clean + degraded, plus the classifier): worst {max(ratios):.2f}x -> "
-          f"{'met' if max(ratios) <= 2.2 else 'NOT met'}; floor (the network on both batches "
-          f"in one L1 step) {max(floors):.2f}x")
+        floors.append((tf + tc) / ta)
+    worst = max(ratios)
+    print(f"TARGET DCPT step <= 2.2x an L1 step at every crop: worst {worst:.2f}x -> "
+          f"{'met' if worst <= 2.2 else 'missed'}; floor (its parts alone) "
+          f"{max(floors):.2f}x at that crop set: the ceiling of any change that keeps the maths")
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for _ in range(3):
             dcpt_step(net, clf, opt, b_lq, b_gt, b_y)
-    print(f"profile of the DCPT step at crop {size} (top 8 by self CPU time):")
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=8))
+    print(f"profile of the DCPT step at crop {size} (top 10 by self CPU time):")
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
 
 
 def main() -> None:

@@ -1,5 +1,7 @@
 """iclr25.dcpt: networks, taps, losses by hand, training determinism, checkpoints, CLI, errors."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -224,6 +226,52 @@ def test_classifier_official_last_block_handles_a_one_pixel_map():
     assert [t.bias for t in clf.transitions] == [None, None] and len(clf.transitions) == 2
     logits = clf([torch.rand(2, 4, 2, 2), torch.rand(2, 8, 1, 1)])
     assert logits.shape == (2, 3) and bool(torch.isfinite(logits).all())
+
+
+def _classifier_by_hand(clf, feats):
+    """PromptIR_NoImg_DC's forward written out channels-first (LayerNorm over channels)."""
+    def norm(x, n):
+        mu, var = x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True)
+        return (x - mu) / torch.sqrt(var + 1e-6) * n.weight[:, None, None] + n.bias[:, None, None]
+
+    def bottleneck(b, x):
+        h = F.relu(norm(F.conv2d(x, b.conv1.weight), b.norm1))
+        h = F.relu(norm(F.conv2d(h, b.conv2.weight, padding=1), b.norm2))
+        return F.relu(x + norm(F.conv2d(h, b.conv3.weight), b.norm3))
+
+    w, h = torch.softmax(clf.level_logits, 0), 0
+    for i, f in enumerate(feats):
+        h = h + w[i] * f
+        for b in clf.stages[i]:
+            h = bottleneck(b, h)
+        h = F.conv2d(h, clf.transitions[i].weight)
+        h = F.relu(F.adaptive_max_pool2d(h, feats[i + 1].shape[-2:]) if i + 1 < len(feats)
+                   else F.max_pool2d(h, 2, ceil_mode=True))
+    for b in clf.last_stage:
+        h = bottleneck(b, h)
+    return clf.head(h.mean((-2, -1)))
+
+
+def test_classifier_by_hand_in_any_memory_layout():
+    torch.manual_seed(0)
+    clf = DegradationClassifier([4, 8], 3, num_res_blocks=1)
+    feats = [torch.randn(2, 4, 8, 8), torch.randn(2, 8, 4, 4)]
+    ref64 = copy.deepcopy(clf).double()
+    x64 = [f.double().requires_grad_() for f in feats]
+    ref = _classifier_by_hand(ref64, x64)
+    ref.square().sum().backward()
+    layouts = {"contiguous": feats,
+               "channels_last": [f.contiguous(memory_format=torch.channels_last) for f in feats],
+               "strided view": [f.transpose(-1, -2).contiguous().transpose(-1, -2) for f in feats]}
+    for name, fs in layouts.items():
+        before = [f.clone() for f in fs]
+        xs = [f.detach().requires_grad_() for f in fs]
+        out = clf(xs)
+        out.square().sum().backward()
+        assert torch.allclose(out.double(), ref, atol=1e-5), name
+        for a, b in zip(xs, x64, strict=True):
+            assert torch.allclose(a.grad.double(), b.grad, rtol=1e-4, atol=1e-5), name
+        assert all(torch.equal(a, b) for a, b in zip(fs, before, strict=True))
 
 
 def test_finetune_lowers_loss_and_ema(pairs):

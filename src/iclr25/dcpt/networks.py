@@ -230,6 +230,8 @@ class DegradationClassifier(nn.Module):
             if f.ndim != 4 or f.shape[1] != self.feature_dims[i]:
                 raise ValueError(f"features[{i}] must be (B, {self.feature_dims[i]}, H, W), "
                                  f"got {tuple(f.shape)}")
+            if f.device.type == "cpu":  # oneDNN's NHWC kernels, LayerNorm without copies
+                f = f.contiguous(memory_format=torch.channels_last)
             h = self.transitions[i](self.stages[i](h + w[i] * f))
             if i + 1 < len(features):
                 h = F.relu(F.adaptive_max_pool2d(h, features[i + 1].shape[-2:]))
