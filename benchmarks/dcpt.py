@@ -12,9 +12,12 @@ widths), with pre-training stopped by the same validation rule. Richardson–Luc
 reflect-padded image (zero padding rings at the border of small crops and cost it 13 dB).
 
 Targets (issue 14): DCPT U-Net >= oracle classical + 1.0 dB mean PSNR at >= 10x its
-images/s (256² images); a dcpt_loss step <= 2.2x an L1 step.
+images/s (256² images); a dcpt_loss step <= 2.2x an L1 step (issue 43), in CPU time on one
+thread, beside its floor: the step's parts timed alone. The classifier (the official
+``PromptIR_NoImg_DC`` layout) has 1.12x the width-12 U-Net's multiply-adds per image, so the
+step does about 2 + 1.1 L1 steps of work whatever its implementation.
 
-Usage: ``python benchmarks/dcpt.py [--quick]``.
+Usage: ``python benchmarks/dcpt.py [--quick] [--step-only]``.
 """
 
 from __future__ import annotations
