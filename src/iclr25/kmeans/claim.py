@@ -48,6 +48,56 @@ _DEVIATIONS = (
 )
 
 
+def _stream_ours(setting: Stream, X: np.ndarray, Xd: torch.Tensor, seed: int):
+    """ConsistentKMeans over the stream, and its cost / KMeans(n_init=5) inertia on the prefix
+    at every checkpoint: (model, checkpoints, ratios)."""
+    from sklearn.cluster import KMeans
+
+    from iclr25.kmeans.consistent import ConsistentKMeans
+
+    k, n = setting.k, setting.n
+    ours = ConsistentKMeans(k, eps=setting.eps, seed=seed)
+    ratios, ts = [], []
+    for s in range(0, n, setting.every):
+        ours.partial_fit(Xd[s:s + setting.every])
+        t = min(s + setting.every, n)
+        if t % setting.every == 0:
+            ref = KMeans(k, n_init=5, random_state=seed).fit(X[:t]).inertia_
+            ratios.append(ours.cost_ / ref)
+            ts.append(t)
+    return ours, ts, ratios
+
+
+def _plot_changes(ctx: Context, curves: dict, rerun: np.ndarray, k: int, n: int) -> None:
+    """Centre changes against arrivals: ours, lazy replacement, the re-run and k ln t."""
+    fig = ctx.figure("changes_vs_t")
+    ax = fig.subplots()
+    t = np.arange(1, n + 1)
+    for i, ((order, _seed), (ours_c, lazy_c)) in enumerate(curves.items()):
+        ax.plot(t, ours_c, color="C0", lw=1, label="ours" if i == 0 else None,
+                ls="-" if order == "random" else "--")
+        ax.plot(t, lazy_c, color="C1", lw=1, label="lazy replacement" if i == 0 else None,
+                ls="-" if order == "random" else "--")
+    ax.plot(t[:len(rerun)], rerun, color="C3", label="KMeans re-run each step")
+    ax.plot(t[k:], k * np.log(t[k:]), color="k", ls=":", label="k ln t")
+    ax.set_yscale("log")
+    ax.set_xlabel("arrival t (dashed: label-sorted order)")
+    ax.set_ylabel("centre changes so far")
+    ax.legend()
+
+
+def _plot_cost_ratios(ctx: Context, ratio_curves: dict, eps: float) -> None:
+    """Cost / KMeans inertia at each checkpoint, one line per run."""
+    fig = ctx.figure("cost_ratio_vs_t")
+    ax = fig.subplots()
+    for (order, seed), (ts, r) in ratio_curves.items():
+        ax.plot(ts, r, marker="o", label=f"{order}, seed {seed}")
+    ax.axhline(1 + eps, color="k", ls=":", label="1+ε")
+    ax.set_xlabel("arrival t")
+    ax.set_ylabel("cost / KMeans(n_init=5) inertia")
+    ax.legend()
+
+
 @experiment(
     quick=Stream(n=500, k=10, eps=0.2, orders=("random", "sorted"), seeds=(0,), rerun_n=300,
                  every=100, deviations=(*_DEVIATIONS, "smoke test: 500 points, 1 seed, the "
@@ -56,9 +106,6 @@ _DEVIATIONS = (
                 rerun_n=1797, every=100, deviations=_DEVIATIONS),
 )
 def stream(setting: Stream, ctx: Context) -> StreamEvidence:
-    from sklearn.cluster import KMeans
-
-    from iclr25.kmeans.consistent import ConsistentKMeans
     from iclr25.kmeans.testbed import (
         LazyReplacementKMeans,
         changes_curve,
@@ -75,15 +122,7 @@ def stream(setting: Stream, ctx: Context) -> StreamEvidence:
         for seed in setting.seeds:
             X, _ = digits_stream(order, seed + ctx.seed, n)
             Xd = torch.as_tensor(X, device=ctx.device)
-            ours = ConsistentKMeans(k, eps=setting.eps, seed=seed + ctx.seed)
-            ratios, ts = [], []
-            for s in range(0, n, setting.every):
-                ours.partial_fit(Xd[s:s + setting.every])
-                t = min(s + setting.every, n)
-                if t % setting.every == 0:
-                    ref = KMeans(k, n_init=5, random_state=seed + ctx.seed).fit(X[:t]).inertia_
-                    ratios.append(ours.cost_ / ref)
-                    ts.append(t)
+            ours, ts, ratios = _stream_ours(setting, X, Xd, seed + ctx.seed)
             lazy = LazyReplacementKMeans(k, eps=setting.eps, seed=seed + ctx.seed).fit(Xd)
             consist.append(ours.n_center_changes_ / kln)
             lazy_consist.append(lazy.n_center_changes_ / kln)
@@ -98,29 +137,8 @@ def stream(setting: Stream, ctx: Context) -> StreamEvidence:
                          consist[-1], lazy.n_center_changes_, lazy_consist[-1],
                          float(np.mean(ratios)), float(np.max(ratios))))
 
-    fig = ctx.figure("changes_vs_t")
-    ax = fig.subplots()
-    t = np.arange(1, n + 1)
-    for i, ((order, _seed), (ours_c, lazy_c)) in enumerate(curves.items()):
-        ax.plot(t, ours_c, color="C0", lw=1, label="ours" if i == 0 else None,
-                ls="-" if order == "random" else "--")
-        ax.plot(t, lazy_c, color="C1", lw=1, label="lazy replacement" if i == 0 else None,
-                ls="-" if order == "random" else "--")
-    ax.plot(t[:len(rerun)], rerun, color="C3", label="KMeans re-run each step")
-    ax.plot(t[k:], k * np.log(t[k:]), color="k", ls=":", label="k ln t")
-    ax.set_yscale("log")
-    ax.set_xlabel("arrival t (dashed: label-sorted order)")
-    ax.set_ylabel("centre changes so far")
-    ax.legend()
-
-    fig = ctx.figure("cost_ratio_vs_t")
-    ax = fig.subplots()
-    for (order, seed), (ts, r) in ratio_curves.items():
-        ax.plot(ts, r, marker="o", label=f"{order}, seed {seed}")
-    ax.axhline(1 + setting.eps, color="k", ls=":", label="1+ε")
-    ax.set_xlabel("arrival t")
-    ax.set_ylabel("cost / KMeans(n_init=5) inertia")
-    ax.legend()
+    _plot_changes(ctx, curves, rerun, k, n)
+    _plot_cost_ratios(ctx, ratio_curves, setting.eps)
 
     return StreamEvidence(
         consistency=max(consist), lazy_consistency=max(lazy_consist),

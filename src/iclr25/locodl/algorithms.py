@@ -168,6 +168,23 @@ class _Setup:
                    converged=bool(getattr(self, "done", False)), params=params)
 
 
+def _locodl_params(S: _Setup, gamma: float | None, p: float | None, rho: float | None,
+                   chi: float | None) -> tuple[float, float, float, float]:
+    """LoCoDL's (γ, p, ρ, χ): each given one checked, Theorem 3.1's default for each None."""
+    L, mu, omega = S.L, S.mu, S.omega
+    omega_av = omega / S.n
+    if gamma is None:
+        gamma = 2.0 / (L + mu)
+    gamma = check_range(gamma, "gamma", 0.0, 2.0 / L, low_open=True, high_open=True)
+    if p is None:
+        p = min(1.0, math.sqrt((1 + omega) * (1 + omega_av) * mu / L))
+    p = check_range(p, "p", 0.0, 1.0, low_open=True)
+    rho = check_range(1 / (1 + omega_av) if rho is None else rho, "rho", 0.0, low_open=True)
+    chi = check_range(1 / (1 + omega_av) if chi is None else chi, "chi", 0.0, 1.0,
+                      low_open=True)
+    return gamma, p, rho, chi
+
+
 def locodl(objective, compressor: str | Compressor = RandK(1), *, gamma: float | None = None,
            p: float | None = None, rho: float | None = None, chi: float | None = None,
            max_iter: int = 100_000, tol: float | None = None, x_star=None, comm=None,
@@ -209,17 +226,8 @@ def locodl(objective, compressor: str | Compressor = RandK(1), *, gamma: float |
         True
     """
     S = _Setup(objective, compressor, comm, seed, max_iter, tol, x_star, max_bits)
-    L, mu, omega = S.L, S.mu, S.omega
-    omega_av = omega / S.n
-    if gamma is None:
-        gamma = 2.0 / (L + mu)
-    gamma = check_range(gamma, "gamma", 0.0, 2.0 / L, low_open=True, high_open=True)
-    if p is None:
-        p = min(1.0, math.sqrt((1 + omega) * (1 + omega_av) * mu / L))
-    p = check_range(p, "p", 0.0, 1.0, low_open=True)
-    rho = check_range(1 / (1 + omega_av) if rho is None else rho, "rho", 0.0, low_open=True)
-    chi = check_range(1 / (1 + omega_av) if chi is None else chi, "chi", 0.0, 1.0,
-                      low_open=True)
+    omega = S.omega
+    gamma, p, rho, chi = _locodl_params(S, gamma, p, rho, chi)
     f = S.start()
     c = p * chi / (gamma * (1 + 2 * omega))
     X, U = S.zeros(S.m), S.zeros(S.m)

@@ -56,6 +56,54 @@ _DEVIATIONS = (
 )
 
 
+def _adiana_sweep(f, js: tuple[int, ...], eta0: float, seed: int, cap: float,
+                  step_rows: list, kw: dict) -> tuple[float, int | None, object]:
+    """ADIANA rand-1 at each step η0·4^j: the fewest bits to tolerance (inf when none got
+    there), its j and its run; one row per step appended to step_rows."""
+    from iclr25.locodl.algorithms import adiana
+
+    best_adiana, best_j, best_run = math.inf, None, None
+    for j in sorted(js, reverse=True):  # large steps first: cheap caps
+        r = adiana(f, "rand-1", gamma=eta0 * 4.0**j, seed=seed,
+                   max_bits=min(cap, best_adiana), **kw)
+        b = r.uplink_bits if r.converged else math.inf
+        step_rows.append((seed, j, eta0 * 4.0**j, r.converged, r.uplink_bits))
+        if b < best_adiana:
+            best_adiana, best_j, best_run = b, j, r
+    return best_adiana, best_j, best_run
+
+
+def _plot_error_vs_bits(setting: Bits, ctx: Context, curves: dict) -> None:
+    """‖y − x*‖ against uplink bits, one line per run of the first seed."""
+    fig = ctx.figure("error_vs_bits")
+    ax = fig.subplots()
+    for name, r in curves.items():
+        h = r.history.cpu().numpy()
+        ax.plot(np.maximum(h[:, 1], 1), h[:, 2], label=name, lw=1)
+    ax.axhline(setting.tol, color="k", ls=":", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("uplink bits per client")
+    ax.set_ylabel("‖y − x*‖")
+    ax.set_title(f"breast cancer, n={setting.n_clients}, κ={setting.kappa:g}, seed {ctx.seed}")
+    ax.legend(fontsize=7)
+
+
+def _plot_bits_to_tolerance(setting: Bits, ctx: Context, rows: list, ours: list) -> None:
+    """Bars of each method's bits to tolerance (seed mean), the baselines' cap dotted."""
+    fig = ctx.figure("bits_to_tolerance")
+    ax = fig.subplots()
+    names = ("LoCoDL", "GD", "Scaffnew", "DIANA", "ADIANA thm", "ADIANA tuned")
+    means = [float(np.mean([r[i] for r in rows])) for i in range(1, 7)]
+    ax.bar(names, means, color=["C0"] + ["C7"] * 5)
+    ax.axhline(setting.cap * float(np.mean(ours)), color="k", ls=":", lw=0.8,
+               label=f"cap ({setting.cap:g}× LoCoDL)")
+    ax.set_yscale("log")
+    ax.set_ylabel(f"uplink bits per client to ‖y − x*‖ ≤ {setting.tol:g}")
+    ax.tick_params(axis="x", labelrotation=30)
+    ax.legend()
+
+
 @experiment(
     quick=Bits(n_clients=10, kappa=1e3, tol=1e-4, seeds=(0,), cap=3.0,
                adiana_js=(0, 1, 2, 3, 4, 5, 6, 7, 8),
@@ -85,14 +133,8 @@ def bits(setting: Bits, ctx: Context) -> BitsEvidence:
                 "Scaffnew": scaffnew(f, seed=seed, max_bits=cap, **kw),
                 "DIANA rand-1": diana(f, "rand-1", seed=seed, max_bits=cap, **kw),
                 "ADIANA rand-1 (theorem)": adiana(f, "rand-1", seed=seed, max_bits=cap, **kw)}
-        best_adiana, best_j, best_run = math.inf, None, None
-        for j in sorted(setting.adiana_js, reverse=True):  # large steps first: cheap caps
-            r = adiana(f, "rand-1", gamma=eta0 * 4.0**j, seed=seed,
-                       max_bits=min(cap, best_adiana), **kw)
-            b = r.uplink_bits if r.converged else math.inf
-            step_rows.append((seed, j, eta0 * 4.0**j, r.converged, r.uplink_bits))
-            if b < best_adiana:
-                best_adiana, best_j, best_run = b, j, r
+        best_adiana, best_j, best_run = _adiana_sweep(f, setting.adiana_js, eta0, seed, cap,
+                                                      step_rows, kw)
         if best_run is None:
             best_adiana = cap
         else:
@@ -109,30 +151,8 @@ def bits(setting: Bits, ctx: Context) -> BitsEvidence:
         if not curves:
             curves = runs
 
-    fig = ctx.figure("error_vs_bits")
-    ax = fig.subplots()
-    for name, r in curves.items():
-        h = r.history.cpu().numpy()
-        ax.plot(np.maximum(h[:, 1], 1), h[:, 2], label=name, lw=1)
-    ax.axhline(setting.tol, color="k", ls=":", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("uplink bits per client")
-    ax.set_ylabel("‖y − x*‖")
-    ax.set_title(f"breast cancer, n={setting.n_clients}, κ={setting.kappa:g}, seed {ctx.seed}")
-    ax.legend(fontsize=7)
-
-    fig = ctx.figure("bits_to_tolerance")
-    ax = fig.subplots()
-    names = ("LoCoDL", "GD", "Scaffnew", "DIANA", "ADIANA thm", "ADIANA tuned")
-    means = [float(np.mean([r[i] for r in rows])) for i in range(1, 7)]
-    ax.bar(names, means, color=["C0"] + ["C7"] * 5)
-    ax.axhline(setting.cap * float(np.mean(ours)), color="k", ls=":", lw=0.8,
-               label=f"cap ({setting.cap:g}× LoCoDL)")
-    ax.set_yscale("log")
-    ax.set_ylabel(f"uplink bits per client to ‖y − x*‖ ≤ {setting.tol:g}")
-    ax.tick_params(axis="x", labelrotation=30)
-    ax.legend()
+    _plot_error_vs_bits(setting, ctx, curves)
+    _plot_bits_to_tolerance(setting, ctx, rows, ours)
 
     return BitsEvidence(
         ratio_vs_best=float(np.mean(r_best)), ratio_vs_adiana=float(np.mean(r_adiana)),

@@ -101,8 +101,6 @@ def fit(
     DIANA baseline's for the same accuracy) and accuracy.
 
     Small real input: breast cancer (569 x 30, scaled) over 10 clients takes seconds."""
-    import torch
-
     from iclr25.locodl.estimator import LoCoDLClassifier
     from iclr25.locodl.objectives import ClientLogistic, is_sparse
 
@@ -127,22 +125,7 @@ def fit(
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    if engine == "simulated":
-        clf.fit(X, y, client_ids=cid)
-        coef, rounds, bits = clf.coef_[0], clf.n_rounds_, clf.uplink_bits_
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            spec = dict(kind="logistic", X=torch.as_tensor(X, dtype=torch.float64),
-                        y=torch.as_tensor(y), clients=torch.as_tensor(cid), alpha=alpha)
-            job = dict(algorithm="locodl", compressor=compressor, max_iter=max_iter, tol=tol,
-                       seed=seed)
-            src, dst = Path(tmp) / "in.pt", Path(tmp) / "out.pt"
-            torch.save(dict(spec=spec, jobs=[job]), src)
-            cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                   f"--nproc_per_node={nproc}", "-m", "iclr25.locodl.launch", str(src), str(dst)]
-            subprocess.run(cmd, check=True)
-            res = torch.load(dst, weights_only=False)[0]
-        coef, rounds, bits = res["x"].numpy(), res["rounds"], res["uplink_bits"]
+    coef, rounds, bits = _train(clf, X, y, cid, engine, nproc)
     acc = float(np.mean((X @ coef > 0) == (np.asarray(y) == objective.classes.max().item())))
     typer.echo(f"clients: {objective.n_clients}  rounds: {rounds}  uplink bits per client: "
                f"{bits:.6g}  train accuracy: {acc:.4f}")
@@ -151,6 +134,28 @@ def fit(
     if out is not None:
         np.save(out, coef)
         typer.echo(f"wrote {out}")
+
+
+def _train(clf, X, y, cid, engine: str, nproc: int) -> tuple[np.ndarray, int, float]:
+    """(coefficients, rounds, uplink bits per client) of clf's LoCoDL fit, in this process
+    or in ``nproc`` gloo processes (torchrun)."""
+    import torch
+
+    if engine == "simulated":
+        clf.fit(X, y, client_ids=cid)
+        return clf.coef_[0], clf.n_rounds_, clf.uplink_bits_
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = dict(kind="logistic", X=torch.as_tensor(X, dtype=torch.float64),
+                    y=torch.as_tensor(y), clients=torch.as_tensor(cid), alpha=clf.alpha)
+        job = dict(algorithm="locodl", compressor=clf.compressor, max_iter=clf.max_iter,
+                   tol=clf.tol, seed=clf.seed)
+        src, dst = Path(tmp) / "in.pt", Path(tmp) / "out.pt"
+        torch.save(dict(spec=spec, jobs=[job]), src)
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               f"--nproc_per_node={nproc}", "-m", "iclr25.locodl.launch", str(src), str(dst)]
+        subprocess.run(cmd, check=True)
+        res = torch.load(dst, weights_only=False)[0]
+    return res["x"].numpy(), res["rounds"], res["uplink_bits"]
 
 
 def _baseline_line(objective, name: str, coef, bits: float, compressor: str, max_iter: int,

@@ -182,6 +182,19 @@ def _choose_lam(d_h: torch.Tensor, ku_h: torch.Tensor, names: list[str], truth: 
     return max(LAM_CHOICES, key=lambda lam: (*scores[lam], -lam)), scores
 
 
+def _held_out_lams(dir_h: Path, truth_h: ModelForest,
+                   device: torch.device) -> tuple[float, dict, float]:
+    """lam chosen on the held-out tree (one tree: no clustering) for DIRECTION, the scores of
+    the grid there, and lam chosen for REVERSED."""
+    src_h = as_sources(dir_h)
+    d_h, ku_h = stream_statistics(src_h, metrics=("rms",), kurtosis_layers=None,
+                                  device=device)
+    names_h = [s.name for s in src_h]
+    lam_star, held_scores = _choose_lam(d_h["rms"], ku_h, names_h, truth_h, DIRECTION)
+    lam_rev, _ = _choose_lam(d_h["rms"], ku_h, names_h, truth_h, REVERSED)
+    return lam_star, held_scores, lam_rev
+
+
 @experiment(
     quick=TreeZoo(n_trees=3, fans=_SHAPE, root_steps=200, finetune_steps=100,
                   deviations=(_SHAPE_DEVIATION, *_ZOO_DEVIATIONS,
@@ -198,13 +211,7 @@ def tree_zoo(setting: TreeZoo, ctx: Context) -> TreeEvidence:
     truth_h, truth = zoo_h.truth, zoo_e.truth
     with tempfile.TemporaryDirectory() as tmp:
         dir_h, dir_e = zoo_h.save(Path(tmp) / "held"), zoo_e.save(Path(tmp) / "eval")
-        # choose lam on the held-out tree (one tree: no clustering), for both directions
-        src_h = as_sources(dir_h)
-        d_h, ku_h = stream_statistics(src_h, metrics=("rms",), kurtosis_layers=None,
-                                      device=ctx.device)
-        names_h = [s.name for s in src_h]
-        lam_star, held_scores = _choose_lam(d_h["rms"], ku_h, names_h, truth_h, DIRECTION)
-        lam_rev, _ = _choose_lam(d_h["rms"], ku_h, names_h, truth_h, REVERSED)
+        lam_star, held_scores, lam_rev = _held_out_lams(dir_h, truth_h, ctx.device)
         # the method as a user runs it: a directory of safetensors in, a forest out
         forest = recover_tree(dir_e, direction=DIRECTION, lam=lam_star, n_trees=K,
                               device=ctx.device)

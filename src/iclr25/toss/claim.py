@@ -232,6 +232,74 @@ _MV = ("dim 8 only (the paper sweeps 4..20 in steps of 2), n = 1000·dim as TIC-
        "box gives no values in text)")
 
 
+@dataclass
+class _SeedRuns:
+    """Every arm's test metrics and cov_error curve per seed, and the pseudo-labels' own."""
+    res: dict[str, list[dict[str, float]]]
+    curves: dict[str, list[list[float]]]
+    lab_err: list[float]
+    lab_err_ll: list[float]
+    const_err: list[float]
+    label_time: list[float]
+
+
+def _run_seeds(setting: Multivariate, ctx: Context, methods: list) -> _SeedRuns:
+    """Draw each seed's data, score its pseudo-labels and the constant Σ̂, train every arm."""
+    runs = _SeedRuns({lab: [] for *_, lab in methods}, {lab: [] for *_, lab in methods},
+                     [], [], [], [])
+    n = setting.n
+    for s in setting.seeds:
+        seed = ctx.seed + s
+        data = make_heteroscedastic(n + setting.n_test, setting.dim, seed=seed,
+                                    device=ctx.device)
+        const = torch.cov(data.Y[:n].T).expand(setting.n_test, -1, -1)
+        runs.const_err.append(cov_error(const, data.cov[n:]))
+        for center, store in (("mean", runs.lab_err), ("local_linear", runs.lab_err_ll)):
+            t0 = _cpu_or_cuda_clock(ctx.device)
+            P = pseudo_covariance(data.X[:n], data.Y[:n], center=center)
+            if center == "mean":
+                runs.label_time.append(_cpu_or_cuda_clock(ctx.device) - t0)
+            store.append(cov_error(P, data.cov[:n]))
+        for loss, center, lab in methods:
+            curve: list[float] = []
+            runs.res[lab].append(_run(data, n, loss, center, setting.epochs, setting.lr, seed,
+                                      ctx.device, curve))
+            runs.curves[lab].append(curve)
+    return runs
+
+
+def _detail_rows(setting: Multivariate, ctx: Context) -> list[tuple]:
+    """ToSS/NLL/TIC at the lower detail_dim, first seed (a placeholder row without one)."""
+    if setting.detail_dim is None:
+        return [("none at this scale", 0, 0.0, 0.0)]
+    n = setting.n
+    seed = ctx.seed + setting.seeds[0]
+    data = make_heteroscedastic(n + setting.n_test, setting.detail_dim, seed=seed,
+                                device=ctx.device)
+    d_res = {lab: _run(data, n, loss, center, setting.epochs, setting.lr, seed,
+                       ctx.device)
+             for loss, center, lab in METHODS if lab in ("NLL", "TIC", "ToSS",
+                                                         "ToSS local-linear")}
+    return [(lab, setting.detail_dim, r["cov_error"],
+             r["cov_error"] / d_res["NLL"]["cov_error"]) for lab, r in d_res.items()]
+
+
+def _plot_cov_curves(setting: Multivariate, ctx: Context, methods: list,
+                     curves: dict[str, list[list[float]]]) -> None:
+    """Test cov_error by epoch, one line per arm."""
+    fig = ctx.figure("cov_error_by_epoch")
+    ax = fig.subplots()
+    epochs = np.arange(1, setting.epochs + 1)
+    for *_, lab in methods:
+        ax.plot(epochs, np.mean(curves[lab], axis=0), marker="o", ms=3, label=lab)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("cov_error ‖Σ̂−Σ‖_F/‖Σ‖_F (test, mean over seeds)")
+    ax.set_yscale("log")
+    ax.set_title(f"TIC-TAC sampler, dim {setting.dim}, n = {setting.n}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+
+
 @experiment(quick=Multivariate(n=2000, n_test=2000, dim=4, epochs=5, lr=1e-3, seeds=(0,),
                                detail_dim=None, beta_nll=True,
                                deviations=("smoke test: dim 4, n = 2000, 5 epochs, one seed",
@@ -242,27 +310,8 @@ _MV = ("dim 8 only (the paper sweeps 4..20 in steps of 2), n = 1000·dim as TIC-
                                           "fifth of the budget, and no claim reads it")))
 def multivariate(setting: Multivariate, ctx: Context) -> MultivariateEvidence:
     methods = [m for m in METHODS if setting.beta_nll or m[0] != "beta-nll"]
-    res: dict[str, list[dict[str, float]]] = {lab: [] for *_, lab in methods}
-    curves: dict[str, list[list[float]]] = {lab: [] for *_, lab in methods}
-    lab_err, lab_err_ll, const_err, label_time = [], [], [], []
-    n = setting.n
-    for s in setting.seeds:
-        seed = ctx.seed + s
-        data = make_heteroscedastic(n + setting.n_test, setting.dim, seed=seed,
-                                    device=ctx.device)
-        const = torch.cov(data.Y[:n].T).expand(setting.n_test, -1, -1)
-        const_err.append(cov_error(const, data.cov[n:]))
-        for center, store in (("mean", lab_err), ("local_linear", lab_err_ll)):
-            t0 = _cpu_or_cuda_clock(ctx.device)
-            P = pseudo_covariance(data.X[:n], data.Y[:n], center=center)
-            if center == "mean":
-                label_time.append(_cpu_or_cuda_clock(ctx.device) - t0)
-            store.append(cov_error(P, data.cov[:n]))
-        for loss, center, lab in methods:
-            curve: list[float] = []
-            res[lab].append(_run(data, n, loss, center, setting.epochs, setting.lr, seed,
-                                 ctx.device, curve))
-            curves[lab].append(curve)
+    runs = _run_seeds(setting, ctx, methods)
+    res, curves, lab_err, lab_err_ll = runs.res, runs.curves, runs.lab_err, runs.lab_err_ll
 
     def ratio(lab: str, base: str = "NLL", key: str = "cov_error") -> list[float]:
         return [a[key] / b[key] for a, b in zip(res[lab], res[base], strict=True)]
@@ -278,39 +327,21 @@ def multivariate(setting: Multivariate, ctx: Context) -> MultivariateEvidence:
                  res["W2 bound, true Σ"][i]["cov_error"], res["ToSS"][i]["cov_error"],
                  res["ToSS local-linear"][i]["cov_error"], sup[i], ss[i], vs_tic[i],
                  lab_err[i], lab_err_ll[i]) for i, s in enumerate(setting.seeds)]
-    detail = [("none at this scale", 0, 0.0, 0.0)]
-    if setting.detail_dim is not None:
-        seed = ctx.seed + setting.seeds[0]
-        data = make_heteroscedastic(n + setting.n_test, setting.detail_dim, seed=seed,
-                                    device=ctx.device)
-        d_res = {lab: _run(data, n, loss, center, setting.epochs, setting.lr, seed,
-                           ctx.device)
-                 for loss, center, lab in METHODS if lab in ("NLL", "TIC", "ToSS",
-                                                             "ToSS local-linear")}
-        detail = [(lab, setting.detail_dim, r["cov_error"],
-                   r["cov_error"] / d_res["NLL"]["cov_error"]) for lab, r in d_res.items()]
-
-    fig = ctx.figure("cov_error_by_epoch")
-    ax = fig.subplots()
+    detail = _detail_rows(setting, ctx)
+    _plot_cov_curves(setting, ctx, methods, curves)
     epochs = np.arange(1, setting.epochs + 1)
-    for *_, lab in methods:
-        ax.plot(epochs, np.mean(curves[lab], axis=0), marker="o", ms=3, label=lab)
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("cov_error ‖Σ̂−Σ‖_F/‖Σ‖_F (test, mean over seeds)")
-    ax.set_yscale("log")
-    ax.set_title(f"TIC-TAC sampler, dim {setting.dim}, n = {n}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
 
     return MultivariateEvidence(
         supervised_ratio=float(np.mean(sup)), self_ratio=float(np.mean(ss)),
         tic_ratio=float(np.mean(vs_tic)),
         supervised_tic_ratio=float(np.mean(ratio("W2 bound, true Σ", "TIC"))),
         cov_error_nll=mean("NLL"), cov_error_tic=mean("TIC"), cov_error_toss=mean("ToSS"),
-        cov_error_bound=mean("W2 bound, true Σ"), cov_error_constant=float(np.mean(const_err)),
+        cov_error_bound=mean("W2 bound, true Σ"),
+        cov_error_constant=float(np.mean(runs.const_err)),
         epoch_time_ratio=float(np.mean(ratio("ToSS", "TIC", "epoch_time"))),
         epoch_time_toss=mean("ToSS", "epoch_time"), epoch_time_tic=mean("TIC", "epoch_time"),
-        epoch_time_nll=mean("NLL", "epoch_time"), pseudo_label_time=float(np.mean(label_time)),
+        epoch_time_nll=mean("NLL", "epoch_time"),
+        pseudo_label_time=float(np.mean(runs.label_time)),
         local_linear_ratio=float(np.mean(ll)), label_error=float(np.mean(lab_err)),
         label_error_local_linear=float(np.mean(lab_err_ll)),
         by_method=Table("test metrics by method (mean over seeds)",

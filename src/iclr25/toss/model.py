@@ -216,20 +216,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
             raise ValueError(f"X and Y must have the same number of rows, got {len(Xt)} and "
                              f"{len(Yt)}")
         n, q = Yt.shape
-        C = None
-        if self.loss == "w2-labels":
-            if cov is None:
-                raise ValueError("cov (covariance labels) is required for loss='w2-labels'")
-            C = self._floating(cov, "cov", 3).to(Yt.device, torch.float64)
-            if C.shape != (n, q, q):
-                raise ValueError(f"cov must have shape {(n, q, q)}, got {tuple(C.shape)}")
-            scale = C.abs().amax((-2, -1)).clamp_min(1e-300)
-            if bool(((C - C.mT).abs().amax((-2, -1)) > 1e-8 * scale).any()):
-                raise ValueError("cov must be symmetric")
-            if bool((torch.linalg.eigvalsh(C)[:, 0] < -1e-8 * scale).any()):
-                raise ValueError("cov must be positive semi-definite")
-        elif cov is not None:
-            raise ValueError(f"cov is only used with loss='w2-labels', got loss={self.loss!r}")
+        C = self._checked_labels(cov, Yt)
         pseudo = None
         if self.loss == "toss":
             pseudo = pseudo_covariance(Xt, Yt.double(), n_neighbors=self.n_neighbors,
@@ -262,6 +249,25 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
                                       on_epoch_end=hook, progress=f"{self.loss} fit")
         self.model_.eval()
         return self
+
+    def _checked_labels(self, cov: object, Yt: torch.Tensor) -> torch.Tensor | None:
+        """The covariance labels as float64 on Y's device ("w2-labels"), else None."""
+        n, q = Yt.shape
+        if self.loss == "w2-labels":
+            if cov is None:
+                raise ValueError("cov (covariance labels) is required for loss='w2-labels'")
+            C = self._floating(cov, "cov", 3).to(Yt.device, torch.float64)
+            if C.shape != (n, q, q):
+                raise ValueError(f"cov must have shape {(n, q, q)}, got {tuple(C.shape)}")
+            scale = C.abs().amax((-2, -1)).clamp_min(1e-300)
+            if bool(((C - C.mT).abs().amax((-2, -1)) > 1e-8 * scale).any()):
+                raise ValueError("cov must be symmetric")
+            if bool((torch.linalg.eigvalsh(C)[:, 0] < -1e-8 * scale).any()):
+                raise ValueError("cov must be positive semi-definite")
+            return C
+        if cov is not None:
+            raise ValueError(f"cov is only used with loss='w2-labels', got loss={self.loss!r}")
+        return None
 
     def _loss_fn(self, q: int) -> Callable[[Any, torch.Tensor], torch.Tensor]:
         if self.loss in ("toss", "w2-labels"):

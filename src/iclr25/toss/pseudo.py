@@ -115,8 +115,6 @@ def pseudo_covariance(
         >>> pseudo_covariance(X, Y, n_neighbors=32).shape
         torch.Size([500, 1, 1])
     """
-    from sklearn.neighbors import NearestNeighbors
-
     Xt = _floating(X, "X")
     Yt = _floating(Y, "Y")
     if len(Xt) != len(Yt):
@@ -141,28 +139,13 @@ def pseudo_covariance(
 
     dev, dt = Yt.device, Yt.dtype
     q = Yt.shape[1]
-    if algorithm == "auto":
-        algorithm = ("faiss" if n > FAISS_MIN_N and _has_faiss() else
-                     "kd_tree" if d <= 5 else "brute")
-    kq = k if include_self else k + 1
-    if algorithm == "faiss":
-        index = _FaissIVF(Z, kq)
-    else:
-        index = NearestNeighbors(n_neighbors=kq, algorithm=algorithm).fit(Z)
+    index = _knn_index(Z, k if include_self else k + 1, algorithm)
     Zt = torch.from_numpy(Z).to(device=dev, dtype=dt)
     out = torch.empty(n, q, q, device=dev, dtype=dt)
     eye = torch.eye(q, device=dev, dtype=dt)
     for start in range(0, n, chunk_size):
         rows = np.arange(start, min(start + chunk_size, n))
-        dist, idx = index.kneighbors(Z[rows])
-        if not include_self:
-            # drop i itself (or, with duplicates of x_i, the farthest of the k + 1)
-            self_hit = idx == rows[:, None]
-            self_hit[~self_hit.any(1), -1] = True
-            keep = ~self_hit
-            m = len(rows)
-            idx = idx[keep].reshape(m, k)
-            dist = dist[keep].reshape(m, k)
+        dist, idx = _neighbours(index, Z, rows, k, include_self)
         idx_t = torch.from_numpy(idx).to(dev)
         d2 = torch.from_numpy(dist).to(device=dev, dtype=dt).square()
         w = torch.softmax(-d2 / temperature, dim=1)                  # (m, k)
@@ -170,16 +153,54 @@ def pseudo_covariance(
         if center == "mean":
             resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
         else:
-            dz = Zt[idx_t] - Zt[torch.from_numpy(rows).to(dev)].unsqueeze(1)
-            D = torch.cat([torch.ones_like(dz[..., :1]), dz], dim=-1)  # (m, k, d+1)
-            Dw = D * w.unsqueeze(-1)
-            gram = D.mT @ Dw
-            ridge = 1e-8 * torch.diagonal(gram, dim1=-2, dim2=-1).mean(-1)
-            gram = gram + ridge[:, None, None] * torch.eye(d + 1, device=dev, dtype=dt)
-            beta = torch.linalg.solve(gram, Dw.mT @ Yn)              # (m, d+1, q)
-            resid = Yn - D @ beta
+            resid = _local_linear_residuals(Zt, rows, idx_t, Yn, w)
         out[rows[0]:rows[-1] + 1] = (resid * w.unsqueeze(-1)).mT @ resid + jitter * eye
     return out
+
+
+def _knn_index(Z: np.ndarray, kq: int, algorithm: Algorithm):
+    """A k-NN index over the whitened rows Z answering ``kneighbors`` with kq neighbours."""
+    from sklearn.neighbors import NearestNeighbors
+
+    n, d = Z.shape
+    if algorithm == "auto":
+        algorithm = ("faiss" if n > FAISS_MIN_N and _has_faiss() else
+                     "kd_tree" if d <= 5 else "brute")
+    if algorithm == "faiss":
+        return _FaissIVF(Z, kq)
+    return NearestNeighbors(n_neighbors=kq, algorithm=algorithm).fit(Z)
+
+
+def _neighbours(index, Z: np.ndarray, rows: np.ndarray, k: int,
+                include_self: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Distances and indices of the k neighbours of Z[rows], each row itself left out
+    unless include_self."""
+    dist, idx = index.kneighbors(Z[rows])
+    if not include_self:
+        # drop i itself (or, with duplicates of x_i, the farthest of the k + 1)
+        self_hit = idx == rows[:, None]
+        self_hit[~self_hit.any(1), -1] = True
+        keep = ~self_hit
+        m = len(rows)
+        idx = idx[keep].reshape(m, k)
+        dist = dist[keep].reshape(m, k)
+    return dist, idx
+
+
+def _local_linear_residuals(Zt: torch.Tensor, rows: np.ndarray, idx_t: torch.Tensor,
+                            Yn: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Neighbours' targets Yn (m, k, q) minus a w-weighted linear fit on their whitened
+    inputs, centred at each query row."""
+    dev, dt = Yn.device, Yn.dtype
+    d = Zt.shape[1]
+    dz = Zt[idx_t] - Zt[torch.from_numpy(rows).to(dev)].unsqueeze(1)
+    D = torch.cat([torch.ones_like(dz[..., :1]), dz], dim=-1)  # (m, k, d+1)
+    Dw = D * w.unsqueeze(-1)
+    gram = D.mT @ Dw
+    ridge = 1e-8 * torch.diagonal(gram, dim1=-2, dim2=-1).mean(-1)
+    gram = gram + ridge[:, None, None] * torch.eye(d + 1, device=dev, dtype=dt)
+    beta = torch.linalg.solve(gram, Dw.mT @ Yn)              # (m, d+1, q)
+    return Yn - D @ beta
 
 
 def _has_faiss() -> bool:

@@ -70,6 +70,36 @@ _DEV = ("coloured 8x8 digit sequences (10 digits per sample, one colour per samp
         "for hundreds of epochs: CPU budget")
 
 
+def _plot_accuracy(ctx: Context, seeds: tuple[int, ...], cols: dict[str, list]) -> None:
+    """Macro purity per seed: V3, the ablation and k-means, chance dotted."""
+    fig = ctx.figure("accuracy_per_seed")
+    ax = fig.subplots()
+    x = np.arange(len(seeds))
+    for i, (k, lab) in enumerate((("v3", "V3"), ("ablation", "VQ-AE ablation"),
+                                  ("kmeans", "k-means raw"))):
+        ax.bar(x + 0.27 * (i - 1), cols[k], 0.27, label=lab)
+    ax.axhline(0.1, color="gray", ls=":", label="chance")
+    ax.set(xticks=x, xticklabels=[str(s) for s in seeds], xlabel="seed",
+           ylabel="macro codebook purity")
+    ax.legend()
+
+
+def _plot_codebook(ctx: Context, conf: np.ndarray, swap: tuple) -> None:
+    """The first seed's atoms x digits confusion, and a content/style swap decoded."""
+    fig = ctx.figure("confusion")
+    ax = fig.subplots()
+    ax.imshow(conf, cmap="viridis")
+    ax.set(xlabel="digit", ylabel="atom", title="atoms x digits (seed 0, test split)")
+    fig = ctx.figure("style_swap")
+    axes = fig.subplots(3, 10)
+    shown = (swap[0][0], swap[0][1], swap[1][0].clamp(0, 1))
+    for r, (seq, name) in enumerate(zip(shown, ("content", "style", "decoded"), strict=True)):
+        for j in range(10):
+            axes[r, j].imshow(seq[j].permute(1, 2, 0).numpy())
+            axes[r, j].axis("off")
+        axes[r, 0].set_title(name, fontsize=7, loc="left")
+
+
 @experiment(quick=Sequences(n_train=250, n_test=100, n_probe=40, epochs=15, seeds=(0,),
                             deviations=("smoke test: 250 sequences x 15 epochs, one seed "
                                         "(40 epochs took ~45 s of CPU)", *_DEV)),
@@ -109,28 +139,8 @@ def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
             conf, swap = confusion(codes, ct), (Xt[:2].cpu(), v3.reconstruct(
                 Xt[:1], Xt[1:2]).cpu())
 
-    fig = ctx.figure("accuracy_per_seed")
-    ax = fig.subplots()
-    x = np.arange(len(setting.seeds))
-    for i, (k, lab) in enumerate((("v3", "V3"), ("ablation", "VQ-AE ablation"),
-                                  ("kmeans", "k-means raw"))):
-        ax.bar(x + 0.27 * (i - 1), cols[k], 0.27, label=lab)
-    ax.axhline(0.1, color="gray", ls=":", label="chance")
-    ax.set(xticks=x, xticklabels=[str(s) for s in setting.seeds], xlabel="seed",
-           ylabel="macro codebook purity")
-    ax.legend()
-    fig = ctx.figure("confusion")
-    ax = fig.subplots()
-    ax.imshow(conf, cmap="viridis")
-    ax.set(xlabel="digit", ylabel="atom", title="atoms x digits (seed 0, test split)")
-    fig = ctx.figure("style_swap")
-    axes = fig.subplots(3, 10)
-    shown = (swap[0][0], swap[0][1], swap[1][0].clamp(0, 1))
-    for r, (seq, name) in enumerate(zip(shown, ("content", "style", "decoded"), strict=True)):
-        for j in range(10):
-            axes[r, j].imshow(seq[j].permute(1, 2, 0).numpy())
-            axes[r, j].axis("off")
-        axes[r, 0].set_title(name, fontsize=7, loc="left")
+    _plot_accuracy(ctx, setting.seeds, cols)
+    _plot_codebook(ctx, conf, swap)
     baseline = np.maximum(cols["ablation"], cols["kmeans"])
     return SequencesEvidence(
         gain=float(np.mean(np.asarray(cols["v3"]) - baseline)),

@@ -112,6 +112,32 @@ def _check_latents(z_c: object, z_c_q: object, z_s: object) -> tuple[torch.Tenso
     return zc, zq, zs
 
 
+def _term_weights(weights: dict[str, float] | None) -> dict[str, float]:
+    """Each term's weight: 1 unless ``weights`` names it."""
+    w = {t: 1.0 for t in TERMS}
+    if weights is not None:
+        unknown = set(weights) - set(TERMS)
+        if unknown:
+            raise ValueError(f"weights has unknown terms {sorted(unknown)}; known {TERMS}")
+        w.update({k: float(v) for k, v in weights.items()})
+    return w
+
+
+def _ratios(zc: torch.Tensor, zq: torch.Tensor, zs: torch.Tensor,
+            eps: float) -> dict[str, torch.Tensor]:
+    """The four variance ratios the hinges act on, keyed by term."""
+    v_frag_c = 0.5 * (mpd(zc).mean() + mpd(zq).mean())
+    v_samp_c = 0.5 * (mpd(zc.mean(1)) + mpd(zq.mean(1)))
+    v_frag_s = mpd(zs).mean()
+    v_samp_s = mpd(zs.mean(1))
+    return {
+        "content": v_frag_c / (v_samp_c + eps),
+        "style": v_samp_s / (v_frag_s + eps),
+        "sample": v_samp_s / (v_samp_c + eps),
+        "fragment": v_frag_c / (v_frag_s + eps),
+    }
+
+
 def v3_loss(z_c: torch.Tensor, z_c_q: torch.Tensor, z_s: torch.Tensor, *,
             relativity: float = 15.0, eps: float = 1e-5,
             weights: dict[str, float] | None = None, variant: Variant = "pure") -> V3Terms:
@@ -155,25 +181,11 @@ def v3_loss(z_c: torch.Tensor, z_c_q: torch.Tensor, z_s: torch.Tensor, *,
     if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
         raise ValueError(f"eps must be a non-negative number, got {eps!r}")
     check_choice(variant, "variant", ("pure", "adapted"))
-    w = {t: 1.0 for t in TERMS}
-    if weights is not None:
-        unknown = set(weights) - set(TERMS)
-        if unknown:
-            raise ValueError(f"weights has unknown terms {sorted(unknown)}; known {TERMS}")
-        w.update({k: float(v) for k, v in weights.items()})
+    w = _term_weights(weights)
     zc, zq, zs = _check_latents(z_c, z_c_q, z_s)
     if variant == "adapted":
         zc, zq, zs = _supersample(zc), _supersample(zq), _widen(zs)
-    v_frag_c = 0.5 * (mpd(zc).mean() + mpd(zq).mean())
-    v_samp_c = 0.5 * (mpd(zc.mean(1)) + mpd(zq.mean(1)))
-    v_frag_s = mpd(zs).mean()
-    v_samp_s = mpd(zs.mean(1))
-    ratios = {
-        "content": v_frag_c / (v_samp_c + eps),
-        "style": v_samp_s / (v_frag_s + eps),
-        "sample": v_samp_s / (v_samp_c + eps),
-        "fragment": v_frag_c / (v_frag_s + eps),
-    }
+    ratios = _ratios(zc, zq, zs, eps)
     hinge = {k: torch.relu(relativity - r) / relativity for k, r in ratios.items()}
     total = sum(w[k] * hinge[k] for k in TERMS)
     return V3Terms(total, hinge["content"], hinge["style"], hinge["sample"],
