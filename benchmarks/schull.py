@@ -63,6 +63,47 @@ def vs_port(structs: list[torch.Tensor]) -> None:
           f"{'met' if r >= 10 else 'missed'}; ceiling (port / qhull alone) {ceil:.1f}x")
 
 
+def _peer_table(peers: dict, structs: list, sizes: list[int], n_rigid: int
+                ) -> tuple[dict[str, float], dict[str, float]]:
+    """Print each graph's rate, E/N, connected and rigid fractions; its rates and E/N."""
+    print(f"{len(structs)} conformers of {len(SMILES)} molecules, N in {sizes}; one thread")
+    print(f"{'graph':26s} {'struct/s':>10s} {'E/N':>6s} {'connected':>9s} {'rigid':>6s}")
+    rate = {}
+    epn = {}
+    for name, fn in peers.items():
+        t = time.perf_counter()
+        graphs = fn()
+        dt = time.perf_counter() - t
+        rate[name] = len(structs) / dt
+        e = [num_undirected_edges(torch.as_tensor(g), len(p)) / len(p)
+             for g, p in zip(graphs, structs, strict=True)]
+        conn = [is_connected(torch.as_tensor(g), len(p)) for g, p in zip(graphs, structs,
+                                                                          strict=True)]
+        rig = [is_rigid(p, torch.as_tensor(g)) for g, p in zip(graphs[:n_rigid],
+                                                               structs[:n_rigid], strict=True)]
+        epn[name] = float(np.mean(e))
+        print(f"{name:26s} {rate[name]:10.0f} {epn[name]:6.2f} {np.mean(conn):9.3f} "
+              f"{np.mean(rig):6.3f}")
+
+    return rate, epn
+
+
+def _growth() -> dict[int, float]:
+    """Seconds of one SCHull call on a Gaussian cloud of 1e3, 1e4 and 1e5 points."""
+    print("\nSCHull growth with N (random Gaussian cloud, one call)")
+    g = torch.Generator().manual_seed(0)
+    times = {}
+    for n in ([10**3, 10**4, 10**5]):
+        p = torch.randn(n, 3, generator=g, dtype=torch.float64)
+        reps = 3 if n < 10**5 else 1
+        t = time.perf_counter()
+        for _ in range(reps):
+            schull_graph(p)
+        times[n] = (time.perf_counter() - t) / reps
+        print(f"  N={n:>7d}: {times[n]:.3f} s")
+    return times
+
+
 def main(quick: bool) -> None:
     n_conf = 40 if quick else 200
     structs = []
@@ -94,36 +135,8 @@ def main(quick: bool) -> None:
         "PyG Delaunay+FaceToEdge": lambda: [delaunay(Data(pos=p.float())).edge_index
                                             for p in structs],
     }
-    print(f"{len(structs)} conformers of {len(SMILES)} molecules, N in {sizes}; one thread")
-    print(f"{'graph':26s} {'struct/s':>10s} {'E/N':>6s} {'connected':>9s} {'rigid':>6s}")
-    rate = {}
-    epn = {}
-    for name, fn in peers.items():
-        t = time.perf_counter()
-        graphs = fn()
-        dt = time.perf_counter() - t
-        rate[name] = len(structs) / dt
-        e = [num_undirected_edges(torch.as_tensor(g), len(p)) / len(p)
-             for g, p in zip(graphs, structs, strict=True)]
-        conn = [is_connected(torch.as_tensor(g), len(p)) for g, p in zip(graphs, structs,
-                                                                          strict=True)]
-        rig = [is_rigid(p, torch.as_tensor(g)) for g, p in zip(graphs[:n_rigid],
-                                                               structs[:n_rigid], strict=True)]
-        epn[name] = float(np.mean(e))
-        print(f"{name:26s} {rate[name]:10.0f} {epn[name]:6.2f} {np.mean(conn):9.3f} "
-              f"{np.mean(rig):6.3f}")
-
-    print("\nSCHull growth with N (random Gaussian cloud, one call)")
-    g = torch.Generator().manual_seed(0)
-    times = {}
-    for n in ([10**3, 10**4, 10**5]):
-        p = torch.randn(n, 3, generator=g, dtype=torch.float64)
-        reps = 3 if n < 10**5 else 1
-        t = time.perf_counter()
-        for _ in range(reps):
-            schull_graph(p)
-        times[n] = (time.perf_counter() - t) / reps
-        print(f"  N={n:>7d}: {times[n]:.3f} s")
+    rate, epn = _peer_table(peers, structs, sizes, n_rigid)
+    times = _growth()
     grow = times[10**5] / times[10**4]
     vs_port(structs)
     print("\ntargets")

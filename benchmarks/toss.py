@@ -175,6 +175,48 @@ def _time_peer(n: int) -> tuple[float, float, float]:
     return t, rss, float((ours - ref).abs().max() / ref.abs().max())
 
 
+def _print_loss_steps(lrow: list, device: torch.device) -> None:
+    """The loss-step table (time and memory per q) and the q = 16 targets."""
+    print("\n== one loss step (forward + backward), batch 256 ==")
+    mem_kind = "peak CUDA" if device.type == "cuda" else "saved for backward"
+    print(f"{'q':>3} | " + " | ".join(f"{k:>20}" for k in lrow[0][1]) +
+          " | NLL/bound time | exactW2/bound time | NLL/bound mem | train path NLL/bound")
+    for q, res in lrow:
+        b_t, b_m = res["W2 bound"]
+        cells = " | ".join(f"{t * 1e3:7.3f} ms {m / 2**20:7.2f} MB" for t, m in res.values())
+        tp = res["NLL, train path"][0] / res["bound, train path"][0]
+        print(f"{q:>3} | {cells} | {res['full NLL'][0] / b_t:14.2f} | "
+              f"{res['exact W2'][0] / b_t:18.2f} | {res['full NLL'][1] / max(b_m, 1):13.2f} | "
+              f"{tp:20.2f}")
+    print(f"(memory: {mem_kind})")
+    q16 = dict(lrow)[16]
+    r_nll = q16["full NLL"][0] / q16["W2 bound"][0]
+    r_ex = q16["exact W2"][0] / q16["W2 bound"][0]
+    ok_nll, ok_ex = ("met" if r_nll >= 2 else "NOT met"), ("met" if r_ex >= 5 else "NOT met")
+    print(f"TARGET q=16: bound vs full NLL {r_nll:.2f}x (>= 2: {ok_nll}); "
+          f"vs exact W2 {r_ex:.2f}x (>= 5: {ok_ex})")
+
+
+
+def _print_pseudo_labels(prow: list) -> None:
+    """The pseudo-label table (ours vs brute Mahalanobis per n) and the n = 1e5 target."""
+    print("\n== pseudo-labels, 8-D inputs and targets, k = 64 ==")
+    print("      n | ours wall (s) | ours CPU (s) | ours peak RSS growth (MB) | "
+          "brute mahalanobis (s) | brute RSS (MB) | speed-up | max rel. diff | faiss recall@64")
+    for n, t, c, m, tp, mp, ag, rc in prow:
+        print(f"{n:>7} | {t:13.2f} | {c:12.2f} | {m:25.0f} | {tp:21.2f} | {mp:14.0f} | "
+              f"{tp / t:8.1f} | {ag:13.1e} | {rc:.4f}")
+    print("(defaults: exact sklearn search up to 20 000 points, faiss IVF above; the recall "
+          "column is the faiss index's at that n, whether or not the default uses it)")
+    if len(prow) > 1:
+        (n1, t1, *_), (n2, t2, c2, m2, *_) = prow[0], prow[-1]
+        print(f"growth n {n1} -> {n2}: time x{t2 / t1:.1f} (n log n: "
+              f"x{n2 * np.log(n2) / (n1 * np.log(n1)):.1f}, n²: x{(n2 / n1) ** 2:.0f})")
+        print(f"TARGET n=1e5: {t2:.2f} s wall, {c2:.2f} s CPU (<= 10: "
+              f"{'met' if t2 <= 10 else 'NOT met'} on wall time), "
+              f"{m2:.0f} MB (<= 1024: {'met' if m2 <= 1024 else 'NOT met'})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -203,40 +245,8 @@ def main() -> None:
         res = loss_steps(q, 256, repeat, device)
         lrow.append((q, res))
 
-    print("\n== one loss step (forward + backward), batch 256 ==")
-    mem_kind = "peak CUDA" if device.type == "cuda" else "saved for backward"
-    print(f"{'q':>3} | " + " | ".join(f"{k:>20}" for k in lrow[0][1]) +
-          " | NLL/bound time | exactW2/bound time | NLL/bound mem | train path NLL/bound")
-    for q, res in lrow:
-        b_t, b_m = res["W2 bound"]
-        cells = " | ".join(f"{t * 1e3:7.3f} ms {m / 2**20:7.2f} MB" for t, m in res.values())
-        tp = res["NLL, train path"][0] / res["bound, train path"][0]
-        print(f"{q:>3} | {cells} | {res['full NLL'][0] / b_t:14.2f} | "
-              f"{res['exact W2'][0] / b_t:18.2f} | {res['full NLL'][1] / max(b_m, 1):13.2f} | "
-              f"{tp:20.2f}")
-    print(f"(memory: {mem_kind})")
-    q16 = dict(lrow)[16]
-    r_nll = q16["full NLL"][0] / q16["W2 bound"][0]
-    r_ex = q16["exact W2"][0] / q16["W2 bound"][0]
-    ok_nll, ok_ex = ("met" if r_nll >= 2 else "NOT met"), ("met" if r_ex >= 5 else "NOT met")
-    print(f"TARGET q=16: bound vs full NLL {r_nll:.2f}x (>= 2: {ok_nll}); "
-          f"vs exact W2 {r_ex:.2f}x (>= 5: {ok_ex})")
-
-    print("\n== pseudo-labels, 8-D inputs and targets, k = 64 ==")
-    print("      n | ours wall (s) | ours CPU (s) | ours peak RSS growth (MB) | "
-          "brute mahalanobis (s) | brute RSS (MB) | speed-up | max rel. diff | faiss recall@64")
-    for n, t, c, m, tp, mp, ag, rc in prow:
-        print(f"{n:>7} | {t:13.2f} | {c:12.2f} | {m:25.0f} | {tp:21.2f} | {mp:14.0f} | "
-              f"{tp / t:8.1f} | {ag:13.1e} | {rc:.4f}")
-    print("(defaults: exact sklearn search up to 20 000 points, faiss IVF above; the recall "
-          "column is the faiss index's at that n, whether or not the default uses it)")
-    if len(prow) > 1:
-        (n1, t1, *_), (n2, t2, c2, m2, *_) = prow[0], prow[-1]
-        print(f"growth n {n1} -> {n2}: time x{t2 / t1:.1f} (n log n: "
-              f"x{n2 * np.log(n2) / (n1 * np.log(n1)):.1f}, n²: x{(n2 / n1) ** 2:.0f})")
-        print(f"TARGET n=1e5: {t2:.2f} s wall, {c2:.2f} s CPU (<= 10: "
-              f"{'met' if t2 <= 10 else 'NOT met'} on wall time), "
-              f"{m2:.0f} MB (<= 1024: {'met' if m2 <= 1024 else 'NOT met'})")
+    _print_loss_steps(lrow, device)
+    _print_pseudo_labels(prow)
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -72,6 +72,29 @@ _PANEL = ("RDKit conformers of fixed SMILES and random clouds, not the paper's Q
           "protein structures: offline; rigidity checked only up to 300 atoms ((3N)³ SVD)",)
 
 
+def _plot_panel(ctx: Context, sizes: list[int], stats: dict, rows: list[tuple]) -> None:
+    """Edges per atom against N, and the disconnected and rigid fractions of each graph."""
+    fig = ctx.figure("edges_per_node", figsize=(10, 4))
+    ax, bx = fig.subplots(1, 2)
+    for kind in ("schull", "radius 2 Å", "radius 5 Å", "kNN-6"):
+        ax.scatter(sizes, stats[kind]["epn"], s=8, label=kind)
+    ax.axhline(3, color="k", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_xlabel("atoms N")
+    ax.set_ylabel("undirected edges / N")
+    ax.legend(fontsize=7)
+    bx.bar(range(len(KINDS)), [1 - r[2] for r in rows])
+    bx.set_xticks(range(len(KINDS)), KINDS, rotation=30, fontsize=7)
+    bx.set_ylabel("fraction disconnected")
+    fig.tight_layout()
+    fig2 = ctx.figure("rigid_fraction")
+    cx = fig2.subplots()
+    cx.bar(range(len(KINDS)), [r[5] for r in rows])
+    cx.set_xticks(range(len(KINDS)), KINDS, rotation=30, fontsize=7)
+    cx.set_ylabel("fraction rigid (rank 3N-6), non-planar structures")
+    fig2.tight_layout()
+
+
 @experiment(quick=Panel(n_smiles=10, n_conf=5, n_clouds=20, rigid_max_n=300, planar_sv=0.1,
                         deviations=("smoke test: the ten degenerate molecules, 20 clouds",
                                     *_PANEL)),
@@ -111,25 +134,7 @@ def panel(setting: Panel, ctx: Context) -> PanelEvidence:
                      float(np.mean(s["epn"])), float(np.max(s["epn"])),
                      float(np.mean(rig)) if rig else float("nan")))
 
-    fig = ctx.figure("edges_per_node", figsize=(10, 4))
-    ax, bx = fig.subplots(1, 2)
-    for kind in ("schull", "radius 2 Å", "radius 5 Å", "kNN-6"):
-        ax.scatter(sizes, stats[kind]["epn"], s=8, label=kind)
-    ax.axhline(3, color="k", lw=0.8, ls="--")
-    ax.set_xscale("log")
-    ax.set_xlabel("atoms N")
-    ax.set_ylabel("undirected edges / N")
-    ax.legend(fontsize=7)
-    bx.bar(range(len(KINDS)), [1 - r[2] for r in rows])
-    bx.set_xticks(range(len(KINDS)), KINDS, rotation=30, fontsize=7)
-    bx.set_ylabel("fraction disconnected")
-    fig.tight_layout()
-    fig2 = ctx.figure("rigid_fraction")
-    cx = fig2.subplots()
-    cx.bar(range(len(KINDS)), [r[5] for r in rows])
-    cx.set_xticks(range(len(KINDS)), KINDS, rotation=30, fontsize=7)
-    cx.set_ylabel("fraction rigid (rank 3N-6), non-planar structures")
-    fig2.tight_layout()
+    _plot_panel(ctx, sizes, stats, rows)
 
     return PanelEvidence(
         connected_sparse=rows[0][1], rigid=rows[0][5], n_structures=len(items),
