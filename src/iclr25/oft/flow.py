@@ -437,6 +437,7 @@ class _Track:
         return it == self.pb.iters or (last and bool(self.conv.all()))
 
     def result(self, P: torch.Tensor) -> tuple:
+        """The solve's result: ``(P, n_iter, converged, history)``."""
         return P, self.n_iter, self.conv, self.hist
 
 
