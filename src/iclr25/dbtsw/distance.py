@@ -79,19 +79,7 @@ def sample_trees(
     if directions == "orthogonal" and n_lines > dim:
         raise ValueError(f"n_lines must be <= dim for directions='orthogonal', got "
                          f"n_lines={n_lines} > dim={dim}")
-    if isinstance(mean, Tensor):
-        device = mean.device if device is None else torch.device(device)
-        dtype = (mean.dtype if mean.is_floating_point() else torch.float32) \
-            if dtype is None else dtype
-        m = as_tensor(mean, "mean", ndim=(0, 1, 2)).detach().to(device=device, dtype=dtype)
-        if m.ndim >= 1 and m.shape[-1] != dim:
-            raise ValueError(f"mean must have {dim} entries (dim), got shape {tuple(m.shape)}")
-    else:
-        device = torch.device("cpu") if device is None else torch.device(device)
-        dtype = torch.float32 if dtype is None else dtype
-        m = torch.tensor(check_range(mean, "mean"), device=device, dtype=dtype)
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating-point dtype, got {dtype}")
+    m, device, dtype = _root_mean(mean, dim, device, dtype)
     # drawn on the generator's device (CPU for an int seed, so a seed gives the same trees on
     # every device; a CPU Generator also works for CUDA outputs), then moved to ``device``
     gen = resolve_seed(seed)
@@ -105,6 +93,25 @@ def sample_trees(
     noise = torch.randn(n_trees, dim, **draw).to(device)
     roots = m.unsqueeze(-2) + std * noise if m.ndim == 2 else m + std * noise
     return theta, roots
+
+
+def _root_mean(mean: Tensor | float, dim: int, device: torch.device | str | None,
+               dtype: torch.dtype | None) -> tuple[Tensor, torch.device, torch.dtype]:
+    """The checked root mean and the output's device and dtype (``mean``'s by default)."""
+    if isinstance(mean, Tensor):
+        device = mean.device if device is None else torch.device(device)
+        dtype = (mean.dtype if mean.is_floating_point() else torch.float32) \
+            if dtype is None else dtype
+        m = as_tensor(mean, "mean", ndim=(0, 1, 2)).detach().to(device=device, dtype=dtype)
+        if m.ndim >= 1 and m.shape[-1] != dim:
+            raise ValueError(f"mean must have {dim} entries (dim), got shape {tuple(m.shape)}")
+    else:
+        device = torch.device("cpu") if device is None else torch.device(device)
+        dtype = torch.float32 if dtype is None else dtype
+        m = torch.tensor(check_range(mean, "mean"), device=device, dtype=dtype)
+    if not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point dtype, got {dtype}")
+    return m, device, dtype
 
 
 def tree_wasserstein(
@@ -326,22 +333,8 @@ def db_tsw(
         True
     """
     numpy_in = isinstance(X_s, np.ndarray) and isinstance(X_t, np.ndarray)
-    Xs = _samples(X_s, "X_s")
-    Xt = _samples(X_t, "X_t")
-    if Xs.ndim != Xt.ndim:
-        raise ValueError(f"X_s and X_t must both be 2-D or both 3-D, got shapes "
-                         f"{tuple(Xs.shape)} and {tuple(Xt.shape)}")
-    if Xs.device != Xt.device:
-        raise ValueError(f"X_t is on {Xt.device}, but X_s is on {Xs.device}")
-    if Xs.shape[-1] != Xt.shape[-1]:
-        raise ValueError(f"X_s and X_t must have the same dimension d, got {Xs.shape[-1]} "
-                         f"and {Xt.shape[-1]}")
+    Xs, Xt = _pair(X_s, X_t)
     batched = Xs.ndim == 3
-    if batched and Xs.shape[0] != Xt.shape[0]:
-        raise ValueError(f"X_s and X_t must have the same batch size, got {Xs.shape[0]} "
-                         f"and {Xt.shape[0]}")
-    dtype = torch.promote_types(Xs.dtype, Xt.dtype)
-    Xs, Xt = Xs.to(dtype), Xt.to(dtype)
     B = Xs.shape[0] if batched else None
     n_s, n_t, d = Xs.shape[-2], Xt.shape[-2], Xs.shape[-1]
     wa = _weights(a, "a", n_s, B, Xs)
@@ -368,14 +361,8 @@ def db_tsw(
         Xs, Xt, wa, wb = Xs[None], Xt[None], wa[None], wb[None]
     Z = torch.cat([Xs, Xt], dim=-2)  # (B, N, d)
     m = torch.cat([wa, -wb], dim=-1)  # (B, N) signed mass
-    r = roots if roots.ndim == 3 else roots.unsqueeze(0)  # (B or 1, T, d)
-    th = theta if theta.ndim == 4 else theta.unsqueeze(0)  # (B or 1, T, k, d)
-    center = r.mean(dim=-2, keepdim=True).detach()  # coordinates relative to nearby roots
-    Zc, rc = Z - center, r - center
-    T, k = th.shape[1], th.shape[2]
-    proj = (Zc @ th.flatten(1, 2).transpose(-1, -2)).unflatten(-1, (T, k))  # (B, N, T, k)
-    coords = proj - (rc.unsqueeze(-2) * th).sum(-1).unsqueeze(1)  # t_i(x) = <x - r, θ_i>
-    coords = coords.permute(0, 2, 3, 1)  # (B, T, k, N)
+    Zc, rc, th, coords = _project(Z, theta, roots)
+    k = th.shape[2]
     if delta > 0 and k > 1:
         dist = _line_distances(Zc, rc, th, coords)  # (B, T, k, N)
         alpha = torch.softmax(-delta * dist, dim=-2)  # over the k lines
@@ -388,6 +375,42 @@ def db_tsw(
         out = out.detach().cpu().numpy()
         return out if batched else float(out[0])
     return out if batched else out[0]
+
+
+def _pair(X_s: object, X_t: object) -> tuple[Tensor, Tensor]:
+    """The two clouds checked against each other, in their promoted dtype."""
+    Xs = _samples(X_s, "X_s")
+    Xt = _samples(X_t, "X_t")
+    if Xs.ndim != Xt.ndim:
+        raise ValueError(f"X_s and X_t must both be 2-D or both 3-D, got shapes "
+                         f"{tuple(Xs.shape)} and {tuple(Xt.shape)}")
+    if Xs.device != Xt.device:
+        raise ValueError(f"X_t is on {Xt.device}, but X_s is on {Xs.device}")
+    if Xs.shape[-1] != Xt.shape[-1]:
+        raise ValueError(f"X_s and X_t must have the same dimension d, got {Xs.shape[-1]} "
+                         f"and {Xt.shape[-1]}")
+    if Xs.ndim == 3 and Xs.shape[0] != Xt.shape[0]:
+        raise ValueError(f"X_s and X_t must have the same batch size, got {Xs.shape[0]} "
+                         f"and {Xt.shape[0]}")
+    dtype = torch.promote_types(Xs.dtype, Xt.dtype)
+    return Xs.to(dtype), Xt.to(dtype)
+
+
+def _project(Z: Tensor, theta: Tensor, roots: Tensor
+             ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Points' coordinates on every line, ``t_i(x) = <x - r, θ_i>``: (B, T, k, N).
+
+    Also returns the points and roots relative to a centre near the roots (B, N, d),
+    (B or 1, T, d), and the directions (B or 1, T, k, d).
+    """
+    r = roots if roots.ndim == 3 else roots.unsqueeze(0)  # (B or 1, T, d)
+    th = theta if theta.ndim == 4 else theta.unsqueeze(0)  # (B or 1, T, k, d)
+    center = r.mean(dim=-2, keepdim=True).detach()  # coordinates relative to nearby roots
+    Zc, rc = Z - center, r - center
+    T, k = th.shape[1], th.shape[2]
+    proj = (Zc @ th.flatten(1, 2).transpose(-1, -2)).unflatten(-1, (T, k))  # (B, N, T, k)
+    coords = proj - (rc.unsqueeze(-2) * th).sum(-1).unsqueeze(1)  # t_i(x) = <x - r, θ_i>
+    return Zc, rc, th, coords.permute(0, 2, 3, 1)
 
 
 class DbTSWLoss(nn.Module):

@@ -107,9 +107,48 @@ _DEVIATIONS = (
                              "GPU): CPU budget",) + _DEVIATIONS),
 )
 def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
-    dev = ctx.device
+    a = _solve_arms(setting, ctx)
+    rows, crows, gaps, cgaps, pgaps = _seed_rows(setting, ctx, a)
+    sweep = _sweep_reg(setting, ctx, a) + _sweep_n(setting, ctx)
+    w, wc = max(range(len(gaps)), key=gaps.__getitem__), max(range(len(cgaps)),
+                                                           key=cgaps.__getitem__)
+    return LayeredEvidence(
+        worst_gap=gaps[w], worst_cost=float(a.ours["cost"][w]), worst_lp=float(a.lp["cost"][w]),
+        worst_gap_capacitated=cgaps[wc], worst_cost_capacitated=float(a.ours_cap["cost"][wc]),
+        worst_lp_capacitated=float(a.lp_cap["cost"][wc]), worst_gap_paper_clip=max(pgaps),
+        cap_cost_increase=min(r[4] for r in crows),
+        per_seed=Table("uncapacitated, per seed",
+                       ("seed", "LP cost", "OFT cost", "gap", "balance viol / Σs⁺",
+                        "iterations", "gap (1 if infeasible)"), rows),
+        capacitated=Table("edge-capacitated, per seed: ours (ε-scaling, exact clip) and the "
+                          "paper iteration (one stage, cumulative clip)",
+                          ("seed", "arm", "cap", "LP cost", "LP over uncapacitated", "OFT cost",
+                           "balance viol / Σs⁺", "cap viol", "iterations",
+                           "gap (1 if infeasible)"), crows),
+        sweep=Table("sweeps on the first seed",
+                    ("sweep", "reg", "n", "iterations", "gap", "balance viol / Σs⁺"), sweep),
+    )
+
+
+@dataclass
+class _Arms:
+    """The instances, their exact optima and the three OFT-Sinkhorn arms' logs."""
+
+    s: torch.Tensor  # (B, n) supplies
+    C: torch.Tensor  # (B, n, n) costs
+    mass: float  # largest Σs⁺
+    caps: torch.Tensor  # (B,) uniform edge cap per instance
+    lp: dict  # uncapacitated HiGHS optimum
+    lp_cap: dict  # capacitated HiGHS optimum
+    ours: dict  # OFT-Sinkhorn, uncapacitated
+    ours_cap: dict  # EOFT-Sinkhorn, ε-scaling and exact clip
+    paper_cap: dict  # the paper iteration: one stage, cumulative clip
+
+
+def _solve_arms(setting: Layered, ctx: Context) -> _Arms:
+    """Draw the instances and solve them exactly and with each OFT arm."""
     m = setting.layer
-    inst = [make_layered(m, m, m, seed=ctx.seed + k, device=dev) for k in setting.seeds]
+    inst = [make_layered(m, m, m, seed=ctx.seed + k, device=ctx.device) for k in setting.seeds]
     s = torch.stack([i[0] for i in inst])
     C = torch.stack([i[1] for i in inst])
     mass = float(s.clamp_min(0).sum(-1).max())
@@ -123,16 +162,21 @@ def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
         _, lgc = oft_sinkhorn(s, C, setting.reg, capacity=caps.view(-1, 1, 1), **kw)
         _, lgp = oft_sinkhorn(s, C, setting.reg, capacity=caps.view(-1, 1, 1),
                               epsilon_scaling=False, capacity_clip="paper", **kw)
+    return _Arms(s, C, mass, caps, lp, lp_cap, lg, lgc, lgp)
+
+
+def _seed_rows(setting: Layered, ctx: Context, a: _Arms
+               ) -> tuple[list, list, list[float], list[float], list[float]]:
+    """Per-seed rows (uncapacitated, capacitated) and gaps (ours, ours capacitated, paper)."""
+    lp, lp_cap, lg, lgc, lgp, mass = a.lp, a.lp_cap, a.ours, a.ours_cap, a.paper_cap, a.mass
     rows, crows, gaps, cgaps, pgaps = [], [], [], [], []
     for b, seed in enumerate(setting.seeds):
         g = _gap(float(lg["cost"][b]), float(lp["cost"][b]),
                  float(lg["balance_violation"][b]) / mass)
-        gc = _gap(float(lgc["cost"][b]), float(lp_cap["cost"][b]),
-                  float(lgc["balance_violation"][b]) / mass,
-                  float(lgc["capacity_violation"][b]), float(caps[b]))
-        gp = _gap(float(lgp["cost"][b]), float(lp_cap["cost"][b]),
-                  float(lgp["balance_violation"][b]) / mass,
-                  float(lgp["capacity_violation"][b]), float(caps[b]))
+        gc, gp = (_gap(float(lgx["cost"][b]), float(lp_cap["cost"][b]),
+                       float(lgx["balance_violation"][b]) / mass,
+                       float(lgx["capacity_violation"][b]), float(a.caps[b]))
+                  for lgx in (lgc, lgp))
         gaps.append(g)
         cgaps.append(gc)
         pgaps.append(gp)
@@ -140,21 +184,25 @@ def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
                      (float(lg["cost"][b]) - float(lp["cost"][b])) / float(lp["cost"][b]),
                      float(lg["balance_violation"][b]) / mass, int(lg["n_iter"][b]), g))
         for arm, lgx, gx in (("ours", lgc, gc), ("paper iteration", lgp, gp)):
-            crows.append((ctx.seed + seed, arm, float(caps[b]), float(lp_cap["cost"][b]),
+            crows.append((ctx.seed + seed, arm, float(a.caps[b]), float(lp_cap["cost"][b]),
                           float(lp_cap["cost"][b]) / float(lp["cost"][b]) - 1,
                           float(lgx["cost"][b]), float(lgx["balance_violation"][b]) / mass,
                           float(lgx["capacity_violation"][b]), int(lgx["n_iter"][b]), gx))
+    return rows, crows, gaps, cgaps, pgaps
 
-    # figure 1: gap and balance violation vs iteration for each reg (first instance)
+
+def _sweep_reg(setting: Layered, ctx: Context, a: _Arms) -> list[tuple]:
+    """Figure 1: the paper iteration's gap and balance violation vs iteration per reg."""
     fig = ctx.figure("gap_vs_iteration", figsize=(9, 3.5))
     ax1, ax2 = fig.subplots(1, 2)
-    opt0 = float(lp["cost"][0])
+    opt0 = float(a.lp["cost"][0])
+    m = setting.layer
     sweep = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for reg in setting.sweep_regs:
-            _, lr = oft_sinkhorn(s[0], C[0], reg, numItermax=setting.sweep_iters, stopThr=0.0,
-                                 epsilon_scaling=False, newton=False, log=True)
+            _, lr = oft_sinkhorn(a.s[0], a.C[0], reg, numItermax=setting.sweep_iters,
+                                 stopThr=0.0, epsilon_scaling=False, newton=False, log=True)
             h = lr["history"]
             ax1.plot(h["iteration"], [abs(c - opt0) / opt0 for c in h["cost"]],
                      label=f"reg={reg:g}")
@@ -167,15 +215,18 @@ def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
     ax2.axhline(BALANCE_TOL, color="k", ls=":", lw=1)
     ax1.legend()
     fig.tight_layout()
+    return sweep
 
-    # figure 2: gap vs n at the claim's reg
+
+def _sweep_n(setting: Layered, ctx: Context) -> list[tuple]:
+    """Figure 2: the gap vs n at the claim's reg, on the first seed."""
     fig2 = ctx.figure("gap_vs_n", figsize=(4.5, 3.5))
     ax = fig2.subplots()
-    ns, gs = [], []
+    ns, gs, sweep = [], [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for k in setting.sweep_layers:
-            sk, Ck = make_layered(k, k, k, seed=ctx.seed + setting.seeds[0], device=dev)
+            sk, Ck = make_layered(k, k, k, seed=ctx.seed + setting.seeds[0], device=ctx.device)
             _, lk = min_cost_flow(sk, Ck, log=True)
             _, lo = oft_sinkhorn(sk, Ck, setting.reg, numItermax=setting.iters,
                                  stopThr=BALANCE_TOL, log=True)
@@ -187,25 +238,7 @@ def layered(setting: Layered, ctx: Context) -> LayeredEvidence:
     ax.plot(ns, gs, "o-")
     ax.set(xlabel="nodes n", ylabel="relative gap to LP", title=f"reg={setting.reg:g}")
     fig2.tight_layout()
-
-    w, wc = max(range(len(gaps)), key=gaps.__getitem__), max(range(len(cgaps)),
-                                                           key=cgaps.__getitem__)
-    return LayeredEvidence(
-        worst_gap=gaps[w], worst_cost=float(lg["cost"][w]), worst_lp=float(lp["cost"][w]),
-        worst_gap_capacitated=cgaps[wc], worst_cost_capacitated=float(lgc["cost"][wc]),
-        worst_lp_capacitated=float(lp_cap["cost"][wc]), worst_gap_paper_clip=max(pgaps),
-        cap_cost_increase=min(r[4] for r in crows),
-        per_seed=Table("uncapacitated, per seed",
-                       ("seed", "LP cost", "OFT cost", "gap", "balance viol / Σs⁺",
-                        "iterations", "gap (1 if infeasible)"), rows),
-        capacitated=Table("edge-capacitated, per seed: ours (ε-scaling, exact clip) and the "
-                          "paper iteration (one stage, cumulative clip)",
-                          ("seed", "arm", "cap", "LP cost", "LP over uncapacitated", "OFT cost",
-                           "balance viol / Σs⁺", "cap viol", "iterations",
-                           "gap (1 if infeasible)"), crows),
-        sweep=Table("sweeps on the first seed",
-                    ("sweep", "reg", "n", "iterations", "gap", "balance viol / Σs⁺"), sweep),
-    )
+    return sweep
 
 
 @claim("oft.near_optimal", experiment=layered,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -299,7 +300,6 @@ def oft_sinkhorn(
     stopThr = check_range(stopThr, "stopThr", 0)
     s64, C64, cap, ncap, batched, out_dtype = _check_problem(s, C, capacity, node_capacity)
     B, n = s64.shape
-    dev = s64.device
 
     E = torch.isfinite(C64)
     E.diagonal(dim1=-2, dim2=-1).fill_(False)
@@ -312,41 +312,20 @@ def oft_sinkhorn(
 
     regs = _schedule(reg) if epsilon_scaling else [reg]
     with torch.no_grad():
-        dropped = torch.zeros(B, dtype=torch.long, device=dev)
+        dropped = torch.zeros(B, dtype=torch.long, device=s64.device)
         if method == "sinkhorn" and not epsilon_scaling:
-            kept = E & (torch.exp(-torch.where(E, C64, 0.0) / eps) > 0)
-            dropped = (E & ~kept).sum(dim=(-2, -1))
-            if bool((dropped > 0).any()):
-                warnings.warn(f"{int(dropped.sum())} edge(s) dropped: exp(-C/(reg·max C)) "
-                              f"underflows; use method='sinkhorn_log', a larger reg or "
-                              f"epsilon_scaling=True", RuntimeWarning, stacklevel=2)
-                try:
-                    _check_reachable(s64, kept & _edges(C64, cap), "C")
-                except ValueError:
-                    warnings.warn(f"reg={reg:g} underflows exp(-C/(reg·max C)) and cuts the "
-                                  f"graph: switching to method='sinkhorn_log'", RuntimeWarning,
-                                  stacklevel=2)
-                    method = "sinkhorn_log"
-                    dropped.zero_()
-            del kept
+            dropped, cut = _drop_underflow(s64, C64, E, eps, cap, reg)
+            if cut:
+                method = "sinkhorn_log"
         if cap is not None and bool(torch.isinf(cap).all()):
             cap = None
-        cumulative = capacity_clip == "paper"
-        newton = newton and cap is None and ncap is None
-        stage_tol = torch.maximum(tol, STAGE_THR * mass)
-        stages = [(r, (r * scale).view(B, 1, 1)) for r in regs]
-        out = None
-        if method == "sinkhorn":
-            out = _run_scaling(C64, E, stages, s64, d, cap, ncap, numItermax, tol, stage_tol,
-                               mass, cumulative, newton)
-            if out is None:
-                warnings.warn("numerical overflow in the scaling iteration: switching to "
-                              "method='sinkhorn_log'", RuntimeWarning, stacklevel=2)
-        if out is None:
-            out = _run_log(C64, E, stages, s64, d, cap, ncap, numItermax, tol, stage_tol,
-                           mass, cumulative, newton)
-        P, n_iter, conv, hist = out
-        del E
+        pb = _Problem(C=C64, E=E, s=s64, d=d, cap=cap, ncap=ncap,
+                      stages=[(r, (r * scale).view(B, 1, 1)) for r in regs], iters=numItermax,
+                      tol=tol, stage_tol=torch.maximum(tol, STAGE_THR * mass), mass=mass,
+                      cumulative=capacity_clip == "paper",
+                      newton=newton and cap is None and ncap is None)
+        P, n_iter, conv, hist = _solve(pb, method)
+        del E, pb
         F = torch.relu(P - P.transpose(-1, -2))
         del P
         F.diagonal(dim1=-2, dim2=-1).zero_()
@@ -373,6 +352,59 @@ def oft_sinkhorn(
     return out, info
 
 
+@dataclass
+class _Problem:
+    """A validated batched problem (float64) and the settings every iteration shares."""
+
+    C: torch.Tensor  # (B, n, n) costs, inf = no edge
+    E: torch.Tensor  # (B, n, n) bool: finite cost, off the diagonal
+    s: torch.Tensor  # (B, n) supplies
+    d: torch.Tensor  # (B, n) virtual self-flow
+    cap: torch.Tensor | None  # (B, n, n) edge capacities
+    ncap: torch.Tensor | None  # (B, n) node throughput bounds
+    stages: list[tuple[float, torch.Tensor]]  # (reg, eps (B, 1, 1)) per ε stage
+    iters: int  # numItermax, all stages together
+    tol: torch.Tensor  # (B,) balance violation that ends the last stage
+    stage_tol: torch.Tensor  # (B,) that ends an intermediate stage
+    mass: torch.Tensor  # (B,) Σs⁺
+    cumulative: bool  # the paper's cumulative capacity clip
+    newton: bool  # hand over to Newton once the violation is <= NEWTON_AT·Σs⁺
+
+
+def _drop_underflow(s: torch.Tensor, C: torch.Tensor, E: torch.Tensor, eps: torch.Tensor,
+                    cap: torch.Tensor | None, reg: float) -> tuple[torch.Tensor, bool]:
+    """Edges whose single-stage kernel underflows, per instance, and whether that cuts a demand
+    off its supply (then the log domain must take over)."""
+    kept = E & (torch.exp(-torch.where(E, C, 0.0) / eps) > 0)
+    dropped = (E & ~kept).sum(dim=(-2, -1))
+    if not bool((dropped > 0).any()):
+        return dropped, False
+    warnings.warn(f"{int(dropped.sum())} edge(s) dropped: exp(-C/(reg·max C)) "
+                  f"underflows; use method='sinkhorn_log', a larger reg or "
+                  f"epsilon_scaling=True", RuntimeWarning, stacklevel=3)
+    try:
+        _check_reachable(s, kept & _edges(C, cap), "C")
+    except ValueError:
+        warnings.warn(f"reg={reg:g} underflows exp(-C/(reg·max C)) and cuts the "
+                      f"graph: switching to method='sinkhorn_log'", RuntimeWarning,
+                      stacklevel=3)
+        return dropped.zero_(), True
+    return dropped, False
+
+
+def _solve(pb: _Problem, method: Method) -> tuple:
+    """Run ``method``'s iteration; the scalings fall back to the log domain on overflow."""
+    out = None
+    if method == "sinkhorn":
+        out = _run_scaling(pb)
+        if out is None:
+            warnings.warn("numerical overflow in the scaling iteration: switching to "
+                          "method='sinkhorn_log'", RuntimeWarning, stacklevel=3)
+    if out is None:
+        out = _run_log(pb)
+    return out
+
+
 def _record(hist: dict[str, list], it: int, reg: float, viol: torch.Tensor,
             mass: torch.Tensor, P: torch.Tensor, Cz: torch.Tensor) -> None:
     F = torch.relu(P - P.transpose(-1, -2))
@@ -380,6 +412,33 @@ def _record(hist: dict[str, list], it: int, reg: float, viol: torch.Tensor,
     hist["reg"].append(reg)
     hist["violation"].append((viol / mass).tolist())
     hist["cost"].append((F * Cz).sum(dim=(-2, -1)).tolist())
+
+
+class _Track:
+    """Per-instance iteration counts and convergence flags, and the history of the checks."""
+
+    def __init__(self, pb: _Problem, hist: dict[str, list] | None = None) -> None:
+        B = pb.s.shape[0]
+        self.pb = pb
+        self.n_iter = torch.full((B,), pb.iters, dtype=torch.long, device=pb.s.device)
+        self.conv = torch.zeros(B, dtype=torch.bool, device=pb.s.device)
+        self.hist = hist if hist is not None else {
+            "iteration": [], "reg": [], "violation": [], "cost": []}
+        self.Cz = torch.where(torch.isfinite(pb.C), pb.C, 0.0)
+
+    def check(self, it: int, reg: float, viol: torch.Tensor, thr: torch.Tensor, last: bool,
+              P: torch.Tensor) -> bool:
+        """Record a balance check; True when the solve ends (budget spent or all converged)."""
+        if last:
+            new = (viol <= thr) & ~self.conv
+            self.n_iter[new] = it
+            self.conv |= new
+        _record(self.hist, it, reg, viol, self.pb.mass, P, self.Cz)
+        return it == self.pb.iters or (last and bool(self.conv.all()))
+
+    def result(self, P: torch.Tensor) -> tuple:
+        """The solve's result: ``(P, n_iter, converged, history)``."""
+        return P, self.n_iter, self.conv, self.hist
 
 
 ABSORB = 1e30  # absorb the scalings into K when they leave [1/ABSORB, ABSORB]
@@ -398,7 +457,12 @@ NEWTON_RIDGE = 1e-10  # x the largest weighted degree: ridge that keeps the Lapl
 LINE_SEARCH = 40  # step halvings before Newton gives up on an instance
 
 
-def _newton(C, E, s, stages, phi, it, iters, tol, stage_tol, mass, hist):
+def _handover(pb: _Problem, viol: torch.Tensor) -> bool:
+    """Whether the scaling hands the remaining stages to Newton."""
+    return pb.newton and bool((viol <= NEWTON_AT * pb.mass).all())
+
+
+def _newton(pb: _Problem, stages: list, phi: torch.Tensor, it: int, hist: dict[str, list]):
     """Finish the ε stages by damped Newton steps on the dual potentials ``phi`` (cost units).
 
     Without capacities the fixed point of the scaling iteration at ``eps`` is the maximiser of
@@ -414,15 +478,14 @@ def _newton(C, E, s, stages, phi, it, iters, tol, stage_tol, mass, hist):
     from the last one's ``phi``. Each step counts as one iteration of ``numItermax`` but costs
     an (n, n) factorisation, O(n³). An instance whose line search fails stops where it is.
     """
+    E, s = pb.E, pb.s
     B, n = s.shape
-    Cm = torch.where(E, C, 0.0)
-    Cz = torch.where(torch.isfinite(C), C, 0.0)
+    Cm = torch.where(E, pb.C, 0.0)
     eye = torch.eye(n, dtype=s.dtype, device=s.device)
-    n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
-    conv = torch.zeros(B, dtype=torch.bool, device=s.device)
+    track = _Track(pb, hist)  # counts afresh from the handover
     for stage, (reg, eps) in enumerate(stages):
         last = stage == len(stages) - 1
-        thr = tol if last else stage_tol
+        thr = pb.tol if last else pb.stage_tol
         e1 = eps.view(B)
 
         def plan(p, eps=eps, e1=e1):
@@ -436,44 +499,62 @@ def _newton(C, E, s, stages, phi, it, iters, tol, stage_tol, mass, hist):
             viol = r.abs().amax(-1)
             done = active & (viol <= thr)
             if last:
-                n_iter[done] = it
-                conv |= done
+                track.n_iter[done] = it
+                track.conv |= done
             active &= ~done
-            end = it >= iters or (last and not bool(active.any()))
+            end = it >= pb.iters or (last and not bool(active.any()))
             if it % CHECK_EVERY == 0 or end:
-                _record(hist, it, reg, viol, mass, P, Cz)
+                _record(track.hist, it, reg, viol, pb.mass, P, track.Cz)
             if end:
-                return P, n_iter, conv, hist
+                return track.result(P)
             if not bool(active.any()):
                 break
             it += 1
-            W = P + P.transpose(-1, -2)
-            deg = W.sum(-1)
-            L = torch.diag_embed(deg) - W + NEWTON_RIDGE * deg.amax(-1).view(B, 1, 1) * eye
-            Lc, info = torch.linalg.cholesky_ex(L)
-            delta = torch.cholesky_solve((e1.unsqueeze(-1) * r).unsqueeze(-1), Lc).squeeze(-1)
-            if bool((info != 0).any()):  # numerically indefinite: LU instead
-                delta = torch.linalg.solve(L, e1.unsqueeze(-1) * r)
-            slope = (r * delta).sum(-1)
-            rn = r.norm(dim=-1)
-            alpha = torch.ones(B, dtype=s.dtype, device=s.device)
-            todo = active.clone()
-            for _ in range(LINE_SEARCH):
-                cand = phi + alpha.unsqueeze(-1) * delta
-                Pc, rc, Dc = plan(cand)
-                # strict: at float64 resolution nothing passes and the instance stops
-                ok = todo & torch.isfinite(Dc) & ((Dc > D + 1e-4 * alpha * slope)
-                                                  | (rc.norm(dim=-1) < (1 - 1e-4 * alpha) * rn))
-                phi = torch.where(ok.unsqueeze(-1), cand, phi)
-                P = torch.where(ok.view(B, 1, 1), Pc, P)
-                r = torch.where(ok.unsqueeze(-1), rc, r)
-                D = torch.where(ok, Dc, D)
-                todo &= ~ok
-                if not bool(todo.any()):
-                    break
-                alpha = torch.where(todo, alpha / 2, alpha)
+            delta = _newton_direction(P, r, e1, eye)
+            phi, P, r, D, todo = _line_search(plan, phi, delta, P, r, D, active)
             active &= ~todo  # no acceptable step: float64 resolution reached
     raise AssertionError("unreachable")
+
+
+def _newton_direction(P: torch.Tensor, r: torch.Tensor, e1: torch.Tensor,
+                      eye: torch.Tensor) -> torch.Tensor:
+    """The Newton step ``δ`` solving ``(L + ridge·I) δ = eps·r``."""
+    B = P.shape[0]
+    W = P + P.transpose(-1, -2)
+    deg = W.sum(-1)
+    L = torch.diag_embed(deg) - W + NEWTON_RIDGE * deg.amax(-1).view(B, 1, 1) * eye
+    Lc, info = torch.linalg.cholesky_ex(L)
+    delta = torch.cholesky_solve((e1.unsqueeze(-1) * r).unsqueeze(-1), Lc).squeeze(-1)
+    if bool((info != 0).any()):  # numerically indefinite: LU instead
+        delta = torch.linalg.solve(L, e1.unsqueeze(-1) * r)
+    return delta
+
+
+def _line_search(plan, phi, delta, P, r, D, active):
+    """Halve the step along ``delta`` until the dual rises (Armijo) or ``|r|₂`` falls.
+
+    Returns the accepted ``phi, P, r, D`` and the instances left with no acceptable step.
+    """
+    B = P.shape[0]
+    slope = (r * delta).sum(-1)
+    rn = r.norm(dim=-1)
+    alpha = torch.ones(B, dtype=phi.dtype, device=phi.device)
+    todo = active.clone()
+    for _ in range(LINE_SEARCH):
+        cand = phi + alpha.unsqueeze(-1) * delta
+        Pc, rc, Dc = plan(cand)
+        # strict: at float64 resolution nothing passes and the instance stops
+        ok = todo & torch.isfinite(Dc) & ((Dc > D + 1e-4 * alpha * slope)
+                                          | (rc.norm(dim=-1) < (1 - 1e-4 * alpha) * rn))
+        phi = torch.where(ok.unsqueeze(-1), cand, phi)
+        P = torch.where(ok.view(B, 1, 1), Pc, P)
+        r = torch.where(ok.unsqueeze(-1), rc, r)
+        D = torch.where(ok, Dc, D)
+        todo &= ~ok
+        if not bool(todo.any()):
+            break
+        alpha = torch.where(todo, alpha / 2, alpha)
+    return phi, P, r, D, todo
 
 
 def _pot_kernel(C, E, f, g, eps):
@@ -484,8 +565,7 @@ def _pot_kernel(C, E, f, g, eps):
     return K
 
 
-def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative,
-                 newton):
+def _run_scaling(pb: _Problem):
     """The paper's iteration on ``K = exp(-C/eps)`` (float64), with ε-scaling and absorption.
 
     The self-loop kernel ``h_i = K_ii`` is kept as a vector (the diagonal of ``K`` stays 0),
@@ -510,85 +590,112 @@ def _run_scaling(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cum
     Returns ``(P, n_iter, converged, history)``, or None on overflow (the caller switches to
     the log domain).
     """
-    B, n = s.shape
-    neg, pos = s < 0, s > 0
-    s2q, hs = 0.25 * s * s, 0.5 * s.abs()
-    x, y = s.clamp_min(0) + d, (-s).clamp_min(0) + d
-    f, g = torch.zeros_like(s), torch.zeros_like(s)
-    h = torch.ones_like(s)  # self-loop kernel 1 (cost 0) before the first pin
-    n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
-    conv = torch.zeros(B, dtype=torch.bool, device=s.device)
-    hist: dict[str, list] = {"iteration": [], "reg": [], "violation": [], "cost": []}
-    Cz = torch.where(torch.isfinite(C), C, 0.0)
+    st = _Scaling(pb)
+    track = _Track(pb)
     it = 0
-    for stage, (reg, eps) in enumerate(stages):
-        last = stage == len(stages) - 1
-        thr = tol if last else stage_tol
-        e1 = eps.squeeze(-1)
-        K = _pot_kernel(C, E, f, g, eps)
-        K0 = K.clone() if cap is not None and not cumulative else None
-        inv_uv = torch.exp(-(f + g) / e1) if stage else None
-        u, v = torch.ones_like(s), torch.ones_like(s)
-        Kv = torch.addcmul(_mv(K, v), h, v)
+    for stage, (reg, eps) in enumerate(pb.stages):
+        last = stage == len(pb.stages) - 1
+        thr = pb.tol if last else pb.stage_tol
+        st.start(stage, eps)
         while True:
             it += 1
-            u = x / Kv
-            w = _tmv(K, u)
-            v = y / torch.addcmul(w, h, u)
-            h = d / (u * v)
-            if cap is not None and it > WARMUP:
-                torch.minimum(K if K0 is None else K0, cap / u.unsqueeze(-1) / v.unsqueeze(-2),
-                              out=K)
-                w = _tmv(K, u)
-            Kv = torch.addcdiv(_mv(K, v), d, u)
-            Ktu = torch.addcdiv(w, d, v)
-            if it % CHECK_EVERY == 0 or it == iters:
-                viol = (u * Kv - v * Ktu - s).abs().amax(-1)
-                if not (bool(torch.isfinite(viol).all()) and bool(torch.isfinite(Kv).all())):
+            st.step(it)
+            if it % CHECK_EVERY == 0 or it == pb.iters:
+                viol = (st.u * st.Kv - st.v * st.Ktu - pb.s).abs().amax(-1)
+                if not (bool(torch.isfinite(viol).all()) and bool(torch.isfinite(st.Kv).all())):
                     return None
-                ok = viol <= thr
-                if last:
-                    new = ok & ~conv
-                    n_iter[new] = it
-                    conv |= new
-                P = u.unsqueeze(-1) * K * v.unsqueeze(-2)
-                _record(hist, it, reg, viol, mass, P, Cz)
-                if it == iters or (last and bool(conv.all())):
-                    return P, n_iter, conv, hist
+                P = st.u.unsqueeze(-1) * st.K * st.v.unsqueeze(-2)
+                if track.check(it, reg, viol, thr, last, P):
+                    return track.result(P)
                 del P
-                if newton and bool((viol <= NEWTON_AT * mass).all()):
-                    phi = 0.5 * (f + e1 * torch.log(u) - g - e1 * torch.log(v))
-                    return _newton(C, E, s, stages[stage:], phi, it, iters, tol, stage_tol,
-                                   mass, hist)
-                if bool(ok.all()):
+                if _handover(pb, viol):
+                    return _newton(pb, pb.stages[stage:], st.potential(), it, track.hist)
+                if bool((viol <= thr).all()):
                     break
-                big = torch.maximum(torch.maximum(u, 1 / u), torch.maximum(v, 1 / v)).amax()
-                if float(big) > ABSORB:
-                    f, g = f + e1 * torch.log(u), g + e1 * torch.log(v)
-                    uv = u.unsqueeze(-1) * v.unsqueeze(-2)
-                    K.mul_(uv)
-                    if K0 is not None:
-                        K0.mul_(uv)
-                    del uv
-                    inv_uv = torch.exp(-(f + g) / e1)
-                    Kv, Ktu = u * Kv, v * Ktu  # diag(u) K_old v: the new frame's K 1
-                    h = d.clone()
-                    u, v = torch.ones_like(u), torch.ones_like(v)
-            ab = Kv * Ktu if inv_uv is None else Kv * Ktu * inv_uv
-            # q-step: out-flow x = q + d and in-flow y = q - s + d solve x·y = ab (u_i v_i = 1);
-            # with t = sqrt(ab + s²/4) + |s|/2 the roots without cancellation are
-            # x = ab/t where s < 0 else t, y = ab/t where s > 0 else t
-            t = torch.add(ab, s2q).sqrt_().add_(hs)
-            abt = ab / t
-            x = torch.where(neg, abt, t)
-            y = torch.where(pos, abt, t)
-            if ncap is not None:
-                x, y = _clip_node(x, y, s, d, ncap)
-        # next stage: absorb into the potentials; the pinned self-flow stays d
-        f, g = f + e1 * torch.log(u), g + e1 * torch.log(v)
-        h = d.clone()
-        del K, K0
+                st.absorb_if_large()
+            st.q_step()
+        st.end_stage()
     raise AssertionError("unreachable")
+
+
+class _Scaling:
+    """The scaling iteration's state: absorbed potentials ``f, g``, scalings ``u, v``, the
+    working kernel ``K`` (and the unclipped ``K0``), self-loop kernel ``h``, flows ``x, y``."""
+
+    def __init__(self, pb: _Problem) -> None:
+        s, d = pb.s, pb.d
+        self.pb = pb
+        self.neg, self.pos = s < 0, s > 0
+        self.s2q, self.hs = 0.25 * s * s, 0.5 * s.abs()
+        self.x, self.y = s.clamp_min(0) + d, (-s).clamp_min(0) + d
+        self.f, self.g = torch.zeros_like(s), torch.zeros_like(s)
+        self.h = torch.ones_like(s)  # self-loop kernel 1 (cost 0) before the first pin
+
+    def start(self, stage: int, eps: torch.Tensor) -> None:
+        """Rebuild the kernel at a stage's ``eps`` from the potentials; scalings at 1."""
+        pb = self.pb
+        self.e1 = eps.squeeze(-1)
+        self.K = _pot_kernel(pb.C, pb.E, self.f, self.g, eps)
+        self.K0 = self.K.clone() if pb.cap is not None and not pb.cumulative else None
+        self.inv_uv = torch.exp(-(self.f + self.g) / self.e1) if stage else None
+        self.u, self.v = torch.ones_like(pb.s), torch.ones_like(pb.s)
+        self.Kv = torch.addcmul(_mv(self.K, self.v), self.h, self.v)
+
+    def step(self, it: int) -> None:
+        """Update ``u``, ``v``, pin ``h`` and, after the warm-up, clip ``K`` at the caps."""
+        pb, K, d = self.pb, self.K, self.pb.d
+        u = self.x / self.Kv
+        w = _tmv(K, u)
+        v = self.y / torch.addcmul(w, self.h, u)
+        self.h = d / (u * v)
+        if pb.cap is not None and it > WARMUP:
+            torch.minimum(K if self.K0 is None else self.K0,
+                          pb.cap / u.unsqueeze(-1) / v.unsqueeze(-2), out=K)
+            w = _tmv(K, u)
+        self.Kv = torch.addcdiv(_mv(K, v), d, u)
+        self.Ktu = torch.addcdiv(w, d, v)
+        self.u, self.v = u, v
+
+    def potential(self) -> torch.Tensor:
+        """The dual potential ``phi`` (cost units) that Newton starts from."""
+        e1 = self.e1
+        return 0.5 * (self.f + e1 * torch.log(self.u) - self.g - e1 * torch.log(self.v))
+
+    def absorb_if_large(self) -> None:
+        """Absorb ``u, v`` into ``f, g`` and ``K`` once they leave ``[1/ABSORB, ABSORB]``."""
+        u, v, e1 = self.u, self.v, self.e1
+        big = torch.maximum(torch.maximum(u, 1 / u), torch.maximum(v, 1 / v)).amax()
+        if float(big) > ABSORB:
+            self.f, self.g = self.f + e1 * torch.log(u), self.g + e1 * torch.log(v)
+            uv = u.unsqueeze(-1) * v.unsqueeze(-2)
+            self.K.mul_(uv)
+            if self.K0 is not None:
+                self.K0.mul_(uv)
+            del uv
+            self.inv_uv = torch.exp(-(self.f + self.g) / e1)
+            self.Kv, self.Ktu = u * self.Kv, v * self.Ktu  # diag(u) K_old v: the new frame's K 1
+            self.h = self.pb.d.clone()
+            self.u, self.v = torch.ones_like(u), torch.ones_like(v)
+
+    def q_step(self) -> None:
+        """The free throughput: out-flow ``x`` and in-flow ``y`` from ``u_i v_i = 1``."""
+        Kv, Ktu = self.Kv, self.Ktu
+        ab = Kv * Ktu if self.inv_uv is None else Kv * Ktu * self.inv_uv
+        # x = q + d and y = q - s + d solve x·y = ab; with t = sqrt(ab + s²/4) + |s|/2 the
+        # roots without cancellation are x = ab/t where s < 0 else t, y = ab/t where s > 0 else t
+        t = torch.add(ab, self.s2q).sqrt_().add_(self.hs)
+        abt = ab / t
+        self.x = torch.where(self.neg, abt, t)
+        self.y = torch.where(self.pos, abt, t)
+        if self.pb.ncap is not None:
+            self.x, self.y = _clip_node(self.x, self.y, self.pb.s, self.pb.d, self.pb.ncap)
+
+    def end_stage(self) -> None:
+        """Absorb into the potentials for the next stage; the pinned self-flow stays ``d``."""
+        self.f = self.f + self.e1 * torch.log(self.u)
+        self.g = self.g + self.e1 * torch.log(self.v)
+        self.h = self.pb.d.clone()
+        self.K = self.K0 = None
 
 
 def _clip_node(x, y, s, d, ncap):
@@ -598,38 +705,32 @@ def _clip_node(x, y, s, d, ncap):
     return torch.where(clip, lim, x), torch.where(clip, lim - s, y)
 
 
-def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulative, newton):
+def _run_log(pb: _Problem):
     """Log-domain twin of :func:`_run_scaling`: ``f = log u``, ``g = log v``, ``log K``.
 
     The self-loop kernel ``log K_ii`` is kept apart in ``lkd`` (the diagonal of ``logK`` is
     -inf), so the pinned ``K_ii = d / (u_i v_i)`` never meets the capacity clip. Across ε
     stages the potentials ``eps·f``, ``eps·g`` carry over.
     """
-    B, n = s.shape
+    s, d = pb.s, pb.d
     log_d = torch.log(d)
-    log_cap = torch.log(cap) if cap is not None else None
+    log_cap = torch.log(pb.cap) if pb.cap is not None else None
     log_half_s = torch.log(0.5 * s.abs())
     lx, ly = torch.log(s.clamp_min(0) + d), torch.log((-s).clamp_min(0) + d)
     f, g = torch.zeros_like(s), torch.zeros_like(s)
     lkd = torch.zeros_like(s)  # self-loop kernel 1 (cost 0) before the first pin
-    n_iter = torch.full((B,), iters, dtype=torch.long, device=s.device)
-    conv = torch.zeros(B, dtype=torch.bool, device=s.device)
-    hist: dict[str, list] = {"iteration": [], "reg": [], "violation": [], "cost": []}
-    Cz = torch.where(torch.isfinite(C), C, 0.0)
-    P = None
+    track = _Track(pb)
     it = 0
     prev = None
-    for stage, (reg, eps) in enumerate(stages):
-        last = stage == len(stages) - 1
-        thr = tol if last else stage_tol
+    for stage, (reg, eps) in enumerate(pb.stages):
+        last = stage == len(pb.stages) - 1
+        thr = pb.tol if last else pb.stage_tol
         if prev is not None:
             ratio = (prev / eps).squeeze(-1)
             f, g = f * ratio, g * ratio
             lkd = log_d - f - g
         prev = eps
-        logK0 = torch.where(E, -torch.where(E, C, 0.0) / eps, -math.inf)
-        logK0.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
-        logK = logK0.clone() if log_cap is not None and not cumulative else logK0
+        logK0, logK = _log_kernel(pb, eps, log_cap is not None)
         lKv = _lse_rows(logK, g, lkd + g)
         while True:
             it += 1
@@ -642,26 +743,28 @@ def _run_log(C, E, stages, s, d, cap, ncap, iters, tol, stage_tol, mass, cumulat
                 logK.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
             lKv = _lse_rows(logK, g, log_d - f)
             lKtu = _lse_cols(logK, f, log_d - g)
-            if it % CHECK_EVERY == 0 or it == iters:
+            if it % CHECK_EVERY == 0 or it == pb.iters:
                 viol = (torch.exp(f + lKv) - torch.exp(g + lKtu) - s).abs().amax(-1)
-                ok = viol <= thr
-                if last:
-                    new = ok & ~conv
-                    n_iter[new] = it
-                    conv |= new
                 P = torch.exp(f.unsqueeze(-1) + logK + g.unsqueeze(-2))
-                _record(hist, it, reg, viol, mass, P, Cz)
-                if it == iters or (last and bool(conv.all())):
-                    return P, n_iter, conv, hist
-                if newton and bool((viol <= NEWTON_AT * mass).all()):
+                if track.check(it, reg, viol, thr, last, P):
+                    return track.result(P)
+                if _handover(pb, viol):
                     phi = 0.5 * eps.squeeze(-1) * (f - g)
-                    return _newton(C, E, s, stages[stage:], phi, it, iters, tol, stage_tol,
-                                   mass, hist)
-                if bool(ok.all()):
+                    return _newton(pb, pb.stages[stage:], phi, it, track.hist)
+                if bool((viol <= thr).all()):
                     break
-            lx, ly = _log_q_step(lKv + lKtu, s, log_half_s, d, ncap)
+            lx, ly = _log_q_step(lKv + lKtu, s, log_half_s, d, pb.ncap)
         del logK, logK0
     raise AssertionError("unreachable")
+
+
+def _log_kernel(pb: _Problem, eps: torch.Tensor, clipped: bool
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """A stage's ``log K`` unclipped, and the working copy (the same tensor when the clip is
+    cumulative or there are no capacities)."""
+    logK0 = torch.where(pb.E, -torch.where(pb.E, pb.C, 0.0) / eps, -math.inf)
+    logK0.diagonal(dim1=-2, dim2=-1).fill_(-math.inf)
+    return logK0, logK0.clone() if clipped and not pb.cumulative else logK0
 
 
 def flow_violations(
@@ -727,38 +830,15 @@ def min_cost_flow(
         ValueError: as :func:`oft_sinkhorn`'s input checks, or when the capacities make the
             problem infeasible (naming ``capacity``).
     """
-    from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix
-
     s64, C64, cap, ncap, batched, out_dtype = _check_problem(s, C, capacity, node_capacity)
-    B, n = s64.shape
     E = _edges(C64, cap).cpu().numpy()
     Cn, sn = C64.cpu().numpy(), s64.cpu().numpy()
     capn = cap.cpu().numpy() if cap is not None else None
     ncapn = ncap.cpu().numpy() if ncap is not None else None
-    F = np.zeros((B, n, n))
-    costs = np.zeros(B)
-    for b in range(B):  # one LP per instance
-        i, j = np.nonzero(E[b])
-        m = i.size
-        k = np.arange(m)
-        A = coo_matrix((np.r_[np.ones(m), -np.ones(m)], (np.r_[i, j], np.r_[k, k])),
-                       shape=(n, m)).tocsr()
-        ub = np.full(m, np.inf) if capn is None else capn[b][i, j]
-        A_ub = b_ub = None
-        if ncapn is not None and np.isfinite(ncapn[b]).any():
-            rows = np.isfinite(ncapn[b])
-            A_ub = coo_matrix((np.ones(m), (i, k)), shape=(n, m)).tocsr()[rows]
-            b_ub = ncapn[b][rows]
-        res = linprog(Cn[b][i, j], A_ub=A_ub, b_ub=b_ub, A_eq=A, b_eq=sn[b],
-                      bounds=np.stack([np.zeros(m), ub], 1), method="highs")
-        if res.status == 2:
-            raise ValueError("capacity/node_capacity make the flow infeasible: supply cannot "
-                             f"reach demand within the capacities (instance {b})")
-        if res.status != 0:
-            raise RuntimeError(f"HiGHS failed: {res.message}")
-        F[b][i, j] = np.maximum(res.x, 0)
-        costs[b] = res.fun
+    sols = [_lp(Cn[b], sn[b], E[b], None if capn is None else capn[b],
+                None if ncapn is None else ncapn[b], b) for b in range(s64.shape[0])]
+    F = np.stack([f for f, _ in sols])
+    costs = np.array([c for _, c in sols])
     out = torch.as_tensor(F, dtype=out_dtype, device=C64.device)
     if not batched:
         out = out[0]
@@ -766,6 +846,36 @@ def min_cost_flow(
         return out
     cost = torch.as_tensor(costs, device=C64.device)
     return out, {"cost": cost if batched else float(cost[0])}
+
+
+def _lp(C: np.ndarray, s: np.ndarray, E: np.ndarray, cap: np.ndarray | None,
+        ncap: np.ndarray | None, b: int) -> tuple[np.ndarray, float]:
+    """Instance ``b``'s min-cost flow by HiGHS: the (n, n) flow and its cost."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    n = s.size
+    i, j = np.nonzero(E)
+    m = i.size
+    k = np.arange(m)
+    A = coo_matrix((np.r_[np.ones(m), -np.ones(m)], (np.r_[i, j], np.r_[k, k])),
+                   shape=(n, m)).tocsr()
+    ub = np.full(m, np.inf) if cap is None else cap[i, j]
+    A_ub = b_ub = None
+    if ncap is not None and np.isfinite(ncap).any():
+        rows = np.isfinite(ncap)
+        A_ub = coo_matrix((np.ones(m), (i, k)), shape=(n, m)).tocsr()[rows]
+        b_ub = ncap[rows]
+    res = linprog(C[i, j], A_ub=A_ub, b_ub=b_ub, A_eq=A, b_eq=s,
+                  bounds=np.stack([np.zeros(m), ub], 1), method="highs")
+    if res.status == 2:
+        raise ValueError("capacity/node_capacity make the flow infeasible: supply cannot "
+                         f"reach demand within the capacities (instance {b})")
+    if res.status != 0:
+        raise RuntimeError(f"HiGHS failed: {res.message}")
+    F = np.zeros((n, n))
+    F[i, j] = np.maximum(res.x, 0)
+    return F, res.fun
 
 
 def flow_cost(F: object, C: object) -> torch.Tensor | float:
