@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from iclr25._checks import check_int, check_range
-from iclr25._train import seeded_mlp
+from iclr25._train import seeded_init, seeded_mlp
 
 __all__ = ["BoundedDiscriminator", "GaussianPosterior", "LatentPolicy"]
 
@@ -119,9 +119,10 @@ class GaussianPosterior(nn.Module):
         self.in_dim = in_dim = check_int(obs_dim, "obs_dim", 1) + check_int(act_dim, "act_dim", 1)
         self.body = seeded_mlp([in_dim, *hidden, 2 * self.z_dim], seed=seed, activation=nn.ReLU)
         if self.spectral:
-            for i, layer in enumerate(self.body):
-                if isinstance(layer, nn.Linear):
-                    self.body[i] = nn.utils.parametrizations.spectral_norm(layer)
+            with seeded_init(seed):  # spectral_norm draws its power-iteration vectors
+                for i, layer in enumerate(self.body):
+                    if isinstance(layer, nn.Linear):
+                        self.body[i] = nn.utils.parametrizations.spectral_norm(layer)
 
     def forward(self, obs: torch.Tensor, act: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(mean, log_std)``, each (n, z_dim)."""
