@@ -287,7 +287,8 @@ def test_cli_reconstruct(tmp_path):
     assert out.is_file()
     for args, word in ((["--nu", "3"], "--nu"), (["--resolution", "4"], "--resolution"),
                        (["--out", str(tmp_path / "m.off")], "--out"),
-                       (["--length-scale", "0"], "--length-scale")):
+                       (["--length-scale", "0"], "--length-scale"),
+                       (["--precision", "half"], "--precision")):
         r = CliRunner().invoke(app, ["reconstruct", str(tmp_path / "c.xyz"), *args])
         assert r.exit_code == 2 and word in r.output
     r = CliRunner().invoke(app, ["reconstruct", str(tmp_path / "none.xyz")])
@@ -315,3 +316,70 @@ def test_fused_evaluation_equals_kernel_matrix_product(nu):
     got = matern_apply(Q.float(), C.float(), a.float(), nu, 0.3, 64)
     assert got.dtype == torch.float32
     torch.testing.assert_close(got.double(), want, rtol=0, atol=2e-3 * float(a.abs().sum()) / 1e3)
+
+
+def test_kernel_slopes_of_the_single_error_bound():
+    from iclr25.matern.kernels import _SLOPES
+    s = np.linspace(0.0, 40.0, 400_001)
+    ex = np.exp(-s)
+    dk = {0.5: -ex, 1.5: -s * ex, 2.5: -s * (1 + s) / 3 * ex,    # k'(s), by hand
+          math.inf: -2 * s * np.exp(-s * s)}
+    for nu, (l1, l2) in _SLOPES.items():
+        assert np.abs(dk[nu]).max() <= l1 <= 1.001 * np.abs(dk[nu]).max()
+        assert np.abs(s * dk[nu]).max() <= l2 <= 1.001 * np.abs(s * dk[nu]).max()
+
+
+@pytest.mark.parametrize("nu", [0.5, 1.5, 2.5, float("inf")])
+def test_single_precision_within_stated_bound(nu):
+    from iclr25.matern.kernels import matern_apply, single_error_bound
+    g = torch.Generator().manual_seed(5)
+    C = torch.rand(2000, 3, generator=g, dtype=torch.float64) - 0.5
+    a = torch.randn(2000, generator=g, dtype=torch.float64) * 1e3
+    Q = torch.cat([torch.rand(400, 3, generator=g, dtype=torch.float64) * 1.1 - 0.55, C[:9]])
+    for h in (0.1, 0.5):
+        want = matern_apply(Q, C, a, nu, h, 10**6)
+        got = matern_apply(Q, C, a, nu, h, 10**6, precision="single")
+        assert got.dtype == torch.float64
+        err, bound = float((got - want).abs().max()), single_error_bound(Q, C, a, nu, h)
+        assert 0 < err <= bound < 1e-4 * float(a.abs().sum())
+    # the estimator: same bound, on its normalised queries
+    pts, nrm, _ = make_shape("bumpy_sphere", 150, seed=0)
+    s = KernelSurface(nu=nu, length_scale=0.3).fit(pts, nrm)
+    Qs = Q[:200] * 1.2
+    err = (s.decision_function(Qs, precision="single") - s.decision_function(Qs)).abs().max()
+    assert float(err) <= s.single_error_bound(Qs)
+
+
+def test_rows_split_across_threads_equal_one_thread():
+    from iclr25.matern.kernels import matern_apply
+    g = torch.Generator().manual_seed(6)
+    C = torch.rand(500, 3, generator=g, dtype=torch.float64) - 0.5
+    a = torch.randn(500, generator=g, dtype=torch.float64)
+    Q = torch.cat([torch.rand(3001, 3, generator=g, dtype=torch.float64) - 0.5, C[:5]])
+    one = {p: matern_apply(Q, C, a, 1.5, 0.4, 64, precision=p) for p in ("double", "single")}
+    torch.set_num_threads(2)
+    try:
+        for p, want in one.items():
+            torch.testing.assert_close(matern_apply(Q, C, a, 1.5, 0.4, 64, precision=p), want,
+                                       rtol=0, atol=1e-12)
+    finally:
+        torch.set_num_threads(1)
+    assert torch.get_num_threads() == 1
+
+
+def test_precision_choice_and_errors(sphere):
+    P, N = sphere
+    fine = KernelSurface(nu=0.5, length_scale=0.5).fit(P, N)
+    smooth = KernelSurface(nu=2.5, length_scale=0.5).fit(P, N)
+    ax = torch.linspace(-0.55, 0.55, 128, dtype=torch.float64)
+    assert fine._single_suits(ax) and not smooth._single_suits(ax)
+    v32, _ = fine.extract_mesh(resolution=24, precision="single")
+    v64, _ = fine.extract_mesh(resolution=24, precision="double")
+    assert v32.shape == v64.shape and float((v32 - v64).abs().max()) < 1e-4
+    for call in (lambda: fine.decision_function(P, precision="half"),
+                 lambda: fine.decision_function(P, precision="auto"),
+                 lambda: fine.extract_mesh(12, precision="float"),
+                 lambda: KernelSurface(kernel="arccos").fit(P, N).decision_function(
+                     P, precision="single")):
+        with pytest.raises(ValueError, match="precision"):
+            call()

@@ -123,7 +123,7 @@ def bumpy(setting: Bumpy, ctx: Context) -> BumpyEvidence:
                     surf = make_shape("bumpy_sphere", 20_000, seed=30_000 + seed)[0]
                     for label, m in (("arc-cosine", models["arccos"][1]),
                                      (_label("matern", CLAIM_NU, CLAIM_H), models["claim"][1])):
-                        v, _ = m.extract_mesh(setting.chamfer_res)
+                        v, _ = m.extract_mesh(setting.chamfer_res, precision="double")
                         cham.append((label, n, seed, setting.chamfer_res,
                                      chamfer_l1(v.cpu(), surf)))
                     fields = {"arc-cosine": models["arccos"][1],

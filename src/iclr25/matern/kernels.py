@@ -7,6 +7,8 @@ Distances come from ``torch.cdist``; the Matérn kernel depends on ``r = ||x - y
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import torch
@@ -61,57 +63,153 @@ def matern_from_distance(r: torch.Tensor, nu: float, length_scale: float) -> tor
 
 # Kernel entries per CPU evaluation block: two float64 buffers stay in L2/L3 (2 x 2 MB).
 _CACHE_BLOCK = 2**18
+_U32, _U64 = 2.0**-24, 2.0**-53          # unit roundoffs
+# sup_s |k'(s)| and sup_s s |k'(s)| of each kernel in its scaled distance s (the error bound's
+# slopes; a test checks them numerically). For inf, k(s) = exp(-s^2) with s = r / (sqrt 2 h).
+_SLOPES = {0.5: (1.0, 1 / math.e), 1.5: (1 / math.e, 4 / math.e**2),
+           2.5: (0.28, 0.6044), math.inf: (math.sqrt(2 / math.e), 2 / math.e)}
+
+
+def _scale(nu: float, length_scale: float) -> float:
+    """Factor taking coordinates to the kernel's scaled distance s (s^2 for nu = inf)."""
+    return 1.0 / (math.sqrt(2.0) * length_scale) if nu == math.inf else (
+        math.sqrt(2.0 * nu) / length_scale)
+
+
+def single_error_bound(Q: torch.Tensor, C: torch.Tensor, alpha: torch.Tensor, nu: float,
+                       length_scale: float) -> float:
+    """Bound on ``|matern_apply(..., precision="single") - exact|`` at every query of Q.
+
+    With u = 2^-24, rho the largest absolute scaled coordinate (``_scale * |Q|, |C|``) and d
+    columns: rounding the scaled coordinates to float32 and forming differences, squares, sum
+    and square root moves s by at most ``u (2 sqrt(d) rho + 4 s)`` (first order in u); the
+    kernel then moves by at most ``L1 |ds|`` with the slope bounds ``L1 = sup |k'|`` and
+    ``L2 = sup s |k'|`` (``_SLOPES``), and exp and the polynomial round by <= 8u. The float64
+    product with alpha adds ``1.01 M 2^-53 sum|alpha|`` (each kernel value <= 1). So
+
+        |error| <= (u (2 sqrt(d) rho L1 + 4 L2 + 8) + 1.01 M 2^-53) * sum_i |alpha_i|.
+
+    Smooth kernels have large, cancelling alpha (sum|alpha| ~ 1e4-1e8 for a 1000-point cloud
+    at nu >= 3/2, h = 0.5), so the bound decides where float32 is usable: mostly nu = 1/2.
+    """
+    rho = _scale(nu, length_scale) * max(float(Q.abs().max()), float(C.abs().max()))
+    l1, l2 = _SLOPES[nu]
+    eps_k = _U32 * (2.0 * math.sqrt(Q.shape[1]) * rho * l1 + 4.0 * l2 + 8.0)
+    return (eps_k + 1.01 * len(C) * _U64) * float(alpha.abs().sum())
+
+
+def _kernel_of_s2(r: torch.Tensor, e: torch.Tensor, nu: float) -> torch.Tensor:
+    """e <- k from r = s^2 >= 0 (or r^2 / 2h^2 for nu = inf); r is overwritten."""
+    if nu == math.inf:
+        return torch.exp(r.neg_(), out=e)
+    torch.exp(r.sqrt_().neg_(), out=e)                          # r <- -s, e = e^{-s}
+    if nu == 1.5:
+        e.addcmul_(e, r, value=-1.0)                            # (1 + s) e^{-s}
+    elif nu == 2.5:
+        e.mul_(r.div(3.0).sub_(1.0).mul_(r).add_(1.0))          # (1 + s + s^2/3) e^{-s}
+    return e
+
+
+def _split_rows(n: int, work: Callable[[int, int], None]) -> None:
+    """work(lo, hi) over rows [0, n): split across torch's intra-op threads, each running
+    single-threaded ops (no per-operation barriers, which spin under load)."""
+    threads = torch.get_num_threads()
+    if threads == 1 or n < 2 * threads:
+        work(0, n)
+        return
+    cuts = [n * i // threads for i in range(threads + 1)]
+    torch.set_num_threads(1)
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(work, cuts[:-1], cuts[1:]))
+    finally:
+        torch.set_num_threads(threads)
 
 
 def matern_apply(Q: torch.Tensor, C: torch.Tensor, alpha: torch.Tensor, nu: float,
-                 length_scale: float, max_rows: int) -> torch.Tensor:
+                 length_scale: float, max_rows: int, *,
+                 precision: str = "double") -> torch.Tensor:
     """``matern_kernel(Q, C) @ alpha`` without the (m, M) matrix: distance, kernel and product
-    fused block by block over query rows, in two reused buffers.
+    fused block by block over query rows, in reused buffers. On CPU the rows are split across
+    torch's threads (``torch.get_num_threads()``), a block holds ~2^18 entries
+    (cache-resident: ~3x faster than 2^24-entry blocks); on other devices ``max_rows`` rows.
 
-    Distances use cdist's own Gram form ``[-2q, |q|^2, 1] . [c, 1, |c|^2]`` (one product with
-    5 columns), on coordinates pre-scaled by ``sqrt(2 nu) / h`` so the product gives ``s^2``
-    directly; entries where it cancels (s^2 < 1e-4 of the largest squared norm, e.g. a query
-    on a centre) are recomputed from differences, so they are exact, unlike cdist's. On CPU
-    a block holds ~2^18 entries (cache-resident: ~3x faster than 2^24-entry blocks); on other
-    devices ``max_rows`` rows.
+    ``precision="double"``: distances use cdist's own Gram form ``[-2q, |q|^2, 1] . [c, 1,
+    |c|^2]`` (one product with 5 columns), on coordinates pre-scaled by ``sqrt(2 nu) / h`` so
+    the product gives ``s^2`` directly; entries where it cancels (s^2 < 1e-4 of the largest
+    squared norm, e.g. a query on a centre) are recomputed from differences, so they are
+    exact, unlike cdist's.
+
+    ``precision="single"`` (CPU): distances from float32 coordinate differences, the kernel
+    in float32, the product with the (float64) alpha accumulated in alpha's dtype; about 2x
+    faster, with ``|error| <= single_error_bound(Q, C, alpha, nu, length_scale)`` (see there).
 
     Args:
         Q: (m, d) validated queries. C: (M, d) centres. alpha: (M,) weights, same dtype.
         nu: one of 0.5, 1.5, 2.5, inf. length_scale: h > 0. max_rows: rows per block cap.
+        precision: ``"double"`` or ``"single"``.
 
     Returns:
         (m,) tensor.
     """
     M = len(C)
-    scale = 1.0 / (math.sqrt(2.0) * length_scale) if nu == math.inf else (
-        math.sqrt(2.0 * nu) / length_scale)
+    scale = _scale(nu, length_scale)
     q, c = Q * scale, C * scale
+    cpu = Q.device.type == "cpu"
+    rows = min(max_rows if not cpu else min(max_rows, max(1, _CACHE_BLOCK // M)), len(Q))
+    out = torch.empty(len(Q), dtype=alpha.dtype, device=alpha.device)
+    if precision == "single":
+        work = _single_blocks(q.float(), c.float().T.contiguous(), alpha, nu, rows, out)
+    else:
+        work = _double_blocks(q, c, alpha, nu, rows, out)
+    if cpu:
+        _split_rows(len(Q), work)
+    else:
+        work(0, len(Q))
+    return out
+
+
+def _double_blocks(q: torch.Tensor, c: torch.Tensor, alpha: torch.Tensor, nu: float, rows: int,
+                   out: torch.Tensor) -> Callable[[int, int], None]:
+    """work(lo, hi): float64 (input dtype) Gram-form evaluation of rows [lo, hi) into out."""
+    M = len(c)
     qa = torch.cat([-2.0 * q, (q * q).sum(1, keepdim=True), torch.ones_like(q[:, :1])], 1)
     ca = torch.cat([c, torch.ones_like(c[:, :1]), (c * c).sum(1, keepdim=True)], 1).T
-    rows = max_rows if Q.device.type != "cpu" else min(max_rows, max(1, _CACHE_BLOCK // M))
-    rows = min(rows, len(Q))
     # Below this the Gram form has cancelled away digits (error ~eps (|q|^2 + |c|^2)):
-    # such entries (a query on a centre) are recomputed from differences.
-    tiny = 1e-4 * float(qa[:, 3].max() + ca[4].max())
-    out = torch.empty(len(Q), dtype=alpha.dtype, device=alpha.device)
-    buf = torch.empty(2, rows * M, dtype=Q.dtype, device=Q.device)
-    for s in range(0, len(Q), rows):
-        b = min(rows, len(Q) - s)
-        r, e = buf[0, :b * M].view(b, M), buf[1, :b * M].view(b, M)
-        torch.mm(qa[s:s + b], ca, out=r)                # s^2 (or r^2 / 2h^2 for inf)
-        if float(r.amin()) < tiny:
-            i, j = (r < tiny).nonzero(as_tuple=True)
-            r[i, j] = (q[s + i] - c[j]).square().sum(1)
-        if nu == math.inf:
-            torch.exp(r.clamp_min_(0.0).neg_(), out=e)
-        else:
-            torch.exp(r.clamp_min_(1e-30).sqrt_().neg_(), out=e)    # r <- -s, e = e^{-s}
-            if nu == 1.5:
-                e.addcmul_(e, r, value=-1.0)                        # (1 + s) e^{-s}
-            elif nu == 2.5:
-                e.mul_(r.div(3.0).sub_(1.0).mul_(r).add_(1.0))      # (1 + s + s^2/3) e^{-s}
-        torch.mv(e, alpha, out=out[s:s + b])
-    return out
+    # such entries (a query on a centre) are recomputed from differences. Every other
+    # entry is >= tiny > 0, so no clamp is needed before the square root.
+    tiny = 1e-4 * float(qa[:, -2].max() + ca[-1].max())
+
+    def work(lo: int, hi: int) -> None:
+        buf = torch.empty(2, rows * M, dtype=q.dtype, device=q.device)
+        for s in range(lo, hi, rows):
+            b = min(rows, hi - s)
+            r, e = buf[0, :b * M].view(b, M), buf[1, :b * M].view(b, M)
+            torch.mm(qa[s:s + b], ca, out=r)            # s^2 (or r^2 / 2h^2 for inf)
+            if float(r.amin()) < tiny:
+                i, j = (r < tiny).nonzero(as_tuple=True)
+                r[i, j] = (q[s + i] - c[j]).square().sum(1)
+            torch.mv(_kernel_of_s2(r, e, nu), alpha, out=out[s:s + b])
+    return work
+
+
+def _single_blocks(q: torch.Tensor, ct: torch.Tensor, alpha: torch.Tensor, nu: float,
+                   rows: int, out: torch.Tensor) -> Callable[[int, int], None]:
+    """work(lo, hi): float32 evaluation of rows [lo, hi) of (m, d) q against (d, M) ct."""
+    M = ct.shape[1]
+
+    def work(lo: int, hi: int) -> None:
+        buf = torch.empty(2, rows * M, dtype=torch.float32, device=q.device)
+        wide = torch.empty(rows * M, dtype=alpha.dtype, device=q.device)
+        for s in range(lo, hi, rows):
+            b = min(rows, hi - s)
+            r, t = buf[0, :b * M].view(b, M), buf[1, :b * M].view(b, M)
+            torch.sub(q[s:s + b, :1], ct[:1], out=r).square_()
+            for k in range(1, len(ct)):
+                r.addcmul_(torch.sub(q[s:s + b, k:k + 1], ct[k:k + 1], out=t), t)
+            w = wide[:b * M].view(b, M)
+            torch.mv(w.copy_(_kernel_of_s2(r, t, nu)), alpha, out=out[s:s + b])
+    return work
 
 
 def matern_kernel(X: object, Y: object | None = None, *, nu: float | str = 1.5,

@@ -32,6 +32,7 @@ from iclr25.matern.kernels import (
     matern_apply,
     matern_from_distance,
 )
+from iclr25.matern.kernels import single_error_bound as kernel_error_bound
 
 skimage_measure = require("skimage.measure", "3d")
 
@@ -222,7 +223,7 @@ class KernelSurface(FittedIO, BaseEstimator):
         check_is_fitted(self, "alpha_")
 
     def _field(self, Xn: torch.Tensor, progress: str | None = None,
-               verbose: bool | None = None) -> torch.Tensor:
+               verbose: bool | None = None, precision: str = "double") -> torch.Tensor:
         """f at (m, 3) normalised queries, in blocks of chunk_size rows (a progress bar over
         the blocks when ``progress`` names it)."""
         out = torch.empty(len(Xn), dtype=self.alpha_.dtype, device=self.alpha_.device)
@@ -232,22 +233,45 @@ class KernelSurface(FittedIO, BaseEstimator):
             for s in range(0, len(Xn), cs):
                 if self.kernel == "matern":  # fused, in cache-sized blocks inside
                     out[s:s + cs] = matern_apply(Xn[s:s + cs], self.centers_, self.alpha_,
-                                                 self._nu, float(self.length_scale), cs)
+                                                 self._nu, float(self.length_scale), cs,
+                                                 precision=precision)
                 else:
                     out[s:s + cs] = self._gram(Xn[s:s + cs], self.centers_) @ self.alpha_
                 advance()
         return out
 
-    def decision_function(self, Q: object) -> torch.Tensor:
-        """f at (m, 3) queries in the input's coordinates (normalised units; < 0 inside).
+    def _check_precision(self, precision: object, allowed: tuple[str, ...]) -> str:
+        check_choice(precision, "precision", allowed)
+        if precision == "single" and (self.kernel != "matern"
+                                      or self.alpha_.device.type != "cpu"):
+            raise ValueError("precision='single' needs kernel='matern' on CPU")
+        return str(precision)
 
-        Memory is O(chunk_size · M) whatever m is.
+    def single_error_bound(self, Q: object) -> float:
+        """Bound on ``|decision_function(Q, precision="single") - decision_function(Q)|``
+        (the float64 result's own error is ~1e-9 of it); the formula is in
+        ``iclr25.matern.kernels.single_error_bound``: ~1e-5 sum|alpha_|, so float32 suits
+        nu = 1/2 but not smooth kernels, whose alpha_ are large and cancel.
 
         Raises:
-            RuntimeError: before ``fit``.
-            ValueError: Q not (m, 3) or not finite.
+            RuntimeError: before ``fit``. ValueError: bad Q, or kernel not ``"matern"``.
         """
         self._check_fitted()
+        self._check_precision("single", ("single",))
+        Xn = self._normalised(Q)
+        return kernel_error_bound(Xn, self.centers_, self.alpha_, self._nu,
+                                  float(self.length_scale))
+
+    def _single_suits(self, ax: torch.Tensor) -> bool:
+        """Whether float32 moves f by <= 1/10 of the step of grid axis ``ax`` (Matérn, CPU)."""
+        if self.kernel != "matern" or ax.device.type != "cpu":
+            return False
+        corners = torch.stack([ax[[0, -1]]] * 3, 1)     # the grid's largest coordinates
+        bound = kernel_error_bound(corners, self.centers_, self.alpha_, self._nu,
+                                   float(self.length_scale))
+        return bound <= 0.1 * float(ax[1] - ax[0])
+
+    def _normalised(self, Q: object) -> torch.Tensor:
         q = as_tensor(Q, "Q", ndim=2)
         if not q.is_floating_point():
             raise TypeError(f"Q must be floating point, got {q.dtype}")
@@ -255,36 +279,57 @@ class KernelSurface(FittedIO, BaseEstimator):
             raise ValueError(f"Q must be (m, 3), got shape {tuple(q.shape)}")
         q = q.to(dtype=self.alpha_.dtype, device=self.alpha_.device)
         self._nu = check_nu(self.nu)
-        return self._field((q - self.shift_) * self.scale_)
+        return (q - self.shift_) * self.scale_
+
+    def decision_function(self, Q: object, *, precision: str = "double") -> torch.Tensor:
+        """f at (m, 3) queries in the input's coordinates (normalised units; < 0 inside).
+
+        Memory is O(chunk_size · M) whatever m is. ``precision="single"`` (Matérn, CPU)
+        evaluates the kernel in float32, about 2x faster, within ``single_error_bound(Q)``.
+
+        Raises:
+            RuntimeError: before ``fit``.
+            ValueError: Q not (m, 3) or not finite; an unknown precision.
+        """
+        self._check_fitted()
+        precision = self._check_precision(precision, ("double", "single"))
+        return self._field(self._normalised(Q), precision=precision)
 
     def predict(self, Q: object) -> torch.Tensor:
         """(m,) bool occupancy of (m, 3) queries: True inside (f < 0)."""
         return self.decision_function(Q) < 0
 
     def extract_mesh(self, resolution: int = 128, padding: float = 0.05, *,
+                     precision: str = "auto",
                      verbose: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Mesh of {f = 0} by ``skimage.measure.marching_cubes`` on a resolution³ grid.
 
         The grid spans the normalised box [-0.5 - padding, 0.5 + padding]^3; vertices are
         returned in the input's coordinates, faces oriented outwards. Evaluating f on the grid
         (``resolution³`` points against every centre) is the cost; it shows a progress bar
-        (``verbose``: default only on a terminal).
+        (``verbose``: default only on a terminal). ``precision="auto"`` evaluates in float32
+        where the kernel allows: when ``single_error_bound`` on the grid is at most 1/10 of
+        a grid step (f has slope ~1 across the surface, so the zero set moves by about that
+        much), typically Matérn 1/2; otherwise, and for ``"double"``, in float64.
 
         Returns:
             (V, 3) vertices (fitted dtype/device) and (F, 3) int64 faces.
 
         Raises:
             RuntimeError: before ``fit``, or when f has no zero crossing on the grid.
-            ValueError: resolution < 8, padding < 0.
+            ValueError: resolution < 8, padding < 0, an unknown precision.
         """
         self._check_fitted()
         res = check_int(resolution, "resolution", 8)
         pad = check_range(padding, "padding", 0.0)
+        precision = self._check_precision(precision, ("auto", "double", "single"))
         self._nu = check_nu(self.nu)
         dt, dev = self.alpha_.dtype, self.alpha_.device
         ax = torch.linspace(-0.5 - pad, 0.5 + pad, res, dtype=dt, device=dev)
+        if precision == "auto":
+            precision = "single" if self._single_suits(ax) else "double"
         grid = torch.stack(torch.meshgrid(ax, ax, ax, indexing="ij"), -1).reshape(-1, 3)
-        vol = self._field(grid, f"mesh extraction ({res}³ grid)", verbose
+        vol = self._field(grid, f"mesh extraction ({res}³ grid)", verbose, precision
                           ).reshape(res, res, res).cpu().numpy()
         if not (vol.min() < 0 < vol.max()):
             raise RuntimeError("f has no zero crossing on the grid; no surface to extract")
