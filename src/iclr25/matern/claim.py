@@ -11,7 +11,7 @@ would not separate the kernels: hence bumps of 20 % of the radius and near-surfa
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -95,49 +95,92 @@ _DEVIATIONS = (
                offset=0.005, chamfer_res=64, deviations=_DEVIATIONS),
 )
 def bumpy(setting: Bumpy, ctx: Context) -> BumpyEvidence:
-    dev = ctx.device
     small = min(setting.sizes)
-    rows, sweep, cham = [], {}, []
-    fields = {}
+    runs = _Runs()
     for n in setting.sizes:
         for s in setting.seeds:
-            seed = ctx.seed + s
-            pts, nrm, _ = make_shape("bumpy_sphere", n, seed=seed, device=dev)
-            Q, occ = _test_points(setting.n_uniform, setting.n_near, setting.near_std, seed)
-            Q = Q.to(dev)
-            data = (setting, pts, nrm, Q, occ)
+            _measure_cloud(setting, ctx.device, n, ctx.seed + s, s == setting.seeds[0], runs)
+    evidence = _evidence(runs, small)
+    _iou_vs_h_figure(ctx, setting, runs.sweep, small)
+    _field_slices_figure(ctx, runs.fields)
+    return evidence
 
-            models = {"arccos": _score(data, "arccos"),
-                      "claim": _score(data, "matern", CLAIM_NU, CLAIM_H)}
-            row = [n, seed, models["arccos"][0], models["claim"][0]]
-            if n == small:
-                for nu in setting.sweep_nu:
-                    for h in setting.sweep_h:
-                        key = (nu, h)
-                        val = (models["claim"][0] if key == (CLAIM_NU, CLAIM_H)
-                               else _score(data, "matern", nu, h)[0])
-                        sweep.setdefault(key, []).append(val)
-                sweep.setdefault(("arccos", 0.0), []).append(models["arccos"][0])
-                row += [sweep[(TUNE_NU, TUNE_SMALL)][-1], sweep[(TUNE_NU, TUNE_LARGE)][-1]]
-                if s == setting.seeds[0]:
-                    surf = make_shape("bumpy_sphere", 20_000, seed=30_000 + seed)[0]
-                    for label, m in (("arc-cosine", models["arccos"][1]),
-                                     (_label("matern", CLAIM_NU, CLAIM_H), models["claim"][1])):
-                        v, _ = m.extract_mesh(setting.chamfer_res, precision="double")
-                        cham.append((label, n, seed, setting.chamfer_res,
-                                     chamfer_l1(v.cpu(), surf)))
-                    fields = {"arc-cosine": models["arccos"][1],
-                              _label("matern", CLAIM_NU, CLAIM_H): models["claim"][1],
-                              "Gaussian, h=0.1": _score(data, "matern", math.inf, 0.1)[1]}
-            else:
-                row += [float("nan"), float("nan")]
-            rows.append(tuple(row))
 
-    arr = np.array([r[:4] for r in rows], dtype=float)
+@dataclass
+class _Runs:
+    """What the clouds give: IoU rows, the smallest size's (nu, h) sweep, Chamfer rows and the
+    fitted models whose fields are drawn."""
+    rows: list = field(default_factory=list)
+    sweep: dict = field(default_factory=dict)
+    chamfer: list = field(default_factory=list)
+    fields: dict = field(default_factory=dict)
+
+
+def _measure_cloud(setting: Bumpy, dev: torch.device, n: int, seed: int, first: bool,
+                   runs: _Runs) -> None:
+    """Both arms on one cloud; at the smallest size also the sweep, and on its first seed the
+    Chamfer distances and the drawn fields."""
+    pts, nrm, _ = make_shape("bumpy_sphere", n, seed=seed, device=dev)
+    Q, occ = _test_points(setting.n_uniform, setting.n_near, setting.near_std, seed)
+    data = (setting, pts, nrm, Q.to(dev), occ)
+    models = {"arccos": _score(data, "arccos"),
+              "claim": _score(data, "matern", CLAIM_NU, CLAIM_H)}
+    row = [n, seed, models["arccos"][0], models["claim"][0]]
+    if n == min(setting.sizes):
+        row += _sweep(setting, data, models, runs.sweep)
+        if first:
+            _chamfer_and_fields(setting, data, n, seed, models, runs)
+    else:
+        row += [float("nan"), float("nan")]
+    runs.rows.append(tuple(row))
+
+
+def _sweep(setting: Bumpy, data: tuple, models: dict, sweep: dict) -> list[float]:
+    """Add this cloud's IoU at every (nu, h) of the figure; return the tuning pair's IoUs."""
+    for nu in setting.sweep_nu:
+        for h in setting.sweep_h:
+            key = (nu, h)
+            val = (models["claim"][0] if key == (CLAIM_NU, CLAIM_H)
+                   else _score(data, "matern", nu, h)[0])
+            sweep.setdefault(key, []).append(val)
+    sweep.setdefault(("arccos", 0.0), []).append(models["arccos"][0])
+    return [sweep[(TUNE_NU, TUNE_SMALL)][-1], sweep[(TUNE_NU, TUNE_LARGE)][-1]]
+
+
+def _chamfer_and_fields(setting: Bumpy, data: tuple, n: int, seed: int, models: dict,
+                        runs: _Runs) -> None:
+    """Chamfer-L1 of both arms' meshes (float64 grid) and the three fields to draw."""
+    surf = make_shape("bumpy_sphere", 20_000, seed=30_000 + seed)[0]
+    claim_label = _label("matern", CLAIM_NU, CLAIM_H)
+    for label, m in (("arc-cosine", models["arccos"][1]), (claim_label, models["claim"][1])):
+        v, _ = m.extract_mesh(setting.chamfer_res, precision="double")
+        runs.chamfer.append((label, n, seed, setting.chamfer_res, chamfer_l1(v.cpu(), surf)))
+    runs.fields = {"arc-cosine": models["arccos"][1], claim_label: models["claim"][1],
+                   "Gaussian, h=0.1": _score(data, "matern", math.inf, 0.1)[1]}
+
+
+def _evidence(runs: _Runs, small: int) -> BumpyEvidence:
+    """The claims' means and the three tables."""
+    arr = np.array([r[:4] for r in runs.rows], dtype=float)
     iou_arc, iou_mat = float(arr[:, 2].mean()), float(arr[:, 3].mean())
-    small_h = float(np.mean(sweep[(TUNE_NU, TUNE_SMALL)]))
-    large_h = float(np.mean(sweep[(TUNE_NU, TUNE_LARGE)]))
+    small_h = float(np.mean(runs.sweep[(TUNE_NU, TUNE_SMALL)]))
+    large_h = float(np.mean(runs.sweep[(TUNE_NU, TUNE_LARGE)]))
+    return BumpyEvidence(
+        beats_arccos=iou_mat - iou_arc, tunable=small_h - large_h, iou_matern=iou_mat,
+        iou_arccos=iou_arc, iou_small_h=small_h, iou_large_h=large_h,
+        per_run=Table("IoU per run", ("n", "seed", "arc-cosine", "Matérn 3/2 h=0.5",
+                                      "Matérn 1/2 h=0.1", "Matérn 1/2 h=2"), runs.rows),
+        sweep=Table(f"IoU vs h, {small} points, seed mean", ("kernel", "h", "IoU"),
+                    [("arc-cosine", "-", float(np.mean(v))) if k[0] == "arccos"
+                     else (_label("matern", k[0], k[1]), k[1], float(np.mean(v)))
+                     for k, v in runs.sweep.items()]),
+        chamfer=Table("Chamfer-L1 of the marching-cubes mesh vertices to 20k true samples",
+                      ("kernel", "n", "seed", "grid", "Chamfer-L1"), runs.chamfer),
+    )
 
+
+def _iou_vs_h_figure(ctx: Context, setting: Bumpy, sweep: dict, small: int) -> None:
+    """IoU against bandwidth per smoothness, the arc-cosine level dashed."""
     fig = ctx.figure("iou_vs_h")
     ax = fig.subplots()
     hs = list(setting.sweep_h)
@@ -151,6 +194,9 @@ def bumpy(setting: Bumpy, ctx: Context) -> BumpyEvidence:
     ax.legend(fontsize=7)
     fig.tight_layout()
 
+
+def _field_slices_figure(ctx: Context, fields: dict) -> None:
+    """Each drawn model's f on the plane x = 0, its zero set against the true surface."""
     fig2 = ctx.figure("field_slices", figsize=(12, 4))
     axes = fig2.subplots(1, 3)
     ax1 = torch.linspace(-0.5, 0.5, 160, dtype=torch.float64)
@@ -161,7 +207,7 @@ def bumpy(setting: Bumpy, ctx: Context) -> BumpyEvidence:
     _, _, inside = make_shape("bumpy_sphere", 1, seed=0)
     truth = inside(plane).reshape(gx.shape).double().numpy()
     for a, (label, m) in zip(axes, fields.items(), strict=True):
-        f = m.decision_function(plane.to(dev)).cpu().reshape(gx.shape).numpy()
+        f = m.decision_function(plane.to(ctx.device)).cpu().reshape(gx.shape).numpy()
         lim = float(np.abs(f).max()) or 1.0
         im = a.imshow(f, extent=(-0.5, 0.5, -0.5, 0.5), origin="lower", cmap="RdBu_r",
                       vmin=-lim, vmax=lim)
@@ -171,19 +217,6 @@ def bumpy(setting: Bumpy, ctx: Context) -> BumpyEvidence:
         a.set_title(f"{label}, plane x=0 (black: f=0, green: truth)", fontsize=8)
         fig2.colorbar(im, ax=a, fraction=0.046)
     fig2.tight_layout()
-
-    return BumpyEvidence(
-        beats_arccos=iou_mat - iou_arc, tunable=small_h - large_h, iou_matern=iou_mat,
-        iou_arccos=iou_arc, iou_small_h=small_h, iou_large_h=large_h,
-        per_run=Table("IoU per run", ("n", "seed", "arc-cosine", "Matérn 3/2 h=0.5",
-                                      "Matérn 1/2 h=0.1", "Matérn 1/2 h=2"), rows),
-        sweep=Table(f"IoU vs h, {small} points, seed mean", ("kernel", "h", "IoU"),
-                    [("arc-cosine", "-", float(np.mean(v))) if k[0] == "arccos"
-                     else (_label("matern", k[0], k[1]), k[1], float(np.mean(v)))
-                     for k, v in sweep.items()]),
-        chamfer=Table("Chamfer-L1 of the marching-cubes mesh vertices to 20k true samples",
-                      ("kernel", "n", "seed", "grid", "Chamfer-L1"), cham),
-    )
 
 
 @claim("matern.beats_arccos", experiment=bumpy,
