@@ -110,6 +110,9 @@ def _kernel_of_s2(r: torch.Tensor, e: torch.Tensor, nu: float) -> torch.Tensor:
     return e
 
 
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
 def _split_rows(n: int, work: Callable[[int, int], None]) -> None:
     """work(lo, hi) over rows [0, n): split across torch's intra-op threads, each running
     single-threaded ops (no per-operation barriers, which spin under load)."""
@@ -118,10 +121,11 @@ def _split_rows(n: int, work: Callable[[int, int], None]) -> None:
         work(0, n)
         return
     cuts = [n * i // threads for i in range(threads + 1)]
+    if threads not in _POOLS:   # kept: a fresh thread's first torch calls cost ~10 ms
+        _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="matern")
     torch.set_num_threads(1)
     try:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(work, cuts[:-1], cuts[1:]))
+        list(_POOLS[threads].map(work, cuts[:-1], cuts[1:]))
     finally:
         torch.set_num_threads(threads)
 
