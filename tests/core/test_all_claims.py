@@ -81,5 +81,6 @@ def test_seed_changes_the_evidence(eid, figure_dir):
 
 @pytest.mark.parametrize("eid", list(EXPERIMENTS))
 def test_experiment_reads_the_device(eid, figure_dir):
-    _run(EXPERIMENTS[eid], figure_dir, "cpu", 0)
+    record, _ = _run(EXPERIMENTS[eid], figure_dir, "cpu", 0)
+    assert record.error is None, record.error
     assert eid in _READ_DEVICE, f"{eid} never read ctx.device: it ignores the device asked for"

@@ -101,3 +101,21 @@ def test_pendulum_lockstep_rollout_equals_one_episode_at_a_time():
     b = _rollout_lockstep(pol, 4, torch.Generator().manual_seed(5))
     for k in ("observations", "actions", "rewards", "terminals", "timeouts"):
         assert torch.equal(getattr(a, k), getattr(b, k)), k
+
+
+class _Walk:
+    """A duck-typed single env (not a gymnasium Env, no num_envs): x += a, 3 steps."""
+
+    def reset(self, seed=None):
+        self.x, self.t = 0.0, 0
+        return np.array([self.x], np.float32), {}
+
+    def step(self, a):
+        self.x, self.t = self.x + float(a[0]), self.t + 1
+        return np.array([self.x], np.float32), 1.0, False, self.t == 3, {}
+
+
+def test_rollout_runs_a_duck_typed_single_env_episode_by_episode():
+    ds = rollout(_Walk(), lambda obs: torch.full((len(obs), 1), 0.5), 2, seed=0)
+    assert ds.n_episodes == 2 and len(ds) == 6
+    assert ds.observations[:3, 0].tolist() == [0.0, 0.5, 1.0]

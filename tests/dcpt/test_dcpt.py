@@ -49,7 +49,7 @@ def small_unet():
 
 def test_unet_identity_at_init_any_size():
     net = UNet(width=4, depth=3)
-    for shape in [(2, 3, 16, 16), (1, 3, 13, 7)]:
+    for shape in [(2, 3, 16, 16), (1, 3, 13, 7), (3, 16, 16)]:  # batched or a single image
         x = torch.rand(shape)
         assert torch.equal(net(x), x)
     assert net.tap_layers == ("decoders.0", "decoders.1", "decoders.2")

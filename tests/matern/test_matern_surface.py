@@ -350,21 +350,57 @@ def test_single_precision_within_stated_bound(nu):
     assert float(err) <= s.single_error_bound(Qs)
 
 
-def test_rows_split_across_threads_equal_one_thread():
-    from iclr25.matern.kernels import matern_apply
+def _split_case():
     g = torch.Generator().manual_seed(6)
     C = torch.rand(500, 3, generator=g, dtype=torch.float64) - 0.5
     a = torch.randn(500, generator=g, dtype=torch.float64)
     Q = torch.cat([torch.rand(3001, 3, generator=g, dtype=torch.float64) - 0.5, C[:5]])
-    one = {p: matern_apply(Q, C, a, 1.5, 0.4, 64, precision=p) for p in ("double", "single")}
-    torch.set_num_threads(2)
+    return Q, C, a
+
+
+def test_rows_split_across_threads_equal_one_thread():
+    from iclr25.matern.kernels import matern_apply
+    Q, C, a = _split_case()
+    before = torch.get_num_threads()
     try:
+        torch.set_num_threads(1)
+        one = {p: matern_apply(Q, C, a, 1.5, 0.4, 64, precision=p) for p in ("double", "single")}
+        torch.set_num_threads(2)
         for p, want in one.items():
             torch.testing.assert_close(matern_apply(Q, C, a, 1.5, 0.4, 64, precision=p), want,
                                        rtol=0, atol=1e-12)
+        assert torch.get_num_threads() == 2  # restored after the split
     finally:
-        torch.set_num_threads(1)
-    assert torch.get_num_threads() == 1
+        torch.set_num_threads(before)
+
+
+def _child_evaluates(conn):
+    from iclr25.matern.kernels import matern_apply
+    torch.set_num_threads(2)
+    Q, C, a = _split_case()
+    conn.send(float(matern_apply(Q, C, a, 1.5, 0.4, 64).sum()))
+
+
+def test_split_works_in_a_forked_child():
+    # the kept thread pool must not be inherited: its threads do not exist after fork
+    import multiprocessing as mp
+
+    from iclr25.matern.kernels import matern_apply
+    Q, C, a = _split_case()
+    before, child = torch.get_num_threads(), None
+    try:
+        torch.set_num_threads(2)
+        want = float(matern_apply(Q, C, a, 1.5, 0.4, 64).sum())  # the parent's pool exists
+        recv, send = mp.get_context("fork").Pipe(duplex=False)
+        child = mp.get_context("fork").Process(target=_child_evaluates, args=(send,))
+        child.start()
+        assert recv.poll(60), "the forked child hung in matern_apply"
+        assert recv.recv() == pytest.approx(want, rel=1e-12)
+        child.join(10)
+    finally:
+        torch.set_num_threads(before)
+        if child is not None and child.is_alive():
+            child.kill()
 
 
 def test_precision_choice_and_errors(sphere):

@@ -230,7 +230,7 @@ def rollout(env, policy: Policy, n_episodes: int, *,
     """
     n_episodes = check_int(n_episodes, "n_episodes", 1)
     gen = resolve_seed(seed)
-    if not isinstance(env, gym.Env):
+    if not isinstance(env, gym.Env) and hasattr(env, "num_envs"):  # torch-batched
         return _rollout_batched(env, lambda obs: policy(obs).clamp(-1.0, 1.0), n_episodes, gen)
     parts: dict[str, list] = {k: [] for k in (*_KEYS, "factor")}
     for _ in range(n_episodes):

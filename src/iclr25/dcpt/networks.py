@@ -70,7 +70,7 @@ class UNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         H, W = x.shape[-2:]
-        if x.device.type == "cpu":  # oneDNN's NHWC kernels: ~15% less CPU time per step
+        if x.device.type == "cpu" and x.ndim == 4:  # oneDNN's NHWC kernels: ~15% less CPU
             x = x.contiguous(memory_format=torch.channels_last)
         m = 2 ** (self.depth - 1)
         ph, pw = (-H) % m, (-W) % m

@@ -7,6 +7,7 @@ Distances come from ``torch.cdist``; the Matérn kernel depends on ``r = ||x - y
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
@@ -111,6 +112,7 @@ def _kernel_of_s2(r: torch.Tensor, e: torch.Tensor, nu: float) -> torch.Tensor:
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
+os.register_at_fork(after_in_child=_POOLS.clear)  # a forked child has none of their threads
 
 
 def _split_rows(n: int, work: Callable[[int, int], None]) -> None:

@@ -256,7 +256,8 @@ class KernelSurface(FittedIO, BaseEstimator):
         nu = 1/2 but not smooth kernels, whose alpha_ are large and cancel.
 
         Raises:
-            RuntimeError: before ``fit``. ValueError: bad Q, or kernel not ``"matern"``.
+            RuntimeError: before ``fit``. ValueError: bad Q, kernel not ``"matern"``, or a
+            model fitted off the CPU (the float32 path is CPU-only).
         """
         self._check_fitted()
         self._check_precision("single", ("single",))
@@ -288,6 +289,9 @@ class KernelSurface(FittedIO, BaseEstimator):
 
         Memory is O(chunk_size · M) whatever m is. ``precision="single"`` (Matérn, CPU)
         evaluates the kernel in float32, about 2x faster, within ``single_error_bound(Q)``.
+        On CPU the rows are shared among ``torch.get_num_threads()`` threads (torch is held
+        at one thread meanwhile, process-wide), so the last bits (~1e-14) depend on that
+        count, and a call made while another is running uses one thread.
 
         Raises:
             RuntimeError: before ``fit``.
