@@ -93,7 +93,8 @@ class FeatureTap:
 
     Hooks go on the modules named in ``layers`` (names as in ``model.named_modules()``);
     after a forward pass, :attr:`features` holds their outputs in the order of ``layers``.
-    Each output must be a 4-D (B, C, H, W) tensor. Use as a context manager or call
+    Each output must be a 4-D (B, C, H, W) tensor (on CPU :class:`UNet`'s are channels-last
+    in memory: ``reshape`` them, not ``view``). Use as a context manager or call
     :meth:`remove` to take the hooks off.
 
     Raises:
