@@ -334,6 +334,7 @@ def _rollout_lockstep(policy, n: int, gen: torch.Generator) -> OfflineDataset:
     """``n`` Pendulum-v1 episodes stepped together, one policy call per step for all of them
     (10x faster than one episode after another); episodes end by the 200-step time limit."""
     envs = _Lockstep("Pendulum-v1", n)
-    data = _rollout_batched(envs, policy, n, gen)
-    envs.close()
-    return data
+    try:
+        return _rollout_batched(envs, policy, n, gen)
+    finally:
+        envs.close()
