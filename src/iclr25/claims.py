@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait as _wait_any
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -96,8 +96,14 @@ class Setting:
     ``deviations`` (keyword-only, so subclasses declare their fields as usual) lists what
     differs from the paper's experiment or from the issue, and why, written before measuring;
     the report prints them under the experiment.
+
+    ``budget_fields`` (a class variable every concrete Setting declares) names the fields that
+    set how much training the run does: steps, epochs, iterations, rounds, for every arm and
+    the control alike. ``--budget K`` multiplies each by K (:meth:`scaled`); ``()`` declares
+    that nothing in the experiment trains, so a budget changes nothing.
     """
 
+    budget_fields: ClassVar[tuple[str, ...] | None] = None
     deviations: tuple[str, ...] = field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
@@ -106,6 +112,52 @@ class Setting:
             raise TypeError(f"deviations must be a tuple of non-empty strings, got "
                             f"{self.deviations!r}")
         object.__setattr__(self, "deviations", tuple(self.deviations))
+
+    def scaled(self, budget: float) -> Setting:
+        """This setting with every budget field multiplied by ``budget`` (> 0).
+
+        Integers are rounded and kept at least 1; a tuple (per-stage or per-arm counts) is
+        scaled element by element. ``budget == 1`` returns the setting itself; otherwise a
+        deviation saying what was scaled is added, so the report shows it.
+
+        Raises:
+            ValueError: ``budget`` is not a positive finite number.
+            TypeError: the Setting declares no ``budget_fields``, or one is not a count.
+        """
+        budget = check_budget(budget, "budget")
+        names = type(self).budget_fields
+        if names is None:
+            raise TypeError(f"{type(self).__name__} declares no budget_fields")
+        if budget == 1.0 or not names:
+            return self
+        changes, was = {}, []
+        for name in names:
+            v = getattr(self, name)
+            changes[name] = _scale_count(v, budget, f"{type(self).__name__}.{name}")
+            was.append(f"{name} {_fmt_count(v)} -> {_fmt_count(changes[name])}")
+        note = f"training budget x{budget:g} (--budget): " + ", ".join(was)
+        return dataclasses.replace(self, **changes, deviations=(*self.deviations, note))
+
+
+def check_budget(budget: Any, name: str = "budget") -> float:
+    """``budget`` as a float, refused unless it is a positive finite number."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not (
+            math.isfinite(budget) and budget > 0):
+        raise ValueError(f"{name} must be a positive number, got {budget!r}")
+    return float(budget)
+
+
+def _scale_count(v: Any, k: float, where: str) -> Any:
+    if isinstance(v, tuple):
+        return tuple(_scale_count(x, k, where) for x in v)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"budget field {where} must be a number or a tuple of numbers, "
+                        f"got {v!r}")
+    return max(1, round(v * k)) if isinstance(v, int) else v * k
+
+
+def _fmt_count(v: Any) -> str:
+    return "(" + ", ".join(map(_fmt_count, v)) + ")" if isinstance(v, tuple) else f"{v:g}"
 
 
 @dataclass(frozen=True)
@@ -246,6 +298,9 @@ class Claim:
     baseline: str | None = None
     control: Callable[[Evidence], bool] | None = None
     control_doc: str | None = None
+    trivial: Callable[[Evidence], float | Comparison] | None = None
+    trivial_doc: str | None = None
+    competitors: Callable[[Evidence], dict[str, float]] | None = None
 
     def holds(self, value: float) -> bool:
         if not math.isfinite(value):
@@ -300,14 +355,26 @@ def claim(
     baseline: str | None = None,
     control: Callable[[Any], bool] | None = None,
     control_doc: str | None = None,
+    trivial: Callable[[Any], float | Comparison] | None = None,
+    trivial_doc: str | None = None,
+    competitors: Callable[[Any], dict[str, float]] | None = None,
 ) -> Callable[[Callable[[Any], float | Comparison]], Claim]:
     """Register ``read(evidence)`` as the claim ``claim_id`` (``"<method>.<name>"``).
 
     ``read`` returns one field of the experiment's evidence (a float), or a
     :class:`Comparison` when the claim compares against the arm named by ``baseline``.
     ``control(evidence) -> bool``, described by ``control_doc``, says whether the run can
-    separate method and baseline at all; it must read only the baseline, the testbed or the
-    data. Everything the claim is judged by is fixed here.
+    separate method and baseline at all (the baseline learned: it beats its own untrained
+    self by a stated margin; the task is not saturated; the testbed can express the effect);
+    it must read only the baseline, the testbed or the data.
+
+    ``trivial(evidence)``, described by ``trivial_doc``, is the claim's figure computed with a
+    trivial arm in the method's place (random, identity, the reversed direction, a
+    construction true by design): when it too meets the threshold the verdict is
+    ``uninformative``, never ``holds``. ``competitors(evidence)`` returns ``{arm: value}``
+    for arms in the evidence other than the baseline, in the unit of ``ours`` (of the figure
+    when the claim returns no Comparison; better in the claim's direction): the report names the strongest beside the claim. Everything the claim
+    is judged by is fixed here.
     """
     if direction not in (">=", "<="):
         raise ValueError(f"direction must be '>=' or '<=', got {direction!r}")
@@ -324,6 +391,13 @@ def claim(
                          "saying what it checks")
     if control is not None and not callable(control):
         raise TypeError("control must be a predicate over the experiment's evidence")
+    if (trivial is None) != (trivial_doc is None):
+        raise ValueError("trivial and trivial_doc go together: a trivial arm needs the "
+                         "sentence naming it")
+    if trivial is not None and not callable(trivial):
+        raise TypeError("trivial must read the trivial arm's figure from the evidence")
+    if competitors is not None and not callable(competitors):
+        raise TypeError("competitors must read {arm: value} from the evidence")
     method = claim_id.split(".")[0]
     if method != experiment.method and experiment.fn.__module__.startswith("iclr25."):
         raise ValueError(f"claim {claim_id!r} reads experiment {experiment.id!r} of another "
@@ -333,7 +407,8 @@ def claim(
         if claim_id in _CLAIMS and _CLAIMS[claim_id].read.__qualname__ != read.__qualname__:
             raise ValueError(f"claim {claim_id!r} is already registered")
         c = Claim(claim_id, method, experiment, sentence, metric, unit, paper_figure,
-                  float(threshold), direction, read, baseline, control, control_doc)
+                  float(threshold), direction, read, baseline, control, control_doc,
+                  trivial, trivial_doc, competitors)
         _CLAIMS[claim_id] = c
         return c
 
@@ -437,6 +512,7 @@ class ExperimentRecord:
     error: str | None = None
     deviations: list[str] = field(default_factory=list)
     threads: int | None = None
+    budget: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -450,17 +526,20 @@ class ExperimentRecord:
         return cls(**d)
 
 
-Status = Literal["holds", "fails", "inconclusive", "error"]
+Status = Literal["holds", "fails", "inconclusive", "uninformative", "error"]
+STATUSES: tuple[str, ...] = ("holds", "fails", "inconclusive", "uninformative", "error")
 
 
 @dataclass
 class ClaimResult:
-    """The record of one claim; ``status`` is ``holds``, ``fails``, ``inconclusive`` or ``error``.
+    """The record of one claim; ``status`` is one of :data:`STATUSES`.
 
     ``measured`` is the figure judged against the threshold; ``ours`` and ``baseline_value``
     are the two arms' values when the claim returned a :class:`Comparison`. ``control_ok`` is
     the declared control's verdict (None: no control) and ``control_read`` the evidence it
-    read; ``reason`` says why a verdict is inconclusive or errored.
+    read; ``trivial_value`` is the trivial arm's figure; ``competitors`` the other arms'
+    values; ``reason`` says why a verdict is inconclusive, uninformative or errored, and
+    ``why`` is the measured sentence the report ends a claim that does not hold with.
     """
 
     claim_id: str
@@ -483,6 +562,11 @@ class ClaimResult:
     control_ok: bool | None = None
     control_read: dict[str, Any] = field(default_factory=dict)
     reason: str | None = None
+    trivial_doc: str | None = None
+    trivial_value: float | None = None
+    competitors: dict[str, float] = field(default_factory=dict)
+    why: str | None = None
+    budget: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -508,15 +592,19 @@ def _setting_dict(s: Setting) -> dict[str, Any]:
 
 
 def run_experiment(exp: Experiment, scale: Scale, seed: int, device: str | torch.device,
-                   figure_dir: Path) -> tuple[ExperimentRecord, Evidence | None]:
-    """Run one experiment on a forked global RNG; an exception becomes ``error``."""
+                   figure_dir: Path, budget: float = 1.0,
+                   ) -> tuple[ExperimentRecord, Evidence | None]:
+    """Run one experiment on a forked global RNG; an exception becomes ``error``.
+
+    ``budget`` multiplies the setting's budget fields (:meth:`Setting.scaled`).
+    """
     scale = Scale(scale)
     dev = torch.device(device)
     ctx = Context(scale=scale, seed=seed, device=dev)
-    setting = exp.setting(scale)
+    setting = exp.setting(scale).scaled(budget)
     record = ExperimentRecord(exp.id, exp.method, scale.value, seed, str(dev), 0.0,
                               _setting_dict(setting), deviations=list(setting.deviations),
-                              threads=torch.get_num_threads())
+                              threads=torch.get_num_threads(), budget=float(budget))
     cuda = [dev.index or 0] if dev.type == "cuda" else []
     start = time.perf_counter()
     # forked so that code which still draws from the global RNG is seeded, and the
@@ -571,45 +659,123 @@ class _Reads:
         return v
 
 
+def _figure(got: float | Comparison) -> float:
+    return float(got.value) if isinstance(got, Comparison) else float(got)
+
+
 def judge(c: Claim, ev: Evidence | None, record: ExperimentRecord) -> ClaimResult:
-    """Read a claim's figure (and its control) from the evidence and give the verdict.
+    """Read a claim's figure (its control, trivial arm and competitors) and give the verdict.
 
     A false control or a NaN/inf reading makes the verdict ``inconclusive`` with its reason;
-    otherwise the figure is compared with the threshold.
+    a figure that meets the threshold while the trivial arm's does too is ``uninformative``;
+    otherwise the figure is compared with the threshold. Every verdict but ``holds`` carries
+    its measured ``why``.
     """
     common = dict(claim_id=c.id, method=c.method, experiment=c.experiment.id,
                   sentence=c.sentence, metric=c.metric, unit=c.unit,
                   paper_figure=c.paper_figure, threshold=c.threshold, direction=c.direction,
-                  baseline=c.baseline, control_doc=c.control_doc)
+                  baseline=c.baseline, control_doc=c.control_doc, trivial_doc=c.trivial_doc,
+                  budget=record.budget)
     if ev is None:
-        return ClaimResult(measured=None, holds=False, status="error",
-                           error=f"experiment {record.id} failed:\n{record.error}", **common)
+        r = ClaimResult(measured=None, holds=False, status="error",
+                        error=f"experiment {record.id} failed:\n{record.error}", **common)
+        r.why = why(r)
+        return r
     try:
         got = c.read(ev)
         if isinstance(got, Comparison):
             if c.baseline is None:
                 raise TypeError(f"claim {c.id} returned a Comparison but declares no baseline=")
-            value, ours, base = float(got.value), float(got.ours), float(got.baseline)
+            ours, base = float(got.ours), float(got.baseline)
         else:
-            value, ours, base = float(got), None, None
+            ours, base = None, None
+        value = _figure(got)
         control_ok, read = None, {}
         if c.control is not None:
             reads = _Reads(ev)
             control_ok = bool(c.control(reads))
             read = reads.read
+        trivial = None if c.trivial is None else _figure(c.trivial(ev))
+        competitors = {} if c.competitors is None else {
+            str(k): float(v) for k, v in c.competitors(ev).items()}
     except Exception:
-        return ClaimResult(measured=None, holds=False, status="error",
-                           error=traceback.format_exc(), **common)
-    reason = None
+        r = ClaimResult(measured=None, holds=False, status="error",
+                        error=traceback.format_exc(), **common)
+        r.why = why(r)
+        return r
+    reason, status = None, None
     if control_ok is False:
-        reason = f"control failed: {c.control_doc}"
+        reason, status = f"control failed: {c.control_doc}", "inconclusive"
     elif not math.isfinite(value):
         reason = f"the measured value is {value}: the run gave no usable figure"
-    holds = reason is None and c.holds(value)
-    status = "inconclusive" if reason else ("holds" if holds else "fails")
-    return ClaimResult(measured=value, holds=holds, status=status, ours=ours,
-                       baseline_value=base, control_ok=control_ok, control_read=read,
-                       reason=reason, **common)
+        status = "inconclusive"
+    elif c.holds(value) and trivial is not None and c.holds(trivial):
+        reason = f"the trivial arm ({c.trivial_doc}) meets the threshold too"
+        status = "uninformative"
+    else:
+        status = "holds" if c.holds(value) else "fails"
+    r = ClaimResult(measured=value, holds=status == "holds", status=status, ours=ours,
+                    baseline_value=base, control_ok=control_ok, control_read=read,
+                    reason=reason, trivial_value=trivial, competitors=competitors, **common)
+    r.why = why(r)
+    return r
+
+
+def _g(v: float | None) -> str:
+    return "-" if v is None else f"{v:.4g}"
+
+
+def strongest_competitor(r: ClaimResult) -> tuple[str, float] | None:
+    """The competitor that beats ``ours`` by the most, in the claim's direction (or None)."""
+    ours = r.ours if r.ours is not None else r.measured
+    if ours is None or not r.competitors:
+        return None
+    better = max if r.direction == ">=" else min
+    name = better(r.competitors, key=lambda k: r.competitors[k])
+    v = r.competitors[name]
+    beats = v > ours if r.direction == ">=" else v < ours
+    return (name, v) if beats and math.isfinite(v) else None
+
+
+def why(r: ClaimResult, trend: str | None = None) -> str | None:
+    """One sentence, from measured figures only, saying why a claim does not hold.
+
+    ``None`` for a claim that holds. ``trend`` is the ladder's trend of the claim (see
+    :func:`iclr25.ladder.trend`), appended when a ladder was run.
+    """
+    if r.status == "holds":
+        return None
+    sign = "≥" if r.direction == ">=" else "≤"
+    if r.status == "error":
+        text = "the experiment raised before giving a figure"
+    elif r.status == "uninformative":
+        text = (f"the trivial arm ({r.trivial_doc}) reads {_g(r.trivial_value)}, which also "
+                f"meets {sign} {r.threshold:g}, so meeting it says nothing about the method")
+    elif r.control_ok is False:
+        read = ", ".join(f"{k} = {_fmt_read(v)}" for k, v in r.control_read.items())
+        text = f"the control failed ({(r.control_doc or '').rstrip('.')})"
+        text += f"; it read {read}" if read else ""
+    elif r.measured is None or not math.isfinite(r.measured):
+        text = r.reason or "the run gave no usable figure"
+    else:
+        gap = abs(r.threshold - r.measured)
+        text = f"{_g(r.measured)} misses {sign} {r.threshold:g} by {gap:.3g}"
+        if r.ours is not None:
+            text += f" (ours {_g(r.ours)} vs {r.baseline} {_g(r.baseline_value)})"
+        strong = strongest_competitor(r)
+        if strong is not None:
+            text += f"; the strongest competitor, {strong[0]}, reads {_g(strong[1])}"
+    if trend is not None:
+        text += f"; ladder: {trend}"
+    return text[0].upper() + text[1:] + "."
+
+
+def _fmt_read(v: Any) -> str:
+    if isinstance(v, float):
+        return _g(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt_read(x) for x in v[:8]) + (", ..." if len(v) > 8 else "") + "]"
+    return str(v)
 
 
 def default_threads(jobs: int) -> int:
@@ -624,19 +790,31 @@ def _grouped(selected: Sequence[Claim]) -> dict[str, tuple[Experiment, list[Clai
     return groups
 
 
+@dataclass(frozen=True)
+class Task:
+    """One experiment to run at one (seed, budget), with the claims that read it."""
+
+    exp: Experiment
+    claims: tuple[Claim, ...]
+    seed: int
+    budget: float
+    figure_dir: Path
+
+
 def _worker(conn: Any, modules: list[str], eid: str, claim_ids: list[str], scale: str,
-            seed: int, device: str, threads: int, figure_dir: str) -> None:
+            seed: int, device: str, threads: int, figure_dir: str, budget: float) -> None:
     """A spawned process: import the experiment's modules, run it, send back the verdicts."""
     for m in modules:
         importlib.import_module(m)
     torch.set_num_threads(threads)
-    rec, ev = run_experiment(_EXPERIMENTS[eid], Scale(scale), seed, device, Path(figure_dir))
+    rec, ev = run_experiment(_EXPERIMENTS[eid], Scale(scale), seed, device, Path(figure_dir),
+                             budget)
     conn.send((rec, [judge(_CLAIMS[cid], ev, rec) for cid in claim_ids]))
     conn.close()
 
 
-def _died(exp: Experiment, claims_: list[Claim], exitcode: int | None, scale: Scale, seed: int,
-          device: str, threads: int) -> tuple[ExperimentRecord, list[ClaimResult]]:
+def _died(task: Task, exitcode: int | None, scale: Scale, device: str, threads: int,
+          ) -> tuple[ExperimentRecord, list[ClaimResult]]:
     if exitcode is not None and exitcode < 0:
         try:
             why = f"killed by {signal.Signals(-exitcode).name} (out of memory, or killed)"
@@ -644,74 +822,74 @@ def _died(exp: Experiment, claims_: list[Claim], exitcode: int | None, scale: Sc
             why = f"killed by signal {-exitcode}"
     else:
         why = f"exited with status {exitcode} before reporting"
-    setting = exp.setting(scale)
-    rec = ExperimentRecord(exp.id, exp.method, scale.value, seed, device, float("nan"),
-                           _setting_dict(setting), error=f"worker process {why}",
-                           deviations=list(setting.deviations), threads=threads)
-    return rec, [judge(c, None, rec) for c in claims_]
+    setting = task.exp.setting(scale).scaled(task.budget)
+    rec = ExperimentRecord(task.exp.id, task.exp.method, scale.value, task.seed, device,
+                           float("nan"), _setting_dict(setting), error=f"worker process {why}",
+                           deviations=list(setting.deviations), threads=threads,
+                           budget=task.budget)
+    return rec, [judge(c, None, rec) for c in task.claims]
 
 
-def _run_in_workers(groups: dict[str, tuple[Experiment, list[Claim]]], jobs: int,
-                    how: tuple[Scale, int, str, int, Path],
+Finish = Callable[[int, ExperimentRecord, list[ClaimResult]], None]
+
+
+def _run_in_workers(tasks: Sequence[Task], jobs: int, how: tuple[Scale, str, int],
                     on_experiment: Callable[[Experiment], None] | None,
-                    finish: Callable[[str, ExperimentRecord, list[ClaimResult]], None]) -> None:
-    """Run the experiments of ``groups`` in up to ``jobs`` spawned workers at once.
+                    finish: Finish) -> None:
+    """Run ``tasks`` in up to ``jobs`` spawned workers at once.
 
-    ``how`` is (scale, seed, device, threads, figure_dir); ``finish`` receives each
-    experiment's record and judged claims as it ends, in the order they end.
+    ``how`` is (scale, device, threads); ``finish`` receives each task's index, record and
+    judged claims as it ends, in the order they end.
     """
-    scale, seed, device, threads, figure_dir = how
+    scale, device, threads = how
     mp = multiprocessing.get_context("spawn")  # fork is unsafe once torch has threads
-    pending = list(groups.items())
-    running: dict[Any, tuple[Any, str]] = {}
+    pending = list(enumerate(tasks))
+    running: dict[Any, tuple[Any, int]] = {}
     try:
         while pending or running:
             while pending and len(running) < jobs:
-                eid, (exp, cs) = pending.pop(0)
-                modules = list(dict.fromkeys([exp.fn.__module__,
-                                              *(c.read.__module__ for c in cs)]))
+                i, t = pending.pop(0)
+                modules = list(dict.fromkeys([t.exp.fn.__module__,
+                                              *(c.read.__module__ for c in t.claims)]))
                 recv, send = mp.Pipe(duplex=False)
                 # not a daemon: an experiment may use its own process pool (gsd, lsdt)
                 proc = mp.Process(target=_worker, daemon=False, args=(
-                    send, modules, eid, [c.id for c in cs], scale.value, seed, device,
-                    threads, str(figure_dir)))
+                    send, modules, t.exp.id, [c.id for c in t.claims], scale.value, t.seed,
+                    device, threads, str(t.figure_dir), t.budget))
                 proc.start()
                 send.close()  # the child holds the only writer: its death reads as EOF
-                running[recv] = proc, eid
+                running[recv] = proc, i
                 if on_experiment is not None:
-                    on_experiment(exp)
+                    on_experiment(t.exp)
             for conn in _wait_any(list(running)):
-                proc, eid = running.pop(conn)
+                proc, i = running.pop(conn)
                 try:
                     rec, results = conn.recv()
                 except (EOFError, OSError):
                     proc.join()
-                    exp, cs = groups[eid]
-                    rec, results = _died(exp, cs, proc.exitcode, scale, seed, device, threads)
+                    rec, results = _died(tasks[i], proc.exitcode, scale, device, threads)
                 conn.close()
                 proc.join()
-                finish(eid, rec, results)
+                finish(i, rec, results)
     finally:  # an interrupt: no worker outlives the run (they are not daemons)
-        for proc, _eid in running.values():
+        for proc, _i in running.values():
             if proc.is_alive():
                 proc.terminate()
             proc.join()
 
 
-def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
-        device: str | torch.device = "cpu",
-        on_experiment: Callable[[Experiment], None] | None = None,
-        *, jobs: int = 1, threads: int | None = None,
-        on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
-        ) -> tuple[list[ExperimentRecord], list[ClaimResult]]:
-    """Run each experiment the claims need once, then judge every claim.
+def run_tasks(tasks: Sequence[Task], scale: Scale, device: str | torch.device = "cpu",
+              on_experiment: Callable[[Experiment], None] | None = None, *, jobs: int = 1,
+              threads: int | None = None,
+              on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
+              ) -> list[tuple[ExperimentRecord, list[ClaimResult]]]:
+    """Run each task (an experiment at a seed and budget) and judge its claims, in order.
 
-    With ``jobs > 1`` the experiments run in that many spawned worker processes, each with
+    With ``jobs > 1`` the tasks run in that many spawned worker processes, each with
     ``threads`` torch threads (default: the cores shared out); a worker that dies marks its
-    experiment's claims ``error`` and the others complete. With ``jobs == 1`` they run here,
-    one after another. Given (seed, device, threads) the values do not depend on ``jobs``.
-    ``on_experiment`` is called as each experiment starts and ``on_done`` as it finishes
-    (for progress display).
+    task's claims ``error`` and the others complete. With ``jobs == 1`` they run here, one
+    after another. Given (seed, device, threads, budget) the values do not depend on
+    ``jobs``. ``on_experiment`` is called as each task starts and ``on_done`` as it finishes.
     """
     scale = Scale(scale)
     if not isinstance(jobs, int) or jobs < 1:
@@ -719,24 +897,42 @@ def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
     threads = default_threads(jobs) if threads is None else threads
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    for t in tasks:
+        check_budget(t.budget)
     device = str(torch.device(device))
-    groups = _grouped(selected)
-    done: dict[str, tuple[ExperimentRecord, list[ClaimResult]]] = {}
+    done: dict[int, tuple[ExperimentRecord, list[ClaimResult]]] = {}
 
-    def finish(eid: str, rec: ExperimentRecord, results: list[ClaimResult]) -> None:
-        done[eid] = rec, results
+    def finish(i: int, rec: ExperimentRecord, results: list[ClaimResult]) -> None:
+        done[i] = rec, results
         if on_done is not None:
             on_done(rec, results)
 
     if jobs == 1:
         with torch_threads(threads):
-            for eid, (exp, cs) in groups.items():
+            for i, t in enumerate(tasks):
                 if on_experiment is not None:
-                    on_experiment(exp)
-                rec, ev = run_experiment(exp, scale, seed, device, figure_dir)
-                finish(eid, rec, [judge(c, ev, rec) for c in cs])
+                    on_experiment(t.exp)
+                rec, ev = run_experiment(t.exp, scale, t.seed, device, t.figure_dir, t.budget)
+                finish(i, rec, [judge(c, ev, rec) for c in t.claims])
     else:
-        _run_in_workers(groups, jobs, (scale, seed, device, threads, figure_dir),
-                        on_experiment, finish)
-    by_id = {r.claim_id: r for _, rs in done.values() for r in rs}
-    return [done[eid][0] for eid in groups], [by_id[c.id] for c in selected]
+        _run_in_workers(tasks, jobs, (scale, device, threads), on_experiment, finish)
+    return [done[i] for i in range(len(tasks))]
+
+
+def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
+        device: str | torch.device = "cpu",
+        on_experiment: Callable[[Experiment], None] | None = None,
+        *, jobs: int = 1, threads: int | None = None, budget: float = 1.0,
+        on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
+        ) -> tuple[list[ExperimentRecord], list[ClaimResult]]:
+    """Run each experiment the claims need once, at ``budget``, then judge every claim.
+
+    See :func:`run_tasks` for ``jobs``, ``threads``, ``on_experiment`` and ``on_done``.
+    """
+    budget = check_budget(budget)
+    tasks = [Task(exp, tuple(cs), seed, budget, Path(figure_dir))
+             for exp, cs in _grouped(selected).values()]
+    done = run_tasks(tasks, scale, device, on_experiment, jobs=jobs, threads=threads,
+                     on_done=on_done)
+    by_id = {r.claim_id: r for _, rs in done for r in rs}
+    return [rec for rec, _ in done], [by_id[c.id] for c in selected]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -56,6 +57,8 @@ _PAPER_DEVIATIONS = (
 
 @dataclass(frozen=True)
 class Trifeatures(Setting):
+    # budget: pre-training and the control classifier
+    budget_fields: ClassVar[tuple[str, ...]] = ("epochs", "control_epochs")
     n_pretrain: int     # pairs per pre-training set (unbiased for R/U, biased for S)
     n_probe: int        # the first n_probe unbiased pairs fit the probes (official: same set)
     n_test: int         # unbiased test-split pairs (held-out combinations) score them

@@ -14,6 +14,7 @@ paper reports no number for this setting (its tables are on ImageBind/LanguageBi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -28,6 +29,8 @@ from iclr25.cox.testbed import digit_modalities, semi_supervised_split
 
 @dataclass(frozen=True)
 class Digits(Setting):
+    # budget: COX steps and the IM encoders' steps
+    budget_fields: ClassVar[tuple[str, ...]] = ("steps", "im_steps")
     rate: float              # labelled (and paired) fraction of OOM train rows
     steps: int               # COX optimisation steps (batch 128 per stream)
     im_steps: int            # CLIP + supervised steps building the frozen IM encoders

@@ -20,6 +20,7 @@ relations and the endpoint difference (wd=1e-2 minus wd=0) are reported beside t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -46,6 +47,7 @@ WD_CLAIM = 1e-2  # the weight decay at which the spec's pass criteria are stated
 
 @dataclass(frozen=True)
 class Sweep(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("steps",)  # SGD steps per run
     steps: int  # SGD steps per run; the pilot's 20,000 reach stationarity, 5,000 nearly
     wds: tuple[float, ...]  # weight decays swept; must contain 0 and 1e-2 (the claims' ends)
     n_seeds: int  # seeds seed .. seed + n_seeds - 1

@@ -25,6 +25,7 @@ not move (a bad lr) would make any gap meaningless.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -47,6 +48,7 @@ METHODS = ("SW", "TSW-SL", "Db-TSW")
 
 @dataclass(frozen=True)
 class Flow(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("steps",)  # Adam steps per flow, every method alike
     n: int  # points per cloud (official N = 100)
     steps: int  # Adam steps per flow
     every: int  # checkpoint spacing of the AUC

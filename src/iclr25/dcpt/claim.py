@@ -15,6 +15,7 @@ the pre-training steps).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -44,6 +45,8 @@ from iclr25.dcpt.training import PretrainResult, finetune, pretrain, restore
 
 @dataclass(frozen=True)
 class AllInOne(Setting):
+    # budget: pre-training cap and fine-tuning (scratch trains P + F)
+    budget_fields: ClassVar[tuple[str, ...]] = ("pretrain_cap", "finetune_steps")
     seeds: tuple[int, ...]          # arms share seeds: same init, same batches
     pretrain_cap: int               # DCPT steps at most (stops at the validation target)
     finetune_steps: int             # F: DCPT fine-tunes F steps; scratch trains F and P + F

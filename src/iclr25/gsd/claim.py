@@ -26,6 +26,7 @@ import math
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -100,6 +101,7 @@ def _run(arm: str, seed: int, num_envs: int, iterations: int, scale: float, bc_e
 
 @dataclass(frozen=True)
 class Selection(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("iterations",)  # PPO iterations
     scales: tuple[float, ...]  # λ_C grid (issue 38)
     seeds: tuple[int, ...]     # selection seeds; the claim uses others
     num_envs: int
@@ -163,6 +165,8 @@ def relevance_scale_selected(ev: SelectionEvidence) -> float:
 
 @dataclass(frozen=True)
 class LaneSetting(Setting):
+    # budget: PPO iterations and the BC arms' epochs
+    budget_fields: ClassVar[tuple[str, ...]] = ("iterations", "bc_epochs")
     num_envs: int              # PPO envs per iteration (issue: 256; 64, see the module doc)
     iterations: int            # PPO iterations, one 40-step episode per env each
     seeds: tuple[int, ...]     # same seeds for every arm; not the selection's seeds

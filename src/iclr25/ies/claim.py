@@ -24,6 +24,7 @@ on the test set; the paper reports the best epoch, shown in the table too).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -51,6 +52,7 @@ ARMS = ("plain", "IES", "random removal", "small-loss removal")
 
 @dataclass(frozen=True)
 class Training(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("epochs",)  # epochs of every arm
     epochs: int
     n_seeds: int  # seeds seed .. seed + n_seeds - 1, each its own split, init and shuffling
     lr: float  # 0.003: step-limited, so removal matters (see the module docstring)

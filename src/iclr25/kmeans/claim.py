@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -22,6 +23,7 @@ from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, 
 
 @dataclass(frozen=True)
 class Stream(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ()  # nothing trains: each stream is read once
     n: int                      # stream length (1,797 = all of digits)
     k: int                      # digits has 10 classes
     eps: float                  # the ε

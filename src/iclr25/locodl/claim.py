@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -22,6 +23,8 @@ from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, 
 
 @dataclass(frozen=True)
 class Bits(Setting):
+    # budget: every algorithm runs to the same tolerance: the figure is its cost
+    budget_fields: ClassVar[tuple[str, ...]] = ()
     n_clients: int              # the 10 clients, split by sorted label
     kappa: float                # 10³: μ binds on breast cancer
     tol: float                  # stop at ‖y − x*‖ ≤ tol

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -61,6 +62,8 @@ _DEVIATIONS = (
 
 @dataclass(frozen=True)
 class LongTail(Setting):
+    # budget: stage 1 (shared); stage 2: the official 20 epochs
+    budget_fields: ClassVar[tuple[str, ...]] = ("stage1_epochs",)
     n_seeds: int  # seeds seed .. seed + n_seeds - 1; the spec's pass criteria use 3
     stage1_epochs: int  # the pilot's 60; quick 20 (a weaker but still long-tailed stage 1)
     stage1_batch: int  # the pilot's 64; quick 128 (half the steps)

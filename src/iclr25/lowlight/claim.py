@@ -14,6 +14,7 @@ report: at a few hundred steps plain PSNR mostly measures how far each arm brigh
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -52,6 +53,7 @@ _PAPER_SETUP = (
 
 @dataclass(frozen=True)
 class LowLight(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("steps",)  # steps per arm
     seeds: tuple[int, ...]      # arms share each seed: same init seed, same crops
     steps: int                  # issue: 300 per arm
     crop: int                   # issue: 64 full, 32 quick

@@ -28,6 +28,7 @@ from __future__ import annotations
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -73,6 +74,8 @@ def _build(arm: str, obs_dim: int, act_dim: int) -> LongShortDecisionTransformer
 
 @dataclass(frozen=True)
 class LongShort(Setting):
+    # budget: gradient steps per arm and task
+    budget_fields: ClassVar[tuple[str, ...]] = ("cue_steps", "pendulum_steps")
     seeds: tuple[int, ...]      # same seeds for all arms
     cue_steps: int              # issue: 1000 (pilot: LSDT at 1.0 from 600)
     pendulum_steps: int         # issue: 3000 (floor 2500 if over 5 min; it is not)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -29,6 +30,7 @@ TUNE_NU, TUNE_SMALL, TUNE_LARGE = 0.5, 0.1, 2.0
 
 @dataclass(frozen=True)
 class Bumpy(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ()  # nothing trains: every fit is closed-form
     sizes: tuple[int, ...]        # oriented points per cloud (the paper uses 1000 per shape)
     seeds: tuple[int, ...]        # added to the run's seed
     n_uniform: int                # IoU test points uniform in the box

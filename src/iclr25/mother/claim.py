@@ -29,6 +29,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import networkx as nx
 import numpy as np
@@ -62,6 +63,8 @@ SWEEP = (0.0, 0.1, 0.3)  # the issue's sweep; always inside LAM_GRID
 
 @dataclass(frozen=True)
 class TreeZoo(Setting):
+    # budget: the zoo's training; recovery is closed-form
+    budget_fields: ClassVar[tuple[str, ...]] = ("root_steps", "finetune_steps")
     n_trees: int          # evaluated trees; one more is generated and held out to pick lam
     fans: tuple[int, ...]  # children per node, generation by generation (``make_zoo``)
     root_steps: int       # Adam steps training each root on digits
@@ -292,6 +295,8 @@ def _sweep_figure(fig, sweep, lam_star, random_root, change, n_trees, n_models) 
 
 @dataclass(frozen=True)
 class LoraZoo(Setting):
+    # budget: nothing trains: the LoRA updates are drawn, not learned
+    budget_fields: ClassVar[tuple[str, ...]] = ()
     n_trees: int
     n_children: int
     n_grandchildren: int

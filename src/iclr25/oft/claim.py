@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -43,6 +44,7 @@ from iclr25.oft.instances import make_layered
 
 @dataclass(frozen=True)
 class Layered(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("iters", "sweep_iters")  # solver iterations
     layer: int  # nodes per layer (sources, transit, sinks); the 100 = n 300, 40k edges
     seeds: tuple[int, ...]  # instances; worst seed is the claim
     reg: float  # the 1e-3, relative to the largest cost

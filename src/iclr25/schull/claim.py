@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -51,6 +52,8 @@ def _graph(kind: str, pos: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class Panel(Setting):
+    # budget: nothing trains: graph properties of fixed structures
+    budget_fields: ClassVar[tuple[str, ...]] = ()
     n_smiles: int        # molecules (the first ten hold every degenerate case)
     n_conf: int          # conformers of each (ETKDGv3, seed + 1)
     n_clouds: int        # random clouds, Gaussian/ball/planar, N log-uniform in [4, 1000]
@@ -170,6 +173,7 @@ def rigid(ev: PanelEvidence) -> float:
 
 @dataclass(frozen=True)
 class Learn(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("epochs",)  # epochs of both networks
     n_conf: int          # aspirin conformers (MD17-like; MMFF94 labels)
     n_train: int         # the rest is the test split
     epochs: int

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -28,6 +29,7 @@ from iclr25.toss.testbed import make_heteroscedastic, make_sinusoid
 
 @dataclass(frozen=True)
 class Sinusoid(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("epochs",)  # epochs of every method
     n: int                  # training points (TIC-TAC's univariate set-up, x ~ U[-5, 5])
     n_test: int             # σ error measured on this many fresh points
     epochs: int             # few on purpose: the claim is about speed of learning σ
@@ -158,6 +160,7 @@ def univariate_epochs(ev: SinusoidEvidence) -> Comparison:
 
 @dataclass(frozen=True)
 class Multivariate(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("epochs",)  # epochs of every method
     n: int                      # training points (TIC-TAC uses 1000·dim)
     n_test: int                 # held-out points, same draw (shared distribution parameters)
     dim: int                    # in = out dimension

@@ -13,6 +13,7 @@ uninformative with full labels (every method scores ≈0.96 on digits), so the p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -29,6 +30,8 @@ def _grid_positions(side: int) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class Topology(Setting):
+    # budget: nothing trains: spectral clustering is closed-form
+    budget_fields: ClassVar[tuple[str, ...]] = ()
     copies: int          # jittered copies of the train split (≈1,350 images each)
     n_clusters: int      # 16 tokens, as many as 4x4 patches of a 16x16 image
     k: int               # kNN graph degree (the K = 10)
@@ -113,6 +116,8 @@ def topology_recovery(ev: TopologyEvidence) -> float:
 
 @dataclass(frozen=True)
 class Retina(Setting):
+    # budget: nothing trains: spectral clustering is closed-form
+    budget_fields: ClassVar[tuple[str, ...]] = ()
     copies: int          # jittered 48x48 copies of the train split
     n_rings: int         # 24 rings x 24 angles -> 209 sensors (the issue's ≈200)
     n_angles: int
@@ -196,6 +201,7 @@ def density_adjustment(ev: RetinaEvidence) -> float:
 
 @dataclass(frozen=True)
 class Representation(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("epochs",)  # MAE epochs of every model
     copies: int          # jittered copies of the train split used for pretraining
     epochs: int          # MAE epochs (the same for every model)
     dim: int             # MAE width 64, 2 encoder + 1 decoder blocks, mask 0.75

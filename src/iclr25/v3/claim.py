@@ -14,6 +14,7 @@ training colours (purity >= 0.5): with nothing learned there is nothing to lose.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -26,6 +27,7 @@ from iclr25.v3.model import V3
 
 @dataclass(frozen=True)
 class Sequences(Setting):
+    budget_fields: ClassVar[tuple[str, ...]] = ("epochs",)  # epochs of V3 and the VQ-AE
     n_train: int           # train-split sequences, TRAIN_COLORS (issue: about 1,000)
     n_test: int            # test-split sequences, in-distribution and OOD colours each
     n_probe: int           # test sequences used by the leakage probes (details only)
