@@ -373,8 +373,8 @@ def claim(
     construction true by design): when it too meets the threshold the verdict is
     ``uninformative``, never ``holds``. ``competitors(evidence)`` returns ``{arm: value}``
     for arms in the evidence other than the baseline, in the unit of ``ours`` (of the figure
-    when the claim returns no Comparison; better in the claim's direction): the report names the strongest beside the claim. Everything the claim
-    is judged by is fixed here.
+    when the claim returns no Comparison; better in the claim's direction): the report names
+    the strongest beside the claim. Everything the claim is judged by is fixed here.
     """
     if direction not in (">=", "<="):
         raise ValueError(f"direction must be '>=' or '<=', got {direction!r}")
