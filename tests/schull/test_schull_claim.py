@@ -5,15 +5,16 @@ import pytest
 pytest.importorskip("rdkit")
 
 from iclr25.claims import ExperimentRecord, judge  # noqa: E402
-from iclr25.schull.claim import LearnEvidence, energy_mae  # noqa: E402
+from iclr25.schull.claim import LearnEvidence, energy_mae, pick_force_weight  # noqa: E402
 
 RECORD = ExperimentRecord(id="schull.energy", method="schull", scale="full", seed=0,
                           device="cpu", seconds=1.0, setting={})
 
 
-def _ev(schnet, cha, median):
+def _ev(schnet, cha, median, init=3.0):
     return LearnEvidence(gain=1 - cha / schnet, mae_schnet=schnet, mae_cha=cha,
-                         mae_median=median, force_mae_schnet=1.0, force_mae_cha=1.0,
+                         mae_median=median, mae_schnet_init=init, force_mae_schnet=1.0,
+                         force_mae_cha=1.0, force_mae_schnet_init=2.0, force_gain=0.0,
                          params_schnet=1, params_cha=1)
 
 
@@ -28,4 +29,25 @@ def test_energy_mae_verdicts(schnet, cha, median, status):
     assert r.status == status
     assert r.measured == pytest.approx(1 - cha / schnet)
     assert (r.ours, r.baseline_value) == (pytest.approx(cha), pytest.approx(schnet))
-    assert set(r.control_read) == {"mae_schnet", "mae_median"}   # never the method's own MAE
+    # never the method's own MAE
+    assert set(r.control_read) == {"mae_schnet", "mae_median", "mae_schnet_init"}
+
+
+def test_energy_mae_inconclusive_when_schnet_does_not_beat_its_untrained_self():
+    # below 0.75 x the median, but not 0.75 x its own untrained MAE
+    assert judge(energy_mae, _ev(1.0, 0.5, 2.0, init=1.2), RECORD).status == "inconclusive"
+
+
+@pytest.mark.parametrize("mae, median, chosen", [
+    ({100.0: 3.0, 30.0: 2.0, 10.0: 1.4, 3.0: 1.2, 1.0: 1.3}, 2.5, 10.0),  # <= 0.6 x 2.5
+    ({1.0: 1.0, 100.0: 1.5, 10.0: 1.4}, 2.5, 100.0),  # the largest passing weight
+    ({100.0: 2.0, 10.0: 2.1, 1.0: 2.2}, 2.5, 1.0),     # none passes: the smallest tried
+])
+def test_pick_force_weight_largest_weight_at_which_schnet_learns_energy(mae, median, chosen):
+    assert pick_force_weight(mae, median) == chosen
+
+
+def test_pick_force_weight_margin_and_empty():
+    assert pick_force_weight({100.0: 2.0, 1.0: 1.0}, 2.5, margin=0.8) == 100.0
+    with pytest.raises(ValueError, match="energy_mae"):
+        pick_force_weight({}, 2.5)

@@ -177,7 +177,7 @@ class Learn(Setting):
     n_conf: int          # aspirin conformers (MD17-like; MMFF94 labels)
     n_train: int         # the rest is the test split
     epochs: int
-    force_weight: float  # loss = energy MAE + this × force MAE (official MD17 recipe: 100)
+    force_weight: float  # loss = energy MAE + this × force MAE (official 100; pilot: 1)
     batch: int
     lr: float            # Adam, cosine to 0
     cutoff: float        # short cutoff: long-range terms are out of the radius graph
@@ -186,14 +186,27 @@ class Learn(Setting):
     seeds: tuple[int, ...]
 
 
+CONTROL_MARGIN = 0.75  # SchNet learned: energy MAE <= this x the median predictor's
+# force-weight pilot (issue 53), fixed before it ran: SchNet alone on a held-apart seed (101;
+# claim runs use seed 0 by default), the official 100 and lower weights; the rule picks the
+# largest weight at which SchNet's energy MAE <= 0.6 x the median predictor's (stricter than
+# the control's 0.75: headroom for the seed spread, 3.00-4.47 kcal/mol on main).
+PILOT_SEED = 101
+PILOT_WEIGHTS = (100.0, 30.0, 10.0, 3.0, 1.0)
+PILOT_MARGIN = 0.6
+
+
 @dataclass
 class LearnEvidence(Evidence):
     gain: float = scalar("fraction", "1 - MAE(CHA)/MAE(SchNet), seed means")
     mae_schnet: float = scalar("kcal/mol", "test energy MAE, SchNet (radius graph only)")
     mae_cha: float = scalar("kcal/mol", "test energy MAE, SchNetCHA (radius + SCHull)")
     mae_median: float = scalar("kcal/mol", "test energy MAE of the training median")
+    mae_schnet_init: float = scalar("kcal/mol", "test energy MAE, SchNet untrained (its init)")
     force_mae_schnet: float = scalar("kcal/mol/Å", "test force MAE, SchNet")
     force_mae_cha: float = scalar("kcal/mol/Å", "test force MAE, SchNetCHA")
+    force_mae_schnet_init: float = scalar("kcal/mol/Å", "test force MAE, SchNet untrained")
+    force_gain: float = scalar("fraction", "1 - force MAE(CHA)/force MAE(SchNet), seed means")
     params_schnet: int = scalar("parameters")
     params_cha: int = scalar("parameters")
     per_seed: Table = None
@@ -207,116 +220,184 @@ def _matched_hidden(hidden_cha: int, layers: int, cutoff: float) -> int:
     return best
 
 
-def _train_eval(model, z, pos, hull, y, forces, tr, te, setting, seed, mean, std
-                ) -> tuple[float, float]:
-    """Train on energy + force_weight × force MAE (standardised energies: forces are in units
-    of std, so the weighting is the official one up to a 1/std scale); test energy and force
-    MAE in kcal/mol and kcal/mol/Å."""
+@dataclass
+class _Aspirin:
+    """One seed's aspirin data: conformers, SCHull edges, the split and the energy scale."""
+
+    z: torch.Tensor
+    pos: torch.Tensor
+    y: torch.Tensor
+    forces: torch.Tensor
+    hull: list
+    tr: torch.Tensor
+    te: torch.Tensor
+    mean: float
+    std: float
+    mae_median: float  # test energy MAE of predicting the training median
+
+
+def _aspirin(setting: Learn, seed: int, device: torch.device) -> _Aspirin:
+    c = conformers(ASPIRIN, setting.n_conf, seed=seed)
+    pos, y = c.pos.float().to(device), c.energy.float().to(device)
+    n_atoms = pos.shape[1]
+    batch_all = torch.arange(setting.n_conf, device=device).repeat_interleave(n_atoms)
+    g_all = schull_graph(pos.reshape(-1, 3), batch_all).edge_index
+    owner = batch_all[g_all[0]]
+    hull = [g_all[:, owner == k] - k * n_atoms for k in range(setting.n_conf)]
+    split = torch.randperm(setting.n_conf, generator=torch.Generator().manual_seed(seed))
+    tr, te = split[:setting.n_train].to(device), split[setting.n_train:].to(device)
+    return _Aspirin(c.z.to(device), pos, y, c.forces.float().to(device), hull, tr, te,
+                    float(y[tr].mean()), float(y[tr].std()),
+                    float((y[te] - y[tr].median()).abs().mean()))
+
+
+def _energy_forces(model, d: _Aspirin, idx: torch.Tensor, train: bool):
+    n = d.pos.shape[1]
+    p = d.pos[idx].reshape(-1, 3).requires_grad_(True)
+    b = torch.arange(len(idx), device=p.device).repeat_interleave(n)
+    e = torch.cat([d.hull[int(c)] + k * n for k, c in enumerate(idx)], dim=1)
+    out = model(d.z.repeat(len(idx)), p, b, e)
+    return out, -torch.autograd.grad(out.sum(), p, create_graph=train)[0]
+
+
+def _train(model, d: _Aspirin, setting: Learn, force_weight: float, seed: int) -> None:
+    """Adam on energy MAE + ``force_weight`` x force MAE, on standardised energies (forces in
+    units of the energy std, so the weighting is the official one up to a 1/std scale)."""
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=setting.lr)
-    steps = setting.epochs * math.ceil(len(tr) / setting.batch)
+    steps = setting.epochs * math.ceil(len(d.tr) / setting.batch)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))
-    n = pos.shape[1]
-
-    def collate(idx):
-        p = pos[idx].reshape(-1, 3)
-        b = torch.arange(len(idx), device=pos.device).repeat_interleave(n)
-        e = torch.cat([hull[int(c)] + k * n for k, c in enumerate(idx)], dim=1)
-        return z.repeat(len(idx)), p, b, e
-
-    def energy_forces(idx, train):
-        zz, p, b, e = collate(idx)
-        p.requires_grad_(True)
-        out = model(zz, p, b, e)
-        f = -torch.autograd.grad(out.sum(), p, create_graph=train)[0]
-        return out, f
-
     for _ in track(range(setting.epochs), "SCHull energy/force training"):
-        perm = tr[torch.randperm(len(tr), generator=g).to(tr.device)]
+        perm = d.tr[torch.randperm(len(d.tr), generator=g).to(d.tr.device)]
         for s in range(0, len(perm), setting.batch):
             idx = perm[s:s + setting.batch]
-            out, f = energy_forces(idx, True)
-            loss = ((out - (y[idx] - mean) / std).abs().mean()
-                    + setting.force_weight * (f - forces[idx].reshape(-1, 3) / std).abs().mean())
+            out, f = _energy_forces(model, d, idx, True)
+            loss = ((out - (d.y[idx] - d.mean) / d.std).abs().mean()
+                    + force_weight * (f - d.forces[idx].reshape(-1, 3) / d.std).abs().mean())
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
+
+
+def _test_mae(model, d: _Aspirin) -> tuple[float, float]:
+    """Test energy MAE (kcal/mol) and force MAE (kcal/mol/Å)."""
     err, ferr = [], []
-    for s in range(0, len(te), 100):
-        idx = te[s:s + 100]
-        out, f = energy_forces(idx, False)
-        err.append((out.detach() * std + mean - y[idx]).abs())
-        ferr.append((f.detach() * std - forces[idx].reshape(-1, 3)).abs())
+    for s in range(0, len(d.te), 100):
+        idx = d.te[s:s + 100]
+        out, f = _energy_forces(model, d, idx, False)
+        err.append((out.detach() * d.std + d.mean - d.y[idx]).abs())
+        ferr.append((f.detach() * d.std - d.forces[idx].reshape(-1, 3)).abs())
     return float(torch.cat(err).mean()), float(torch.cat(ferr).mean())
+
+
+def pick_force_weight(energy_mae: dict[float, float], mae_median: float,
+                      margin: float = PILOT_MARGIN) -> float:
+    """The pilot's rule: the largest force weight at which the baseline learned the energy.
+
+    ``energy_mae`` maps each force weight tried to SchNet's test energy MAE on the pilot seed;
+    the largest weight (closest to the official 100) whose MAE is at most ``margin`` x the
+    median predictor's is chosen; when none is, the smallest weight tried.
+    """
+    if not energy_mae:
+        raise ValueError("energy_mae must hold at least one force weight")
+    ok = [w for w, m in energy_mae.items() if m <= margin * mae_median]
+    return max(ok) if ok else min(energy_mae)
+
+
+def force_weight_pilot(setting: Learn, seed: int = PILOT_SEED,
+                       weights: tuple[float, ...] = PILOT_WEIGHTS,
+                       device: torch.device | str = "cpu") -> tuple[Table, float]:
+    """SchNet alone (the baseline), trained at each force weight on a held-apart seed.
+
+    Returns the pilot's table (weight, energy and force MAE, the median predictor's and the
+    untrained SchNet's) and the weight :func:`pick_force_weight` chooses. Never trains
+    SchNetCHA.
+    """
+    d = _aspirin(setting, seed, torch.device(device))
+    h_s = _matched_hidden(setting.hidden_cha, setting.layers, setting.cutoff)
+    rows, mae = [], {}
+    for w in weights:
+        with seeded_init(1000 * seed):
+            model = SchNetCHA(h_s, setting.layers, setting.cutoff, 1.0).to(device)
+        init = _test_mae(model, d)
+        _train(model, d, setting, w, 1000 * seed)
+        e, f = _test_mae(model, d)
+        mae[w] = e
+        rows.append((w, e, f, d.mae_median, init[0], init[1]))
+    return (Table(f"force-weight pilot: SchNet alone, seed {seed}",
+                  ("force weight", "energy MAE", "force MAE", "median predictor energy MAE",
+                   "untrained energy MAE", "untrained force MAE"), rows),
+            pick_force_weight(mae, d.mae_median))
 
 
 _LEARN = ("MMFF94 energies and forces of RDKit conformers, not MD17's DFT trajectory: offline",
           "SchNet 3 layers, hidden 64, cutoff 2.5 Å, batch 32, Adam 3e-3 with cosine decay "
           "(official MD17: LEFTNet-CHA, cutoff 8 Å, batch 4, 1200 epochs): CPU budget",
-          "no direct force head (the official LEFTNet adds one): forces are -dE/dpos only")
+          "no direct force head (the official LEFTNet adds one): forces are -dE/dpos only",
+          "force weight 1 instead of the official 100, by the issue-53 pilot (SchNet alone, "
+          "held-apart seed 101, full setting; rule fixed before it ran: the largest weight "
+          "with SchNet energy MAE <= 0.6 x the median predictor's, else the smallest weight "
+          "tried). Pilot, weight: energy / force MAE (kcal/mol, kcal/mol/Å): 100: 1.96 / "
+          "6.00; 30: 2.00 / 6.41; 10: 2.14 / 7.51; 3: 2.33 / 8.44; 1: 2.21 / 10.03; median "
+          "predictor 2.47; untrained SchNet 2.62 / 15.1. No weight passed, so the rule's "
+          "fallback, 1, was taken (in hindsight a poor fallback: 100 had the lowest energy "
+          "MAE; kept because it was fixed before the pilot)")
 
 
-@experiment(quick=Learn(n_conf=140, n_train=100, epochs=3, force_weight=100.0, batch=32,
+@experiment(quick=Learn(n_conf=140, n_train=100, epochs=3, force_weight=1.0, batch=32,
                         lr=3e-3, cutoff=2.5, hidden_cha=64, layers=3, seeds=(0,),
                         deviations=("smoke test: 100 training conformers, 3 epochs, one "
                                     "seed", *_LEARN)),
-            full=Learn(n_conf=400, n_train=300, epochs=15, force_weight=100.0, batch=32,
+            full=Learn(n_conf=400, n_train=300, epochs=15, force_weight=1.0, batch=32,
                        lr=3e-3, cutoff=2.5, hidden_cha=64, layers=3, seeds=(0, 1, 2),
                        deviations=("300 training conformers, 15 epochs (the issue's ~300 and "
                                    "~15; official MD17: 1000 and 1200): CPU budget, forces "
                                    "cost a double backward", *_LEARN)))
 def energy(setting: Learn, ctx: Context) -> LearnEvidence:
-    c = conformers(ASPIRIN, setting.n_conf, seed=ctx.seed)
-    dev = ctx.device
-    pos = c.pos.float().to(dev)
-    y = c.energy.float().to(dev)
-    forces = c.forces.float().to(dev)
-    z = c.z.to(dev)
-    n_atoms = pos.shape[1]
-    batch_all = torch.arange(setting.n_conf, device=dev).repeat_interleave(n_atoms)
-    g_all = schull_graph(pos.reshape(-1, 3), batch_all).edge_index
-    owner = batch_all[g_all[0]]
-    hull = [g_all[:, owner == k] - k * n_atoms for k in range(setting.n_conf)]
-    split = torch.randperm(setting.n_conf, generator=torch.Generator().manual_seed(ctx.seed))
-    tr, te = split[:setting.n_train].to(dev), split[setting.n_train:].to(dev)
-    mean, std = float(y[tr].mean()), float(y[tr].std())
-    mae_median = float((y[te] - y[tr].median()).abs().mean())
+    d = _aspirin(setting, ctx.seed, ctx.device)
+    n_atoms = d.pos.shape[1]
     h_s = _matched_hidden(setting.hidden_cha, setting.layers, setting.cutoff)
     rows = []
     for s in setting.seeds:
-        out = {}
-        for name, hid, rate, cut in (("SchNet", h_s, 1.0, setting.cutoff),
-                                     ("SchNetCHA", setting.hidden_cha, 0.5, setting.cutoff)):
+        out, init = {}, None
+        for name, hid, rate in (("SchNet", h_s, 1.0), ("SchNetCHA", setting.hidden_cha, 0.5)):
             with seeded_init(1000 * ctx.seed + s):
-                model = SchNetCHA(hid, setting.layers, cut, rate).to(dev)
-            out[name] = _train_eval(model, z, pos, hull, y, forces, tr, te, setting,
-                                    1000 * ctx.seed + s, mean, std)
+                model = SchNetCHA(hid, setting.layers, setting.cutoff, rate).to(ctx.device)
+            if name == "SchNet":  # the baseline's own untrained self
+                init = _test_mae(model, d)
+            _train(model, d, setting, setting.force_weight, 1000 * ctx.seed + s)
+            out[name] = _test_mae(model, d)
         rows.append((s, out["SchNet"][0], out["SchNetCHA"][0],
                      1 - out["SchNetCHA"][0] / out["SchNet"][0], out["SchNet"][1],
-                     out["SchNetCHA"][1]))
-    m_s = float(np.mean([r[1] for r in rows]))
-    m_c = float(np.mean([r[2] for r in rows]))
+                     out["SchNetCHA"][1], init[0], init[1]))
+
+    def mean(col: int) -> float:
+        return float(np.mean([r[col] for r in rows]))
+
     params = [sum(p.numel() for p in SchNetCHA(h, setting.layers, setting.cutoff, r).parameters())
               for h, r in ((h_s, 1.0), (setting.hidden_cha, 0.5))]
-    e_r = num_undirected_edges(radius_graph(pos[0].cpu(), setting.cutoff), n_atoms) / n_atoms
-    e_h = num_undirected_edges(hull[0].cpu(), n_atoms) / n_atoms
-    fig = ctx.figure("mae_per_seed")
-    ax = fig.subplots()
-    ax.scatter([e_r] * len(rows), [r[1] for r in rows], label=f"SchNet {setting.cutoff} Å")
-    ax.scatter([e_r + e_h] * len(rows), [r[2] for r in rows], label="SchNetCHA (radius + hull)")
-    ax.axhline(mae_median, color="k", ls="--", lw=0.8, label="median predictor")
-    ax.set_xlabel("undirected edges per node")
-    ax.set_ylabel("test energy MAE (kcal/mol)")
+    e_r = num_undirected_edges(radius_graph(d.pos[0].cpu(), setting.cutoff), n_atoms) / n_atoms
+    e_h = num_undirected_edges(d.hull[0].cpu(), n_atoms) / n_atoms
+    fig = ctx.figure("mae_per_seed", figsize=(9, 3.8))
+    ax, bx = fig.subplots(1, 2)
+    for a, col, lab in ((ax, 1, "energy MAE (kcal/mol)"), (bx, 4, "force MAE (kcal/mol/Å)")):
+        a.scatter([e_r] * len(rows), [r[col] for r in rows], label=f"SchNet {setting.cutoff} Å")
+        a.scatter([e_r + e_h] * len(rows), [r[col + 1] for r in rows],
+                  label="SchNetCHA (radius + hull)")
+        a.set_xlabel("undirected edges per node")
+        a.set_ylabel(f"test {lab}")
+    ax.axhline(d.mae_median, color="k", ls="--", lw=0.8, label="median predictor")
     ax.legend(fontsize=7)
+    fig.tight_layout()
     return LearnEvidence(
-        gain=1 - m_c / m_s, mae_schnet=m_s, mae_cha=m_c, mae_median=mae_median,
-        force_mae_schnet=float(np.mean([r[4] for r in rows])),
-        force_mae_cha=float(np.mean([r[5] for r in rows])),
-        params_schnet=params[0], params_cha=params[1],
+        gain=1 - mean(2) / mean(1), mae_schnet=mean(1), mae_cha=mean(2),
+        mae_median=d.mae_median, mae_schnet_init=mean(6),
+        force_mae_schnet=mean(4), force_mae_cha=mean(5), force_mae_schnet_init=mean(7),
+        force_gain=1 - mean(5) / mean(4), params_schnet=params[0], params_cha=params[1],
         per_seed=Table("test MAE per seed (energy kcal/mol, forces kcal/mol/Å)",
-                       ("seed", "SchNet E", "SchNetCHA E", "gain", "SchNet F", "SchNetCHA F"),
-                       rows))
+                       ("seed", "SchNet E", "SchNetCHA E", "gain", "SchNet F", "SchNetCHA F",
+                        "untrained SchNet E", "untrained SchNet F"), rows))
 
 
 @claim("schull.energy_mae", experiment=energy,
@@ -327,8 +408,9 @@ def energy(setting: Learn, ctx: Context) -> LearnEvidence:
        paper_figure="MD17/QM9 tables (SchNet vs SchNetCHA); numbers not retrievable here "
                     "(checked: the paper body is not stored, only its abstract)",
        threshold=0.10, direction=">=", baseline="SchNet (radius graph only, parameter-matched)",
-       control=lambda ev: ev.mae_schnet <= 0.75 * ev.mae_median,
-       control_doc="plain SchNet learned the energy: its test MAE is at most 0.75 x that of "
-                   "predicting the training median")
+       control=lambda ev: ev.mae_schnet <= CONTROL_MARGIN * min(ev.mae_median,
+                                                                ev.mae_schnet_init),
+       control_doc=f"plain SchNet learned the energy: its test MAE is at most {CONTROL_MARGIN:g} "
+                   f"x that of predicting the training median and of its own untrained self")
 def energy_mae(ev: LearnEvidence) -> Comparison:
     return Comparison(ours=ev.mae_cha, baseline=ev.mae_schnet, value=ev.gain)
