@@ -139,6 +139,18 @@ class Setting:
         return dataclasses.replace(self, **changes, deviations=(*self.deviations, note))
 
 
+def _check_budget_fields(cls: type) -> None:
+    """A Setting type must name its budget fields: existing fields holding counts."""
+    names = cls.budget_fields
+    if names is None:
+        raise TypeError(f"{cls.__name__} must declare budget_fields: the fields that set how "
+                        f"much training the experiment does, or () when nothing trains")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    if isinstance(names, str) or not all(n in fields for n in names):
+        raise TypeError(f"{cls.__name__}.budget_fields must name fields of the Setting, got "
+                        f"{names!r}")
+
+
 def check_budget(budget: Any, name: str = "budget") -> float:
     """``budget`` as a float, refused unless it is a positive finite number."""
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not (
@@ -153,7 +165,8 @@ def _scale_count(v: Any, k: float, where: str) -> Any:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise TypeError(f"budget field {where} must be a number or a tuple of numbers, "
                         f"got {v!r}")
-    return max(1, round(v * k)) if isinstance(v, int) else v * k
+    # half up, not Python's half-to-even: 1 epoch x 1.5 is 2
+    return max(1, math.floor(v * k + 0.5)) if isinstance(v, int) else v * k
 
 
 def _fmt_count(v: Any) -> str:
@@ -329,6 +342,7 @@ def experiment(*, quick: Setting, full: Setting) -> Callable[[Callable], Experim
     if type(quick) is not type(full):
         raise TypeError(f"quick and full must be the same Setting type, got "
                         f"{type(quick).__name__} and {type(full).__name__}")
+    _check_budget_fields(type(full))
 
     def register(fn: Callable) -> Experiment:
         method = _method_of(fn.__module__)

@@ -31,6 +31,7 @@ def private_registry(monkeypatch):
 
 @dataclass(frozen=True)
 class Toy(Setting):
+    budget_fields = ("n",)  # the toy "trains" n steps
     n: int
     label: str = "x"
 
@@ -148,6 +149,7 @@ def test_bad_declarations_rejected():
 
     @dataclass(frozen=True)
     class Other(Setting):
+        budget_fields = ()
         n: int
 
     with pytest.raises(TypeError, match="same Setting type"):
@@ -300,6 +302,7 @@ from iclr25.claims import Context, Evidence, Setting, claim, experiment, scalar
 
 @dataclass(frozen=True)
 class W(Setting):
+    budget_fields = ()
     n: int
 
 
