@@ -218,15 +218,16 @@ def reproduce(
     changes how many experiments run at once.
     """
     from iclr25 import claims
-    from iclr25.report import environment, write_report
+    from iclr25.report import environment, previous_seconds, write_report
 
     k = _budget(budget)
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
+    seconds = previous_seconds(out / "results.json", scale.value)  # longest first
     (records, results), wall = _with_progress(
         len({c.experiment.id for c in selected}), scale,
         lambda started, finished: claims.run(
             selected, scale, seed, out / "figures", device=device, on_experiment=started,
-            on_done=finished, jobs=jobs, threads=threads, budget=k))
+            on_done=finished, jobs=jobs, threads=threads, budget=k, seconds=seconds))
 
     papers = claims.papers()
     env = environment(seed, scale.value, device, jobs=jobs, threads=threads, budget=k,
