@@ -42,7 +42,8 @@ def test_control_rate_is_fixed_not_ies():
 
 def _ev(**kw):
     base = dict(saved=0.3, plain_acc=95.0, init_acc=10.0, ies_acc=94.8, random_acc=93.0,
-                small_loss_acc=94.5, control_acc=93.5, acc_diff=-0.2, random_diff=-2.0,
+                small_loss_acc=94.5, control_acc=93.5, random2_acc=93.2, acc_diff=-0.2,
+                random_diff=-2.0, random_vs_random=0.2, random_vs_small_loss=-1.5,
                 beats_random=1.8, beats_small_loss=0.3, random_cost=1.5, plain_gain=85.0,
                 best_acc_diff=0.0, delta_per_seed=[1e-2], acc_diff_per_seed=[-0.2],
                 beats_random_per_seed=[1.8], beats_small_loss_per_seed=[0.3],
@@ -80,3 +81,13 @@ def test_small_loss_is_named_beside_beats_random_and_gates_its_own_claim():
     assert r.status == "holds" and r.competitors == {
         "small-loss removal at IES's rate": 95.5}
     assert judge(beats_small_loss, ev, RECORD).status == "fails"
+
+
+def test_beats_random_is_uninformative_when_two_random_draws_differ_as_much():
+    r = judge(beats_random_removal, _ev(random_vs_random=0.6), RECORD)
+    assert r.status == "uninformative" and r.trivial_value == pytest.approx(0.6)
+
+
+def test_beats_small_loss_is_uninformative_when_random_removal_matches_small_loss():
+    r = judge(beats_small_loss, _ev(random_vs_small_loss=0.0), RECORD)
+    assert r.status == "uninformative"
