@@ -21,6 +21,7 @@ import torch
 from iclr25.claims import torch_threads
 from iclr25.comm import CoMMLoss, objective_loss
 from iclr25.comm.claim import _augment, _build
+from iclr25.comm.claim import trifeatures as experiment
 from iclr25.datasets.views import bimodal_trifeatures
 
 
@@ -66,9 +67,10 @@ def loss_table(quick: bool) -> None:
 
 
 def _trainer(obj: str, x: list[torch.Tensor]):
-    model = _build(0)
+    full = experiment.full  # the experiment's encoders and augmentation
+    model = _build(0, full.widths)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    aug, g = _augment(), torch.Generator().manual_seed(0)
+    aug, g = _augment(full.crop_floor), torch.Generator().manual_seed(0)
 
     def step() -> None:
         v1 = [a(t, seed=g) for a, t in zip(aug, x, strict=True)]
