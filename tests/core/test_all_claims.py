@@ -58,7 +58,7 @@ def test_claim_runs_at_quick_scale(cid, figure_dir, device):
     assert record.error is None, record.error
     assert record.device == str(device)
     result = claims.judge(c, evidence, record)
-    assert result.status in ("holds", "fails", "inconclusive"), result.error
+    assert result.status in ("holds", "fails", "inconclusive", "uninformative"), result.error
     assert isinstance(result.measured, float)
     if result.status == "inconclusive":
         assert result.reason

@@ -15,6 +15,11 @@ Pass criteria (the spec's, gated as written there; issue 40): at wd=1e-2 the *mi
 three backward relations is >= 0.75, and the six-relation mean rises at every step of the
 weight-decay sweep (fraction of rising consecutive steps >= 0.8). The mean of the backward
 relations and the endpoint difference (wd=1e-2 minus wd=0) are reported beside them.
+
+Every claim asks that each network of the sweep learned (train accuracy 20 points over the
+same MLP at random init). Trivial arms: the random-init MLP probed the same way (an alignment
+present before training says nothing about training), and for the rise the rotation null's
+own six-relation mean (a rise the spectra alone produce says nothing about alignment).
 """
 
 from __future__ import annotations

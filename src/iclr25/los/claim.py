@@ -14,6 +14,10 @@ Every stage-2 method (CE, LOS sweep, CB-CE, logit adjustment, LWS) re-trains the
 head on the same frozen features with the same batches and epochs. We report the last
 stage-2 epoch; the official code reports the best epoch on the test set, which is selection
 on the test set.
+
+Controls: the baseline learned (5 points over the same MLP at random init; a re-balancing
+baseline also 2 points over the stage-1 head it re-trains). Trivial arm of the gain claims:
+the stage-1 head itself, not re-trained at all.
 """
 
 from __future__ import annotations
