@@ -22,7 +22,7 @@ from typing import Any
 
 from iclr25.claims import STATUSES, ClaimResult, ExperimentRecord, Paper, strongest_competitor, why
 
-__all__ = ["environment", "read_results", "summary_figure", "write_report"]
+__all__ = ["environment", "previous_seconds", "read_results", "summary_figure", "write_report"]
 
 _CORE = ("torch", "numpy", "scipy", "scikit-learn", "networkx", "safetensors", "typer", "rich",
          "matplotlib")
@@ -349,3 +349,17 @@ def read_results(path: Path) -> tuple[dict[str, Any], list[ExperimentRecord],
                          f"experiments and claims)")
     return (data["environment"], [ExperimentRecord.from_dict(d) for d in data["experiments"]],
             [ClaimResult.from_dict(d) for d in data["claims"]], data.get("papers", {}))
+
+
+def previous_seconds(path: Path, scale: str) -> dict[str, float]:
+    """``{experiment id: seconds per unit budget}`` from an earlier results.json at ``scale``.
+
+    The runner starts the longest first from these; a missing or unreadable file gives ``{}``
+    (the declared costs are used then).
+    """
+    try:
+        _, records, _, _ = read_results(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {r.id: r.seconds / r.budget for r in records
+            if r.scale == scale and math.isfinite(r.seconds) and r.error is None}
