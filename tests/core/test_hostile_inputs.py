@@ -29,16 +29,14 @@ import math
 import pkgutil
 import re
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from _hostile_recipes import RECIPES, UNDRIVEN, Recipe
 
 import iclr25
-
-from _hostile_recipes import RECIPES, UNDRIVEN, Recipe
 
 PKG_DIR = str(Path(iclr25.__file__).parent)
 CASES = ("int", "bool", "nan", "inf", "ndim+", "ndim-", "empty", "rows", "cols", "object")
@@ -129,7 +127,8 @@ def _unchanged(before: dict, kwargs: dict) -> list[str]:
             same = (old.shape == new.shape and old.dtype == new.dtype
                     and bool(torch.equal(torch.nan_to_num(old), torch.nan_to_num(new))))
         else:
-            same = old.shape == new.shape and np.array_equal(old, new, equal_nan=old.dtype.kind == "f")
+            same = old.shape == new.shape and np.array_equal(
+                old, new, equal_nan=old.dtype.kind == "f")
         if not same:
             bad.append(k)
     return bad
@@ -150,7 +149,7 @@ def _same(a, b) -> bool:
     if isinstance(a, dict):
         return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=False))
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
         return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
     if isinstance(a, torch.nn.Module):

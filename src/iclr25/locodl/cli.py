@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import output_path
+from iclr25._cli import check_seed, output_path
 from iclr25._io import read_npz, read_table
 
 app = typer.Typer(help="LoCoDL: federated logistic regression with local steps and a "
@@ -91,7 +91,7 @@ def fit(
     nproc: int = typer.Option(2, "--nproc", help="Processes of the gloo engine."),
     max_iter: int = typer.Option(100_000, "--max-iter"),
     tol: float = typer.Option(1e-10, "--tol"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(None, "--out", help="Write the coefficients (.npy)."),
     baseline: str = typer.Option("gd", "--baseline", help="Also run gd or diana (same data, "
                                  "clients, compressor for diana) to LoCoDL's final distance "

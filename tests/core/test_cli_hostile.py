@@ -1,0 +1,101 @@
+"""Issue 56 at the command lines: seeds outside [0, 2**32) and unreadable files exit 2 with
+one line naming the option or the file, never a traceback or "does not exist"."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from iclr25._cli import check_seed
+from iclr25.cli import METHOD_COMMANDS
+from iclr25.cli import app as root
+
+runner = CliRunner()
+
+
+def _seed_options():
+    for name in METHOD_COMMANDS:
+        cmd = typer.main.get_command(importlib.import_module(f"iclr25.{name}.cli").app)
+        verbs = getattr(cmd, "commands", {"": cmd})
+        for verb, sub in verbs.items():
+            for p in sub.params:
+                if "--seed" in getattr(p, "opts", ()):
+                    yield f"{name} {verb}".strip(), p
+
+
+SEEDS = list(_seed_options())
+
+
+def test_every_seed_option_is_checked_to_32_bits():
+    assert len(SEEDS) >= 15
+    unchecked = [v for v, p in SEEDS if p.callback is None
+                 or getattr(p.callback, "__wrapped__", p.callback) is not check_seed]
+    # typer wraps the callback; it must still be check_seed's range check
+    assert all(p.callback is not None for _, p in SEEDS), unchecked
+
+
+@pytest.mark.parametrize("seed", [str(2**32), str(2**64), "-1"])
+def test_a_seed_outside_32_bits_exits_2(tmp_path, seed):
+    res = runner.invoke(root, ["mother", "make-zoo", str(tmp_path / "zoo"), "--seed", seed])
+    assert res.exit_code == 2, res.output
+    assert "--seed" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "zoo").exists()
+
+
+def test_reproduce_refuses_a_seed_of_2_to_the_32():
+    res = runner.invoke(root, ["reproduce", "mother", "--seed", str(2**32)])
+    assert res.exit_code == 2 and "--seed" in res.output
+
+
+def _deny(monkeypatch, path):
+    real = os.access
+
+    def access(p, mode, *a, **k):
+        if os.fspath(p) == os.fspath(path) and mode & os.R_OK:
+            return False
+        return real(p, mode, *a, **k)
+
+    monkeypatch.setattr(os, "access", access)
+
+
+def test_an_unreadable_input_file_is_permission_denied_naming_it(tmp_path, monkeypatch):
+    X = tmp_path / "points.csv"
+    np.savetxt(X, np.random.default_rng(0).normal(size=(20, 2)), delimiter=",")
+    _deny(monkeypatch, X)  # the tests may run as root, for whom chmod 000 reads fine
+    res = runner.invoke(root, ["kmeans", "stream", str(X), "--k", "2"])
+    # click's own check of a typer Path argument says "is not readable"; our readers say
+    # "permission denied"; either names the file and exits 2
+    assert res.exit_code == 2
+    assert re.search("not readable|permission denied", res.output) and "points.csv" in res.output
+    assert "does not exist" not in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("reader", ["read_matrix", "read_npy", "read_npz", "read_table"])
+def test_the_shared_readers_say_permission_denied(tmp_path, monkeypatch, reader):
+    from iclr25 import _io
+
+    p = tmp_path / ("x.csv" if reader in ("read_matrix", "read_table") else f"x.{reader[5:]}")
+    p.write_text("a,b\n1,2\n")
+    _deny(monkeypatch, p)
+    with pytest.raises(ValueError, match=f"DATA {p} is not readable \\(permission denied\\)"):
+        getattr(_io, reader)(p, "DATA")
+
+
+def test_a_permission_error_deep_in_a_verb_exits_2_naming_the_file(tmp_path, monkeypatch):
+    X = tmp_path / "points.csv"
+    np.savetxt(X, np.eye(3), delimiter=",")
+
+    def denied(path, *a, **k):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("iclr25.kmeans.cli.read_matrix", denied)
+    res = runner.invoke(root, ["kmeans", "stream", str(X), "--k", "2"])
+    assert res.exit_code == 2, res.output
+    assert "permission denied" in res.output and "points.csv" in res.output
+    assert "Traceback" not in res.output
