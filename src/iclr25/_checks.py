@@ -283,3 +283,27 @@ def check_class_targets(y: object, name: str, n: int, n_classes: int, *,
             raise ValueError(f"{name} must have shape ({n}, {n_classes}), got {tuple(t.shape)}")
         return t
     return check_labels(t, name, n_classes, n=n, device=device)
+
+
+def check_batch(x: object, name: str, *, ndim: int | Sequence[int] | None = None,
+                width: int | None = None) -> torch.Tensor:
+    """A module's forward input, checked from metadata only (no device sync per step): a
+    floating tensor of ``ndim`` dimensions whose last one is ``width``. Values (NaN) are the
+    entry points' to check, once, not every training step's.
+
+    Raises:
+        TypeError: not a tensor, or not floating. ValueError: wrong rank or width.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if x.ndim not in allowed:
+            want = " or ".join(f"{d}-D" for d in allowed)
+            raise ValueError(f"{name} must be {want}, got shape {tuple(x.shape)}")
+    if width is not None and (x.ndim == 0 or x.shape[-1] != width):
+        raise ValueError(f"{name} must have {width} features (last dimension), got shape "
+                         f"{tuple(x.shape)}")
+    return x

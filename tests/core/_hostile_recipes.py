@@ -80,6 +80,9 @@ def spd(d: int, seed: int = 0) -> torch.Tensor:
 
 RECIPES: dict[str, Recipe] = {}
 UNDRIVEN: dict[str, str] = {}
+#: a module's forward checks dtype and shape from metadata (``_checks.check_batch``) but not
+#: values, which would cost a device sync every training step; an empty batch is a batch
+MODULE = {"nan", "inf", "empty"}
 RESULT = "a result record (a dataclass the library fills in), not an entry point"
 SCALARS = "scalar arguments only: the constructor's checks are in the method's own tests"
 
@@ -229,4 +232,139 @@ def _crh():
 
 
 for _section in (_mother, _ies, _los, _crh):
+    _section()
+
+
+# --- kmeans, dbtsw, toss, oft, matern -------------------------------------------------------
+
+def _kmeans():
+    from iclr25 import kmeans as km
+
+    X = (randn(30, 2, dtype=torch.float64) + 4.0 * labels(30, 2)[:, None]).double()
+    fitted = km.ConsistentKMeans(n_clusters=2, seed=0).fit(X)
+    RECIPES.update({
+        "kmeans.ConsistentKMeans": R(lambda X: km.ConsistentKMeans(n_clusters=2, seed=0)
+                                     .fit(X).cluster_centers_, X=X),
+        "kmeans.ConsistentKMeans:predict": R(fitted.predict, {"X": {"rows"}}, bound={"X"},
+                                             X=X[:5]),
+        # any number of centres; a scalar weight is every row's (scikit-learn's rule)
+        "kmeans.clustering_cost": R(km.clustering_cost, {"centers": {"rows"},
+                                                         "sample_weight": {"ndim-"}}, X=X,
+                                    centers=X[:2].clone(), sample_weight=torch.ones(30,
+                                    dtype=torch.float64)),
+        "kmeans.dz_seeding": R(lambda X, w: km.dz_seeding(X, w, 2, _g()), {"X": {"cols"}}, X=X,
+                               w=torch.ones(30, dtype=torch.float64)),
+    })
+
+
+def _dbtsw():
+    from iclr25 import dbtsw
+
+    Xs, Xt = randn(6, 3), randn(5, 3, seed=1)
+    RECIPES.update({
+        "dbtsw.db_tsw": R(lambda X_s, X_t, a, b: dbtsw.db_tsw(X_s, X_t, a, b, n_trees=4,
+                                                               seed=0),
+                          X_s=Xs, X_t=Xt, a=torch.full((6,), 1 / 6), b=torch.full((5,), 0.2),
+                          bound={"X_s", "X_t", "a", "b"}, ok={"X_s": {"rows"}, "X_t": {"rows"}},
+                          alias={"a": ("X_s",), "b": ("X_t",)}),
+        "dbtsw.DbTSWLoss": R(lambda X_s, X_t: dbtsw.DbTSWLoss(n_trees=4, seed=0)(X_s, X_t),
+                             {"X_s": {"rows"}, "X_t": {"rows"}}, X_s=Xs, X_t=Xt),
+        "dbtsw.tree_wasserstein": R(dbtsw.tree_wasserstein, coords=randn(2, 3, 4),
+                                    masses=randn(2, 3, 4, seed=1)),
+        # mean: a float, (d,) or (B, d) (documented)
+        "dbtsw.sample_trees": R(lambda mean: dbtsw.sample_trees(2, 3, 4, mean=mean, seed=0),
+                                {"mean": {"ndim+", "ndim-"}}, mean=torch.zeros(4)),
+    })
+
+
+def _toss():
+    from iclr25 import toss
+
+    m, L, y = randn(5, 2), torch.eye(2).expand(5, 2, 2).clone(), randn(5, 2, seed=1)
+    cov = torch.eye(2, dtype=torch.float64).expand(5, 2, 2).clone()
+    X, Y = randn(20, 2), randn(20, 2, seed=1)
+    fitted = toss.HeteroscedasticRegressor(hidden=(8,), n_neighbors=4, epochs=1,
+                                           seed=0).fit(X, Y)
+    RECIPES.update({
+        "toss.beta_nll_loss": R(toss.beta_nll_loss, mean=m, scale_tril=L, y=y),
+        "toss.gaussian_nll_loss": R(toss.gaussian_nll_loss, mean=m, scale_tril=L, y=y),
+        "toss.BetaNLLLoss": R(toss.BetaNLLLoss(), mean=m, scale_tril=L, y=y),
+        "toss.GaussianNLLLoss": R(toss.GaussianNLLLoss(), mean=m, scale_tril=L, y=y),
+        "toss.W2BoundLoss": R(lambda mean_p, sqrt_cov_p, mean_t, sqrt_cov_t: toss.W2BoundLoss()(
+            mean_p, sqrt_cov_p, mean_t, sqrt_cov_t), mean_p=m, sqrt_cov_p=L, mean_t=y,
+            sqrt_cov_t=L.clone()),
+        "toss.w2_bound": R(toss.w2_bound, mean_p=m, sqrt_cov_p=L, mean_t=y, sqrt_cov_t=L.clone()),
+        "toss.cov_error": R(toss.cov_error, cov_pred=cov, cov_true=cov.clone() * 2),
+        "toss.gaussian_nll": R(toss.gaussian_nll, mean=m.double(), cov=cov, Y=y.double()),
+        "toss.tac": R(toss.tac, mean=m.double(), cov=cov, Y=y.double()),
+        "toss.gaussian_w2": R(toss.gaussian_w2, mean1=torch.zeros(2), cov1=spd(2),
+                              mean2=torch.ones(2), cov2=spd(2, 1)),
+        "toss.sqrtm_psd": R(toss.sqrtm_psd, {"cov": {"ndim+"}}, cov=spd(3)),  # batches
+        "toss.whiten": R(toss.whiten, X=X.numpy().astype(np.float64)),
+        "toss.pseudo_covariance": R(lambda X, Y: toss.pseudo_covariance(X, Y, n_neighbors=4),
+                                    {"X": {"cols"}, "Y": {"cols"}}, X=X, Y=Y),
+        "toss.CovarianceHead": R(toss.CovarianceHead(4, 2), {"h": {"rows", *MODULE}},
+                                 bound={"h"}, h=randn(3, 4)),
+        "toss.HeteroscedasticRegressor": R(lambda X, Y: toss.HeteroscedasticRegressor(
+            hidden=(8,), n_neighbors=4, epochs=1, seed=0).fit(X, Y).predict(X),
+            {"X": {"cols"}, "Y": {"cols"}}, X=X, Y=Y),
+        "toss.HeteroscedasticRegressor:predict": R(fitted.predict, {"X": {"rows"}},
+                                                   bound={"X"}, X=X),
+    })
+    UNDRIVEN.update({"toss.HeteroscedasticData": RESULT,
+                     "toss.make_heteroscedastic": SCALARS, "toss.make_sinusoid": SCALARS})
+
+
+def _oft():
+    from iclr25 import oft
+
+    s, C = oft.make_layered(2, 2, 2, seed=0)[:2]
+    F = oft.min_cost_flow(s, C)
+    # (B, n, n) batches of instances and an inf cost (no edge) are documented
+    batch = {"ndim+"}
+    RECIPES.update({
+        "oft.min_cost_flow": R(oft.min_cost_flow, {"s": batch, "C": {*batch, "inf"}}, s=s, C=C),
+        "oft.oft_sinkhorn": R(lambda s, C: oft.oft_sinkhorn(s, C, 0.1, numItermax=200),
+                              {"s": batch, "C": {*batch, "inf"}}, s=s, C=C),
+        "oft.flow_cost": R(oft.flow_cost, {"F": batch, "C": {*batch, "inf"}}, F=F, C=C),
+        "oft.flow_violations": R(oft.flow_violations, {"F": batch, "s": batch}, F=F, s=s),
+    })
+    UNDRIVEN.update({
+        "oft.make_layered": SCALARS,
+        "oft.from_networkx": "takes a networkx graph, no array",
+        "oft.read_dimacs": "reads a file: tests/oft cover bad files",
+    })
+
+
+def _matern():
+    from iclr25 import matern as mt
+
+    P = randn(20, 3, dtype=torch.float64)
+    P = P / P.norm(dim=1, keepdim=True)
+    fitted = mt.KernelSurface(length_scale=0.8).fit(P, P)
+    RECIPES.update({
+        "mt.KernelSurface".replace("mt", "matern"): R(
+            lambda points, normals: mt.KernelSurface(length_scale=0.8).fit(
+                points, normals).alpha_, points=P, normals=P.clone()),
+        "matern.KernelSurface:predict": R(fitted.predict, {"Q": {"rows"}}, bound={"Q"},
+                                          Q=P[:5].clone() * 0.5),
+        "matern.arccos_kernel": R(mt.arccos_kernel, {"X": {"rows"}, "Y": {"rows"}},
+                                  X=P[:4].clone(), Y=P[4:9].clone()),
+        "matern.matern_kernel": R(mt.matern_kernel, {"X": {"rows"}, "Y": {"rows"}},
+                                  X=P[:4].clone(), Y=P[4:9].clone()),
+        "matern.chamfer_l1": R(mt.chamfer_l1, {"X": {"rows"}, "Y": {"rows"}},
+                               X=P[:4].clone(), Y=P[4:9].clone()),
+        "matern.farthest_point_sampling": R(lambda X: mt.farthest_point_sampling(X, 3, seed=0),
+                                            X=P),
+        "matern.iou": R(mt.iou, occ_pred=torch.tensor([True, False, True, True]),
+                        occ_true=torch.tensor([True, True, False, True])),
+    })
+    UNDRIVEN.update({
+        "matern.make_shape": SCALARS,
+        "matern.read_point_cloud": "reads a file: tests/matern cover bad files",
+        "matern.write_mesh": "writes a file: driven in tests/matern",
+    })
+
+
+for _section in (_kmeans, _dbtsw, _toss, _oft, _matern):
     _section()

@@ -80,6 +80,7 @@ def farthest_point_sampling(X: torch.Tensor, m: int, *,
 
     Each step is one vectorised O(n) distance update (m steps in all).
     """
+    X = as_tensor(X, "X", ndim=2, floating=True)
     n = len(X)
     m = check_int(m, "m", 1, n)
     g = resolve_seed(seed)
