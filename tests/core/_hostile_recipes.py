@@ -368,3 +368,144 @@ def _matern():
 
 for _section in (_kmeans, _dbtsw, _toss, _oft, _matern):
     _section()
+
+
+# --- urlost, schull, cox, v3, comm, locodl, datasets ----------------------------------------
+
+def _urlost():
+    from iclr25 import urlost as u
+
+    X = randn(30, 6)
+    S = u.dependence(X)
+    W = u.knn_graph(S, 2)
+    lab = torch.tensor([0, 0, 1, 1, 2, 2])
+    groups, _ = u.groups_from_labels(lab)
+    coords, radii = u.retina_sampler(16, n_rings=3, n_angles=4, max_kernel=3)
+    fitted = u.SelfOrganizingClusters(n_clusters=2, n_neighbors=3).fit(X)
+    RECIPES.update({
+        "urlost.dependence": R(u.dependence, X=X),
+        "urlost.equal_width_bins": R(u.equal_width_bins, X=X),
+        "urlost.knn_graph": R(lambda S: u.knn_graph(S, 2), S=S),
+        "urlost.density_adjusted_laplacian": R(u.density_adjusted_laplacian, W=W,
+                                               q=torch.ones(6)),
+        "urlost.spectral_clusters": R(lambda W: u.spectral_clusters(W, 2, seed=0), W=W),
+        "urlost.discretize": R(lambda vectors: u.discretize(vectors, seed=0),
+                               vectors=randn(6, 2, dtype=torch.float64).numpy()),
+        "urlost.groups_from_labels": R(u.groups_from_labels, labels=lab),
+        "urlost.group_tokens": R(u.group_tokens, {"X": {"rows"}, "groups": {"rows", "cols"}},
+                                 X=X, groups=groups),
+        # (n, H, W) or (n, C, H, W) images (documented)
+        "urlost.foveate": R(u.foveate, {"images": {"rows", "ndim-"}}, images=rand(2, 1, 16, 16),
+                            coords=coords, radii=radii),
+        "urlost.GroupLinear": R(u.GroupLinear(groups, 4), {"X": {"rows", *MODULE}},
+                                bound={"X"}, X=randn(3, 6)),
+        "urlost.SelfOrganizingClusters": R(lambda X: u.SelfOrganizingClusters(
+            n_clusters=2, n_neighbors=3).fit(X).labels_, {"X": {"rows"}}, X=X),
+        "urlost.SelfOrganizingClusters:transform": R(fitted.transform, {"X": {"rows"}},
+                                                     bound={"X"}, X=X[:4].clone()),
+    })
+    UNDRIVEN.update({
+        "urlost.URLOST": "its transform is driven through tests/core/test_estimators.py; fit "
+                         "trains a transformer (seconds)",
+        "urlost.URLOSTMAE": "a transformer built by URLOST.fit; inputs checked there",
+        "urlost.grid_patches": SCALARS, "urlost.retina_sampler": SCALARS,
+    })
+
+
+def _schull():
+    from iclr25 import schull as sc
+
+    pos = randn(6, 3, dtype=torch.float64)
+    ei = sc.knn_graph(pos, 3)
+    RECIPES.update({
+        "schull.knn_graph": R(lambda pos: sc.knn_graph(pos, 3), pos=pos),
+        "schull.radius_graph": R(lambda pos: sc.radius_graph(pos, 2.0), pos=pos),
+        "schull.is_connected": R(lambda edge_index: sc.is_connected(edge_index, 6),
+                                 edge_index=ei),
+        "schull.num_undirected_edges": R(lambda edge_index: sc.num_undirected_edges(
+            edge_index, 6), edge_index=ei),
+        "schull.is_rigid": R(sc.is_rigid, pos=pos, edge_index=ei, bound={"pos"}),
+        "schull.rigidity_rank": R(sc.rigidity_rank, pos=pos, edge_index=ei, bound={"pos"}),
+        "schull.schull_graph": R(lambda pos: sc.schull_graph(pos).edge_index, pos=pos),
+        "schull.schull_features": R(sc.schull_features, pos=pos, edge_index=ei,
+                                    bound={"pos"}),
+        "schull.unit_directions": R(lambda pos: sc.unit_directions(pos)[0], {"pos": MODULE},
+                                    pos=pos),
+        "schull.SCHull": R(lambda pos: sc.SCHull()(__import__("torch_geometric.data", fromlist=[
+            "Data"]).Data(pos=pos)).edge_index, pos=pos),
+    })
+    UNDRIVEN.update({
+        "schull.SCHullGraph": RESULT, "schull.Conformers": RESULT,
+        "schull.SchNetCHA": "a network over torch_geometric batches: tests/schull",
+        "schull.conformers": SCALARS,
+        "schull.read_sdf": "reads a file: tests/schull cover bad files",
+        "schull.read_xyz": "reads a file: tests/schull cover bad files",
+        "schull.write_xyz": "writes a file: tests/schull",
+    })
+
+
+def _cox():
+    from iclr25 import cox
+
+    la, lb = randn(6, 3), randn(6, 3, seed=1)
+    RECIPES.update({
+        "cox.entropy_discrepancy": R(cox.entropy_discrepancy, logits_a=la, logits_b=lb),
+        "cox.prior_kl": R(cox.prior_kl, {"oom_logits": {"rows"}}, oom_logits=la, prior=torch.tensor([0.2, 0.3, 0.5])),
+        # no pairs: NaN, as documented
+        "cox.match_purity": R(cox.match_purity, {"y_im": {"rows"}, "y_oom": {"rows"},
+                                                 "pairs": {"empty"}},
+                              pairs=torch.tensor([[0, 1], [2, 3]]), y_im=labels(5, 2),
+                              y_oom=labels(5, 2).flip(0), bound={"y_im", "y_oom"}),
+        "cox.emergent_correspondences": R(cox.emergent_correspondences,
+                                          {"Z_im": {"rows"}, "Z_oom": {"rows"}},
+                                          Z_im=randn(5, 4), Z_oom=randn(6, 4, seed=1)),
+        "cox.vib_loss": R(cox.vib_loss, pred=la, target=randn(6, 3, seed=3), mu=randn(6, 2),
+                          logvar=randn(6, 2, seed=2)),
+        "cox.VIBLoss": R(cox.VIBLoss(), pred=la, target=randn(6, 3, seed=3), mu=randn(6, 2),
+                         logvar=randn(6, 2, seed=2)),
+        "cox.VIB": R(lambda h: cox.VIB(4, 2, 8)(h, generator=_g())[0], {"h": {"rows", *MODULE}},
+                     bound={"h"}, h=randn(3, 4)),
+    })
+    UNDRIVEN.update({
+        "cox.COX": "driven through tests/core/test_estimators.py and tests/cox (fit trains)",
+        "cox.select_agreement": "takes a list of logits tensors: tests/cox",
+    })
+
+
+def _v3():
+    from iclr25 import v3
+
+    X = rand(6, 3, 8)
+    codes, lab = torch.tensor([0, 0, 1, 1, 2, 2]), torch.tensor([1, 1, 0, 0, 2, 2])
+    RECIPES.update({
+        "v3.check_sequences": R(v3.check_sequences, X=X),
+        # codes and labels are flattened (documented): any matching shapes
+        "v3.codebook_accuracy": R(v3.codebook_accuracy, {"*": {"ndim+"}}, codes=codes,
+                                  labels=lab),
+        "v3.confusion": R(v3.confusion, {"*": {"ndim+"}}, codes=codes, labels=lab),
+        "v3.kmeans": R(lambda x: v3.kmeans(x, 2, generator=_g()), x=randn(8, 2)),
+        "v3.kmeans_codes": R(lambda X: v3.kmeans_codes(X, 2, seed=0), {"X": {"ndim+"}},
+                             X=randn(4, 3, 2)),  # (B, N, ...) fragments (documented)
+        # (..., n, d) batches; a loss term: values unchecked like a module's forward
+        "v3.mpd": R(v3.mpd, {"x": {"ndim+", "ndim-", *MODULE}}, x=randn(4, 3, 2)),
+        "v3.v3_loss": R(lambda z_c, z_c_q, z_s: v3.v3_loss(z_c, z_c_q, z_s).total,
+                        z_c=randn(4, 3, 2), z_c_q=randn(4, 3, 2, seed=1),
+                        z_s=randn(4, 3, 2, seed=2), ok={"z_s": {"cols"}}),
+        "v3.V3Loss": R(lambda z_c, z_c_q, z_s: v3.V3Loss()(z_c, z_c_q, z_s).total,
+                       z_c=randn(4, 3, 2), z_c_q=randn(4, 3, 2, seed=1),
+                       z_s=randn(4, 3, 2, seed=2), ok={"z_s": {"cols"}}),
+        # (..., dim) inputs, any leading shape (documented)
+        "v3.EMAVectorQuantizer": R(lambda x: v3.EMAVectorQuantizer(3, 2, kmeans_init=False)(
+            x)[0], {"x": {"ndim+", "ndim-", *MODULE}}, x=randn(5, 2)),
+    })
+    UNDRIVEN.update({
+        "v3.V3": "driven through tests/core/test_estimators.py and tests/v3 (fit trains)",
+        "v3.ContentStyleAE": "a network built from caller's encoder/decoder: tests/v3",
+        "v3.V3Terms": RESULT,
+        "v3.leakage_report": "takes a fitted model: tests/v3",
+        "v3.mlp_fragment_nets": SCALARS,
+    })
+
+
+for _section in (_urlost, _schull, _cox, _v3):
+    _section()
