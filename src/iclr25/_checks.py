@@ -307,3 +307,14 @@ def check_batch(x: object, name: str, *, ndim: int | Sequence[int] | None = None
         raise ValueError(f"{name} must have {width} features (last dimension), got shape "
                          f"{tuple(x.shape)}")
     return x
+
+
+def cat_batches(**named: tuple[object, int | None]) -> torch.Tensor:
+    """A module's paired inputs (``obs=(obs, obs_dim), act=(act, act_dim)``) checked from
+    metadata (see :func:`check_batch`: floating, 2-D, the given width) and for one row count,
+    then joined on the last axis."""
+    parts = [check_batch(x, name, ndim=2, width=w) for name, (x, w) in named.items()]
+    rows = {name: len(x) for name, x in zip(named, parts, strict=True)}
+    if len(set(rows.values())) > 1:
+        raise ValueError("mismatched rows: " + ", ".join(f"{k} has {n}" for k, n in rows.items()))
+    return torch.cat(parts, -1)

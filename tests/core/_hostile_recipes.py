@@ -450,7 +450,8 @@ def _cox():
     la, lb = randn(6, 3), randn(6, 3, seed=1)
     RECIPES.update({
         "cox.entropy_discrepancy": R(cox.entropy_discrepancy, logits_a=la, logits_b=lb),
-        "cox.prior_kl": R(cox.prior_kl, {"oom_logits": {"rows"}}, oom_logits=la, prior=torch.tensor([0.2, 0.3, 0.5])),
+        "cox.prior_kl": R(cox.prior_kl, {"oom_logits": {"rows"}}, oom_logits=la,
+                          prior=torch.tensor([0.2, 0.3, 0.5])),
         # no pairs: NaN, as documented
         "cox.match_purity": R(cox.match_purity, {"y_im": {"rows"}, "y_oom": {"rows"},
                                                  "pairs": {"empty"}},
@@ -508,4 +509,148 @@ def _v3():
 
 
 for _section in (_urlost, _schull, _cox, _v3):
+    _section()
+
+
+# --- comm, locodl, gsd, datasets ------------------------------------------------------------
+
+def _comm():
+    from iclr25 import comm
+
+    z1, z2 = randn(4, 3), randn(4, 3, seed=1)
+    img = rand(2, 3, 8, 8)
+    RECIPES.update({
+        "comm.infonce": R(comm.infonce, z1=z1, z2=z2),
+        "comm.clip_loss": R(comm.clip_loss, z1=z1, z2=z2),
+        "comm.InfoNCELoss": R(comm.InfoNCELoss(), z1=z1, z2=z2),
+        "comm.ClipLoss": R(comm.ClipLoss(), z1=z1, z2=z2),
+        "comm.linear_probe": R(lambda F_tr, y_tr, F_te, y_te: comm.linear_probe(
+            F_tr, y_tr, F_te, y_te, cv=2), {"F_tr": {"rows"}, "y_tr": {"rows"},
+                                            "F_te": {"rows"}, "y_te": {"rows"}},
+            F_tr=randn(12, 3), y_tr=labels(12, 2), F_te=randn(6, 3, seed=1), y_te=labels(6, 2),
+            bound={"F_tr", "y_tr", "F_te", "y_te"},
+            alias={"F_tr": ("F_te",), "F_te": ("F_tr",), "y_tr": ("F_tr",),
+                   "y_te": ("F_te",)}),
+        "comm.FeatureTokenizer": R(comm.FeatureTokenizer(5, 4), {"x": {"rows", *MODULE}},
+                                   bound={"x"}, x=randn(3, 5)),
+        # augmentations take any (n, ...) batch
+        "comm.GaussianNoise": R(lambda x: comm.GaussianNoise(0.1)(x, seed=0),
+                                {"x": {"ndim+", "ndim-", *MODULE}},
+                                x=randn(3, 5)),
+        "comm.RandomDrop": R(lambda x: comm.RandomDrop(0.5)(x, seed=0), {"x": {"ndim+", *MODULE}},
+                             x=randn(3, 5)),
+        "comm.BrightnessContrast": R(lambda x: comm.BrightnessContrast()(x, seed=0),
+                                     {"x": MODULE}, x=img),
+        "comm.ColorJitter": R(lambda x: comm.ColorJitter()(x, seed=0), {"x": MODULE}, x=img),
+        "comm.RandomShift": R(lambda x: comm.RandomShift()(x, seed=0), {"x": MODULE}, x=img),
+        "comm.ResizedCropFlip": R(lambda x: comm.ResizedCropFlip()(x, seed=0), {"x": MODULE},
+                                  x=img),
+    })
+    UNDRIVEN.update({
+        "comm.CoMM": "a network over a list of modalities: tests/comm",
+        "comm.CoMMEmbedder": "driven through tests/core/test_estimators.py (fit trains)",
+        "comm.CoMMLoss": "takes lists of tensors (one per modality): tests/comm",
+        "comm.comm_loss": "takes lists of tensors (one per modality): tests/comm",
+        "comm.Compose": "composes augmentations (each driven here)",
+        "comm.FusionTransformer": "takes a list of token tensors: tests/comm",
+        "comm.PatchTokenizer": "a conv tokenizer inside CoMM: tests/comm",
+        "comm.conv_encoder": SCALARS, "comm.mlp_encoder": SCALARS,
+        "comm.features": "takes a CoMM model and a list of modalities: tests/comm",
+        "comm.modality_masks": SCALARS,
+        "comm.objective_loss": "takes a CoMM model and lists of views: tests/comm",
+        "comm.pretrain": "trains a CoMM model on lists of modalities: tests/comm",
+    })
+
+
+def _locodl():
+    from iclr25 import locodl as lc
+
+    def _grad0(obj):  # the gradient at zero: the objective's data, read back
+        return obj.grad(obj.Ab.new_zeros(obj.Ab.shape[0], obj.d))
+
+    cid = {"clients": ("client_ids",)}  # the estimator's name for it, used in messages
+
+    X = randn(12, 3, dtype=torch.float64)
+    y = labels(12, 2)
+    cl = labels(12, 3)
+    fitted = lc.LoCoDLClassifier(n_clients=2, max_iter=20, seed=0).fit(X.numpy(), y.numpy())
+    RECIPES.update({
+        "locodl.ClientLogistic": R(lambda X, y, clients: _grad0(lc.ClientLogistic(
+            X, y, clients, 0.1)), {"X": {"cols"}}, X=X, y=y, clients=cl, alias=cid),
+        "locodl.ClientRidge": R(lambda X, y, clients: _grad0(lc.ClientRidge(X, y, clients, 0.1)),
+                                {"X": {"cols"}}, X=X, y=y.double(), clients=cl, alias=cid),
+        "locodl.LoCoDLClassifier": R(lambda X, y: lc.LoCoDLClassifier(
+            n_clients=2, max_iter=20, seed=0).fit(X, y).predict(X), {"X": {"cols"}},
+            X=X.numpy(), y=y.numpy()),
+        "locodl.LoCoDLClassifier:predict": R(fitted.predict, {"X": {"rows"}}, bound={"X"},
+                                             X=X.numpy()),
+    })
+    UNDRIVEN.update({
+        "locodl.Compose": "composes compressors: tests/locodl",
+        "locodl.Compressor": "abstract base of the compressors",
+        "locodl.Identity": "a compressor called by the algorithms with their own state",
+        "locodl.Natural": "a compressor called by the algorithms with their own state",
+        "locodl.RandK": "a compressor called by the algorithms with their own state",
+        "locodl.DistributedComm": "a torch.distributed channel: tests/locodl",
+        "locodl.SimulatedComm": "an in-process channel set up by the algorithms",
+        "locodl.Run": RESULT,
+        "locodl.adiana": "takes an objective (ClientLogistic / ClientRidge, driven here)",
+        "locodl.diana": "takes an objective (ClientLogistic / ClientRidge, driven here)",
+        "locodl.gd": "takes an objective (ClientLogistic / ClientRidge, driven here)",
+        "locodl.locodl": "takes an objective (ClientLogistic / ClientRidge, driven here)",
+        "locodl.scaffnew": "takes an objective (ClientLogistic / ClientRidge, driven here)",
+        "locodl.adiana_params": SCALARS,
+        "locodl.make_compressor": "takes a name: tests/locodl",
+    })
+
+
+def _gsd():
+    from iclr25 import gsd
+
+    disc = gsd.BoundedDiscriminator(3, 2, hidden=(8,))
+    pol = gsd.LatentPolicy(3, 2, z_dim=2, hidden=(8,))
+    post = gsd.GaussianPosterior(3, 2, z_dim=2, hidden=(8,))
+    s, a = randn(4, 3), randn(4, 2, seed=1)
+    RECIPES.update({
+        "gsd.recovery_error": R(lambda factors, targets: gsd.recovery_error(factors, targets, 2),
+                                {"factors": {"rows"}, "targets": {"rows"}},
+                                factors=torch.linspace(0, 1, 6), targets=torch.tensor([0.2, 0.7])),
+        "gsd.select_behaviours": R(lambda factors, targets: gsd.select_behaviours(
+            factors, targets, 2), {"factors": {"rows"}, "targets": {"rows"}},
+            factors=torch.linspace(0, 1, 6), targets=torch.tensor([0.2, 0.7])),
+        "gsd.infogail_reward": R(gsd.infogail_reward, d=randn(4), log_q=randn(4, seed=1)),
+        # a training step's loss term: shapes checked, values not (as a module's forward)
+        "gsd.gradient_penalty": R(lambda x_expert, x_policy, u: gsd.gradient_penalty(
+            disc, x_expert, x_policy, u=u), {"*": MODULE}, x_expert=randn(4, 5), x_policy=randn(4, 5, seed=1),
+            u=rand(4, 1)),
+        "gsd.relevance_constraint": R(lambda s, a, s_next, a_next: gsd.relevance_constraint(
+            post, disc, s, a, s_next, a_next), s=s, a=a, s_next=randn(4, 3, seed=2),
+            a_next=randn(4, 2, seed=3)),
+        "gsd.BoundedDiscriminator": R(disc, {"obs": {"rows", *MODULE}, "act": {"rows", *MODULE}},
+                                      obs=s, act=a),
+        "gsd.LatentPolicy": R(pol, {"obs": MODULE, "z": MODULE}, obs=s, z=randn(4, 2, seed=4)),
+        "gsd.GaussianPosterior": R(lambda obs, act: post(obs, act)[0], {"obs": MODULE,
+                                                                     "act": MODULE},
+                                   obs=s, act=a),
+    })
+    UNDRIVEN.update({
+        "gsd.DualVariable": SCALARS, "gsd.GSDConfig": SCALARS, "gsd.Evaluation": RESULT,
+        "gsd.GSDResult": RESULT,
+        "gsd.evaluate": "rolls a policy out in an environment: tests/gsd",
+        "gsd.infer_demo_codes": "takes a posterior and an OfflineDataset: tests/gsd",
+        "gsd.style_coded_bc": "trains on an OfflineDataset: tests/gsd",
+        "gsd.train": "trains on an OfflineDataset: tests/gsd",
+    })
+
+
+def _datasets():
+    from iclr25 import datasets as ds
+
+    RECIPES["datasets.gaussian_mixture"] = R(lambda counts: ds.gaussian_mixture(counts, 2)[0],
+                                             counts=torch.tensor([3, 2]))
+    UNDRIVEN.update({"datasets.Split": RESULT, "datasets.digits": SCALARS,
+                     "datasets.teacher_classification": SCALARS})
+
+
+for _section in (_comm, _locodl, _gsd, _datasets):
     _section()

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from iclr25._checks import check_int, check_range
+from iclr25._checks import cat_batches, check_int, check_range
 from iclr25._train import seeded_init, seeded_mlp
 
 __all__ = ["BoundedDiscriminator", "GaussianPosterior", "LatentPolicy"]
@@ -43,7 +43,7 @@ class LatentPolicy(nn.Module):
 
     def forward(self, obs: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         """(n, act_dim) mean action (the greedy action, before clipping to the env's box)."""
-        return self.actor(torch.cat([obs, z], -1))
+        return self.actor(cat_batches(obs=(obs, self.obs_dim), z=(z, self.z_dim)))
 
     def distribution(self, obs: torch.Tensor, z: torch.Tensor) -> torch.distributions.Normal:
         return torch.distributions.Normal(self(obs, z), self.log_std.exp())
@@ -86,7 +86,8 @@ class BoundedDiscriminator(nn.Module):
 
     def logits(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
         """(n,) f(s, a), the network's raw output."""
-        return self.net(torch.cat([obs, act], -1)).squeeze(-1)
+        x = cat_batches(obs=(obs, self.obs_dim), act=(act, self.act_dim))
+        return self.net(x).squeeze(-1)
 
     def pure(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
         """(n,) c·sigmoid(f) ∈ (0, c) when clip > 0 (no offset: the relevance score), else f."""
@@ -126,7 +127,10 @@ class GaussianPosterior(nn.Module):
 
     def forward(self, obs: torch.Tensor, act: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(mean, log_std)``, each (n, z_dim)."""
-        x = torch.cat([obs, act], -1)
+        x = cat_batches(obs=(obs, None), act=(act, None))
+        if x.shape[-1] != self.in_dim:
+            raise ValueError(f"obs and act must have {self.in_dim} features together, got "
+                             f"{obs.shape[-1]} + {act.shape[-1]}")
         if self.spectral:
             x = x * self.lipschitz
         mean, log_std = self.body(x).chunk(2, -1)
