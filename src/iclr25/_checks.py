@@ -318,3 +318,12 @@ def cat_batches(**named: tuple[object, int | None]) -> torch.Tensor:
     if len(set(rows.values())) > 1:
         raise ValueError("mismatched rows: " + ", ".join(f"{k} has {n}" for k, n in rows.items()))
     return torch.cat(parts, -1)
+
+
+def check_images(x: object, name: str, channels: int | None = None) -> torch.Tensor:
+    """A network's (B, C, H, W) image batch, checked from metadata (see :func:`check_batch`)."""
+    x = check_batch(x, name, ndim=4)
+    if channels is not None and x.shape[1] != channels:
+        raise ValueError(f"{name} must have {channels} channels (B, {channels}, H, W), got "
+                         f"shape {tuple(x.shape)}")
+    return x

@@ -621,7 +621,8 @@ def _gsd():
         "gsd.infogail_reward": R(gsd.infogail_reward, d=randn(4), log_q=randn(4, seed=1)),
         # a training step's loss term: shapes checked, values not (as a module's forward)
         "gsd.gradient_penalty": R(lambda x_expert, x_policy, u: gsd.gradient_penalty(
-            disc, x_expert, x_policy, u=u), {"*": MODULE}, x_expert=randn(4, 5), x_policy=randn(4, 5, seed=1),
+            disc, x_expert, x_policy, u=u), {"*": MODULE}, x_expert=randn(4, 5),
+            x_policy=randn(4, 5, seed=1),
             u=rand(4, 1)),
         "gsd.relevance_constraint": R(lambda s, a, s_next, a_next: gsd.relevance_constraint(
             post, disc, s, a, s_next, a_next), s=s, a=a, s_next=randn(4, 3, seed=2),
@@ -653,4 +654,116 @@ def _datasets():
 
 
 for _section in (_comm, _locodl, _gsd, _datasets):
+    _section()
+
+
+# --- dcpt, lowlight, lsdt -------------------------------------------------------------------
+
+def _dcpt():
+    from iclr25 import dcpt
+
+    x, y = rand(2, 3, 16, 16), rand(2, 3, 16, 16, seed=1)
+    unet = dcpt.UNet(width=4, depth=2)
+    RECIPES.update({
+        "dcpt.psnr": R(dcpt.psnr, x=x, y=y),
+        "dcpt.ssim": R(dcpt.ssim, x=x, y=y),
+        "dcpt.focal_loss": R(lambda logits, y: dcpt.focal_loss(logits, y, 2.0), logits=randn(4, 3),
+                             y=labels(4, 3)),
+        "dcpt.FocalLoss": R(dcpt.FocalLoss(2.0), logits=randn(4, 3), y=labels(4, 3)),
+        # (3, H, W) or (B, 3, H, W) images of any size (documented)
+        "dcpt.restore": R(lambda images: dcpt.restore(unet, images),
+                          {"images": {"rows", "ndim-", "cols"}}, images=x),
+        "dcpt.UNet": R(unet, {"x": {"rows", "cols", *MODULE}}, bound={"x"}, x=x),
+    })
+    UNDRIVEN.update({
+        "dcpt.Checkpoint": RESULT, "dcpt.FinetuneResult": RESULT, "dcpt.PretrainResult": RESULT,
+        "dcpt.DegradationClassifier": "a head over a UNet's feature taps: tests/dcpt",
+        "dcpt.FeatureTap": "hooks on a caller's model: tests/dcpt",
+        "dcpt.classify": "takes a Checkpoint: tests/dcpt",
+        "dcpt.dcpt_loss": "takes a model, a classifier and layer names: tests/dcpt",
+        "dcpt.feature_probe": "takes a model and layer names: tests/dcpt",
+        "dcpt.finetune": "trains on batches from a loader: tests/dcpt",
+        "dcpt.pretrain": "trains on batches from a loader: tests/dcpt",
+        "dcpt.load": "reads a file: tests/dcpt cover bad files",
+        "dcpt.save": "writes a file: tests/dcpt",
+    })
+
+
+def _lowlight():
+    from iclr25 import lowlight as ll
+
+    x, y = rand(2, 3, 16, 16) * 0.5, rand(2, 3, 16, 16, seed=1)
+    torch.manual_seed(0)
+    _zdce = ll.ZeroDCE(width=4)
+    RECIPES.update({
+        "lowlight.psnr": R(ll.psnr, x=x, y=y),
+        "lowlight.ssim": R(ll.ssim, x=x, y=y),
+        "lowlight.color_constancy_loss": R(ll.color_constancy_loss, I=x),
+        "lowlight.ColorConstancyLoss": R(ll.ColorConstancyLoss(), I=x),
+        "lowlight.exposure_loss": R(lambda I: ll.exposure_loss(I, patch=4), I=x),  # noqa: E741
+        "lowlight.ExposureLoss": R(ll.ExposureLoss(patch=4), I=x),
+        "lowlight.illumination_tv_loss": R(ll.illumination_tv_loss, I=x),
+        "lowlight.IlluminationTVLoss": R(ll.IlluminationTVLoss(), I=x),
+        "lowlight.spatial_consistency_loss": R(ll.spatial_consistency_loss, x=x, I=y),
+        "lowlight.SpatialConsistencyLoss": R(ll.SpatialConsistencyLoss(), x=x, I=y),
+        # (..., H, W): any leading dimensions (documented)
+        "lowlight.dct_2d": R(ll.dct_2d, {"x": {"ndim+", "ndim-"}}, x=x),
+        "lowlight.idct_2d": R(ll.idct_2d, {"X": {"ndim+", "ndim-"}}, X=x),
+        "lowlight.frequency_bands": R(lambda x: ll.frequency_bands(x, seed=0), x=x),
+        "lowlight.neighbor_subimages": R(lambda x: ll.neighbor_subimages(x, seed=0)[0], x=x),
+        # (3, H, W) or (B, 3, H, W) (documented); relight is elementwise
+        "lowlight.noise_to_signal": R(ll.noise_to_signal, {"x": {"ndim-"}}, x=x),
+        "lowlight.relight": R(lambda x: ll.relight(x, 0.5), {"x": {"ndim+", "ndim-"}}, x=x),
+        "lowlight.CurveNet": R(ll.CurveNet(width=4), {"L": {"rows", "cols", *MODULE}},
+                               bound={"L"}, L=x[:, :1].clone()),
+        "lowlight.ZeroDCE": R(lambda x: _zdce(x).enhanced, {"x": {"rows", "cols", *MODULE}},
+                              bound={"x"}, x=x),
+        "lowlight.enhance": R(lambda images: ll.enhance(_zdce, images),
+                              {"images": {"rows", "ndim-"}}, images=x),
+    })
+    UNDRIVEN.update({
+        "lowlight.EnhanceOutput": RESULT,
+        "lowlight.FrequencyPrior": "a sub-network of RetinexEnhancer: tests/lowlight",
+        "lowlight.IlluminationNet": "a sub-network of RetinexEnhancer: tests/lowlight",
+        "lowlight.NoiseNet": "a sub-network of RetinexEnhancer: tests/lowlight",
+        "lowlight.ReflectanceNet": "a sub-network of RetinexEnhancer: tests/lowlight",
+        "lowlight.RetinexEnhancer": "driven through enhance and tests/lowlight",
+        "lowlight.ZeroReferenceEnhancer": "driven through tests/core/test_estimators.py",
+        "lowlight.train_enhancer": "trains a model: tests/lowlight",
+        "lowlight.zero_reference_loss": "takes a RetinexEnhancer: tests/lowlight",
+    })
+
+
+def _lsdt():
+    from iclr25 import lsdt
+
+    RECIPES.update({
+        "lsdt.normalized_score": R(lsdt.normalized_score, {"returns": {"ndim-"}},  # a float
+                                   returns=torch.tensor([-500.0, -200.0])),
+        "lsdt.DynamicConv1d": R(lsdt.DynamicConv1d(4, 3), {"x": {"rows", *MODULE}},
+                                bound={"x"}, x=randn(2, 5, 4)),
+        "lsdt.TokenConv1d": R(lsdt.TokenConv1d(4, 3), {"x": {"rows", *MODULE}}, bound={"x"},
+                              x=randn(2, 5, 4)),
+    })
+    UNDRIVEN.update({
+        "lsdt.Block": "a transformer block inside the model: tests/lsdt",
+        "lsdt.HybridFusion": "a layer inside the model: tests/lsdt",
+        "lsdt.LongShortMixer": "a layer inside the model: tests/lsdt",
+        "lsdt.LongShortDecisionTransformer": "takes (states, actions, returns, timesteps) "
+                                             "sequences: tests/lsdt",
+        "lsdt.DelayedCueEnv": "an environment: tests/lsdt",
+        "lsdt.EvalResult": RESULT,
+        "lsdt.SequenceSampler": "samples an OfflineDataset: tests/lsdt",
+        "lsdt.decision_convformer": SCALARS, "lsdt.decision_transformer": SCALARS,
+        "lsdt.delayed_cue_dataset": SCALARS, "lsdt.pendulum_dataset": SCALARS,
+        "lsdt.pendulum_swingup": SCALARS,
+        "lsdt.evaluate": "rolls a model out in an environment: tests/lsdt",
+        "lsdt.load": "reads a file: tests/lsdt cover bad files",
+        "lsdt.save": "writes a file: tests/lsdt",
+        "lsdt.receptive_field": "takes a model: tests/lsdt",
+        "lsdt.train": "trains on an OfflineDataset: tests/lsdt",
+    })
+
+
+for _section in (_dcpt, _lowlight, _lsdt):
     _section()
