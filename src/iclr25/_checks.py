@@ -203,7 +203,7 @@ def resolve_seed(seed: int | torch.Generator | None, device: torch.device | str 
         return seed
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "little") >> 1
-    s = check_int(seed, name, 0)
+    s = check_int(seed, name, 0, 2**64 - 1)  # torch's range; larger overflowed inside torch
     return torch.Generator(device=torch.device(device)).manual_seed(s)
 
 

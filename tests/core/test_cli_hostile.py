@@ -99,3 +99,31 @@ def test_a_permission_error_deep_in_a_verb_exits_2_naming_the_file(tmp_path, mon
     assert res.exit_code == 2, res.output
     assert "permission denied" in res.output and "points.csv" in res.output
     assert "Traceback" not in res.output
+
+
+def _csv(tmp_path, n=8):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    p = tmp_path / "d.csv"
+    np.savetxt(p, np.c_[X, (X[:, 0] > 0).astype(int)], delimiter=",", header="a,b,c,label",
+               comments="")
+    return p
+
+
+def test_locodl_refuses_more_clients_than_rows(tmp_path):
+    res = runner.invoke(root, ["locodl", "fit", str(_csv(tmp_path)), "--label", "label",
+                               "--clients", "20", "--max-iter", "5"])
+    assert res.exit_code == 2 and "--clients" in res.output and "8 rows" in res.output
+
+
+def test_kmeans_warns_when_k_exceeds_the_rows(tmp_path):
+    res = runner.invoke(root, ["kmeans", "stream", str(_csv(tmp_path)), "--k", "20"])
+    assert res.exit_code == 0
+    assert res.output.count("warning:") == 1 and "--k 20" in res.output
+
+
+def test_a_seed_beyond_torch_is_a_value_error_naming_it():
+    from iclr25._checks import resolve_seed
+
+    with pytest.raises(ValueError, match="seed"):
+        resolve_seed(2**64)

@@ -47,6 +47,9 @@ def stream(
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {str(exc).replace('n_clusters', '--k')}", err=True)
         raise typer.Exit(2) from None
+    if len(X) < k:  # every point becomes a centre: say so rather than print fewer centres
+        typer.echo(f"warning: FILE has {len(X)} rows, fewer than --k {k}: every point is a "
+                   f"centre", err=True)
     if shuffle is not None:
         X = X[np.random.default_rng(shuffle).permutation(len(X))]
     model.fit(X)

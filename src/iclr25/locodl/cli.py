@@ -114,6 +114,9 @@ def fit(
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_data(data, label, client_column)
         clf._check_params(X.shape[0])
+        if cid is None and clients > X.shape[0]:  # would be clamped to one client per row
+            raise ValueError(f"--clients must be <= the {X.shape[0]} rows of DATA, got "
+                             f"{clients}")
         if cid is None:
             cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
         objective = ClientLogistic(X, y, cid, alpha)
