@@ -320,10 +320,12 @@ def cat_batches(**named: tuple[object, int | None]) -> torch.Tensor:
     return torch.cat(parts, -1)
 
 
-def check_images(x: object, name: str, channels: int | None = None) -> torch.Tensor:
-    """A network's (B, C, H, W) image batch, checked from metadata (see :func:`check_batch`)."""
-    x = check_batch(x, name, ndim=4)
-    if channels is not None and x.shape[1] != channels:
+def check_images(x: object, name: str, channels: int | None = None, *,
+                 ndim: int | Sequence[int] = 4) -> torch.Tensor:
+    """A network's (B, C, H, W) image batch (or (C, H, W) with ``ndim=(3, 4)``), checked from
+    metadata (see :func:`check_batch`)."""
+    x = check_batch(x, name, ndim=ndim)
+    if channels is not None and x.shape[-3] != channels:
         raise ValueError(f"{name} must have {channels} channels (B, {channels}, H, W), got "
                          f"shape {tuple(x.shape)}")
     return x

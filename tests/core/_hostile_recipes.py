@@ -622,6 +622,7 @@ def _gsd():
         # a training step's loss term: shapes checked, values not (as a module's forward)
         "gsd.gradient_penalty": R(lambda x_expert, x_policy, u: gsd.gradient_penalty(
             disc, x_expert, x_policy, u=u), {"*": MODULE}, x_expert=randn(4, 5),
+            alias={k: ("obs",) for k in ("x_expert", "x_policy", "u")},  # the mix D reads
             x_policy=randn(4, 5, seed=1),
             u=rand(4, 1)),
         "gsd.relevance_constraint": R(lambda s, a, s_next, a_next: gsd.relevance_constraint(
@@ -673,7 +674,7 @@ def _dcpt():
         # (3, H, W) or (B, 3, H, W) images of any size (documented)
         "dcpt.restore": R(lambda images: dcpt.restore(unet, images),
                           {"images": {"rows", "ndim-", "cols"}}, images=x),
-        "dcpt.UNet": R(unet, {"x": {"rows", "cols", *MODULE}}, bound={"x"}, x=x),
+        "dcpt.UNet": R(unet, {"x": {"rows", "cols", "ndim-", *MODULE}}, bound={"x"}, x=x),
     })
     UNDRIVEN.update({
         "dcpt.Checkpoint": RESULT, "dcpt.FinetuneResult": RESULT, "dcpt.PretrainResult": RESULT,
@@ -767,3 +768,24 @@ def _lsdt():
 
 for _section in (_dcpt, _lowlight, _lsdt):
     _section()
+
+
+# Integers that are ids or counts, not indices into something the call knows: a large value
+# (and, where any integer names a group, a negative one) is valid (documented in each).
+IDS = {
+    "comm.linear_probe": {"y_tr": {"big"}, "y_te": {"big"}},
+    "cox.match_purity": {"y_im": {"big"}, "y_oom": {"big"}},
+    "mother.clustering_accuracy": {"pred": {"neg", "big"}, "truth": {"neg", "big"}},
+    "los.class_balanced_weights": {"counts": {"big"}},
+    "los.group_accuracy": {"train_counts": {"big"}},
+    "los.shot_groups": {"train_counts": {"big"}},
+    "v3.codebook_accuracy": {"codes": {"big"}, "labels": {"big"}},
+    "v3.confusion": {"codes": {"big"}, "labels": {"big"}},
+    "datasets.gaussian_mixture": {"counts": {"big"}},
+    "urlost.group_tokens": {"groups": {"neg"}},  # -1 is the padding
+    "locodl.ClientLogistic": {"clients": {"neg", "big"}},
+    "locodl.ClientRidge": {"clients": {"neg", "big"}},
+}
+for _key, _extra in IDS.items():
+    for _arg, _cases in _extra.items():
+        RECIPES[_key].ok.setdefault(_arg, set()).update(_cases)

@@ -13,6 +13,8 @@ argument at a time to a hostile value:
 * ``rows``/``cols``: a shape that disagrees with a partner argument or a fitted model
   (one row or column fewer).
 * ``object``: a plain ``object()``.
+* ``neg``/``big``: one entry -1 or 10**6 in an integer argument (a label, index or count
+  out of range).
 
 A refusal must be a TypeError or ValueError raised by this package (not by torch, numpy or
 sklearn) whose message names the argument (for ``rows``/``cols``: the argument or its
@@ -39,7 +41,8 @@ from _hostile_recipes import RECIPES, UNDRIVEN, Recipe
 import iclr25
 
 PKG_DIR = str(Path(iclr25.__file__).parent)
-CASES = ("int", "bool", "nan", "inf", "ndim+", "ndim-", "empty", "rows", "cols", "object")
+CASES = ("int", "bool", "nan", "inf", "ndim+", "ndim-", "empty", "rows", "cols", "object",
+         "neg", "big")
 
 
 def _public() -> list[str]:
@@ -111,6 +114,12 @@ def _hostile(v, case: str):
         return v[..., :-1] if v.ndim >= 2 and v.shape[-1] >= 2 else None
     if case == "object":
         return object()
+    if case in ("neg", "big"):
+        if _floating(v) or v.dtype in (torch.bool, np.bool_) or (v.numel() if t else v.size) == 0:
+            return None
+        out = v.clone() if t else v.copy()
+        out.reshape(-1)[0] = -1 if case == "neg" else 10**6
+        return out
     raise AssertionError(case)
 
 

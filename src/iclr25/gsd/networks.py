@@ -64,7 +64,8 @@ class LatentPolicy(nn.Module):
 class BoundedDiscriminator(nn.Module):
     """The official ``PairDiscriminator``: D(s, a) = c·sigmoid(f(s, a)) + b, bounded by c.
 
-    With ``clip`` = c > 0 the *pure* score c·sigmoid(f) ∈ (0, c) measures expert-likeness (GSD's
+    With ``clip`` = c > 0 the *pure* score c·sigmoid(f) ∈ [0, c] (closed: sigmoid rounds to
+    0 or 1 once |f| exceeds ~17 in float32, ~37 in float64) measures expert-likeness (GSD's
     relevance is pure/c) and the learnable offset b, initialised at −c/2, is added for
     training and reward (the official code sets ``offset_reward`` whenever c > 0): BCE is taken
     on D as a logit (expert label 1) and the reward is softplus(D). ``clip = 0`` gives the
@@ -90,8 +91,17 @@ class BoundedDiscriminator(nn.Module):
         return self.net(x).squeeze(-1)
 
     def pure(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
-        """(n,) c·sigmoid(f) ∈ (0, c) when clip > 0 (no offset: the relevance score), else f."""
+        """(n,) c·sigmoid(f) ∈ [0, c] when clip > 0 (no offset: the relevance score), else f.
+
+        Raises:
+            ValueError: ``f`` is not finite: inputs so large (~1e38 in float32) that the
+                first layer overflows, where the score would be NaN, outside [0, c].
+        """
         f = self.logits(obs, act)
+        if not bool(torch.isfinite(f).all()):
+            raise ValueError("obs and act give the discriminator non-finite logits: NaN or "
+                             "inf entries, or entries so large (~1e38 in float32) that its "
+                             "first layer overflows")
         return self.clip * torch.sigmoid(f) if self.clip > 0 else f
 
     def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
