@@ -204,7 +204,7 @@ def resolve_seed(seed: int | torch.Generator | None, device: torch.device | str 
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "little") >> 1
     s = check_int(seed, name, 0, 2**64 - 1)  # torch's range; larger overflowed inside torch
-    return torch.Generator(device=torch.device(device)).manual_seed(s)
+    return torch.Generator(device=check_device(device)).manual_seed(s)
 
 
 def check_writable_dir(path: str | os.PathLike, name: str) -> Path:
@@ -320,7 +320,7 @@ def cat_batches(**named: tuple[object, int | None]) -> torch.Tensor:
     return torch.cat(parts, -1)
 
 
-def check_images(x: object, name: str, channels: int | None = None, *,
+def check_image_batch(x: object, name: str, channels: int | None = None, *,
                  ndim: int | Sequence[int] = 4) -> torch.Tensor:
     """A network's (B, C, H, W) image batch (or (C, H, W) with ``ndim=(3, 4)``), checked from
     metadata (see :func:`check_batch`)."""
@@ -329,3 +329,26 @@ def check_images(x: object, name: str, channels: int | None = None, *,
         raise ValueError(f"{name} must have {channels} channels (B, {channels}, H, W), got "
                          f"shape {tuple(x.shape)}")
     return x
+
+
+def check_device(device: object, name: str = "device") -> torch.device | None:
+    """``device`` as a ``torch.device`` (None passes): an unknown name, or CUDA without a CUDA
+    device, is a ValueError naming ``name`` rather than torch's RuntimeError."""
+    if device is None:
+        return None
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"{name} must be a str or torch.device, got {type(device).__name__}")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"{name}: {device!r} is not a device ({exc})") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{name}={device!r} but torch sees no CUDA device")
+    return dev
+
+
+def check_callback(callback: object, name: str = "callback") -> Any:
+    """``callback`` if it is None or callable, else a TypeError naming ``name``."""
+    if callback is not None and not callable(callback):
+        raise TypeError(f"{name} must be callable or None, got {type(callback).__name__}")
+    return callback

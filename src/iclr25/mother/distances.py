@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from iclr25._checks import check_range
+from iclr25._checks import check_device, check_range
 from iclr25.mother.sources import ModelSource, as_sources
 
 METRICS = ("rms", "l1", "rank")
@@ -208,7 +208,7 @@ def stream_statistics(
         ku_layers = select_layers(sources, kurtosis_layers)
     ref = sources[0].shapes
     N = len(sources)
-    dev = torch.device(device) if device is not None else torch.device("cpu")
+    dev = check_device(device) or torch.device("cpu")
     out = {m: torch.zeros(N, N, dtype=torch.float64, device=dev) for m in metrics}
     ku = torch.zeros(N, dtype=torch.float64, device=dev) if ku_layers else None
     todo = list(dict.fromkeys(dist_layers + ku_layers))
