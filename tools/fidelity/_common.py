@@ -77,5 +77,8 @@ def _stub_attr(modname: str):
     def attr(name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        return type(name, (), {"__module__": modname})
+        # a do-nothing class: constructible, callable, any method a no-op
+        return type(name, (), {"__module__": modname, "__init__": lambda self, *a, **k: None,
+                               "__call__": lambda self, *a, **k: None,
+                               "__getattr__": lambda self, n: (lambda *a, **k: None)})
     return attr
