@@ -54,15 +54,16 @@ def save(out: Path, name: str, source: str, **arrays) -> Path:
     return path
 
 
-def stub(*names: str) -> None:
+def stub(*names: str, force: bool = False) -> None:
     """Empty stand-ins for modules the official file imports but the fixture's functions never
-    call (e.g. torchvision for data loading), when PyPI's build for this torch is missing."""
+    call (e.g. torchvision for data loading), when PyPI's build for this torch is missing;
+    ``force``: even where the module exists (an official helper that runs a demo at import)."""
     import importlib.util
     import types
 
     for name in names:
         top = name.split(".")[0]
-        if name in sys.modules or (top not in sys.modules
+        if not force and name in sys.modules or not force and (top not in sys.modules
                                    and importlib.util.find_spec(top) is not None):
             continue
         mod = types.ModuleType(name)
