@@ -16,7 +16,8 @@ from _common import commit, parse, save, stub
 
 args = parse(__doc__)
 stub("omegaconf", "pytorch_lightning", "tensorboard", "tensorboard.backend",
-     "tensorboard.backend.event_processing", "tensorboard.backend.event_processing.event_accumulator")
+     "tensorboard.backend.event_processing",
+     "tensorboard.backend.event_processing.event_accumulator")
 from losses.comm_loss import CoMMLoss  # noqa: E402
 
 g = torch.Generator().manual_seed(0)

@@ -3,15 +3,17 @@
 the prior as queries) and ``L_enhance_net`` (the curve exponent alpha).
 
 Official modules run unchanged. Stubbed: ``dct_util.py`` (it runs a CUDA demo on image files
-at import; only the DCT prior, not tested here, uses it) and thop (profiling). Inputs (float64): width 8,
-2 blocks, 1 head; x ~ U[0, 0.3] (2 x 3 x 12 x 12) and a prior y ~ N(0, 1) (2 x 8 x 12 x 12),
-generator seed 1; the curve net (width 32, the paper's: its tail is width // 2 = 16 as ours) gets L ~ U[0.05, 1] (4 x 1 x 10 x 10). Weights are
-not stored: each official parameter, in ``state_dict`` order, is ``base + 0.1 * N(0, 1)``
-from a ``torch.Generator`` seeded 0 (one generator per network: N, R, then the curve net),
-with base 1 for LayerNorm weights, skip scales and temperatures, else 0; the test repeats
-the recipe. Outputs: N_net(x), R_net(x, y), L_enhance_net(L) (= ReLU(z)); and, with the curve net's
-weights from seed 5 (z < 0 on every input), the official alpha (0: ReLU died) beside ours,
-softplus(z), pinned (made with iclr25's ``CurveNet``, the deliberate deviation).
+at import; only the DCT prior, not tested here, uses it) and thop (profiling).
+
+Inputs (float64): width 8, 2 blocks, 1 head; x ~ U[0, 0.3] (2 x 3 x 12 x 12) and a prior
+y ~ N(0, 1) (2 x 8 x 12 x 12), generator seed 1; the curve net at width 32 (the paper's: its
+tail is width // 2 = 16, as ours) gets L ~ U[0.05, 1] (4 x 1 x 10 x 10). Weights are not
+stored: each official parameter, in ``state_dict`` order, is ``base + 0.1 * N(0, 1)`` from a
+``torch.Generator`` seeded 0 (a fresh one per network: N, R, the curve net), base 1 for
+LayerNorm weights, skip scales and temperatures, else 0; the test repeats the recipe.
+Outputs: N_net(x), R_net(x, y), L_enhance_net(L) (= ReLU(z)); and, with the curve net's
+weights from seed 5 (z < 0 on every input), the official alpha (0: the ReLU died) beside
+ours, softplus(z), pinned (made with iclr25's ``CurveNet``: the deliberate deviation).
 
     python tools/fidelity/lowlight.py --official /path/to/unsupervised-light-enhance-ICLR2025
 """

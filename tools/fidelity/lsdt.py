@@ -27,7 +27,7 @@ torch.manual_seed(0)
 block = Block(16, 9, 2, 0.1, 5, 0.1, 8).eval()
 g = torch.Generator().manual_seed(0)
 with torch.no_grad():
-    for k, p in block.named_parameters():
+    for p in block.parameters():
         p.add_(0.1 * torch.randn(p.shape, generator=g))
 x = torch.randn(2, 9, 16, generator=torch.Generator().manual_seed(1), requires_grad=True)
 y = block(x)
