@@ -7,7 +7,7 @@ with ``LORA = True``), and ``MDST.py:build_tree`` (the MDST with the kurtosis pe
 model graph of the zoo below and ``AutoModel.from_pretrained(path)`` returns the zoo's model
 (transformers is stubbed). Needs pandas and tqdm.
 
-Zoo (seed 0): a root with 3 children, each with 2 grandchildren, 9 models, names in the
+Zoo (seed 0): a root with 3 children, each with 2 grandchildren, 10 models, names in the
 official ``r-i-j`` scheme; each model has two 8x8 layers and one 8x4 (non-square, ignored).
 Children add N(0, 0.05^2) noise plus heavy-tailed outliers to the root's weights (so kurtosis
 changes along edges), grandchildren add N(0, 0.02^2) noise to their parent's. For the rank
