@@ -3,7 +3,8 @@
 The rule's two functions are imported from the official file (``calculate_derivative``,
 ``correct_moving_average_new_new``); the ~15 lines of ``main()`` that keep each sample's
 derivative history and select ``excluded_samples`` (lines 373-391) are inline in ``main`` and
-cannot be imported, so they are transcribed below, line for line. torchvision (data loading
+cannot be imported, so the same rule is re-expressed below, vectorised over our arrays (not a
+copy of the official text). torchvision (data loading
 only) is stubbed when absent.
 
 Inputs (seed 0): 40 samples x 14 epochs of losses ``a exp(-b t) + c + noise`` with a mix of
@@ -35,7 +36,7 @@ score = np.full((epochs, n), np.nan)
 for e in range(epochs):
     for i in range(n):
         history[i].append(float(losses[i, e]))
-    # transcribed from cifar_main.py main(), lines 373-391
+    # the rule of cifar_main.py main(), lines 373-391, re-expressed over our arrays
     for idx, ls in history.items():
         if len(ls) >= 2 + 1:
             derivs[idx].append(calculate_derivative(ls, 2))
