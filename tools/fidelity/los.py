@@ -5,7 +5,8 @@ optimiser and scheduler of ``main_stage2.py:train_stage2``) re-training a linear
 made the identity so it runs on CPU). ``train_stage2`` itself cannot be imported
 (``main_stage2.py`` parses the command line and opens log files at import), so its set-up
 is re-stated below with torch's own API (CrossEntropyLoss(label_smoothing), SGD on
-``model.fc`` with momentum 0.9, CosineAnnealingLR(epochs, eta_min 0), one ``scheduler.step()`` per epoch).
+``model.fc`` with momentum 0.9, CosineAnnealingLR(epochs, eta_min 0), one
+``scheduler.step()`` per epoch).
 
 Inputs (seed 0, float64): 300 frozen features (d 8) of 5 long-tailed classes (counts
 150/75/40/20/15, class means ~ N(0, 1.5^2 I), noise N(0, I)); the head starts from fixed
