@@ -193,6 +193,11 @@ class V3(FittedIO, BaseEstimator):
         return ContentStyleAE(enc, dec, self.d_content, self.d_style, self.n_codes,
                               quantizer=q, seed=seed)
 
+    def _initial_model(self, X: torch.Tensor, gen: torch.Generator) -> ContentStyleAE:
+        """The untrained network ``fit`` starts from (drawn from ``gen``), on X's device."""
+        init = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
+        return self._build(tuple(X.shape[2:]), init).to(device=X.device, dtype=X.dtype)
+
     def fit(self, X: object, y: object = None) -> V3:
         """Train on sequences ``X`` (B, N, *fragment), float, B >= 2, N >= 2; returns self."""
         self._validate()
@@ -200,8 +205,7 @@ class V3(FittedIO, BaseEstimator):
         b = BUNDLES[self.bundle]
         self.fragment_shape_ = tuple(X.shape[2:])
         gen = resolve_seed(self.seed)
-        init = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
-        model = self._build(self.fragment_shape_, init).to(device=X.device, dtype=X.dtype)
+        model = self._initial_model(X, gen)
         opt_cls = torch.optim.AdamW if b["optimizer"] == "adamw" else torch.optim.Adam
         opt = opt_cls(model.parameters(), lr=self.lr, weight_decay=b["weight_decay"])
         weights = {t: b["v3_weight"] for t in TERMS}
