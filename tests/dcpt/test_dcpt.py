@@ -397,3 +397,22 @@ def test_device(device, pairs):
     assert next(res.classifier.parameters()).device.type == device.type
     x = torch.rand(1, 3, 16, 16, device=device)
     assert restore(res.model, x).device == x.device
+
+
+def test_claims_control_and_trivial_arm():
+    import dataclasses
+
+    from iclr25.claims import discover
+    from iclr25.dcpt.claim import AllInOneEvidence
+
+    vals = {f.name: 0.0 for f in dataclasses.fields(AllInOneEvidence)
+            if f.default is dataclasses.MISSING}
+    reg = discover()
+    gain = reg["dcpt.all_in_one_gain"]
+    # scratch beats the input by 2 dB but its own untrained network by only 0.5 dB
+    ev = AllInOneEvidence(**(vals | dict(scratch_gain_over_input=2.0, scratch_psnr=25.0,
+                                         init_psnr=24.5, stats_knn_accuracy=0.8)))
+    assert not gain.control(ev)
+    ev.init_psnr = 23.0
+    assert gain.control(ev)
+    assert reg["dcpt.degradation_classification"].trivial(ev) == 0.8
