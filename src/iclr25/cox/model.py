@@ -82,24 +82,30 @@ class COX(FittedIO, BaseEstimator):
         hidden: width of the OOM encoder and VIB hidden layers. batch_size: rows per stream.
         lr: AdamW learning rate.
         residual: VIB predicts ``h + g(z)`` instead of the official ``g(z)`` (see :class:`VIB`).
-        spread_weight: weight of a variance floor on the OOM embeddings of paired rows
-            (VICReg's hinge, 25 as there): each dimension's batch std is held up to the IM
-            embeddings' mean std. 0 = the released code, whose two-sided reconstruction loss
-            alone lets the OOM encoder and the VIB collapse to one point (see below).
+        spread_weight: weight of a variance floor on the OOM embeddings of created pairs
+            (no ``pairs`` given; VICReg's hinge, 25 as there): each dimension's batch std is
+            held up to the IM embeddings' mean std. 0 = the released code, whose two-sided
+            reconstruction loss alone lets the OOM encoder and the VIB collapse to one point
+            (see below). Given pairs come with labels, whose cross-entropy anchors the
+            encoder as in the released code, so no floor is added there.
         min_pairs: fewest pairs a re-matching round may return (None = 5 per class); a round
             that finds fewer keeps the previous pairs and warns once, naming the round.
 
     Without pairs, correspondences are bootstrapped by entropic Gromov-Wasserstein and
-    re-matched after each of 5 connect rounds by mutual nearest neighbours between the VIB's
-    predictions of the IM rows and the OOM embeddings, both standardised per dimension. The
-    released code never re-matches (its correspondences stay class-level, through the IM
-    heads) and keeps its OOM encoder from collapsing with the cross-entropy of labelled OOM
-    rows; without labels nothing does: on the digits testbed, 100 steps on 400 class-pure
-    pairs with ``spread_weight=0`` took the OOM embedding's 10-NN accuracy from 0.87 (random
-    init) to 0.15 and the VIB output's spread to 0.0002, so mutual-NN re-matching found 1-2
-    pairs; with the floor it stays at 0.74 and re-matching finds 58 pairs at purity 0.64.
-    The VIB's predictions regress to class-conditional means (contracted); standardising both
-    clouds keeps one OOM row from being every IM row's nearest.
+    re-matched after each of 5 connect rounds: each OOM row is paired with the IM row whose
+    VIB prediction is nearest to its embedding (cosine, both clouds standardised per
+    dimension), kept when that IM row's label is the OOM head's class for it and the
+    similarity is in the better half. Created pairs carry their IM row's label to the OOM
+    head (the labels that "emerge with the correspondences").
+
+    Why (measured on the digits testbed): the released code never re-matches (its
+    correspondences stay class-level, through the IM heads) and keeps its OOM encoder from
+    collapsing with the cross-entropy of labelled OOM rows. Without labels nothing does: 100
+    steps on 400 class-pure pairs with ``spread_weight=0`` took the OOM embedding's 10-NN
+    accuracy from 0.87 (random init) to 0.15 and the VIB output's spread to 0.0002, so
+    mutual-NN re-matching found 1-2 pairs; with the floor it stayed at 0.74. The VIB's
+    predictions regress to class-conditional means, so many IM rows share one prediction:
+    mutual nearest neighbours keep one of them (hubness), nearest-from-the-OOM-side keeps all.
 
     Class names: the OOM head fits its labelled rows, so they cannot tell a misnamed cluster
     (one found through the IM heads but named after the wrong IM class). The names are judged
@@ -117,7 +123,8 @@ class COX(FittedIO, BaseEstimator):
     Attributes (after fit):
         net_: the trained networks. correspondences_: (P, 2) ``(im_row, oom_row)`` used last
         (given pairs, or the created ones). history_: the pairs in use after the bootstrap and
-        after each round (a refused round repeats the previous ones).
+        after each round (a refused round repeats the previous ones). refused_rounds_: the
+        rounds (1-5) whose re-matching the guard refused.
         class_names_: (C,) int64, the label output for each OOM-head class.
         naming_agreement_: fraction of unlabelled rows whose named prediction agrees with
         their nearest labelled row (NaN without labels). loss_: (steps,) objective per step.
@@ -283,7 +290,7 @@ class COX(FittedIO, BaseEstimator):
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps, self.lr / 50)
         self.history_ = []
         if P is not None:
-            self.correspondences_ = P
+            self.correspondences_, self.refused_rounds_ = P, []
             self._train(X, Z, Y, yo, P, 0, self.steps, opt, sched, gen)
         else:
             z_im = torch.cat([Z[m] for m in names], 1)
@@ -311,6 +318,7 @@ class COX(FittedIO, BaseEstimator):
                     f"min_pairs={floor}: the previous pairs were kept. Standardise X_oom or "
                     f"give a few pairs (pairs=...)."))
             self.correspondences_ = P
+            self.refused_rounds_ = [r for r, _ in refused]
         self.net_.eval()
         self.class_names_ = self._name_classes(X, yo, ours)
 
@@ -398,7 +406,7 @@ class COX(FittedIO, BaseEstimator):
                     loss = loss + vib_loss(pred, h, mu, logvar, self.beta)
                 if emergent:  # created pairs carry their IM row's label to the OOM row
                     loss = loss + F.cross_entropy(net.head(h), Y[self.names_[0]][p[:, 0]])
-                if self.spread_weight > 0 and len(h) > 1:
+                if emergent and self.spread_weight > 0 and len(h) > 1:
                     loss = loss + self.spread_weight * F.relu(self._spread - h.std(0)).mean()
             if step >= explore_from and len(unl):
                 u = unl[draw(len(unl))]
