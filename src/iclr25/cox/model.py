@@ -38,7 +38,8 @@ class COXNamingWarning(UserWarning):
 
 _ROUNDS = 5  # connect / re-match rounds when no pairs are given (the issue's setting)
 _GW_ROWS = 400  # rows per side of the entropic-GW bootstrap
-_PLATEAU = 0.02  # converged: the last tenth's mean objective within 2% of the tenth before
+_PLATEAU = 0.02  # converged: the last tenth's mean objective within 2% of the tenth before,
+# or within twice the standard error of the two means (minibatch noise)
 _NAMING_LEVEL = 0.5  # names agreeing with the labelled rows' 1-NN on fewer unlabelled rows warn
 
 
@@ -83,11 +84,11 @@ class COX(FittedIO, BaseEstimator):
         lr: AdamW learning rate.
         residual: VIB predicts ``h + g(z)`` instead of the official ``g(z)`` (see :class:`VIB`).
         spread_weight: weight of a variance floor on the OOM embeddings of created pairs
-            (no ``pairs`` given; VICReg's hinge, 25 as there): each dimension's batch std is
-            held up to the IM embeddings' mean std. 0 = the released code, whose two-sided
-            reconstruction loss alone lets the OOM encoder and the VIB collapse to one point
-            (see below). Given pairs come with labels, whose cross-entropy anchors the
-            encoder as in the released code, so no floor is added there.
+            when no OOM row is labelled (VICReg's hinge, 25 as there): each dimension's batch
+            std is held up to the IM embeddings' mean std. 0 = the released code, whose
+            two-sided reconstruction loss alone lets the OOM encoder and the VIB collapse to
+            one point (see below). Labelled OOM rows' cross-entropy anchors the encoder as in
+            the released code, so with labels no floor is added.
         min_pairs: fewest pairs a re-matching round may return (None = 5 per class); a round
             that finds fewer keeps the previous pairs and warns once, naming the round.
 
@@ -95,8 +96,8 @@ class COX(FittedIO, BaseEstimator):
     re-matched after each of 5 connect rounds: each OOM row is paired with the IM row whose
     VIB prediction is nearest to its embedding (cosine, both clouds standardised per
     dimension), kept when that IM row's label is the OOM head's class for it and the
-    similarity is in the better half. Created pairs carry their IM row's label to the OOM
-    head (the labels that "emerge with the correspondences").
+    similarity is in the better half. With no OOM label at all, created pairs carry their IM
+    row's label to the OOM head (the labels that "emerge with the correspondences").
 
     Why (measured on the digits testbed): the released code never re-matches (its
     correspondences stay class-level, through the IM heads) and keeps its OOM encoder from
@@ -117,7 +118,8 @@ class COX(FittedIO, BaseEstimator):
     rows) the labelled rows judge; with no labels the names are the IM heads'.
 
     Convergence: when the mean objective over the last tenth of the steps differs from the
-    tenth before by more than 2%, one :class:`COXConvergenceWarning` says so. Solvers' own
+    tenth before by more than 2% of it and more than twice the standard error of the
+    difference (minibatch noise), one :class:`COXConvergenceWarning` says so. Solvers' own
     warnings inside ``fit`` (POT's Sinkhorn) are not passed on.
 
     Attributes (after fit):
@@ -263,13 +265,14 @@ class COX(FittedIO, BaseEstimator):
             self._fit(X, names, Z, Y, yo, P, ours)
         del caught  # solvers' own warnings (POT's Sinkhorn): the fit's figures say enough
         w = max(1, self.steps // 10)
-        last, before = self.loss_[-w:].mean(), self.loss_[-2 * w:-w].mean()
-        if self.steps < 2 or abs(float(last - before)) > _PLATEAU * abs(float(before)):
+        last, before = self.loss_[-w:].double(), self.loss_[-2 * w:-w].double()
+        moved = abs(float(last.mean() - before.mean())) if self.steps >= 2 else float("inf")
+        noise = float(2 * (last.var() / w + before.var() / w).sqrt()) if w > 1 else 0.0
+        if moved > max(_PLATEAU * abs(float(before.mean())), noise):
             ours.append(COXConvergenceWarning(
                 f"COX.fit: the objective has not reached a plateau: its mean over the last "
-                f"{w} steps ({float(last):.4g}) differs from the {w} before "
-                f"({float(before) if self.steps >= 2 else float('nan'):.4g}) by more than "
-                f"{_PLATEAU:.0%}; raise steps."))
+                f"{w} steps moved by {moved:.3g} from the {w} before, more than "
+                f"{_PLATEAU:.0%} of it and more than twice its standard error; raise steps."))
         for warning in ours:
             warnings.warn(warning, stacklevel=2)
         return self
@@ -320,14 +323,19 @@ class COX(FittedIO, BaseEstimator):
             self.correspondences_ = P
             self.refused_rounds_ = [r for r, _ in refused]
         self.net_.eval()
-        self.class_names_ = self._name_classes(X, yo, ours)
+        self.class_names_ = self._name_classes(X, yo)
+        if self.naming_agreement_ < _NAMING_LEVEL:
+            ours.append(COXNamingWarning(
+                f"COX.fit: the class names are unconfirmed: the best naming of the OOM head's "
+                f"classes agrees with the nearest labelled row's label on only "
+                f"{self.naming_agreement_:.0%} of the unlabelled rows (level "
+                f"{_NAMING_LEVEL:.0%}). Give more labelled rows (y_oom=...) or pairs."))
 
     @torch.no_grad()
-    def _name_classes(self, X: torch.Tensor, yo: torch.Tensor, ours: list[Warning]
-                      ) -> torch.Tensor:
+    def _name_classes(self, X: torch.Tensor, yo: torch.Tensor) -> torch.Tensor:
         """The renaming of head classes that agrees best with labels the head did not fit:
         each unlabelled row's nearest labelled row (standardised inputs); see the class
-        docstring. Sets ``naming_agreement_``; a low one appends a COXNamingWarning."""
+        docstring. Sets ``naming_agreement_`` (NaN without labels)."""
         from scipy.optimize import linear_sum_assignment
 
         C = self.n_classes
@@ -351,12 +359,6 @@ class COX(FittedIO, BaseEstimator):
         rows, cols = linear_sum_assignment(score.numpy(), maximize=True)
         names[torch.as_tensor(rows, device=X.device)] = torch.as_tensor(cols, device=X.device)
         self.naming_agreement_ = float(counts.cpu()[rows, cols].sum() / len(pred))
-        if self.naming_agreement_ < _NAMING_LEVEL:
-            ours.append(COXNamingWarning(
-                f"COX.fit: the class names are unconfirmed: the best naming of the OOM head's "
-                f"classes agrees with the nearest labelled row's label on only "
-                f"{self.naming_agreement_:.0%} of the unlabelled rows (level "
-                f"{_NAMING_LEVEL:.0%}). Give more labelled rows (y_oom=...) or pairs."))
         return names
 
     @torch.no_grad()
@@ -404,10 +406,11 @@ class COX(FittedIO, BaseEstimator):
                 for m in self.names_:
                     pred, mu, logvar = net.vibs[m](Z[m][p[:, 0]], generator=gen)
                     loss = loss + vib_loss(pred, h, mu, logvar, self.beta)
-                if emergent:  # created pairs carry their IM row's label to the OOM row
+                if emergent and not len(lab):  # nothing else anchors the OOM encoder
                     loss = loss + F.cross_entropy(net.head(h), Y[self.names_[0]][p[:, 0]])
-                if emergent and self.spread_weight > 0 and len(h) > 1:
-                    loss = loss + self.spread_weight * F.relu(self._spread - h.std(0)).mean()
+                    if self.spread_weight > 0 and len(h) > 1:
+                        loss = loss + self.spread_weight * F.relu(
+                            self._spread - h.std(0)).mean()
             if step >= explore_from and len(unl):
                 u = unl[draw(len(unl))]
                 h = net.encoder(X[u])
