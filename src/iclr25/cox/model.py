@@ -139,8 +139,8 @@ class COX(FittedIO, BaseEstimator):
         >>> X = Z @ torch.randn(8, 6, generator=g)
         >>> y_oom = torch.where(torch.arange(40) < 10, y, -1)
         >>> pairs = torch.stack([torch.arange(10), torch.arange(10)], 1)
-        >>> m = COX(2, steps=20, hidden=32, bottleneck=8).fit(X, im={"a": Z}, im_labels={"a": y},
-        ...                                                   pairs=pairs, y_oom=y_oom)
+        >>> m = COX(2, steps=200, hidden=32, bottleneck=8).fit(X, im={"a": Z}, im_labels={"a": y},
+        ...                                                    pairs=pairs, y_oom=y_oom)
         >>> m.predict(X).shape
         torch.Size([40])
     """
