@@ -242,8 +242,8 @@ class COX(FittedIO, BaseEstimator):
             X_oom: (m, d) OOM inputs. im: {name: (n, D)} frozen, aligned IM embeddings
                 (rows shared across modalities). im_labels: {name: (n,)} int labels.
             pairs: (P, 2) ``(im_row, oom_row)`` correspondences, or None: then they are
-                bootstrapped from ``"gw"`` matches (POT) and re-matched with ``"mnn"`` for
-                5 rounds.
+                bootstrapped from ``"gw"`` matches (POT) and re-matched after each of 5
+                rounds (see the class docstring).
             y_oom: (m,) OOM labels, -1 = unlabelled, or None.
 
         Returns:
