@@ -47,12 +47,22 @@ def small_unet():
         return UNet(width=4, depth=3)
 
 
-def test_unet_identity_at_init_any_size():
-    net = UNet(width=4, depth=3)
+def test_unet_near_identity_at_init_any_size():
+    net = small_unet()
     for shape in [(2, 3, 16, 16), (1, 3, 13, 7), (3, 16, 16)]:  # batched or a single image
         x = torch.rand(shape)
-        assert torch.equal(net(x), x)
+        out = net(x)
+        assert out.shape == x.shape and 0 < (out - x).abs().mean() < 0.05
     assert net.tap_layers == ("decoders.0", "decoders.1", "decoders.2")
+
+
+def test_pretrain_clean_image_term_trains_the_restorer(pairs):
+    # a zero-initialised last conv made E(gt) = gt exactly: L1 = 0 with a zero subgradient,
+    # so the clean-image term never trained anything (0.0 at all 150 steps, official loop too)
+    net = small_unet()
+    res = pretrain(net, pairs, n_classes=2, steps=3, num_res_blocks=1, seed=0)
+    assert min(res.history["pixel"]) > 0
+    assert not torch.equal(res.model.ending.weight, net.ending.weight)
 
 
 def test_feature_tap_order_and_shapes():
@@ -387,3 +397,22 @@ def test_device(device, pairs):
     assert next(res.classifier.parameters()).device.type == device.type
     x = torch.rand(1, 3, 16, 16, device=device)
     assert restore(res.model, x).device == x.device
+
+
+def test_claims_control_and_trivial_arm():
+    import dataclasses
+
+    from iclr25.claims import discover
+    from iclr25.dcpt.claim import AllInOneEvidence
+
+    vals = {f.name: 0.0 for f in dataclasses.fields(AllInOneEvidence)
+            if f.default is dataclasses.MISSING}
+    reg = discover()
+    gain = reg["dcpt.all_in_one_gain"]
+    # scratch beats the input by 2 dB but its own untrained network by only 0.5 dB
+    ev = AllInOneEvidence(**(vals | dict(scratch_gain_over_input=2.0, scratch_psnr=25.0,
+                                         init_psnr=24.5, stats_knn_accuracy=0.8)))
+    assert not gain.control(ev)
+    ev.init_psnr = 23.0
+    assert gain.control(ev)
+    assert reg["dcpt.degradation_classification"].trivial(ev) == 0.8

@@ -337,3 +337,28 @@ def test_cli_fit_and_enhance(tmp_path):
     assert bad.exit_code == 2 and "--steps" in bad.output
     bad = r.invoke(app, ["enhance", str(tmp_path / "nope.pt"), str(dark), str(outdir)])
     assert bad.exit_code == 2 and "MODEL" in bad.output
+
+
+def _evidence(cls, **kw):
+    import dataclasses
+
+    vals = {f.name: 0.0 for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING}
+    return cls(**(vals | kw))
+
+
+def test_controls_ask_whether_the_baselines_learned():
+    from iclr25.claims import discover
+    from iclr25.lowlight.claim import LowLightEvidence
+
+    reg = discover()
+    zdce, pair = reg["lowlight.beats_zero_dce"], reg["lowlight.pairing_denoises"]
+    # Zero-DCE brightened to the right level but is only 0.5 dB above its untrained self
+    ev = _evidence(LowLightEvidence, brightness_zero_dce=0.4, brightness_truth=0.4,
+                   psnr_zero_dce=12.5, psnr_zero_dce_init=12.0, psnr_ablation=15.5,
+                   psnr_ablation_init=15.0, nsr_ablation=1.0, nsr_clean=0.1)
+    assert not zdce.control(ev) and not pair.control(ev)
+    ev.psnr_zero_dce, ev.psnr_ablation = 13.5, 16.5
+    assert zdce.control(ev) and pair.control(ev)
+    assert zdce.competitors(ev) == {"no-pairing ablation": 16.5}
+    ev.gtm_psnr_ablation = 20.0
+    assert reg["lowlight.beats_classical"].competitors(ev) == {"no-pairing ablation": 20.0}

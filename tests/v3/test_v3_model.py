@@ -181,3 +181,31 @@ def test_seed_accepts_a_generator(data):
     assert not torch.equal(first, est.fit(X).codebook_)  # the Generator moved on
     with pytest.raises(ValueError, match="seed"):
         _small(seed=-1).fit(X)
+
+
+def test_claims_control_and_trivial_arm():
+    import dataclasses
+
+    from iclr25.claims import discover
+    from iclr25.v3.claim import SequencesEvidence
+
+    vals = {f.name: 0.0 for f in dataclasses.fields(SequencesEvidence)
+            if f.default is dataclasses.MISSING}
+    reg = discover()
+    ev = SequencesEvidence(**(vals | dict(ablation_mse=0.06, ablation_init_mse=0.1,
+                                          kmeans_purity=0.8)))
+    beats = reg["v3.beats_baselines"]
+    assert not beats.control(ev)        # the ablation did not halve its untrained error
+    ev.ablation_mse = 0.05
+    assert beats.control(ev)
+    # k-means on raw fragments is the trivial arm of the codebook claim
+    assert reg["v3.codebook_accuracy"].trivial(ev) == 0.8
+
+
+def test_initial_model_is_what_fit_starts_from():
+    X, _, _ = digit_sequences(8, seed=0)
+    est = V3(epochs=1, seed=3)
+    a = est._initial_model(X, torch.Generator().manual_seed(3))
+    b = est._initial_model(X, torch.Generator().manual_seed(3))
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(),
+                                                 b.state_dict().values(), strict=True))

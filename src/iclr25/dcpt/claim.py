@@ -62,7 +62,8 @@ class AllInOne(Setting):
     batch_size: int = 12            # issue 14: 12
     width: int = 12                 # UNet(width=12), ~0.1 M parameters
     max_side: int = 256             # images shrunk so crops hold whole objects
-    lr: float = 2e-3                # Adam, every arm
+    lr: float = 2e-3                # Adam: fine-tuning and both scratch arms
+    pretrain_lr: float = 5e-4       # Adam, DCPT pre-training (issue 54's pilot rule)
     num_res_blocks: int = 1         # classifier bottlenecks per stage (spec §1.5)
     low_light_k: tuple[float, float] = (0.25, 0.5)    # so low light does not dominate L1
     low_light_gamma: tuple[float, float] = (1.2, 1.6)
@@ -81,6 +82,7 @@ class AllInOneEvidence(Evidence):
     scratch_total_psnr: float = scalar("dB", "scratch arm after P + F steps")
     dcpt_psnr: float = scalar("dB")
     scratch_gain_over_input: float = scalar("dB", "scratch (F steps) - input")
+    init_psnr: float = scalar("dB", "the shared initial U-Net, untrained")
     scratch_ssim: float = scalar("")
     dcpt_ssim: float = scalar("")
     stats_knn_accuracy: float = scalar("fraction", "5-NN on per-channel mean/std of the input")
@@ -94,13 +96,18 @@ _DEV = ("a width-12 U-Net (~0.1 M parameters) on 32-px crops of scikit-image's p
         "benchmarks (no downloads offline; issue 35's testbed so that scratch can learn)",
         "hours of GPU training cut to hundreds of CPU steps; Adam 2e-3, batch 12 (the "
         "official training configs are unreleased)")
+_PILOT = ("DCPT pre-training at Adam 5e-4 (fine-tuning and scratch 2e-3) with a 300-step cap, "
+          "by issue 54's rule written before its pilot: the largest of 2e-3, 1e-3, 5e-4, 2e-4 "
+          "at which pre-training on the held-apart seed 7 reaches the 0.9 validation stop "
+          "within 300 steps (validation split only; no fine-tuning, PSNR or test split). "
+          "Pilot, best validation accuracy in 300 steps: 2e-3 0.78, 1e-3 0.87, 5e-4 stopped "
+          "at step 110 (0.97). The pilot ran pre-training itself: its own stopping rule is "
+          "what had to be validated")
 QUICK = AllInOne(seeds=(0,), pretrain_cap=6, finetune_steps=8, n_val=30, n_test=45,
                  check_every=3, deviations=("cap 6 + 8 fine-tuning steps, 1 seed: a smoke "
                                             "test of the pipeline", *_DEV))
-FULL = AllInOne(seeds=(0, 1), pretrain_cap=150, finetune_steps=200, n_val=150, n_test=300,
-                deviations=("2 seeds, a 150-step pre-training cap and 200 fine-tuning steps: "
-                            "the CPU is shared with ~8 other sessions (load ~17 on 2 cores); "
-                            "declared before measuring", *_DEV))
+FULL = AllInOne(seeds=(0, 1, 2), pretrain_cap=300, finetune_steps=200, n_val=150, n_test=300,
+                deviations=(_PILOT, *_DEV))
 
 
 def _stats(x: torch.Tensor) -> np.ndarray:
@@ -150,14 +157,16 @@ _ARMS = ("scratch", "scratch_total", "dcpt")
 
 
 def _train_arms(s: AllInOne, ctx: Context, tb: _Testbed, seed: int
-                ) -> tuple[PretrainResult, torch.Tensor, dict[str, torch.nn.Module]]:
-    """One seed: DCPT pre-training, its test predictions, and the three fine-tuned arms."""
+                ) -> tuple[PretrainResult, torch.Tensor, dict[str, torch.nn.Module],
+                           torch.nn.Module]:
+    """One seed: DCPT pre-training, its test predictions, the three fine-tuned arms and the
+    shared initial network."""
     base = ctx.seed * 1000 + seed
     with seeded_init(base):
         init = UNet(width=s.width).to(ctx.device)        # every arm starts here
     pairs = AllInOnePairs(tb.train, s.kinds, s.size, s.batch_size, seed=base, params=tb.params)
     stream = iter(pairs)                              # DCPT arm: batches 0..P-1, P..P+F-1
-    pre = pretrain(init, stream, n_classes=len(s.kinds), steps=s.pretrain_cap, lr=s.lr,
+    pre = pretrain(init, stream, n_classes=len(s.kinds), steps=s.pretrain_cap, lr=s.pretrain_lr,
                    num_res_blocks=s.num_res_blocks, seed=base, val=(tb.val_lq, tb.val_y),
                    target_accuracy=s.target_accuracy, check_every=s.check_every)
     with torch.no_grad(), FeatureTap(pre.model.eval(), pre.layers) as tap:
@@ -169,7 +178,7 @@ def _train_arms(s: AllInOne, ctx: Context, tb: _Testbed, seed: int
                                 seed=base).model,
             "scratch_total": finetune(init, iter(pairs), steps=pre.steps + s.finetune_steps,
                                       lr=s.lr, seed=base).model}
-    return pre, pred, nets
+    return pre, pred, nets, init
 
 
 @experiment(quick=QUICK, full=FULL)
@@ -182,10 +191,11 @@ def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
     stats_acc = _stats_knn(s, ctx, tb)
     per: dict[str, list[torch.Tensor]] = {a: [] for a in _ARMS}
     ssims: dict[str, list[float]] = {a: [] for a in _ARMS}
-    accs, vals, taken, why, seed_rows = [], [], [], [], []
+    accs, vals, taken, why, seed_rows, init_psnrs = [], [], [], [], [], []
     confusion = np.zeros((K, K), dtype=np.int64)
     for seed in s.seeds:
-        pre, pred, nets = _train_arms(s, ctx, tb, seed)
+        pre, pred, nets, init = _train_arms(s, ctx, tb, seed)
+        init_psnrs.append(psnr(restore(init, tb.lq), tb.gt))
         taken.append(pre.steps)
         why.append(f"{pre.stopped}@{pre.steps}")
         vals.append(pre.val_accuracy)
@@ -215,6 +225,7 @@ def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
         input_psnr=float(inp_k.mean()), scratch_psnr=m["scratch"],
         scratch_total_psnr=m["scratch_total"], dcpt_psnr=m["dcpt"],
         scratch_gain_over_input=m["scratch"] - float(inp_k.mean()),
+        init_psnr=float(np.mean(init_psnrs)),
         scratch_ssim=float(np.mean(ssims["scratch"])), dcpt_ssim=float(np.mean(ssims["dcpt"])),
         stats_knn_accuracy=stats_acc,
         per_kind=Table("PSNR by kind (dB, mean over seeds)",
@@ -262,9 +273,11 @@ def _figures(ctx: Context, kinds: tuple[str, ...], inp_k: np.ndarray,
        paper_figure="+2.44 dB (Restormer 5D all-in-one, 27.60 -> 30.04) and +2.55 dB (NAFNet "
                     "10D, 27.17 -> 29.72), official README tables",
        threshold=0.2, direction=">=", baseline="scratch (equal fine-tuning steps)",
-       control=lambda ev: ev.scratch_gain_over_input >= 1.0,
-       control_doc="the testbed can be learned: the scratch arm gains at least 1.0 dB over "
-                   "the degraded input")
+       control=lambda ev: (ev.scratch_gain_over_input >= 1.0
+                           and ev.scratch_psnr >= ev.init_psnr + 1.0),
+       control_doc="the baseline learned and the testbed can be learned: the scratch arm "
+                   "beats its own untrained initial network by at least 1.0 dB and gains at "
+                   "least 1.0 dB over the degraded input")
 def all_in_one_gain(ev: AllInOneEvidence) -> Comparison:
     return Comparison(ours=ev.dcpt_psnr, baseline=ev.scratch_psnr, value=ev.gain)
 
@@ -276,6 +289,10 @@ def all_in_one_gain(ev: AllInOneEvidence) -> Comparison:
        unit="fraction",
        paper_figure="none: the paper reports no held-out classification accuracy (its "
                     "README and tables give restoration PSNR only)",
-       threshold=0.90, direction=">=")
+       threshold=0.90, direction=">=",
+       trivial=lambda ev: ev.stats_knn_accuracy,
+       trivial_doc="a 5-NN on the input's per-channel mean and standard deviation (as many "
+                   "reference crops of the training photos as test crops), scored on the "
+                   "same test crops")
 def degradation_classification(ev: AllInOneEvidence) -> float:
     return ev.accuracy
