@@ -8,7 +8,8 @@ import torch.nn.functional as F
 from sklearn.exceptions import NotFittedError
 
 from iclr25.cox import COX
-from iclr25.cox.model import COXConvergenceWarning
+from iclr25.cox.match import match_purity
+from iclr25.cox.model import COXConvergenceWarning, COXMatchingWarning, COXNamingWarning
 
 
 def _toy(n=60, seed=0):
@@ -168,13 +169,101 @@ def test_class_names_follow_the_labels_and_survive_save(tmp_path):
     assert torch.equal(COX.load(tmp_path / "m.pt").predict(X), p)
 
 
-def test_foreign_solver_warnings_become_one_of_ours():
-    pytest.importorskip("ot")
-    X, Z, y, _, _ = _blobs(n=200)
+class _Memorising(torch.nn.Module):
+    """A head that names every cluster c as perm[c] but fits its labelled rows exactly: the
+    misnaming the labelled rows alone cannot see."""
+
+    def __init__(self, centers, perm, X_lab, y_lab):
+        super().__init__()
+        self.centers, self.perm, self.X_lab, self.y_lab = centers, perm, X_lab, y_lab
+
+    def forward(self, x):
+        c = self.perm[torch.cdist(x, self.centers).argmin(1)]
+        d = torch.cdist(x, self.X_lab)
+        hit = d.min(1).values == 0
+        c = torch.where(hit, self.y_lab[d.argmin(1)], c)
+        return F.one_hot(c, len(self.centers)).float()
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_naming_judged_off_the_labelled_rows_undoes_a_permutation(residual):
+    X, Z, y, y_oom, lab = _blobs()
+    m = COX(4, bottleneck=8, hidden=32, steps=5, residual=residual).fit(
+        X, {"a": Z}, {"a": y}, pairs=torch.stack([lab, lab], 1), y_oom=y_oom)
+    centers = torch.stack([X[y == c].mean(0) for c in range(4)])
+    perm = torch.tensor([1, 2, 3, 0])
+    m.net_.encoder = torch.nn.Identity()
+    m.net_.head = _Memorising(centers, perm, X[lab], y[lab])
+    assert bool((m.net_.head(X[lab]).argmax(1) == y[lab]).all())  # labelled rows: all fit
+    m.class_names_ = m._name_classes(X, y_oom)
+    # head class perm[c] is cluster c: it must be named c (the labelled rows alone said
+    # the names were right: every one of them is fitted)
+    assert m.class_names_.tolist() == torch.argsort(perm).tolist() == [3, 0, 1, 2]
+    assert m.score(X, y) > 0.95 and m.naming_agreement_ > 0.95
+
+
+def test_unconfirmed_names_warn_once():
+    # 200 noise columns drown the class signal in the input space the names are judged in:
+    # the nearest labelled row is a coin toss, so the names cannot be confirmed
+    X, Z, y, y_oom, lab = _blobs()
+    g = torch.Generator().manual_seed(1)
+    X = torch.cat([X, 3 * torch.randn(len(X), 200, generator=g)], 1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        COX(4, bottleneck=8, hidden=32, steps=10).fit(X * 100, {"a": Z}, {"a": y})
-    assert all(issubclass(w.category, COXConvergenceWarning) for w in caught)
-    assert len(caught) <= 1
-    if caught:
-        assert "Gromov-Wasserstein" in str(caught[0].message)
+        m = COX(4, bottleneck=8, hidden=32, steps=50).fit(
+            X, {"a": Z}, {"a": y}, pairs=torch.stack([lab, lab], 1), y_oom=y_oom)
+    named = [w for w in caught if issubclass(w.category, COXNamingWarning)]
+    assert len(named) == 1 and "unconfirmed" in str(named[0].message)
+    assert m.naming_agreement_ < 0.5
+
+
+def _unequal_blobs(seed, n=300, sizes=(0.5, 0.3, 0.2)):
+    """Three classes of unequal mass seen by a 32-d IM and a 10-d OOM view of one latent, the
+    OOM rows shuffled apart: the true correspondences are known by class."""
+    g = torch.Generator().manual_seed(seed)
+    y = torch.cat([torch.full((int(n * s),), c) for c, s in enumerate(sizes)])
+    lat = 3 * torch.randn(len(sizes), 8, generator=g)
+    Z = F.normalize(lat[y] @ torch.randn(8, 32, generator=g)
+                    + 2 * torch.randn(len(y), 32, generator=g), dim=1)
+    yo = y[torch.randperm(len(y), generator=g)]
+    X = torch.tanh((lat[yo] + torch.randn(len(y), 8, generator=g))
+                   @ torch.randn(8, 10, generator=g) / 3)
+    return X, Z, y, yo
+
+
+def test_unpaired_rematching_does_not_collapse():
+    # the first re-matching round once left 1-2 pairs (a collapsed OOM embedding)
+    pytest.importorskip("ot")
+    boot, final = [], []
+    for seed in range(4):
+        X, Z, y, yo = _unequal_blobs(seed)
+        m = COX(3, bottleneck=8, hidden=32, steps=400, seed=seed).fit(X, {"a": Z}, {"a": y})
+        assert all(len(p) >= 15 for p in m.history_[1:])  # min_pairs: 5 per class
+        boot.append(match_purity(m.history_[0], y, yo))
+        final.append(match_purity(m.correspondences_, y, yo))
+    assert sum(final) / 4 >= sum(boot) / 4
+
+
+def test_matching_guard_keeps_the_pairs_and_warns_once_naming_the_rounds():
+    pytest.importorskip("ot")
+    X, Z, y, _ = _unequal_blobs(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = COX(3, bottleneck=8, hidden=32, steps=20, min_pairs=10**6).fit(X, {"a": Z}, {"a": y})
+    guard = [w for w in caught if issubclass(w.category, COXMatchingWarning)]
+    assert len(guard) == 1 and "round(s) 1, 2, 3, 4, 5" in str(guard[0].message)
+    assert m.refused_rounds_ == [1, 2, 3, 4, 5]
+    assert all(torch.equal(p, m.history_[0]) for p in m.history_)
+
+
+def test_convergence_warning_only_without_a_plateau():
+    pytest.importorskip("ot")
+    X, Z, y, y_oom, _ = _blobs()
+    with warnings.catch_warnings(record=True) as caught:  # easy, GW bootstrap: silent
+        warnings.simplefilter("always")
+        m = COX(4, bottleneck=8, hidden=32, steps=400).fit(X, {"a": Z}, {"a": y}, y_oom=y_oom)
+    assert not [w for w in caught if issubclass(w.category, COXConvergenceWarning)]
+    assert m.score(X, y) > 0.95
+    Xt, im, lab, pairs, yt, _ = _toy()
+    with pytest.warns(COXConvergenceWarning, match="plateau"):  # 12 steps: still falling
+        _model(steps=12).fit(Xt, im, lab, pairs=pairs, y_oom=yt)

@@ -93,8 +93,8 @@ def emergent_correspondences(Z_im: torch.Tensor, Z_oom: torch.Tensor,
         [[0, 1], [1, 3], [2, 0], [3, 2]]
     """
     method = check_choice(method, "method", MATCHERS)
-    A = as_tensor(Z_im, "Z_im", ndim=2)
-    B = as_tensor(Z_oom, "Z_oom", ndim=2, device=A.device)
+    A = as_tensor(Z_im, "Z_im", ndim=2).detach()  # matching is not differentiated
+    B = as_tensor(Z_oom, "Z_oom", ndim=2, device=A.device).detach()
     chunk = check_int(chunk, "chunk", 1)
     check_range(epsilon, "epsilon", 0, low_open=True)
     if method != "gw" and A.shape[1] != B.shape[1]:
