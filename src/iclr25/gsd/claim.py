@@ -341,7 +341,7 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
 @claim("gsd.interpolation_recovery", experiment=lane_reach,
        sentence="GSD recovers held-out behaviour factors better than InfoGAIL with a bounded "
                 "discriminator.",
-       metric="VL10(GSD) / VL10(IG+M) on interpolation targets {−0.4, 0.4}, seed mean",
+       metric="VL10(GSD) / VL10(IG+M) on interpolation targets {−0.4, 0, 0.4}, seed mean",
        unit="ratio",
        paper_figure="≈21 % below the best baseline (abstract, VL50); VL10-all GSD vs IG+M in "
                     "the official repo's logs (workshop code, 5 seeds; spec §3.3): .101/.113 "
