@@ -122,11 +122,12 @@ def _cli_commands(setting: TreeZoo, seed: int, lam: float) -> Table:
     fans = ",".join(map(str, setting.fans))
     return Table("the same zoo and forest from the command line",
                  ("step", "command"),
-                 [("zoo (+ held-out tree)",
+                 [("zoo (+ held-out trees)",
                    f"iclr25 mother make-zoo zoo --trees {setting.n_trees} --fans {fans} "
                    f"--root-steps {setting.root_steps} --finetune-steps "
-                   f"{setting.finetune_steps} --hold-out --seed {seed}"),
-                  ("λ on the held-out tree", "iclr25 mother recover zoo/held-out --lam L, "
+                   f"{setting.finetune_steps} --hold-out {setting.n_held} --seed {seed}"),
+                  ("λ on the held-out trees", f"iclr25 mother recover zoo/held-out --trees "
+                   f"{setting.n_held} --lam L, "
                    f"for L in {', '.join(map(str, LAM_CHOICES))}"),
                   ("forest figure",
                    f"iclr25 mother recover zoo --trees {setting.n_trees} --direction "
