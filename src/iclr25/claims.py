@@ -47,7 +47,7 @@ import random
 import signal
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait as _wait_any
 from pathlib import Path
@@ -139,6 +139,18 @@ class Setting:
         return dataclasses.replace(self, **changes, deviations=(*self.deviations, note))
 
 
+def _check_budget_fields(cls: type) -> None:
+    """A Setting type must name its budget fields: existing fields holding counts."""
+    names = cls.budget_fields
+    if names is None:
+        raise TypeError(f"{cls.__name__} must declare budget_fields: the fields that set how "
+                        f"much training the experiment does, or () when nothing trains")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    if isinstance(names, str) or not all(n in fields for n in names):
+        raise TypeError(f"{cls.__name__}.budget_fields must name fields of the Setting, got "
+                        f"{names!r}")
+
+
 def check_budget(budget: Any, name: str = "budget") -> float:
     """``budget`` as a float, refused unless it is a positive finite number."""
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not (
@@ -153,7 +165,8 @@ def _scale_count(v: Any, k: float, where: str) -> Any:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise TypeError(f"budget field {where} must be a number or a tuple of numbers, "
                         f"got {v!r}")
-    return max(1, round(v * k)) if isinstance(v, int) else v * k
+    # half up, not Python's half-to-even: 1 epoch x 1.5 is 2
+    return max(1, math.floor(v * k + 0.5)) if isinstance(v, int) else v * k
 
 
 def _fmt_count(v: Any) -> str:
@@ -276,9 +289,16 @@ class Experiment:
     fn: Callable[[Setting, Context], Evidence]
     quick: Setting
     full: Setting
+    cost: tuple[float, float] | None = None  # (quick, full) seconds on one thread
 
     def setting(self, scale: Scale) -> Setting:
         return self.quick if Scale(scale) == Scale.quick else self.full
+
+    def expected_seconds(self, scale: Scale) -> float | None:
+        """The declared one-thread time at ``scale`` (None: not declared)."""
+        if self.cost is None:
+            return None
+        return self.cost[0] if Scale(scale) == Scale.quick else self.cost[1]
 
 
 @dataclass(frozen=True)
@@ -320,8 +340,16 @@ def _method_of(module: str) -> str:
     return parts[1]
 
 
-def experiment(*, quick: Setting, full: Setting) -> Callable[[Callable], Experiment]:
-    """Register ``fn(setting, ctx) -> Evidence`` as an experiment with its two settings."""
+def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | None = None,
+               ) -> Callable[[Callable], Experiment]:
+    """Register ``fn(setting, ctx) -> Evidence`` as an experiment with its two settings.
+
+    ``cost`` is its measured time in seconds on one thread at (quick, full) scale: the
+    runner starts the longest experiments first so that ``--jobs N`` packs well.
+    """
+    if cost is not None and not (len(cost) == 2 and all(
+            isinstance(c, (int, float)) and c >= 0 for c in cost)):
+        raise ValueError(f"cost must be (quick seconds, full seconds), got {cost!r}")
     for name, s in (("quick", quick), ("full", full)):
         if not (isinstance(s, Setting) and dataclasses.is_dataclass(s)
                 and type(s).__dataclass_params__.frozen):  # type: ignore[attr-defined]
@@ -329,13 +357,15 @@ def experiment(*, quick: Setting, full: Setting) -> Callable[[Callable], Experim
     if type(quick) is not type(full):
         raise TypeError(f"quick and full must be the same Setting type, got "
                         f"{type(quick).__name__} and {type(full).__name__}")
+    _check_budget_fields(type(full))
 
     def register(fn: Callable) -> Experiment:
         method = _method_of(fn.__module__)
         eid = f"{method}.{fn.__name__.lstrip('_')}"
         if eid in _EXPERIMENTS and _EXPERIMENTS[eid].fn.__qualname__ != fn.__qualname__:
             raise ValueError(f"experiment {eid!r} is already registered")
-        exp = Experiment(eid, method, fn, quick, full)
+        exp = Experiment(eid, method, fn, quick, full,
+                         None if cost is None else (float(cost[0]), float(cost[1])))
         _EXPERIMENTS[eid] = exp
         return exp
 
@@ -801,15 +831,17 @@ class Task:
     figure_dir: Path
 
 
-def _worker(conn: Any, modules: list[str], eid: str, claim_ids: list[str], scale: str,
-            seed: int, device: str, threads: int, figure_dir: str, budget: float) -> None:
-    """A spawned process: import the experiment's modules, run it, send back the verdicts."""
-    for m in modules:
-        importlib.import_module(m)
+def _serve(conn: Any, threads: int) -> None:
+    """A spawned worker that lives for the run: runs the tasks it is sent, one at a time."""
     torch.set_num_threads(threads)
-    rec, ev = run_experiment(_EXPERIMENTS[eid], Scale(scale), seed, device, Path(figure_dir),
-                             budget)
-    conn.send((rec, [judge(_CLAIMS[cid], ev, rec) for cid in claim_ids]))
+    while (msg := conn.recv()) is not None:
+        modules, eid, claim_ids, scale, seed, device, figure_dir, budget = msg
+        for m in modules:
+            importlib.import_module(m)
+        with torch_threads(threads):  # an experiment that changes the count leaves it here
+            rec, ev = run_experiment(_EXPERIMENTS[eid], Scale(scale), seed, device,
+                                     Path(figure_dir), budget)
+        conn.send((rec, [judge(_CLAIMS[cid], ev, rec) for cid in claim_ids]))
     conn.close()
 
 
@@ -833,63 +865,124 @@ def _died(task: Task, exitcode: int | None, scale: Scale, device: str, threads: 
 Finish = Callable[[int, ExperimentRecord, list[ClaimResult]], None]
 
 
-def _run_in_workers(tasks: Sequence[Task], jobs: int, how: tuple[Scale, str, int],
-                    on_experiment: Callable[[Experiment], None] | None,
-                    finish: Finish) -> None:
-    """Run ``tasks`` in up to ``jobs`` spawned workers at once.
+def longest_first(tasks: Sequence[Task], scale: Scale,
+                  seconds: dict[str, float] | None = None) -> list[int]:
+    """Task indices, the longest expected first (stable among equals).
 
-    ``how`` is (scale, device, threads); ``finish`` receives each task's index, record and
-    judged claims as it ends, in the order they end.
+    The expected time is ``seconds[experiment id]`` (a previous run's), else the experiment's
+    declared cost; a task with neither goes first, in registry order, since it may be long.
+    A task's time is assumed to grow in proportion to its budget.
     """
-    scale, device, threads = how
-    mp = multiprocessing.get_context("spawn")  # fork is unsafe once torch has threads
-    pending = list(enumerate(tasks))
-    running: dict[Any, tuple[Any, int]] = {}
-    try:
-        while pending or running:
-            while pending and len(running) < jobs:
-                i, t = pending.pop(0)
-                modules = list(dict.fromkeys([t.exp.fn.__module__,
-                                              *(c.read.__module__ for c in t.claims)]))
-                recv, send = mp.Pipe(duplex=False)
-                # not a daemon: an experiment may use its own process pool (gsd, lsdt)
-                proc = mp.Process(target=_worker, daemon=False, args=(
-                    send, modules, t.exp.id, [c.id for c in t.claims], scale.value, t.seed,
-                    device, threads, str(t.figure_dir), t.budget))
-                proc.start()
-                send.close()  # the child holds the only writer: its death reads as EOF
-                running[recv] = proc, i
-                if on_experiment is not None:
-                    on_experiment(t.exp)
-            for conn in _wait_any(list(running)):
-                proc, i = running.pop(conn)
-                try:
-                    rec, results = conn.recv()
-                except (EOFError, OSError):
-                    proc.join()
-                    rec, results = _died(tasks[i], proc.exitcode, scale, device, threads)
-                conn.close()
+    def expected(i: int) -> float:
+        t = tasks[i]
+        base = (seconds or {}).get(t.exp.id, t.exp.expected_seconds(scale))
+        return math.inf if base is None or not math.isfinite(base) else base * t.budget
+
+    return sorted(range(len(tasks)), key=lambda i: -expected(i))
+
+
+class _Workers:
+    """Up to ``jobs`` spawned worker processes, each started once and fed task after task."""
+
+    def __init__(self, jobs: int, threads: int) -> None:
+        self.mp = multiprocessing.get_context("spawn")  # fork is unsafe once torch has threads
+        self.jobs, self.threads = jobs, threads
+        self.idle: list[tuple[Any, Any]] = []
+        self.busy: dict[Any, tuple[Any, int]] = {}  # connection -> (process, task index)
+
+    def _start(self) -> tuple[Any, Any]:
+        mine, theirs = self.mp.Pipe(duplex=True)
+        # not a daemon: an experiment may use its own process pool (gsd, lsdt)
+        proc = self.mp.Process(target=_serve, args=(theirs, self.threads), daemon=False)
+        proc.start()
+        theirs.close()  # the child holds the only other end: its death reads as EOF
+        return mine, proc
+
+    def can_take(self) -> bool:
+        return len(self.busy) < self.jobs
+
+    def send(self, i: int, msg: tuple) -> None:
+        conn, proc = self.idle.pop() if self.idle else self._start()
+        conn.send(msg)
+        self.busy[conn] = proc, i
+
+    def results(self) -> Iterator[tuple[int, Any, int | None]]:
+        """``(task index, (record, results) or None, exit code)`` for each task that ends."""
+        for conn in _wait_any(list(self.busy)):
+            proc, i = self.busy.pop(conn)
+            try:
+                got = conn.recv()
+            except (EOFError, OSError):  # the worker died: it is not reused
                 proc.join()
-                finish(i, rec, results)
-    finally:  # an interrupt: no worker outlives the run (they are not daemons)
-        for proc, _i in running.values():
+                conn.close()
+                yield i, None, proc.exitcode
+                continue
+            self.idle.append((conn, proc))
+            yield i, got, None
+
+    def close(self) -> None:
+        for conn, proc in self.idle:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+            conn.close()
+            proc.join()
+        for conn, (proc, _i) in self.busy.items():  # an interrupt: no worker outlives the run
             if proc.is_alive():
                 proc.terminate()
             proc.join()
+            conn.close()
+        self.idle, self.busy = [], {}
+
+
+def _run_in_workers(tasks: Sequence[Task], jobs: int, how: tuple[Scale, str, int],
+                    on_experiment: Callable[[Experiment], None] | None,
+                    finish: Finish, order: Sequence[int]) -> None:
+    """Run ``tasks`` in ``order`` on up to ``jobs`` worker processes that live for the run.
+
+    ``how`` is (scale, device, threads); ``finish`` receives each task's index, record and
+    judged claims as it ends, in the order they end. A worker that dies errors only its own
+    task's claims, and a new one takes the next task.
+    """
+    scale, device, threads = how
+    pending = list(order)
+    workers = _Workers(jobs, threads)
+    try:
+        while pending or workers.busy:
+            while pending and workers.can_take():
+                i = pending.pop(0)
+                t = tasks[i]
+                modules = list(dict.fromkeys([t.exp.fn.__module__,
+                                              *(c.read.__module__ for c in t.claims)]))
+                workers.send(i, (modules, t.exp.id, [c.id for c in t.claims], scale.value,
+                                 t.seed, device, str(t.figure_dir), t.budget))
+                if on_experiment is not None:
+                    on_experiment(t.exp)
+            for i, got, exitcode in workers.results():
+                rec, results = got if got is not None else _died(tasks[i], exitcode, scale,
+                                                                  device, threads)
+                finish(i, rec, results)
+    finally:
+        workers.close()
 
 
 def run_tasks(tasks: Sequence[Task], scale: Scale, device: str | torch.device = "cpu",
               on_experiment: Callable[[Experiment], None] | None = None, *, jobs: int = 1,
               threads: int | None = None,
               on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
+              seconds: dict[str, float] | None = None,
               ) -> list[tuple[ExperimentRecord, list[ClaimResult]]]:
-    """Run each task (an experiment at a seed and budget) and judge its claims, in order.
+    """Run each task (an experiment at a seed and budget) and judge its claims.
 
-    With ``jobs > 1`` the tasks run in that many spawned worker processes, each with
-    ``threads`` torch threads (default: the cores shared out); a worker that dies marks its
-    task's claims ``error`` and the others complete. With ``jobs == 1`` they run here, one
-    after another. Given (seed, device, threads, budget) the values do not depend on
-    ``jobs``. ``on_experiment`` is called as each task starts and ``on_done`` as it finishes.
+    With ``jobs > 1`` the tasks run on that many spawned worker processes that live for the
+    run, each with ``threads`` torch threads (default: the cores shared out), the longest
+    expected first (:func:`longest_first`, from ``seconds`` of a previous run or the declared
+    costs); a worker that dies marks its task's claims ``error`` and the others complete.
+    With ``jobs == 1`` they run here, one after another, in the given order. Given (seed,
+    device, threads, budget) the values do not depend on ``jobs`` or the order. The results
+    come back in the tasks' order. ``on_experiment`` is called as each task starts and
+    ``on_done`` as it finishes.
     """
     scale = Scale(scale)
     if not isinstance(jobs, int) or jobs < 1:
@@ -915,7 +1008,8 @@ def run_tasks(tasks: Sequence[Task], scale: Scale, device: str | torch.device = 
                 rec, ev = run_experiment(t.exp, scale, t.seed, device, t.figure_dir, t.budget)
                 finish(i, rec, [judge(c, ev, rec) for c in t.claims])
     else:
-        _run_in_workers(tasks, jobs, (scale, device, threads), on_experiment, finish)
+        _run_in_workers(tasks, jobs, (scale, device, threads), on_experiment, finish,
+                        longest_first(tasks, scale, seconds))
     return [done[i] for i in range(len(tasks))]
 
 
@@ -924,15 +1018,17 @@ def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
         on_experiment: Callable[[Experiment], None] | None = None,
         *, jobs: int = 1, threads: int | None = None, budget: float = 1.0,
         on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
+        seconds: dict[str, float] | None = None,
         ) -> tuple[list[ExperimentRecord], list[ClaimResult]]:
     """Run each experiment the claims need once, at ``budget``, then judge every claim.
 
-    See :func:`run_tasks` for ``jobs``, ``threads``, ``on_experiment`` and ``on_done``.
+    See :func:`run_tasks` for ``jobs``, ``threads``, ``seconds``, ``on_experiment`` and
+    ``on_done``.
     """
     budget = check_budget(budget)
     tasks = [Task(exp, tuple(cs), seed, budget, Path(figure_dir))
              for exp, cs in _grouped(selected).values()]
     done = run_tasks(tasks, scale, device, on_experiment, jobs=jobs, threads=threads,
-                     on_done=on_done)
+                     on_done=on_done, seconds=seconds)
     by_id = {r.claim_id: r for _, rs in done for r in rs}
     return [rec for rec, _ in done], [by_id[c.id] for c in selected]

@@ -1,4 +1,4 @@
-"""Command line: ``iclr25 list | reproduce | report``, and each method's own verbs.
+"""Command line: ``iclr25 list | reproduce | ladder | report``, and each method's own verbs.
 
 A method's verbs live in its ``cli`` module (a typer ``app``) and are mounted as
 ``iclr25 <method> ...``. They are found through the static table ``METHOD_COMMANDS`` (a test
@@ -108,6 +108,17 @@ def _device(name: str) -> str:
     return name
 
 
+def _budget(text: str) -> float:
+    """``--budget``'s value: a positive number, else exit 2 naming the option."""
+    try:
+        value = float(text)
+    except ValueError:
+        fail(f"--budget must be a positive number, got {text!r}")
+    if not (value > 0 and value != float("inf")):
+        fail(f"--budget must be a positive number, got {text!r}")
+    return value
+
+
 def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, jobs: int,
                  threads: int | None) -> tuple[list, str, int]:
     """``reproduce``'s arguments checked (exit 2 on the first bad one): the selected claims,
@@ -141,43 +152,46 @@ def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, job
     return selected, device, threads
 
 
-def _run_with_progress(selected: list, scale: Scale, seed: int, out: Path, device: str,
-                       jobs: int, threads: int) -> tuple[list, list, float]:
-    """Run the claims, a progress bar on a terminal and a line per judged claim; the records,
-    the claims' results and the wall time."""
+def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float]:
+    """``work(started, finished)`` under a progress bar on a terminal, a line per judged
+    claim; its value and the wall time."""
     import time
 
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from iclr25 import claims
-
     console = Console(stderr=True)
-    n_experiments = len({c.experiment.id for c in selected})
     start = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                   console=console, disable=not console.is_terminal) as progress:
-        task = progress.add_task("experiments", total=n_experiments)
+        task = progress.add_task("experiments", total=total)
         names_running: list[str] = []
 
-        def started(exp: claims.Experiment) -> None:
+        def started(exp: Any) -> None:
             names_running.append(exp.id)
             progress.update(task, description=", ".join(names_running))
 
-        def finished(rec: claims.ExperimentRecord, results: list[claims.ClaimResult]) -> None:
+        def finished(rec: Any, results: list) -> None:
             names_running.remove(rec.id)
             progress.update(task, advance=1, description=", ".join(names_running))
+            at = f" (budget x{rec.budget:g}, seed {rec.seed})" if rec.budget != 1 else ""
             for r in results:
                 measured = "-" if r.measured is None else f"{r.measured:.4g}"
                 verdict = f"smoke:{r.status}" if scale == Scale.quick else r.status
-                typer.echo(f"{verdict:>12}  {r.claim_id}  {measured} ({r.direction} "
-                           f"{r.threshold:g} {r.unit})".rstrip())
+                typer.echo(f"{verdict:>13}  {r.claim_id}  {measured} ({r.direction} "
+                           f"{r.threshold:g} {r.unit}){at}".rstrip())
 
-        records, results = claims.run(selected, scale, seed, out / "figures", device=device,
-                                      on_experiment=started, on_done=finished, jobs=jobs,
-                                      threads=threads)
-    return records, results, time.perf_counter() - start
+        value = work(started, finished)
+    return value, time.perf_counter() - start
+
+
+def _count_line(results: list) -> str:
+    from iclr25.claims import STATUSES
+
+    n = {k: sum(r.status == k for r in results) for k in STATUSES}
+    return (f"{n['holds']} hold, {n['fails']} fail, {n['inconclusive']} inconclusive, "
+            f"{n['uninformative']} uninformative, {n['error']} errored")
 
 
 @app.command()
@@ -193,31 +207,36 @@ def reproduce(
                                                "process (1 .. number of cores)."),
     threads: int = typer.Option(None, "--threads", help="Torch threads per experiment "
                                                         "[default: cores // jobs]."),
+    budget: str = typer.Option("1", "--budget",
+                               help="Multiply every experiment's training budget (steps, "
+                                    "epochs, ...) by this, every arm and control alike (> 0)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 unless every claim holds."),
 ) -> None:
     """Run the claims and write REPORT.md, results.json and figures to --out.
 
-    A run is reproducible given (seed, device, threads per experiment); --jobs only changes
-    how many experiments run at once.
+    A run is reproducible given (seed, device, threads per experiment, budget); --jobs only
+    changes how many experiments run at once.
     """
     from iclr25 import claims
-    from iclr25.report import environment, write_report
+    from iclr25.report import environment, previous_seconds, write_report
 
+    k = _budget(budget)
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
-    records, results, wall = _run_with_progress(selected, scale, seed, out, device, jobs,
-                                                threads)
+    seconds = previous_seconds(out / "results.json", scale.value)  # longest first
+    (records, results), wall = _with_progress(
+        len({c.experiment.id for c in selected}), scale,
+        lambda started, finished: claims.run(
+            selected, scale, seed, out / "figures", device=device, on_experiment=started,
+            on_done=finished, jobs=jobs, threads=threads, budget=k, seconds=seconds))
 
     papers = claims.papers()
-    env = environment(seed, scale.value, device, jobs=jobs, threads=threads,
+    env = environment(seed, scale.value, device, jobs=jobs, threads=threads, budget=k,
                       wall_seconds=wall,
                       experiment_seconds=sum(r.seconds for r in records
                                              if r.seconds == r.seconds))
     path = write_report(records, results, out, env,
                         {m: p for m, p in papers.items() if any(r.method == m for r in results)})
-    count = {k: sum(r.status == k for r in results)
-             for k in ("holds", "fails", "inconclusive", "error")}
-    typer.echo(f"{count['holds']} hold, {count['fails']} fail, {count['inconclusive']} "
-               f"inconclusive, {count['error']} errored"
+    typer.echo(_count_line(results)
                + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
     typer.echo(f"Report: {path}")
     if strict and any(r.status != "holds" for r in results):
@@ -225,9 +244,55 @@ def reproduce(
 
 
 @app.command()
+def ladder(
+    names: list[str] = typer.Argument(None, help="Claim ids or method names (default: all)."),
+    budgets: str = typer.Option("0.5,1,2,4", "--budgets",
+                                help="Training budgets, comma-separated multiples of each "
+                                     "Setting's (on a GPU: 1,4,16,64)."),
+    scale: Scale = typer.Option(Scale.full, "--scale", help="quick or full."),
+    out: Path = typer.Option(Path("ladder"), "--out", help="Ladder directory."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every rung (>= 0)."),
+    spread_seeds: int = typer.Option(2, "--spread-seeds",
+                                     help="Seeds run at the smallest budget to measure the "
+                                          "seed spread a trend must exceed (>= 1)."),
+    device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
+    jobs: int = typer.Option(1, "--jobs", help="Runs at once, each in its own process."),
+    threads: int = typer.Option(None, "--threads", help="Torch threads per run "
+                                                        "[default: cores // jobs]."),
+) -> None:
+    """Run each experiment at every budget and write LADDER.md, ladder.json and a figure per
+    claim: would more compute close the gap?"""
+    from iclr25.ladder import parse_budgets, run_ladder, write_ladder
+    from iclr25.report import environment
+
+    try:
+        ks = parse_budgets(budgets)
+    except ValueError as exc:
+        fail(exc)
+    if spread_seeds < 1:
+        fail(f"--spread-seeds must be >= 1, got {spread_seeds}")
+    selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
+    n_tasks = sum(len(ks) + spread_seeds - 1 if type(e.full).budget_fields else 1
+                  for e in {c.experiment.id: c.experiment for c in selected}.values())
+    result, wall = _with_progress(
+        n_tasks, scale,
+        lambda started, finished: run_ladder(
+            selected, ks, scale, seed, out, device, jobs=jobs, threads=threads,
+            spread_seeds=spread_seeds, on_experiment=started, on_done=finished))
+    env = environment(seed, scale.value, device, jobs=jobs, threads=threads, wall_seconds=wall)
+    path = write_ladder(result, out, env)
+    for cid, lc in result["claims"].items():
+        typer.echo(f"{cid}: {lc['trend']}")
+    typer.echo(f"Ladder: {path}")
+
+
+@app.command()
 def report(
     results: Path = typer.Argument(..., help="A results.json written by `iclr25 reproduce`."),
     out: Path = typer.Option(None, "--out", help="Directory (default: the file's own)."),
+    ladder_file: Path = typer.Option(None, "--ladder",
+                                     help="A ladder.json from `iclr25 ladder`: each claim's "
+                                          "trend joins its why."),
 ) -> None:
     """Re-render REPORT.md (and the summary chart) from a results.json."""
     from iclr25._checks import check_writable_dir
@@ -235,6 +300,16 @@ def report(
 
     if not results.is_file():
         fail(f"RESULTS {results} is not a file")
+    trends = None
+    if ladder_file is not None:
+        from iclr25.ladder import read_ladder
+
+        if not ladder_file.is_file():
+            fail(f"--ladder {ladder_file} is not a file")
+        try:
+            trends = read_ladder(ladder_file)
+        except ValueError as exc:
+            fail(f"--ladder: {exc}")
     try:
         env, records, claim_results, papers = read_results(results)
     except (ValueError, KeyError, TypeError) as exc:
@@ -247,7 +322,7 @@ def report(
     # figures are stored relative to the results file; make them absolute before moving
     for rec in records:
         rec.figures = [str((results.parent / f).resolve()) for f in rec.figures]
-    typer.echo(f"Report: {write_report(records, claim_results, out, env, papers)}")
+    typer.echo(f"Report: {write_report(records, claim_results, out, env, papers, trends)}")
 
 
 def main() -> None:

@@ -20,9 +20,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from iclr25.claims import ClaimResult, ExperimentRecord, Paper
+from iclr25.claims import STATUSES, ClaimResult, ExperimentRecord, Paper, strongest_competitor, why
 
-__all__ = ["environment", "read_results", "summary_figure", "write_report"]
+__all__ = ["environment", "previous_seconds", "read_results", "summary_figure", "write_report"]
 
 _CORE = ("torch", "numpy", "scipy", "scikit-learn", "networkx", "safetensors", "typer", "rich",
          "matplotlib")
@@ -97,7 +97,9 @@ def _with_unit(v: Any, unit: str) -> str:
 
 
 _VERDICT = {"holds": "holds", "fails": "**fails**", "inconclusive": "*inconclusive*",
-            "error": "**error**"}
+            "uninformative": "*uninformative*", "error": "**error**"}
+_COLOUR = {"holds": "tab:green", "fails": "tab:red", "inconclusive": "tab:gray",
+           "uninformative": "tab:orange", "error": "tab:red"}
 _SMOKE = ("Quick scale is a smoke test: it checks that each pipeline runs end to end on tiny "
           "budgets, not whether the paper's claim holds; verdicts are marked `smoke:`. Run "
           "`iclr25 reproduce --scale full` for the evidence.")
@@ -116,8 +118,9 @@ def _table(columns: list[str], rows: list[list[Any]]) -> list[str]:
 def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
     """One small panel per claim: the measured value against its threshold, in the claim's unit.
 
-    The side of the threshold where a claim holds is shaded; the dot is green when it holds.
-    Each panel has its own axis, so claims with small thresholds do not look inflated.
+    The side of the threshold where a claim holds is shaded; the dot's colour is the verdict
+    (the legend says which). Each panel has its own axis, so claims with small thresholds do
+    not look inflated.
     """
     ran = [r for r in results if r.measured is not None and math.isfinite(r.measured)]
     if not ran:
@@ -138,16 +141,24 @@ def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
         else:
             ax.axvspan(left, r.threshold, color="tab:green", alpha=0.12)
         ax.axvline(r.threshold, color="k", lw=1)
-        colour = {"holds": "tab:green", "inconclusive": "tab:gray"}.get(r.status, "tab:red")
-        ax.plot([r.measured], [0], "o", color=colour, ms=8)
+        ax.plot([r.measured], [0], "o", color=_COLOUR[r.status], ms=8)
         ax.set_yticks([])
         ax.set_title(r.claim_id, fontsize=8, loc="left")
         ax.set_xlabel(r.unit or r.metric, fontsize=7)
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[len(ran):]:
         ax.set_visible(False)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    shown = [k for k in STATUSES if any(r.status == k for r in ran)]
+    handles = [Line2D([], [], ls="", marker="o", color=_COLOUR[k], label=k) for k in shown]
+    handles += [Line2D([], [], color="k", lw=1, label="threshold"),
+                Patch(color="tab:green", alpha=0.12, label="side where the claim holds")]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, 1.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     return path
 
 
@@ -176,7 +187,8 @@ def _experiment_lines(rec: ExperimentRecord) -> list[str]:
         lines.append("")
     if rec.setting:
         lines += ["Setting:", ""]
-        lines += _table(["parameter", "value"], [[k, v] for k, v in rec.setting.items()])
+        lines += _table(["parameter", "value"], [[k, v] for k, v in rec.setting.items()]
+                        + [["budget (× the budget fields)", rec.budget]])
         lines.append("")
     if rec.scalars:
         lines += _table(["quantity", "value", "unit"],
@@ -206,7 +218,7 @@ def _versus(r: ClaimResult) -> str:
     return f"ours {_fmt(r.ours)} vs {_fmt(r.baseline)} {_fmt(r.baseline_value)}"
 
 
-def _claim_lines(r: ClaimResult, quick: bool) -> list[str]:
+def _claim_lines(r: ClaimResult, quick: bool, trend: str | None = None) -> list[str]:
     lines = [f"- **`{r.claim_id}`** {r.sentence}",
              f"  {r.metric}: measured {_with_unit(r.measured, r.unit)}, threshold "
              f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} "
@@ -215,26 +227,36 @@ def _claim_lines(r: ClaimResult, quick: bool) -> list[str]:
         lines.append(f"  Baseline: {_fmt(r.baseline)}" + (
             f"; ours {_fmt(r.ours)}, baseline {_fmt(r.baseline_value)}."
             if r.ours is not None else "."))
+    strong = strongest_competitor(r)
+    if strong is not None:
+        lines.append(f"  Strongest competitor: {_fmt(strong[0])} {_fmt(strong[1])} "
+                     f"(ours {_fmt(r.ours if r.ours is not None else r.measured)}).")
+    if r.trivial_doc is not None:
+        lines.append(f"  Trivial arm ({r.trivial_doc.rstrip('.')}): "
+                     f"{_with_unit(r.trivial_value, r.unit)}.")
     if r.control_doc is not None:
         read = ", ".join(f"{k} = {_fmt(v)}" for k, v in r.control_read.items())
         state = {True: "passed", False: "**failed**", None: "not evaluated"}[r.control_ok]
         doc = r.control_doc.rstrip()
         doc += "" if doc.endswith((".", "!", "?")) else "."
         lines.append(f"  Control ({state}): {doc}" + (f" Read: {read}." if read else ""))
-    if r.reason and r.status == "inconclusive":
-        lines.append(f"  Inconclusive: {r.reason}")
+    reason = why(r, trend)
+    if reason is not None:
+        lines.append(f"  Why: {reason}")
     if r.error and not r.error.startswith("experiment "):
         lines += ["", "  ```", *("  " + ln for ln in r.error.rstrip().splitlines()), "  ```"]
     return lines
 
 
 def render(env: dict[str, Any], experiments: list[ExperimentRecord],
-           results: list[ClaimResult], papers: dict[str, dict[str, Any]], out: Path) -> str:
-    """The text of REPORT.md."""
+           results: list[ClaimResult], papers: dict[str, dict[str, Any]], out: Path,
+           trends: dict[str, str] | None = None) -> str:
+    """The text of REPORT.md; ``trends`` (claim id -> ladder trend) join each claim's why."""
     out = Path(out)
+    trends = trends or {}
     quick = env.get("scale") == "quick"
-    count = {k: sum(r.status == k for r in results)
-             for k in ("holds", "fails", "inconclusive", "error")}
+    count = {k: sum(r.status == k for r in results) for k in STATUSES}
+    budget = env.get("budget", 1.0)
     timing = ""
     if env.get("wall_seconds") is not None:
         timing = (f" Wall time {env['wall_seconds']:.0f} s with {env.get('jobs', 1)} job(s) of "
@@ -243,8 +265,9 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
     lines = [
         "# iclr25 reproduction report", "",
         f"{len(results)} claims at scale `{env['scale']}`, seed {env['seed']}, device "
-        f"{env['device']}: {count['holds']} hold, {count['fails']} fail, "
-        f"{count['inconclusive']} inconclusive, {count['error']} errored. Seconds are each "
+        f"{env['device']}, training budget ×{budget:g}: {count['holds']} hold, "
+        f"{count['fails']} fail, {count['inconclusive']} inconclusive, "
+        f"{count['uninformative']} uninformative, {count['error']} errored. Seconds are each "
         "experiment's own time, shown on the first claim that reads it." + timing, "",
     ]
     if quick:
@@ -268,7 +291,7 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
     for method, rs in by_method.items():
         lines += ["", *_paper_lines(papers.get(method), method), "Claims:", ""]
         for r in rs:
-            lines += _claim_lines(r, quick)
+            lines += _claim_lines(r, quick, trends.get(r.claim_id))
         lines.append("")
         ids = dict.fromkeys(r.experiment for r in rs)
         for rec in experiments:
@@ -284,8 +307,11 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
 
 def write_report(experiments: list[ExperimentRecord], results: list[ClaimResult], out: Path,
                  env: dict[str, Any], papers: dict[str, Paper | dict[str, Any]] | None = None,
-                 ) -> Path:
-    """Write ``out/results.json``, ``out/summary.png`` and ``out/REPORT.md``; return its path."""
+                 trends: dict[str, str] | None = None) -> Path:
+    """Write ``out/results.json``, ``out/summary.png`` and ``out/REPORT.md``; return its path.
+
+    ``trends`` (claim id -> trend, from :func:`iclr25.ladder.read_ladder`) join the whys.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paper_dicts = {m: dataclasses.asdict(p) if isinstance(p, Paper) else dict(p)
@@ -303,7 +329,7 @@ def write_report(experiments: list[ExperimentRecord], results: list[ClaimResult]
     summary_figure(results, summary)
     path = out / "REPORT.md"
     path.write_text(render(env, [ExperimentRecord.from_dict(d) for d in exp_dicts], results,
-                           paper_dicts, out))
+                           paper_dicts, out, trends))
     return path
 
 
@@ -323,3 +349,17 @@ def read_results(path: Path) -> tuple[dict[str, Any], list[ExperimentRecord],
                          f"experiments and claims)")
     return (data["environment"], [ExperimentRecord.from_dict(d) for d in data["experiments"]],
             [ClaimResult.from_dict(d) for d in data["claims"]], data.get("papers", {}))
+
+
+def previous_seconds(path: Path, scale: str) -> dict[str, float]:
+    """``{experiment id: seconds per unit budget}`` from an earlier results.json at ``scale``.
+
+    The runner starts the longest first from these; a missing or unreadable file gives ``{}``
+    (the declared costs are used then).
+    """
+    try:
+        _, records, _, _ = read_results(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {r.id: r.seconds / r.budget for r in records
+            if r.scale == scale and math.isfinite(r.seconds) and r.error is None}

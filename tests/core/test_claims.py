@@ -31,6 +31,7 @@ def private_registry(monkeypatch):
 
 @dataclass(frozen=True)
 class Toy(Setting):
+    budget_fields = ("n",)  # the toy "trains" n steps
     n: int
     label: str = "x"
 
@@ -148,6 +149,7 @@ def test_bad_declarations_rejected():
 
     @dataclass(frozen=True)
     class Other(Setting):
+        budget_fields = ()
         n: int
 
     with pytest.raises(TypeError, match="same Setting type"):
@@ -300,6 +302,7 @@ from iclr25.claims import Context, Evidence, Setting, claim, experiment, scalar
 
 @dataclass(frozen=True)
 class W(Setting):
+    budget_fields = ()
     n: int
 
 
@@ -352,3 +355,66 @@ def test_jobs_give_the_same_values_and_survive_a_dead_worker(tmp_path, monkeypat
         del mod
         import sys
         sys.modules.pop("jobworker", None)
+
+
+_ORDER_MODULE = '''
+import os
+from dataclasses import dataclass
+import torch
+from iclr25.claims import Evidence, Setting, claim, experiment, scalar
+
+
+@dataclass(frozen=True)
+class O(Setting):
+    budget_fields = ()
+    n: int
+
+
+@dataclass
+class OE(Evidence):
+    value: float = scalar("u")
+    pid: int = scalar("")
+
+
+# declared costs reverse the registry order
+for i, name in enumerate("abcd"):
+    def fn(setting, ctx, i=i):
+        g = torch.Generator().manual_seed(ctx.seed + i)
+        return OE(value=float(torch.rand((), generator=g)), pid=os.getpid())
+    fn.__name__ = name
+    exp = experiment(quick=O(1), full=O(2), cost=(float(i + 1), 10.0 * (i + 1)))(fn)
+    claim(f"joborder.{name}", experiment=exp, sentence="S", metric="m", unit="u",
+          paper_figure="-", threshold=0.0)(lambda ev: ev.value)
+'''
+
+
+def test_workers_live_for_the_run_and_take_the_longest_first(tmp_path, monkeypatch):
+    (tmp_path / "joborder.py").write_text(_ORDER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+    import sys
+
+    importlib.import_module("joborder")
+    try:
+        reg = [claims._CLAIMS[f"joborder.{n}"] for n in "abcd"]
+        started = []
+        records, results = claims.run(reg, Scale.quick, 5, tmp_path, jobs=2, threads=1,
+                                      on_experiment=lambda e: started.append(e.id))
+        assert started == [f"joborder.{n}" for n in "dcba"]  # longest declared first
+        assert [r.claim_id for r in results] == [c.id for c in reg]  # reported in order
+        assert len({dict((n, v) for n, v, _ in r.scalars)["pid"] for r in records}) <= 2
+        _, alone = claims.run(reg, Scale.quick, 5, tmp_path, jobs=1, threads=1)
+        assert [r.measured for r in alone] == [r.measured for r in results]
+        # a previous run's times win over the declared costs
+        started.clear()
+        claims.run(reg, Scale.quick, 5, tmp_path, jobs=2, threads=1,
+                   on_experiment=lambda e: started.append(e.id),
+                   seconds={"joborder.b": 99.0, "joborder.a": 50.0})
+        assert started[:2] == ["joborder.b", "joborder.a"]
+    finally:
+        sys.modules.pop("joborder", None)
+
+
+def test_cost_must_be_two_seconds():
+    with pytest.raises(ValueError, match="cost must be"):
+        experiment(quick=Toy(1), full=Toy(2), cost=(1.0,))

@@ -300,6 +300,7 @@ def representation(setting: Representation, ctx: Context) -> RepresentationEvide
        threshold=0.03, direction=">=", baseline="shared 4x4-patch MAE",
        control=lambda ev: ev.patch_mae - ev.random_init >= 0.02,
        control_doc="the patch MAE learned: its probe beats the same encoder untrained by "
-                   ">= 0.02")
+                   ">= 0.02",
+       competitors=lambda ev: {"raw pixels": ev.raw_pixels, "PCA + LR": ev.pca_lr})
 def representation_gain(ev: RepresentationEvidence) -> Comparison:
     return Comparison(ours=ev.urlost, baseline=ev.patch_mae, value=ev.gain)
