@@ -845,6 +845,17 @@ def _serve(conn: Any, threads: int) -> None:
     conn.close()
 
 
+def _failed(task: Task, why: str, scale: Scale, device: str, threads: int,
+            ) -> tuple[ExperimentRecord, list[ClaimResult]]:
+    """The record and verdicts of a task that could not report: every claim errors, ``why``."""
+    setting = task.exp.setting(scale).scaled(task.budget)
+    rec = ExperimentRecord(task.exp.id, task.exp.method, scale.value, task.seed, device,
+                           float("nan"), _setting_dict(setting), error=why,
+                           deviations=list(setting.deviations), threads=threads,
+                           budget=task.budget)
+    return rec, [judge(c, None, rec) for c in task.claims]
+
+
 def _died(task: Task, exitcode: int | None, scale: Scale, device: str, threads: int,
           ) -> tuple[ExperimentRecord, list[ClaimResult]]:
     if exitcode is not None and exitcode < 0:
@@ -854,12 +865,7 @@ def _died(task: Task, exitcode: int | None, scale: Scale, device: str, threads: 
             why = f"killed by signal {-exitcode}"
     else:
         why = f"exited with status {exitcode} before reporting"
-    setting = task.exp.setting(scale).scaled(task.budget)
-    rec = ExperimentRecord(task.exp.id, task.exp.method, scale.value, task.seed, device,
-                           float("nan"), _setting_dict(setting), error=f"worker process {why}",
-                           deviations=list(setting.deviations), threads=threads,
-                           budget=task.budget)
-    return rec, [judge(c, None, rec) for c in task.claims]
+    return _failed(task, f"worker process {why}", scale, device, threads)
 
 
 Finish = Callable[[int, ExperimentRecord, list[ClaimResult]], None]
@@ -971,7 +977,7 @@ def run_tasks(tasks: Sequence[Task], scale: Scale, device: str | torch.device = 
               on_experiment: Callable[[Experiment], None] | None = None, *, jobs: int = 1,
               threads: int | None = None,
               on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
-              seconds: dict[str, float] | None = None,
+              seconds: dict[str, float] | None = None, cluster: Any = None,
               ) -> list[tuple[ExperimentRecord, list[ClaimResult]]]:
     """Run each task (an experiment at a seed and budget) and judge its claims.
 
@@ -982,7 +988,9 @@ def run_tasks(tasks: Sequence[Task], scale: Scale, device: str | torch.device = 
     With ``jobs == 1`` they run here, one after another, in the given order. Given (seed,
     device, threads, budget) the values do not depend on ``jobs`` or the order. The results
     come back in the tasks' order. ``on_experiment`` is called as each task starts and
-    ``on_done`` as it finishes.
+    ``on_done`` as it finishes. ``cluster`` (the ``ray`` module of an open
+    :func:`iclr25._cluster.ray_session`) runs every task as a Ray task instead, asking for
+    ``threads`` CPUs each; ``jobs`` is then the cluster's business.
     """
     scale = Scale(scale)
     if not isinstance(jobs, int) or jobs < 1:
@@ -1000,7 +1008,13 @@ def run_tasks(tasks: Sequence[Task], scale: Scale, device: str | torch.device = 
         if on_done is not None:
             on_done(rec, results)
 
-    if jobs == 1:
+    if cluster is not None:
+        from iclr25._cluster import run_on_ray
+
+        run_on_ray(cluster, tasks, (scale, device, threads), on_experiment, finish,
+                   longest_first(tasks, scale, seconds),
+                   lambda t, why: _failed(t, why, scale, device, threads))
+    elif jobs == 1:
         with torch_threads(threads):
             for i, t in enumerate(tasks):
                 if on_experiment is not None:
@@ -1018,17 +1032,17 @@ def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
         on_experiment: Callable[[Experiment], None] | None = None,
         *, jobs: int = 1, threads: int | None = None, budget: float = 1.0,
         on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
-        seconds: dict[str, float] | None = None,
+        seconds: dict[str, float] | None = None, cluster: Any = None,
         ) -> tuple[list[ExperimentRecord], list[ClaimResult]]:
     """Run each experiment the claims need once, at ``budget``, then judge every claim.
 
-    See :func:`run_tasks` for ``jobs``, ``threads``, ``seconds``, ``on_experiment`` and
-    ``on_done``.
+    See :func:`run_tasks` for ``jobs``, ``threads``, ``seconds``, ``cluster``,
+    ``on_experiment`` and ``on_done``.
     """
     budget = check_budget(budget)
     tasks = [Task(exp, tuple(cs), seed, budget, Path(figure_dir))
              for exp, cs in _grouped(selected).values()]
     done = run_tasks(tasks, scale, device, on_experiment, jobs=jobs, threads=threads,
-                     on_done=on_done, seconds=seconds)
+                     on_done=on_done, seconds=seconds, cluster=cluster)
     by_id = {r.claim_id: r for _, rs in done for r in rs}
     return [rec for rec, _ in done], [by_id[c.id] for c in selected]

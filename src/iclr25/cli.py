@@ -9,6 +9,7 @@ exit with status 2 before any work starts.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,53 @@ def _budget(text: str) -> float:
     return value
 
 
+def _cluster(text: str | None, jobs: int | None) -> tuple[str | None, int]:
+    """``--cluster`` checked against ``--jobs``: (address or None for local Ray, jobs)."""
+    if text is None:
+        return None, 1 if jobs is None else jobs
+    from iclr25._cluster import parse_cluster
+
+    if jobs is not None:
+        fail("--cluster and --jobs go apart: on a cluster Ray runs as many experiments at once "
+             "as its CPUs allow (each asks for --threads)")
+    try:
+        return parse_cluster(text), 1
+    except ValueError as exc:
+        fail(exc)
+
+
+@contextlib.contextmanager
+def _session(cluster: str | None, address: str | None) -> Any:
+    """The Ray module for the block when ``--cluster`` was given (exit 2 if unreachable)."""
+    if cluster is None:
+        yield None
+        return
+    from iclr25._cluster import ray_session
+
+    try:
+        session = ray_session(address)
+        ray = session.__enter__()
+    except (ImportError, ValueError) as exc:
+        fail(exc)
+    try:
+        yield ray
+    finally:
+        session.__exit__(None, None, None)
+
+
+def _lost(errors: list[str | None]) -> None:
+    """End the run with one line (exit 1) when the cluster connection was lost."""
+    from iclr25._cluster import LOST
+
+    if any(LOST in (e or "") for e in errors):
+        typer.echo(f"error: {LOST}; the finished experiments are in the report", err=True)
+        raise typer.Exit(1)
+
+
+_CLUSTER_HELP = ("Run each experiment as a task on Ray: 'ray' starts a local instance, "
+                 "'ray://HOST:PORT' joins a cluster (pip install 'iclr25[cluster]').")
+
+
 def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, jobs: int,
                  threads: int | None) -> tuple[list, str, int]:
     """``reproduce``'s arguments checked (exit 2 on the first bad one): the selected claims,
@@ -203,14 +251,15 @@ def reproduce(
     out: Path = typer.Option(Path("reproduction"), "--out", help="Report directory."),
     seed: int = typer.Option(0, "--seed", help="Seed of every experiment (>= 0)."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    jobs: int = typer.Option(1, "--jobs", help="Experiments run at once, each in its own "
-                                               "process (1 .. number of cores)."),
+    jobs: int = typer.Option(None, "--jobs", help="Experiments run at once, each in its own "
+                                                  "process (1 .. number of cores) [default: 1]."),
     threads: int = typer.Option(None, "--threads", help="Torch threads per experiment "
                                                         "[default: cores // jobs]."),
     budget: str = typer.Option("1", "--budget",
                                help="Multiply every experiment's training budget (steps, "
                                     "epochs, ...) by this, every arm and control alike (> 0)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 unless every claim holds."),
+    cluster: str = typer.Option(None, "--cluster", help=_CLUSTER_HELP),
 ) -> None:
     """Run the claims and write REPORT.md, results.json and figures to --out.
 
@@ -221,17 +270,21 @@ def reproduce(
     from iclr25.report import environment, previous_seconds, write_report
 
     k = _budget(budget)
+    address, jobs = _cluster(cluster, jobs)
+    threads = 1 if cluster is not None and threads is None else threads
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
     seconds = previous_seconds(out / "results.json", scale.value)  # longest first
-    (records, results), wall = _with_progress(
-        len({c.experiment.id for c in selected}), scale,
-        lambda started, finished: claims.run(
-            selected, scale, seed, out / "figures", device=device, on_experiment=started,
-            on_done=finished, jobs=jobs, threads=threads, budget=k, seconds=seconds))
+    with _session(cluster, address) as ray:
+        (records, results), wall = _with_progress(
+            len({c.experiment.id for c in selected}), scale,
+            lambda started, finished: claims.run(
+                selected, scale, seed, out / "figures", device=device, on_experiment=started,
+                on_done=finished, jobs=jobs, threads=threads, budget=k, seconds=seconds,
+                cluster=ray))
 
     papers = claims.papers()
     env = environment(seed, scale.value, device, jobs=jobs, threads=threads, budget=k,
-                      wall_seconds=wall,
+                      cluster=cluster, wall_seconds=wall,
                       experiment_seconds=sum(r.seconds for r in records
                                              if r.seconds == r.seconds))
     path = write_report(records, results, out, env,
@@ -239,6 +292,7 @@ def reproduce(
     typer.echo(_count_line(results)
                + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
     typer.echo(f"Report: {path}")
+    _lost([r.error for r in results])
     if strict and any(r.status != "holds" for r in results):
         raise typer.Exit(1)
 
@@ -256,9 +310,11 @@ def ladder(
                                      help="Seeds run at the smallest budget to measure the "
                                           "seed spread a trend must exceed (>= 1)."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
-    jobs: int = typer.Option(1, "--jobs", help="Runs at once, each in its own process."),
+    jobs: int = typer.Option(None, "--jobs", help="Runs at once, each in its own process "
+                                                  "[default: 1]."),
     threads: int = typer.Option(None, "--threads", help="Torch threads per run "
                                                         "[default: cores // jobs]."),
+    cluster: str = typer.Option(None, "--cluster", help=_CLUSTER_HELP),
 ) -> None:
     """Run each experiment at every budget and write LADDER.md, ladder.json and a figure per
     claim: would more compute close the gap?"""
@@ -271,19 +327,25 @@ def ladder(
         fail(exc)
     if spread_seeds < 1:
         fail(f"--spread-seeds must be >= 1, got {spread_seeds}")
+    address, jobs = _cluster(cluster, jobs)
+    threads = 1 if cluster is not None and threads is None else threads
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
     n_tasks = sum(len(ks) + spread_seeds - 1 if type(e.full).budget_fields else 1
                   for e in {c.experiment.id: c.experiment for c in selected}.values())
-    result, wall = _with_progress(
-        n_tasks, scale,
-        lambda started, finished: run_ladder(
-            selected, ks, scale, seed, out, device, jobs=jobs, threads=threads,
-            spread_seeds=spread_seeds, on_experiment=started, on_done=finished))
-    env = environment(seed, scale.value, device, jobs=jobs, threads=threads, wall_seconds=wall)
+    with _session(cluster, address) as ray:
+        result, wall = _with_progress(
+            n_tasks, scale,
+            lambda started, finished: run_ladder(
+                selected, ks, scale, seed, out, device, jobs=jobs, threads=threads,
+                spread_seeds=spread_seeds, on_experiment=started, on_done=finished,
+                cluster=ray))
+    env = environment(seed, scale.value, device, jobs=jobs, threads=threads, cluster=cluster,
+                      wall_seconds=wall)
     path = write_ladder(result, out, env)
     for cid, lc in result["claims"].items():
         typer.echo(f"{cid}: {lc['trend']}")
     typer.echo(f"Ladder: {path}")
+    _lost([rec.get("error") for rec in result["records"]])
 
 
 @app.command()

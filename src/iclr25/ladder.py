@@ -130,12 +130,13 @@ def _arms(r: ClaimResult) -> dict[str, float | None]:
 def run_ladder(selected: Sequence[Claim], budgets: Sequence[float], scale: Scale, seed: int,
                out: Path, device: str = "cpu", *, jobs: int = 1, threads: int | None = None,
                spread_seeds: int = 2, on_experiment: Any = None, on_done: Any = None,
-               ) -> dict[str, Any]:
+               cluster: Any = None) -> dict[str, Any]:
     """Run every experiment of ``selected`` at each budget and return the ladder.
 
     Experiments whose Setting declares no budget fields run once (a budget changes nothing).
     The seed spread is measured at the smallest budget on seeds ``seed .. seed +
-    spread_seeds - 1``. Tasks go to up to ``jobs`` worker processes at once.
+    spread_seeds - 1``. Tasks go to up to ``jobs`` worker processes at once, or to the Ray
+    ``cluster`` (see :func:`iclr25.claims.run_tasks`).
     """
     budgets = tuple(sorted(check_budget(b, "--budgets") for b in budgets))
     if not isinstance(spread_seeds, int) or spread_seeds < 1:
@@ -153,7 +154,7 @@ def run_ladder(selected: Sequence[Claim], budgets: Sequence[float], scale: Scale
             for s in (seeds_low if b == rungs[0] else (seed,)):
                 tasks.append(Task(exp, tuple(cs), s, b, out / "figures" / f"K{b:g}-s{s}"))
     done = run_tasks(tasks, scale, device, on_experiment, jobs=jobs, threads=threads,
-                     on_done=on_done)
+                     on_done=on_done, cluster=cluster)
     rungs_by_claim: dict[str, list[Rung]] = {}
     records = []
     for t, (rec, results) in zip(tasks, done, strict=True):

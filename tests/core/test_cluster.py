@@ -1,0 +1,150 @@
+"""The reproduction on a local Ray instance: same values as a local run, faults kept local."""
+
+import importlib
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from iclr25 import claims
+from iclr25._cluster import parse_cluster
+from iclr25.claims import Scale
+from iclr25.cli import app
+
+runner = CliRunner()
+
+_MODULE = '''
+import os, signal
+from dataclasses import dataclass
+import torch
+from iclr25.claims import Evidence, Setting, claim, experiment, scalar
+
+
+@dataclass(frozen=True)
+class R(Setting):
+    budget_fields = ("n",)
+    n: int
+
+
+@dataclass
+class RE(Evidence):
+    value: float = scalar("u")
+
+
+@experiment(quick=R(3), full=R(4))
+def draws(setting, ctx):
+    g = torch.Generator().manual_seed(ctx.seed)
+    fig = ctx.figure("bars")
+    fig.subplots().bar([0, 1], [1, 2])
+    return RE(value=float(torch.rand(setting.n, generator=g).sum()))
+
+
+@experiment(quick=R(1), full=R(2))
+def steps(setting, ctx):
+    return RE(value=float(setting.n * torch.get_num_threads()))
+
+
+@experiment(quick=R(1), full=R(2))
+def dies(setting, ctx):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+for name, exp in (("draws", draws), ("steps", steps), ("dies", dies)):
+    claim(f"raytoy.{name}", experiment=exp, sentence="S", metric="m", unit="u",
+          paper_figure="-", threshold=0.0)(lambda ev: ev.value)
+'''
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    (tmp_path / "raytoy.py").write_text(_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("raytoy")
+    yield [claims._CLAIMS[f"raytoy.{n}"] for n in ("draws", "steps", "dies")]
+    sys.modules.pop("raytoy", None)
+    claims.unregister("raytoy")
+
+
+def test_a_local_ray_run_equals_jobs_1_and_a_killed_task_errors_alone(toy, tmp_path):
+    pytest.importorskip("ray")
+    from iclr25._cluster import ray_session
+
+    with ray_session(None) as ray:
+        records, results = claims.run(toy, Scale.quick, 7, tmp_path / "ray", threads=1,
+                                      budget=2, cluster=ray)
+    _, alone = claims.run(toy[:2], Scale.quick, 7, tmp_path / "local", threads=1, budget=2)
+    assert [r.measured for r in results[:2]] == [r.measured for r in alone]
+    assert results[1].measured == 2.0  # n = 1 x budget 2, on the one thread asked for
+    assert results[2].status == "error" and "Ray task failed" in records[2].error
+    assert records[0].figures and all(
+        p.startswith(str(tmp_path / "ray")) and open(p, "rb").read(4) == b"\x89PNG"
+        for p in records[0].figures)
+
+
+@pytest.mark.parametrize("text", ["ray:/x", "spark", "ray://host", "ray://host:0",
+                                  "ray://:10001", "ray://h:1/x"])
+def test_a_malformed_address_is_refused(text):
+    with pytest.raises(ValueError, match="--cluster must be"):
+        parse_cluster(text)
+
+
+def test_addresses():
+    assert parse_cluster("ray") is None
+    assert parse_cluster("ray://10.0.0.5:10001") == "ray://10.0.0.5:10001"
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--cluster", "spark"], "--cluster must be"),
+    (["--cluster", "ray", "--jobs", "2"], "--cluster and --jobs"),
+    (["--cluster", "ray://127.0.0.1:1"], "cannot reach ray://127.0.0.1:1"),
+])
+def test_cli_refuses_bad_cluster_use_in_one_line(toy, tmp_path, monkeypatch, args, words):
+    pytest.importorskip("ray")
+    monkeypatch.setattr(claims, "discover", lambda: {c.id: c for c in toy})
+    for verb in ("reproduce", "ladder"):
+        out = runner.invoke(app, [verb, "raytoy", *args, "--out", str(tmp_path / verb)])
+        assert out.exit_code == 2, out.output
+        lines = out.output.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0], out.output
+
+
+def test_a_lost_connection_keeps_what_finished_and_errors_the_rest(toy, tmp_path):
+    pytest.importorskip("ray")
+    from iclr25._cluster import LOST, run_on_ray
+
+    class FakeRay:
+        """Runs the first task here, then loses the cluster."""
+
+        def __init__(self):
+            self.calls = 0
+
+        def remote(self, fn):
+            class Ref:
+                def __init__(self, msg):
+                    self.msg = msg
+
+            class Remote:
+                def options(self, **kw):
+                    return self
+
+                def remote(self, msg):
+                    return Ref(msg)
+            self.fn = fn
+            return Remote()
+
+        def wait(self, refs, num_returns):
+            self.calls += 1
+            if self.calls > 1:
+                raise ConnectionError("gone")
+            return [refs[0]], refs[1:]
+
+        def get(self, ref):
+            return self.fn(ref.msg)
+
+    tasks = [claims.Task(c.experiment, (c,), 1, 1.0, tmp_path) for c in toy[:2]]
+    done = {}
+    run_on_ray(FakeRay(), tasks, (Scale.quick, "cpu", 1), None,
+               lambda i, rec, rs: done.__setitem__(i, rs), [0, 1],
+               lambda t, why: claims._failed(t, why, Scale.quick, "cpu", 1))
+    assert done[0][0].status == "holds"
+    assert done[1][0].status == "error" and LOST in done[1][0].error
