@@ -402,6 +402,13 @@ def directed(ev: TreeEvidence) -> Comparison:
     threshold=0.10, direction=">=",
     paper_figure="kurtosis monotonicity along fine-tuning (Sec. 4; no number)",
     baseline="random root (true undirected trees, uniform root)",
+    # the baseline is an exact expectation, not trained: what can make the comparison
+    # uninformative is the tree shape, as for mother.directed_accuracy
+    control=lambda ev: ev.random_root_directed <= RANDOM_ROOT_MAX,
+    control_doc=f"the tree shape's exact expected random-root accuracy is <= "
+                f"{RANDOM_ROOT_MAX}, so that the random root leaves room above it",
+    trivial=lambda ev: ev.reversed_directed - ev.random_root_directed,
+    trivial_doc="the same pipeline with the kurtosis direction reversed (its own lambda)",
 )
 def directed_beats_random_root(ev: TreeEvidence) -> Comparison:
     return Comparison(ours=ev.directed, baseline=ev.random_root_directed,
