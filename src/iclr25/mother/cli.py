@@ -1,7 +1,7 @@
 """``iclr25 mother recover DIR`` and ``iclr25 mother make-zoo OUT``.
 
 The defaults of ``recover`` are those the reproduction (``mother.claim``) validated on Adam-
-trained zoos: ``--direction pretrain`` (its ``DIRECTION``) and ``--lam 0.02`` (the λ its
+trained zoos: ``--direction pretrain`` (its ``DIRECTION``) and ``--lam 0.2`` (the λ its
 full-scale run chose on the held-out trees); a test keeps them equal to ``mother.claim``.
 The reproduction's trees and forest figure come from::
 
@@ -21,7 +21,7 @@ from iclr25._cli import fail, output_path
 # what mother.claim validated (tests/mother/test_mother_cli.py checks it against the claim);
 # kept here, not imported, so that `iclr25 mother --help` does not import torch
 DEFAULT_DIRECTION = "pretrain"
-DEFAULT_LAM = 0.02
+DEFAULT_LAM = 0.2
 REPRODUCE = ("iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps 1500 "
              "--finetune-steps 500 --hold-out 3 --seed 0; iclr25 mother recover zoo --trees 5 "
              "--out forest.png")
