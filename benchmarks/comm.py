@@ -17,10 +17,12 @@ import argparse
 import time
 
 import torch
+from _timing import cpu_median
 
 from iclr25.claims import torch_threads
 from iclr25.comm import CoMMLoss, objective_loss
 from iclr25.comm.claim import _augment, _build
+from iclr25.comm.claim import trifeatures as experiment
 from iclr25.datasets.views import bimodal_trifeatures
 
 
@@ -66,9 +68,10 @@ def loss_table(quick: bool) -> None:
 
 
 def _trainer(obj: str, x: list[torch.Tensor]):
-    model = _build(0)
+    full = experiment.full  # the experiment's encoders and augmentation
+    model = _build(0, full.widths)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    aug, g = _augment(), torch.Generator().manual_seed(0)
+    aug, g = _augment(full.crop_floor), torch.Generator().manual_seed(0)
 
     def step() -> None:
         v1 = [a(t, seed=g) for a, t in zip(aug, x, strict=True)]
@@ -83,8 +86,8 @@ def _trainer(obj: str, x: list[torch.Tensor]):
 def step_table(quick: bool) -> None:
     print("\nTraining step on bimodal Trifeatures (32 px): SimCLR augmentation of two views "
           "+ forward + backward + AdamW, same CNNs and fusion (the experiment's step);")
-    print("the two models take turns step by step and medians are reported (busy machines)")
-    print(f"{'B':>5} {'comm ms':>9} {'cross ms':>9} {'ratio':>6}")
+    print("the two models take turns step by step; median CPU times (busy machines)")
+    print(f"{'B':>5} {'comm CPU ms':>12} {'cross CPU ms':>13} {'ratio':>6}")
     data = bimodal_trifeatures(256, seed=0)
     for B in (64, 128) if quick else (64, 128, 256):
         x = [data.x1[:B], data.x2[:B]]
@@ -92,9 +95,9 @@ def step_table(quick: bool) -> None:
         times: dict[str, list[float]] = {obj: [] for obj in steps}
         for _ in range(3 if quick else 9):
             for obj, step in steps.items():
-                times[obj].append(_time(step, 1))
+                times[obj].append(cpu_median(step, 1))
         tc, tx = (sorted(times[o])[len(times[o]) // 2] for o in ("comm", "cross"))
-        print(f"{B:>5} {1e3 * tc:>9.1f} {1e3 * tx:>9.1f} {tc / tx:>6.2f}")
+        print(f"{B:>5} {1e3 * tc:>12.1f} {1e3 * tx:>13.1f} {tc / tx:>6.2f}")
 
 
 def generator_table(quick: bool) -> None:

@@ -24,8 +24,12 @@ def check_tensor(
     nonempty: bool = True,
     floating: bool = False,
     integer: bool = False,
+    min_ndim: int = 0,
 ) -> torch.Tensor:
     """Return ``x`` as a tensor, raising if it has the wrong rank, is empty or holds NaN/inf.
+
+    ``floating`` refuses integer and bool tensors (a float is meant); ``min_ndim`` refuses
+    tensors of fewer dimensions (a 0-d scalar where a batch is meant).
 
     Raises:
         TypeError: ``x`` cannot be read as a tensor, or has the wrong dtype kind.
@@ -42,6 +46,9 @@ def check_tensor(
         if x.ndim not in allowed:
             want = " or ".join(f"{d}-D" for d in allowed)
             raise ValueError(f"{name} must be {want}, got shape {tuple(x.shape)}")
+    if x.ndim < min_ndim:
+        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), "
+                         f"got shape {tuple(x.shape)}")
     if nonempty and x.numel() == 0:
         raise ValueError(f"{name} is empty (shape {tuple(x.shape)})")
     if floating and not (x.is_floating_point() or x.is_complex()):
@@ -100,8 +107,13 @@ def as_tensor(
     device: torch.device | str | None = None,
     finite: bool = True,
     nonempty: bool = True,
+    floating: bool = False,
+    min_ndim: int = 0,
 ) -> torch.Tensor:
     """Convert ``x`` (tensor, numpy array, list) once at the boundary and check it.
+
+    ``floating=True`` refuses integer and bool input where a float is meant (weights,
+    targets, distances: a cast would hide a caller's mix-up), whatever ``dtype``.
 
     Floating input (float16/32/64, numpy's default float64 included) is accepted and cast to
     ``dtype`` when given; complex input is refused (its imaginary part would be lost).
@@ -112,7 +124,9 @@ def as_tensor(
         TypeError: not array-like, complex, or not convertible to ``dtype``.
         ValueError: wrong rank, empty, or NaN/inf.
     """
-    x = check_tensor(x, name, ndim=ndim, finite=False, nonempty=nonempty)
+    x = check_tensor(x, name, ndim=ndim, finite=False, nonempty=nonempty, min_ndim=min_ndim)
+    if floating and not (x.is_floating_point() or x.is_complex()):
+        raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
     if x.is_complex():
         raise TypeError(f"{name} must be real, got complex dtype {x.dtype}")
     if dtype is not None:
@@ -189,8 +203,8 @@ def resolve_seed(seed: int | torch.Generator | None, device: torch.device | str 
         return seed
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "little") >> 1
-    s = check_int(seed, name, 0)
-    return torch.Generator(device=torch.device(device)).manual_seed(s)
+    s = check_int(seed, name, 0, 2**64 - 1)  # torch's range; larger overflowed inside torch
+    return torch.Generator(device=check_device(device)).manual_seed(s)
 
 
 def check_writable_dir(path: str | os.PathLike, name: str) -> Path:
@@ -230,3 +244,111 @@ def check_indices(indices: object, n: int, name: str = "indices", *,
     if unique and torch.unique(idx).numel() != idx.numel():
         raise ValueError(f"{name} must not repeat within one call")
     return idx
+
+
+# --- added for issue 56: a caller's model, run on a caller's input -----------------------------
+
+def run_model(model: Any, x: torch.Tensor, name: str = "X") -> Any:
+    """``model(x)``; an input the model cannot take (another width, another dtype) is refused
+    as a ValueError naming ``name`` and both shapes instead of torch's ``mat1 and mat2``
+    RuntimeError. Out-of-memory errors pass through unchanged."""
+    try:
+        return model(x)
+    except torch.OutOfMemoryError:
+        raise
+    except RuntimeError as exc:
+        first = next(iter(model.parameters()), None) if hasattr(model, "parameters") else None
+        want = "" if first is None else f" (its first parameter is {first.dtype} " \
+            f"{tuple(first.shape)})"
+        raise ValueError(f"{name} of shape {tuple(x.shape)} and dtype {x.dtype} does not fit "
+                         f"the model{want}: {exc}") from None
+
+
+def check_class_targets(y: object, name: str, n: int, n_classes: int, *,
+                        device: torch.device | str | None = None) -> torch.Tensor:
+    """Cross-entropy targets for ``n`` samples of ``n_classes`` classes: (n,) integer labels
+    in ``[0, n_classes)``, or (n, n_classes) floating class probabilities.
+
+    Raises:
+        TypeError: bool, or 1-D floating targets (labels that were cast to float).
+        ValueError: wrong shape or length, labels out of range, NaN/inf probabilities.
+    """
+    t = check_tensor(y, name, finite=False, nonempty=False)
+    if t.is_floating_point():
+        if t.ndim != 2:
+            raise TypeError(f"{name} must be integer labels (n,) or class probabilities "
+                            f"(n, {n_classes}), got {t.dtype} of shape {tuple(t.shape)}")
+        t = as_tensor(t, name, ndim=2, device=device)
+        if tuple(t.shape) != (n, n_classes):
+            raise ValueError(f"{name} must have shape ({n}, {n_classes}), got {tuple(t.shape)}")
+        return t
+    return check_labels(t, name, n_classes, n=n, device=device)
+
+
+def check_batch(x: object, name: str, *, ndim: int | Sequence[int] | None = None,
+                width: int | None = None) -> torch.Tensor:
+    """A module's forward input, checked from metadata only (no device sync per step): a
+    floating tensor of ``ndim`` dimensions whose last one is ``width``. Values (NaN) are the
+    entry points' to check, once, not every training step's.
+
+    Raises:
+        TypeError: not a tensor, or not floating. ValueError: wrong rank or width.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if x.ndim not in allowed:
+            want = " or ".join(f"{d}-D" for d in allowed)
+            raise ValueError(f"{name} must be {want}, got shape {tuple(x.shape)}")
+    if width is not None and (x.ndim == 0 or x.shape[-1] != width):
+        raise ValueError(f"{name} must have {width} features (last dimension), got shape "
+                         f"{tuple(x.shape)}")
+    return x
+
+
+def cat_batches(**named: tuple[object, int | None]) -> torch.Tensor:
+    """A module's paired inputs (``obs=(obs, obs_dim), act=(act, act_dim)``) checked from
+    metadata (see :func:`check_batch`: floating, 2-D, the given width) and for one row count,
+    then joined on the last axis."""
+    parts = [check_batch(x, name, ndim=2, width=w) for name, (x, w) in named.items()]
+    rows = {name: len(x) for name, x in zip(named, parts, strict=True)}
+    if len(set(rows.values())) > 1:
+        raise ValueError("mismatched rows: " + ", ".join(f"{k} has {n}" for k, n in rows.items()))
+    return torch.cat(parts, -1)
+
+
+def check_image_batch(x: object, name: str, channels: int | None = None, *,
+                 ndim: int | Sequence[int] = 4) -> torch.Tensor:
+    """A network's (B, C, H, W) image batch (or (C, H, W) with ``ndim=(3, 4)``), checked from
+    metadata (see :func:`check_batch`)."""
+    x = check_batch(x, name, ndim=ndim)
+    if channels is not None and x.shape[-3] != channels:
+        raise ValueError(f"{name} must have {channels} channels (B, {channels}, H, W), got "
+                         f"shape {tuple(x.shape)}")
+    return x
+
+
+def check_device(device: object, name: str = "device") -> torch.device | None:
+    """``device`` as a ``torch.device`` (None passes): an unknown name, or CUDA without a CUDA
+    device, is a ValueError naming ``name`` rather than torch's RuntimeError."""
+    if device is None:
+        return None
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"{name} must be a str or torch.device, got {type(device).__name__}")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"{name}: {device!r} is not a device ({exc})") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{name}={device!r} but torch sees no CUDA device")
+    return dev
+
+
+def check_callback(callback: object, name: str = "callback") -> Any:
+    """``callback`` if it is None or callable, else a TypeError naming ``name``."""
+    if callback is not None and not callable(callback):
+        raise TypeError(f"{name} must be callable or None, got {type(callback).__name__}")
+    return callback

@@ -10,11 +10,22 @@ from typing import NoReturn
 
 import typer
 
+#: numpy and scikit-learn seeds are 32-bit: a larger seed is bad usage (exit 2), not an
+#: experiment that errors later
+SEED_MAX = 2**32 - 1
+
 
 def fail(message: object) -> NoReturn:
     """Print ``error: message`` on stderr and exit 2 (bad usage), with no traceback."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2) from None
+
+
+def check_seed(value: int | None) -> int | None:
+    """Every ``--seed`` option's callback: exit 2 unless the seed lies in [0, 2**32)."""
+    if value is not None and not 0 <= value <= SEED_MAX:
+        fail(f"--seed must be >= 0 and < 2**32, got {value}")
+    return value
 
 
 def _suffix_ok(p: Path, option: str, suffixes: tuple[str, ...] | None) -> None:

@@ -3,9 +3,22 @@ readers: the same checks and the same messages everywhere."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
+
+
+def check_readable(p: Path, name: str) -> Path:
+    """Raise a ValueError naming ``name`` and the file when it is missing, not a file, or
+    not readable: "permission denied", never "does not exist" or a traceback."""
+    if not p.exists():
+        raise ValueError(f"{name} {p} does not exist")
+    if not p.is_file():
+        raise ValueError(f"{name} {p} is not a file")
+    if not os.access(p, os.R_OK):
+        raise ValueError(f"{name} {p} is not readable (permission denied)")
+    return p
 
 
 def _is_number(cell: str) -> bool:
@@ -35,8 +48,7 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
     suffix = p.suffix.lower()
     if suffix not in suffixes:
         raise ValueError(f"{name} must end in {' or '.join(suffixes)}, got {p.name}")
-    if not p.is_file():
-        raise ValueError(f"{name} {p} does not exist")
+    check_readable(p, name)
     if suffix == ".npy":
         try:
             X = np.load(p, allow_pickle=False)
@@ -80,8 +92,7 @@ def read_npy(path: str | Path, name: str = "FILE") -> np.ndarray:
             message advises ``allow_pickle``, which is never the fix for a user's data).
     """
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"{name} {p} does not exist")
+    check_readable(p, name)
     try:
         X = np.load(p, allow_pickle=False)
     except (OSError, ValueError, EOFError):
@@ -101,8 +112,7 @@ def read_npz(path: str | Path, name: str = "FILE", required: tuple[str, ...] = (
     import zipfile
 
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"{name} {p} does not exist")
+    check_readable(p, name)
     bad = ValueError(f"{name} {p} is not a readable .npz archive of numeric arrays")
     try:
         z = np.load(p, allow_pickle=False)
@@ -139,8 +149,7 @@ def read_table(path: str | Path, name: str = "FILE") -> tuple[list[str], np.ndar
     p = Path(path)
     if p.suffix.lower() != ".csv":
         raise ValueError(f"{name} must end in .csv, got {p.name}")
-    if not p.is_file():
-        raise ValueError(f"{name} {p} does not exist")
+    check_readable(p, name)
     with p.open(newline="") as fh:
         header = [h.strip() for h in next(csv.reader(fh), [])]
     if not header or any(map(_is_number, header)):
@@ -217,6 +226,8 @@ def load_fitted(path: str | Path, kind: str, device: object = "cpu",
         raise ValueError(f"path: {what}: no such file")
     if not p.is_file():
         raise ValueError(f"path: {what}: not a file")
+    if not os.access(p, os.R_OK):
+        raise ValueError(f"path: {what}: permission denied")
     try:
         from safetensors import safe_open
 

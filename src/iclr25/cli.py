@@ -17,7 +17,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from iclr25._cli import fail
+from iclr25._cli import check_seed, fail
 from iclr25._scale import Scale
 
 # method -> its cli app's help; tests/core/test_cli.py checks this against the packages
@@ -73,6 +73,10 @@ class _Root(TyperGroup):
             from iclr25._cli import fail
 
             fail(exc)
+        except PermissionError as exc:  # a file read deep inside a verb (issue 56)
+            from iclr25._cli import fail
+
+            fail(f"{exc.filename or 'a file'}: permission denied")
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name in METHOD_COMMANDS:
@@ -176,8 +180,8 @@ def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, job
     from iclr25 import claims
     from iclr25._checks import check_writable_dir
 
-    if seed < 0:
-        fail(f"--seed must be >= 0, got {seed}")
+    if not 0 <= seed < 2**32:
+        fail(f"--seed must lie in [0, 2**32), got {seed}")
     cores = os.cpu_count() or 1
     if not 1 <= jobs <= cores:
         fail(f"--jobs must be between 1 and the {cores} cores of this machine, got {jobs}")
@@ -249,7 +253,8 @@ def reproduce(
                                 help="quick (seconds; a smoke test of each pipeline) or full "
                                      "(minutes; the evidence)."),
     out: Path = typer.Option(Path("reproduction"), "--out", help="Report directory."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every experiment (>= 0)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed,
+                             help="Seed of every experiment (>= 0)."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
     jobs: int = typer.Option(None, "--jobs", help="Experiments run at once, each in its own "
                                                   "process (1 .. number of cores) [default: 1]."),
@@ -305,7 +310,7 @@ def ladder(
                                      "Setting's (on a GPU: 1,4,16,64)."),
     scale: Scale = typer.Option(Scale.full, "--scale", help="quick or full."),
     out: Path = typer.Option(Path("ladder"), "--out", help="Ladder directory."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every rung (>= 0)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed of every rung (>= 0)."),
     spread_seeds: int = typer.Option(2, "--spread-seeds",
                                      help="Seeds run at the smallest budget to measure the "
                                           "seed spread a trend must exceed (>= 1)."),

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._cli import check_seed, input_file, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import input_file, output_path
 from iclr25._io import read_matrix
 
 app = typer.Typer(help="CoMM: multimodal contrastive embeddings (ICLR 2025).",
@@ -40,7 +40,7 @@ def fit(
     dim: int = typer.Option(64, "--dim", help="Embedding width."),
     epochs: int = typer.Option(100, "--epochs", help="Training epochs."),
     batch_size: int = typer.Option(128, "--batch-size", help="Batch size (>= 2)."),
-    seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Train a CoMM embedder on row-aligned modalities and save it."""
     from iclr25._progress import estimating

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from iclr25._checks import check_int, resolve_seed
+from iclr25._checks import check_batch, check_int, resolve_seed
 from iclr25._train import seeded_init
 from iclr25.comm.loss import CoMMLoss, _check_weights, modality_masks
 
@@ -98,9 +98,7 @@ class FeatureTokenizer(nn.Module):
             self.bias = nn.Parameter(torch.empty(n_features, dim).uniform_(-bound, bound))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.ndim != 2 or x.shape[1] != self.weight.shape[0]:
-            raise ValueError(f"FeatureTokenizer expects (B, {self.weight.shape[0]}), got "
-                             f"{tuple(x.shape)}")
+        check_batch(x, "x", ndim=2, width=self.weight.shape[0])
         return x[:, :, None] * self.weight + self.bias
 
 

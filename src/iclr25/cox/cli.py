@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._cli import check_seed, input_file, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import input_file, output_path
 from iclr25._io import read_matrix
 
 app = typer.Typer(help="COX: out-of-modal generalisation from few or no pairs (ICLR 2025).",
@@ -40,7 +40,7 @@ def fit(
     out: Path = typer.Option(..., "--out", help="Where to write the model (.safetensors)."),
     n_classes: int = typer.Option(None, "--n-classes", help="Classes (default: max label + 1)."),
     steps: int = typer.Option(800, "--steps", help="Optimisation steps."),
-    seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Fit COX and save it."""
     from iclr25.cox.model import COX

@@ -19,8 +19,8 @@ def _entropy(logits: torch.Tensor) -> torch.Tensor:
 
 
 def _pair(a: object, b: object) -> tuple[torch.Tensor, torch.Tensor]:
-    a = as_tensor(a, "logits_a", ndim=2)
-    b = as_tensor(b, "logits_b", ndim=2)
+    a = as_tensor(a, "logits_a", ndim=2, floating=True)
+    b = as_tensor(b, "logits_b", ndim=2, floating=True)
     if a.shape != b.shape:
         raise ValueError(f"logits_a {tuple(a.shape)} and logits_b {tuple(b.shape)} differ")
     return a, b
@@ -99,7 +99,7 @@ def prior_kl(oom_logits: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
     Raises:
         ValueError: prior negative, not summing to 1, or of the wrong length.
     """
-    x = as_tensor(oom_logits, "oom_logits", ndim=2)
+    x = as_tensor(oom_logits, "oom_logits", ndim=2, floating=True)
     pi = as_tensor(prior, "prior", ndim=1, dtype=x.dtype, device=x.device)
     if len(pi) != x.shape[1]:
         raise ValueError(f"prior must have {x.shape[1]} entries, got {len(pi)}")

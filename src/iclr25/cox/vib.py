@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
+from iclr25._checks import as_tensor, check_batch, check_int, check_range, resolve_seed
 from iclr25._train import seeded_mlp
 
 __all__ = ["VIB", "VIBLoss", "vib_loss"]
@@ -103,8 +103,7 @@ class VIB(nn.Module):
     def forward(self, h: torch.Tensor, *, generator: torch.Generator | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(n, D) -> pred (n, D), mu (n, K), logvar (n, K)."""
-        if h.ndim != 2 or h.shape[1] != self.dim:
-            raise ValueError(f"h must be (n, {self.dim}), got {tuple(h.shape)}")
+        check_batch(h, "h", ndim=2, width=self.dim)
         mu, logvar = self.encoder(h).chunk(2, dim=1)
         logvar = logvar.clamp(-10.0, 10.0)
         if self.training:

@@ -21,7 +21,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import check_int
+from iclr25._checks import (
+    check_class_targets,
+    check_int,
+    check_same_length,
+    check_tensor,
+    run_model,
+)
 from iclr25.crh.alignment import PowerLawFit, _alignments, _eigh, _power_law, rotation_null
 
 #: relation name -> (first matrix, second matrix), in the paper's order.
@@ -274,9 +280,16 @@ class AlignmentProbe:
             raise TypeError(f"loader must yield (inputs, targets) pairs, got "
                             f"{type(batch).__name__}")
         x, y = batch
+        x = check_tensor(x, "x (the batch's inputs)", floating=True, min_ndim=1)
+        if isinstance(y, torch.Tensor) or self.loss_fn is _sum_cross_entropy:
+            y = check_tensor(y, "y (the batch's targets)", min_ndim=1, finite=False)
+            check_same_length(x=x, y=y)
         captured.clear()
         with torch.enable_grad():
-            loss = self.loss_fn(self.model(x), y)
+            out = run_model(self.model, x, "x")
+            if self.loss_fn is _sum_cross_entropy:
+                y = check_class_targets(y, "y", len(x), out.shape[-1], device=out.device)
+            loss = self.loss_fn(out, y)
             if loss.ndim > 0:
                 loss = loss.sum()
             grads = torch.autograd.grad(loss, [c[1] for c in captured], allow_unused=True)

@@ -507,7 +507,9 @@ def _ink(s_lab: torch.Tensor, t_lab: torch.Tensor, lay: _Layout, size: int) -> t
     ang, centre, phase, key, coin = lay.ang, lay.centre, lay.phase, lay.key, lay.coin
     r = torch.arange(size, device=dev, dtype=torch.float64) + 0.5
     ink = torch.empty(len(s_lab), size, size, device=dev)
-    for k in range(10):  # a loop over the 10 kinds, vectorised over images and pixels
+    # Two passes over the 10 kinds, vectorised over images and pixels: every silhouette is
+    # drawn before any texture, so a texture is never overwritten by a later shape kind.
+    for k in range(10):
         idx = (s_lab == k).nonzero()[:, 0].to(dev)
         if len(idx):  # rotate pixels back into the template; each term is a row or column
             cos, sin = ang[idx, 0].cos()[:, None] / (2 * half), ang[idx, 0].sin()[:, None] / (
@@ -516,6 +518,7 @@ def _ink(s_lab: torch.Tensor, t_lab: torch.Tensor, lay: _Layout, size: int) -> t
             a = ((cos * dx + 0.5)[:, None, :] + (sin * dy)[:, :, None]).float()
             b = ((cos * dy + 0.5)[:, :, None] - (sin * dx)[:, None, :]).float()
             ink[idx] = _shape_mask(k, a, b).float()
+    for k in range(10):
         idx = (t_lab == k).nonzero()[:, 0].to(dev)
         if len(idx):
             cos, sin = ang[idx, 1].cos()[:, None], ang[idx, 1].sin()[:, None]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import output_path
 from iclr25._io import read_matrix
 from iclr25.dbtsw.distance import DEFAULT_SEED
 
@@ -30,7 +30,7 @@ def distance(
     lines: int = typer.Option(4, "--lines", help="Lines per tree."),
     delta: float = typer.Option(10.0, "--delta", help="Splitting sharpness (0: TSW-SL)."),
     p: float = typer.Option(1.0, "--p", help="Exponent (1: the paper's definition)."),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed",
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", callback=check_seed,
                              help="Seed of the tree draw (>= 0); the API's default too."),
     out: Path = typer.Option(None, "--out", help="Write the pairwise matrix as .csv."),
 ) -> None:

@@ -134,6 +134,8 @@ def tree_wasserstein(
     for name, t in (("coords", coords), ("masses", masses)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name} must be a tensor, got {type(t).__name__}")
+        if not t.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point tensor, got {t.dtype}")
         if t.ndim < 2:
             raise ValueError(f"{name} must have shape (..., k, N), got {tuple(t.shape)}")
         if not bool(torch.isfinite(t).all()):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import output_path
 from iclr25._progress import estimating
 
 app = typer.Typer(help="DCPT: degradation-classification pre-training for image restorers "
@@ -93,7 +93,7 @@ def pretrain_cmd(
     size: int = typer.Option(64, "--size", help="Crop side."),
     batch: int = typer.Option(16, "--batch", help="Batch size."),
     lr: float = typer.Option(1e-3, "--lr", help="Adam learning rate."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     max_side: int = typer.Option(None, "--max-side", help="Shrink images to this side."),
 ) -> None:
     """Pre-train a U-Net restorer by degradation classification (DCPT)."""
@@ -134,7 +134,7 @@ def finetune_cmd(
     size: int = typer.Option(64, "--size"),
     batch: int = typer.Option(16, "--batch"),
     lr: float = typer.Option(1e-3, "--lr"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     max_side: int = typer.Option(None, "--max-side"),
 ) -> None:
     """Fine-tune a (pre-trained) restorer with L1 on degraded/clean pairs."""

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import check_int
+from iclr25._checks import check_image_batch, check_int
 
 __all__ = ["DegradationClassifier", "FeatureTap", "UNet"]
 
@@ -69,6 +69,7 @@ class UNet(nn.Module):
         self.feature_dims = tuple(w)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_image_batch(x, "x", 3, ndim=(3, 4))  # a batch or one image
         H, W = x.shape[-2:]
         if x.device.type == "cpu" and x.ndim == 4:  # oneDNN's NHWC kernels: ~15% less CPU
             x = x.contiguous(memory_format=torch.channels_last)

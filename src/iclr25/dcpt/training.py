@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import check_int, check_labels, check_range, resolve_seed
+from iclr25._checks import check_callback, check_int, check_labels, check_range, resolve_seed
 from iclr25._progress import progress_bar
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.loss import _check_layers, _dcpt_step
@@ -153,6 +153,7 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
     n_classes = check_int(n_classes, "n_classes", 2)
     steps = check_int(steps, "steps", 1)
     lr = check_range(lr, "lr", 0, low_open=True)
+    check_callback(callback)
     gamma = check_range(focal_gamma, "focal_gamma", 0)
     num_res_blocks = check_int(num_res_blocks, "num_res_blocks", 0)
     layers = _tap_layers(model, layers)
@@ -287,6 +288,7 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
     steps = check_int(steps, "steps", 1)
     lr = check_range(lr, "lr", 0, low_open=True)
     ema = check_range(ema, "ema", 0, 1, high_open=True)
+    check_callback(callback)
     seed_int = _seeded(seed)
     dev = _device_of(model)
     stream = _stream(data, steps)

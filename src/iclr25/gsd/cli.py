@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import output_path
 
 app = typer.Typer(help="GSD: diverse policies that generalise beyond the demos (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -29,7 +29,7 @@ def demos(
     env: str = typer.Option("iclr25/LaneReach-v0", "--env", help="Environment id."),
     lanes: str = typer.Option("-0.8,0,0.8", "--lanes", help="Demonstrated lanes y*."),
     n_per_lane: int = typer.Option(20, "--n-per-lane", help="Episodes per lane."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(..., "--out", help="Output .npz or .hdf5."),
 ) -> None:
     """Write seeded PD-expert demonstrations (D4RL layout)."""
@@ -82,7 +82,7 @@ def train_cmd(
                                    "(the reproduction's: about 80 s of CPU on 60 demos); 100 "
                                    "elsewhere (a CPU budget: about 1 min of CPU on Pendulum-v1; "
                                    "the paper trains for far longer: raise --iterations)."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
 ) -> None:
     """Train a latent-conditioned policy on DATA (your own demonstrations, any env)."""
@@ -124,7 +124,7 @@ def evaluate_cmd(
     n_codes: int = typer.Option(None, "--n-codes", help="Default 300 on LaneReach, 50 "
                                 "elsewhere."),
     budget: int = typer.Option(10, "--budget"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
 ) -> None:
     """Print VL_K (recovery error) beside the demonstrations' VL, and success (LaneReach), or
     returns and the spread of behaviours along --factor (any other env)."""

@@ -15,8 +15,8 @@ __all__ = ["Evaluation", "recovery_error", "select_behaviours", "evaluate"]
 
 def _check_budget(factors: object, targets: object, budget: int
                   ) -> tuple[torch.Tensor, torch.Tensor, int]:
-    f = as_tensor(factors, "factors", ndim=1)
-    t = as_tensor(targets, "targets", ndim=1).to(f)
+    f = as_tensor(factors, "factors", ndim=1, floating=True)
+    t = as_tensor(targets, "targets", ndim=1, floating=True).to(f)
     budget = check_int(budget, "budget", 1, len(f))
     return f, t, budget
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from iclr25._checks import check_int, check_range
+from iclr25._checks import cat_batches, check_int, check_range
 from iclr25._train import seeded_init, seeded_mlp
 
 __all__ = ["BoundedDiscriminator", "GaussianPosterior", "LatentPolicy"]
@@ -43,7 +43,7 @@ class LatentPolicy(nn.Module):
 
     def forward(self, obs: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         """(n, act_dim) mean action (the greedy action, before clipping to the env's box)."""
-        return self.actor(torch.cat([obs, z], -1))
+        return self.actor(cat_batches(obs=(obs, self.obs_dim), z=(z, self.z_dim)))
 
     def distribution(self, obs: torch.Tensor, z: torch.Tensor) -> torch.distributions.Normal:
         return torch.distributions.Normal(self(obs, z), self.log_std.exp())
@@ -64,7 +64,8 @@ class LatentPolicy(nn.Module):
 class BoundedDiscriminator(nn.Module):
     """The official ``PairDiscriminator``: D(s, a) = c·sigmoid(f(s, a)) + b, bounded by c.
 
-    With ``clip`` = c > 0 the *pure* score c·sigmoid(f) ∈ (0, c) measures expert-likeness (GSD's
+    With ``clip`` = c > 0 the *pure* score c·sigmoid(f) ∈ [0, c] (closed: sigmoid rounds to
+    0 or 1 once |f| exceeds ~17 in float32, ~37 in float64) measures expert-likeness (GSD's
     relevance is pure/c) and the learnable offset b, initialised at −c/2, is added for
     training and reward (the official code sets ``offset_reward`` whenever c > 0): BCE is taken
     on D as a logit (expert label 1) and the reward is softplus(D). ``clip = 0`` gives the
@@ -86,11 +87,21 @@ class BoundedDiscriminator(nn.Module):
 
     def logits(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
         """(n,) f(s, a), the network's raw output."""
-        return self.net(torch.cat([obs, act], -1)).squeeze(-1)
+        x = cat_batches(obs=(obs, self.obs_dim), act=(act, self.act_dim))
+        return self.net(x).squeeze(-1)
 
     def pure(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
-        """(n,) c·sigmoid(f) ∈ (0, c) when clip > 0 (no offset: the relevance score), else f."""
+        """(n,) c·sigmoid(f) ∈ [0, c] when clip > 0 (no offset: the relevance score), else f.
+
+        Raises:
+            ValueError: ``f`` is not finite: inputs so large (~1e38 in float32) that the
+                first layer overflows, where the score would be NaN, outside [0, c].
+        """
         f = self.logits(obs, act)
+        if not bool(torch.isfinite(f).all()):
+            raise ValueError("obs and act give the discriminator non-finite logits: NaN or "
+                             "inf entries, or entries so large (~1e38 in float32) that its "
+                             "first layer overflows")
         return self.clip * torch.sigmoid(f) if self.clip > 0 else f
 
     def forward(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
@@ -126,7 +137,10 @@ class GaussianPosterior(nn.Module):
 
     def forward(self, obs: torch.Tensor, act: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(mean, log_std)``, each (n, z_dim)."""
-        x = torch.cat([obs, act], -1)
+        x = cat_batches(obs=(obs, None), act=(act, None))
+        if x.shape[-1] != self.in_dim:
+            raise ValueError(f"obs and act must have {self.in_dim} features together, got "
+                             f"{obs.shape[-1]} + {act.shape[-1]}")
         if self.spectral:
             x = x * self.lipschitz
         mean, log_std = self.body(x).chunk(2, -1)

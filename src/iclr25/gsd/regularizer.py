@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import as_tensor, check_range
+from iclr25._checks import as_tensor, cat_batches, check_range
 from iclr25.datasets.control import OfflineDataset
 from iclr25.gsd.networks import BoundedDiscriminator, GaussianPosterior
 
@@ -38,8 +38,8 @@ def infogail_reward(d: torch.Tensor, log_q: torch.Tensor, info_weight: float = 0
         ValueError: mismatched lengths, NaN/inf, ``info_weight < 0``.
     """
     info_weight = check_range(info_weight, "info_weight", 0.0)
-    d = as_tensor(d, "d", ndim=1)
-    log_q = as_tensor(log_q, "log_q", ndim=1)
+    d = as_tensor(d, "d", ndim=1, floating=True)
+    log_q = as_tensor(log_q, "log_q", ndim=1, floating=True)
     if len(d) != len(log_q):
         raise ValueError(f"mismatched lengths: d has {len(d)}, log_q has {len(log_q)}")
     return F.softplus(d) + info_weight * log_q
@@ -76,6 +76,8 @@ def relevance_constraint(
     slack = check_range(slack, "slack", 0.0)
     s, a = as_tensor(s, "s", ndim=2), as_tensor(a, "a", ndim=2)
     s_next, a_next = as_tensor(s_next, "s_next", ndim=2), as_tensor(a_next, "a_next", ndim=2)
+    obs, act = discriminator.obs_dim, discriminator.act_dim
+    cat_batches(s=(s, obs), a=(a, act), s_next=(s_next, obs), a_next=(a_next, act))
     if not len(s) == len(a) == len(s_next) == len(a_next):
         raise ValueError(f"mismatched lengths: s {len(s)}, a {len(a)}, s_next {len(s_next)}, "
                          f"a_next {len(a_next)}")

@@ -25,7 +25,7 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
-from iclr25._checks import check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import cat_batches, check_choice, check_int, check_range, resolve_seed
 from iclr25._progress import track
 from iclr25.datasets.control import OfflineDataset
 from iclr25.gsd.gym import GymVec, make_env, unit_actions
@@ -109,6 +109,9 @@ def gradient_penalty(disc: BoundedDiscriminator, x_expert: torch.Tensor,
         x_expert, x_policy: (k, obs_dim + act_dim) pairs, rows matched.
         u: (k, 1) mixing weights in [0, 1] (default: uniform draws from the global RNG).
     """
+    pair = {"x_expert": (x_expert, disc.obs_dim + disc.act_dim),
+            "x_policy": (x_policy, disc.obs_dim + disc.act_dim)}
+    cat_batches(**pair, **({} if u is None else {"u": (u, 1)}))
     u = (torch.rand(len(x_expert), 1) if u is None else u).to(x_expert)
     xm = (u * x_expert + (1 - u) * x_policy).requires_grad_(True)
     g, = torch.autograd.grad(disc(xm[:, : disc.obs_dim], xm[:, disc.obs_dim:]).sum(), xm,

@@ -8,7 +8,14 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import Sampler
 
-from iclr25._checks import as_tensor, check_int, check_same_length, resolve_seed
+from iclr25._checks import (
+    as_tensor,
+    check_class_targets,
+    check_int,
+    check_same_length,
+    resolve_seed,
+    run_model,
+)
 from iclr25.ies.stopping import InstanceEarlyStopping
 
 
@@ -52,10 +59,11 @@ class IESSampler(Sampler[int]):
 def per_sample_cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Cross-entropy per sample, ``(b, C), (b,) -> (b,)``; the default loss of the hooks.
 
-    Integer labels of any dtype (int32, uint8, ...) are read as int64 class indices.
+    Integer labels of any dtype (int32, uint8, ...) are read as int64 class indices; (b, C)
+    floating targets are class probabilities.
     """
-    if not (y.is_floating_point() or y.dtype == torch.int64):
-        y = y.long()
+    logits = as_tensor(logits, "logits", ndim=2, floating=True)
+    y = check_class_targets(y, "y", len(logits), logits.shape[1], device=logits.device)
     return F.cross_entropy(logits, y, reduction="none")
 
 
@@ -99,8 +107,8 @@ def record_losses(
         (m,) the recorded losses, on the model output's device (an empty tensor on
         ``X.device`` when there is nothing to evaluate).
     """
-    X = _to_model(as_tensor(X, "X", finite=False), model)
-    y = as_tensor(y, "y", finite=False, device=X.device)
+    X = _to_model(as_tensor(X, "X", min_ndim=1), model)
+    y = as_tensor(y, "y", finite=False, device=X.device, min_ndim=1)
     check_same_length(X=X, y=y)
     if len(X) != stopper.n_samples:
         raise ValueError(f"X must have n_samples={stopper.n_samples} rows, got {len(X)}")
@@ -114,7 +122,8 @@ def record_losses(
     if eval_mode:
         model.eval()
     try:
-        out = [loss_fn(model(X[b]), y[b]).detach() for b in idx.split(batch_size)]
+        out = [loss_fn(run_model(model, X[b], "X"), y[b]).detach()
+               for b in idx.split(batch_size)]
     finally:
         model.train(was_training)
     losses = torch.cat(out)

@@ -13,6 +13,7 @@ import torch
 from iclr25._checks import (
     as_tensor,
     check_choice,
+    check_device,
     check_indices,
     check_int,
     check_range,
@@ -124,7 +125,7 @@ class InstanceEarlyStopping:
         self.mode: Mode = mode
         self.k = k
         self.patience = patience
-        self.device = torch.device(device) if device is not None else torch.device("cpu")
+        self.device = check_device(device) or torch.device("cpu")
         # Losses kept per sample: enough to form every second difference the rule reads.
         self.history_len = (window + k + 2) if mode == "shipped" else (patience + 2)
         self.losses = torch.zeros(n_samples, self.history_len, dtype=torch.float64,

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import output_path
+from iclr25._cli import check_seed, output_path
 from iclr25._io import read_matrix
 
 app = typer.Typer(help="Consistent online k-means: few centre changes on a stream (ICLR 2025).",
@@ -23,7 +23,8 @@ def stream(
     z: float = typer.Option(2.0, "--z", help="Distance power: 2 k-means, 1 k-median."),
     shuffle: int = typer.Option(None, "--shuffle", help="Stream the rows in an order "
                                 "shuffled with this seed (default: file order)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the offline solver."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed,
+                             help="Seed of the offline solver."),
     out: Path = typer.Option(None, "--out", help="Write the final centres (.csv)."),
     log: Path = typer.Option(None, "--log", help="Write the change log t,slot,kind (.csv)."),
     compare: bool = typer.Option(False, "--compare", help="Also re-run KMeans at every "
@@ -46,6 +47,9 @@ def stream(
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {str(exc).replace('n_clusters', '--k')}", err=True)
         raise typer.Exit(2) from None
+    if len(X) < k:  # every point becomes a centre: say so rather than print fewer centres
+        typer.echo(f"warning: FILE has {len(X)} rows, fewer than --k {k}: every point is a "
+                   f"centre", err=True)
     if shuffle is not None:
         X = X[np.random.default_rng(shuffle).permutation(len(X))]
     model.fit(X)

@@ -18,7 +18,14 @@ import torch
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from iclr25._checks import check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import (
+    as_tensor,
+    check_choice,
+    check_int,
+    check_range,
+    check_same_length,
+    resolve_seed,
+)
 from iclr25._io import FittedIO
 
 __all__ = ["OFFLINE", "ConsistentKMeans", "clustering_cost", "dz_seeding"]
@@ -69,6 +76,11 @@ def dz_seeding(X: torch.Tensor, w: torch.Tensor, k: int, g: torch.Generator, *,
     draws are made on ``g``'s device (the weights travel there), so a CPU generator gives the
     same seeding for points on any device.
     """
+    X = as_tensor(X, "X", ndim=2, floating=True)
+    w = as_tensor(w, "w", ndim=1, floating=True, device=X.device)
+    check_same_length(X=X, w=w)
+    if bool((w < 0).any()) or not bool((w > 0).any()):
+        raise ValueError("w must be non-negative weights with a positive sum")
     check_int(k, "k", 1)
     if k > len(X):
         raise ValueError(f"k = {k} centres cannot be chosen from {len(X)} points")

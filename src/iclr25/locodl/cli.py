@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import output_path
+from iclr25._cli import check_seed, output_path
 from iclr25._io import read_npz, read_table
 
 app = typer.Typer(help="LoCoDL: federated logistic regression with local steps and a "
@@ -91,7 +91,7 @@ def fit(
     nproc: int = typer.Option(2, "--nproc", help="Processes of the gloo engine."),
     max_iter: int = typer.Option(100_000, "--max-iter"),
     tol: float = typer.Option(1e-10, "--tol"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(None, "--out", help="Write the coefficients (.npy)."),
     baseline: str = typer.Option("gd", "--baseline", help="Also run gd or diana (same data, "
                                  "clients, compressor for diana) to LoCoDL's final distance "
@@ -114,6 +114,9 @@ def fit(
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_data(data, label, client_column)
         clf._check_params(X.shape[0])
+        if cid is None and clients > X.shape[0]:  # would be clamped to one client per row
+            raise ValueError(f"--clients must be <= the {X.shape[0]} rows of DATA, got "
+                             f"{clients}")
         if cid is None:
             cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
         objective = ClientLogistic(X, y, cid, alpha)

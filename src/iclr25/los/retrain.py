@@ -351,6 +351,10 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: object, y: object) -> RetrainedClassifier:
         """Train the head on features X (n, d) and labels y (n,); returns self."""
+        X = as_tensor(X, "X", ndim=2)  # named as the caller knows it, before any work
+        if not X.is_floating_point():  # integer features are read as float32, bools refused
+            X = as_tensor(X, "X", dtype=torch.float32)
+        check_labels(y, "y", n=len(X))
         params = self.get_params()
         method = params.pop("method")
         self.head_ = retrain_classifier(X, y, method, **params)

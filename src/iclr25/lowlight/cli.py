@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import output_path
 from iclr25._progress import estimating
 
 app = typer.Typer(help="Zero-reference low-light denoising and enhancement (ICLR 2025).",
@@ -25,7 +25,7 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
         lr: float = typer.Option(5e-4, "--lr"),
         width: int = typer.Option(16, "--width", help="Network width (paper: 64)."),
         method: str = typer.Option("retinex", "--method", help="retinex | zero_dce"),
-        seed: int = typer.Option(0, "--seed")) -> None:
+        seed: int = typer.Option(0, "--seed", callback=check_seed)) -> None:
     """Train on DARK_DIR's images (no references) and save the model.
 
     The defaults are the reproduction's CPU setting (300 steps, width 16, 64-px crops), which

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import check_int
+from iclr25._checks import check_image_batch, check_int
 from iclr25.lowlight.dct import frequency_bands
 
 __all__ = [
@@ -257,6 +257,7 @@ class CurveNet(nn.Module):
             self.head[2].bias.fill_(math.log(math.expm1(0.5)))
 
     def forward(self, L: torch.Tensor) -> torch.Tensor:
+        check_image_batch(L, "L", 1)
         return F.softplus(self.head(self.features(L).mean((-2, -1), keepdim=True)))
 
 
@@ -359,6 +360,7 @@ class ZeroDCE(nn.Module):
         return {"width": self.width, "iterations": self.iterations}
 
     def forward(self, x: torch.Tensor, *, shuffle_seed: int = 0) -> EnhanceOutput:
+        check_image_batch(x, "x", 3)
         r = torch.relu
         x1 = r(self.c1(x))
         x2 = r(self.c2(x1))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import output_path
 from iclr25._train import seeded_init
 
 app = typer.Typer(help="LSDT: one decision transformer for long and short dependencies "
@@ -21,7 +21,7 @@ def data(
                                 help="Pendulum tier: expert | medium | random | medium-replay."),
     n_episodes: int = typer.Option(100, "--n-episodes"),
     horizon: int = typer.Option(6, "--horizon", help="DelayedCue episode length."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(..., "--out", help="Output .npz or .hdf5."),
 ) -> None:
     """Write an offline dataset (D4RL layout)."""
@@ -67,7 +67,7 @@ def train_cmd(
     lr: float = typer.Option(None, "--lr", help="Default 1e-3 (paper 1e-4)."),
     warmup: int = typer.Option(None, "--warmup", help="Default 100 (paper 1000)."),
     rtg_scale: float = typer.Option(1000.0, "--rtg-scale"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
 ) -> None:
     """Train a Long-Short Decision Transformer on DATASET."""
@@ -105,7 +105,7 @@ def evaluate_cmd(
     n_episodes: int = typer.Option(10, "--n-episodes"),
     dataset: Path = typer.Option(None, "--dataset", help="The training data: prints its mean "
                                  "episode return beside the model's."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
 ) -> None:
     """Roll the model out; print the mean return, the normalised score and the data's return."""
     from iclr25.datasets.control import OfflineDataset

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range
+from iclr25._checks import as_tensor, check_batch, check_choice, check_int, check_range
 
 __all__ = [
     "Block",
@@ -87,7 +87,7 @@ class DynamicConv1d(nn.Module):
         return torch.softmax(w, dim=2).transpose(2, 3)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, C = x.shape
+        B, T, C = check_batch(x, "x", ndim=3, width=self.glu.in_features).shape
         h = F.glu(self.glu(x), dim=-1)                                  # (B, T, C)
         w = self.kernels(h)                      # kernels from the GLU output  (B, T, H, P)
         # sum over the P most recent positions (zeros before the start), oldest tap first;
@@ -119,7 +119,7 @@ class TokenConv1d(nn.Module):
                                    for _ in range(3))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, C = x.shape
+        B, T, C = check_batch(x, "x", ndim=3, width=self.convs[0].in_channels).shape
         # each position needs only its own type's kernel: a (T, C, w) weight per position on
         # the unfolded windows (3x less work than 3 convs, and CPU depthwise convs are slow)
         win = F.pad(x, (0, 0, self.window - 1, 0)).unfold(1, self.window, 1)  # (B, T, C, w)

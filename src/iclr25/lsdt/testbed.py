@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from iclr25._checks import check_choice, check_int, resolve_seed
+from iclr25._checks import as_tensor, check_choice, check_int, resolve_seed
 from iclr25._optional import require
 from iclr25.datasets.control import _KEYS, OfflineDataset, _rollout_lockstep, pendulum_swingup
 
@@ -130,5 +130,5 @@ def normalized_score(returns: float | torch.Tensor, env_id: str = "Pendulum-v1")
             DELAYED_CUE_ID: (0.0, 1.0)}
     env_id = check_choice(env_id, "env_id", tuple(refs))
     lo, hi = refs[env_id]
-    r = torch.as_tensor(returns, dtype=torch.float64).mean()
+    r = as_tensor(returns, "returns", ndim=(0, 1), floating=True).double().mean()
     return float((r - lo) / (hi - lo))

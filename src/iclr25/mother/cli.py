@@ -16,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import fail, output_path
+from iclr25._cli import check_seed, fail, output_path
 
 # what mother.claim validated (tests/mother/test_mother_cli.py checks it against the claim);
 # kept here, not imported, so that `iclr25 mother --help` does not import torch
@@ -101,7 +101,7 @@ def make_zoo_cmd(
                                        "each child."),
     hold_out: int = typer.Option(0, "--hold-out", help="Train this many more trees and save "
                                  "them in OUT/held-out (the reproduction chooses λ on 3)."),
-    seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Train a seeded zoo of MLP trees on sklearn digits (a test set with a known answer)."""
     from iclr25._checks import check_writable_dir

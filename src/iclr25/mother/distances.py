@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from iclr25._checks import check_range
+from iclr25._checks import check_device, check_range
 from iclr25.mother.sources import ModelSource, as_sources
 
 METRICS = ("rms", "l1", "rank")
@@ -84,13 +84,17 @@ def select_layers(sources: Sequence[ModelSource], layers: LayerSpec = None) -> l
 
 def _stack(sources: Sequence[ModelSource], key: str, shape: tuple[int, ...],
            device: torch.device | str | None) -> torch.Tensor:
-    """(N, *shape) float32 copy of tensor ``key`` of every model, checked finite."""
+    """(N, *shape) copy of tensor ``key`` of every model, checked finite: float32, or float64
+    as soon as one model stores the layer in float64 (fine-tuned weights can differ below
+    float32's resolution, 6e-8 relative; the distances would then read 0)."""
     out = torch.empty((len(sources), *shape), dtype=torch.float32, device=device)
     for i, src in enumerate(sources):
         t = src.get(key)
         if tuple(t.shape) != shape:
             raise ValueError(f"model {src.name!r}: tensor {key!r} has shape {tuple(t.shape)}, "
                              f"expected {shape}")
+        if t.dtype == torch.float64 and out.dtype != torch.float64:
+            out = out.double()  # the rows copied so far are exact in float64
         out[i].copy_(t)
         del t
         if not bool(torch.isfinite(out[i]).all()):
@@ -204,7 +208,7 @@ def stream_statistics(
         ku_layers = select_layers(sources, kurtosis_layers)
     ref = sources[0].shapes
     N = len(sources)
-    dev = torch.device(device) if device is not None else torch.device("cpu")
+    dev = check_device(device) or torch.device("cpu")
     out = {m: torch.zeros(N, N, dtype=torch.float64, device=dev) for m in metrics}
     ku = torch.zeros(N, dtype=torch.float64, device=dev) if ku_layers else None
     todo = list(dict.fromkeys(dist_layers + ku_layers))

@@ -284,20 +284,20 @@ class ModelForest:
         pos: dict[str, tuple[float, float]] = {}
         x0 = 0.0
         for root in self.roots:
-            # leaves get consecutive x; a parent sits above the middle of its children
-            def place(n: str, depth: int) -> float:
-                nonlocal x0
+            # leaves get consecutive x; a parent sits above the middle of its children.
+            # An explicit stack, not recursion: a lineage 1,200 models deep is a valid tree.
+            stack: list[tuple[str, int, bool]] = [(root, 0, False)]
+            while stack:
+                n, depth, done = stack.pop()
                 kids = sorted(G.successors(n))
                 if not kids:
-                    x = x0
+                    pos[n] = (x0, -float(depth))
                     x0 += 1.0
+                elif done:
+                    pos[n] = ((pos[kids[0]][0] + pos[kids[-1]][0]) / 2, -float(depth))
                 else:
-                    xs = [place(k, depth + 1) for k in kids]
-                    x = (xs[0] + xs[-1]) / 2
-                pos[n] = (x, -float(depth))
-                return x
-
-            place(root, 0)
+                    stack.append((n, depth, True))
+                    stack.extend((k, depth + 1, False) for k in reversed(kids))
             x0 += 1.0
         if ax is None:
             fig = Figure(figsize=(max(4.0, 0.45 * x0), 3.5))

@@ -789,6 +789,10 @@ def flow_violations(
         Ft = Ft.unsqueeze(0)
     if st.ndim == 1:
         st = st.unsqueeze(0)
+    if Ft.shape[-1] != Ft.shape[-2] or st.shape[-1] != Ft.shape[-1] or (
+            len(st) not in (1, len(Ft)) and len(Ft) != 1):
+        raise ValueError(f"F must be (n, n) flows and s (n,) supplies of one n (batched "
+                         f"alike), got F {tuple(Ft.shape)} and s {tuple(st.shape)}")
     Ft = Ft.clone()
     Ft.diagonal(dim1=-2, dim2=-1).zero_()
     out = Ft.sum(-1)
@@ -885,6 +889,9 @@ def flow_cost(F: object, C: object) -> torch.Tensor | float:
     """
     Ft = as_tensor(F, "F", ndim=(2, 3))
     Ct = _real(C, "C").to(device=Ft.device, dtype=torch.float64)
+    if Ct.ndim not in (2, 3) or Ct.shape[-2:] != Ft.shape[-2:] or Ct.shape[-1] != Ct.shape[-2]:
+        raise ValueError(f"C must be (n, n) or (B, n, n) like F, got C {tuple(Ct.shape)} "
+                         f"and F {tuple(Ft.shape)}")
     Cz = torch.where(torch.isfinite(Ct), Ct, 0.0)
     Cz = Cz * (1 - torch.eye(Cz.shape[-1], dtype=Cz.dtype, device=Cz.device))
     c = (Ft.to(torch.float64) * Cz).sum(dim=(-2, -1))

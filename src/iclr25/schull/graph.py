@@ -17,7 +17,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import ConvexHull, cKDTree
 
-from iclr25._checks import as_tensor, check_range
+from iclr25._checks import as_tensor, check_batch, check_range
 
 __all__ = ["SCHullGraph", "check_pos_batch", "schull_graph", "unit_directions"]
 
@@ -92,6 +92,7 @@ def unit_directions(pos: torch.Tensor, batch: torch.Tensor | None = None, *,
 
     Differentiable in ``pos``; atoms within ``tol`` of the centroid get ``u = 0``.
     """
+    check_batch(pos, "pos", ndim=2, width=3)
     if batch is None:
         centre = pos.mean(0, keepdim=True).expand_as(pos)
     else:

@@ -48,6 +48,8 @@ def rigidity_rank(pos: object, edge_index: object, *, tol: float = 1e-8) -> int:
     """
     check_range(tol, "tol", 0.0, low_open=True)
     p = as_tensor(pos, "pos", ndim=2).detach().to("cpu", torch.float64)
+    if p.shape[1] != 3:
+        raise ValueError(f"pos must be (n, 3) coordinates, got shape {tuple(p.shape)}")
     n = len(p)
     e = torch.from_numpy(_edges(edge_index, n))
     if e.shape[1] == 0:

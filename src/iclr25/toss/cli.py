@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
+from iclr25._cli import check_seed, input_file, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import input_file, output_path
 from iclr25._io import read_npz, read_table
 
 app = typer.Typer(help="ToSS: mean and input-dependent covariance of a vector target "
@@ -59,7 +59,8 @@ def fit(
     loss: str = typer.Option("toss", "--loss", help="toss, nll, beta-nll or tic."),
     epochs: int = typer.Option(40, "--epochs", help="Training epochs."),
     n_neighbors: int = typer.Option(64, "--n-neighbors", help="Pseudo-label neighbours."),
-    seed: int = typer.Option(0, "--seed", help="Initialisation and shuffling seed."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed,
+                             help="Initialisation and shuffling seed."),
     out: Path = typer.Option(Path("model.safetensors"), "--out",
                              help="Where to save the model (its folder is created)."),
 ) -> None:

@@ -18,7 +18,14 @@ from sklearn.exceptions import NotFittedError
 from torch import nn
 from torch.nn import functional as F
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import (
+    as_tensor,
+    check_batch,
+    check_choice,
+    check_int,
+    check_range,
+    resolve_seed,
+)
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init, seeded_mlp
 from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
@@ -54,6 +61,7 @@ class CovarianceHead(nn.Module):
 
     def tril(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(mean (B, q), L (B, q, q) lower-triangular with positive diagonal)."""
+        check_batch(h, "h", ndim=2, width=self.in_features)
         q = self.out_dim
         out = self.linear(h)
         mean, raw = out[:, :q], out[:, q:]

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import output_path
+from iclr25._cli import check_seed, output_path
 from iclr25._io import read_matrix
 
 app = typer.Typer(help="URLOST: tokens and representations for data with no known topology "
@@ -41,7 +41,7 @@ def cluster(
     clusters: int = typer.Option(16, "--clusters", help="Number of tokens (clusters)."),
     neighbors: int = typer.Option(10, "--neighbors", help="k of the kNN dependence graph."),
     dependence: str = typer.Option("corr", "--dependence", help="corr or mi."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(..., "--out", help="Labels of the columns (.npy, int64)."),
 ) -> None:
     """Cluster FILE's columns into tokens; write one label per column (-1: a constant
@@ -75,7 +75,7 @@ def fit(
     neighbors: int = typer.Option(10, "--neighbors", help="k of the kNN dependence graph."),
     epochs: int = typer.Option(20, "--epochs"),
     dim: int = typer.Option(64, "--dim"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(..., "--out", help="Model file (.safetensors)."),
 ) -> None:
     """Fit URLOST (clusters + masked autoencoder) on FILE; save the model."""

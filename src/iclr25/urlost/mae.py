@@ -17,7 +17,14 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import (
+    as_tensor,
+    check_batch,
+    check_choice,
+    check_int,
+    check_range,
+    resolve_seed,
+)
 from iclr25._io import FittedIO
 from iclr25._train import seeded_init
 from iclr25.urlost.organize import (
@@ -93,6 +100,7 @@ class GroupLinear(nn.Module):
         return int(self.groups.max()) + 1
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
+        check_batch(X, "X", ndim=2)
         tok = group_tokens(X, self.groups)  # (n, G, m)
         return torch.einsum("ngm,gmo->ngo", tok, self.weight.expand(
             len(self.groups), -1, -1)) + self.bias

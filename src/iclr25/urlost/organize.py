@@ -270,7 +270,7 @@ def discretize(vectors: np.ndarray, *, max_restarts: int = 30, max_iter: int = 2
     Returns:
         (d,) int64 labels in ``[0, m)`` (some may be unused).
     """
-    V = np.array(vectors, dtype=np.float64)
+    V = as_tensor(vectors, "vectors", ndim=2, floating=True).double().cpu().numpy().copy()
     d, m = V.shape
     V = V / np.linalg.norm(V, axis=0) * np.sqrt(d)
     top = np.abs(V).argmax(0)
@@ -412,7 +412,7 @@ def group_tokens(X: object, groups: object) -> torch.Tensor:
     """Gather the columns of ``X`` into padded tokens: ``(n, d) -> (n, G, m)``, zero at the
     padding (index -1) of ``groups`` (G, m)."""
     x = as_tensor(X, "X", ndim=2)
-    g = as_tensor(groups, "groups", ndim=2)
+    g = as_tensor(groups, "groups", ndim=2, dtype=torch.int64)
     if int(g.max()) >= x.shape[1]:
         raise ValueError(f"groups index column {int(g.max())} but X has {x.shape[1]} columns")
     pad = g < 0

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import typer
 
+from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import output_path
 from iclr25._io import read_npy
 
 app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICLR 2025).",
@@ -41,7 +41,7 @@ def fit(
     epochs: int = typer.Option(40, "--epochs", help="Training epochs (>= 1)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Sequences per batch (>= 2)."),
     bundle: str = typer.Option("repo", "--bundle", help="'repo' or 'paper' settings."),
-    seed: int = typer.Option(0, "--seed", help="Seed (>= 0)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Train V3 on the sequences, save the model, print its loss and codebook usage.
 

@@ -16,6 +16,7 @@ __all__ = ["EMAVectorQuantizer", "kmeans"]
 def kmeans(x: torch.Tensor, k: int, iters: int = 10, *,
            generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """Lloyd's k-means from k distinct random rows; returns (centroids (k, d), counts (k,))."""
+    x = check_tensor(x, "x", ndim=2, floating=True)
     idx = torch.randperm(x.shape[0], generator=generator)[:k].to(x.device)
     if idx.numel() < k:  # fewer rows than codes: sample with replacement
         idx = torch.randint(0, x.shape[0], (k,), generator=generator).to(x.device)
