@@ -133,7 +133,7 @@ def test_make_zoo_hold_out_and_fans(tmp_path):
     out = tmp_path / "zoo"
     r = CliRunner().invoke(app, ["mother", "make-zoo", str(out), "--trees", "1", "--fans",
                                  "1,2", "--root-steps", "2", "--finetune-steps", "2",
-                                 "--hold-out"])
+                                 "--hold-out", "1"])
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in out.glob("*.safetensors")) == [
         "0-0-0.safetensors", "0-0-1.safetensors", "0-0-X.safetensors", "0-X-X.safetensors"]
@@ -142,6 +142,7 @@ def test_make_zoo_hold_out_and_fans(tmp_path):
     assert json.loads((out / "tree.json").read_text())["parents"]["0-0-1"] == "0-0-X"
     for bad, msg in ((["--fans", "1,x"], "--fans must be comma-separated"),
                      (["--fans", "1,-1"], "--fans must be integers >= 0"),
-                     (["--root-steps", "0"], "--root-steps must be >= 1")):
+                     (["--root-steps", "0"], "--root-steps must be >= 1"),
+                     (["--hold-out", "-1"], "--hold-out must be >= 0")):
         r = CliRunner().invoke(app, ["mother", "make-zoo", str(tmp_path / "z2"), *bad])
         assert r.exit_code == 2 and msg in r.output and not (tmp_path / "z2").exists()

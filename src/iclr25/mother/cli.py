@@ -1,12 +1,12 @@
 """``iclr25 mother recover DIR`` and ``iclr25 mother make-zoo OUT``.
 
 The defaults of ``recover`` are those the reproduction (``mother.claim``) validated on Adam-
-trained zoos: ``--direction pretrain`` (its ``DIRECTION``) and ``--lam 0.02`` (the λ its
-full-scale run chose on the held-out tree); a test keeps them equal to ``mother.claim``.
+trained zoos: ``--direction pretrain`` (its ``DIRECTION``) and ``--lam 0.2`` (the λ its
+full-scale run chose on the held-out trees); a test keeps them equal to ``mother.claim``.
 The reproduction's trees and forest figure come from::
 
     iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps 1500 \
-        --finetune-steps 500 --hold-out --seed 0
+        --finetune-steps 500 --hold-out 3 --seed 0
     iclr25 mother recover zoo --trees 5 --out forest.png
 """
 
@@ -21,9 +21,9 @@ from iclr25._cli import check_seed, fail, output_path
 # what mother.claim validated (tests/mother/test_mother_cli.py checks it against the claim);
 # kept here, not imported, so that `iclr25 mother --help` does not import torch
 DEFAULT_DIRECTION = "pretrain"
-DEFAULT_LAM = 0.02
+DEFAULT_LAM = 0.2
 REPRODUCE = ("iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps 1500 "
-             "--finetune-steps 500 --hold-out --seed 0; iclr25 mother recover zoo --trees 5 "
+             "--finetune-steps 500 --hold-out 3 --seed 0; iclr25 mother recover zoo --trees 5 "
              "--out forest.png")
 
 app = typer.Typer(help="MoTHer: recover model family trees from weights (ICLR 2025).",
@@ -99,8 +99,8 @@ def make_zoo_cmd(
     root_steps: int = typer.Option(1500, "--root-steps", help="Adam steps training each root."),
     finetune_steps: int = typer.Option(500, "--finetune-steps", help="Adam steps fine-tuning "
                                        "each child."),
-    hold_out: bool = typer.Option(False, "--hold-out", help="Train one more tree and save it "
-                                  "in OUT/held-out (the reproduction chooses λ on it)."),
+    hold_out: int = typer.Option(0, "--hold-out", help="Train this many more trees and save "
+                                 "them in OUT/held-out (the reproduction chooses λ on 3)."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Train a seeded zoo of MLP trees on sklearn digits (a test set with a known answer)."""
@@ -108,6 +108,7 @@ def make_zoo_cmd(
 
     for name, value, low in (("--trees", trees, 1), ("--children", children, 0),
                              ("--grandchildren", grandchildren, 0), ("--seed", seed, 0),
+                             ("--hold-out", hold_out, 0),
                              ("--root-steps", root_steps, 1),
                              ("--finetune-steps", finetune_steps, 1)):
         if value < low:
@@ -130,7 +131,7 @@ def make_zoo_cmd(
                                                       n_grandchildren=grandchildren)
     zoo = make_zoo(trees + hold_out, **shape, root_steps=root_steps,
                    finetune_steps=finetune_steps, seed=seed)
-    held = [n for n in zoo.names if hold_out and n.split("-")[0] == str(trees)]
+    held = [n for n in zoo.names if int(n.split("-")[0]) >= trees]
     keep = [n for n in zoo.names if n not in held]
     Zoo({n: zoo.models[n] for n in keep}, {n: zoo.parents[n] for n in keep}).save(out)
     if held:

@@ -1,0 +1,65 @@
+"""Issue 53's testbed rule and the claims' controls and trivial arms, on known toys."""
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("gymnasium")
+
+from iclr25 import claims  # noqa: E402
+from iclr25.gsd.claim import choose_testbed, separable  # noqa: E402
+
+# the pilot's table (held-out seed 7): (name, IG+M VL10 on its lanes, untrained, IG+M VL10 on
+# the targets, experts on uniform lanes)
+PILOT = [("current", 0.126, 0.481, 0.073, 0.090),
+         ("wide gap", 0.143, 0.718, 0.127, 0.089)]
+
+
+def test_rule_needs_a_learned_baseline_and_room_for_the_gain():
+    assert not separable(0.126, 0.481, 0.073, 0.090)   # experts no better than IG+M
+    assert separable(0.143, 0.718, 0.127, 0.089)       # experts 30 % better
+    assert not separable(0.40, 0.48, 0.127, 0.089)     # IG+M barely beat its untrained self
+    assert separable(0.24, 0.48, 0.10, 0.08)           # both margins met exactly
+
+
+def test_rule_takes_the_first_separable_candidate_in_order():
+    assert choose_testbed(PILOT) == "wide gap"
+    assert choose_testbed([*PILOT[1:], ("smaller K", 0.1, 0.5, 0.5, 0.1)]) == "wide gap"
+    assert choose_testbed(PILOT[:1]) is None
+
+
+def _judge(cid, **fields):
+    c = claims.discover()[cid]
+    rec = claims.ExperimentRecord(c.experiment.id, "gsd", "quick", 0, "cpu", 0.0, {})
+    return claims.judge(c, SimpleNamespace(**fields), rec)
+
+
+LANE = dict(vl10_gsd=0.08, vl10_igm=0.127, vl10_ratio=0.08 / 0.127, vl10_igm_sn=0.12,
+            vl10_bc=0.2, vl10_lanes_igm=0.143, vl10_lanes_igm_untrained=0.718,
+            vl10_uniform_experts=0.089, uniform_experts_success=1.0,
+            selected_success_gsd=1.0, selected_success_igm=0.5)
+
+
+def test_interpolation_control_reads_the_baselines():
+    assert _judge("gsd.interpolation_recovery", **LANE).status == "holds"
+    # experts on uniform lanes no better than IG+M: the testbed cannot show the gain
+    r = _judge("gsd.interpolation_recovery", **{**LANE, "vl10_uniform_experts": 0.12})
+    assert r.status == "inconclusive"
+    assert r.control_read["vl10_uniform_experts"] == 0.12
+    # IG+M did not learn
+    r = _judge("gsd.interpolation_recovery", **{**LANE, "vl10_lanes_igm": 0.5})
+    assert r.status == "inconclusive"
+
+
+def test_selected_behaviours_are_uninformative_when_ig_m_succeeds_too():
+    assert _judge("gsd.selected_behaviours_succeed", **LANE).status == "holds"
+    r = _judge("gsd.selected_behaviours_succeed", **{**LANE, "selected_success_igm": 0.99})
+    assert r.status == "uninformative" and r.trivial_value == 0.99
+
+
+def test_relevance_scale_uninformative_when_the_selection_picks_the_default():
+    r = _judge("gsd.relevance_scale_selected", chosen_relevance_scale=0.3,
+               used_relevance_scale=0.3)
+    assert r.status == "holds" and r.trivial_value > 0
+    r = _judge("gsd.relevance_scale_selected", chosen_relevance_scale=0.01,
+               used_relevance_scale=0.01)
+    assert r.status == "uninformative"
