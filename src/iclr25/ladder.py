@@ -183,6 +183,11 @@ def _ladder_claim(c: Claim, rungs: list[Rung], seed: int) -> LadderClaim:
         label = trend(budgets, values, c.threshold, c.direction, spread)
     else:
         label = "no budget (nothing in the experiment trains)"
+    # the trend reads the figure alone: say where a verdict could not stand on it
+    for status in ("inconclusive", "uninformative", "error"):
+        at = [f"{r.budget:g}" for r in main if r.result.status == status]
+        if at:
+            label += f"; {status} at K={', '.join(at)}"
     return LadderClaim(c.id, c.threshold, c.direction, c.unit, budgets, values, arms, spread,
                        sorted({r.seed for r in rungs if r.budget == budgets[0]}), label, trains,
                        [{"budget": r.budget, "seed": r.seed, **r.result.to_dict()}

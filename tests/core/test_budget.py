@@ -189,7 +189,7 @@ def test_ladder_runs_each_budget_and_measures_the_seed_spread(tmp_path):
     assert g["values"] == pytest.approx([0.025, 0.05, 0.1])
     assert g["arms"]["ours"] == pytest.approx([0.05, 0.1, 0.2])
     assert g["arms"]["random"] == [0.5, 0.5, 0.5]
-    assert g["spread"] == 0.0 and g["trend"] == "approaching"
+    assert g["spread"] == 0.0 and g["trend"] == "approaching"  # the control holds throughout
     sp = lad["claims"]["zz.spread"]
     assert sp["spread"] == pytest.approx(0.01) and sp["trend"] == "flat"
     path = write_ladder(lad, tmp_path, {"wall_seconds": 1.0})
@@ -199,6 +199,19 @@ def test_ladder_runs_each_budget_and_measures_the_seed_spread(tmp_path):
         assert (tmp_path / "figures" / f"ladder.{cid}.png").read_bytes()[:4] == b"\x89PNG"
     assert read_ladder(tmp_path / "ladder.json") == {"zz.gain": "approaching",
                                                      "zz.spread": "flat"}
+
+
+def test_the_trend_says_where_a_verdict_could_not_stand(tmp_path):
+    exp = toy()
+    c = gain(exp, control=lambda ev: ev.base >= 0.1, control_doc="the baseline learned",
+             trivial=lambda ev: ev.random_arm, trivial_doc="a random arm")
+    lad = run_ladder([c], (0.5, 1, 4), Scale.full, 0, tmp_path, spread_seeds=1)
+    # base 0.1 at K=0.5 (control passes), ours-base 0.1/0.2/0.8; random 0.5 meets 0.3 at K=4
+    assert lad["claims"]["zz.gain"]["trend"] == "crosses at K=4; uninformative at K=4"
+    lad = run_ladder([gain(exp, "zz.b", control=lambda ev: ev.base >= 0.2,
+                           control_doc="the baseline learned")], (0.5, 1, 4), Scale.full, 0,
+                     tmp_path, spread_seeds=1)
+    assert lad["claims"]["zz.b"]["trend"] == "crosses at K=4; inconclusive at K=0.5"
 
 
 def test_read_ladder_refuses_other_json(tmp_path):
