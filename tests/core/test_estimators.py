@@ -6,33 +6,23 @@ new estimator without a recipe below fails ``test_every_estimator_has_a_recipe``
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import pickle
-import pkgutil
 
 import numpy as np
 import pytest
 import torch
+from _public import public_objects
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import iclr25
 from iclr25.kmeans import ConsistentKMeans
 
 
 def _discover() -> dict[str, type]:
-    found = {}
-    for info in pkgutil.iter_modules(iclr25.__path__):
-        if info.name.startswith("_") or not info.ispkg:
-            continue
-        mod = importlib.import_module(f"iclr25.{info.name}")
-        for name in getattr(mod, "__all__", ()):
-            obj = getattr(mod, name)
-            if inspect.isclass(obj) and callable(getattr(obj, "fit", None)):
-                found[f"{info.name}.{name}"] = obj
-    return found
+    return {f"{method}.{name}": obj for method, name, obj in public_objects()
+            if inspect.isclass(obj) and callable(getattr(obj, "fit", None))}
 
 
 def _rng(seed: int = 0) -> np.random.Generator:

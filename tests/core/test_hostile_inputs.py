@@ -25,10 +25,8 @@ only checked to exist). No call may modify its inputs.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 import math
-import pkgutil
 import re
 import traceback
 from pathlib import Path
@@ -37,6 +35,7 @@ import numpy as np
 import pytest
 import torch
 from _hostile_recipes import RECIPES, UNDRIVEN, Recipe
+from _public import public_objects
 
 import iclr25
 
@@ -46,16 +45,8 @@ CASES = ("int", "bool", "nan", "inf", "ndim+", "ndim-", "empty", "rows", "cols",
 
 
 def _public() -> list[str]:
-    out = []
-    for info in pkgutil.iter_modules(iclr25.__path__):
-        if info.name.startswith("_") or not info.ispkg:
-            continue
-        mod = importlib.import_module(f"iclr25.{info.name}")
-        for name in getattr(mod, "__all__", ()):
-            obj = getattr(mod, name)
-            if callable(obj) and not (inspect.isclass(obj) and issubclass(obj, Warning)):
-                out.append(f"{info.name}.{name}")
-    return sorted(out)
+    return sorted(f"{method}.{name}" for method, name, obj in public_objects()
+                  if callable(obj) and not (inspect.isclass(obj) and issubclass(obj, Warning)))
 
 
 PUBLIC = _public()
