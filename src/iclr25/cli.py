@@ -147,15 +147,12 @@ def _session(cluster: str | None, address: str | None) -> Any:
         return
     from iclr25._cluster import ray_session
 
-    try:
-        session = ray_session(address)
-        ray = session.__enter__()
-    except (ImportError, ValueError) as exc:
-        fail(exc)
-    try:
+    with contextlib.ExitStack() as stack:
+        try:
+            ray = stack.enter_context(ray_session(address))
+        except (ImportError, ValueError) as exc:
+            fail(exc)
         yield ray
-    finally:
-        session.__exit__(None, None, None)
 
 
 def _lost(errors: list[str | None]) -> None:
@@ -323,7 +320,7 @@ def ladder(
 ) -> None:
     """Run each experiment at every budget and write LADDER.md, ladder.json and a figure per
     claim: would more compute close the gap?"""
-    from iclr25.ladder import parse_budgets, run_ladder, write_ladder
+    from iclr25.ladder import ladder_tasks, parse_budgets, run_ladder, write_ladder
     from iclr25.report import environment
 
     try:
@@ -335,8 +332,7 @@ def ladder(
     address, jobs = _cluster(cluster, jobs)
     threads = 1 if cluster is not None and threads is None else threads
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
-    n_tasks = sum(len(ks) + spread_seeds - 1 if type(e.full).budget_fields else 1
-                  for e in {c.experiment.id: c.experiment for c in selected}.values())
+    n_tasks = len(ladder_tasks(selected, ks, seed, out, spread_seeds))
     with _session(cluster, address) as ray:
         result, wall = _with_progress(
             n_tasks, scale,

@@ -25,9 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iclr25.claims import Claim, ClaimResult, Scale, Task, check_budget, run_tasks
+from iclr25.claims import (
+    Claim,
+    ClaimResult,
+    Scale,
+    Task,
+    _grouped,
+    check_budget,
+    run_tasks,
+)
 
-__all__ = ["Rung", "parse_budgets", "read_ladder", "run_ladder", "trend", "write_ladder"]
+__all__ = ["Rung", "ladder_tasks", "parse_budgets", "read_ladder", "run_ladder", "trend",
+           "write_ladder"]
 
 
 def parse_budgets(text: str) -> tuple[float, ...]:
@@ -127,32 +136,36 @@ def _arms(r: ClaimResult) -> dict[str, float | None]:
     return out
 
 
-def run_ladder(selected: Sequence[Claim], budgets: Sequence[float], scale: Scale, seed: int,
-               out: Path, device: str = "cpu", *, jobs: int = 1, threads: int | None = None,
-               spread_seeds: int = 2, on_experiment: Any = None, on_done: Any = None,
-               cluster: Any = None) -> dict[str, Any]:
-    """Run every experiment of ``selected`` at each budget and return the ladder.
-
-    Experiments whose Setting declares no budget fields run once (a budget changes nothing).
-    The seed spread is measured at the smallest budget on seeds ``seed .. seed +
-    spread_seeds - 1``. Tasks go to up to ``jobs`` worker processes at once, or to the Ray
-    ``cluster`` (see :func:`iclr25.claims.run_tasks`).
-    """
+def ladder_tasks(selected: Sequence[Claim], budgets: Sequence[float], seed: int, out: Path,
+                 spread_seeds: int = 2) -> list[Task]:
+    """The runs a ladder makes: each experiment at every budget, and on ``spread_seeds`` seeds
+    at the smallest; an experiment whose Setting declares no budget fields runs once."""
     budgets = tuple(sorted(check_budget(b, "--budgets") for b in budgets))
     if not isinstance(spread_seeds, int) or spread_seeds < 1:
         raise ValueError(f"spread_seeds must be an integer >= 1, got {spread_seeds!r}")
-    out = Path(out)
-    groups: dict[str, tuple[Any, list[Claim]]] = {}
-    for c in selected:
-        groups.setdefault(c.experiment.id, (c.experiment, []))[1].append(c)
     tasks = []
-    for exp, cs in groups.values():
+    for exp, cs in _grouped(selected).values():
         trains = bool(type(exp.full).budget_fields)
         rungs = budgets if trains else (1.0,)  # a budget changes nothing: one run
         seeds_low = range(seed, seed + (spread_seeds if trains else 1))
         for b in rungs:
             for s in (seeds_low if b == rungs[0] else (seed,)):
-                tasks.append(Task(exp, tuple(cs), s, b, out / "figures" / f"K{b:g}-s{s}"))
+                tasks.append(Task(exp, tuple(cs), s, b, Path(out) / "figures" / f"K{b:g}-s{s}"))
+    return tasks
+
+
+def run_ladder(selected: Sequence[Claim], budgets: Sequence[float], scale: Scale, seed: int,
+               out: Path, device: str = "cpu", *, jobs: int = 1, threads: int | None = None,
+               spread_seeds: int = 2, on_experiment: Any = None, on_done: Any = None,
+               cluster: Any = None) -> dict[str, Any]:
+    """Run the :func:`ladder_tasks` of ``selected`` and return the ladder.
+
+    The seed spread is measured at the smallest budget on seeds ``seed .. seed +
+    spread_seeds - 1``. Tasks go to up to ``jobs`` worker processes at once, or to the Ray
+    ``cluster`` (see :func:`iclr25.claims.run_tasks`).
+    """
+    budgets = tuple(sorted(check_budget(b, "--budgets") for b in budgets))
+    tasks = ladder_tasks(selected, budgets, seed, out, spread_seeds)
     done = run_tasks(tasks, scale, device, on_experiment, jobs=jobs, threads=threads,
                      on_done=on_done, cluster=cluster)
     rungs_by_claim: dict[str, list[Rung]] = {}
