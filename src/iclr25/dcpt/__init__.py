@@ -10,8 +10,10 @@ from iclr25._optional import require
 require("skimage", "image")
 require("PIL", "image")
 
+from iclr25._guard import RestorationWarning  # noqa: E402
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
+from iclr25.dcpt.classical import CLASSICAL, classical  # noqa: E402
 from iclr25.dcpt.loss import FocalLoss, dcpt_loss, focal_loss  # noqa: E402
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet  # noqa: E402
 from iclr25.dcpt.training import (  # noqa: E402
@@ -37,6 +39,7 @@ PAPER = Paper(
 )
 
 __all__ = [
+    "CLASSICAL",
     "PAPER",
     "Checkpoint",
     "DegradationClassifier",
@@ -44,7 +47,9 @@ __all__ = [
     "FinetuneResult",
     "FocalLoss",
     "PretrainResult",
+    "RestorationWarning",
     "UNet",
+    "classical",
     "classify",
     "dcpt_loss",
     "feature_probe",

@@ -8,6 +8,7 @@ from iclr25._optional import require
 require("skimage", "image")
 require("PIL", "image")
 
+from iclr25._guard import RestorationWarning  # noqa: E402
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
 from iclr25.lowlight.dct import dct_2d, frequency_bands, idct_2d  # noqa: E402
@@ -55,7 +56,8 @@ PAPER = Paper(
 __all__ = [
     "PAPER", "ColorConstancyLoss", "CurveNet", "EnhanceOutput", "ExposureLoss",
     "FrequencyPrior", "IlluminationNet", "IlluminationTVLoss", "NoiseNet", "ReflectanceNet",
-    "RetinexEnhancer", "SpatialConsistencyLoss", "ZeroDCE", "ZeroReferenceEnhancer",
+    "RestorationWarning", "RetinexEnhancer", "SpatialConsistencyLoss", "ZeroDCE",
+    "ZeroReferenceEnhancer",
     "color_constancy_loss", "dct_2d", "enhance", "exposure_loss", "frequency_bands",
     "idct_2d", "illumination_tv_loss", "neighbor_subimages", "noise_to_signal", "psnr",
     "relight", "spatial_consistency_loss", "ssim", "train_enhancer", "zero_reference_loss",
