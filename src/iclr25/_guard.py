@@ -75,10 +75,12 @@ def noise_sigma(x: torch.Tensor) -> torch.Tensor:
     """Donoho's noise σ per image: median(|HH|)/0.6745 of the finest diagonal Haar band.
 
     As ``skimage.restoration.estimate_sigma`` (which uses db2 and needs PyWavelets),
-    averaged over channels. ``x``: (B, C, H, W), at least 2×2. Returns (B,) float64.
+    averaged over channels. ``x``: (B, C, H, W). Returns (B,) float64 (0 below 2×2 pixels).
     """
     t = x.double()
     H, W = t.shape[-2:]
+    if H < 2 or W < 2:
+        return t.new_zeros(len(t))
     c = t[..., : H - H % 2, : W - W % 2]
     hh = (c[..., 0::2, 0::2] - c[..., 0::2, 1::2] - c[..., 1::2, 0::2] + c[..., 1::2, 1::2]) / 2
     return hh.abs().flatten(2).median(-1).values.mean(1) / 0.6745

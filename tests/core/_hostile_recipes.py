@@ -674,6 +674,8 @@ def _dcpt():
         # (3, H, W) or (B, 3, H, W) images of any size (documented)
         "dcpt.restore": R(lambda images: dcpt.restore(unet, images),
                           {"images": {"rows", "ndim-", "cols"}}, images=x),
+        "dcpt.classical": R(lambda images: dcpt.classical(images, "noise"),
+                            {"images": {"rows", "ndim-", "cols"}}, images=x),
         "dcpt.UNet": R(unet, {"x": {"rows", "cols", "ndim-", *MODULE}}, bound={"x"}, x=x),
     })
     UNDRIVEN.update({

@@ -13,7 +13,7 @@ require("PIL", "image")
 from iclr25._guard import RestorationWarning  # noqa: E402
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
-from iclr25.dcpt.classical import CLASSICAL, classical  # noqa: E402
+from iclr25.dcpt.baselines import CLASSICAL, classical  # noqa: E402
 from iclr25.dcpt.loss import FocalLoss, dcpt_loss, focal_loss  # noqa: E402
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet  # noqa: E402
 from iclr25.dcpt.training import (  # noqa: E402

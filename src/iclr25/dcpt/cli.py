@@ -208,7 +208,7 @@ def restore_cmd(
     classical restorer (a warning names both numbers where ours is worse)."""
     from iclr25._guard import FALLBACKS
     from iclr25.datasets.images import IMAGE_SUFFIXES, KINDS, load_folder, save_image
-    from iclr25.dcpt.classical import CLASSICAL
+    from iclr25.dcpt.baselines import CLASSICAL
     from iclr25.dcpt.training import load, restore
 
     if tile is not None and tile < 8:

@@ -30,7 +30,7 @@ from iclr25._checks import (
 from iclr25._guard import Fallback, check_fallback, guarded
 from iclr25._progress import progress_bar
 from iclr25.datasets.images import KINDS, check_images
-from iclr25.dcpt.classical import CLASSICAL, _classical
+from iclr25.dcpt.baselines import CLASSICAL, _classical
 from iclr25.dcpt.loss import _check_layers, _dcpt_step
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet
 
@@ -288,6 +288,12 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
     ``t`` (a warm-up, so short runs are not dominated by the initial weights; the paper's
     runs are long enough for the plain 0.999). ``model`` is not modified.
 
+    Where the degradation is known, fine-tune for it alone (the recommended path; all-in-one
+    over several kinds stays available): feed pairs of that one kind, e.g.
+    ``AllInOnePairs(clean, ("noise",), size, batch_size)``, save with
+    ``save(..., degradation="noise")`` and restore with ``restore(..., degradation="noise")``
+    (the CLI: ``iclr25 dcpt finetune --degradation noise``).
+
     Args:
         model: any image-to-image ``nn.Module``.
         data: iterable of ``(lq, gt)`` or ``(lq, gt, y)`` batches (``y`` is ignored).
@@ -410,7 +416,7 @@ def restore(model: nn.Module, images: object, *, degradation: str | None = None,
     """Run a restorer on images in [0, 1], checking that it did not make them worse.
 
     Each output is scored beside the input and the classical restorer for ``degradation``
-    (:func:`~iclr25.dcpt.classical.classical`: NL-means for noise, Richardson-Lucy for blur
+    (:func:`~iclr25.dcpt.baselines.classical`: NL-means for noise, Richardson-Lucy for blur
     and defocus, unsharp masking for motion blur, a gamma curve for low light). Where ours
     scores below either, a :class:`~iclr25.dcpt.RestorationWarning` gives the numbers;
     ``fallback`` says what is returned then. The measure (``iclr25._guard``):
