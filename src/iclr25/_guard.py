@@ -228,7 +228,7 @@ _WHAT = {"psnr": ("PSNR against the reference", "dB", True),
 
 def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
             classical: Mapping[str, Restorer], *, measure: str, fallback: str,
-            reference: torch.Tensor | None = None, what: str = "restored",
+            reference: torch.Tensor | None = None, what: str = "restore",
             stacklevel: int = 4) -> torch.Tensor:
     """Score ours, each classical result and the input; warn and fall back per image.
 
@@ -284,8 +284,8 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
             alts = ([f"fallback='classical' returns the {best} result"] if below_cls else []) \
                 + (["fallback='input' returns the input"] if below_in else [])
             act = "returned ours; " + " and ".join(alts)
-        img = f" image {i}" if len(x) > 1 else ""
-        warnings.warn(f"{what}{img} scores below the "
+        img = f"image {i}" if len(x) > 1 else "the output"
+        warnings.warn(f"{what}: {img} scores below the "
                       f"{'classical result' if below_cls else 'input'}"
                       f"{' and the input' if below_cls and below_in else ''} "
                       f"({name}): {', '.join(parts)}; {act}",

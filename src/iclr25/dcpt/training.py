@@ -498,7 +498,7 @@ def restore(model: nn.Module, images: object, *, degradation: str | None = None,
                    if degradation in CLASSICAL else {})
             out = guarded(xb, out, run, cls, measure=measure, fallback=fallback,
                           reference=None if ref is None else (ref[None] if single else ref),
-                          what="dcpt.restore: the restored image")
+                          what="dcpt.restore")
     finally:
         model.train(was)
     return out[0] if single else out

@@ -198,7 +198,7 @@ def enhance(model: nn.Module, images: object, *, reference: object = None,
         y = guarded(x, y, lambda b: b, CLASSICAL, fallback=fallback,
                     measure="niqe" if ref is None else "psnr",
                     reference=None if ref is None else (ref[None] if single else ref),
-                    what="lowlight.enhance: the enhanced image")
+                    what="lowlight.enhance")
     return y[0] if single else y
 
 
