@@ -60,6 +60,31 @@ def test_default_warns_and_returns_ours(bad_net, clean):
         restore(bad_net, clean, check=False)
 
 
+class Fixed(nn.Module):
+    """A "restorer" that returns a fixed image whatever it is given."""
+
+    def __init__(self, image):
+        super().__init__()
+        self.register_buffer("image", image)
+
+    def forward(self, x):
+        return self.image.expand_as(x)
+
+
+def test_reblur_measure_accepts_the_true_image_and_refuses_a_wrong_one(clean):
+    from iclr25._guard import reblur
+    from iclr25.dcpt.baselines import psfs
+
+    blurred = reblur(clean[None], psfs("blur")[0])[0].float().clamp(0, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")     # the clean image explains the blurred one exactly
+        out = restore(Fixed(clean), blurred, degradation="blur", fallback="classical")
+    assert torch.equal(out, clean)
+    with pytest.warns(RestorationWarning, match="re-blurred"):   # a mirrored picture does not
+        out = restore(Fixed(clean.flip(-1)), blurred, degradation="blur", fallback="classical")
+    assert torch.equal(out, classical(blurred, "blur"))
+
+
 def test_input_fallback_and_niqe_without_degradation(bad_net, clean):
     batch = torch.stack([clean, clean.flip(-1)])
     with pytest.warns(RestorationWarning, match="NIQE") as rec:

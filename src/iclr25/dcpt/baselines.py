@@ -105,6 +105,16 @@ def classical(images: object, degradation: str) -> torch.Tensor:
     return out[0] if x.ndim == 3 else out
 
 
+def psfs(degradation: str) -> list[torch.Tensor]:
+    """The blur kernel the classical restorer of ``degradation`` assumes, as a one-item list
+    (Gaussian σ = 2, disk radius 3; [] for kinds without one)."""
+    if degradation == "blur":
+        return [torch.from_numpy(_gaussian_psf(2.0))]
+    if degradation == "defocus":
+        return [torch.from_numpy(_disk_psf(3.0))]
+    return []
+
+
 def _classical(b: torch.Tensor, degradation: str) -> torch.Tensor:
     """:func:`classical` on a (B, 3, H, W) batch, unchecked (values may leave [0, 1])."""
     sig = noise_sigma(b).tolist()
