@@ -131,7 +131,8 @@ def finetune_cmd(
     pairs: Path = typer.Option(None, "--pairs", help="Instead: DIR/<kind>/{lq,gt}/NAME.png."),
     degradation: str = typer.Option(None, "--degradation", help="Fine-tune for this one "
                                     "degradation: the recommended path when you know it "
-                                    "(a noise photo: 23.9 dB against 19.3 dB all-in-one); the "
+                                    "(noise σ = 25/255 on three photos: 27.9 dB against 19.8 "
+                                    "all-in-one, input 20.5, at the defaults); the "
                                     "checkpoint records it and `restore` checks against its "
                                     "classical restorer."),
     kinds: str = typer.Option(None, "--kinds", help="Instead: all-in-one over these "

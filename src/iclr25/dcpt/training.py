@@ -436,8 +436,8 @@ def restore(model: nn.Module, images: object, *, degradation: str | None = None,
 
     Knowing the degradation matters twice: it picks the classical restorer, and a model
     fine-tuned for that one degradation (``iclr25 dcpt finetune --degradation KIND``, the
-    recommended path) restores it better than the all-in-one model (a user's noise photo:
-    23.9 dB against 19.3 dB all-in-one, issue 55).
+    recommended path) restores it better than the all-in-one model (noise σ = 25/255 on three
+    held-out photos, the CLI's defaults: 27.9 dB against 19.8 dB, the input 20.5).
 
     Args:
         model: the restorer (its device is used; input and output stay on the input's).
