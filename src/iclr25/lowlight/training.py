@@ -135,7 +135,10 @@ def enhance(model: nn.Module, images: object, *, reference: object = None,
     ``reference`` is given; otherwise NIQE (lower is better), the no-reference score
     low-light papers report on their unpaired sets (LIME, NPE, MEF, DICM). NIQE reads the
     luminance's local statistics: it sees noise, blotches and lost detail, but neither
-    colour casts nor overall brightness; pass ``reference=`` where you have one.
+    colour casts nor overall brightness; pass ``reference=`` where you have one. For the
+    same reason NIQE can rank the dark input above a brighter output that PSNR ranks far
+    above it (issue 55's walk: 2 of 3 photos), so without a reference prefer
+    ``fallback="classical"`` to ``"input"``.
 
     Args:
         model: a :class:`RetinexEnhancer` or :class:`ZeroDCE`.
