@@ -166,8 +166,10 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
       Hessians of the predicted mean (detached) and ε₁, ε₂ predicted. The trunk is ELU for
       this loss only (under ReLU the Hessian term is 0); L Lᵀ with L lower-triangular
       replaces the official A Aᵀ with A full (the same set of PSD matrices, here kept SPD).
-      Σ̂ agrees with the official ``get_tic_covariance`` on the same network and inputs to
-      5e-18 relative (float64; q = d = 2..8).
+      Σ̂ agreed with the official ``get_tic_covariance`` on the same network and inputs to
+      5e-18 relative (float64; q = d = 2..8) with J, H_i from ``torch.func``; the closed form
+      that replaced it gives J Jᵀ and [tr(H_i H_j)] equal to autograd's to 3e-15 relative
+      (float64, q = d = 2..8, hidden 64-64).
 
     Inputs and targets are standardised per column inside; predictions are in data units.
     Training uses Adam on float32 with ``iclr25._train.fit_minibatch``.
