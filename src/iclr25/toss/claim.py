@@ -87,7 +87,7 @@ def _sigma_err(reg: HeteroscedasticRegressor, X: torch.Tensor, sigma: torch.Tens
             full=Sinusoid(n=5000, n_test=5000, epochs=5, lr=1e-3, seeds=(0, 1, 2),
                           deviations=("5 epochs, 3 seeds: the claim is about the first "
                                       "epochs", *_ARCH)),
-            cost=(1.7, 23))
+            cost=(1.7, 10))
 def sinusoid(setting: Sinusoid, ctx: Context) -> SinusoidEvidence:
     grid = torch.linspace(-5, 5, 401, dtype=torch.float64).unsqueeze(1)
     errs = {m: [] for m, _ in METHODS_1D}
