@@ -69,6 +69,23 @@ def _validate_pairs(pairs: object, n_im: int, X: torch.Tensor) -> torch.Tensor:
     return P
 
 
+def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.Tensor]
+                       ) -> torch.Tensor:
+    """``yo`` with each unlabelled paired OOM row given its IM row's label (a pair is one
+    object seen twice), where every IM modality gives that row the same label; a copy."""
+    y_im = im_labels[0][P[:, 0]]
+    agree = torch.stack([y[P[:, 0]] == y_im for y in im_labels]).all(0)
+    take = agree & (yo[P[:, 1]] < 0)
+    if not bool(take.any()):
+        if not bool((yo >= 0).any()):
+            raise ValueError("pairs: no paired row has a label: the IM modalities' labels "
+                             "disagree on every paired IM row; pass y_oom with labelled rows")
+        return yo
+    yo = yo.clone()
+    yo[P[take, 1]] = y_im[take]
+    return yo
+
+
 class COX(FittedIO, BaseEstimator):
     """Out-of-modal generalisation: learn an OOM encoder and classifier from few (or no)
     cross-modal pairs, through frozen, aligned IM embeddings with labels.
@@ -203,8 +220,7 @@ class COX(FittedIO, BaseEstimator):
         P = None
         if pairs is not None:
             P = _validate_pairs(pairs, len(Z[names[0]]), X)
-            if y_oom is None or not bool((yo >= 0).any()):
-                raise ValueError("pairs given without any label: pass y_oom with labelled rows")
+            yo = _labels_from_pairs(yo, P, [Y[m] for m in names])
         return X, names, Z, Y, yo, P
 
     def _validate_im(self, im, im_labels, X):  # noqa: ANN001, ANN202
@@ -244,14 +260,16 @@ class COX(FittedIO, BaseEstimator):
             pairs: (P, 2) ``(im_row, oom_row)`` correspondences, or None: then they are
                 bootstrapped from ``"gw"`` matches (POT) and re-matched after each of 5
                 rounds (see the class docstring).
-            y_oom: (m,) OOM labels, -1 = unlabelled, or None.
+            y_oom: (m,) OOM labels, -1 = unlabelled, or None. A paired OOM row without a
+                label takes its IM row's label (when the IM modalities agree on it), so pairs
+                need no OOM labels.
 
         Returns:
             self.
 
         Raises:
             ValueError/TypeError: bad shapes, NaN/inf, labels out of range, pairs out of range
-                or repeating an OOM row, pairs without labels, bad hyper-parameters.
+                or repeating an OOM row, bad hyper-parameters.
             ImportError: no pairs and no POT.
 
         Warns:
