@@ -18,8 +18,8 @@ import typer
 
 from iclr25._cli import check_seed, fail, output_path
 
-# what mother.claim validated (tests/mother/test_mother_cli.py checks it against the claim);
-# kept here, not imported, so that `iclr25 mother --help` does not import torch
+# what mother.claim validated, = mother.tree's API defaults (tests/mother/test_mother_cli.py
+# checks all three); kept here, not imported, so that `iclr25 mother --help` imports no torch
 DEFAULT_DIRECTION = "pretrain"
 DEFAULT_LAM = 0.2
 REPRODUCE = ("iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps 1500 "
