@@ -16,6 +16,7 @@ from torch import nn
 
 from iclr25._checks import as_tensor, check_int, check_range, check_tensor, resolve_seed
 from iclr25._io import FittedIO
+from iclr25._progress import progress_bar
 from iclr25._train import seeded_mlp
 from iclr25.cox.explore import prior_kl, select_agreement
 from iclr25.cox.match import emergent_correspondences
@@ -278,9 +279,10 @@ class COX(FittedIO, BaseEstimator):
         """
         X, names, Z, Y, yo, P = self._validate(X_oom, im, im_labels, pairs, y_oom)
         ours: list[Warning] = []
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, \
+                progress_bar(self.steps, "COX training") as advance:  # on a terminal only
             warnings.simplefilter("always")
-            self._fit(X, names, Z, Y, yo, P, ours)
+            self._fit(X, names, Z, Y, yo, P, ours, advance)
         del caught  # solvers' own warnings (POT's Sinkhorn): the fit's figures say enough
         w = max(1, self.steps // 10)
         last, before = self.loss_[-w:].double(), self.loss_[-2 * w:-w].double()
@@ -295,7 +297,7 @@ class COX(FittedIO, BaseEstimator):
             warnings.warn(warning, stacklevel=2)
         return self
 
-    def _fit(self, X, names, Z, Y, yo, P, ours) -> None:  # noqa: ANN001
+    def _fit(self, X, names, Z, Y, yo, P, ours, advance) -> None:  # noqa: ANN001
         dim = Z[names[0]].shape[1]
         self.net_ = _Net(X.shape[1], dim, self.n_classes, names, self.bottleneck, self.hidden,
                          self.seed, self.residual).to(device=X.device, dtype=X.dtype)
@@ -312,7 +314,7 @@ class COX(FittedIO, BaseEstimator):
         self.history_ = []
         if P is not None:
             self.correspondences_, self.refused_rounds_ = P, []
-            self._train(X, Z, Y, yo, P, 0, self.steps, opt, sched, gen)
+            self._train(X, Z, Y, yo, P, 0, self.steps, opt, sched, gen, advance=advance)
         else:
             z_im = torch.cat([Z[m] for m in names], 1)
             # entropic GW is O(n^2) per iteration: bootstrap on a seeded subsample
@@ -325,7 +327,8 @@ class COX(FittedIO, BaseEstimator):
             floor = 5 * self.n_classes if self.min_pairs is None else self.min_pairs
             refused = []
             for r in range(_ROUNDS):
-                self._train(X, Z, Y, yo, P, per[r], per[r + 1], opt, sched, gen, True)
+                self._train(X, Z, Y, yo, P, per[r], per[r + 1], opt, sched, gen, True,
+                            advance)
                 new = self._rematch(X, Z)
                 if len(new) >= floor:
                     P = new
@@ -399,7 +402,7 @@ class COX(FittedIO, BaseEstimator):
         return torch.stack([arg[keep], keep], 1)
 
     def _train(self, X, Z, Y, yo, P, start, stop, opt, sched, gen,  # noqa: ANN001
-               emergent=False) -> None:  # noqa: ANN001
+               emergent=False, advance=lambda: None) -> None:  # noqa: ANN001
         net, b = self.net_, self.batch_size
         n_im, dev = len(Z[self.names_[0]]), X.device
         lab = torch.nonzero(yo >= 0).flatten()
@@ -451,6 +454,7 @@ class COX(FittedIO, BaseEstimator):
             nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             opt.step()
             sched.step()
+            advance()
 
     # ------------------------------------------------------------------ inference
     def _check_fitted(self) -> None:
