@@ -15,7 +15,6 @@ import gc
 import json
 import multiprocessing
 import os
-import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -104,23 +103,32 @@ def agree(ours: Any, peer: Any, *, atol: float = 0.0, rtol: float = 0.0,
     return diff
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
 
 
 def _peak_child(fn: Callable[..., object], args: tuple) -> float:
     gc.collect()
-    base = _rss_mb()
+    try:  # reset the high-water mark to the current RSS (Linux >= 4.0)
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    base = _status_mb("VmRSS")
     fn(*args)
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base
+    return _status_mb("VmHWM") - base
 
 
 def peak_rss_mb(fn: Callable[..., object], *args: object) -> float:
     """Measured peak resident memory of ``fn(*args)`` above the memory of a fresh process
-    that has imported what the benchmark imports (spawned: its high-water mark is its own).
-    ``fn`` must be a module-level function of an importable module (or the script guarded
-    by ``if __name__ == "__main__"``)."""
+    that has imported what the benchmark imports: the process's own high-water mark
+    (``VmHWM``, reset just before the call; not ``ru_maxrss``, which a spawned child inherits
+    from its parent). ``fn`` must be a module-level function of an importable module (or of
+    the script, guarded by ``if __name__ == "__main__"``)."""
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(1) as pool:
         return float(pool.apply(_peak_child, (fn, args)))
@@ -177,4 +185,4 @@ def _met(met: bool | None) -> str:
 
 
 def _round(x: float | None) -> float | None:
-    return None if x is None else float(f"{x:.4g}")
+    return None if x is None or x != x else float(f"{x:.4g}")
