@@ -27,6 +27,9 @@ HERE = Path(__file__).resolve().parent
 NOT_METHODS = {"run_all", "reproduce"}
 BENCHMARKS = sorted(p.stem for p in HERE.glob("*.py")
                     if not p.stem.startswith("_") and p.stem not in NOT_METHODS)
+#: numpy's and torch's BLAS on one thread: a slot of the shared machine is one core, and both
+#: sides of a comparison get the same
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 KEYS = ("method", "case", "ours", "peer", "peer_name", "unit", "ratio", "target", "load", "date")
 
 
@@ -48,7 +51,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def run_one(name: str, args: argparse.Namespace, logs: Path) -> tuple[dict, list[dict]]:
     """Run ``benchmarks/<name>.py``; its status and the rows it recorded."""
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl") as rows:
-        env = os.environ | {"ICLR25_BENCH_ROWS": rows.name, "OMP_NUM_THREADS": "1"}
+        env = os.environ | {"ICLR25_BENCH_ROWS": rows.name} | ONE_THREAD
         cmd = [*shlex.split(args.gate), sys.executable, str(HERE / f"{name}.py")]
         cmd += ["--quick"] if args.quick else []
         t0 = time.perf_counter()
