@@ -123,12 +123,27 @@ def _peak_child(fn: Callable[..., object], args: tuple) -> float:
     return _status_mb("VmHWM") - base
 
 
-def peak_rss_mb(fn: Callable[..., object], *args: object) -> float:
-    """Measured peak resident memory of ``fn(*args)`` above the memory of a fresh process
-    that has imported what the benchmark imports: the process's own high-water mark
-    (``VmHWM``, reset just before the call; not ``ru_maxrss``, which a spawned child inherits
-    from its parent). ``fn`` must be a module-level function of an importable module (or of
-    the script, guarded by ``if __name__ == "__main__"``)."""
+def _fork_child(fn: Callable[..., object], args: tuple, q: multiprocessing.Queue) -> None:
+    q.put(_peak_child(fn, args))
+
+
+def peak_rss_mb(fn: Callable[..., object], *args: object, fork: bool = False) -> float:
+    """Measured peak resident memory (MB) of ``fn(*args)`` above the memory of the process it
+    runs in, just before the call: the process's own high-water mark (``VmHWM``, reset just
+    before the call; not ``ru_maxrss``, which a spawned child inherits from its parent).
+
+    By default in a fresh spawned process that has imported what the benchmark imports:
+    ``fn`` must then be a module-level function of an importable module (or of the script,
+    guarded by ``if __name__ == "__main__"``). ``fork=True`` runs any callable (a closure over
+    fitted objects) in a forked copy of this process instead."""
+    if fork:
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=_fork_child, args=(fn, args, q))
+        p.start()
+        out = q.get()
+        p.join()
+        return float(out)
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(1) as pool:
         return float(pool.apply(_peak_child, (fn, args)))
