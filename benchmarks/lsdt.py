@@ -173,8 +173,9 @@ def quality(setting: LongShort) -> list[tuple]:
         cue, pend = _data(setting, seed)
         for task, ds in (("DelayedCue success", cue), ("Pendulum normalised return", pend)):
             for arm in ARMS:
-                rows.append((task, arm, seed, _arm(setting, "cue" if ds is cue else "pendulum",
-                                                   arm, seed, ds, "cpu")))
+                _, after = _arm(setting, "cue" if ds is cue else "pendulum", arm, seed, ds,
+                                "cpu")  # (step-0 score, trained score)
+                rows.append((task, arm, seed, after))
             if not HAVE_HF:
                 continue
             if ds is cue:
