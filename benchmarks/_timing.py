@@ -165,6 +165,7 @@ def row(method: str, case: str, ours: float, peer: float | None, *, peer_name: s
     ratio = None
     if peer is not None and ours and peer:
         ratio = peer / ours if better == "lower" else ours / peer
+    met = None if met is None else bool(met)  # numpy's bool is not JSON
     if isinstance(target, (int, float)) and not isinstance(target, bool):
         met = ratio is not None and ratio >= target
         target = f"≥ {target:g}×"
