@@ -168,7 +168,7 @@ def row(method: str, case: str, ours: float, peer: float | None, *, peer_name: s
     met = None if met is None else bool(met)  # numpy's bool is not JSON
     if isinstance(target, (int, float)) and not isinstance(target, bool):
         met = ratio is not None and ratio >= target
-        target = f"≥ {target:g}×"
+        target = f"≥ {target:.3g}×"
     r = {"method": method, "case": case, "ours": _round(ours), "peer": _round(peer),
          "peer_name": peer_name, "unit": unit, "ratio": _round(ratio),
          "target": target or "", "met": met, "load": round(load(), 2),
