@@ -65,10 +65,8 @@ def test_benchmark_exposes_main_and_records_rows(name):
     src = (BENCH / f"{name}.py").read_text()
     assert '"--quick"' in src
     assert f'M = "{name}"' in src
-    imported = {a.name for n in tree.body if isinstance(n, ast.ImportFrom)
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                 and n.module == "_timing" for a in n.names}
-    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                 and n.module == "_timing" for a in n.names}
     assert imported & {"row", "timed_row"}, f"{name}.py records no row through _timing"
 
 
