@@ -164,11 +164,11 @@ def row(method: str, case: str, ours: float, peer: float | None, *, peer_name: s
         raise ValueError(f"better must be 'lower' or 'higher', got {better!r}")
     ratio = None
     if peer is not None and ours and peer:
-        ratio = peer / ours if better == "lower" else ours / peer
-    met = None if met is None else bool(met)  # numpy's bool is not JSON
+        ratio = float(peer / ours if better == "lower" else ours / peer)
     if isinstance(target, (int, float)) and not isinstance(target, bool):
         met = ratio is not None and ratio >= target
         target = f"≥ {target:.3g}×"
+    met = None if met is None else bool(met)  # numpy's bool is not JSON
     r = {"method": method, "case": case, "ours": _round(ours), "peer": _round(peer),
          "peer_name": peer_name, "unit": unit, "ratio": _round(ratio),
          "target": target or "", "met": met, "load": round(load(), 2),

@@ -78,7 +78,11 @@ def test_row_ratio_and_target(tmp_path, monkeypatch):
     assert r["ratio"] == 3.0 and r["met"] is True and r["target"] == "≥ 2×"
     r = timing.row("m", "rate", 2.0, 4.0, peer_name="p", unit="1/s", better="higher", target=1)
     assert r["ratio"] == 0.5 and r["met"] is False
-    assert len(out.read_text().splitlines()) == 2
+    import numpy as np  # numpy scalars (figures computed with numpy) are written as JSON
+    r = timing.row("m", "np", np.float64(2.0), np.float64(3.0), peer_name="p", unit="s",
+                   target=1, met=np.bool_(True))
+    assert r["met"] is True and isinstance(r["ratio"], float)
+    assert len(out.read_text().splitlines()) == 3
     with pytest.raises(AssertionError, match="differ"):
         timing.agree([1.0, 2.0], [1.0, 2.1], atol=1e-3)
     assert timing.agree([1.0, 2.0], [1.0, 2.0 + 1e-12], atol=1e-9) < 1e-9
