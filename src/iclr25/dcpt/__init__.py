@@ -16,6 +16,7 @@ from iclr25.dcpt.loss import FocalLoss, dcpt_loss, focal_loss  # noqa: E402
 from iclr25.dcpt.nafnet import NAFNet  # noqa: E402
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet  # noqa: E402
 from iclr25.dcpt.official import load_official  # noqa: E402
+from iclr25.dcpt.restormer import Restormer  # noqa: E402
 from iclr25.dcpt.training import (  # noqa: E402
     Checkpoint,
     FinetuneResult,
@@ -47,6 +48,7 @@ __all__ = [
     "FocalLoss",
     "NAFNet",
     "PretrainResult",
+    "Restormer",
     "UNet",
     "classify",
     "dcpt_loss",

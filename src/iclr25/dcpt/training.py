@@ -468,15 +468,16 @@ def _backbones() -> dict[str, type[nn.Module]]:
     """The restorers besides :class:`UNet` that :func:`save` records and :func:`load`
     rebuilds by name (the backbones of DCPT's released checkpoints)."""
     from iclr25.dcpt.nafnet import NAFNet
+    from iclr25.dcpt.restormer import Restormer
 
-    return {"NAFNet": NAFNet}
+    return {"NAFNet": NAFNet, "Restormer": Restormer}
 
 
 def save(path: str | Path, model: nn.Module, *, classifier: DegradationClassifier | None = None,
          kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None) -> Path:
     """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
 
-    A :class:`UNet`'s width/depth (a :class:`~iclr25.dcpt.nafnet.NAFNet`'s sizes) are stored
+    A :class:`UNet`'s width/depth (a ``NAFNet``'s or ``Restormer``'s sizes) are stored
     so :func:`load` can rebuild it; any other model is reloaded into an instance passed to
     :func:`load`.
 

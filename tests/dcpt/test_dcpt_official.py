@@ -183,3 +183,122 @@ def test_cli_convert_then_restore(tmp_path):
         r = runner.invoke(app, ["convert", str(tmp_path / "bad.pth"), *args])
         assert r.exit_code == 2
         assert len(r.output.strip().splitlines()) == 1
+
+
+# --- DCPT's Restormer: dim 8, blocks [1, 1, 1, 1], 1 refinement block, heads [1, 2, 2, 4] ----
+DIM, BLOCKS, HEADS, REFINE = 8, (1, 1, 1, 1), (1, 2, 2, 4), 1
+
+
+def _tblock(prefix: str, c: int, heads: int) -> dict[str, tuple[int, ...]]:
+    h = int(c * 2.66)
+    return {f"{prefix}.norm1.body.weight": (c,), f"{prefix}.attn.temperature": (heads, 1, 1),
+            f"{prefix}.attn.qkv.weight": (3 * c, c, 1, 1),
+            f"{prefix}.attn.qkv_dwconv.weight": (3 * c, 1, 3, 3),
+            f"{prefix}.attn.project_out.weight": (c, c, 1, 1),
+            f"{prefix}.norm2.body.weight": (c,),
+            f"{prefix}.ffn.project_in.weight": (2 * h, c, 1, 1),
+            f"{prefix}.ffn.dwconv.weight": (2 * h, 1, 3, 3),
+            f"{prefix}.ffn.project_out.weight": (c, h, 1, 1)}
+
+
+def _restormer_keys() -> dict[str, tuple[int, ...]]:
+    d = DIM
+    keys: dict[str, tuple[int, ...]] = {"patch_embed.proj.weight": (d, 3, 3, 3)}
+
+    def seq(name, c, n, heads):
+        for j in range(n):
+            keys.update(_tblock(f"{name}.body.{j}", c, heads))
+
+    seq("encoder_level1", d, BLOCKS[0], HEADS[0])
+    keys["down1_2.body.0.weight"] = (d // 2, d, 3, 3)
+    seq("encoder_level2", 2 * d, BLOCKS[1], HEADS[1])
+    keys["down2_3.body.0.weight"] = (d, 2 * d, 3, 3)
+    seq("encoder_level3", 4 * d, BLOCKS[2], HEADS[2])
+    keys["down3_4.body.0.weight"] = (2 * d, 4 * d, 3, 3)
+    seq("latent", 8 * d, BLOCKS[3], HEADS[3])
+    keys["up4_3.body.0.weight"] = (16 * d, 8 * d, 3, 3)
+    keys["reduce_chan_level3.weight"] = (4 * d, 8 * d, 1, 1)
+    seq("decoder_level3", 4 * d, BLOCKS[2], HEADS[2])
+    keys["up3_2.body.0.weight"] = (8 * d, 4 * d, 3, 3)
+    keys["reduce_chan_level2.weight"] = (2 * d, 4 * d, 1, 1)
+    seq("decoder_level2", 2 * d, BLOCKS[1], HEADS[1])
+    keys["up2_1.body.0.weight"] = (4 * d, 2 * d, 3, 3)
+    seq("decoder_level1", 2 * d, BLOCKS[0], HEADS[0])
+    seq("refinement", 2 * d, REFINE, HEADS[0])
+    keys["output.weight"] = (3, 2 * d, 3, 3)
+    return keys
+
+
+def _tb(x, sd, p):
+    def bfln(z, w):
+        return z / torch.sqrt(z.var(1, keepdim=True, unbiased=False) + 1e-6) * w.view(1, -1, 1, 1)
+
+    B, C, H, W = x.shape
+    t = sd[p + ".attn.temperature"]
+    heads = t.shape[0]
+    qkv = F.conv2d(F.conv2d(bfln(x, sd[p + ".norm1.body.weight"]), sd[p + ".attn.qkv.weight"]),
+                   sd[p + ".attn.qkv_dwconv.weight"], padding=1, groups=3 * C)
+    q, k, v = (a.reshape(B, heads, C // heads, H * W) for a in qkv.chunk(3, 1))
+    q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+    out = (F.relu(q @ k.transpose(-2, -1) * t) @ v).reshape(B, C, H, W)
+    x = x + F.conv2d(out, sd[p + ".attn.project_out.weight"])
+    a, b = F.conv2d(F.conv2d(bfln(x, sd[p + ".norm2.body.weight"]),
+                             sd[p + ".ffn.project_in.weight"]),
+                    sd[p + ".ffn.dwconv.weight"], padding=1,
+                    groups=sd[p + ".ffn.dwconv.weight"].shape[0]).chunk(2, 1)
+    return x + F.conv2d(F.gelu(a) * b, sd[p + ".ffn.project_out.weight"])
+
+
+def _restormer_forward(inp, sd):
+    def seq(x, name):
+        j = 0
+        while f"{name}.body.{j}.norm1.body.weight" in sd:
+            x = _tb(x, sd, f"{name}.body.{j}")
+            j += 1
+        return x
+
+    def conv3(x, name):
+        return F.conv2d(x, sd[name], padding=1)
+
+    e1 = seq(conv3(inp, "patch_embed.proj.weight"), "encoder_level1")
+    e2 = seq(F.pixel_unshuffle(conv3(e1, "down1_2.body.0.weight"), 2), "encoder_level2")
+    e3 = seq(F.pixel_unshuffle(conv3(e2, "down2_3.body.0.weight"), 2), "encoder_level3")
+    lat = seq(F.pixel_unshuffle(conv3(e3, "down3_4.body.0.weight"), 2), "latent")
+    d3 = torch.cat([F.pixel_shuffle(conv3(lat, "up4_3.body.0.weight"), 2), e3], 1)
+    d3 = seq(F.conv2d(d3, sd["reduce_chan_level3.weight"]), "decoder_level3")
+    d2 = torch.cat([F.pixel_shuffle(conv3(d3, "up3_2.body.0.weight"), 2), e2], 1)
+    d2 = seq(F.conv2d(d2, sd["reduce_chan_level2.weight"]), "decoder_level2")
+    d1 = torch.cat([F.pixel_shuffle(conv3(d2, "up2_1.body.0.weight"), 2), e1], 1)
+    d1 = seq(seq(d1, "decoder_level1"), "refinement")
+    return conv3(d1, "output.weight") + inp
+
+
+def test_restormer_layout_loads_and_computes_the_official_forward(tmp_path):
+    sd = _state(_restormer_keys())
+    torch.save({"params": _state(_restormer_keys(), 3), "params_ema": sd},
+               tmp_path / "dcpt_restormer_5d.pth")
+    ck = load_official(tmp_path / "dcpt_restormer_5d.pth", backbone="restormer")
+    net = ck.model
+    assert (net.dim, net.num_blocks, net.heads, net.num_refinement_blocks) == \
+        (DIM, BLOCKS, HEADS, REFINE)
+    x = _x(16, 24)
+    with torch.no_grad():   # float64: ReLU attention on random weights grows to ~1e3
+        sd64 = {k: v.double() for k, v in sd.items()}
+        torch.testing.assert_close(net.double()(x.double()), _restormer_forward(x.double(), sd64),
+                                   atol=1e-9, rtol=1e-9)
+    net.float()
+    save(tmp_path / "m.safetensors", net, layers=ck.layers)
+    back = load(tmp_path / "m.safetensors")
+    torch.testing.assert_close(restore(back.model, x), restore(net, x))
+
+
+def test_restormer_refuses_a_nafnet_file_naming_the_key(tmp_path):
+    torch.save(_state(_nafnet_keys()), tmp_path / "n.pth")
+    with pytest.raises(ValueError, match="missing key 'patch_embed.proj.weight'"):
+        load_official(tmp_path / "n.pth", "restormer")
+    sd = _state(_restormer_keys())
+    sd["decoder_level2.body.0.attn.temperature"] = torch.ones(4, 1, 1)
+    torch.save(sd, tmp_path / "r.pth")
+    with pytest.raises(ValueError, match=r"key 'decoder_level2.body.0.attn.temperature' has "
+                                         r"shape \(4, 1, 1\), expected \(2, 1, 1\)"):
+        load_official(tmp_path / "r.pth", "restormer")
