@@ -120,6 +120,8 @@ class NAFNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_image_batch(x, "x", 3, ndim=(3, 4))
+        if x.ndim == 3:  # one image
+            return self(x[None])[0]
         H, W = x.shape[-2:]
         m = 2 ** len(self.enc_blocks)
         ph, pw = (-H) % m, (-W) % m

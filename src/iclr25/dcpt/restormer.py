@@ -148,6 +148,10 @@ class Restormer(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_image_batch(x, "x", 3, ndim=(3, 4))
+        if x.ndim == 3:  # one image
+            return self(x[None])[0]
+        if not len(x):  # torch's pixel_unshuffle returns an empty input unchanged
+            return x.clone()
         H, W = x.shape[-2:]
         ph, pw = (-H) % 8, (-W) % 8
         mode = "reflect" if max(ph, pw) < min(H, W) else "replicate"
