@@ -49,8 +49,12 @@ def read_state_dict(path: str | Path, *, key: str | None = None,
         else:
             obj = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as exc:  # pickle, zip and safetensors each raise their own types
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"{name} {p} is not a readable checkpoint ({first[:200]})") from None
+        if "Weights only load failed" in str(exc):
+            raise ValueError(f"{name} {p} is not a readable checkpoint: it holds pickled "
+                             f"objects besides tensors, which are not loaded (they could run "
+                             f"code)") from None
+        raise ValueError(f"{name} {p} is not a readable checkpoint: not a torch.save or "
+                         f"safetensors file ({type(exc).__name__})") from None
     if key is not None:
         if not isinstance(obj, dict) or key not in obj:
             have = sorted(obj)[:8] if isinstance(obj, dict) else type(obj).__name__

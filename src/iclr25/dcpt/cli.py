@@ -232,7 +232,7 @@ def convert_cmd(
     try:
         ck = load_official(official, backbone)
     except ValueError as exc:
-        _fail(f"OFFICIAL: {exc}")
+        _fail(str(exc))
     save(out, ck.model, layers=ck.layers)
     n = sum(p.numel() for p in ck.model.parameters())
     typer.echo(f"read the official {backbone} ({n / 1e6:.1f} M parameters) from "

@@ -105,7 +105,7 @@ def convert_cmd(official: Path = typer.Argument(..., help="the official .pth (e.
     try:
         est = load_official(official)
     except ValueError as exc:
-        _fail(f"OFFICIAL: {exc}")
+        _fail(str(exc))
     est.save(out)
     cfg = est.config_
     typer.echo(f"read the official network (width {cfg['width']}, {cfg['n_blocks']} blocks) "
