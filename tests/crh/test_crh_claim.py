@@ -50,33 +50,3 @@ def test_a_rise_the_rotation_null_shares_is_uninformative():
     r = judge(increases_with_weight_decay, _ev(null_rising=1.0), RECORD)
     assert r.status == "uninformative"
     assert judge(increases_with_weight_decay, _ev(null_rising=0.5), RECORD).status == "holds"
-
-
-def test_stacked_training_is_each_network_trained_alone():
-    """The sweep's networks step together on stacked weights; each must be the network that
-    fit_minibatch with torch.optim.SGD trains alone from the same init and minibatches (to
-    float round-off), whatever its weight decay or data set."""
-    import torch
-    import torch.nn.functional as F
-
-    from iclr25._train import fit_minibatch, seeded_mlp
-    from iclr25.crh.claim import _train
-    from iclr25.datasets import teacher_classification
-
-    wds, steps = (0.0, 0.05), 30
-    data = [(X, y, s) for s in (3, 4)
-            for X, y in [teacher_classification(200, 6, 4, 8, seed=s, label_noise=0.2)]]
-    got = _train(data, wds, steps)
-    for (X, y, s), nets in zip(data, got, strict=True):
-        for wd, net in zip(wds, nets, strict=True):
-            alone = seeded_mlp([6, 64, 64, 4], seed=s)
-            batches = torch.randint(0, len(X), (steps, 32),
-                                    generator=torch.Generator().manual_seed(s))
-            fit_minibatch(alone, F.cross_entropy, X, y, epochs=1, batch_size=32,
-                          optimizer=torch.optim.SGD(alone.parameters(), lr=0.05,
-                                                    weight_decay=wd),
-                          batches=lambda epoch, b=batches: b)
-            for a, b in zip(alone.parameters(), net.parameters(), strict=True):
-                torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
-    # the weight decay reached its own network only
-    assert not torch.allclose(got[0][0][0].weight, got[0][1][0].weight)
