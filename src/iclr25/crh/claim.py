@@ -31,7 +31,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from iclr25._train import accuracy, seeded_mlp
+from iclr25._train import accuracy, fit_minibatch, seeded_mlp
 from iclr25.claims import (
     Comparison,
     Context,
@@ -88,64 +88,17 @@ class SweepEvidence(Evidence):
     digits: Table = None
 
 
-def _train(data: list[tuple[torch.Tensor, torch.Tensor, int]], wds: tuple[float, ...],
-           steps: int) -> list[list[torch.nn.Sequential]]:
-    """For each (X, y, seed) of ``data``, the MLP of that seed trained ``steps`` SGD steps (lr
-    0.05, batch 32 drawn with replacement from the seed's generator) at each weight decay:
-    ``out[i][j]`` is data i at ``wds[j]``.
-
-    All ``len(data) x len(wds)`` networks step together on stacked weights (one batched
-    matmul per layer instead of one small network at a time): each is the network that
-    ``fit_minibatch`` with ``torch.optim.SGD`` trains from the same init and minibatches, to
-    float round-off (the mean loss per network, so the networks' gradients do not mix)."""
-    first = [seeded_mlp([X.shape[1], 64, 64, int(y.max()) + 1], seed=s, device=X.device)
-             for X, y, s in data]
-    lin = [[m for m in net if isinstance(m, torch.nn.Linear)] for net in first]
-    W = len(wds)
-    # (data, wd) flattened; every wd of one seed starts from that seed's init
-    params = [torch.stack([layers[k].weight.detach().mT for layers in lin for _ in range(W)])
-              .requires_grad_() for k in range(3)]
-    biases = [torch.stack([layers[k].bias.detach()[None] for layers in lin for _ in range(W)])
-              .requires_grad_() for k in range(3)]
-    decay = torch.tensor(wds, device=params[0].device).repeat(len(data))[:, None, None]
-    X = torch.stack([d[0] for d in data])                              # (D, n, d)
-    y = torch.stack([d[1] for d in data])
-    # drawn on the CPU generator: the same minibatches on every device
-    idx = torch.stack([torch.randint(0, len(d[0]), (steps, 32),
-                                     generator=torch.Generator().manual_seed(d[2]))
-                       for d in data]).to(X.device)                   # (D, steps, 32)
-    rows = torch.arange(len(data), device=X.device)[:, None]
-    for t in range(steps):
-        b = idx[:, t]
-        h = X[rows, b].repeat_interleave(W, 0)                      # (D*W, 32, d)
-        for k in range(3):
-            h = torch.baddbmm(biases[k], h, params[k])
-            if k < 2:
-                h = torch.relu(h)
-        target = y[rows, b].repeat_interleave(W, 0)
-        loss = F.cross_entropy(h.flatten(0, 1), target.flatten(), reduction="none")
-        loss.view(len(target), -1).mean(1).sum().backward()
-        with torch.no_grad():
-            for P in (*params, *biases):
-                P.add_(torch.addcmul(P.grad, decay, P), alpha=-0.05)   # SGD with weight decay
-                P.grad = None
-    out = []
-    for i, (X0, y0, s) in enumerate(data):
-        nets = []
-        for j in range(W):
-            net = seeded_mlp([X0.shape[1], 64, 64, int(y0.max()) + 1], seed=s, device=X0.device)
-            with torch.no_grad():
-                for k, layer in enumerate(m for m in net if isinstance(m, torch.nn.Linear)):
-                    layer.weight.copy_(params[k][i * W + j].mT)
-                    layer.bias.copy_(biases[k][i * W + j, 0])
-            nets.append(net)
-        out.append(nets)
-    return out
-
-
-def _probe(model: torch.nn.Sequential, X: torch.Tensor, y: torch.Tensor, seed: int,
-           null_draws: int) -> dict:
-    """Probe layer 2 of ``model`` on (X, y): scores, rotation nulls, train accuracy."""
+def _train_and_probe(X: torch.Tensor, y: torch.Tensor, wd: float, steps: int, seed: int,
+                     null_draws: int) -> dict:
+    """Train the MLP ``steps`` SGD steps (0: probe it as initialised) and probe layer 2."""
+    model = seeded_mlp([X.shape[1], 64, 64, int(y.max()) + 1], seed=seed, device=X.device)
+    if steps:
+        # drawn on the CPU generator: the same minibatches on every device
+        batches = torch.randint(0, len(X), (steps, 32),
+                                generator=torch.Generator().manual_seed(seed)).to(X.device)
+        fit_minibatch(model, F.cross_entropy, X, y, epochs=1, batch_size=32,
+                      optimizer=torch.optim.SGD(model.parameters(), lr=0.05, weight_decay=wd),
+                      batches=lambda epoch: batches)
     loader = [(X[i:i + 500], y[i:i + 500]) for i in range(0, len(X), 500)]
     res = AlignmentProbe(model, layers="2").run(loader)["2"]
     nulls = res.null_scores(seed=seed, n_draws=null_draws)
@@ -185,21 +138,17 @@ def sweep(setting: Sweep, ctx: Context) -> SweepEvidence:
     runs: dict[float, list[dict]] = {wd: [] for wd in setting.wds}
     untrained: list[dict] = []  # every arm's untrained self: the same MLP at step 0
     with torch_threads(1):
-        data = [(X.to(ctx.device), y.to(ctx.device), s) for s in seeds
-                for X, y in [teacher_classification(2000, 32, 10, 64, seed=s, label_noise=0.2)]]
-        trained = _train(data, setting.wds, setting.steps)
-        for (X, y, s), nets in zip(data, trained, strict=True):
-            untrained.append(_probe(seeded_mlp([X.shape[1], 64, 64, int(y.max()) + 1],
-                                               seed=s, device=X.device),
-                                    X, y, s, setting.null_draws))
-            for wd, net in zip(setting.wds, nets, strict=True):
-                runs[wd].append(_probe(net, X, y, s, setting.null_draws))
+        for s in seeds:
+            X, y = teacher_classification(2000, 32, 10, 64, seed=s, label_noise=0.2)
+            X, y = X.to(ctx.device), y.to(ctx.device)
+            untrained.append(_train_and_probe(X, y, 0.0, 0, s, setting.null_draws))
+            for wd in setting.wds:
+                runs[wd].append(_train_and_probe(X, y, wd, setting.steps, s, setting.null_draws))
         extra = {}
         if setting.digits:
-            d = digits(seed=ctx.seed, device=ctx.device)
-            nets = _train([(d.X_train, d.y_train, ctx.seed)], setting.wds, setting.steps)[0]
-            extra = {wd: _probe(net, d.X_train, d.y_train, ctx.seed, 20)
-                     for wd, net in zip(setting.wds, nets, strict=True)}
+            data = digits(seed=ctx.seed, device=ctx.device)
+            extra = {wd: _train_and_probe(data.X_train, data.y_train, wd, setting.steps,
+                                          ctx.seed, 20) for wd in setting.wds}
     hi, lo = runs[WD_CLAIM], runs[0.0]
     inc = [_six(a) - _six(b) for a, b in zip(hi, lo, strict=True)]
     curve = [float(np.mean([_six(r) for r in runs[wd]])) for wd in setting.wds]
