@@ -15,7 +15,10 @@ from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
 from iclr25.dcpt.baselines import CLASSICAL, classical  # noqa: E402
 from iclr25.dcpt.loss import FocalLoss, dcpt_loss, focal_loss  # noqa: E402
+from iclr25.dcpt.nafnet import NAFNet  # noqa: E402
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet  # noqa: E402
+from iclr25.dcpt.official import load_official  # noqa: E402
+from iclr25.dcpt.restormer import Restormer  # noqa: E402
 from iclr25.dcpt.training import (  # noqa: E402
     Checkpoint,
     FinetuneResult,
@@ -46,8 +49,10 @@ __all__ = [
     "FeatureTap",
     "FinetuneResult",
     "FocalLoss",
+    "NAFNet",
     "PretrainResult",
     "RestorationWarning",
+    "Restormer",
     "UNet",
     "classical",
     "classify",
@@ -56,6 +61,7 @@ __all__ = [
     "finetune",
     "focal_loss",
     "load",
+    "load_official",
     "pretrain",
     "psnr",
     "restore",
