@@ -1,4 +1,7 @@
-"""Sphinx configuration of the iclr25 site: ``sphinx-build -W --keep-going -b html docs docs/_build/html``."""
+"""Sphinx configuration of the iclr25 site.
+
+Built by ``sphinx-build -W --keep-going -b html docs docs/_build/html`` (README).
+"""
 
 import os
 import sys
@@ -6,6 +9,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
+# every example runs at build time on one torch thread, so its time is its CPU time
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import iclr25  # noqa: E402
 
@@ -40,8 +45,6 @@ autosummary_generate = False
 add_module_names = False
 myst_heading_anchors = 3
 
-# every example runs at build time; one torch thread each, so CI's 2 cores time them honestly
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 sphinx_gallery_conf = {
     "examples_dirs": str(HERE.parent / "examples"),
     "gallery_dirs": "auto_examples",

@@ -27,13 +27,13 @@ torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.Tanh(), torch.nn.Linear(32, 32),
                             torch.nn.Tanh(), torch.nn.Linear(32, 10))
 opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-3)
-for epoch in range(60):
+for _ in range(60):
     for idx in torch.randperm(len(y)).split(64):
         opt.zero_grad()
         F.cross_entropy(model(X[idx]), y[idx]).backward()
         opt.step()
 
-loader = list(zip(X.split(256), y.split(256)))
+loader = list(zip(X.split(256), y.split(256), strict=True))
 result = crh.AlignmentProbe(model, layers="2").run(loader)["2"]
 # chance level: the 95th percentile of |score| over 100 random rotations
 null = {rel: s.abs().quantile(0.95).item() for rel, s in result.null_scores(seed=0).items()}
@@ -45,7 +45,8 @@ for rel, score in result.scores.items():
 fig, ax = plt.subplots(figsize=(6, 3.5))
 names = list(crh.RELATIONS)
 ax.bar(names, [result.scores[n] for n in names], label="trained layer")
-ax.plot(names, [null[n] for n in names], "k_", markersize=20, label="rotation null (95th percentile)")
+ax.plot(names, [null[n] for n in names], "k_", markersize=20,
+        label="rotation null (95th percentile)")
 ax.set_ylabel("alignment score")
 ax.legend()
 plt.show()

@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import torch
 
 from iclr25 import gsd
 from iclr25.datasets.control import OfflineDataset

@@ -46,7 +46,7 @@ for name, out in results.items():
 fig, axes = plt.subplots(1, 4, figsize=(12, 3))
 titles = {"dark input": "dark input", "retinex": "zero-reference Retinex (ours)",
           "zero_dce": "Zero-DCE baseline"}
-for ax, (name, out) in zip(axes, results.items()):
+for ax, (name, out) in zip(axes, results.items(), strict=False):
     ax.imshow(out[0].permute(1, 2, 0).clamp(0, 1).numpy())
     ax.set_title(titles[name], fontsize=9)
 axes[3].imshow(clean)

@@ -52,7 +52,7 @@ print({k: f"{v.item():.1e}" for k, v in
 fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
 for ax, flow, title in ((axes[0], F, "OFT-Sinkhorn"), (axes[1], F_exact, "exact (HiGHS)")):
     nx.draw_networkx_edges(G, pos, ax=ax, edge_color="lightgray")
-    used = [(u, v) for u, v in zip(*np.nonzero(flow.numpy() > 0.5))]
+    used = [(u, v) for u, v in zip(*np.nonzero(flow.numpy() > 0.5), strict=True)]
     widths = [flow[u, v].item() / 8 for u, v in used]
     nx.draw_networkx_edges(nx.DiGraph(used), pos, ax=ax, width=widths, edge_color="C0",
                            arrows=False)

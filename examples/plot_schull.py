@@ -39,7 +39,7 @@ molecules = schull.read_sdf(path)
 # a 1.3 Å one (bonds to hydrogen only) falls apart.
 print(f"{'molecule':>12} {'atoms':>5} {'SCHull edges':>12} {'rigid':>5} {'5 Å edges':>9} "
       f"{'1.3 Å connected':>15}")
-for name, (z, pos) in zip(smiles, molecules):
+for name, (z, pos) in zip(smiles, molecules, strict=True):
     g = schull.schull_graph(pos)
     dense, short = schull.radius_graph(pos, r=5.0), schull.radius_graph(pos, r=1.3)
     print(f"{name:>12} {len(z):>5} {schull.num_undirected_edges(g.edge_index, len(z)):>12} "

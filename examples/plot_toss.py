@@ -52,8 +52,8 @@ test = torch.tensor([[0.4, 0.5], [0.9, 1.2], [1.4, 2.0], [0.6, 2.2], [1.8, 0.6]]
 Jt = torch.func.vmap(torch.func.jacrev(lambda x: hand(x[None])[0]))(test)
 covs = {"truth": jitter**2 * Jt @ Jt.mT, **{k: m.predict_cov(test) for k, m in models.items()}}
 mean = models["toss"].predict(test)
-for (name, cov), colour in zip(covs.items(), ("k", "C0", "C1")):
-    for mu, S in zip(mean, cov):
+for (name, cov), colour in zip(covs.items(), ("k", "C0", "C1"), strict=True):
+    for mu, S in zip(mean, cov, strict=True):
         w, v = np.linalg.eigh(S.numpy())
         angle = np.degrees(np.arctan2(v[1, 1], v[0, 1]))
         ax.add_patch(Ellipse(mu.numpy(), *(2 * 3 * np.sqrt(w[::-1])), angle=angle,

@@ -13,9 +13,10 @@ import inspect
 import json
 import re
 import shutil
-import tomllib
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 DOCS = Path(__file__).resolve().parents[1]
 ROOT = DOCS.parent
@@ -45,7 +46,7 @@ def _directive(module: str, name: str, obj: Any) -> list[str]:
         return [f".. {kind}:: {target}", ""]
     # a constant: its value (its type's docstring would say nothing about it)
     value = repr(obj) if len(repr(obj)) <= 160 else f"<{type(obj).__name__}>"
-    return [f".. py:data:: {target}", f"   :value: {value}", "",
+    return [f".. py:data:: {name}", f"   :value: {value}", "",
             f"   A constant of ``iclr25.{module.split('.')[1]}``"
             f"{' (the paper record the report cites)' if name == 'PAPER' else ''}.", ""]
 
@@ -58,8 +59,10 @@ def api_page(method: str) -> str:
              f".. automodule:: iclr25.{method}", "   :no-members:", "",
              f"Paper: *{paper.title}* ({paper.authors}, {paper.venue}); "
              f":doc:`method page <../methods/{method}>`"
-             f"{f', `arXiv {paper.arxiv} <https://arxiv.org/abs/{paper.arxiv}>`__' if paper.arxiv else ''}"
-             f"{f', `official code <https://github.com/{paper.code}>`__' if paper.code else ''}.",
+             + (f", `arXiv {paper.arxiv} <https://arxiv.org/abs/{paper.arxiv}>`__"
+                if paper.arxiv else "")
+             + (f", `official code <https://github.com/{paper.code}>`__" if paper.code else "")
+             + ".",
              "", ".. currentmodule:: iclr25." + method, "",
              ".. autosummary::", "   :nosignatures:", ""]
     names = sorted(mod.__all__, key=str.lower)
@@ -92,6 +95,8 @@ def _reproduction(method: str, out: Path) -> list[str]:
     exps = [e for e in experiments if e.id in ids]
     for e in exps:  # figures: copied beside the page, the links made relative to it
         e.figures = [_copy_figure(f, out) for f in e.figures]
+    # the run's wall time is the whole run's, not this method's: each experiment shows its own
+    env = {k: v for k, v in env.items() if k not in ("wall_seconds", "experiment_seconds")}
     text = report.render(env, exps, mine, papers, out)
     body = text.split("\n## Environment")[0]
     # the method's section only (its paper line is on this page already), headings one deeper
@@ -126,8 +131,8 @@ def _agreement(method: str) -> list[str]:
             src += f" @ {f['commit'][:10]}"
         rows.append([f"`{f['name']}`", f.get("kind", "-"), src, f.get("function", "-"),
                      f.get("tolerance", "-"), f.get("agreement", "-")])
-    return _md_table(["fixture", "kind", "official code", "function", "tolerance",
-                      "agreement measured"], rows)
+    return lines + _md_table(["fixture", "kind", "official code", "function", "tolerance",
+                              "agreement measured"], rows)
 
 
 def _benchmark(method: str) -> list[str]:
