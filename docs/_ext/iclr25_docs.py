@@ -136,6 +136,7 @@ def _agreement(method: str) -> list[str]:
 
 
 def _benchmark(method: str) -> list[str]:
+    """Rows of ``benchmarks/results.json`` (``{"runs": ..., "rows": [...]}``) for ``method``."""
     if not BENCH.exists():
         return ["`benchmarks/results.json` is not present in this build, so no benchmark rows "
                 f"are shown; `python benchmarks/{method}.py --quick` prints them.", ""]
@@ -143,7 +144,9 @@ def _benchmark(method: str) -> list[str]:
     rows = data if isinstance(data, list) else data.get("rows", data.get("results", []))
     mine = [r for r in rows if isinstance(r, dict) and r.get("method") == method]
     if not mine:
-        return [f"`benchmarks/results.json` has no row for `{method}`; "
+        run = data.get("runs", {}).get(method, {}) if isinstance(data, dict) else {}
+        state = f" (its run ended: {run['status']})" if run.get("status") else ""
+        return [f"`benchmarks/results.json` has no row for `{method}`{state}; "
                 f"`python benchmarks/{method}.py --quick` prints its table.", ""]
     cols = ["case", "ours", "peer", "peer_name", "unit", "ratio", "target", "load", "date"]
     return _md_table(cols, [[r.get(c, "-") for c in cols] for r in mine])

@@ -239,3 +239,16 @@ def test_gallery_page_renders_its_figure_in_chromium(site, tmp_path):
     assert "fine-tuned" in r["title"]
     figures = [i for i in r["images"] if "sphx-glr-single-img" in i[1]]
     assert figures and all(complete and width > 0 for _, _, complete, width in figures), r
+
+
+def test_benchmark_rows_render_or_say_absent(tmp_path, monkeypatch):
+    monkeypatch.setattr(iclr25_docs, "BENCH", tmp_path / "results.json")
+    assert "is not present in this build" in iclr25_docs._benchmark("oft")[0]
+    row = {"method": "oft", "case": "n = 300", "ours": 1.5, "peer": 40.0, "peer_name": "OR-Tools",
+           "unit": "instances/s", "ratio": 0.0375, "target": "-", "load": 1.1,
+           "date": "2026-12-05"}
+    (tmp_path / "results.json").write_text(json.dumps(
+        {"runs": {"oft": {"status": "ok"}, "dcpt": {"status": "failed"}}, "rows": [row]}))
+    table = "\n".join(iclr25_docs._benchmark("oft"))
+    assert "| n = 300 | 1.5 | 40.0 | OR-Tools | instances/s | 0.0375 |" in table
+    assert "its run ended: failed" in iclr25_docs._benchmark("dcpt")[0]
