@@ -40,6 +40,7 @@ folder = Path(tempfile.mkdtemp())
 dcpt.save(folder / "pretrained.safetensors", pre.model, classifier=pre.classifier, kinds=kinds,
           layers=pre.layers)
 dcpt.save(folder / "restorer.safetensors", tuned.model)
+print(sorted(p.name for p in folder.iterdir()))
 
 # %%
 # A new photo, degraded three ways: what does the classifier say, and how much does

@@ -36,6 +36,7 @@ for u, v in G.edges:
     lines += [f"a {u + 1} {v + 1} 0 25 {cost}", f"a {v + 1} {u + 1} 0 25 {cost}"]
 path = Path(tempfile.mkdtemp()) / "roads.min"
 path.write_text("\n".join(lines) + "\n")
+print(f"{path.name}: {len(supply)} nodes with supply or demand, {2 * G.number_of_edges()} arcs")
 
 # %%
 # Read it and solve: the entropic flow, then the exact one.
