@@ -148,8 +148,17 @@ def _benchmark(method: str) -> list[str]:
         state = f" (its run ended: {run['status']})" if run.get("status") else ""
         return [f"`benchmarks/results.json` has no row for `{method}`{state}; "
                 f"`python benchmarks/{method}.py --quick` prints its table.", ""]
-    cols = ["case", "ours", "peer", "peer_name", "unit", "ratio", "target", "load", "date"]
-    return _md_table(cols, [[r.get(c, "-") for c in cols] for r in mine])
+    cols = ["case", "ours", "peer", "peer_name", "unit", "ratio", "target", "met", "load",
+            "date", "agreement"]
+    met = {True: "met", False: "missed"}
+    rows = [[met.get(r.get(c), "-") if c == "met" else "-" if r.get(c) in (None, "") else r[c]
+             for c in cols] for r in mine]
+    return ["From `benchmarks/results.json` (`python benchmarks/run_all.py --quick`): *ours* and "
+            "*peer* are medians on the same inputs, CPU time unless the unit says otherwise; "
+            "*ratio* is how many times better ours is (peer / ours for times and memory, "
+            "ours / peer for rates and scores); *target* bounds the ratio; *load* is the "
+            "machine's load average when the row was measured; *agreement* is the check that "
+            "both gave the same output.", "", *_md_table(cols, rows)]
 
 
 def _limits(method: str) -> list[str]:

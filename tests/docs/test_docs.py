@@ -250,5 +250,5 @@ def test_benchmark_rows_render_or_say_absent(tmp_path, monkeypatch):
     (tmp_path / "results.json").write_text(json.dumps(
         {"runs": {"oft": {"status": "ok"}, "dcpt": {"status": "failed"}}, "rows": [row]}))
     table = "\n".join(iclr25_docs._benchmark("oft"))
-    assert "| n = 300 | 1.5 | 40.0 | OR-Tools | instances/s | 0.0375 |" in table
+    assert "| n = 300 | 1.5 | 40.0 | OR-Tools | instances/s | 0.0375 | - | - | 1.1 |" in table
     assert "its run ended: failed" in iclr25_docs._benchmark("dcpt")[0]
