@@ -67,7 +67,10 @@ Restorer = Callable[[torch.Tensor], torch.Tensor]
 
 
 class RestorationWarning(UserWarning):
-    """A restorer's output scored below the classical result or the input (both numbers)."""
+    """A restorer's output scored below the classical result or the input (both numbers).
+
+    The base of ``iclr25.dcpt.RestorationWarning`` and ``iclr25.lowlight.RestorationWarning``
+    (one class per package, so each is documented once); catching this catches both."""
 
 
 def check_fallback(fallback: object, check: object, has_classical: bool = True,
@@ -256,7 +259,8 @@ _WHAT = {"psnr": ("PSNR against the reference", "dB", True),
 def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
             classical: Mapping[str, Restorer], *, measure: str, fallback: str,
             reference: torch.Tensor | None = None, what: str = "restore",
-            psfs: Sequence[torch.Tensor] = (), stacklevel: int = 4) -> torch.Tensor:
+            psfs: Sequence[torch.Tensor] = (), category: type[Warning] = RestorationWarning,
+            stacklevel: int = 4) -> torch.Tensor:
     """Score ours, each classical result and the input; warn and fall back per image.
 
     ``x`` (B, 3, H, W) the input; ``ours = f(x)`` (``f`` is called again by ``r2r``);
@@ -324,6 +328,6 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
                       f"{'classical result' if below_cls else 'input'}"
                       f"{' and the input' if below_cls and below_in else ''} "
                       f"({name}): {', '.join(parts)}; {act}",
-                      RestorationWarning, stacklevel=stacklevel)
+                      category, stacklevel=stacklevel)
     return out
 

@@ -10,7 +10,6 @@ from iclr25._optional import require
 require("skimage", "image")
 require("PIL", "image")
 
-from iclr25._guard import RestorationWarning  # noqa: E402
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
 from iclr25.dcpt.baselines import CLASSICAL, classical  # noqa: E402
@@ -23,6 +22,7 @@ from iclr25.dcpt.training import (  # noqa: E402
     Checkpoint,
     FinetuneResult,
     PretrainResult,
+    RestorationWarning,
     classify,
     feature_probe,
     finetune,

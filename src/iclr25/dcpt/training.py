@@ -28,16 +28,22 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._guard import Fallback, check_fallback, guarded
+from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25._progress import progress_bar
 from iclr25.datasets.images import KINDS, check_images
 from iclr25.dcpt.baselines import CLASSICAL, _classical, psfs
 from iclr25.dcpt.loss import _check_layers, _dcpt_step
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet
 
-__all__ = ["Checkpoint", "FinetuneResult", "PretrainResult", "feature_probe", "finetune",
-           "load", "pretrain", "restore", "save"]
+__all__ = ["Checkpoint", "FinetuneResult", "PretrainResult", "RestorationWarning", "feature_probe",
+           "finetune", "load", "pretrain", "restore", "save"]
 
 Batch = tuple[torch.Tensor, ...]
+
+
+class RestorationWarning(_RestorationWarning):
+    """:func:`restore`'s output scored below the classical result or the input (both numbers
+    in the message)."""
 
 
 @dataclass
@@ -506,7 +512,8 @@ def restore(model: nn.Module, images: object, *, degradation: str | None = None,
                    if degradation in CLASSICAL else {})
             out = guarded(xb, out, run, cls, measure=measure, fallback=fallback,
                           reference=None if ref is None else (ref[None] if single else ref),
-                          what="dcpt.restore", psfs=ks)
+                          what="dcpt.restore", psfs=ks,
+                          category=RestorationWarning)
     finally:
         model.train(was)
     return out[0] if single else out

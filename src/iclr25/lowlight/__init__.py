@@ -8,7 +8,6 @@ from iclr25._optional import require
 require("skimage", "image")
 require("PIL", "image")
 
-from iclr25._guard import RestorationWarning  # noqa: E402
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
 from iclr25.lowlight.dct import dct_2d, frequency_bands, idct_2d  # noqa: E402
@@ -37,6 +36,7 @@ from iclr25.lowlight.networks import (  # noqa: E402
 )
 from iclr25.lowlight.official import load_official  # noqa: E402
 from iclr25.lowlight.training import (  # noqa: E402
+    RestorationWarning,
     ZeroReferenceEnhancer,
     enhance,
     noise_to_signal,

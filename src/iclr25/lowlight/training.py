@@ -14,6 +14,7 @@ from torch import nn
 
 from iclr25._checks import check_choice, check_int, check_range, resolve_seed
 from iclr25._guard import Fallback, check_fallback, guarded, noise_sigma
+from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25._io import FittedIO
 from iclr25._progress import progress_bar
 from iclr25._train import seeded_init
@@ -22,7 +23,8 @@ from iclr25.lowlight.baselines import clahe, gamma_nl_means, gamma_to_mean
 from iclr25.lowlight.losses import zero_dce_terms, zero_reference_loss
 from iclr25.lowlight.networks import RetinexEnhancer, ZeroDCE
 
-__all__ = ["CLASSICAL", "ZeroReferenceEnhancer", "enhance", "noise_to_signal", "train_enhancer"]
+__all__ = ["CLASSICAL", "RestorationWarning", "ZeroReferenceEnhancer", "enhance", "noise_to_signal",
+           "train_enhancer"]
 
 Method = Literal["retinex", "zero_dce"]
 
@@ -117,6 +119,11 @@ def train_enhancer(model: nn.Module, images: object, *, steps: int = 600, crop: 
     return history
 
 
+class RestorationWarning(_RestorationWarning):
+    """:func:`enhance`'s output scored below the classical result or the input (both numbers
+    in the message)."""
+
+
 #: The classical pipelines :func:`enhance` checks itself against (``lowlight.baselines``).
 CLASSICAL = {"gamma": gamma_to_mean, "CLAHE": clahe, "gamma + NL-means": gamma_nl_means}
 
@@ -201,7 +208,7 @@ def enhance(model: nn.Module, images: object, *, reference: object = None,
         y = guarded(x, y, lambda b: b, CLASSICAL, fallback=fallback,
                     measure="niqe" if ref is None else "psnr",
                     reference=None if ref is None else (ref[None] if single else ref),
-                    what="lowlight.enhance")
+                    what="lowlight.enhance", category=RestorationWarning)
     return y[0] if single else y
 
 
