@@ -37,6 +37,12 @@ class DenseArcs:
         self.E = E  # (B, n, n) bool
         self.Cz = torch.where(E, C, 0.0)  # costs, 0 off the arcs
 
+    @classmethod
+    def from_sparse(cls, sp: SparseArcs) -> DenseArcs:
+        C = torch.full((sp.B, sp.n, sp.n), math.inf, dtype=sp.C.dtype, device=sp.C.device)
+        C[sp.idx[0], sp.idx[1], sp.idx[2]] = sp.C
+        return cls(C)
+
     def count(self) -> int:
         return int(self.E.sum())
 
@@ -127,9 +133,10 @@ class DenseArcs:
         """(B,) ``<C, F>`` over the arcs."""
         return (F * self.Cz).sum(dim=(-2, -1))
 
-    def laplacian_solve(self, P: torch.Tensor, rhs: torch.Tensor, ridge: float
-                        ) -> torch.Tensor:
-        """``(L + ridge·max deg·I) δ = rhs``, ``L`` the Laplacian of ``P + Pᵀ``: Cholesky."""
+    def laplacian_solve(self, P: torch.Tensor, rhs: torch.Tensor, ridge: float,
+                        rtol: torch.Tensor | float = 0.0) -> torch.Tensor:
+        """``(L + ridge·max deg·I) δ = rhs``, ``L`` the Laplacian of ``P + Pᵀ``: Cholesky
+        (exact; ``rtol`` is for the sparse layout's iterative solve)."""
         B, n = rhs.shape
         W = P + P.transpose(-1, -2)
         deg = W.sum(-1)
@@ -275,10 +282,12 @@ class SparseArcs:
         diff = P * (self._at_rows(x) - self._at_cols(x))
         return self._nodes(diff, self.rows) - self._nodes(diff, self.cols)
 
-    def laplacian_solve(self, P: torch.Tensor, rhs: torch.Tensor, ridge: float
-                        ) -> torch.Tensor:
+    def laplacian_solve(self, P: torch.Tensor, rhs: torch.Tensor, ridge: float,
+                        rtol: torch.Tensor | float = 0.0) -> torch.Tensor:
         """``(L + ridge·max deg·I) δ = rhs`` by Jacobi-preconditioned conjugate gradients
-        (batched; each step one O(arcs) product), to relative residual :data:`CG_TOL`."""
+        (batched; each step one O(arcs) product), to relative residual ``rtol`` (B,) (at
+        least :data:`CG_TOL`): an inexact Newton direction, which the line search accepts
+        or shortens like an exact one."""
         deg = self._nodes(P, self.rows) + self._nodes(P, self.cols)
         shift = ridge * deg.amax(-1, keepdim=True)
         diag = deg + shift
@@ -287,7 +296,8 @@ class SparseArcs:
         z = r / diag
         p = z.clone()
         rz = (r * z).sum(-1)
-        stop = CG_TOL * rhs.norm(dim=-1)
+        stop = torch.clamp(torch.as_tensor(rtol, dtype=rhs.dtype, device=rhs.device),
+                           min=CG_TOL) * rhs.norm(dim=-1)
         for _ in range(min(CG_MAX_STEPS, 4 * self.n)):
             live = r.norm(dim=-1) > stop
             if not bool(live.any()):
@@ -318,15 +328,18 @@ class SparseArcs:
     def to_sparse(self, values: torch.Tensor, batched: bool) -> torch.Tensor:
         """A coalesced torch sparse COO tensor of arc values, (B, n, n) or (n, n)."""
         if batched:
-            out = torch.sparse_coo_tensor(self.idx, values, (self.B, self.n, self.n))
-        else:
-            out = torch.sparse_coo_tensor(self.idx[1:], values, (self.n, self.n))
-        return out.coalesce()
+            return coo(self.idx, values, (self.B, self.n, self.n))
+        return coo(self.idx[1:], values, (self.n, self.n))
 
     def to_dense(self, values: torch.Tensor) -> torch.Tensor:
         out = torch.zeros(self.B, self.n, self.n, dtype=values.dtype, device=values.device)
         out[self.idx[0], self.idx[1], self.idx[2]] = values
         return out
+
+
+def coo(idx: torch.Tensor, values: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """A coalesced torch sparse COO tensor from indices built here (no invariant checks)."""
+    return torch.sparse_coo_tensor(idx, values, shape, check_invariants=False).coalesce()
 
 
 CG_TOL = 1e-12  # relative residual that ends a conjugate-gradient solve

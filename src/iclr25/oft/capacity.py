@@ -102,12 +102,6 @@ def node_capacity_of(node_capacity: object, s: torch.Tensor, dev: torch.device
     return ncap
 
 
-def clip_edges(arcs: Arcs, K0: torch.Tensor, cap: torch.Tensor, u: torch.Tensor,
-               v: torch.Tensor, out: torch.Tensor) -> None:
-    """``out = min(K0, cap / (u_i v_j))``: the scaling's capacity clip."""
-    torch.minimum(K0, arcs.outer_div(cap, u, v), out=out)
-
-
 def clip_node(x: torch.Tensor, y: torch.Tensor, s: torch.Tensor, d: torch.Tensor,
               ncap: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Throughput bound ``q <= ncap``: out-flow ``x = q + d``, in-flow ``y = x - s``."""

@@ -28,10 +28,17 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range
-from iclr25.oft.arcs import Arcs, SparseArcs, use_sparse
+from iclr25.oft.arcs import Arcs, DenseArcs, SparseArcs, use_sparse
 from iclr25.oft.bookkeeping import STAGE_THR, _schedule
 from iclr25.oft.capacity import _real, edge_capacity
-from iclr25.oft.problem import _check_problem, _check_reachable, _Checked, _Problem, _Stage
+from iclr25.oft.problem import (
+    _check_problem,
+    _check_reachable,
+    _Checked,
+    _on_arc_list,
+    _Problem,
+    _Stage,
+)
 from iclr25.oft.scaling import _solve
 
 Method = Literal["sinkhorn", "sinkhorn_log"]
@@ -221,10 +228,13 @@ def _build(chk: _Checked, opt: _Options) -> tuple[_Problem, torch.Tensor, str]:
     (the log domain when dropping them would cut a demand off)."""
     arcs, s, cap = chk.arcs, chk.s, chk.cap
     B, n = s.shape
-    if use_sparse(opt.layout, chk.sparse_input, arcs.count(), B * n * (n - 1)) \
-            and not arcs.sparse:
+    sparse = use_sparse(opt.layout, chk.sparse_input, arcs.count(), B * n * (n - 1))
+    if sparse and not arcs.sparse:
         arcs = SparseArcs.from_dense(arcs)
         cap = None if cap is None else cap[chk.arcs.E]
+    elif arcs.sparse and not sparse:
+        arcs = DenseArcs.from_sparse(arcs)
+        cap = None if cap is None else chk.arcs.to_dense(cap)
     scale = arcs.batch_max(arcs.Cz)
     scale = torch.where(scale > 0, scale, torch.ones_like(scale))
     mass = s.clamp_min(0).sum(-1)  # Σ s⁺ per instance
@@ -276,7 +286,7 @@ def _output(chk: _Checked, arcs: Arcs, F: torch.Tensor) -> torch.Tensor:
     """The flow as the caller gave ``C``: dense (n, n) / (B, n, n), or torch sparse."""
     F = F.to(chk.out_dtype)
     if chk.sparse_input:
-        return arcs.to_sparse(F, chk.batched)
+        return chk.arcs.to_sparse(chk.arcs.gather(F) if not arcs.sparse else F, chk.batched)
     if arcs.sparse:
         F = arcs.to_dense(F)
     return F if chk.batched else F[0]
@@ -372,10 +382,7 @@ def min_cost_flow(
             problem infeasible (naming ``capacity``).
     """
     chk = _check_problem(s, C, capacity, node_capacity)
-    arcs = chk.arcs if chk.arcs.sparse else SparseArcs.from_dense(chk.arcs)
-    cap = chk.cap
-    if cap is not None and not chk.arcs.sparse:
-        cap = cap[chk.arcs.E]
+    arcs, cap = _on_arc_list(chk)
     usable = torch.ones(arcs.count(), dtype=torch.bool) if cap is None else (cap > 0).cpu()
     idx, cost = arcs.idx.cpu().numpy(), arcs.C.cpu().numpy()
     ub = np.full(cost.size, np.inf) if cap is None else cap.cpu().numpy()
@@ -481,7 +488,12 @@ def _sparse_violations(F: torch.Tensor, s: object, capacity: object, node_capaci
         raise ValueError(f"F must be (n, n) flows and s (n,) supplies of one n (batched "
                          f"alike), got F {tuple(F.shape)} and s {tuple(st.shape)}")
     val = torch.where(arcs.idx[1] != arcs.idx[2], val, 0.0)
-    cap = None if capacity is None else edge_capacity(capacity, arcs, val.device)
+    cap = None
+    if isinstance(capacity, torch.Tensor) and capacity.is_sparse:
+        cap = edge_capacity(capacity, arcs, val.device)
+    elif capacity is not None:  # as the dense flow_violations reads it
+        cap = arcs.gather(torch.broadcast_to(torch.as_tensor(
+            capacity, dtype=torch.float64, device=val.device), (arcs.B, arcs.n, arcs.n)))
     ncap = None
     if node_capacity is not None:
         ncap = torch.as_tensor(node_capacity, dtype=torch.float64, device=val.device)

@@ -7,6 +7,7 @@ from typing import Literal
 import torch
 
 from iclr25._checks import check_choice, check_int, resolve_seed
+from iclr25.oft.arcs import coo
 
 Masses = Literal["random", "uniform"]
 
@@ -62,3 +63,98 @@ def make_layered(
     s = torch.cat([w[:a] / w[:a].sum(), torch.zeros(m, dtype=torch.float64),
                    -w[a + m:] / w[a + m:].sum()])
     return s.to(device=device, dtype=dtype), C.to(device=device, dtype=dtype)
+
+
+def make_netgen(
+    n_nodes: int, n_arcs: int, *, n_sources: int | None = None, n_sinks: int | None = None,
+    capacitated: bool = True, seed: int | torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A NETGEN-like random sparse min-cost flow problem (Klingman, Napier & Stutz 1974).
+
+    As NETGEN: sources first, sinks last, transshipment nodes between; a skeleton of chains
+    (each source -> a random run of transshipment nodes -> a few sinks, every node on one
+    chain) with capacity equal to the total supply, so the problem is feasible; then random
+    arcs up to ``n_arcs`` (no self-loops or duplicates). Integer costs in [1, 100], total
+    supply ``100·n_sources`` split at random (integers) over sources and sinks; with
+    ``capacitated`` the random arcs get integer capacities in [10, 50] (a tenth to half the
+    mean source supply), else every arc carries the total supply. Write it with
+    :func:`~iclr25.oft.write_dimacs`.
+
+    Args:
+        n_nodes: nodes (>= 2); n_arcs: arcs (>= n_nodes, <= n_nodes·(n_nodes-1)).
+        n_sources, n_sinks: default ``max(1, n_nodes // 20)`` each.
+        capacitated: random arcs with finite capacities (True) or all at the total supply.
+        seed: int, ``torch.Generator`` or None.
+
+    Returns:
+        s: (n,) supplies; C: (n, n) torch sparse costs (its entries are the arcs);
+        capacity: (n, n) torch sparse capacities on the same arcs; all float64.
+    """
+    n = check_int(n_nodes, "n_nodes", 2)
+    m = check_int(n_arcs, "n_arcs", n, n * (n - 1))
+    a = check_int(n_sources if n_sources is not None else max(1, n // 20), "n_sources", 1)
+    b = check_int(n_sinks if n_sinks is not None else max(1, n // 20), "n_sinks", 1, n - a)
+    if not isinstance(capacitated, bool):
+        raise TypeError(f"capacitated must be a bool, got {type(capacitated).__name__}")
+    gen = resolve_seed(seed)
+    total = 100 * a
+    s = torch.zeros(n, dtype=torch.float64)
+    s[:a] = _split(total, a, gen)
+    s[n - b:] = -_split(total, b, gen)
+    tails, heads = _skeleton(n, a, b, gen)
+    key = torch.tensor(tails) * n + torch.tensor(heads)
+    n_skel = key.unique().numel()
+    while key.unique().numel() < m:  # random arcs, drawn in rounds until m distinct
+        extra = torch.randint(0, n * n, (2 * (m - key.unique().numel()),), generator=gen)
+        extra = extra[extra // n != extra % n]
+        key = torch.cat([key, extra])
+    key, first = _first_unique(key)
+    key = key[first.argsort()][:m]  # skeleton arcs come first, then the draws in order
+    skeleton = torch.arange(key.numel()) < n_skel
+    cost = torch.randint(1, 101, (key.numel(),), generator=gen).double()
+    if capacitated:
+        cap = torch.randint(10, 51, (key.numel(),), generator=gen).double()
+        cap = torch.where(skeleton, float(total), cap)
+    else:
+        cap = torch.full((key.numel(),), float(total), dtype=torch.float64)
+    order = key.argsort()
+    idx = torch.stack([key[order] // n, key[order] % n])
+    return (s, coo(idx, cost[order], (n, n)),
+            coo(idx, cap[order], (n, n)))
+
+
+def _skeleton(n: int, a: int, b: int, gen: torch.Generator) -> tuple[list[int], list[int]]:
+    """NETGEN's skeleton: transshipment nodes dealt to the ``a`` sources' chains, each chain
+    ending at 1-3 of the ``b`` sinks, and every sink on some chain: (tails, heads)."""
+    trans = torch.randperm(n - a - b, generator=gen) + a
+    owner = torch.randint(0, a, (trans.numel(),), generator=gen)
+    tails, heads = [], []
+    for src in range(a):
+        chain = [src] + trans[owner == src].tolist()
+        tails += chain[:-1]
+        heads += chain[1:]
+        for snk in torch.randint(n - b, n, (int(torch.randint(1, 4, (1,), generator=gen)),),
+                                 generator=gen).unique().tolist():
+            tails.append(chain[-1])
+            heads.append(snk)
+    covered = set(heads)
+    for snk in range(n - b, n):  # every sink on some chain
+        if snk not in covered:
+            tails.append(int(torch.randint(0, a, (1,), generator=gen)))
+            heads.append(snk)
+    return tails, heads
+
+
+def _split(total: int, k: int, gen: torch.Generator) -> torch.Tensor:
+    """``total`` split into ``k`` random positive integers."""
+    cuts = torch.randperm(total - 1, generator=gen)[:k - 1].sort().values + 1
+    edges = torch.cat([torch.tensor([0]), cuts, torch.tensor([total])])
+    return edges.diff().double()
+
+
+def _first_unique(key: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The distinct values of ``key`` and the position of each one's first occurrence."""
+    uniq, inv = key.unique(return_inverse=True)
+    first = torch.full((uniq.numel(),), key.numel(), dtype=torch.long)
+    first.scatter_reduce_(0, inv, torch.arange(key.numel()), "amin")
+    return uniq, first

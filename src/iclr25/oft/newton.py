@@ -27,6 +27,7 @@ from iclr25.oft.problem import _Problem, _Stage
 NEWTON_AT = 1e-2  # x Σs⁺: balance violation at which the scaling hands over to Newton
 NEWTON_RIDGE = 1e-10  # x the largest weighted degree: ridge that keeps the Laplacian solvable
 LINE_SEARCH = 40  # step halvings before Newton gives up on an instance
+FORCING = 0.1  # sparse layout: CG stops at relative residual min(this, sqrt(violation / Σs⁺))
 
 
 def _handover(pb: _Problem, viol: torch.Tensor) -> bool:
@@ -77,7 +78,9 @@ def _newton(pb: _Problem, stages: list[_Stage], phi: torch.Tensor, it: int,
                 break
             it += 1
             rhs = stage.eps1 * pt.r
-            delta = pb.arcs.laplacian_solve(pt.P, rhs, NEWTON_RIDGE)
+            # inexact Newton (sparse layout): the forcing term shrinks with the residual
+            rtol = (viol / pb.mass).sqrt().clamp_max(FORCING)
+            delta = pb.arcs.laplacian_solve(pt.P, rhs, NEWTON_RIDGE, rtol)
             pt, todo = _line_search(pb, stage, pt, delta, active)
             active &= ~todo  # no acceptable step: float64 resolution reached
         phi = pt.phi

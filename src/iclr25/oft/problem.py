@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from iclr25.oft.arcs import Arcs, DenseArcs, SparseArcs
+from iclr25.oft.arcs import Arcs, DenseArcs, SparseArcs, coo
 from iclr25.oft.capacity import _real, edge_capacity, node_capacity_of
 
 
@@ -68,6 +68,13 @@ def _check_problem(s: object, C: object, capacity: object, node_capacity: object
     return _Checked(s64, arcs, cap, ncap, batched, sparse_in, out_dtype)
 
 
+def _on_arc_list(chk: _Checked) -> tuple[SparseArcs, torch.Tensor | None]:
+    """The checked problem's arcs as a list (instance-major, row-major) and their capacities."""
+    if chk.arcs.sparse:
+        return chk.arcs, chk.cap
+    return SparseArcs.from_dense(chk.arcs), None if chk.cap is None else chk.cap[chk.arcs.E]
+
+
 def _check_supply(s64: torch.Tensor, rel: float) -> torch.Tensor:
     """Supplies finite, not all zero and balanced; the rounding residue spread over them."""
     if bool(torch.isinf(s64).any()):
@@ -96,8 +103,7 @@ def _sparse_arcs(C: torch.Tensor, B: int, n: int) -> SparseArcs:
         idx = torch.cat([b.unsqueeze(0), idx.repeat(1, B)])
         val = val.repeat(B)
     elif C.shape[0] == 1 and B > 1:
-        return _sparse_arcs(torch.sparse_coo_tensor(raw.indices()[1:], raw.values(),
-                                                    C.shape[1:]), B, n)
+        return _sparse_arcs(coo(raw.indices()[1:], raw.values(), C.shape[1:]), B, n)
     keep = torch.isfinite(val) & (idx[1] != idx[2])
     return SparseArcs(B, n, idx[:, keep].contiguous(), val[keep])
 

@@ -12,7 +12,7 @@ import warnings
 import torch
 
 from iclr25.oft.bookkeeping import CHECK_EVERY, _Track
-from iclr25.oft.capacity import WARMUP, clip_edges, clip_node, log_clip_node
+from iclr25.oft.capacity import WARMUP, clip_node, log_clip_node
 from iclr25.oft.newton import _handover, _newton
 from iclr25.oft.problem import _Problem, _Stage
 
@@ -114,7 +114,9 @@ class _Scaling:
         v = self.y / torch.addcmul(w, self.h, u)
         self.h = d / (u * v)
         if pb.cap is not None and it > WARMUP:
-            clip_edges(arcs, K if self.K0 is None else self.K0, pb.cap, u, v, out=K)
+            # K = min(K0, cap / (u vᵀ)); K0 is K itself for the paper's cumulative clip
+            torch.minimum(K if self.K0 is None else self.K0, arcs.outer_div(pb.cap, u, v),
+                          out=K)
             w = arcs.tmv(K, u)
         self.Kv = torch.addcdiv(arcs.mv(K, v), d, u)
         self.Ktu = torch.addcdiv(w, d, v)
