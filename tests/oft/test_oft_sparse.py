@@ -133,11 +133,11 @@ def test_netgen_instance_against_highs_networkx_and_dense(one_thread):
         G.add_edge(i, j, weight=int(w), capacity=int(c))
     assert lx["cost"] == pytest.approx(nx.min_cost_flow_cost(G))
     # uncapacitated: Newton on the arc list (conjugate gradients) to the dense fixed point
-    F, lg = oft_sinkhorn(s, C, 1e-3, stopThr=1e-9, log=True)
-    Fd, ld = oft_sinkhorn(s, Cd, 1e-3, stopThr=1e-9, layout="dense", log=True)
+    F, lg = oft_sinkhorn(s, C, 1e-3, stopThr=1e-12, log=True)
+    Fd, ld = oft_sinkhorn(s, Cd, 1e-3, stopThr=1e-12, layout="dense", log=True)
     assert lg["converged"] and float((F.to_dense() - Fd).abs().max()) <= 1e-10 * s.abs().max()
     opt = min_cost_flow(s, C, log=True)[1]["cost"]
-    assert 0 <= (lg["cost"] - opt) / opt <= 2e-3
+    assert -1e-9 <= (lg["cost"] - opt) / opt <= 2e-3  # optimal here, up to the stop
 
 
 def test_dimacs_roundtrip_dense_and_sparse(tmp_path):
