@@ -16,6 +16,7 @@ from torch import nn
 
 from iclr25._checks import as_tensor, check_int, check_range, check_tensor, resolve_seed
 from iclr25._io import FittedIO
+from iclr25._progress import progress_bar
 from iclr25._train import seeded_mlp
 from iclr25.cox.explore import prior_kl, select_agreement
 from iclr25.cox.match import emergent_correspondences
@@ -67,6 +68,23 @@ def _validate_pairs(pairs: object, n_im: int, X: torch.Tensor) -> torch.Tensor:
     if torch.unique(P[:, 1]).numel() != len(P):
         raise ValueError("pairs must not repeat an OOM row")
     return P
+
+
+def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.Tensor]
+                       ) -> torch.Tensor:
+    """``yo`` with each unlabelled paired OOM row given its IM row's label (a pair is one
+    object seen twice), where every IM modality gives that row the same label; a copy."""
+    y_im = im_labels[0][P[:, 0]]
+    agree = torch.stack([y[P[:, 0]] == y_im for y in im_labels]).all(0)
+    take = agree & (yo[P[:, 1]] < 0)
+    if not bool(take.any()):
+        if not bool((yo >= 0).any()):
+            raise ValueError("pairs: no paired row has a label: the IM modalities' labels "
+                             "disagree on every paired IM row; pass y_oom with labelled rows")
+        return yo
+    yo = yo.clone()
+    yo[P[take, 1]] = y_im[take]
+    return yo
 
 
 class COX(FittedIO, BaseEstimator):
@@ -203,8 +221,7 @@ class COX(FittedIO, BaseEstimator):
         P = None
         if pairs is not None:
             P = _validate_pairs(pairs, len(Z[names[0]]), X)
-            if y_oom is None or not bool((yo >= 0).any()):
-                raise ValueError("pairs given without any label: pass y_oom with labelled rows")
+            yo = _labels_from_pairs(yo, P, [Y[m] for m in names])
         return X, names, Z, Y, yo, P
 
     def _validate_im(self, im, im_labels, X):  # noqa: ANN001, ANN202
@@ -244,14 +261,16 @@ class COX(FittedIO, BaseEstimator):
             pairs: (P, 2) ``(im_row, oom_row)`` correspondences, or None: then they are
                 bootstrapped from ``"gw"`` matches (POT) and re-matched after each of 5
                 rounds (see the class docstring).
-            y_oom: (m,) OOM labels, -1 = unlabelled, or None.
+            y_oom: (m,) OOM labels, -1 = unlabelled, or None. A paired OOM row without a
+                label takes its IM row's label (when the IM modalities agree on it), so pairs
+                need no OOM labels.
 
         Returns:
             self.
 
         Raises:
             ValueError/TypeError: bad shapes, NaN/inf, labels out of range, pairs out of range
-                or repeating an OOM row, pairs without labels, bad hyper-parameters.
+                or repeating an OOM row, bad hyper-parameters.
             ImportError: no pairs and no POT.
 
         Warns:
@@ -260,9 +279,10 @@ class COX(FittedIO, BaseEstimator):
         """
         X, names, Z, Y, yo, P = self._validate(X_oom, im, im_labels, pairs, y_oom)
         ours: list[Warning] = []
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, \
+                progress_bar(self.steps, "COX training") as advance:  # on a terminal only
             warnings.simplefilter("always")
-            self._fit(X, names, Z, Y, yo, P, ours)
+            self._fit(X, names, Z, Y, yo, P, ours, advance)
         del caught  # solvers' own warnings (POT's Sinkhorn): the fit's figures say enough
         w = max(1, self.steps // 10)
         last, before = self.loss_[-w:].double(), self.loss_[-2 * w:-w].double()
@@ -277,7 +297,7 @@ class COX(FittedIO, BaseEstimator):
             warnings.warn(warning, stacklevel=2)
         return self
 
-    def _fit(self, X, names, Z, Y, yo, P, ours) -> None:  # noqa: ANN001
+    def _fit(self, X, names, Z, Y, yo, P, ours, advance) -> None:  # noqa: ANN001
         dim = Z[names[0]].shape[1]
         self.net_ = _Net(X.shape[1], dim, self.n_classes, names, self.bottleneck, self.hidden,
                          self.seed, self.residual).to(device=X.device, dtype=X.dtype)
@@ -294,7 +314,7 @@ class COX(FittedIO, BaseEstimator):
         self.history_ = []
         if P is not None:
             self.correspondences_, self.refused_rounds_ = P, []
-            self._train(X, Z, Y, yo, P, 0, self.steps, opt, sched, gen)
+            self._train(X, Z, Y, yo, P, 0, self.steps, opt, sched, gen, advance=advance)
         else:
             z_im = torch.cat([Z[m] for m in names], 1)
             # entropic GW is O(n^2) per iteration: bootstrap on a seeded subsample
@@ -307,7 +327,8 @@ class COX(FittedIO, BaseEstimator):
             floor = 5 * self.n_classes if self.min_pairs is None else self.min_pairs
             refused = []
             for r in range(_ROUNDS):
-                self._train(X, Z, Y, yo, P, per[r], per[r + 1], opt, sched, gen, True)
+                self._train(X, Z, Y, yo, P, per[r], per[r + 1], opt, sched, gen, True,
+                            advance)
                 new = self._rematch(X, Z)
                 if len(new) >= floor:
                     P = new
@@ -381,7 +402,7 @@ class COX(FittedIO, BaseEstimator):
         return torch.stack([arg[keep], keep], 1)
 
     def _train(self, X, Z, Y, yo, P, start, stop, opt, sched, gen,  # noqa: ANN001
-               emergent=False) -> None:  # noqa: ANN001
+               emergent=False, advance=lambda: None) -> None:  # noqa: ANN001
         net, b = self.net_, self.batch_size
         n_im, dev = len(Z[self.names_[0]]), X.device
         lab = torch.nonzero(yo >= 0).flatten()
@@ -433,6 +454,7 @@ class COX(FittedIO, BaseEstimator):
             nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             opt.step()
             sched.step()
+            advance()
 
     # ------------------------------------------------------------------ inference
     def _check_fitted(self) -> None:

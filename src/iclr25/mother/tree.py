@@ -31,6 +31,12 @@ from iclr25.mother.sources import as_sources, check_architecture
 #: MLPs does in our generated zoo. "none": no direction penalty (root is arbitrary).
 DIRECTIONS = {"finetune": -1, "decreasing": -1, "pretrain": 1, "increasing": 1, "none": 0}
 PENALTIES = ("binary", "margin")
+#: The defaults of every function here, = ``iclr25 mother recover``'s (a test keeps them
+#: equal): what the reproduction validated on Adam-trained zoos, where "finetune" with the
+#: paper's λ 0.3 roots the trees at leaves; pass ``direction="finetune", lam=0.3`` for
+#: ViT-style fine-tunes (the paper's VTHR setting).
+DEFAULT_DIRECTION = "pretrain"
+DEFAULT_LAM = 0.2
 
 
 def _check_options(direction: str, penalty: str, lam: object = 0.0) -> None:
@@ -74,7 +80,7 @@ def _check_n_trees(n_trees: object, n_models: int) -> None:
                          f"got {n_trees}")
 
 
-def direction_penalty(ku: torch.Tensor, direction: str = "finetune",
+def direction_penalty(ku: torch.Tensor, direction: str = DEFAULT_DIRECTION,
                       penalty: str = "binary") -> torch.Tensor:
     """(N, N) penalty ``T[p, c]`` of the edge p -> c for kurtosis moving the wrong way.
 
@@ -101,8 +107,8 @@ def direction_penalty(ku: torch.Tensor, direction: str = "finetune",
     return wrong.clamp_min(0) / scale if scale > 0 else torch.zeros_like(wrong)
 
 
-def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = 0.3, direction: str = "finetune",
-               penalty: str = "binary") -> torch.Tensor:
+def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = DEFAULT_LAM,
+               direction: str = DEFAULT_DIRECTION, penalty: str = "binary") -> torch.Tensor:
     """(N, N) cost ``C[p, c] = D[p, c] + lam * mean(D) * T[p, c]``, ``+inf`` on the diagonal.
 
     ``mean(D)`` includes the zero diagonal, as in the official code, so ``lam`` is relative
@@ -336,8 +342,8 @@ def build_forest(
     ku: torch.Tensor | None,
     names: Sequence[str] | None = None,
     *,
-    direction: str = "finetune",
-    lam: float = 0.3,
+    direction: str = DEFAULT_DIRECTION,
+    lam: float = DEFAULT_LAM,
     n_trees: int | None = None,
     penalty: str = "binary",
     cluster_distances: torch.Tensor | None = None,
@@ -394,8 +400,8 @@ def build_forest(
 
 def recover_tree(
     models: Any,
-    direction: str = "finetune",
-    lam: float = 0.3,
+    direction: str = DEFAULT_DIRECTION,
+    lam: float = DEFAULT_LAM,
     n_trees: int | None = None,
     *,
     layers: LayerSpec = None,
@@ -423,6 +429,8 @@ def recover_tree(
             Adam fine-tuning of small MLPs, see ``make_zoo``); ``"none"``. Aliases
             ``"decreasing"``/``"increasing"``.
         lam: weight of the direction penalty, relative to the mean distance (paper: 0.3).
+            The defaults, ``"pretrain"`` and 0.2, are ``iclr25 mother recover``'s (see
+            ``DEFAULT_DIRECTION``).
         n_trees: ``None``: all models form one tree; ``K``: Ward-cluster into K trees first.
         layers: matrices used for the distance (default: all 2-D square ones).
         metric: ``"rms"`` (full fine-tuning) or ``"rank"`` (LoRA-merged models).
@@ -446,7 +454,7 @@ def recover_tree(
     Paper: Sec. 3 (Alg. MoTHer) of Horwitz, Shul, Hoshen, ICLR 2025.
 
     Examples:
-        A directory of fine-tuned models, one tree, the paper's defaults:
+        A directory of fine-tuned models, one tree, the paper's ViT setting:
 
         >>> forest = recover_tree("checkpoints/", direction="finetune", lam=0.3)  # doctest: +SKIP
         >>> forest.parents  # doctest: +SKIP
