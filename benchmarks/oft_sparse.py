@@ -46,6 +46,8 @@ from iclr25.oft.io import write_dimacs
 from iclr25.oft.problem import _check_problem
 from iclr25.oft.scaling import _Scaling
 
+M = "oft_sparse"  # rows apart from benchmarks/oft.py's, so `run_all --only` re-runs either alone
+
 
 def _load() -> str:
     return f"load {load():.2f}"
@@ -197,18 +199,18 @@ def _speedups(rows, n, m, capd):
     case = f"{m} arcs{', capacitated' if capd else ''}"
     if by["OFT dense"][1] is not None:
         parts.append(f"per iteration {by['OFT dense'][1] / sp[1]:.1f}x faster than dense")
-        row("oft", f"sparse iteration, {case}", sp[1] * 1e3, by["OFT dense"][1] * 1e3,
+        row(M, f"sparse iteration, {case}", sp[1] * 1e3, by["OFT dense"][1] * 1e3,
             peer_name="dense iteration", unit="ms CPU",
             agreement="states equal to 1e-10", note="median of 3 x 20 steps")
     if by["OFT dense"][2] is not None:
         parts.append(f"to convergence {by['OFT dense'][2] / sp[2]:.1f}x faster than dense")
-        row("oft", f"sparse to convergence, {case}", sp[2], by["OFT dense"][2],
+        row(M, f"sparse to convergence, {case}", sp[2], by["OFT dense"][2],
             peer_name="dense to convergence", unit="s CPU",
             agreement=f"costs within {10 * STOP:g}")
     if "OR-Tools" in by:
         parts.append(f"{sp[2] / by['OR-Tools'][2]:.1f}x slower than OR-Tools")
         opt = by["OR-Tools"][3]["cost"]
-        row("oft", f"sparse to convergence, {case}", sp[2], by["OR-Tools"][2],
+        row(M, f"sparse to convergence, {case}", sp[2], by["OR-Tools"][2],
             peer_name="OR-Tools SimpleMinCostFlow", unit="s CPU",
             agreement=f"cost gap {(sp[3]['cost'] - opt) / opt:.1e}",
             note="OFT converged" if sp[3]["converged"] else "OFT hit its 20000-iteration cap")
@@ -216,7 +218,7 @@ def _speedups(rows, n, m, capd):
           + ", ".join(parts))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="10^4 arcs only, short sweep")
     p.add_argument("--repeat", type=int, default=3, help="timings per figure (median)")
@@ -226,7 +228,7 @@ def main() -> None:
     p.add_argument("--dense-capacitated", action="store_true",
                    help="also run the capacitated dense layout to convergence (20000 "
                         "iterations at ~9 ms each at n = 1000: minutes)")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     torch.set_num_threads(1)
     t0 = time.perf_counter()
     if args.quick:
