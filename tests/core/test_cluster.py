@@ -17,7 +17,7 @@ _MODULE = '''
 import os, signal
 from dataclasses import dataclass
 import torch
-from iclr25.claims import Evidence, Setting, claim, experiment, scalar
+from iclr25.claims import Evidence, Setting, claim, experiment, map_jobs, scalar
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,21 @@ def dies(setting, ctx):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-for name, exp in (("draws", draws), ("steps", steps), ("dies", dies)):
+def job(seed, k):
+    g = torch.Generator().manual_seed(seed + k)
+    return float(torch.rand((), generator=g)) + 10 * torch.get_num_threads(), os.getppid()
+
+
+@experiment(quick=R(1), full=R(3))
+def mapped(setting, ctx):  # map_jobs on a Ray worker: Ray tasks of one thread, not forks
+    from iclr25._cluster import in_ray_worker
+
+    out = map_jobs(job, [(ctx.seed, k) for k in range(setting.n)], ctx)
+    assert all((parent == os.getpid()) != in_ray_worker() for _, parent in out)
+    return RE(value=sum(v for v, _ in out))
+
+
+for name, exp in (("draws", draws), ("steps", steps), ("dies", dies), ("mapped", mapped)):
     claim(f"raytoy.{name}", experiment=exp, sentence="S", metric="m", unit="u",
           paper_figure="-", threshold=0.0)(lambda ev: ev.value)
 '''
@@ -60,19 +74,26 @@ def toy(tmp_path, monkeypatch):
     (tmp_path / "raytoy.py").write_text(_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.import_module("raytoy")
-    yield [claims._CLAIMS[f"raytoy.{n}"] for n in ("draws", "steps", "dies")]
+    yield [claims._CLAIMS[f"raytoy.{n}"] for n in ("draws", "steps", "dies", "mapped")]
     sys.modules.pop("raytoy", None)
     claims.unregister("raytoy")
 
 
 def test_a_local_ray_run_equals_jobs_1_and_a_killed_task_errors_alone(toy, tmp_path):
+    """Its map_jobs too: the jobs as Ray tasks give what forked workers give."""
     pytest.importorskip("ray")
     from iclr25._cluster import ray_session
 
     with ray_session(None) as ray:
-        records, results = claims.run(toy, Scale.quick, 7, tmp_path / "ray", threads=1,
+        records, results = claims.run(toy[:3], Scale.quick, 7, tmp_path / "ray", threads=1,
                                       budget=2, cluster=ray)
+        _, (mapped,) = claims.run(toy[3:], Scale.full, 7, tmp_path / "ray", threads=2,
+                                  cluster=ray)
     _, alone = claims.run(toy[:2], Scale.quick, 7, tmp_path / "local", threads=1, budget=2)
+    _, (forked,) = claims.run(toy[3:], Scale.full, 7, tmp_path / "local", threads=2)
+    assert mapped.status == "holds", mapped.error
+    assert mapped.measured == forked.measured
+    assert 30 < mapped.measured < 33  # three jobs, each on one thread
     assert [r.measured for r in results[:2]] == [r.measured for r in alone]
     assert results[1].measured == 2.0  # n = 1 x budget 2, on the one thread asked for
     assert results[2].status == "error" and "Ray task failed" in records[2].error

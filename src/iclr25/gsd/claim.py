@@ -23,20 +23,28 @@ when the two disagree, and is uninformative when the selection picks the default
 Scale: 64 of the issue's 256 envs (measured on one thread: 0.21 CPU-s per GSD iteration at
 64 envs, 0.58 at 256; the 64-env claim run took 233 CPU-s in all, at 256 it would take about
 11 CPU-min, ~5.5 min on 2 idle cores, over the issue's 5, and the selection would be re-run).
-The (arm, seed) runs are independent and run in forked one-thread workers on CPU.
+The (arm, seed) runs are independent jobs of :func:`iclr25.claims.map_jobs`.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
 
-from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
+from iclr25.claims import (
+    Comparison,
+    Context,
+    Evidence,
+    Setting,
+    Table,
+    claim,
+    experiment,
+    map_jobs,
+    scalar,
+)
 from iclr25.gsd.evaluation import evaluate, recovery_error
 from iclr25.gsd.networks import LatentPolicy
 from iclr25.gsd.testbed import LANE_REACH_ID, LaneReachVec, lane_demos, lane_expert
@@ -77,28 +85,6 @@ def choose_testbed(pilot: list[tuple[str, float, float, float, float]]) -> str |
     """The first candidate, in the pilot's fixed order, that is :func:`separable`; rows are
     ``(name, lanes_igm, lanes_untrained, igm, experts)``. None: keep the current testbed."""
     return next((row[0] for row in pilot if separable(*row[1:])), None)
-
-
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-
-
-def _map(fn, jobs: list[tuple], *, workers: int) -> list:
-    """``fn(*job)`` for each job; with ``workers`` > 1 in forked one-thread processes (tiny
-    networks: one job per core beats threads inside one job). CPU only (CUDA cannot fork)."""
-    if workers <= 1:
-        return [fn(*j) for j in jobs]
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_one_thread) as pool:
-        return list(pool.map(fn, *zip(*jobs, strict=True)))
-
-
-def _workers(ctx: Context, n_jobs: int) -> int:
-    if ctx.quick or ctx.device.type != "cpu":
-        return 1
-    # the experiment's share of the cores is its thread budget (--threads): under --jobs N
-    # the other experiments hold the rest
-    return min(torch.get_num_threads(), n_jobs)
 
 
 def _run(arm: str, seed: int, num_envs: int, iterations: int, scale: float, bc_epochs: int,
@@ -175,7 +161,7 @@ def select_relevance_scale(setting: Selection, ctx: Context) -> SelectionEvidenc
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]
     jobs = [("GSD", sd, setting.num_envs, setting.iterations, lam, 0, setting.n_codes, LANES,
              str(ctx.device)) for lam in setting.scales for sd in seeds]
-    out = _map(_run, jobs, workers=_workers(ctx, len(jobs)))
+    out = map_jobs(_run, jobs, ctx)
     rows, mean_vl = [], {}
     for lam in setting.scales:
         rs = [r for j, r in zip(jobs, out, strict=True) if j[4] == lam]
@@ -284,7 +270,7 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
              setting.bc_epochs, setting.n_codes, INTERP, str(ctx.device))
             for sd in seeds for arm in ARMS]
     out = dict(zip([(j[0], j[1]) for j in jobs],
-                   _map(_run, jobs, workers=_workers(ctx, len(jobs))), strict=True))
+                   map_jobs(_run, jobs, ctx), strict=True))
 
     def mean(arm: str, key: str, budget: int | None = None) -> float:
         vals = [out[arm, sd][key] for sd in seeds]
