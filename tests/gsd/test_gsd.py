@@ -322,3 +322,22 @@ def test_missing_rl_extra_names_the_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert "pip install 'iclr25[rl]'" in out.stdout, out.stderr
+
+
+def test_cli_regularizer_choices_are_the_configs_literal():
+    import typing
+
+    import click
+    import typer
+
+    from iclr25.gsd.cli import app
+    from iclr25.gsd.training import Regularizer
+
+    train_cmd = typer.main.get_command(app).commands["train"]
+    opt = next(p for p in train_cmd.params if p.name == "regularizer")
+    assert opt.type_descriptor.annotation == Regularizer
+    ctx = click.Context(train_cmd)
+    assert [opt.process_value(ctx, v) for v in typing.get_args(Regularizer)] == list(
+        typing.get_args(Regularizer))
+    with pytest.raises(typer.BadParameter, match="'gsd', 'none', 'spectral'"):
+        opt.process_value(ctx, "l2")
