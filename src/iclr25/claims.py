@@ -52,7 +52,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait as _wait_any
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar, get_args
 
 import numpy as np
 import torch
@@ -585,7 +585,7 @@ class ExperimentRecord:
 
 
 Status = Literal["holds", "fails", "inconclusive", "uninformative", "error"]
-STATUSES: tuple[str, ...] = ("holds", "fails", "inconclusive", "uninformative", "error")
+STATUSES: tuple[str, ...] = get_args(Status)
 
 
 @dataclass

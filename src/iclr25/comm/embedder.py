@@ -14,7 +14,7 @@ from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
 from iclr25.comm.augment import Compose, GaussianNoise, RandomDrop
 from iclr25.comm.model import CoMM, FeatureTokenizer, mlp_encoder
-from iclr25.comm.train import pretrain
+from iclr25.comm.training import pretrain
 
 __all__ = ["CoMMEmbedder"]
 

@@ -24,7 +24,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
@@ -52,8 +52,7 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
 Kind = Literal["noise", "blur", "motion_blur", "defocus", "jpeg", "haze", "low_light", "rain",
                "inpaint", "mosaic"]
 #: The degradations :func:`degrade` knows, in label order for :class:`AllInOnePairs`.
-KINDS: tuple[str, ...] = ("noise", "blur", "motion_blur", "defocus", "jpeg", "haze",
-                          "low_light", "rain", "inpaint", "mosaic")
+KINDS: tuple[str, ...] = get_args(Kind)
 
 # Defaults per kind: a number is fixed, a (low, high) pair is drawn uniformly per image.
 _DEFAULTS: dict[str, dict[str, Any]] = {

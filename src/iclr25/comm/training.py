@@ -4,7 +4,7 @@ the linear probe of the paper's evaluation (balanced accuracy of ``LogisticRegre
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import torch
@@ -25,7 +25,7 @@ from iclr25.comm.model import CoMM
 __all__ = ["OBJECTIVES", "Objective", "features", "linear_probe", "objective_loss", "pretrain"]
 
 Objective = Literal["comm", "cross", "cross_self", "simclr"]
-OBJECTIVES: tuple[str, ...] = ("comm", "cross", "cross_self", "simclr")
+OBJECTIVES: tuple[str, ...] = get_args(Objective)
 """``comm``: CoMM (n unimodal terms + fused SimCLR). ``cross``: CLIP-style cross-modal
 InfoNCE between the unimodal embeddings (the paper's "Cross"). ``cross_self``: Cross plus a
 SimCLR term per modality (SLIP-style "Cross+Self"). ``simclr``: SimCLR on the fused
