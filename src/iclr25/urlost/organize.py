@@ -22,7 +22,7 @@ from iclr25._io import FittedIO
 
 __all__ = [
     "Dependence", "SelfOrganizingClusters", "dependence", "density_adjusted_laplacian",
-    "discretize", "equal_width_bins", "group_tokens", "groups_from_labels", "knn_graph",
+    "discretize", "equal_width_bins", "group_tokens", "groups_from_labels", "knn_affinity",
     "spectral_clusters",
 ]
 
@@ -160,7 +160,7 @@ def _mutual_information(x: torch.Tensor, bins: int, block: int) -> torch.Tensor:
     return out.clamp_(min=0.0).to(x.dtype)
 
 
-def knn_graph(S: object, k: int = 10) -> torch.Tensor:
+def knn_affinity(S: object, k: int = 10) -> torch.Tensor:
     """k-nearest-neighbour affinity graph of a similarity matrix (URLOST §3.1, step 2).
 
     ``S`` is symmetrised as (S + Sᵀ)/2; each node keeps its ``k`` most similar other nodes
@@ -319,7 +319,7 @@ def spectral_clusters(W: object, n_clusters: int, q: object = None, w: float = 1
     mis-split planted blocks, so it is off by default.
 
     Args:
-        W: (d, d) symmetric non-negative affinities (e.g. :func:`knn_graph`).
+        W: (d, d) symmetric non-negative affinities (e.g. :func:`knn_affinity`).
         n_clusters: 2 <= n_clusters <= d.
         q: (d,) positive density weights (e.g. receptive-field radius ** 0.5), None for 1.
         w: degree exponent (>= 0); q = 1, w = 1 is normalised spectral clustering.
@@ -423,7 +423,7 @@ def group_tokens(X: object, groups: object) -> torch.Tensor:
 class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
     """Cluster the dimensions (columns) of data with no known topology into tokens.
 
-    ``fit`` computes :func:`dependence` between columns, its :func:`knn_graph` and
+    ``fit`` computes :func:`dependence` between columns, its :func:`knn_affinity` and
     :func:`spectral_clusters`; ``transform`` gathers each sample's columns into padded
     tokens. Usable as a scikit-learn preprocessing step (tabular data, genes): see
     ``flat=True``.
@@ -499,7 +499,7 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
                           f"for them; labelled -1, in no token): {shown}", UserWarning,
                           stacklevel=2)
         S = dependence(x[:, keep], self.dependence, self.bins)
-        W = knn_graph(S, self.n_neighbors)
+        W = knn_affinity(S, self.n_neighbors)
         self.affinity_ = W
         kept = spectral_clusters(W, self.n_clusters, q=q, w=self.w,
                                  drop_first=self.drop_first, seed=self.seed)
