@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -43,10 +44,33 @@ _PLATEAU = 0.02  # converged: the last tenth's mean objective within 2% of the t
 _NAMING_LEVEL = 0.5  # names agreeing with the labelled rows' 1-NN on fewer unlabelled rows warn
 
 
+@dataclass(frozen=True)
+class _Data:
+    """A fit's checked inputs, on X's device and dtype (:meth:`COX._validate`)."""
+
+    X: torch.Tensor               # (m, d) OOM inputs
+    names: list[str]              # the IM modalities
+    Z: dict[str, torch.Tensor]    # {modality: (n, D)} frozen, aligned IM embeddings, rows shared
+    Y: dict[str, torch.Tensor]    # {modality: (n,)} int64 labels of the IM rows
+    yo: torch.Tensor              # (m,) int64 OOM labels, -1 = unlabelled
+    P: torch.Tensor | None        # (P, 2) (im_row, oom_row) pairs given; None: created
+
+
+@dataclass(frozen=True)
+class _Optim:
+    """The optimiser, its schedule (one step per training step) and the fit's generator."""
+
+    opt: torch.optim.Optimizer
+    sched: torch.optim.lr_scheduler.LRScheduler
+    gen: torch.Generator
+
+
 class _Net(nn.Module):
-    def __init__(self, d_oom: int, dim: int, n_classes: int, names: list[str], bottleneck: int,
+    def __init__(self, shape: tuple[int, int, int], names: list[str], bottleneck: int,
                  hidden: int, seed: int, residual: bool) -> None:
+        """``shape`` is (OOM input dim, embedding dim, classes)."""
         super().__init__()
+        d_oom, dim, n_classes = shape
         self.encoder = seeded_mlp([d_oom, hidden, dim], seed=seed)
         self.head = seeded_mlp([dim, n_classes], seed=seed + 1)
         self.im_heads = nn.ModuleDict({m: seeded_mlp([dim, n_classes], seed=seed + 2 + i)
@@ -258,11 +282,11 @@ class COX(FittedIO, BaseEstimator):
             COXMatchingWarning, COXNamingWarning, COXConvergenceWarning: see the class
             docstring; each at most once per fit.
         """
-        X, names, Z, Y, yo, P = self._validate(X_oom, im, im_labels, pairs, y_oom)
+        data = _Data(*self._validate(X_oom, im, im_labels, pairs, y_oom))
         ours: list[Warning] = []
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            self._fit(X, names, Z, Y, yo, P, ours)
+            self._fit(data, ours)
         del caught  # solvers' own warnings (POT's Sinkhorn): the fit's figures say enough
         w = max(1, self.steps // 10)
         last, before = self.loss_[-w:].double(), self.loss_[-2 * w:-w].double()
@@ -277,9 +301,10 @@ class COX(FittedIO, BaseEstimator):
             warnings.warn(warning, stacklevel=2)
         return self
 
-    def _fit(self, X, names, Z, Y, yo, P, ours) -> None:  # noqa: ANN001
+    def _fit(self, data: _Data, ours: list[Warning]) -> None:
+        X, names, Z, Y, yo, P = data.X, data.names, data.Z, data.Y, data.yo, data.P
         dim = Z[names[0]].shape[1]
-        self.net_ = _Net(X.shape[1], dim, self.n_classes, names, self.bottleneck, self.hidden,
+        self.net_ = _Net((X.shape[1], dim, self.n_classes), names, self.bottleneck, self.hidden,
                          self.seed, self.residual).to(device=X.device, dtype=X.dtype)
         self.names_, self.dim_, self.d_oom_ = names, dim, X.shape[1]
         counts = torch.bincount(Y[names[0]], minlength=self.n_classes).to(X.dtype)
@@ -290,11 +315,12 @@ class COX(FittedIO, BaseEstimator):
         gen = resolve_seed(self.seed)
         opt = torch.optim.AdamW(self.net_.parameters(), lr=self.lr, weight_decay=1e-4,
                                 betas=(0.9, 0.95))
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps, self.lr / 50)
+        optim = _Optim(opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps,
+                                                                        self.lr / 50), gen)
         self.history_ = []
         if P is not None:
             self.correspondences_, self.refused_rounds_ = P, []
-            self._train(X, Z, Y, yo, P, 0, self.steps, opt, sched, gen)
+            self._train(data, P, range(self.steps), optim)
         else:
             z_im = torch.cat([Z[m] for m in names], 1)
             # entropic GW is O(n^2) per iteration: bootstrap on a seeded subsample
@@ -307,7 +333,7 @@ class COX(FittedIO, BaseEstimator):
             floor = 5 * self.n_classes if self.min_pairs is None else self.min_pairs
             refused = []
             for r in range(_ROUNDS):
-                self._train(X, Z, Y, yo, P, per[r], per[r + 1], opt, sched, gen, True)
+                self._train(data, P, range(per[r], per[r + 1]), optim, emergent=True)
                 new = self._rematch(X, Z)
                 if len(new) >= floor:
                     P = new
@@ -380,8 +406,11 @@ class COX(FittedIO, BaseEstimator):
         keep = torch.nonzero((best >= best.median()) & agree).flatten()
         return torch.stack([arg[keep], keep], 1)
 
-    def _train(self, X, Z, Y, yo, P, start, stop, opt, sched, gen,  # noqa: ANN001
-               emergent=False) -> None:  # noqa: ANN001
+    def _train(self, data: _Data, P: torch.Tensor, steps: range, optim: _Optim, *,
+               emergent: bool = False) -> None:
+        """Train ``steps`` (of the fit's ``self.steps``) on ``data`` with the current pairs
+        ``P``; ``emergent``: the pairs were created (no pairs given)."""
+        X, Z, Y, yo, gen = data.X, data.Z, data.Y, data.yo, optim.gen
         net, b = self.net_, self.batch_size
         n_im, dev = len(Z[self.names_[0]]), X.device
         lab = torch.nonzero(yo >= 0).flatten()
@@ -392,7 +421,7 @@ class COX(FittedIO, BaseEstimator):
             return torch.randint(0, n, (min(b, n),), generator=gen).to(dev)
 
         net.train()
-        for step in range(start, stop):
+        for step in steps:
             loss = X.new_zeros(())
             if len(lab):
                 i = lab[draw(len(lab))]
@@ -428,11 +457,11 @@ class COX(FittedIO, BaseEstimator):
                     if bool(rest.any()):
                         loss = loss + self.kl_weight * prior_kl(oom[rest], self.prior_)
             self.loss_[step] = loss.detach()
-            opt.zero_grad(set_to_none=True)
+            optim.opt.zero_grad(set_to_none=True)
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-            opt.step()
-            sched.step()
+            optim.opt.step()
+            optim.sched.step()
 
     # ------------------------------------------------------------------ inference
     def _check_fitted(self) -> None:
@@ -471,7 +500,7 @@ class COX(FittedIO, BaseEstimator):
         return float((self.predict(X) == yt).double().mean())
 
     def _new_module(self, name: str) -> nn.Module:
-        return _Net(self.d_oom_, self.dim_, self.n_classes, self.names_, self.bottleneck,
+        return _Net((self.d_oom_, self.dim_, self.n_classes), self.names_, self.bottleneck,
                     self.hidden, self.seed, self.residual)
 
 
