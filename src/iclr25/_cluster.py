@@ -100,7 +100,7 @@ def _task(order: Any) -> tuple[Any, list[Any], dict[str, bytes]]:
 
 
 def in_ray_worker() -> bool:
-    """Whether this process is a Ray worker (where :func:`iclr25.claims.map_jobs` must not
+    """Whether this process is a Ray worker (where :meth:`iclr25.claims.Context.map_jobs` must not
     fork: Ray's threads do not survive it, and the cluster should place the jobs)."""
     ray = sys.modules.get("ray")
     return (ray is not None and ray.is_initialized()

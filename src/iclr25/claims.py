@@ -63,7 +63,7 @@ from iclr25._threads import torch_threads
 __all__ = [
     "Claim", "ClaimResult", "Comparison", "Context", "Evidence", "Experiment",
     "ExperimentRecord", "Paper", "Scale", "Setting", "Table", "claim", "discover", "experiment",
-    "map_jobs", "papers", "run", "scalar", "select", "torch_threads",
+    "papers", "run", "scalar", "select", "torch_threads",
 ]
 
 Direction = Literal[">=", "<="]
@@ -281,31 +281,31 @@ class Context:
         self.figures[name] = fig
         return fig
 
+    def map_jobs(self, fn: Callable[..., _T], jobs: Sequence[tuple]) -> list[_T]:
+        """``[fn(*job) for job in jobs]``: the one way an experiment runs work in parallel.
 
-def map_jobs(fn: Callable[..., _T], jobs: Sequence[tuple], ctx: Context) -> list[_T]:
-    """``[fn(*job) for job in jobs]``: the one way an experiment runs work in parallel.
+        The jobs must be independent and seeded by their own arguments, and ``fn`` a
+        module-level function, so that the values do not depend on where the jobs run. They
+        run here, one after another on the experiment's threads, at quick scale (a smoke
+        test: starting workers costs more than its jobs), on a device other than the CPU
+        (CUDA cannot fork) or when the experiment has one thread. Otherwise as many run at
+        once as the experiment has threads (``--threads``: under ``--jobs N`` the other
+        experiments hold the other cores), each on one torch thread (tiny networks: one job
+        per core beats threads inside one job): in forked processes (fork, not spawn, so that
+        a caller's unguarded script is not re-run), or, when the experiment runs on a Ray
+        worker (``--cluster``), as Ray tasks of one CPU.
+        """
+        jobs = list(jobs)
+        workers = min(torch.get_num_threads(), len(jobs))
+        if self.quick or self.device.type != "cpu" or workers <= 1:
+            return [fn(*job) for job in jobs]
+        from iclr25 import _cluster
 
-    The jobs must be independent and seeded by their own arguments, and ``fn`` a module-level
-    function, so that the values do not depend on where the jobs run. They run here, one after
-    another on the experiment's threads, at quick scale (a smoke test: starting workers costs
-    more than its jobs), on a device other than the CPU (CUDA cannot fork) or when the
-    experiment has one thread. Otherwise as many run at once as the experiment has threads
-    (``--threads``: under ``--jobs N`` the other experiments hold the other cores), each on
-    one torch thread (tiny networks: one job per core beats threads inside one job): in
-    forked processes (fork, not spawn, so that a caller's unguarded script is not re-run),
-    or, when the experiment runs on a Ray worker (``--cluster``), as Ray tasks of one CPU.
-    """
-    jobs = list(jobs)
-    workers = min(torch.get_num_threads(), len(jobs))
-    if ctx.quick or ctx.device.type != "cpu" or workers <= 1:
-        return [fn(*job) for job in jobs]
-    from iclr25 import _cluster
-
-    if _cluster.in_ray_worker():
-        return _cluster.map_on_ray(fn, jobs, workers)
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                             initializer=torch.set_num_threads, initargs=(1,)) as pool:
-        return list(pool.map(fn, *zip(*jobs, strict=True)))
+        if _cluster.in_ray_worker():
+            return _cluster.map_on_ray(fn, jobs, workers)
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=torch.set_num_threads, initargs=(1,)) as pool:
+            return list(pool.map(fn, *zip(*jobs, strict=True)))
 
 
 @dataclass(frozen=True)
@@ -954,7 +954,7 @@ class _Workers:
 
     def _start(self) -> tuple[Any, Any]:
         mine, theirs = self.mp.Pipe(duplex=True)
-        # not a daemon: an experiment may run its jobs in a process pool (map_jobs)
+        # not a daemon: an experiment may run its jobs in a process pool (Context.map_jobs)
         proc = self.mp.Process(target=_serve, args=(theirs,), daemon=False)
         proc.start()
         theirs.close()  # the child holds the only other end: its death reads as EOF

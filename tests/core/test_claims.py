@@ -357,80 +357,12 @@ def test_jobs_give_the_same_values_and_survive_a_dead_worker(tmp_path, monkeypat
         sys.modules.pop("jobworker", None)
 
 
-_MAP_MODULE = '''
-import os
-from dataclasses import dataclass
-import torch
-from iclr25.claims import Evidence, Setting, claim, experiment, map_jobs, scalar
-
-
-@dataclass(frozen=True)
-class M(Setting):
-    budget_fields = ("n",)
-    n: int
-
-
-@dataclass
-class ME(Evidence):
-    value: float = scalar("u")
-    threads: int = scalar("")      # the most torch threads a job ran on
-    elsewhere: int = scalar("")    # jobs that ran in a process other than the experiment's
-
-
-def job(seed, k):
-    g = torch.Generator().manual_seed(seed + k)
-    return float(torch.rand((), generator=g)), torch.get_num_threads(), os.getpid()
-
-
-@experiment(quick=M(3), full=M(4))
-def mapped(setting, ctx):
-    out = map_jobs(job, [(ctx.seed, k) for k in range(setting.n)], ctx)
-    return ME(value=sum(v for v, _, _ in out), threads=max(t for _, t, _ in out),
-              elsewhere=sum(p != os.getpid() for _, _, p in out))
-
-
-claim("jobmap.mapped", experiment=mapped, sentence="S", metric="m", unit="u",
-      paper_figure="-", threshold=0.0)(lambda ev: ev.value)
-'''
-
-
-def test_map_jobs_gives_the_same_values_under_jobs_2_and_alone(tmp_path, monkeypatch):
-    (tmp_path / "jobmap.py").write_text(_MAP_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import importlib
-    import sys
-
-    importlib.import_module("jobmap")
-    try:
-        reg = [claims._CLAIMS["jobmap.mapped"]]
-        want = sum(float(torch.rand((), generator=torch.Generator().manual_seed(3 + k)))
-                   for k in range(4))
-
-        def ev(**kw):
-            (rec,), (r,) = claims.run(reg, kw.pop("scale", Scale.full), 3, tmp_path, **kw)
-            assert r.status == "holds", r.error
-            return r.measured, {n: v for n, v, _ in rec.scalars}
-
-        both, ev2 = ev(jobs=2, threads=2)   # an experiment in a worker, its jobs in a pool
-        alone, ev1 = ev(jobs=1, threads=2)
-        assert both == alone == want
-        for e in (ev1, ev2):  # two at once, each on one thread, outside the experiment
-            assert e["threads"] == 1 and e["elsewhere"] == 4
-        # one thread, or quick scale (a smoke test): the jobs run in the experiment, in turn
-        assert ev(jobs=2, threads=1)[1]["elsewhere"] == 0
-        assert ev(jobs=1, threads=2, scale=Scale.quick)[1] == {"value": pytest.approx(
-            want - float(torch.rand((), generator=torch.Generator().manual_seed(6)))),
-            "threads": 2, "elsewhere": 0}
-    finally:
-        sys.modules.pop("jobmap", None)
-
-
 def test_map_jobs_returns_in_the_jobs_order():
     ctx = Context(Scale.full, 0)
     jobs = [(3, 2), (-1, 3), (2, 1), (-5, 2)]
     with claims.torch_threads(2):
-        assert claims.map_jobs(pow, jobs, ctx) == [9, -1, 2, 25]
-    assert claims.map_jobs(pow, [], ctx) == []
+        assert ctx.map_jobs(pow, jobs) == [9, -1, 2, 25]
+    assert ctx.map_jobs(pow, []) == []
 
 
 _ORDER_MODULE = '''

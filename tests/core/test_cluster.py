@@ -17,7 +17,7 @@ _MODULE = '''
 import os, signal
 from dataclasses import dataclass
 import torch
-from iclr25.claims import Evidence, Setting, claim, experiment, map_jobs, scalar
+from iclr25.claims import Evidence, Setting, claim, experiment, scalar
 
 
 @dataclass(frozen=True)
@@ -55,11 +55,11 @@ def job(seed, k):
 
 
 @experiment(quick=R(1), full=R(3))
-def mapped(setting, ctx):  # map_jobs on a Ray worker: Ray tasks of one thread, not forks
+def mapped(setting, ctx):  # ctx.map_jobs: forked workers, or Ray tasks on a Ray worker
     from iclr25._cluster import in_ray_worker
 
-    out = map_jobs(job, [(ctx.seed, k) for k in range(setting.n)], ctx)
-    assert all((parent == os.getpid()) != in_ray_worker() for _, parent in out)
+    out = ctx.map_jobs(job, [(ctx.seed, k) for k in range(setting.n)])
+    assert ctx.quick or all((parent == os.getpid()) != in_ray_worker() for _, parent in out)
     return RE(value=sum(v for v, _ in out))
 
 
@@ -100,6 +100,17 @@ def test_a_local_ray_run_equals_jobs_1_and_a_killed_task_errors_alone(toy, tmp_p
     assert records[0].figures and all(
         p.startswith(str(tmp_path / "ray")) and open(p, "rb").read(4) == b"\x89PNG"
         for p in records[0].figures)
+
+
+def test_map_jobs_gives_the_same_values_under_jobs_2_and_alone(toy, tmp_path):
+    mapped = toy[3:]  # three jobs, each in a forked worker of one thread
+    _, (both,) = claims.run(mapped, Scale.full, 7, tmp_path, jobs=2, threads=2)
+    _, (alone,) = claims.run(mapped, Scale.full, 7, tmp_path, threads=2)
+    assert both.status == alone.status == "holds", (both.error, alone.error)
+    assert both.measured == alone.measured and 30 < both.measured < 33
+    # quick scale (a smoke test): its one job runs in the experiment, on its two threads
+    _, (quick,) = claims.run(mapped, Scale.quick, 7, tmp_path, threads=2)
+    assert 20 < quick.measured < 21
 
 
 @pytest.mark.parametrize("text", ["ray:/x", "spark", "ray://host", "ray://host:0",

@@ -23,7 +23,7 @@ when the two disagree, and is uninformative when the selection picks the default
 Scale: 64 of the issue's 256 envs (measured on one thread: 0.21 CPU-s per GSD iteration at
 64 envs, 0.58 at 256; the 64-env claim run took 233 CPU-s in all, at 256 it would take about
 11 CPU-min, ~5.5 min on 2 idle cores, over the issue's 5, and the selection would be re-run).
-The (arm, seed) runs are independent jobs of :func:`iclr25.claims.map_jobs`.
+The (arm, seed) runs are independent jobs of :meth:`iclr25.claims.Context.map_jobs`.
 """
 
 from __future__ import annotations
@@ -34,17 +34,7 @@ from typing import ClassVar
 
 import torch
 
-from iclr25.claims import (
-    Comparison,
-    Context,
-    Evidence,
-    Setting,
-    Table,
-    claim,
-    experiment,
-    map_jobs,
-    scalar,
-)
+from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
 from iclr25.gsd.evaluation import evaluate, recovery_error
 from iclr25.gsd.networks import LatentPolicy
 from iclr25.gsd.testbed import LANE_REACH_ID, LaneReachVec, lane_demos, lane_expert
@@ -177,7 +167,7 @@ def select_relevance_scale(setting: Selection, ctx: Context) -> SelectionEvidenc
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]
     jobs = [_Run("GSD", sd, setting.num_envs, setting.iterations, lam, 0, setting.n_codes,
                  LANES, str(ctx.device)) for lam in setting.scales for sd in seeds]
-    out = map_jobs(_run, [(j,) for j in jobs], ctx)
+    out = ctx.map_jobs(_run, [(j,) for j in jobs])
     rows, mean_vl = [], {}
     for lam in setting.scales:
         rs = [r for j, r in zip(jobs, out, strict=True) if j.relevance_scale == lam]
@@ -286,7 +276,7 @@ def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
                  setting.bc_epochs, setting.n_codes, INTERP, str(ctx.device))
             for sd in seeds for arm in ARMS]
     out = dict(zip([(j.arm, j.seed) for j in jobs],
-                   map_jobs(_run, [(j,) for j in jobs], ctx), strict=True))
+                   ctx.map_jobs(_run, [(j,) for j in jobs]), strict=True))
 
     def mean(arm: str, key: str, budget: int | None = None) -> float:
         vals = [out[arm, sd][key] for sd in seeds]

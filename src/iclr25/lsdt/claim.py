@@ -33,17 +33,7 @@ from typing import ClassVar
 import torch
 
 from iclr25._train import seeded_init
-from iclr25.claims import (
-    Comparison,
-    Context,
-    Evidence,
-    Setting,
-    Table,
-    claim,
-    experiment,
-    map_jobs,
-    scalar,
-)
+from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import (
     LongShortDecisionTransformer,
@@ -178,11 +168,11 @@ def long_short(setting: LongShort, ctx: Context) -> LongShortEvidence:
     distance = 3 * (T - 1)       # state token of t = 0 to the state token of t = T - 1
     assert rf < distance, "DelayedCue must put the cue beyond DC's reach"
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]
-    data = dict(zip(seeds, map_jobs(_data, [(setting, sd) for sd in seeds], ctx), strict=True))
+    data = dict(zip(seeds, ctx.map_jobs(_data, [(setting, sd) for sd in seeds]), strict=True))
     # the longest jobs first, so that the last core is not left alone with a Pendulum run
     jobs = [(task, arm, sd) for task in ("pendulum", "cue") for sd in seeds for arm in ARMS]
-    values = map_jobs(_arm, [(setting, task, arm, sd, data[sd][task == "pendulum"],
-                              str(ctx.device)) for task, arm, sd in jobs], ctx)
+    values = ctx.map_jobs(_arm, [(setting, task, arm, sd, data[sd][task == "pendulum"],
+                                  str(ctx.device)) for task, arm, sd in jobs])
     got = {job: v[1] for job, v in zip(jobs, values, strict=True)}
     before = {job: v[0] for job, v in zip(jobs, values, strict=True)}
     cue = {a: [got["cue", a, sd] for sd in seeds] for a in ARMS}
