@@ -13,14 +13,14 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import networkx as nx
 import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_choice, check_range
-from iclr25.mother.distances import LayerSpec, check_rtol, stream_statistics
+from iclr25.mother.distances import METRICS, LayerSpec, Metric, check_rtol, stream_statistics
 from iclr25.mother.sources import as_sources, check_architecture
 
 #: ``direction`` values. "finetune" (alias "decreasing"): the parent has the HIGHER kurtosis,
@@ -29,11 +29,13 @@ from iclr25.mother.sources import as_sources, check_architecture
 #: increases parent -> child; the paper's setting for large-scale continued training
 #: (Stable Diffusion v1.1 -> v1.5, official ``rev=True``), and what Adam fine-tuning of small
 #: MLPs does in our generated zoo. "none": no direction penalty (root is arbitrary).
-DIRECTIONS = {"finetune": -1, "decreasing": -1, "pretrain": 1, "increasing": 1, "none": 0}
-PENALTIES = ("binary", "margin")
+Direction = Literal["finetune", "decreasing", "pretrain", "increasing", "none"]
+DIRECTIONS: dict[str, int] = dict(zip(get_args(Direction), (-1, -1, 1, 1, 0), strict=True))
+Penalty = Literal["binary", "margin"]
+PENALTIES: tuple[str, ...] = get_args(Penalty)
 
 
-def _check_options(direction: str, penalty: str, lam: object = 0.0) -> None:
+def _check_options(direction: Direction, penalty: Penalty, lam: object = 0.0) -> None:
     """Raise unless ``direction``/``penalty`` are known and ``lam`` is a finite float >= 0."""
     check_choice(direction, "direction", DIRECTIONS)
     check_choice(penalty, "penalty", PENALTIES)
@@ -74,8 +76,8 @@ def _check_n_trees(n_trees: object, n_models: int) -> None:
                          f"got {n_trees}")
 
 
-def direction_penalty(ku: torch.Tensor, direction: str = "finetune",
-                      penalty: str = "binary") -> torch.Tensor:
+def direction_penalty(ku: torch.Tensor, direction: Direction = "finetune",
+                      penalty: Penalty = "binary") -> torch.Tensor:
     """(N, N) penalty ``T[p, c]`` of the edge p -> c for kurtosis moving the wrong way.
 
     Args:
@@ -101,8 +103,8 @@ def direction_penalty(ku: torch.Tensor, direction: str = "finetune",
     return wrong.clamp_min(0) / scale if scale > 0 else torch.zeros_like(wrong)
 
 
-def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = 0.3, direction: str = "finetune",
-               penalty: str = "binary") -> torch.Tensor:
+def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = 0.3,
+               direction: Direction = "finetune", penalty: Penalty = "binary") -> torch.Tensor:
     """(N, N) cost ``C[p, c] = D[p, c] + lam * mean(D) * T[p, c]``, ``+inf`` on the diagonal.
 
     ``mean(D)`` includes the zero diagonal, as in the official code, so ``lam`` is relative
@@ -336,10 +338,10 @@ def build_forest(
     ku: torch.Tensor | None,
     names: Sequence[str] | None = None,
     *,
-    direction: str = "finetune",
+    direction: Direction = "finetune",
     lam: float = 0.3,
     n_trees: int | None = None,
-    penalty: str = "binary",
+    penalty: Penalty = "binary",
     cluster_distances: torch.Tensor | None = None,
 ) -> ModelForest:
     """Recover the forest from precomputed distances and kurtosis scores.
@@ -394,15 +396,15 @@ def build_forest(
 
 def recover_tree(
     models: Any,
-    direction: str = "finetune",
+    direction: Direction = "finetune",
     lam: float = 0.3,
     n_trees: int | None = None,
     *,
     layers: LayerSpec = None,
-    metric: str = "rms",
+    metric: Metric = "rms",
     kurtosis_layers: LayerSpec = None,
-    penalty: str = "binary",
-    cluster_metric: str | None = None,
+    penalty: Penalty = "binary",
+    cluster_metric: Metric | None = None,
     names: Sequence[str] | None = None,
     rtol: float | None = None,
     device: torch.device | str | None = None,
@@ -462,7 +464,7 @@ def recover_tree(
     _check_options(direction, penalty, lam)
     if metric not in ("rms", "rank"):
         raise ValueError(f"metric must be 'rms' or 'rank', got {metric!r}")
-    if cluster_metric not in (None, "rms", "rank", "l1"):
+    if cluster_metric not in (None, *METRICS):
         raise ValueError(f"cluster_metric must be None, 'rms', 'rank' or 'l1', "
                          f"got {cluster_metric!r}")
     check_rtol(rtol)
