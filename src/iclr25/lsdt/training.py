@@ -278,9 +278,9 @@ def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
     return path
 
 
-def load(path: str | Path, *, device: str | torch.device = "cpu"
+def load(path: str | Path, *, device: str | torch.device | None = None
          ) -> LongShortDecisionTransformer:
-    """Read a model written by :func:`save`, in eval mode.
+    """Read a model written by :func:`save`, in eval mode, on ``device`` (default CPU).
 
     Raises:
         ValueError: missing or unreadable file, or missing config/weights.
@@ -296,4 +296,4 @@ def load(path: str | Path, *, device: str | torch.device = "cpu"
     except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,
             json.JSONDecodeError) as exc:
         raise ValueError(f"path {str(path)!r} is not a saved LSDT model ({exc})") from None
-    return model.to(device).eval()
+    return model.to(device or "cpu").eval()
