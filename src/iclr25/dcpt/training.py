@@ -184,8 +184,8 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
         _check_layers(clf, layers)
         opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=lr)
         batches = chain([first], (_unpack(b, dev, True, n_classes) for b in stream))
-        hist, stopped, acc, taken = _pretrain_loop(net, clf, layers, opt, batches, steps, gamma,
-                                                   callback, stop)
+        hist, stopped, acc, taken = _pretrain_loop(net, clf, layers, opt, batches,
+                                                   _Run(steps, gamma, callback, stop))
     return PretrainResult(net, clf.eval(), layers, hist, taken, stopped, acc)
 
 
@@ -226,11 +226,23 @@ def _check_val(val: object, n_classes: int, dev: torch.device
     return val_lq.to(dev), val_y.to(dev)
 
 
+@dataclass(frozen=True)
+class _Run:
+    """How pre-training runs: at most ``steps`` steps, the classification loss's focal
+    exponent ``gamma``, ``callback(step, losses)`` after each step, and the validation rule
+    that may stop it early."""
+
+    steps: int
+    gamma: float
+    callback: Callable[[int, dict[str, float]], None] | None
+    stop: _Validation | None
+
+
 def _pretrain_loop(net: nn.Module, clf: DegradationClassifier, layers: tuple[str, ...],
-                   opt: torch.optim.Optimizer, batches: Iterator[Batch], steps: int,
-                   gamma: float, callback: Callable[[int, dict[str, float]], None] | None,
-                   stop: _Validation | None) -> tuple[dict[str, list[float]], str, float, int]:
+                   opt: torch.optim.Optimizer, batches: Iterator[Batch], run: _Run,
+                   ) -> tuple[dict[str, list[float]], str, float, int]:
     """The DCPT steps: (history, why it stopped, last validation accuracy, steps taken)."""
+    steps, gamma, callback, stop = run.steps, run.gamma, run.callback, run.stop
     hist: dict[str, list[float]] = {"loss": [], "pixel": [], "cls": [], "accuracy": []}
     acc = float("nan")
     bar = progress_bar(steps, "DCPT pre-training")
