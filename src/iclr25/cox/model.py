@@ -103,7 +103,8 @@ class COX(FittedIO, BaseEstimator):
         k: agreement pseudo-labels per step. min_confidence: IM-head confidence floor, (0, 1).
         kl_weight: weight of :func:`prior_kl` on disagreement rows (0 disables it).
         warmup: fraction of steps before exploring, in [0, 1] (1 = connect only).
-        steps: optimisation steps. seed: int seed for weights, batches and sampling.
+        steps: optimisation steps. seed: int, torch.Generator or None (fresh): weights, batches
+            and sampling.
         hidden: width of the OOM encoder and VIB hidden layers. batch_size: rows per stream.
         lr: AdamW learning rate.
         residual: VIB predicts ``h + g(z)`` instead of the official ``g(z)`` (see :class:`VIB`).
@@ -171,7 +172,8 @@ class COX(FittedIO, BaseEstimator):
 
     def __init__(self, n_classes: int, *, bottleneck: int = 256, beta: float = 0.0, k: int = 8,
                  min_confidence: float = 0.8, kl_weight: float = 1.0, warmup: float = 0.1,
-                 steps: int = 800, seed: int = 0, hidden: int = 256, batch_size: int = 128,
+                 steps: int = 800, seed: int | torch.Generator | None = 0, hidden: int = 256,
+                 batch_size: int = 128,
                  lr: float = 1e-3, residual: bool = False, spread_weight: float = 25.0,
                  min_pairs: int | None = None) -> None:
         self.n_classes = n_classes
@@ -199,7 +201,7 @@ class COX(FittedIO, BaseEstimator):
         check_range(self.kl_weight, "kl_weight", 0)
         check_range(self.warmup, "warmup", 0, 1)
         check_int(self.steps, "steps", 1)
-        check_int(self.seed, "seed", 0)
+        resolve_seed(self.seed)  # names the argument unless an int, a Generator or None
         check_int(self.hidden, "hidden", 1)
         check_int(self.batch_size, "batch_size", 1)
         check_range(self.lr, "lr", 0, low_open=True)
@@ -304,15 +306,15 @@ class COX(FittedIO, BaseEstimator):
     def _fit(self, data: _Data, ours: list[Warning]) -> None:
         X, names, Z, Y, yo, P = data.X, data.names, data.Z, data.Y, data.yo, data.P
         dim = Z[names[0]].shape[1]
+        gen = resolve_seed(self.seed)  # an int seed seeds the weights with itself
         self.net_ = _Net((X.shape[1], dim, self.n_classes), names, self.bottleneck, self.hidden,
-                         self.seed, self.residual).to(device=X.device, dtype=X.dtype)
+                         gen.initial_seed(), self.residual).to(device=X.device, dtype=X.dtype)
         self.names_, self.dim_, self.d_oom_ = names, dim, X.shape[1]
         counts = torch.bincount(Y[names[0]], minlength=self.n_classes).to(X.dtype)
         self.prior_ = counts / counts.sum()
         self._y_im = Y[names[0]]
         self._spread = torch.stack([Z[m].std(0).mean() for m in names]).mean()
         self.loss_ = X.new_zeros(self.steps)
-        gen = resolve_seed(self.seed)
         opt = torch.optim.AdamW(self.net_.parameters(), lr=self.lr, weight_decay=1e-4,
                                 betas=(0.9, 0.95))
         optim = _Optim(opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps,
@@ -501,6 +503,6 @@ class COX(FittedIO, BaseEstimator):
 
     def _new_module(self, name: str) -> nn.Module:
         return _Net((self.d_oom_, self.dim_, self.n_classes), self.names_, self.bottleneck,
-                    self.hidden, self.seed, self.residual)
+                    self.hidden, resolve_seed(self.seed).initial_seed(), self.residual)
 
 

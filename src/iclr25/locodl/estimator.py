@@ -9,7 +9,7 @@ import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range
+from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
 
 Engine = Literal["simulated", "gloo"]
@@ -29,7 +29,8 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         max_iter: iterations at most. tol: stop at ‖y_r − y_{r−1}‖ ≤ tol·max(1, ‖y_r‖).
         engine: "simulated" (all clients in this process) or "gloo" (``n_proc`` processes).
         n_proc: processes of the gloo engine (1 ≤ n_proc ≤ clients).
-        seed: the coin and compressor streams (None: fresh).
+        seed: the coin and compressor streams: an int, a torch.Generator (the seed it was
+            made with) or None (fresh).
 
     Attributes:
         coef_ (1, d), intercept_ (1,) zeros, classes_, n_rounds_, n_iter_, uplink_bits_ (per
@@ -46,7 +47,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
 
     def __init__(self, alpha: float = 1e-3, *, n_clients: int = 10, compressor: str = "rand-1",
                  max_iter: int = 100_000, tol: float = 1e-10, engine: Engine = "simulated",
-                 n_proc: int = 2, seed: int | None = None) -> None:
+                 n_proc: int = 2, seed: int | torch.Generator | None = None) -> None:
         self.alpha = alpha
         self.n_clients = n_clients
         self.compressor = compressor
@@ -66,8 +67,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         check_range(self.tol, "tol", 0.0)
         check_choice(self.engine, "engine", Engine)
         check_int(self.n_proc, "n_proc", 1)
-        if self.seed is not None:
-            check_int(self.seed, "seed", 0)
+        resolve_seed(self.seed)  # names the argument unless an int, a Generator or None
 
     def fit(self, X: object, y: object, client_ids: object = None) -> LoCoDLClassifier:
         """Fit on X (N, d) with two-class labels y (N,); client_ids (N,) or None.
@@ -105,9 +105,9 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             raise ValueError(f"n_proc must be <= the number of clients "
                              f"({objective.n_clients}), got {self.n_proc}")
         self.classes_ = objective.classes.cpu().numpy()
-        seed = self.seed
-        if seed is None:
-            seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 1)
+        # an int as it is (a Generator: the seed it was made with; None: a fresh one), since
+        # the gloo engine hands it to other processes
+        seed = resolve_seed(self.seed).initial_seed()
         kw = dict(compressor=self.compressor, max_iter=self.max_iter, tol=self.tol, seed=seed)
         if self.engine == "simulated":
             run = locodl(objective, **kw)

@@ -233,7 +233,7 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
                  groups: object = None, shared: bool = False, dim: int = 64, depth: int = 2,
                  heads: int = 4, decoder_depth: int = 1, mask_ratio: float = 0.75,
                  epochs: int = 20, batch_size: int = 256, lr: float = 2e-3,
-                 weight_decay: float = 0.05, seed: int | None = 0) -> None:
+                 weight_decay: float = 0.05, seed: int | torch.Generator | None = 0) -> None:
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
         self.dependence = dependence

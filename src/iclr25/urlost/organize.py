@@ -463,7 +463,7 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
     def __init__(self, n_clusters: int = 16, *, n_neighbors: int = 10,
                  dependence: Dependence = "corr", density: object = None, w: float = 1.0,
                  bins: int = 16, drop_first: bool = False, flat: bool = False,
-                 seed: int | None = 0) -> None:
+                 seed: int | torch.Generator | None = 0) -> None:
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
         self.dependence = dependence
