@@ -117,9 +117,9 @@ def test_relevance_scale_is_selected_on_training_lanes_only(monkeypatch):
 
     calls = []
 
-    def fake_run(arm, seed, num_envs, iterations, scale, bc_epochs, n_codes, targets, device):
-        calls.append((arm, seed, scale, tuple(targets)))
-        vl = abs(np.log10(scale) + 1) + 0.01 * seed     # best at λ_C = 0.1
+    def fake_run(job):
+        calls.append((job.arm, job.seed, job.relevance_scale, tuple(job.targets)))
+        vl = abs(np.log10(job.relevance_scale) + 1) + 0.01 * job.seed  # best at λ_C = 0.1
         return dict(vl={b: vl for b in C.BUDGETS}, violated=0.5, factors=torch.zeros(4))
 
     monkeypatch.setattr(C, "_run", fake_run)
