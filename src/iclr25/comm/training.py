@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_choice,
     check_int,
@@ -161,7 +162,7 @@ def features(model: CoMM, xs: Sequence[object], objective: Objective = "comm", *
     return torch.cat(out)
 
 
-def linear_probe(F_tr: object, y_tr: object, F_te: object, y_te: object, *,
+def linear_probe(F_tr: ArrayLike, y_tr: ArrayLike, F_te: ArrayLike, y_te: ArrayLike, *,
                  max_iter: int = 200, cv: int = 3) -> float:
     """Balanced accuracy of a linear probe on frozen features (the paper's evaluation).
 

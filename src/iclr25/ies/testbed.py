@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_int,
     check_labels,
@@ -71,7 +72,7 @@ class TrainLog:
         return d
 
 
-def _check_data(X: object, y: object, X_test: object, y_test: object,
+def _check_data(X: ArrayLike, y: ArrayLike, X_test: ArrayLike, y_test: ArrayLike,
                 model: torch.nn.Module | None) -> tuple[torch.Tensor, ...]:
     """The four tensors converted once: inputs to the model's dtype (float32 by default)."""
     first = None if model is None else next(iter(model.parameters()), None)
@@ -99,10 +100,10 @@ def _check_stopper(stopper: object, n: int) -> InstanceEarlyStopping | None:
 
 
 def train(
-    X: object,
-    y: object,
-    X_test: object,
-    y_test: object,
+    X: ArrayLike,
+    y: ArrayLike,
+    X_test: ArrayLike,
+    y_test: ArrayLike,
     *,
     stopper: InstanceEarlyStopping | None = None,
     model: torch.nn.Module | None = None,
