@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -476,18 +478,24 @@ class Checkpoint:
     layers: tuple[str, ...] | None = None
 
 
-def save(path: str | Path, model: nn.Module, *, classifier: DegradationClassifier | None = None,
+def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifier | None = None,
          kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None) -> Path:
     """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
 
     A :class:`UNet`'s width/depth are stored so :func:`load` can rebuild it; any other model
-    is reloaded into an instance passed to :func:`load`.
+    is reloaded into an instance passed to :func:`load`. The order is gsd's and lsdt's:
+    ``save(obj, path)``; the old ``save(path, model)`` still works, with a DeprecationWarning.
 
     Raises:
         ValueError: ``path`` not ending in .safetensors or its directory missing;
             ``kinds`` length not matching the classifier.
     """
     from safetensors.torch import save_file
+
+    if isinstance(model, (str, os.PathLike)) and isinstance(path, nn.Module):
+        warnings.warn("dcpt.save(path, model) is deprecated: call save(model, path)",
+                      DeprecationWarning, stacklevel=2)
+        model, path = path, model
 
     p = Path(path)
     if p.suffix != ".safetensors":
@@ -516,14 +524,14 @@ def save(path: str | Path, model: nn.Module, *, classifier: DegradationClassifie
 
 
 def load(path: str | Path, model: nn.Module | None = None, *,
-         device: torch.device | str = "cpu") -> Checkpoint:
+         device: torch.device | str | None = None) -> Checkpoint:
     """Read a checkpoint written by :func:`save`.
 
     Args:
         path: the ``.safetensors`` file.
         model: an instance to load the weights into (needed for non-:class:`UNet` models);
             it is not modified, a loaded copy is returned.
-        device: where the loaded modules live.
+        device: where the loaded modules live (default CPU).
 
     Raises:
         ValueError: unreadable file, not a DCPT checkpoint, or weights not matching ``model``.
@@ -560,10 +568,10 @@ def load(path: str | Path, model: nn.Module | None = None, *,
                                  if k.startswith("classifier.")})
         except RuntimeError as exc:
             raise ValueError(f"classifier weights in {p} do not match: {exc}") from None
-        clf = clf.to(device).eval()
+        clf = clf.to(device or "cpu").eval()
     kinds = tuple(meta["kinds"]) if "kinds" in meta else None
     layers = tuple(meta["layers"]) if "layers" in meta else getattr(net, "tap_layers", None)
-    return Checkpoint(net.to(device).eval(), clf, kinds, layers)
+    return Checkpoint(net.to(device or "cpu").eval(), clf, kinds, layers)
 
 
 @torch.no_grad()
