@@ -12,39 +12,18 @@ Usage: ``python benchmarks/crh.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from _timing import agree, compare, timed_row
 from scipy import stats
 from torch import nn
 from torch.func import grad, vmap
 
 from iclr25.crh import AlignmentProbe, alignment_score, power_law_exponent
 
-
-def timeit(fn, repeat):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
-
-
-def timeit_pair(fa, fb, repeat):
-    """Best-of-``repeat`` times of two functions, run alternately (fair under shared load)."""
-    ta = tb = float("inf")
-    out_a = out_b = None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out_a = fa()
-        ta = min(ta, time.perf_counter() - t)
-        t = time.perf_counter()
-        out_b = fb()
-        tb = min(tb, time.perf_counter() - t)
-    return ta, out_a, tb, out_b
+M = "crh"
 
 
 def normcov(v):
@@ -55,10 +34,10 @@ def normcov(v):
     return v.T @ v / len(v) - torch.outer(mu, mu)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
     n, width, repeat = (2000, 64, 15) if args.quick else (20000, 256, 5)
     torch.manual_seed(0)
@@ -66,8 +45,6 @@ def main() -> None:
                           nn.Linear(width, 10))
     X, y = torch.randn(n, 32), torch.randint(0, 10, (n,))
     loader = [(X[i:i + 500], y[i:i + 500]) for i in range(0, n, 500)]
-    rows = []
-
     probe = AlignmentProbe(model, layers="2")
 
     def reference():
@@ -81,34 +58,33 @@ def main() -> None:
                 "G_a": normcov(g_b @ W)}
 
     # ours also scores the six relations; the reference stops at the covariances
-    t_probe, res, t_ref, ref = timeit_pair(lambda: probe.run(loader)["2"], reference, repeat)
-    dev = max(float((res.matrices[k] - ref[k]).abs().max()) for k in ref)
-    rows.append(("4 covariances, layer 64x64" if args.quick else f"4 covariances, {width}^2",
-                 t_probe, "torch.func vmap(grad)", t_ref, f"max |Δ| {dev:.1e}"))
+    res = probe.run(loader)["2"]
+    dev = max(agree(res.matrices[k], v, atol=1e-6, what=k) for k, v in reference().items())
+    t_o, t_p = compare(lambda: probe.run(loader), reference, repeat)
+    timed_row(M, f"4 covariances, n={n}, layer {width}x{width}", t_o, t_p,
+              peer_name="torch.func vmap(grad), all samples stored",
+              agreement=f"max |Δ| {dev:.0e}")
 
     A, B = res.matrices["H_b"], res.matrices["Z_b"]
     mask = ~np.eye(A.shape[0], dtype=bool)
-    t_ours, ours = timeit(lambda: float(alignment_score(A, B)), 20)
     An, Bn = A.numpy(), B.numpy()
-    t_sp, peer = timeit(lambda: stats.pearsonr(An[mask], Bn[mask])[0], 20)
-    rows.append(("alignment_score", t_ours, "scipy pearsonr", t_sp, f"|Δ| {abs(ours - peer):.1e}"))
-
-    t_ours, fit = timeit(lambda: power_law_exponent(A, B), 20)
+    dev = agree(alignment_score(A, B), stats.pearsonr(An[mask], Bn[mask])[0], atol=1e-10,
+                what="alignment score")
+    t_o, t_p = compare(lambda: float(alignment_score(A, B)),
+                       lambda: stats.pearsonr(An[mask], Bn[mask])[0], 21)
+    timed_row(M, "alignment_score", t_o, t_p, peer_name="scipy pearsonr off-diagonal",
+              agreement=f"|Δ| {dev:.0e}")
 
     def peer_fit():
         lam, V = np.linalg.eigh(Bn)
-        a = np.einsum("ji,jk,ki->i", V, An, V)
+        a = (V * (An @ V)).sum(0)
         keep = (lam > 1e-6 * lam.max()) & (a > 0)
         return stats.linregress(np.log(lam[keep]), np.log(a[keep])).slope
 
-    t_sp, slope = timeit(peer_fit, 20)
-    rows.append(("power_law_exponent", t_ours, "numpy eigh + linregress", t_sp,
-                 f"|Δ| {abs(fit.exponent - slope):.1e}"))
-
-    print(f"n={n} samples, hidden width {width}, best of repeats, 1 thread")
-    print(f"{'ours':28s} {'s':>9s}   {'peer':24s} {'s':>9s} {'peer/ours':>9s}  agreement")
-    for name, t1, peer_name, t2, agree in rows:
-        print(f"{name:28s} {t1:9.4f}   {peer_name:24s} {t2:9.4f} {t2 / t1:9.2f}  {agree}")
+    dev = agree(power_law_exponent(A, B).exponent, peer_fit(), atol=1e-8, what="exponent")
+    t_o, t_p = compare(lambda: power_law_exponent(A, B), peer_fit, 21)
+    timed_row(M, "power_law_exponent", t_o, t_p, peer_name="numpy eigh + scipy linregress",
+              agreement=f"|Δ| {dev:.0e}")
 
 
 if __name__ == "__main__":

@@ -23,13 +23,11 @@ Usage: ``python benchmarks/dcpt.py [--quick] [--step-only]``.
 from __future__ import annotations
 
 import argparse
-import os
-import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from _timing import cpu_median
+from _timing import compare, measure, row, timed_row
 from skimage import exposure, restoration
 
 from iclr25.datasets.images import (
@@ -52,11 +50,21 @@ from iclr25.dcpt import (
 )
 from iclr25.dcpt.claim import FULL, QUICK
 
+M = "dcpt"
+
 PARAMS = {"noise": {"sigma": 25 / 255}, "blur": {"sigma": 2.0},
           "low_light": {"k": FULL.low_light_k, "gamma": FULL.low_light_gamma}}
 
 
 KINDS = FULL.kinds      # QUICK has the same
+
+
+def _peer_name() -> str:
+    try:
+        import bm3d  # noqa: F401
+    except ImportError:
+        return "oracle-routed scikit-image restorers"
+    return "oracle-routed restorers (BM3D, Richardson-Lucy, CLAHE)"
 
 
 def classical(x: np.ndarray, kind: str) -> np.ndarray:
@@ -82,15 +90,6 @@ def classical(x: np.ndarray, kind: str) -> np.ndarray:
     return x
 
 
-def timeit(fn, repeat=3):
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def l1_step(net, opt, lq, gt):
     loss = F.l1_loss(net(lq), gt)
     opt.zero_grad()
@@ -113,20 +112,13 @@ def classifier_pass(clf, feats, y):
     focal_loss(clf(feats), y).backward()
 
 
-def cpu_time(fn):
-    fn()                          # warm-up: oneDNN primitive caches, allocator
-    return cpu_median(fn, 3)
-
-
 def step_costs(train: list, s: object, quick: bool) -> None:
     """The DCPT step vs a plain L1 step of the same restorer, in CPU time (median of 3), and
     its floor: its parts timed alone (the restorer on the clean and the degraded batch in one
     L1 step, plus the classifier's forward and backward on the tapped features): the maths
     fixes those FLOPs, so no rewrite of the step that keeps it can go below the floor."""
-    print(f"\nload average {os.getloadavg()[0]:.1f} (CPU time, one thread, median of 3)")
-    print(f"{'crop':>6s}{'L1 step ms':>12s}{'DCPT step ms':>14s}{'ratio':>8s}"
-          f"{'both ms':>9s}{'clf ms':>8s}{'floor':>7s}")
-    ratios, floors = [], []
+    print("\nDCPT step vs L1 step (CPU time, one thread, alternating, median of 3); floor: "
+          "its parts timed alone")
     for size in (32, 64) if quick else (32, 64, 128):
         b_lq, b_gt, b_y = AllInOnePairs(train, KINDS, size, 12, seed=2, params=PARAMS).take(12)
         net = UNet(width=s.width)
@@ -136,20 +128,15 @@ def step_costs(train: list, s: object, quick: bool) -> None:
         with torch.no_grad(), FeatureTap(net, net.tap_layers) as tap:
             net(b_lq)
             feats = [f.detach().requires_grad_() for f in tap.features]
-
-        ta = cpu_time(lambda n=net, o=opt, a=b_lq, b=b_gt: l1_step(n, o, a, b))
-        tb = cpu_time(lambda n=net, c=clf, o=opt, a=b_lq, b=b_gt, t=b_y:
-                      dcpt_step(n, c, o, a, b, t))
-        tf = cpu_time(lambda n=net, o=opt, a=both_lq, b=both_gt: l1_step(n, o, a, b))
-        tc = cpu_time(lambda c=clf, f=feats, t=b_y: classifier_pass(c, f, t))
-        print(f"{size:6d}{1e3 * ta:12.1f}{1e3 * tb:14.1f}{tb / ta:8.2f}{1e3 * tf:9.1f}"
-              f"{1e3 * tc:8.1f}{(tf + tc) / ta:7.2f}")
-        ratios.append(tb / ta)
-        floors.append((tf + tc) / ta)
-    worst = max(ratios)
-    print(f"TARGET DCPT step <= 2.2x an L1 step at every crop: worst {worst:.2f}x -> "
-          f"{'met' if worst <= 2.2 else 'missed'}; floor (its parts alone) "
-          f"{max(floors):.2f}x at that crop set: the ceiling of any change that keeps the maths")
+        tb, ta = compare(lambda n=net, c=clf, o=opt, a=b_lq, b=b_gt, t=b_y:
+                         dcpt_step(n, c, o, a, b, t),
+                         lambda n=net, o=opt, a=b_lq, b=b_gt: l1_step(n, o, a, b), 3)
+        tf = measure(lambda n=net, o=opt, a=both_lq, b=both_gt: l1_step(n, o, a, b), 3).cpu
+        tc = measure(lambda c=clf, f=feats, t=b_y: classifier_pass(c, f, t), 3).cpu
+        timed_row(M, f"pre-training step, crop {size}, batch 12", tb, ta, target=1 / 2.2,
+                  peer_name="L1 step of the same U-Net", agreement="same restorer and batch; "
+                  "DCPT adds the classifier", note=f"floor (parts alone) {(tf + tc) / ta.cpu:.2f}x "
+                  "an L1 step; target: DCPT step <= 2.2x an L1 step")
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -159,11 +146,11 @@ def step_costs(train: list, s: object, quick: bool) -> None:
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--step-only", action="store_true", help="only the step-cost table")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
     s = QUICK if args.quick else FULL
     train = [load_image(n, max_side=256) for n in RGB_IMAGES if n not in TEST_IMAGES]
@@ -194,9 +181,7 @@ def vs_classical(train: list, s: object, quick: bool) -> None:
     scratch = finetune(init, iter(pairs), steps=s.finetune_steps, lr=s.lr).model
 
     lq_np = lq.permute(0, 2, 3, 1).double().numpy()
-    t0 = time.perf_counter()
     cls_out = np.stack([classical(lq_np[i], KINDS[int(y[i])]) for i in range(len(y))])
-    t_cls_crops = time.perf_counter() - t0
     cls_t = torch.from_numpy(cls_out).permute(0, 3, 1, 2).float()
     outs = {"input": lq, "classical (oracle)": cls_t, "scratch U-Net": restore(scratch, lq),
             "DCPT U-Net": restore(dcpt_net, lq)}
@@ -216,16 +201,19 @@ def vs_classical(train: list, s: object, quick: bool) -> None:
     big = [load_image(n, max_side=512) for n in TEST_IMAGES]
     big_lq, _, big_y = AllInOnePairs(big, KINDS, 256, 5, seed=1, params=PARAMS).take(5)
     big_np = big_lq.permute(0, 2, 3, 1).double().numpy()
-    t_cls = timeit(lambda: [classical(big_np[i], KINDS[int(big_y[i])]) for i in range(5)], 1)
-    t_net = timeit(lambda: restore(dcpt_net, big_lq), 3)
-    ips_cls, ips_net = 5 / t_cls, 5 / t_net
-    print(f"\nimages/s at 256x256 (one thread): classical {ips_cls:.2f}, DCPT U-Net "
-          f"{ips_net:.2f}, ratio {ips_net / ips_cls:.1f}x   (classical on crops: "
-          f"{len(y) / t_cls_crops:.1f}/s)")
+    t_net, t_cls = compare(lambda: restore(dcpt_net, big_lq),
+                           lambda: [classical(big_np[i], KINDS[int(big_y[i])]) for i in range(5)],
+                           3)
+    agreement = (f"mean PSNR on {s.size}px crops: DCPT {means['DCPT U-Net']:.2f} dB, classical "
+                 f"{means['classical (oracle)']:.2f} dB")
+    row(M, "images/s at 256x256", 5 / t_net.cpu, 5 / t_cls.cpu, better="higher",
+        unit="images/s CPU", peer_name=_peer_name(), target=10,
+        agreement=agreement, wall=(5 / t_net.wall, 5 / t_cls.wall), note="median of 3 each")
     gap = means["DCPT U-Net"] - means["classical (oracle)"]
-    met = gap >= 1 and ips_net >= 10 * ips_cls
-    print(f"TARGET DCPT >= classical + 1.0 dB at >= 10x images/s: gap {gap:+.2f} dB, "
-          f"speed {ips_net / ips_cls:.1f}x -> {'met' if met else 'NOT met'}")
+    row(M, f"mean PSNR over kinds, {s.size}px held-out crops", means["DCPT U-Net"],
+        means["classical (oracle)"], better="higher", unit="dB",
+        peer_name=_peer_name(), target="≥ peer + 1.0 dB",
+        met=gap >= 1.0, note=f"scratch U-Net {means['scratch U-Net']:.2f} dB")
     print(f"DCPT vs scratch: {means['DCPT U-Net'] - means['scratch U-Net']:+.2f} dB")
 
 

@@ -12,14 +12,16 @@ tensor state against a per-sample Python loop over dicts (the released code's st
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import torch
+from _timing import compare, row, timed_row
 
 from iclr25.datasets import digits
 from iclr25.ies import InstanceEarlyStopping, LossThresholdStopping
 from iclr25.ies.testbed import train
+
+M = "ies"
 
 
 def training_table(epochs: int, seeds: list[int]) -> None:
@@ -44,6 +46,7 @@ def training_table(epochs: int, seeds: list[int]) -> None:
             f"{'forwards':>10}{'saved %':>9}{'final acc':>10}{'d acc':>7}{'best acc':>9}")
     print(head)
     print("-" * len(head))
+    mean = {}
     for name, logs in rows.items():
         t = np.mean([g.seconds for g in logs])
         bp = np.mean([g.n_backprop for g in logs])
@@ -51,8 +54,16 @@ def training_table(epochs: int, seeds: list[int]) -> None:
         acc = 100 * np.mean([g.final_acc for g in logs])
         best = 100 * np.mean([g.best_acc for g in logs])
         saved = 100 * np.mean([g.saved_fraction for g in logs])
+        mean[name] = (bp, acc, t)
         print(f"{name:<24}{t:>8.2f}{t / base_t:>8.2f}{bp:>11.0f}{bp / base_bp:>8.3f}"
               f"{fw:>10.0f}{saved:>9.1f}{acc:>10.2f}{acc - base_acc:>+7.2f}{best:>9.2f}")
+    ies = mean["IES shipped d=1e-3"]
+    for peer in ("plain", "loss<1e-3"):
+        p = mean[peer]
+        row(M, f"digits MLP, {epochs} epochs: backpropagated instances", ies[0], p[0],
+            peer_name=f"{peer} training" if peer == "plain" else f"small-loss removal ({peer})",
+            unit="backprops", agreement=f"final accuracy {ies[1]:.2f}% vs {p[1]:.2f}%",
+            note=f"wall s {ies[2]:.2f} vs {p[2]:.2f}; seeds {seeds}")
 
 
 class _LoopState:
@@ -83,10 +94,7 @@ class _LoopState:
 
 
 def bookkeeping_table(sizes: list[int], epochs: int) -> None:
-    print(f"\nper-epoch bookkeeping (update all + step), {epochs} epochs, mean s/epoch")
-    head = f"{'n_samples':>10}{'tensor s':>11}{'loop s':>11}{'loop/tensor':>13}{'same set':>10}"
-    print(head)
-    print("-" * len(head))
+    print(f"\nbookkeeping (update all + step) over {epochs} epochs")
     for n in sizes:
         g = torch.Generator().manual_seed(0)
         rate = torch.rand(n, 1, generator=g, dtype=torch.float64)
@@ -94,27 +102,34 @@ def bookkeeping_table(sizes: list[int], epochs: int) -> None:
         traj = torch.exp(-rate * t) + 1e-4 * torch.randn(n, epochs, generator=g,
                                                          dtype=torch.float64)
         idx = torch.arange(n)
-        ies = InstanceEarlyStopping(n, delta=1e-3)
-        t0 = time.perf_counter()
-        for e in range(epochs):
-            ies.update(idx, traj[:, e])
-            ies.step()
-        t_tensor = (time.perf_counter() - t0) / epochs
-        loop = _LoopState(n, 1e-3)
         idx_l, traj_l = idx.tolist(), traj.T.tolist()
-        t0 = time.perf_counter()
-        for e in range(epochs):
-            loop.update(idx_l, traj_l[e])
-            excluded = loop.step()
-        t_loop = (time.perf_counter() - t0) / epochs
-        same = sorted(excluded) == ies.excluded_indices.tolist()
-        print(f"{n:>10}{t_tensor:>11.5f}{t_loop:>11.4f}{t_loop / t_tensor:>13.1f}{same!s:>10}")
+
+        def tensor(idx=idx, traj=traj, n=n):
+            ies = InstanceEarlyStopping(n, delta=1e-3)
+            for e in range(epochs):
+                ies.update(idx, traj[:, e])
+                ies.step()
+            return ies.excluded_indices.tolist()
+
+        def loop(idx_l=idx_l, traj_l=traj_l, n=n):
+            state = _LoopState(n, 1e-3)
+            for e in range(epochs):
+                state.update(idx_l, traj_l[e])
+                excluded = state.step()
+            return sorted(excluded)
+
+        ours, peer = tensor(), loop()
+        assert ours == peer, "the two bookkeepers exclude different samples"
+        t_o, t_p = compare(tensor, loop, 3)
+        timed_row(M, f"bookkeeping, {epochs} epochs of n={n}", t_o, t_p,
+                  peer_name="per-sample Python loop (released code's structure)",
+                  agreement=f"same mastered set ({len(ours)} samples)")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="one seed, 30 epochs, small sizes")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
     if args.quick:
         training_table(epochs=30, seeds=[0])

@@ -21,6 +21,7 @@ import argparse
 import time
 
 import numpy as np
+from _timing import peak_rss_mb, row
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.datasets import make_blobs
 
@@ -32,6 +33,8 @@ from iclr25.kmeans.testbed import (
     rerun_kmeans_changes,
     rms_radius,
 )
+
+M = "kmeans"
 
 
 def checkpoints(n: int, count: int = 20) -> list[int]:
@@ -118,10 +121,17 @@ def table(name, X, k, rerun_steps, seed=0):
     print(f"\n{name}: n={n}, d={X.shape[1]}, k={k}; change = move > {tol:.3g} (1e-3 RMS)")
     print(f"{'method':30s} {'changes':>9s} {'ours/peer':>9s} {'mean cost':>9s} "
           f"{'max cost':>9s} {'points/s':>10s} {'ours faster':>11s}")
+    ours_cost = float(np.mean(np.array(rows["ours"][1]) / np.array(ref)))
     for m, (ch, costs, secs) in rows.items():
         r = np.array(costs) / np.array(ref[:len(costs)])
         print(f"{m:30s} {ch:9d} {ours_changes / ch:9.4f} {r.mean():9.3f} {r.max():9.3f} "
               f"{n / secs:10.0f} {secs / ours_secs:10.2f}x")
+        if m != "ours":
+            row(M, f"{name}: centre changes", ours_changes, ch, peer_name=m, unit="changes",
+                target=100, agreement=f"mean cost / KMeans(n_init=5): {ours_cost:.3f} vs "
+                f"{r.mean():.3f}", note="target: <= 0.01x the peer's changes at cost <= 1.2")
+            row(M, f"{name}: points/s", n / ours_secs, n / secs, peer_name=m, better="higher",
+                unit="points/s wall", note="one pass each")
     tag = "" if rerun_steps >= n else f" (first {rerun_steps} steps; time est.)"
     ours_prefix = ConsistentKMeans(k, seed=seed).fit(X[:rerun_steps]).n_center_changes_
     print(f"{'KMeans re-run each step':30s} {int(rr[-1]):9d} "
@@ -130,26 +140,39 @@ def table(name, X, k, rerun_steps, seed=0):
     if rerun_steps < n:
         print(f"  (re-run: changes on the first {rerun_steps} arrivals, against ours "
               f"({ours_prefix}) on the same prefix; points/s from timed fits, extrapolated)")
+    row(M, f"{name}: time for the stream", ours_secs, rr_secs, unit="s wall", target=100,
+        peer_name="KMeans(n_init=1) re-run at every arrival" + (" (extrapolated from 4 fits)"
+                                                                if rerun_steps < n else ""),
+        agreement=f"changes on the first {rerun_steps} arrivals: {ours_prefix} vs {int(rr[-1])}")
+
+
+def _fit_job(n: int, seed: int = 0) -> None:
+    X, _ = make_blobs(n, n_features=10, centers=10, random_state=seed)
+    ConsistentKMeans(10, seed=seed).fit(X)
 
 
 def growth(sizes, seed=0):
-    print("\ngrowth with n (make_blobs d=10, k=10): ours")
+    print("\ngrowth with n (make_blobs d=10, k=10): ours; memory = measured peak RSS of the fit "
+          "(data included) in a spawned process")
     print(f"{'n':>8s} {'changes':>8s} {'k ln n':>8s} {'reclust.':>8s} {'seconds':>8s} "
-          f"{'points/s':>9s} {'memory MB':>9s}")
+          f"{'points/s':>9s} {'peak MB':>9s}")
     for n in sizes:
         X, _ = make_blobs(n, n_features=10, centers=10, random_state=seed)
         t0 = time.perf_counter()
         km = ConsistentKMeans(10, seed=seed).fit(X)
         s = time.perf_counter() - t0
-        mem = km._buf.numel() * 8 / 2**20
+        mem = peak_rss_mb(_fit_job, n, seed)
         print(f"{n:8d} {km.n_center_changes_:8d} {10 * np.log(n):8.1f} "
               f"{km.n_reclusterings_:8d} {s:8.2f} {n / s:9.0f} {mem:9.1f}")
+    row(M, f"make_blobs n={n}: points/s", n / s, None, peer_name="-", better="higher",
+        unit="points/s wall", target="≥ 10^4 at n = 1e5" if n == 100_000 else "",
+        met=n / s >= 1e4 if n == 100_000 else None)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     n_blobs = 10_000 if args.quick else 100_000
     for order in ("random", "sorted"):
         X, _ = digits_stream(order, 0)

@@ -18,6 +18,7 @@ import statistics
 import time
 
 import torch
+from _timing import row
 
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt import (
@@ -32,6 +33,8 @@ from iclr25.lsdt import (
 )
 from iclr25.lsdt.claim import ARMS, MODEL, OPT, LongShort, _arm, _data
 from iclr25.lsdt.testbed import PENDULUM_EXPERT_RETURN
+
+M = "lsdt"
 
 HAVE_HF = importlib.util.find_spec("transformers") is not None
 
@@ -90,6 +93,7 @@ def timing(ds: OfflineDataset, context: int, hidden: int, n_blocks: int, batch: 
     one = tuple(x[:1] for x in batches[0])
     runs = {name: step_fn(name, m) for name, m in models.items()}
     step = {name: [] for name in models}
+    cpu = {name: [] for name in models}
     act = {name: [] for name in models}
     for name, m in models.items():                                     # warm-up
         run = runs[name]
@@ -98,16 +102,18 @@ def timing(ds: OfflineDataset, context: int, hidden: int, n_blocks: int, batch: 
     for b in batches[1:]:
         for name, m in models.items():
             m.train()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             runs[name](b, True)
             step[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
             m.eval()
             with torch.no_grad():
                 t0 = time.perf_counter()
                 runs[name](one, False)
                 act[name].append(time.perf_counter() - t0)
     return [(name, context, 1e3 * statistics.median(step[name]),
-             1e3 * statistics.median(act[name]), sum(p.numel() for p in m.parameters()))
+             1e3 * statistics.median(act[name]), sum(p.numel() for p in m.parameters()),
+             1e3 * statistics.median(cpu[name]))
             for name, m in models.items()]
 
 
@@ -167,8 +173,9 @@ def quality(setting: LongShort) -> list[tuple]:
         cue, pend = _data(setting, seed)
         for task, ds in (("DelayedCue success", cue), ("Pendulum normalised return", pend)):
             for arm in ARMS:
-                rows.append((task, arm, seed, _arm(setting, "cue" if ds is cue else "pendulum",
-                                                   arm, seed, ds, "cpu")))
+                _, after = _arm(setting, "cue" if ds is cue else "pendulum", arm, seed, ds,
+                                "cpu")  # (step-0 score, trained score)
+                rows.append((task, arm, seed, after))
             if not HAVE_HF:
                 continue
             if ds is cue:
@@ -187,10 +194,10 @@ def quality(setting: LongShort) -> list[tuple]:
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
     reps = 5 if args.quick else 30
     ds = delayed_cue_dataset(200, 40, seed=0)
@@ -200,15 +207,19 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]:.1f} | {r[3]:.2f} | {r[4]:,} |")
-    at20 = {r[0]: r[2] for r in rows if r[1] == 20}
-    print(f"\nK=20, hidden 128, batch 64: LSDT / DT train step = {at20['LSDT'] / at20['DT']:.2f}"
-          " (target <= 1.5)")
-    if "HF DT" in at20:
-        print(f"LSDT / HF DT train step = {at20['LSDT'] / at20['HF DT']:.2f} (target <= 1.2)")
-    else:
-        print("transformers not installed: HF DT peer skipped (pip install transformers)")
+    at20 = {r[0]: r for r in rows if r[1] == 20}
+    for peer, target in (("DT", 1 / 1.5), ("HF DT", 1 / 1.2)):
+        if peer not in at20:
+            print("transformers not installed: HF DT peer skipped (pip install transformers)")
+            continue
+        a, b = at20["LSDT"], at20[peer]
+        row(M, "train step K=20, hidden 128, batch 64", a[5], b[5], unit="ms CPU",
+            peer_name="our Decision Transformer" if peer == "DT" else
+            "transformers.DecisionTransformerModel", target=target, wall=(a[2], b[2]),
+            agreement="same batches, width, depth", note=f"median of {reps} alternating "
+            f"steps; target: LSDT <= {1 / target:.1f}x")
     for name in at20:
-        ks = [r for r in rows if r[0] == name]
+        ks = [r for r in rows if r[0] == name]  # noqa: B007
         print(f"growth {name}: " + ", ".join(f"K={r[1]}: {r[2]:.1f} ms" for r in ks))
     setting = (LongShort(seeds=(0,), cue_steps=200, pendulum_steps=300, pendulum_episodes=20,
                          pendulum_tests=4) if args.quick else
@@ -217,8 +228,16 @@ def main() -> None:
           f"{setting.pendulum_steps} Pendulum steps)")
     print("| task | model | seed | value |")
     print("|---|---|---|---|")
-    for r in quality(setting):
+    q = quality(setting)
+    for r in q:
         print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} |")
+    vals = {(r[0], r[1]): r[3] for r in q}
+    for task in dict.fromkeys(r[0] for r in q):
+        if (task, "HF DT") in vals:
+            row(M, f"{task}, seed 0 ({setting.cue_steps} cue / {setting.pendulum_steps} "
+                "Pendulum steps)", vals[(task, "LSDT")], vals[(task, "HF DT")], better="higher",
+                unit="score", peer_name="transformers.DecisionTransformerModel",
+                agreement="same data, recipe and seed")
 
 
 if __name__ == "__main__":

@@ -12,13 +12,12 @@ time per 10^6 field evaluations, peak extra memory of a grid evaluation, IoU and
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import os
-import statistics
 import time
 
 import numpy as np
 import torch
+from _timing import agree, compare, peak_rss_mb, row, timed_row
 from scipy.interpolate import RBFInterpolator
 from sklearn.gaussian_process.kernels import Matern
 from sklearn.kernel_ridge import KernelRidge
@@ -26,36 +25,12 @@ from sklearn.kernel_ridge import KernelRidge
 from iclr25.matern import KernelSurface, chamfer_l1, iou, make_shape
 
 REG, OFF, H, NU = 1e-7, 0.005, 0.5, 1.5
+M = "matern"
 
 
 def _grid(res):
     ax = np.linspace(-0.55, 0.55, res)
     return np.stack(np.meshgrid(ax, ax, ax, indexing="ij"), -1).reshape(-1, 3)
-
-
-def _rss_kb(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field):
-            return int(line.split()[1])
-    return 0
-
-
-def _child(fn, q):
-    base = _rss_kb("VmRSS")
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")                        # reset the peak-RSS counter
-    fn()
-    q.put((_rss_kb("VmHWM") - base) / 1024)
-
-
-def peak_mb(fn):
-    """Peak extra resident memory (MB) of fn() run in a forked child."""
-    ctx = mp.get_context("fork")
-    q = ctx.Queue()
-    p = ctx.Process(target=_child, args=(fn, q))
-    p.start()
-    p.join()
-    return q.get() if not q.empty() else float("nan")
 
 
 def data(n, seed=0):
@@ -86,23 +61,10 @@ def timed(fn, repeat=1):
     return out, best
 
 
-def _cpu3(fn):
-    """Result and the median CPU time (process_time) of 3 runs."""
-    ts = []
-    for _ in range(3):
-        t = time.process_time()
-        out = fn()
-        ts.append(time.process_time() - t)
-    return out, statistics.median(ts)
-
-
 def vs_sklearn(systems):
     """Fit + predict on the 32³ grid, ours vs KernelRidge(Matern), the same (rows x rows)
-    kernel system (rows = 3 x points); sklearn predicts in 4096-row blocks (its best)."""
-    print(f"fit + predict (32³ grid) vs sklearn KernelRidge(Matern nu={NU}), CPU time, median "
-          f"of 3; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'rows':>6} {'ours fit':>9} {'ours pred':>10} {'skl fit':>8} {'skl pred':>9} "
-          f"{'speed-up':>9} {'max |diff|':>11}  verdict (target >= 1.5x, diff <= 1e-8)")
+    kernel system (rows = 3 x points); sklearn predicts in 4096-row blocks (its best).
+    Predictions equal to 1e-8 first; then both timed alike (median of 3, CPU and wall)."""
     Qg = torch.from_numpy(_grid(32))
     for rows in systems:
         pts, nrm, _, _ = data(-(-rows // 3))
@@ -110,16 +72,19 @@ def vs_sklearn(systems):
         Qn = (Qg.numpy() - shift) * scale
         kr = KernelRidge(alpha=REG, kernel=Matern(length_scale=H, nu=NU))
         m = KernelSurface(nu=NU, length_scale=H, reg=REG)
-        _, t1 = _cpu3(lambda: kr.fit(Xa, y))
-        pred, t2 = _cpu3(lambda: np.concatenate([kr.predict(Qn[s:s + 4096])
-                                                 for s in range(0, len(Qn), 4096)]))
-        _, t3 = _cpu3(lambda: m.fit(pts, nrm))
-        ours, t4 = _cpu3(lambda: m.decision_function(Qg))
-        diff = float(np.abs(ours.numpy() - pred).max())
-        ratio = (t1 + t2) / (t3 + t4)
-        ok = "met" if ratio >= 1.5 and diff <= 1e-8 else "missed"
-        print(f"{len(Xa):>6} {t3:>9.2f} {t4:>10.2f} {t1:>8.2f} {t2:>9.2f} {ratio:>8.2f}x "
-              f"{diff:>11.1e}  {ratio / 1.5:.2f} of target, {ok}")
+
+        def ours():
+            return m.fit(pts, nrm).decision_function(Qg)
+
+        def peer():
+            kr.fit(Xa, y)
+            return np.concatenate([kr.predict(Qn[s:s + 4096]) for s in range(0, len(Qn), 4096)])
+
+        diff = agree(ours(), peer(), atol=1e-8, what="grid predictions")
+        t_o, t_p = compare(ours, peer, 3)
+        timed_row(M, f"fit + predict 32³ grid, {len(Xa)} kernel rows", t_o, t_p, scale=1.0,
+                  unit="s CPU", peer_name=f"sklearn KernelRidge(Matern nu={NU})", target=1.5,
+                  agreement=f"max |Δ| {diff:.0e}")
 
 
 def grid_time(res=128, n=1000):
@@ -145,6 +110,10 @@ def grid_time(res=128, n=1000):
         wall, cpu2 = time.perf_counter() - t, time.process_time() - c
         torch.set_num_threads(1)
         err = float((f["single"] - f["double"]).abs().max())
+        row(M, f"{res}³ grid x {3 * n} centres, nu={nu}, precision {auto}, 2 threads", wall,
+            None, peer_name="-", unit="s wall", target="≤ 20 s at 128³" if res == 128 else "",
+            met=wall <= 20 if res == 128 else None,
+            note=f"CPU on 1 thread: double {cpu['double']:.1f} s, single {cpu['single']:.1f} s")
         bound = m.single_error_bound(G)
         kv = len(G) * len(m.centers_) / 1e9
         verdict = (f"{wall / 20:.2f} of target, {'met' if wall <= 20 else 'missed'}"
@@ -189,7 +158,7 @@ def _print_table(rows, notes, exact_iou):
         print("-", s)
 
 
-def main(quick):
+def run(quick):
     sizes = (1000, 5000) if quick else (1000, 5000, 20000)
     res = 32 if quick else 64
     surf_true = make_shape("bumpy_sphere", 20000, seed=999)[0]
@@ -228,31 +197,41 @@ def main(quick):
             rows.append(("scipy RBFInterpolator (thin-plate)", n, t1, 1e6 * t2 / len(qn),
                          float("nan"), iou(torch.from_numpy(fr < 0), occ), float("nan")))
             # evaluation speed, same queries: Matérn vs arc-cosine
-            (_, tm) = timed(lambda: ours_mat.decision_function(Q), 3)
-            (_, ta) = timed(lambda: ours_arc.decision_function(Q), 3)
-            notes.append(f"evaluation, n=1000: arc-cosine / Matérn time = {ta / tm:.2f}x "
-                         f"(target >= 3x)")
+            t_m, t_a = compare(lambda: ours_mat.decision_function(Q),
+                               lambda: ours_arc.decision_function(Q), 3)
+            timed_row(M, f"field evaluation, {len(Q)} queries x 3000 centres", t_m, t_a,
+                      peer_name="arc-cosine kernel (same library)", target=3,
+                      agreement="same queries; different kernels")
+            rbf_iou = iou(torch.from_numpy(fr < 0), occ)
+            row(M, "IoU, bumpy sphere, n=1000", exact_iou[1000], rbf_iou, better="higher",
+                unit="IoU", peer_name="scipy RBFInterpolator (thin-plate)",
+                agreement="same points and queries")
             mem_res = 64 if quick else 128
             Gm = torch.from_numpy(_grid(mem_res))
-            mb = peak_mb(lambda: ours_mat.decision_function(Gm))
-            skl = len(Gm) * len(Xa) * 8 / 2**20
-            notes.append(f"peak extra memory, {mem_res}³ grid, n=1000 (3000 centres): ours "
-                         f"{mb:.0f} MB (target <= 1024 MB, O(chunk_size·M)); sklearn's "
-                         f"unchunked predict needs the {len(Gm)}x{len(Xa)} kernel matrix "
-                         f"alone = {skl:.0f} MB")
+            Gn = (Gm.numpy() - shift) * scale
+            mb = peak_rss_mb(lambda: ours_mat.decision_function(Gm), fork=True)
+            skl = peak_rss_mb(lambda: np.concatenate([kr.predict(Gn[s:s + 4096]) for s in
+                                                      range(0, len(Gn), 4096)]), fork=True)
+            row(M, f"peak RSS, {mem_res}³ grid x 3000 centres", mb, skl, unit="MB",
+                peer_name="sklearn KernelRidge.predict in 4096-row blocks",
+                target="≤ 1024 MB", met=mb <= 1024, agreement="measured, forked process")
     _print_table(rows, notes, exact_iou)
     print()
     vs_sklearn((2000,) if quick else (2000, 10000))
     grid_time(64 if quick else 128)
 
 
-if __name__ == "__main__":
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--grid", type=int, metavar="RES", help="only the RES³ grid evaluation")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
     if args.grid:
         grid_time(args.grid)
     else:
-        main(args.quick)
+        run(args.quick)
+
+
+if __name__ == "__main__":
+    main()

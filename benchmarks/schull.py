@@ -11,12 +11,11 @@ growth with N on random clouds (target O(N log N)).
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 import numpy as np
 import torch
-from _timing import cpu_median
+from _timing import compare, measure, row, timed_row
 from scipy.spatial import ConvexHull, cKDTree
 from torch_geometric.data import Data
 from torch_geometric.transforms import Compose, Delaunay, FaceToEdge
@@ -29,6 +28,7 @@ from iclr25.schull.testbed import official_port
 # 20-40 atoms with hydrogens: aspirin, ibuprofen, caffeine, paracetamol, octanoic acid
 SMILES = ("CC(=O)OC1=CC=CC=C1C(=O)O", "CC(C)Cc1ccc(cc1)C(C)C(=O)O",
           "Cn1cnc2c1c(=O)n(C)c(=O)n2C", "CC(=O)Nc1ccc(O)cc1", "CCCCCCCC(=O)O")
+M = "schull"
 
 
 def _kdtree_radius(p: np.ndarray, r: float) -> np.ndarray:
@@ -52,28 +52,44 @@ def vs_port(structs: list[torch.Tensor]) -> None:
     for p in structs:
         x = p.double().numpy() - p.double().numpy().mean(0)
         dirs.append(x / np.linalg.norm(x, axis=1, keepdims=True))
-    t_port = cpu_median(lambda: [official_port(p) for p in structs])
-    t_ours = cpu_median(lambda: schull_graph(pos_all, batch))
-    t_hull = cpu_median(lambda: [ConvexHull(u, qhull_options="QJ").simplices for u in dirs])
-    r, ceil = t_port / t_ours, t_port / t_hull
-    print(f"\nvs naive port, {len(structs)} structures, CPU time, median of 3 (load average "
-          f"{os.getloadavg()[0]:.1f}): port {t_port:.3f} s, batched {t_ours:.3f} s, qhull "
-          f"alone {t_hull:.3f} s ({t_hull / t_ours:.0%} of ours)")
-    print(f"  speed-up {r:.1f}x = {r / 10:.2f} of the 10x target, "
-          f"{'met' if r >= 10 else 'missed'}; ceiling (port / qhull alone) {ceil:.1f}x")
+    ours = _split(schull_graph(pos_all, batch).edge_index, batch, structs)
+    port = [official_port(p) for p in structs]
+    same = np.mean([_edges(a) == _edges(b) for a, b in zip(ours, port, strict=True)])
+    assert same >= 0.99, f"SCHull and the port give the same graph on only {same:.1%}"
+    t_ours, t_port = compare(lambda: schull_graph(pos_all, batch),
+                             lambda: [official_port(p) for p in structs], 3)
+    t_hull = measure(lambda: [ConvexHull(u, qhull_options="QJ").simplices for u in dirs], 3)
+    timed_row(M, f"{len(structs)} conformers, batched", t_ours, t_port, scale=1.0,
+              unit="s CPU", peer_name="port of the official code (per-atom dicts)", target=10,
+              agreement=f"same edge sets on {same:.1%} of structures",
+              note=f"qhull alone {t_hull.cpu:.3f} s ({t_hull.cpu / t_ours.cpu:.0%} of ours): "
+              f"ceiling {t_port.cpu / t_hull.cpu:.1f}x")
+
+
+def _edges(ei: object) -> set[tuple[int, int]]:
+    e = torch.as_tensor(ei)
+    return {(min(a, b), max(a, b)) for a, b in e.T.tolist()}
+
+
+def _split(ei: torch.Tensor, batch: torch.Tensor, structs: list) -> list[torch.Tensor]:
+    """One (2, E) local edge_index per structure from a batched one."""
+    ptr = np.concatenate([[0], np.cumsum([len(p) for p in structs])])
+    cuts = np.searchsorted(batch[ei[0]].numpy(), np.arange(len(structs) + 1))
+    return [ei[:, cuts[k]:cuts[k + 1]] - int(ptr[k]) for k in range(len(structs))]
 
 
 def _peer_table(peers: dict, structs: list, sizes: list[int], n_rigid: int
                 ) -> tuple[dict[str, float], dict[str, float]]:
     """Print each graph's rate, E/N, connected and rigid fractions; its rates and E/N."""
-    print(f"{len(structs)} conformers of {len(SMILES)} molecules, N in {sizes}; one thread")
+    print(f"{len(structs)} conformers of {len(SMILES)} molecules, N in {sizes}; one thread, "
+          "CPU time")
     print(f"{'graph':26s} {'struct/s':>10s} {'E/N':>6s} {'connected':>9s} {'rigid':>6s}")
     rate = {}
     epn = {}
     for name, fn in peers.items():
-        t = time.perf_counter()
+        t = time.process_time()
         graphs = fn()
-        dt = time.perf_counter() - t
+        dt = time.process_time() - t
         rate[name] = len(structs) / dt
         e = [num_undirected_edges(torch.as_tensor(g), len(p)) / len(p)
              for g, p in zip(graphs, structs, strict=True)]
@@ -96,15 +112,15 @@ def _growth() -> dict[int, float]:
     for n in ([10**3, 10**4, 10**5]):
         p = torch.randn(n, 3, generator=g, dtype=torch.float64)
         reps = 3 if n < 10**5 else 1
-        t = time.perf_counter()
+        t = time.process_time()
         for _ in range(reps):
             schull_graph(p)
-        times[n] = (time.perf_counter() - t) / reps
+        times[n] = (time.process_time() - t) / reps
         print(f"  N={n:>7d}: {times[n]:.3f} s")
     return times
 
 
-def main(quick: bool) -> None:
+def run(quick: bool) -> None:
     n_conf = 40 if quick else 200
     structs = []
     for s in SMILES:
@@ -116,14 +132,10 @@ def main(quick: bool) -> None:
     pos_all = torch.cat(structs)
     batch = torch.repeat_interleave(torch.arange(len(structs)),
                                     torch.tensor([len(p) for p in structs]))
-    ptr = np.concatenate([[0], np.cumsum([len(p) for p in structs])])
     delaunay = Compose([Delaunay(), FaceToEdge()])
 
     def run_schull():
-        ei = schull_graph(pos_all, batch).edge_index
-        owner = batch[ei[0]]
-        cuts = np.searchsorted(owner.numpy(), np.arange(len(structs) + 1))
-        return [ei[:, cuts[k]:cuts[k + 1]] - int(ptr[k]) for k in range(len(structs))]
+        return _split(schull_graph(pos_all, batch).edge_index, batch, structs)
 
     peers = {
         "SCHull (batched)": run_schull,
@@ -139,21 +151,24 @@ def main(quick: bool) -> None:
     times = _growth()
     grow = times[10**5] / times[10**4]
     vs_port(structs)
-    print("\ntargets")
-    print(f"  conformers/s (batched, {nat}-{max(sizes)} atoms) >= 2000: "
-          f"{rate['SCHull (batched)']:.0f} -> {rate['SCHull (batched)'] >= 2000}")
-    ratio = rate["SCHull (batched)"] / rate["official port (dicts)"]
-    print(f"  vs naive port >= 10x: {ratio:.1f}x -> {ratio >= 10}")
-    print(f"  N=1e5 <= 3 s: {times[10**5]:.2f} s -> {times[10**5] <= 3}")
-    print(f"  time(1e5)/time(1e4) <= 15: {grow:.1f} -> {grow <= 15}")
-    print(f"  E/N <= 3 where radius 5 Å > 7: SCHull {epn['SCHull (batched)']:.2f}, "
-          f"radius 5 Å {epn['radius 5 Å (cKDTree)']:.2f} -> "
-          f"{epn['SCHull (batched)'] <= 3 and epn['radius 5 Å (cKDTree)'] > 7}")
+    row(M, f"conformers/s, batched ({nat}-{max(sizes)} atoms)", rate["SCHull (batched)"],
+        None, peer_name="-", better="higher", unit="structures/s CPU", target="≥ 2000",
+        met=rate["SCHull (batched)"] >= 2000)
+    row(M, "one cloud of N=1e5 points", times[10**5], None, peer_name="-", unit="s CPU",
+        target="≤ 3 s", met=times[10**5] <= 3, note=f"time(1e5)/time(1e4) = {grow:.1f} "
+        "(target <= 15)")
+    row(M, "edges per atom", epn["SCHull (batched)"], epn["radius 5 Å (cKDTree)"],
+        peer_name="radius 5 Å (cKDTree)", unit="E/N", target="≤ 3 where radius 5 Å > 7",
+        met=epn["SCHull (batched)"] <= 3 and epn["radius 5 Å (cKDTree)"] > 7)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer conformers (seconds)")
+    args = ap.parse_args(argv)
+    with torch_threads(1):
+        run(args.quick)
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer conformers (seconds)")
-    args = ap.parse_args()
-    with torch_threads(1):
-        main(args.quick)
+    main()

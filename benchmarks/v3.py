@@ -1,11 +1,13 @@
 """Benchmark V3's pieces against their peers on the same inputs, in one process.
 
-1. ``mpd`` (Gram form, batched) against a Python loop of ``scipy.spatial.distance.pdist(x)
-   .mean()`` per sample, CPU time (median of 3): equal to 1e-6, TARGET >= 20x faster at
-   B=256, N=16, d=64; the batched GEMM alone is timed too, as the ceiling of any exact method.
+1. ``mpd`` (Gram form, batched) against batched ``torch.cdist`` (what a torch user writes; a
+   loop of ``scipy.spatial.distance.pdist`` per sample, the former peer, checks the value):
+   equal to 1e-6, then both timed alike (median of 5, CPU and wall); the batched GEMM alone is
+   timed too, as the ceiling of a Gram-form method.
 2. ``EMAVectorQuantizer`` against ``vector_quantize_pytorch.VectorQuantize`` (same settings:
    EMA 0.98, commitment 0.1, k-means init, dead-code threshold 16) inside one V3 fit on digit
-   sequences: TARGET step time <= 1.0x and one-to-one accuracy within 0.05.
+   sequences, one fit each, alternating: TARGET step time <= 1.0x and one-to-one accuracy
+   within 0.05.
    Skipped with a note when ``vector-quantize-pytorch`` (test extra) is not installed.
 
 Run: ``python benchmarks/v3.py [--quick]``.
@@ -14,51 +16,39 @@ Run: ``python benchmarks/v3.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
-import time
 
-import numpy as np
 import torch
+from _timing import agree, compare, measure, row, timed_row
 from scipy.spatial.distance import pdist
 
 from iclr25.datasets.views import digit_sequences
 from iclr25.v3 import V3, codebook_accuracy, mpd
 
+M = "v3"
 
-def _cpu(fn, inner: int, reps: int = 3) -> float:
-    """Median over ``reps`` of the CPU time (process_time) per call, ``inner`` calls each."""
-    ts = []
-    for _ in range(reps):
-        t = time.process_time()
-        for _ in range(inner):
-            fn()
-        ts.append((time.process_time() - t) / inner)
-    return statistics.median(ts)
+
+def peer_mpd(x: torch.Tensor) -> torch.Tensor:
+    """Mean pairwise Euclidean distance per sample from batched ``torch.cdist``."""
+    n = x.shape[-2]
+    return torch.cdist(x, x).sum((-1, -2)) / (n * (n - 1))
 
 
 def bench_mpd(sizes: list[tuple[int, int, int]], inner: int) -> None:
-    print("mpd (Gram form + exact recompute of cancelling pairs) vs loop of scipy pdist "
-          f"(float64); CPU time, median of 3; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'B':>6} {'N':>4} {'d':>4} {'ours ms':>9} {'pdist ms':>9} {'speedup':>8} "
-          f"{'GEMM ms':>8} {'ceiling':>8} {'max |diff|':>11}")
+    print("mpd (Gram form + exact recompute of cancelling pairs) vs batched torch.cdist "
+          "(float64, one thread)")
     for b, n, d in sizes:
         x = torch.randn(b, n, d, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-        xn = x.numpy()
         s = torch.zeros(b, n, n, dtype=x.dtype)
-        ours = _cpu(lambda x=x: mpd(x), inner)
-        ref = _cpu(lambda xn=xn: [pdist(xi).mean() for xi in xn], inner)
-        # The one GEMM any exact method needs: no mpd can beat pdist by more than this.
-        gemm = _cpu(lambda x=x, s=s: torch.baddbmm(s, x, x.mT, alpha=-2), inner)
-        diff = float(np.abs(mpd(x).numpy() - np.array([pdist(xi).mean() for xi in xn])).max())
-        print(f"{b:>6} {n:>4} {d:>4} {1e3 * ours:>9.3f} {1e3 * ref:>9.3f} {ref / ours:>7.1f}x "
-              f"{1e3 * gemm:>8.3f} {ref / gemm:>7.1f}x {diff:>11.1e}")
-        if (b, n, d) == (256, 16, 64):
-            verdict = "met" if ref / ours >= 20 and diff <= 1e-6 else "missed"
-            print(f"TARGET >= 20x at B=256, N=16, d=64, equal to 1e-6: {ref / ours:.1f}x = "
-                  f"{ref / ours / 20:.2f} of target, {verdict}; the batched GEMM alone is "
-                  f"{ref / gemm:.1f}x pdist (ceiling), ours reaches {gemm / ours:.0%} of it")
-    print()
+        diff = agree(mpd(x), peer_mpd(x), atol=1e-6, what="mpd")
+        diff_pdist = agree(mpd(x), [pdist(xi).mean() for xi in x.numpy()], atol=1e-6,
+                           what="mpd vs scipy pdist")
+        t_o, t_p = compare(lambda x=x: mpd(x), lambda x=x: peer_mpd(x), 5, inner=inner)
+        timed_row(M, f"mpd B={b} N={n} d={d}", t_o, t_p, peer_name="batched torch.cdist",
+                  agreement=f"max |Δ| {diff:.0e} (vs scipy pdist {diff_pdist:.0e})")
+        # The one GEMM any exact Gram-form method needs: the ceiling of such a method.
+        gemm = measure(lambda x=x, s=s: torch.baddbmm(s, x, x.mT, alpha=-2), 5, inner=inner)
+        print(f"  the batched GEMM alone: {1e3 * gemm.cpu:.3f} ms CPU "
+              f"({gemm.cpu / t_o.cpu:.0%} of ours)")
 
 
 class _PeerVQ(torch.nn.Module):
@@ -106,34 +96,31 @@ def bench_vq(n_train: int, epochs: int, seeds: tuple[int, ...]) -> None:
         print("EMAVectorQuantizer vs VectorQuantize: skipped (pip install "
               "vector-quantize-pytorch, in the test extra)")
         return
-    print(f"V3 fit with our EMA VQ vs vector_quantize_pytorch ({n_train} sequences, "
-          f"{epochs} epochs, batch 32)")
-    print(f"{'seed':>4} {'ours ms/step':>13} {'peer ms/step':>13} {'ratio':>6} "
-          f"{'ours acc':>9} {'peer acc':>9} {'diff':>6}")
-    ratios, diffs = [], []
     for seed in seeds:
         X, _, _ = digit_sequences(n_train, seed=seed)
         Xt, ct, _ = digit_sequences(300, split="test", seed=seed + 1)
         steps = epochs * -(-n_train // 32)
-        res = []
-        for cls in (V3, _PeerV3):
-            t = time.perf_counter()
-            m = cls(epochs=epochs, seed=seed).fit(X)
-            res.append((1000 * (time.perf_counter() - t) / steps,
-                        codebook_accuracy(m.predict(Xt), ct)))
-        (to, ao), (tp, ap) = res
-        ratios.append(to / tp)
-        diffs.append(ao - ap)
-        print(f"{seed:>4} {to:>13.2f} {tp:>13.2f} {to / tp:>5.2f}x {ao:>9.3f} {ap:>9.3f} "
-              f"{ao - ap:>+6.3f}")
-    print(f"mean step-time ratio {np.mean(ratios):.2f}x (TARGET <= 1.0x); mean accuracy diff "
-          f"{np.mean(diffs):+.3f} (TARGET within 0.05)")
+        fitted = {}
+
+        def fit(cls, fitted=fitted, X=X, seed=seed):
+            fitted[cls] = cls(epochs=epochs, seed=seed).fit(X)
+
+        t_o, t_p = compare(lambda: fit(V3), lambda: fit(_PeerV3), 1, warmup=0)
+        ao, ap = (codebook_accuracy(fitted[c].predict(Xt), ct) for c in (V3, _PeerV3))
+        case = f"V3 fit with EMA VQ, {n_train} sequences, {epochs} epochs, seed {seed}"
+        timed_row(M, f"{case}: ms per step", t_o, t_p, scale=1e3 / steps,
+                  peer_name="vector_quantize_pytorch.VectorQuantize", target=1.0,
+                  agreement=f"one-to-one accuracy {ao:.3f} vs {ap:.3f}", note="one fit each")
+        row(M, f"{case}: one-to-one accuracy", ao, ap, better="higher", unit="accuracy",
+            peer_name="vector_quantize_pytorch.VectorQuantize", target="within 0.05",
+            met=abs(ao - ap) <= 0.05)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes, one seed")
-    a = p.parse_args()
+    a = p.parse_args(argv)
+    torch.set_num_threads(1)
     torch.optim.AdamW  # noqa: B018  (pay torch's lazy optimiser import before timing)
     V3(epochs=1, seed=0).fit(digit_sequences(64, seed=0)[0])  # warm up
     if a.quick:

@@ -675,6 +675,11 @@ def _dcpt():
         "dcpt.restore": R(lambda images: dcpt.restore(unet, images),
                           {"images": {"rows", "ndim-", "cols"}}, images=x),
         "dcpt.UNet": R(unet, {"x": {"rows", "cols", "ndim-", *MODULE}}, bound={"x"}, x=x),
+        "dcpt.NAFNet": R(dcpt.NAFNet(width=4, enc_blocks=(1,), dec_blocks=(1,)),
+                         {"x": {"rows", "cols", "ndim-", *MODULE}}, bound={"x"}, x=x),
+        "dcpt.Restormer": R(dcpt.Restormer(dim=4, num_blocks=(1, 1, 1, 1), heads=(1, 1, 1, 1),
+                                           num_refinement_blocks=1),
+                            {"x": {"rows", "cols", "ndim-", *MODULE}}, bound={"x"}, x=x),
     })
     UNDRIVEN.update({
         "dcpt.Checkpoint": RESULT, "dcpt.FinetuneResult": RESULT, "dcpt.PretrainResult": RESULT,
@@ -686,6 +691,7 @@ def _dcpt():
         "dcpt.finetune": "trains on batches from a loader: tests/dcpt",
         "dcpt.pretrain": "trains on batches from a loader: tests/dcpt",
         "dcpt.load": "reads a file: tests/dcpt cover bad files",
+        "dcpt.load_official": "reads a file: tests/dcpt/test_dcpt_official.py",
         "dcpt.save": "writes a file: tests/dcpt",
     })
 
@@ -724,6 +730,7 @@ def _lowlight():
     })
     UNDRIVEN.update({
         "lowlight.EnhanceOutput": RESULT,
+        "lowlight.load_official": "reads a file: tests/lowlight/test_lowlight_official.py",
         "lowlight.FrequencyPrior": "a sub-network of RetinexEnhancer: tests/lowlight",
         "lowlight.IlluminationNet": "a sub-network of RetinexEnhancer: tests/lowlight",
         "lowlight.NoiseNet": "a sub-network of RetinexEnhancer: tests/lowlight",

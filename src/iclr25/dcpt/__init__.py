@@ -13,7 +13,10 @@ require("PIL", "image")
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
 from iclr25.dcpt.loss import FocalLoss, dcpt_loss, focal_loss  # noqa: E402
+from iclr25.dcpt.nafnet import NAFNet  # noqa: E402
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet  # noqa: E402
+from iclr25.dcpt.official import load_official  # noqa: E402
+from iclr25.dcpt.restormer import Restormer  # noqa: E402
 from iclr25.dcpt.training import (  # noqa: E402
     Checkpoint,
     FinetuneResult,
@@ -43,7 +46,9 @@ __all__ = [
     "FeatureTap",
     "FinetuneResult",
     "FocalLoss",
+    "NAFNet",
     "PretrainResult",
+    "Restormer",
     "UNet",
     "classify",
     "dcpt_loss",
@@ -51,6 +56,7 @@ __all__ = [
     "finetune",
     "focal_loss",
     "load",
+    "load_official",
     "pretrain",
     "psnr",
     "restore",

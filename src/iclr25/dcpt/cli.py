@@ -116,7 +116,7 @@ def pretrain_cmd(
                            lr=lr, seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
-    save(out, res.model, classifier=res.classifier, kinds=names, layers=res.layers)
+    save(res.model, out, classifier=res.classifier, kinds=names, layers=res.layers)
     typer.echo(f"pre-trained on {', '.join(names)}: last-step accuracy "
                f"{res.history['accuracy'][-1]:.2f}; wrote {out}")
 
@@ -211,3 +211,29 @@ def classify_cmd(
             typer.echo(f"{name}\t{names[k]}\t{float(p[k]):.3f}")
     except ValueError as exc:
         _fail(str(exc))
+
+
+@app.command("convert")
+def convert_cmd(
+    official: Path = typer.Argument(..., help="A released DCPT .pth (or .safetensors of it)."),
+    backbone: str = typer.Option(..., "--backbone", help="nafnet | restormer (the file's "
+                                 "architecture, e.g. dcpt_nafnet_5d.pth: nafnet)."),
+    out: Path = typer.Option(..., "--out", help="Output .safetensors for restore."),
+) -> None:
+    """Read a released DCPT checkpoint into a model file that `restore` takes.
+
+    The files are linked from the README of MILab-PKU/dcpt (a Google Drive folder)."""
+    from iclr25.dcpt.official import BACKBONES, load_official
+    from iclr25.dcpt.training import save
+
+    if backbone not in BACKBONES:
+        _fail(f"--backbone must be one of {', '.join(BACKBONES)}, got {backbone!r}")
+    output_path(out, suffixes=(".safetensors",))
+    try:
+        ck = load_official(official, backbone)
+    except ValueError as exc:
+        _fail(str(exc))
+    save(ck.model, out, layers=ck.layers)
+    n = sum(p.numel() for p in ck.model.parameters())
+    typer.echo(f"read the official {backbone} ({n / 1e6:.1f} M parameters) from "
+               f"{official.name}; wrote {out}")

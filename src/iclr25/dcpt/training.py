@@ -478,13 +478,23 @@ class Checkpoint:
     layers: tuple[str, ...] | None = None
 
 
+def _backbones() -> dict[str, type[nn.Module]]:
+    """The restorers besides :class:`UNet` that :func:`save` records and :func:`load`
+    rebuilds by name (the backbones of DCPT's released checkpoints)."""
+    from iclr25.dcpt.nafnet import NAFNet
+    from iclr25.dcpt.restormer import Restormer
+
+    return {"NAFNet": NAFNet, "Restormer": Restormer}
+
+
 def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifier | None = None,
          kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None) -> Path:
     """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
 
-    A :class:`UNet`'s width/depth are stored so :func:`load` can rebuild it; any other model
-    is reloaded into an instance passed to :func:`load`. The order is gsd's and lsdt's:
-    ``save(obj, path)``; the old ``save(path, model)`` still works, with a DeprecationWarning.
+    A :class:`UNet`'s width/depth (a ``NAFNet``'s or ``Restormer``'s sizes) are stored
+    so :func:`load` can rebuild it; any other model is reloaded into an instance passed to
+    :func:`load`. The order is gsd's and lsdt's: ``save(obj, path)``; the old
+    ``save(path, model)`` still works, with a DeprecationWarning.
 
     Raises:
         ValueError: ``path`` not ending in .safetensors or its directory missing;
@@ -505,6 +515,8 @@ def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifie
     meta: dict[str, object] = {}
     if isinstance(model, UNet):
         meta["unet"] = {"width": model.width, "depth": model.depth}
+    elif type(model).__name__ in _backbones():
+        meta["backbone"] = {"name": type(model).__name__, "config": model.config()}
     tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     if classifier is not None:
         if kinds is not None and len(kinds) != classifier.n_classes:
@@ -551,9 +563,12 @@ def load(path: str | Path, model: nn.Module | None = None, *,
         raise ValueError(f"{p} is not an iclr25.dcpt checkpoint (no metadata)")
     meta = json.loads(meta_raw)
     if model is None:
-        if "unet" not in meta:
+        if "unet" in meta:
+            net: nn.Module = UNet(**meta["unet"])
+        elif meta.get("backbone", {}).get("name") in _backbones():
+            net = _backbones()[meta["backbone"]["name"]](**meta["backbone"]["config"])
+        else:
             raise ValueError(f"{p} holds a custom model: pass an instance as model=")
-        net: nn.Module = UNet(**meta["unet"])
     else:
         net = copy.deepcopy(model)
     try:

@@ -34,6 +34,7 @@ from iclr25.lowlight.networks import (  # noqa: E402
     RetinexEnhancer,
     ZeroDCE,
 )
+from iclr25.lowlight.official import load_official  # noqa: E402
 from iclr25.lowlight.training import (  # noqa: E402
     ZeroReferenceEnhancer,
     enhance,
@@ -57,6 +58,7 @@ __all__ = [
     "FrequencyPrior", "IlluminationNet", "IlluminationTVLoss", "NoiseNet", "ReflectanceNet",
     "RetinexEnhancer", "SpatialConsistencyLoss", "ZeroDCE", "ZeroReferenceEnhancer",
     "color_constancy_loss", "dct_2d", "enhance", "exposure_loss", "frequency_bands",
-    "idct_2d", "illumination_tv_loss", "neighbor_subimages", "noise_to_signal", "psnr",
+    "idct_2d", "illumination_tv_loss", "load_official", "neighbor_subimages",
+    "noise_to_signal", "psnr",
     "relight", "spatial_consistency_loss", "ssim", "train_enhancer", "zero_reference_loss",
 ]

@@ -88,3 +88,25 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
     for name, x in images.items():
         save_image(est.transform(x, tile=tile), targets[name])
     typer.echo(f"enhanced {len(images)} image(s) -> {out}")
+
+
+@app.command("convert")
+def convert_cmd(official: Path = typer.Argument(..., help="the official .pth (e.g. "
+                                                 "LOLv1_test.pth) or a .safetensors of it"),
+                out: Path = typer.Option(..., "--out", help="model file to write (.safetensors)")
+                ) -> None:
+    """Read the paper's released weights into a model file that `enhance` takes.
+
+    The files are linked from the README of huaqlili/unsupervised-light-enhance-ICLR2025
+    (LOLv1_test.pth, LOLv2_test.pth, SICE_test.pth)."""
+    from iclr25.lowlight.official import load_official
+
+    output_path(out, suffixes=(".safetensors",))
+    try:
+        est = load_official(official)
+    except ValueError as exc:
+        _fail(str(exc))
+    est.save(out)
+    cfg = est.config_
+    typer.echo(f"read the official network (width {cfg['width']}, {cfg['n_blocks']} blocks) "
+               f"from {official.name}; wrote {out}")

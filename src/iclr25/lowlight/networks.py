@@ -9,13 +9,13 @@ R = ReflectanceNet(X, y) (queries from the prior); α = CurveNet(L); enhanced = 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import check_image_batch, check_int
+from iclr25._checks import check_choice, check_image_batch, check_int
 from iclr25.lowlight.dct import frequency_bands
 
 __all__ = [
@@ -242,23 +242,32 @@ class CurveNet(nn.Module):
     and inputs the pre-activation z equals the official module's exactly (max difference
     0.0, float32, four random 40×56 maps); α differs from ReLU(z) by log(1 + e^(−|z|)).
     The last bias starts at log(e^0.5 − 1), so α starts near 0.5.
+
+    ``activation="relu"`` is the official module exactly (for its released weights, see
+    :func:`iclr25.lowlight.load_official`); ``hidden`` is the MLP's width (official
+    ``width // 2``).
     """
 
-    def __init__(self, width: int = 32) -> None:
+    def __init__(self, width: int = 32, hidden: int = 16,
+                 activation: Literal["softplus", "relu"] = "softplus") -> None:
         super().__init__()
+        check_choice(activation, "activation", ("softplus", "relu"))
+        self.activation = activation
         layers: list[nn.Module] = []
         cin = 1
         for _ in range(3):
             layers += [nn.ReflectionPad2d(1), nn.Conv2d(cin, width, 3), nn.ReLU()]
             cin = width
         self.features = nn.Sequential(*layers)
-        self.head = nn.Sequential(nn.Conv2d(width, 16, 1), nn.ReLU(), nn.Conv2d(16, 1, 1))
+        self.head = nn.Sequential(nn.Conv2d(width, hidden, 1), nn.ReLU(),
+                                  nn.Conv2d(hidden, 1, 1))
         with torch.no_grad():
             self.head[2].bias.fill_(math.log(math.expm1(0.5)))
 
     def forward(self, L: torch.Tensor) -> torch.Tensor:
         check_image_batch(L, "L", 1)
-        return F.softplus(self.head(self.features(L).mean((-2, -1), keepdim=True)))
+        z = self.head(self.features(L).mean((-2, -1), keepdim=True))
+        return F.relu(z) if self.activation == "relu" else F.softplus(z)
 
 
 class RetinexEnhancer(nn.Module):
@@ -269,6 +278,9 @@ class RetinexEnhancer(nn.Module):
         l_width: IlluminationNet width (paper 48).
         lc_width: CurveNet width (paper 32).
         n_blocks: transformer blocks per sub-network (paper 2).
+        lc_hidden: CurveNet's MLP width (official ``lc_width // 2`` = 16).
+        alpha: "softplus" (ours, see :class:`CurveNet`) or "relu" (the official α, which
+            :func:`iclr25.lowlight.load_official` sets for the released weights).
         fast: True (default) runs the transformer blocks channels-last and the prior's DCT
             with ``method="auto"`` (matrix up to 64 px a side, FFT above); False runs the
             NCHW reference and dense DCT matrices (same function, equal to float32
@@ -292,7 +304,8 @@ class RetinexEnhancer(nn.Module):
     """
 
     def __init__(self, width: int = 64, l_width: int = 48, lc_width: int = 32,
-                 n_blocks: int = 2, fast: bool = True) -> None:
+                 n_blocks: int = 2, fast: bool = True, lc_hidden: int = 16,
+                 alpha: Literal["softplus", "relu"] = "softplus") -> None:
         super().__init__()
         self.width = check_int(width, "width", 1)
         self.l_width = check_int(l_width, "l_width", 1)
@@ -302,7 +315,8 @@ class RetinexEnhancer(nn.Module):
         self.prior = FrequencyPrior(width)
         self.illumination = IlluminationNet(l_width, n_blocks)
         self.reflectance = ReflectanceNet(width, n_blocks)
-        self.curve = CurveNet(lc_width)
+        self.lc_hidden = check_int(lc_hidden, "lc_hidden", 1)
+        self.curve = CurveNet(lc_width, lc_hidden, alpha)
         self.fast = fast
 
     @property
@@ -317,9 +331,10 @@ class RetinexEnhancer(nn.Module):
             body.fast = value
         self.prior.dct = "auto" if value else "matrix"
 
-    def config(self) -> dict[str, int]:
+    def config(self) -> dict[str, int | str]:
         return {"width": self.width, "l_width": self.l_width, "lc_width": self.lc_width,
-                "n_blocks": self.n_blocks}
+                "n_blocks": self.n_blocks, "lc_hidden": self.lc_hidden,
+                "alpha": self.curve.activation}
 
     def forward(self, x: torch.Tensor, *, shuffle_seed: int = 0) -> EnhanceOutput:
         H, W = x.shape[-2:]

@@ -241,6 +241,9 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
         return enhance(self.model_, images, tile=tile)
 
     def _new_module(self, name: str) -> nn.Module:
+        config = getattr(self, "config_", None)  # set by load_official: the file's sizes
+        if config:
+            return RetinexEnhancer(**config)
         return build_model(self.method, self.width, seed=resolve_seed(self.seed).initial_seed())
 
 

@@ -1,0 +1,88 @@
+"""The benchmark runner parses its options and every benchmark exposes its entry point.
+
+Nothing is timed here: benchmarks run through ``python benchmarks/run_all.py``, not the tests.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCH))
+    return module
+
+
+@pytest.fixture(scope="module")
+def run_all():
+    return _load("run_all")
+
+
+def test_run_all_parses_its_options(run_all, tmp_path):
+    args = run_all.parse_args(["--quick", "--only", "toss", "v3", "--gate", "nice -n 10",
+                               "--timeout", "60", "--out", str(tmp_path)])
+    assert args.quick and args.only == ["toss", "v3"] and args.gate == "nice -n 10"
+    assert args.timeout == 60 and args.out == tmp_path
+    defaults = run_all.parse_args([])
+    assert not defaults.quick and defaults.only is None and defaults.gate == ""
+
+
+def test_run_all_rejects_an_unknown_benchmark(run_all, capsys):
+    with pytest.raises(SystemExit):
+        run_all.parse_args(["--only", "nope"])
+    assert "unknown benchmark" in capsys.readouterr().err
+
+
+def test_run_all_lists_every_method_benchmark(run_all):
+    methods = {p.name for p in (BENCH.parent / "src" / "iclr25").iterdir()
+               if (p / "claim.py").exists()}
+    assert set(run_all.BENCHMARKS) == methods
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in BENCH.glob("*.py")
+                                        if not p.stem.startswith("_")
+                                        and p.stem not in ("run_all", "reproduce")))
+def test_benchmark_exposes_main_and_records_rows(name):
+    tree = ast.parse((BENCH / f"{name}.py").read_text())
+    mains = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
+    assert mains, f"benchmarks/{name}.py has no top-level main()"
+    assert [a.arg for a in mains[0].args.args] == ["argv"], "main(argv=None) takes the options"
+    # its --quick option, and its rows go through the shared helper under its own name
+    src = (BENCH / f"{name}.py").read_text()
+    assert '"--quick"' in src
+    assert f'M = "{name}"' in src
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                and n.module == "_timing" for a in n.names}
+    assert imported & {"row", "timed_row"}, f"{name}.py records no row through _timing"
+
+
+def test_row_ratio_and_target(tmp_path, monkeypatch):
+    timing = _load("_timing")
+    out = tmp_path / "rows.jsonl"
+    monkeypatch.setenv(timing.ROWS_ENV, str(out))
+    r = timing.row("m", "case", 2.0, 6.0, peer_name="p", unit="ms", target=2)
+    assert r["ratio"] == 3.0 and r["met"] is True and r["target"] == "≥ 2×"
+    r = timing.row("m", "rate", 2.0, 4.0, peer_name="p", unit="1/s", better="higher", target=1)
+    assert r["ratio"] == 0.5 and r["met"] is False
+    import numpy as np  # numpy scalars (figures computed with numpy) are written as JSON
+    r = timing.row("m", "np", np.float64(2.0), np.float64(3.0), peer_name="p", unit="s",
+                   target=1, met=np.bool_(True))
+    assert r["met"] is True and isinstance(r["ratio"], float)
+    assert len(out.read_text().splitlines()) == 3
+    with pytest.raises(AssertionError, match="differ"):
+        timing.agree([1.0, 2.0], [1.0, 2.1], atol=1e-3)
+    assert timing.agree([1.0, 2.0], [1.0, 2.0 + 1e-12], atol=1e-9) < 1e-9
