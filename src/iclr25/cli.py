@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
+import types
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,33 @@ METHOD_COMMANDS = {
 }
 
 
+class _Deferred(types.ModuleType):
+    """A method package whose ``__init__`` (which imports torch) has not run yet: it runs at
+    the first attribute the package lacks. Its submodules import meanwhile, so help, which
+    needs only the ``cli`` module (light at the top), imports no torch."""
+
+    def __getattr__(self, name: str) -> Any:
+        self.__class__ = types.ModuleType  # once: the package is an ordinary one from now
+        self.__spec__.loader.exec_module(self)
+        return getattr(self, name)
+
+
+def _method_app(name: str, args: list[str]) -> Any:
+    """The typer app of ``iclr25.<name>.cli``; for a help request (``--help``, or no
+    arguments) the package's ``__init__`` is deferred (:class:`_Deferred`)."""
+    import sys
+
+    package = f"iclr25.{name}"
+    if (not args or "--help" in args) and package not in sys.modules:
+        import iclr25
+
+        module = importlib.util.module_from_spec(importlib.util.find_spec(package))
+        module.__class__ = _Deferred
+        sys.modules[package] = module
+        setattr(iclr25, name, module)  # as the import system binds a subpackage
+    return importlib.import_module(f"{package}.cli").app
+
+
 class _MethodCommand(TyperCommand):
     """A method's sub-command as listed in help; its module is imported when it is used."""
 
@@ -53,7 +82,7 @@ class _MethodCommand(TyperCommand):
                      **extra: Any) -> Any:
         # mounted as add_typer would, so a one-verb app stays a group (`kmeans stream`)
         holder = typer.Typer()
-        holder.add_typer(importlib.import_module(f"iclr25.{self.name}.cli").app, name=self.name)
+        holder.add_typer(_method_app(self.name, args), name=self.name)
         real = typer.main.get_command(holder).commands[self.name]
         return real.make_context(info_name, args, parent=parent, **extra)
 
@@ -91,16 +120,10 @@ app = typer.Typer(help="Methods of 19 ICLR 2025 papers, and offline reproduction
 @app.command("list")
 def list_claims() -> None:
     """List the methods and their claims, one line each."""
-    from iclr25 import claims
+    from iclr25._catalog import listing  # the registry's copy: no method, no torch imported
 
-    registry = claims.discover()
-    for name, p in claims.papers().items():
-        typer.echo(f"{p.number:>2}. {name}: {p.title}")
-        for c in registry.values():
-            if c.method == name:
-                typer.echo(f"      {c.id}  [{c.metric} {c.direction} {c.threshold:g} {c.unit}]")
-    for name, why in claims.unavailable_methods().items():
-        typer.echo(f"    {name}: not importable ({why})")
+    for line in listing():
+        typer.echo(line)
 
 
 def _device(name: str) -> str:

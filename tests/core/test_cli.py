@@ -53,10 +53,14 @@ def registry(monkeypatch):
 
 
 def test_list(registry):
+    from iclr25 import _catalog
+
     registry("t.good", 1.0)
-    out = runner.invoke(app, ["list"])
-    assert out.exit_code == 0
-    assert " 1. t: Toy paper" in out.output and "t.good  [m >= 0.5 fraction]" in out.output
+    shown = _catalog.lines(claims.papers(), claims.discover().values(), {"x": "why"})
+    assert shown == [" 1. t: Toy paper", "      t.good  [m >= 0.5 fraction]",
+                     "    x: not importable (why)"]
+    out = runner.invoke(app, ["list"])  # from the catalog (tests/core/test_catalog.py)
+    assert out.exit_code == 0 and out.output.splitlines() == _catalog.listing()
 
 
 def test_reproduce_writes_report_and_continues_after_error(registry, tmp_path):
@@ -193,3 +197,29 @@ def test_method_help_imports_that_method_only():
     loaded = _imports_after(["kmeans", "--help"])
     methods = {m.split(".")[1] for m in loaded if m != "torch"} & set(claims.method_packages())
     assert methods == {"kmeans"}
+
+
+@pytest.mark.parametrize("argv", [["list"], ["locodl", "--help"], ["locodl", "fit", "--help"],
+                                  ["mother", "make-zoo", "--help"]])
+def test_list_and_method_help_import_no_torch(argv):
+    # issue 55: `list` read the registry (every claim module, torch: 6 s of CPU) and a
+    # method's help ran its package's __init__ (torch: 2 s)
+    loaded = _imports_after(argv)
+    assert "torch" not in loaded, loaded
+    if argv == ["list"]:
+        assert not [m for m in loaded if m.split(".")[1] in claims.method_packages()]
+
+
+def test_a_package_deferred_for_help_initialises_on_first_use():
+    import subprocess
+    import sys
+
+    code = ("import sys; from iclr25.cli import _method_app\n"
+            "_method_app('kmeans', ['--help'])\n"
+            "import iclr25.kmeans as k\n"
+            "before = 'torch' in sys.modules, type(k).__name__\n"
+            "print(*before, k.PAPER.short, type(k).__name__, 'torch' in sys.modules, "
+            "callable(k.ConsistentKMeans))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["False", "_Deferred", "kmeans", "module", "True", "True"]

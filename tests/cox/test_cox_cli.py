@@ -38,6 +38,17 @@ def test_fit_then_predict(files):
     assert yhat.shape == (40,) and set(yhat.tolist()) <= {0, 1}
 
 
+def test_fit_pairs_without_labels_then_predict(files):
+    t = files  # issue 55: --pairs alone, the OOM rows' labels come from the IM side
+    r = runner.invoke(app, ["fit", "--oom", str(t / "X.npy"), "--im", str(t / "A.npy"),
+                            "--im-labels", str(t / "ya.csv"), "--pairs", str(t / "p.csv"),
+                            "--out", str(t / "m.pt"), "--steps", "5"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["predict", str(t / "m.pt"), str(t / "X.npy")])
+    assert r.exit_code == 0, r.output
+    assert len(r.output.split()) == 40 and set(r.output.split()) <= {"0", "1"}
+
+
 @pytest.mark.parametrize(("args", "msg"), [
     (["--oom", "missing.npy"], "--oom"),
     (["--pairs", "bad.csv"], "--pairs"),

@@ -39,6 +39,24 @@ def test_fit_predict_shapes_and_learns():
     assert torch.equal(m.correspondences_, pairs)
 
 
+def test_pairs_without_oom_labels_take_their_im_rows_labels():
+    # issue 55: a pair's OOM row is its IM row's object, so its label is known
+    X, im, lab, pairs, y_oom, y = _toy()
+    ref = _model(steps=150).fit(X, im, lab, pairs=pairs, y_oom=y_oom)  # paired rows labelled
+    for given in (None, torch.full_like(y_oom, -1)):
+        kept = None if given is None else given.clone()
+        m = _model(steps=150).fit(X, im, lab, pairs=pairs, y_oom=given)
+        assert torch.equal(m.predict_proba(X), ref.predict_proba(X))
+        assert m.predict(X).shape == (60,) and m.score(X, y) > 0.6
+        assert given is None or torch.equal(given, kept)  # the caller's labels untouched
+
+
+def test_pairs_whose_im_labels_disagree_everywhere_are_refused():
+    X, im, lab, pairs, _, y = _toy()
+    with pytest.raises(ValueError, match="pairs: no paired row has a label"):
+        _model().fit(X, im, {"a": y, "b": (y + 1) % 3}, pairs=pairs)
+
+
 def test_seeded_determinism_and_no_mutation():
     X, im, lab, pairs, y_oom, _ = _toy()
     copies = [X.clone(), im["a"].clone(), pairs.clone(), y_oom.clone()]
@@ -109,7 +127,6 @@ def test_predict_before_fit():
     (lambda a: a.update(pairs=torch.tensor([[-1, 1]])), "pairs"),
     (lambda a: a.update(y_oom=torch.full((60,), 3)), "y_oom"),
     (lambda a: a.update(y_oom=torch.full((60,), -2)), "y_oom"),
-    (lambda a: a.update(y_oom=None), "label"),
     (lambda a: a.update(im={"a": a["im"]["a"], "b": a["im"]["b"][:, :4]}), "im"),
 ])
 def test_bad_input(change, match):

@@ -111,6 +111,34 @@ def test_cli_trains_and_evaluates_on_pendulum_through_gymnasium_vector(demos, tm
     assert "demonstrations' VL" in r.output and "demonstrations: min" in r.output
 
 
+def test_policy_file_records_its_env_and_evaluate_defaults_to_it(demos, tmp_path):
+    from dataclasses import replace
+
+    from iclr25.gsd.io import env_of, load, save
+
+    path, data = demos
+    res = train(PENDULUM, data, GSDConfig(num_envs=2, iterations=1))
+    assert res.env_id == PENDULUM
+    p = save(res, tmp_path / "p.safetensors")
+    assert env_of(p) == PENDULUM and load(p).env_id == PENDULUM
+    runner = CliRunner()
+    r = runner.invoke(app, ["evaluate", str(p), "--factor", "obs:0", "--n-codes", "4",
+                            "--budget", "2"])
+    assert r.exit_code == 0, r.output
+    assert "return    mean" in r.output and "behaviour obs:0:mean" in r.output
+    r = runner.invoke(app, ["evaluate", str(p)])  # Pendulum needs a --factor: one line
+    assert r.exit_code == 2 and "--factor is needed on Pendulum-v1" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    old = save(replace(res, env_id=None), tmp_path / "old.safetensors")  # an older file
+    assert env_of(old) is None
+    r = runner.invoke(app, ["evaluate", str(old), "--factor", "obs:0"])
+    assert r.exit_code == 2 and "does not record the env" in r.output and "--env" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    r = runner.invoke(app, ["evaluate", str(tmp_path / "missing.safetensors")])
+    assert r.exit_code == 2 and "POLICY" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
 def test_bad_env_and_factor_exit_2_before_any_work(tmp_path, demos):
     path, data = demos
     runner = CliRunner()

@@ -91,3 +91,18 @@ def test_make_zoo_read_only_directory_exits_2(tmp_path):
         assert r.exit_code == 2 and "not writable" in r.output
     finally:
         out.chmod(0o700)
+
+
+def test_api_defaults_are_the_cli_validated_ones():
+    # issue 55: the API defaulted to "finetune", which roots the generated zoos at leaves
+    import inspect
+
+    from iclr25.mother import build_forest, claim, cli, direction_penalty, edge_costs, recover_tree
+
+    assert cli.DEFAULT_DIRECTION == claim.DIRECTION == "pretrain"
+    assert cli.DEFAULT_LAM in claim.LAM_GRID
+    for fn in (recover_tree, build_forest, edge_costs, direction_penalty):
+        params = inspect.signature(fn).parameters
+        assert params["direction"].default == cli.DEFAULT_DIRECTION, fn.__name__
+        if "lam" in params:
+            assert params["lam"].default == cli.DEFAULT_LAM, fn.__name__

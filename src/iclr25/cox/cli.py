@@ -43,6 +43,7 @@ def fit(
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Fit COX and save it."""
+    from iclr25._progress import estimating
     from iclr25.cox.model import COX
 
     if len(im_labels) not in (1, len(im)):
@@ -62,9 +63,10 @@ def fit(
         [int(v.max()) for v in Ys] + ([int(y.max())] if y is not None else []))) + 1
     names = [f"im{i}" for i in range(len(Zs))]
     try:
-        model = COX(C, steps=steps, seed=seed).fit(
-            X, dict(zip(names, Zs, strict=True)), dict(zip(names, Ys, strict=True)),
-            pairs=P, y_oom=y)
+        with estimating():  # the bar (on a terminal) prints its run-time estimate
+            model = COX(C, steps=steps, seed=seed).fit(
+                X, dict(zip(names, Zs, strict=True)), dict(zip(names, Ys, strict=True)),
+                pairs=P, y_oom=y)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
     model.save(out)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -17,6 +17,7 @@ from torch import nn
 
 from iclr25._checks import as_tensor, check_int, check_range, check_tensor, resolve_seed
 from iclr25._io import FittedIO
+from iclr25._progress import progress_bar
 from iclr25._train import seeded_mlp
 from iclr25.cox.explore import prior_kl, select_agreement
 from iclr25.cox.match import emergent_correspondences
@@ -58,11 +59,13 @@ class _Data:
 
 @dataclass(frozen=True)
 class _Optim:
-    """The optimiser, its schedule (one step per training step) and the fit's generator."""
+    """The optimiser, its schedule (one step per training step), the fit's generator and the
+    progress bar's ``advance``."""
 
     opt: torch.optim.Optimizer
     sched: torch.optim.lr_scheduler.LRScheduler
     gen: torch.Generator
+    advance: Callable[[], None]   # after each step: the progress bar
 
 
 class _Net(nn.Module):
@@ -91,6 +94,23 @@ def _validate_pairs(pairs: object, n_im: int, X: torch.Tensor) -> torch.Tensor:
     if torch.unique(P[:, 1]).numel() != len(P):
         raise ValueError("pairs must not repeat an OOM row")
     return P
+
+
+def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.Tensor]
+                       ) -> torch.Tensor:
+    """``yo`` with each unlabelled paired OOM row given its IM row's label (a pair is one
+    object seen twice), where every IM modality gives that row the same label; a copy."""
+    y_im = im_labels[0][P[:, 0]]
+    agree = torch.stack([y[P[:, 0]] == y_im for y in im_labels]).all(0)
+    take = agree & (yo[P[:, 1]] < 0)
+    if not bool(take.any()):
+        if not bool((yo >= 0).any()):
+            raise ValueError("pairs: no paired row has a label: the IM modalities' labels "
+                             "disagree on every paired IM row; pass y_oom with labelled rows")
+        return yo
+    yo = yo.clone()
+    yo[P[take, 1]] = y_im[take]
+    return yo
 
 
 class COX(FittedIO, BaseEstimator):
@@ -229,8 +249,7 @@ class COX(FittedIO, BaseEstimator):
         P = None
         if pairs is not None:
             P = _validate_pairs(pairs, len(Z[names[0]]), X)
-            if y_oom is None or not bool((yo >= 0).any()):
-                raise ValueError("pairs given without any label: pass y_oom with labelled rows")
+            yo = _labels_from_pairs(yo, P, [Y[m] for m in names])
         return X, names, Z, Y, yo, P
 
     def _validate_im(self, im, im_labels, X):  # noqa: ANN001, ANN202
@@ -270,14 +289,16 @@ class COX(FittedIO, BaseEstimator):
             pairs: (P, 2) ``(im_row, oom_row)`` correspondences, or None: then they are
                 bootstrapped from ``"gw"`` matches (POT) and re-matched after each of 5
                 rounds (see the class docstring).
-            y_oom: (m,) OOM labels, -1 = unlabelled, or None.
+            y_oom: (m,) OOM labels, -1 = unlabelled, or None. A paired OOM row without a
+                label takes its IM row's label (when the IM modalities agree on it), so pairs
+                need no OOM labels.
 
         Returns:
             self.
 
         Raises:
             ValueError/TypeError: bad shapes, NaN/inf, labels out of range, pairs out of range
-                or repeating an OOM row, pairs without labels, bad hyper-parameters.
+                or repeating an OOM row, bad hyper-parameters.
             ImportError: no pairs and no POT.
 
         Warns:
@@ -286,9 +307,10 @@ class COX(FittedIO, BaseEstimator):
         """
         data = _Data(*self._validate(X_oom, im, im_labels, pairs, y_oom))
         ours: list[Warning] = []
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, \
+                progress_bar(self.steps, "COX training") as advance:  # on a terminal only
             warnings.simplefilter("always")
-            self._fit(data, ours)
+            self._fit(data, ours, advance)
         del caught  # solvers' own warnings (POT's Sinkhorn): the fit's figures say enough
         w = max(1, self.steps // 10)
         last, before = self.loss_[-w:].double(), self.loss_[-2 * w:-w].double()
@@ -303,7 +325,7 @@ class COX(FittedIO, BaseEstimator):
             warnings.warn(warning, stacklevel=2)
         return self
 
-    def _fit(self, data: _Data, ours: list[Warning]) -> None:
+    def _fit(self, data: _Data, ours: list[Warning], advance: Callable[[], None]) -> None:
         X, names, Z, Y, yo, P = data.X, data.names, data.Z, data.Y, data.yo, data.P
         dim = Z[names[0]].shape[1]
         gen = resolve_seed(self.seed)  # an int seed seeds the weights with itself
@@ -318,7 +340,8 @@ class COX(FittedIO, BaseEstimator):
         opt = torch.optim.AdamW(self.net_.parameters(), lr=self.lr, weight_decay=1e-4,
                                 betas=(0.9, 0.95))
         optim = _Optim(opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps,
-                                                                        self.lr / 50), gen)
+                                                                        self.lr / 50), gen,
+                       advance)
         self.history_ = []
         if P is not None:
             self.correspondences_, self.refused_rounds_ = P, []
@@ -464,6 +487,7 @@ class COX(FittedIO, BaseEstimator):
             nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             optim.opt.step()
             optim.sched.step()
+            optim.advance()
 
     # ------------------------------------------------------------------ inference
     def _check_fitted(self) -> None:

@@ -115,8 +115,8 @@ def evaluate_cmd(
     policy: Path = typer.Argument(..., help="A policy written by `gsd train`."),
     targets: str = typer.Option(None, "--targets", help="Held-out behaviour factors "
                                 "(default on LaneReach: -0.4,0.4; elsewhere optional)."),
-    env: str = typer.Option("iclr25/LaneReach-v0", "--env", help="Gymnasium env id. "
-                            + _GYM_HELP),
+    env: str = typer.Option(None, "--env", help="Gymnasium env id (default: the one POLICY "
+                            "was trained on, recorded in its file). " + _GYM_HELP),
     factor: str = typer.Option(None, "--factor", help="Behaviour statistic of each rollout, "
                                "needed off LaneReach (which has its own): obs:I or act:I, "
                                "optionally :mean (default), :last or :std, e.g. obs:0."),
@@ -135,6 +135,8 @@ def evaluate_cmd(
     from iclr25.gsd.io import load
     from iclr25.gsd.testbed import LANE_REACH_ID
 
+    if env is None:
+        env = _trained_env(policy)
     lane = env == LANE_REACH_ID
     values = _floats(targets, "--targets") if targets is not None else \
         ([-0.4, 0.4] if lane else None)
@@ -142,6 +144,9 @@ def evaluate_cmd(
     fac, dims = (None, None) if lane else _gym_factor(env, factor)
     try:
         result = load(policy)
+        if result.env_id not in (None, env):
+            typer.echo(f"note: POLICY was trained on {result.env_id}; evaluating on {env} "
+                       f"as --env asks", err=True)
         demo_f = None if demos is None else _demo_factors(demos, fac)
         if lane:
             ev = evaluate(result.policy, env, targets=values, n_codes=n_codes or 300,
@@ -156,6 +161,20 @@ def evaluate_cmd(
     except (ValueError, TypeError) as exc:
         _fail(exc)
     _print_evaluation(ev, values, budget, demo_f, fac)
+
+
+def _trained_env(policy: Path) -> str:
+    """The env POLICY's file records; exit 2 when it is unreadable or records none."""
+    from iclr25.gsd.io import env_of
+
+    try:
+        env = env_of(policy)
+    except ValueError as exc:
+        _fail(f"POLICY: {exc}")
+    if env is None:
+        _fail(f"POLICY {policy} does not record the env it was trained on (written by an "
+              f"older version): pass --env ENV_ID")
+    return env
 
 
 def _gym_factor(env: str, factor: str | None):

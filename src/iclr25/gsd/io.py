@@ -6,18 +6,19 @@ import json
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from iclr25.gsd.training import GSDConfig, GSDResult, build_networks, config_dict
 
-__all__ = ["load", "save"]
+__all__ = ["env_of", "load", "save"]
 
 _PARTS = ("policy", "discriminator", "posterior", "dual")
 
 
 def save(result: GSDResult, path: str | Path) -> Path:
-    """Write the four networks' weights, the config and the dims (metadata) to ``path``.
+    """Write the four networks' weights, the config, the dims and the env id (metadata) to
+    ``path``.
 
     Raises:
         ValueError: ``path`` does not end in ``.safetensors``.
@@ -31,24 +32,47 @@ def save(result: GSDResult, path: str | Path) -> Path:
             tensors[f"{name}.{k}"] = v.detach().cpu().contiguous()
     meta = {"config": json.dumps(config_dict(result.config)),
             "obs_dim": str(result.policy.obs_dim), "act_dim": str(result.policy.act_dim)}
+    if result.env_id is not None:
+        meta["env_id"] = result.env_id
     save_file(tensors, str(path), metadata=meta)
     return path
 
 
+def _metadata(path: Path) -> dict[str, str]:
+    """The header's metadata of a file written by :func:`save`."""
+    if not path.is_file():
+        raise ValueError(f"path {str(path)!r} does not exist")
+    try:
+        with safe_open(str(path), "pt") as f:
+            meta = f.metadata() or {}
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise ValueError(f"path {str(path)!r} is not a GSD .safetensors file ({exc})") from None
+    if "config" not in meta:
+        raise ValueError(f"path {str(path)!r} is not a GSD .safetensors file (no config in "
+                         f"its header)")
+    return meta
+
+
+def env_of(path: str | Path) -> str | None:
+    """The env id a file written by :func:`save` was trained on, read from its header only
+    (None: a file from before the env was recorded).
+
+    Raises:
+        ValueError: missing or unreadable file.
+    """
+    return _metadata(Path(path)).get("env_id")
+
+
 def load(path: str | Path, *, device: torch.device | str | None = None) -> GSDResult:
-    """Read a file written by :func:`save` (history is not stored).
+    """Read a file written by :func:`save` (history is not stored; ``env_id`` is None in a
+    file from before it was recorded).
 
     Raises:
         ValueError: missing or unreadable file, or missing metadata/keys.
     """
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"path {str(path)!r} does not exist")
+    meta = _metadata(path)
     try:
-        from safetensors import safe_open
-
-        with safe_open(str(path), "pt") as f:
-            meta = f.metadata() or {}
         tensors = load_file(str(path))
         cfg_d = json.loads(meta["config"])
         obs_dim, act_dim = int(meta["obs_dim"]), int(meta["act_dim"])
@@ -63,4 +87,4 @@ def load(path: str | Path, *, device: torch.device | str | None = None) -> GSDRe
             net.load_state_dict(sd)
         except RuntimeError as exc:
             raise ValueError(f"path {str(path)!r}: {name} weights do not fit ({exc})") from None
-    return GSDResult(**nets, config=cfg)
+    return GSDResult(**nets, config=cfg, env_id=meta.get("env_id"))

@@ -90,7 +90,8 @@ class GSDConfig:
 
 @dataclass
 class GSDResult:
-    """The trained networks and one dict of diagnostics per iteration."""
+    """The trained networks, one dict of diagnostics per iteration, and the env trained on
+    (``env_id``; None when unknown: a file written before it was recorded)."""
 
     policy: LatentPolicy
     discriminator: BoundedDiscriminator
@@ -98,6 +99,7 @@ class GSDResult:
     dual: DualVariable
     config: GSDConfig
     history: list[dict[str, float]] = field(default_factory=list)
+    env_id: str | None = None
 
 
 def build_networks(cfg: GSDConfig, obs_dim: int, act_dim: int, *, seed: int = 0,
@@ -200,7 +202,7 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
                         "posterior_loss": float(q_loss.detach()),
                         "reward": float(rew.mean()), "lambda": nets.dual.value,
                         "violated": viol_frac, "final_x": float(b.S2[-1, :, 0].mean())})
-    return GSDResult(nets.policy, nets.disc, nets.post, nets.dual, cfg, history)
+    return GSDResult(nets.policy, nets.disc, nets.post, nets.dual, cfg, history, env_id)
 
 
 @dataclass

@@ -18,13 +18,16 @@ easier κ_F = (L + μ)/(2μ) ≈ κ/2):
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from iclr25._checks import check_int, check_range
+from iclr25._progress import progress_bar
 from iclr25.locodl.comm import SimulatedComm
 from iclr25.locodl.compressors import (
     ClientStreams,
@@ -34,6 +37,8 @@ from iclr25.locodl.compressors import (
     make_compressor,
 )
 from iclr25.locodl.objectives import _ClientObjective
+
+_SHOW_EVERY = 100  # iterations between progress updates (an iteration can take microseconds)
 
 
 @dataclass
@@ -163,6 +168,21 @@ class _Setup:
         self.done = done
         return done or (self.max_bits is not None and self.bits >= self.max_bits)
 
+    @contextlib.contextmanager
+    def progress(self, name: str, verbose: bool | None) -> Iterator[Callable[[int, int], None]]:
+        """Yield ``tick(t, rounds)``: a bar over the iterations, updated every
+        ``_SHOW_EVERY`` with the rounds and the last error (or change); per ``verbose``."""
+        shown = "error" if self.x_star is not None else "change"  # history's third column
+        # the bar runs to the cap; a run that converges ends it early
+        with progress_bar(self.max_iter, f"{name} iterations (at most)",
+                          verbose=verbose) as advance:
+            def tick(t: int, rounds: int) -> None:
+                if t % _SHOW_EVERY == 0:
+                    last = self.history[-1][2] if self.history else math.inf
+                    advance(_SHOW_EVERY, rounds=rounds, **{shown: last})
+
+            yield tick
+
     def run(self, x, rounds, iterations, **params) -> Run:
         h = torch.tensor(self.history, dtype=torch.float64).reshape(-1, 3)
         return Run(x=x, rounds=rounds, iterations=iterations, uplink_bits=self.bits,
@@ -190,7 +210,8 @@ def _locodl_params(S: _Setup, gamma: float | None, p: float | None, rho: float |
 def locodl(objective, compressor: str | Compressor = RandK(1), *, gamma: float | None = None,
            p: float | None = None, rho: float | None = None, chi: float | None = None,
            max_iter: int = 100_000, tol: float | None = None, x_star=None, comm=None,
-           seed: int | torch.Generator | None = 0, max_bits: float | None = None) -> Run:
+           seed: int | torch.Generator | None = 0, max_bits: float | None = None,
+           verbose: bool | None = False) -> Run:
     """Minimise (1/n) Σ f_i + g with LoCoDL: local steps, compressed uplink (Algorithm 1).
 
     Each iteration every client makes a local step x̂_i = x_i − γ∇f_i(x_i) + γu_i and updates
@@ -209,6 +230,8 @@ def locodl(objective, compressor: str | Compressor = RandK(1), *, gamma: float |
             at ‖y_r − y_{r−1}‖ ≤ tol·max(1, ‖y_r‖) between communication rounds.
         x_star: (d,) the optimum, to measure the error. comm: the engine (SimulatedComm()).
         seed: the coin and compressor streams. max_bits: stop once a client sent this many.
+        verbose: a progress bar over the iterations with the rounds and the last change (the
+            error, with ``x_star``); None: on a terminal only; False (default): none.
 
     Returns:
         Run with ``x`` = y (d,), rounds, uplink bits per client, history.
@@ -236,25 +259,27 @@ def locodl(objective, compressor: str | Compressor = RandK(1), *, gamma: float |
     y, v = S.zeros(), S.zeros()
     coin = _Coins(S.seed, p)
     rounds, t = 0, 0
-    while t < S.max_iter:
-        t += 1
-        Xh = X - gamma * (f.grad(X) - U)
-        yh = y - gamma * (f.grad_g(y) - v)
-        if coin():
-            D, dmean = S.average(Xh - yh)
-            dbar = dmean / 2
-            X = (1 - rho) * Xh + rho * (yh + dbar)
-            U = U + c * (dbar - D)
-            y = yh + rho * dbar
-            v = v + c * dbar
-            rounds += 1
-            S.bits += S.bits_round
-            if S.check(t, y):
-                break
-        else:
-            X, y = Xh, yh
-            if S.x_star is not None and S.check(t, y):
-                break
+    with S.progress("LoCoDL", verbose) as tick:
+        while t < S.max_iter:
+            t += 1
+            tick(t, rounds)
+            Xh = X - gamma * (f.grad(X) - U)
+            yh = y - gamma * (f.grad_g(y) - v)
+            if coin():
+                D, dmean = S.average(Xh - yh)
+                dbar = dmean / 2
+                X = (1 - rho) * Xh + rho * (yh + dbar)
+                U = U + c * (dbar - D)
+                y = yh + rho * dbar
+                v = v + c * dbar
+                rounds += 1
+                S.bits += S.bits_round
+                if S.check(t, y):
+                    break
+            else:
+                X, y = Xh, yh
+                if S.x_star is not None and S.check(t, y):
+                    break
     out = S.run(y, rounds, t, gamma=gamma, p=p, rho=rho, chi=chi, omega=omega)
     out.state = {"X": X, "U": U, "y": y, "v": v}
     return out
@@ -262,11 +287,12 @@ def locodl(objective, compressor: str | Compressor = RandK(1), *, gamma: float |
 
 def gd(objective, compressor: str | Compressor = "none", *, gamma: float | None = None,
        max_iter: int = 100_000, tol: float | None = None, x_star=None, comm=None,
-       seed: int | torch.Generator | None = 0, max_bits: float | None = None) -> Run:
+       seed: int | torch.Generator | None = 0, max_bits: float | None = None,
+       verbose: bool | None = False) -> Run:
     """Distributed gradient descent: every round each client sends ∇F_i(x) uncompressed.
 
-    γ defaults to 2/(L_F + μ_F), F_i = f_i + g. ``compressor`` must be "none". Arguments and
-    return as :func:`locodl`.
+    γ defaults to 2/(L_F + μ_F), F_i = f_i + g. ``compressor`` must be "none". Arguments
+    (``verbose`` too) and return as :func:`locodl`.
     """
     S = _Setup(objective, "none", comm, seed, (max_iter, tol, x_star, max_bits))
     if make_compressor(compressor).omega(S.d) != 0:
@@ -277,13 +303,15 @@ def gd(objective, compressor: str | Compressor = "none", *, gamma: float | None 
     f = S.start()
     x = S.zeros()
     t = 0
-    while t < S.max_iter:
-        t += 1
-        _, gmean = S.average(f.grad(x.expand(S.m, -1)))
-        x = x - gamma * (gmean + f.grad_g(x))
-        S.bits += S.bits_round
-        if S.check(t, x):
-            break
+    with S.progress("GD", verbose) as tick:
+        while t < S.max_iter:
+            t += 1
+            tick(t, t)
+            _, gmean = S.average(f.grad(x.expand(S.m, -1)))
+            x = x - gamma * (gmean + f.grad_g(x))
+            S.bits += S.bits_round
+            if S.check(t, x):
+                break
     return S.run(x, t, t, gamma=gamma)
 
 
@@ -325,9 +353,9 @@ def scaffnew(objective, compressor: str | Compressor = "none", *, gamma: float |
 def diana(objective, compressor: str | Compressor = RandK(1), *, gamma: float | None = None,
           alpha: float | None = None, max_iter: int = 100_000, tol: float | None = None,
           x_star=None, comm=None, seed: int | torch.Generator | None = 0,
-          max_bits: float | None = None) -> Run:
+          max_bits: float | None = None, verbose: bool | None = False) -> Run:
     """DIANA (Mishchenko et al. 2019): clients send C(∇F_i(x) − h_i) and learn shifts h_i;
-    α = 1/(1+ω), γ = 1/((1 + 2ω/n) L_F) by default."""
+    α = 1/(1+ω), γ = 1/((1 + 2ω/n) L_F) by default; ``verbose`` as :func:`locodl`."""
     S = _Setup(objective, compressor, comm, seed, (max_iter, tol, x_star, max_bits))
     LF = S.L + S.mu
     a = check_range(1 / (1 + S.omega) if alpha is None else alpha, "alpha", 0.0, 1.0,
@@ -337,16 +365,18 @@ def diana(objective, compressor: str | Compressor = RandK(1), *, gamma: float | 
     f = S.start()
     x, h, H = S.zeros(), S.zeros(), S.zeros(S.m)
     t = 0
-    while t < S.max_iter:
-        t += 1
-        G = f.grad(x.expand(S.m, -1)) + f.grad_g(x)
-        M, mmean = S.average(G - H)
-        x = x - gamma * (h + mmean)
-        H = H + a * M
-        h = h + a * mmean
-        S.bits += S.bits_round
-        if S.check(t, x):
-            break
+    with S.progress("DIANA", verbose) as tick:
+        while t < S.max_iter:
+            t += 1
+            tick(t, t)
+            G = f.grad(x.expand(S.m, -1)) + f.grad_g(x)
+            M, mmean = S.average(G - H)
+            x = x - gamma * (h + mmean)
+            H = H + a * M
+            h = h + a * mmean
+            S.bits += S.bits_round
+            if S.check(t, x):
+                break
     return S.run(x, t, t, gamma=gamma, alpha=a)
 
 

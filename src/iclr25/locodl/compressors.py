@@ -271,6 +271,17 @@ class ComposedCompressor(Compressor):
 _PART = re.compile(r"^(none|natural|rand-(\d+))$")
 
 
+def auto_compressor(d: int) -> str:
+    """What ``"auto"`` (the estimator's and the CLI's default) stands for on R^d: rand-k with
+    k = ⌈d/10⌉, a tenth of the features (ω = d/k − 1 ≈ 9).
+
+    Sized to d because LoCoDL's rounds grow with ω: on 1,000 sparse features rand-1
+    (ω = 999) had not converged after 100,000 iterations where rand-100 took about 1,000
+    rounds; each round then sends a tenth of the coordinates.
+    """
+    return f"rand-{-(-check_int(d, 'd', 1) // 10)}"
+
+
 def make_compressor(spec: str | Compressor) -> Compressor:
     """A compressor from its name: ``"none"``, ``"natural"``, ``"rand-k"``, ``"a+b"``
     (composition, e.g. ``"rand-3+natural"``); a Compressor is returned as is.

@@ -2,17 +2,39 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
 
 Engine = Literal["simulated", "gloo"]
+
+
+def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: float,
+                last: float, cli: bool = False) -> str:
+    """Why a fit stopped at the cap ``max_iter`` before ``tol``, and what to raise: the
+    compressor's k (rand-k: rounds grow with d/k) or the cap; in the CLI's words if ``cli``."""
+    from iclr25.locodl.compressors import Compose, RandK, make_compressor
+
+    comp = make_compressor(compressor)
+    parts = [comp.c1, comp.c2] if isinstance(comp, Compose) else [comp]
+    k = next((c.k for c in parts if isinstance(c, RandK)), None)
+    cap = "--max-iter" if cli else "max_iter"
+    hint = f"raise {cap}"
+    if k is not None and k < d:
+        more = f"rand-{min(d, max(4 * k, -(-d // 10)))}"
+        hint = (f"raise the compressor's k (rounds grow with d/k: "
+                f"{f'--compressor {more}' if cli else f'compressor={more!r}'}) or {cap}")
+    seen = f"last {last:.3g}" if last < float("inf") else "none measured yet"
+    return (f"LoCoDL stopped at the cap, {cap} {max_iter} iterations ({rounds} rounds), "
+            f"before the change between rounds reached tol {tol:g} ({seen}); {hint}")
 
 
 class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
@@ -25,16 +47,26 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     Args:
         alpha: ℓ2 weight α > 0.
         n_clients: clients when ``fit`` gets no ``client_ids`` (contiguous equal blocks).
-        compressor: "rand-k", "natural", "rand-k+natural" or "none".
-        max_iter: iterations at most. tol: stop at ‖y_r − y_{r−1}‖ ≤ tol·max(1, ‖y_r‖).
+        compressor: "auto" (default: rand-k with k = ⌈d/10⌉, a tenth of the d features; see
+            :func:`~iclr25.locodl.compressors.auto_compressor`), "rand-k", "natural",
+            "rand-k+natural" or "none".
+        max_iter: iterations at most (the cap: reaching it warns ``ConvergenceWarning``).
+            tol: stop at ‖y_r − y_{r−1}‖ ≤ tol·max(1, ‖y_r‖).
         engine: "simulated" (all clients in this process) or "gloo" (``n_proc`` processes).
         n_proc: processes of the gloo engine (1 ≤ n_proc ≤ clients).
         seed: the coin and compressor streams: an int, a torch.Generator (the seed it was
             made with) or None (fresh).
 
     Attributes:
-        coef_ (1, d), intercept_ (1,) zeros, classes_, n_rounds_, n_iter_, uplink_bits_ (per
-        client), wire_bytes_, history_ ((h, 3): iteration, bits, relative change).
+        coef_ (1, d), intercept_ (1,) zeros, classes_, compressor_ (the compressor's name,
+        "auto" resolved), n_rounds_, n_iter_, converged_ (tol reached before max_iter),
+        uplink_bits_ (per client), wire_bytes_, history_ ((h, 3): iteration, bits,
+        relative change).
+
+    A fit on a terminal shows a progress bar (iterations, rounds, last change; the
+    simulated engine); one that stops at ``max_iter`` before ``tol`` warns
+    ``sklearn.exceptions.ConvergenceWarning`` with the hint: raise the compressor's k or
+    ``max_iter``.
 
     Examples:
         >>> from sklearn.datasets import load_breast_cancer
@@ -45,7 +77,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         True
     """
 
-    def __init__(self, alpha: float = 1e-3, *, n_clients: int = 10, compressor: str = "rand-1",
+    def __init__(self, alpha: float = 1e-3, *, n_clients: int = 10, compressor: str = "auto",
                  max_iter: int = 100_000, tol: float = 1e-10, engine: Engine = "simulated",
                  n_proc: int = 2, seed: int | torch.Generator | None = None) -> None:
         self.alpha = alpha
@@ -62,7 +94,8 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
 
         check_range(self.alpha, "alpha", 0.0, low_open=True)
         check_int(self.n_clients, "n_clients", 2)
-        make_compressor(self.compressor)
+        if not (isinstance(self.compressor, str) and self.compressor == "auto"):
+            make_compressor(self.compressor)
         check_int(self.max_iter, "max_iter", 1)
         check_range(self.tol, "tol", 0.0)
         check_choice(self.engine, "engine", Engine)
@@ -108,12 +141,13 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         # an int as it is (a Generator: the seed it was made with; None: a fresh one), since
         # the gloo engine hands it to other processes
         seed = resolve_seed(self.seed).initial_seed()
-        kw = dict(compressor=self.compressor, max_iter=self.max_iter, tol=self.tol, seed=seed)
+        name = self._compressor_name(Xt.shape[1])
+        kw = dict(compressor=name, max_iter=self.max_iter, tol=self.tol, seed=seed)
         if self.engine == "simulated":
-            run = locodl(objective, **kw)
+            run = locodl(objective, verbose=None, **kw)
             res = dict(x=run.x, rounds=run.rounds, iterations=run.iterations,
                        uplink_bits=run.uplink_bits, wire_bytes=run.wire_bytes,
-                       history=run.history)
+                       history=run.history, converged=run.converged)
         else:
             from iclr25.locodl.distributed import spawn_runs
 
@@ -128,7 +162,27 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         self.wire_bytes_ = int(res["wire_bytes"])
         self.history_ = res["history"].numpy()
         self.n_features_in_ = Xt.shape[1]
+        self.compressor_ = name if isinstance(name, str) else repr(name)
+        self.converged_ = bool(res["converged"])
+        if not self.converged_:
+            last = float(self.history_[-1, 2]) if len(self.history_) else float("inf")
+            warnings.warn(ConvergenceWarning(cap_message(
+                self.n_features_in_, name, self.max_iter, self.n_rounds_, self.tol, last)),
+                stacklevel=2)
         return self
+
+    def _compressor_name(self, d: int) -> object:
+        """The compressor to run on R^d: ``"auto"`` resolved, else as given (checked on d)."""
+        from iclr25.locodl.compressors import auto_compressor, make_compressor
+
+        if isinstance(self.compressor, str) and self.compressor == "auto":
+            return auto_compressor(d)
+        try:
+            make_compressor(self.compressor).check(d)
+        except ValueError as exc:
+            raise ValueError(f"compressor {self.compressor!r} does not fit the {d} features: "
+                             f"{exc}") from None
+        return self.compressor
 
     def decision_function(self, X: object) -> np.ndarray:
         """aᵀx for each row of a dense or scipy.sparse X: (N,)."""

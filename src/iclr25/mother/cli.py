@@ -18,8 +18,8 @@ import typer
 
 from iclr25._cli import check_seed, fail, output_path
 
-# what mother.claim validated (tests/mother/test_mother_cli.py checks it against the claim);
-# kept here, not imported, so that `iclr25 mother --help` does not import torch
+# what mother.claim validated, = mother.tree's API defaults (tests/mother/test_mother_cli.py
+# checks all three); kept here, not imported, so that `iclr25 mother --help` imports no torch
 DEFAULT_DIRECTION = "pretrain"
 DEFAULT_LAM = 0.2
 REPRODUCE = ("iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps 1500 "
@@ -125,12 +125,14 @@ def make_zoo_cmd(
         check_writable_dir(out, "OUT")
     except ValueError as exc:
         fail(exc)
+    from iclr25._progress import estimating
     from iclr25.mother.testbed import Zoo, make_zoo
 
     shape = dict(fans=fan_list) if fan_list else dict(n_children=children,
                                                       n_grandchildren=grandchildren)
-    zoo = make_zoo(trees + hold_out, **shape, root_steps=root_steps,
-                   finetune_steps=finetune_steps, seed=seed)
+    with estimating():  # the bar (on a terminal) prints its run-time estimate
+        zoo = make_zoo(trees + hold_out, **shape, root_steps=root_steps,
+                       finetune_steps=finetune_steps, seed=seed)
     held = [n for n in zoo.names if int(n.split("-")[0]) >= trees]
     keep = [n for n in zoo.names if n not in held]
     Zoo({n: zoo.models[n] for n in keep}, {n: zoo.parents[n] for n in keep}).save(out)

@@ -11,13 +11,15 @@ takes seconds. ``make_lora_zoo`` builds LoRA-style trees: child = parent + a ran
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from iclr25._checks import check_int, check_range, resolve_seed
+from iclr25._progress import progress_bar
 from iclr25._threads import torch_threads
 from iclr25._train import fit_minibatch
 from iclr25.datasets import digits
@@ -101,9 +103,11 @@ class _BatchedMLP(torch.nn.Module):
 
 def _train_batch(
     params: list[torch.Tensor], X: torch.Tensor, task: tuple[torch.Tensor, torch.Tensor],
-    steps: int, lr: float, batch_size: int, g: torch.Generator,
+    recipe: tuple[int, float, int], g: torch.Generator,
+    advance: Callable[[], Any] = lambda: None,
 ) -> list[torch.Tensor]:
-    """Train B independent MLPs at once with Adam through the shared minibatch loop.
+    """Train B independent MLPs at once with Adam through the shared minibatch loop
+    (``advance()`` after each step: the zoo's progress bar).
 
     Each of the ``steps`` batches is a (B, batch_size) index tensor: model b's samples,
     drawn with replacement from its ``subsets[b]``. The loss is the sum over models of each
@@ -114,11 +118,13 @@ def _train_batch(
         X: (n, d) inputs.
         task: (Y, subsets) from :func:`_tasks`: (B, n) per-model labels, and (B, m) allowed
             sample indices.
+        recipe: (steps, Adam's lr, batch size).
 
     Returns:
         the trained parameters (detached).
     """
     Y, subsets = task
+    steps, lr, batch_size = recipe
     model = _BatchedMLP(params)
     B, m = subsets.shape
     rows = torch.arange(B, device=X.device)[:, None]
@@ -128,6 +134,7 @@ def _train_batch(
         for _ in range(steps):
             yield subsets[rows.cpu(), torch.randint(0, m, (B, batch_size), generator=g)].to(
                 X.device)
+            advance()
 
     def loss_fn(logits: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         # y is the sample index itself: each model reads its own labels Y[b, idx[b]]
@@ -209,6 +216,7 @@ def make_zoo(
     out_dir: str | Path | None = None,
     seed: int | torch.Generator | None = 0,
     device: torch.device | str | None = None,
+    verbose: bool | None = None,
 ) -> Zoo:
     """Trees of small MLPs trained on sklearn digits, each child fine-tuned from its parent.
 
@@ -229,6 +237,7 @@ def make_zoo(
         seed: seed (int or Generator) of the inits, tasks and minibatches, all drawn on the
             CPU, so a seed gives the same draws on every device.
         device: where the models train (the returned state dicts are on the CPU).
+        verbose: a progress bar over the training steps (None: on a terminal only).
 
     Returns:
         Zoo with state dicts named ``fc1.weight, fc1.bias, ..., head.weight, head.bias``.
@@ -254,15 +263,22 @@ def make_zoo(
         Y, sub = _tasks(B, n_classes, m, g)
         head = [_uniform((B, n_classes, width), width, g), _uniform((B, n_classes), width, g)]
         return _train_batch(body + [h.to(X.device) for h in head], X, (Y.to(X.device), sub),
-                            steps, lr, batch_size, g)
+                            (steps, lr, batch_size), g, advance)
 
-    init = _init(n_trees, [X.shape[1]] + [width] * depth, g)
-    gens = [generation([p.to(X.device) for p in init], root_steps, root_lr)]
+    n_gens, size = 1, n_trees  # generations with models: training stops at an empty one
     for fan in fans:
-        if gens[-1][0].shape[0] * fan == 0:
+        if size * fan == 0:
             break
-        gens.append(generation([p.repeat_interleave(fan, dim=0) for p in gens[-1][:-2]],
-                               finetune_steps, finetune_lr))
+        n_gens, size = n_gens + 1, size * fan
+    init = _init(n_trees, [X.shape[1]] + [width] * depth, g)
+    with progress_bar(root_steps + (n_gens - 1) * finetune_steps, "training the zoo",
+                      verbose=verbose) as advance:
+        gens = [generation([p.to(X.device) for p in init], root_steps, root_lr)]
+        for fan in fans:
+            if gens[-1][0].shape[0] * fan == 0:
+                break
+            gens.append(generation([p.repeat_interleave(fan, dim=0) for p in gens[-1][:-2]],
+                                   finetune_steps, finetune_lr))
     zoo = _assemble(gens, depth, _names(n_trees, fans))
     if out_dir is not None:
         zoo.save(out_dir)

@@ -33,6 +33,12 @@ Direction = Literal["finetune", "decreasing", "pretrain", "increasing", "none"]
 DIRECTIONS: dict[str, int] = dict(zip(get_args(Direction), (-1, -1, 1, 1, 0), strict=True))
 Penalty = Literal["binary", "margin"]
 PENALTIES: tuple[str, ...] = get_args(Penalty)
+#: The defaults of every function here, = ``iclr25 mother recover``'s (a test keeps them
+#: equal): what the reproduction validated on Adam-trained zoos, where "finetune" with the
+#: paper's λ 0.3 roots the trees at leaves; pass ``direction="finetune", lam=0.3`` for
+#: ViT-style fine-tunes (the paper's VTHR setting).
+DEFAULT_DIRECTION: Direction = "pretrain"
+DEFAULT_LAM = 0.2
 
 
 def _check_options(direction: Direction, penalty: Penalty, lam: object = 0.0) -> None:
@@ -76,7 +82,7 @@ def _check_n_trees(n_trees: object, n_models: int) -> None:
                          f"got {n_trees}")
 
 
-def direction_penalty(ku: torch.Tensor, direction: Direction = "finetune",
+def direction_penalty(ku: torch.Tensor, direction: Direction = DEFAULT_DIRECTION,
                       penalty: Penalty = "binary") -> torch.Tensor:
     """(N, N) penalty ``T[p, c]`` of the edge p -> c for kurtosis moving the wrong way.
 
@@ -103,8 +109,9 @@ def direction_penalty(ku: torch.Tensor, direction: Direction = "finetune",
     return wrong.clamp_min(0) / scale if scale > 0 else torch.zeros_like(wrong)
 
 
-def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = 0.3,
-               direction: Direction = "finetune", penalty: Penalty = "binary") -> torch.Tensor:
+def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = DEFAULT_LAM,
+               direction: Direction = DEFAULT_DIRECTION, penalty: Penalty = "binary",
+               ) -> torch.Tensor:
     """(N, N) cost ``C[p, c] = D[p, c] + lam * mean(D) * T[p, c]``, ``+inf`` on the diagonal.
 
     ``mean(D)`` includes the zero diagonal, as in the official code, so ``lam`` is relative
@@ -338,8 +345,8 @@ def build_forest(
     ku: torch.Tensor | None,
     names: Sequence[str] | None = None,
     *,
-    direction: Direction = "finetune",
-    lam: float = 0.3,
+    direction: Direction = DEFAULT_DIRECTION,
+    lam: float = DEFAULT_LAM,
     n_trees: int | None = None,
     penalty: Penalty = "binary",
     cluster_distances: torch.Tensor | None = None,
@@ -396,8 +403,8 @@ def build_forest(
 
 def recover_tree(
     models: Any,
-    direction: Direction = "finetune",
-    lam: float = 0.3,
+    direction: Direction = DEFAULT_DIRECTION,
+    lam: float = DEFAULT_LAM,
     n_trees: int | None = None,
     *,
     layers: LayerSpec = None,
@@ -425,6 +432,8 @@ def recover_tree(
             Adam fine-tuning of small MLPs, see ``make_zoo``); ``"none"``. Aliases
             ``"decreasing"``/``"increasing"``.
         lam: weight of the direction penalty, relative to the mean distance (paper: 0.3).
+            The defaults, ``"pretrain"`` and 0.2, are ``iclr25 mother recover``'s (see
+            ``DEFAULT_DIRECTION``).
         n_trees: ``None``: all models form one tree; ``K``: Ward-cluster into K trees first.
         layers: matrices used for the distance (default: all 2-D square ones).
         metric: ``"rms"`` (full fine-tuning) or ``"rank"`` (LoRA-merged models).
@@ -448,7 +457,7 @@ def recover_tree(
     Paper: Sec. 3 (Alg. MoTHer) of Horwitz, Shul, Hoshen, ICLR 2025.
 
     Examples:
-        A directory of fine-tuned models, one tree, the paper's defaults:
+        A directory of fine-tuned models, one tree, the paper's ViT setting:
 
         >>> forest = recover_tree("checkpoints/", direction="finetune", lam=0.3)  # doctest: +SKIP
         >>> forest.parents  # doctest: +SKIP

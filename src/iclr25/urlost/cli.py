@@ -81,6 +81,7 @@ def fit(
     """Fit URLOST (clusters + masked autoencoder) on FILE; save the model."""
     import torch
 
+    from iclr25._progress import estimating
     from iclr25.urlost.mae import URLOST
 
     try:
@@ -89,7 +90,8 @@ def fit(
         model = URLOST(n_clusters=clusters, n_neighbors=neighbors, epochs=epochs, dim=dim,
                        seed=seed)
         model._check_params(X.shape[1])
-        _fit_echoing_warnings(model, X)
+        with estimating():  # the bar (on a terminal) prints its run-time estimate
+            _fit_echoing_warnings(model, X)
     except (ValueError, TypeError) as exc:
         _fail(exc)
     model.save(out)

@@ -26,6 +26,7 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._io import FittedIO
+from iclr25._progress import track
 from iclr25._train import seeded_init
 from iclr25.urlost.organize import (
     Dependence,
@@ -301,7 +302,7 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
             anneal_strategy="cos")
         self.model_.train()
         self.loss_curve_ = []
-        for _ in range(self.epochs):
+        for _ in track(range(self.epochs), "URLOST training"):  # a bar on a terminal only
             total = 0.0
             batches = torch.randperm(n, generator=gen).to(x.device).split(self.batch_size)
             for idx in batches:

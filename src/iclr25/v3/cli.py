@@ -48,6 +48,7 @@ def fit(
     Small real input: 64 digit sequences of 10 fragments (8x8) train in seconds."""
     import torch
 
+    from iclr25._progress import estimating
     from iclr25.v3.model import BUNDLES, V3
 
     if codes < 2:
@@ -62,7 +63,8 @@ def fit(
         _fail(f"{seqs}: fit needs B >= 2 sequences of N >= 2 fragments, got {X.shape}")
     model = V3(n_codes=codes, epochs=epochs, batch_size=batch_size, bundle=bundle, seed=seed)
     Xt = torch.from_numpy(X)
-    model.fit(Xt).save(out)
+    with estimating():  # the bar (on a terminal) prints its run-time estimate
+        model.fit(Xt).save(out)
     last = model.history_[-1]
     used = torch.bincount(model.predict(Xt).flatten(), minlength=codes).double()
     p = used / used.sum()

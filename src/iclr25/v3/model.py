@@ -13,6 +13,7 @@ from torch import nn
 
 from iclr25._checks import as_tensor, check_choice, check_int, resolve_seed
 from iclr25._io import FittedIO
+from iclr25._progress import track
 from iclr25._train import seeded_init, shuffled_batches
 from iclr25.v3.loss import TERMS, v3_loss
 from iclr25.v3.quantizer import EMAVectorQuantizer
@@ -222,7 +223,7 @@ class V3(FittedIO, BaseEstimator):
         weights = {t: b["v3_weight"] for t in TERMS}
         history = []
         model.train()
-        for _ in range(self.epochs):
+        for _ in track(range(self.epochs), "V3 training"):  # a bar on a terminal only
             sums = dict(loss=0.0, recon=0.0, v3=0.0, commit=0.0)
             batches = [i for i in shuffled_batches(X.shape[0], self.batch_size, gen, X.device)
                        if i.numel() >= 2]
