@@ -158,7 +158,7 @@ def _comm_terms(a: list[torch.Tensor], b: list[torch.Tensor], temperature: float
 
 
 def comm_loss(z1: Sequence[torch.Tensor], z2: Sequence[torch.Tensor],
-              temperature: float = 0.1, weights: ArrayLike = None) -> torch.Tensor:
+              temperature: float = 0.1, weights: ArrayLike | None = None) -> torch.Tensor:
     """The CoMM loss between the n+1 masked embeddings of two augmented views.
 
     ``L = sum_i w_i (NCE(Z'_i, Z''_full) + NCE(Z''_i, Z'_full)) / 2`` over the n one-hot
@@ -238,7 +238,7 @@ class CoMMLoss(nn.Module):
         True
     """
 
-    def __init__(self, temperature: float = 0.1, weights: ArrayLike = None) -> None:
+    def __init__(self, temperature: float = 0.1, weights: ArrayLike | None = None) -> None:
         super().__init__()
         self.temperature = _temperature(temperature)
         if weights is not None:

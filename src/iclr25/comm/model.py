@@ -198,7 +198,7 @@ class CoMM(nn.Module):
 
     def __init__(self, encoders: Sequence[nn.Module], tokenizers: Sequence[nn.Module],
                  dim: int = 64, *, n_layers: int = 1, n_heads: int = 4, proj_hidden: int = 128,
-                 temperature: float = 0.1, weights: ArrayLike = None,
+                 temperature: float = 0.1, weights: ArrayLike | None = None,
                  seed: int | torch.Generator | None = 0) -> None:
         super().__init__()
         if len(encoders) != len(tokenizers):

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from iclr25._checks import as_tensor, check_int, check_range, check_tensor, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_int, check_range, check_tensor, resolve_seed
 from iclr25._io import FittedIO
 from iclr25._progress import progress_bar
 from iclr25._train import seeded_mlp
@@ -82,7 +82,7 @@ class _Net(nn.Module):
                                        seed=seed + 100 + i) for i, m in enumerate(names)})
 
 
-def _validate_pairs(pairs: object, n_im: int, X: torch.Tensor) -> torch.Tensor:
+def _validate_pairs(pairs: ArrayLike, n_im: int, X: torch.Tensor) -> torch.Tensor:
     """(P, 2) long ``(im_row, oom_row)`` pairs in range, no OOM row twice."""
     P = check_tensor(pairs, "pairs", ndim=2, integer=True).long().to(X.device)
     if P.shape[1] != 2:
@@ -493,7 +493,7 @@ class COX(FittedIO, BaseEstimator):
     def _check_fitted(self) -> None:
         check_is_fitted(self, "net_")
 
-    def _input(self, X: object) -> torch.Tensor:
+    def _input(self, X: ArrayLike) -> torch.Tensor:
         self._check_fitted()
         p = next(self.net_.parameters())
         X = as_tensor(X, "X", ndim=2, dtype=p.dtype, device=p.device)

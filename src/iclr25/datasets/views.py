@@ -627,7 +627,7 @@ def _check_pairing(pairing: ArrayLike) -> torch.Tensor:
 
 
 def bimodal_trifeatures(n: int, *, biased: bool = False, split: str = "train",
-                        pairing: ArrayLike = None, size: int = 32,
+                        pairing: ArrayLike | None = None, size: int = 32,
                         seed: int | torch.Generator | None = 0,
                         device: torch.device | str | None = None) -> BimodalTrifeatures:
     """Pairs of Trifeatures images sharing their shape, with independent textures and colours

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
 
 Engine = Literal["simulated", "gloo"]
@@ -102,7 +102,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         check_int(self.n_proc, "n_proc", 1)
         resolve_seed(self.seed)  # names the argument unless an int, a Generator or None
 
-    def fit(self, X: object, y: object, client_ids: object = None) -> LoCoDLClassifier:
+    def fit(self, X: object, y: ArrayLike, client_ids: ArrayLike | None = None) -> LoCoDLClassifier:
         """Fit on X (N, d) with two-class labels y (N,); client_ids (N,) or None.
 
         X may be dense or ``scipy.sparse`` (e.g. from ``load_svmlight_file``); sparse rows

@@ -89,7 +89,7 @@ class _ClientObjective:
 
     sparse = False
 
-    def __init__(self, X: ArrayLike, y: ArrayLike, clients: ArrayLike, alpha: float) -> None:
+    def __init__(self, X: object, y: ArrayLike, clients: ArrayLike, alpha: float) -> None:
         if is_sparse(X):
             self._init_sparse(check_sparse(X), y, clients, alpha)
             return

@@ -19,7 +19,7 @@ import networkx as nx
 import numpy as np
 import torch
 
-from iclr25._checks import as_tensor, check_choice, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_range
 from iclr25.mother.distances import METRICS, LayerSpec, Metric, check_rtol, stream_statistics
 from iclr25.mother.sources import as_sources, check_architecture
 
@@ -51,7 +51,7 @@ def _check_options(direction: Direction, penalty: Penalty, lam: object = 0.0) ->
     check_range(lam, "lam", 0)
 
 
-def _check_distances(D: object, name: str, n: int | None = None) -> torch.Tensor:
+def _check_distances(D: ArrayLike, name: str, n: int | None = None) -> torch.Tensor:
     """A square, finite, non-negative (N, N) distance matrix (N = ``n`` when given)."""
     D = as_tensor(D, name, ndim=2)
     if D.dtype == torch.bool:
@@ -66,7 +66,7 @@ def _check_distances(D: object, name: str, n: int | None = None) -> torch.Tensor
     return D
 
 
-def _check_kurtosis(ku: object, n: int) -> torch.Tensor:
+def _check_kurtosis(ku: ArrayLike, n: int) -> torch.Tensor:
     ku = as_tensor(ku, "ku", ndim=1)
     if ku.shape[0] != n:
         raise ValueError(f"ku has {ku.shape[0]} entries but D has {n} rows")

@@ -59,7 +59,7 @@ def _dihedral(axis: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Ten
                                    torch.where(bad, torch.ones_like(x), x)))
 
 
-def schull_features(pos: ArrayLike, edge_index: ArrayLike, batch: ArrayLike = None, *,
+def schull_features(pos: ArrayLike, edge_index: ArrayLike, batch: ArrayLike | None = None, *,
                     tol: float = 1e-2) -> torch.Tensor:
     """Invariant features of SCHull edges: ``[chord, θ, φ, τ0, τ1, r_i, r_j]`` (E, 7).
 
