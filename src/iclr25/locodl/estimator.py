@@ -21,10 +21,10 @@ def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: flo
                 last: float, cli: bool = False) -> str:
     """Why a fit stopped at the cap ``max_iter`` before ``tol``, and what to raise: the
     compressor's k (rand-k: rounds grow with d/k) or the cap; in the CLI's words if ``cli``."""
-    from iclr25.locodl.compressors import Compose, RandK, make_compressor
+    from iclr25.locodl.compressors import ComposedCompressor, RandK, make_compressor
 
     comp = make_compressor(compressor)
-    parts = [comp.c1, comp.c2] if isinstance(comp, Compose) else [comp]
+    parts = [comp.c1, comp.c2] if isinstance(comp, ComposedCompressor) else [comp]
     k = next((c.k for c in parts if isinstance(c, RandK)), None)
     cap = "--max-iter" if cli else "max_iter"
     hint = f"raise {cap}"
