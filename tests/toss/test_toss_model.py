@@ -217,12 +217,13 @@ def test_tic_covariance_is_the_official_formula_on_a_linear_mean():
     torch.testing.assert_close(_Net.tic_cov(out), eps[:, :1, None] * W @ W.T + L @ L.mT)
 
 
-def test_tic_derivative_terms_match_autograd_on_an_elu_net():
+@pytest.mark.parametrize("hidden", [(8,), (8, 6)])
+def test_tic_derivative_terms_match_autograd_on_an_elu_net(hidden):
     from torch.autograd.functional import hessian, jacobian
 
     from iclr25.toss.model import _Net
 
-    net = _Net(3, 2, (8,), seed=1, tic=True).double()
+    net = _Net(3, 2, hidden, seed=1, tic=True).double()
     x = torch.randn(4, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     _, _, _, JJ, HH = net(x)
     for b in range(4):

@@ -128,7 +128,8 @@ def _modalities(seed: int, setting: Digits, device: torch.device):  # noqa: ANN2
                          deviations=("smoke test: 100 steps, one seed", *_DIGITS_DEV)),
             full=Digits(rate=0.03, steps=400, im_steps=300, ablations=True, seeds=(0, 1, 2),
                         deviations=("400 optimisation steps (batch 128) instead of the "
-                                    "official 50 epochs: CPU budget", *_DIGITS_DEV)))
+                                    "official 50 epochs: CPU budget", *_DIGITS_DEV)),
+            cost=(6.2, 37))
 def semi_supervised(setting: Digits, ctx: Context) -> SemiEvidence:
     res: dict[str, list[float]] = {k: [] for k in (
         "cox", "erm", "untrained", "supervised", "spreading", "self_training", "no_explore",
@@ -187,7 +188,8 @@ class UnpairedEvidence(Evidence):
                          deviations=("smoke test: 100 steps, one seed", *_DIGITS_DEV)),
             full=Digits(rate=0.0, steps=400, im_steps=300, ablations=False, seeds=(0, 1, 2),
                         deviations=("400 optimisation steps (batch 128) in 5 connect / "
-                                    "re-match rounds: CPU budget", *_DIGITS_DEV)))
+                                    "re-match rounds: CPU budget", *_DIGITS_DEV)),
+            cost=(9.7, 51))
 def unpaired(setting: Digits, ctx: Context) -> UnpairedEvidence:
     pur, gw, n, n0, refused, acc, imnn, renamed, rows = [], [], [], [], [], [], [], [], []
     fig = ctx.figure("purity_per_round", figsize=(5, 3))

@@ -192,6 +192,7 @@ def _panel(ot, panel: tuple[Callable, str, tuple[int, ...]], setting: Flow, ctx:
                           "p = 1 (the paper's definition); the official flow scripts use p = 2",
                           "metric: AUC of log10 W2² over checkpoints every 50 steps, not the "
                           "paper's W2 at fixed iterations")),
+    cost=(8.3, 139),
 )
 def gradient_flow(setting: Flow, ctx: Context) -> FlowEvidence:
     ot = require("ot", "ot")

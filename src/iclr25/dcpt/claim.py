@@ -181,7 +181,8 @@ def _train_arms(s: AllInOne, ctx: Context, tb: _Testbed, seed: int
     return pre, pred, nets, init
 
 
-@experiment(quick=QUICK, full=FULL)
+@experiment(quick=QUICK, full=FULL,
+            cost=(2.3, 125))
 def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
     s = setting
     K = len(s.kinds)

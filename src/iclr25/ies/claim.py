@@ -221,6 +221,7 @@ _DEVIATIONS = (
                    deviations=(*_DEVIATIONS, "1 seed, 20 epochs and a 2-delta grid: smoke "
                                              "test")),
     full=Training(epochs=30, n_seeds=3, lr=0.003, deltas=DELTAS, deviations=_DEVIATIONS),
+    cost=(5.2, 24),
 )
 def training(setting: Training, ctx: Context) -> TrainingEvidence:
     """Plain, IES (delta chosen on validation), random / small-loss removal at IES's rate and

@@ -148,6 +148,7 @@ def _mean_of(runs: list[dict], key: str, metric: str) -> float:
     full=LongTail(n_seeds=3, stage1_epochs=60, stage1_batch=64, test_per_class=100,
                   eps=(0.0, 0.1, 0.5, 0.9, 0.98), baselines=("cbce", "la", "lws"),
                   deviations=_DEVIATIONS),
+    cost=(18, 84),
 )
 def long_tail(setting: LongTail, ctx: Context) -> LongTailEvidence:
     """Stage 1 and every stage-2 method on each seed; figures of groups, classes, sweep."""

@@ -161,7 +161,8 @@ _DEVIATIONS = (
                             pendulum_tests=4, deviations=_DEVIATIONS + (
                                 "smoke test: 1 seed, 50 steps per task, 8 Pendulum episodes",)),
             full=LongShort(seeds=(0, 1, 2), cue_steps=1000, pendulum_steps=3000,
-                           deviations=_DEVIATIONS))
+                           deviations=_DEVIATIONS),
+            cost=(16, 445))
 def long_short(setting: LongShort, ctx: Context) -> LongShortEvidence:
     T = MODEL["context"]
     rf = receptive_field(_make("DC", 2, 1, "cpu"))

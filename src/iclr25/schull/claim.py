@@ -102,7 +102,8 @@ def _plot_panel(ctx: Context, sizes: list[int], stats: dict, rows: list[tuple]) 
                         deviations=("smoke test: the ten degenerate molecules, 20 clouds",
                                     *_PANEL)),
             full=Panel(n_smiles=40, n_conf=5, n_clouds=100, rigid_max_n=300, planar_sv=0.1,
-                       deviations=_PANEL))
+                       deviations=_PANEL),
+            cost=(2.2, 7.8))
 def panel(setting: Panel, ctx: Context) -> PanelEvidence:
     mols = molecule_panel(setting.n_smiles, setting.n_conf, seed=ctx.seed)
     cl = clouds(setting.n_clouds, seed=ctx.seed)
@@ -353,7 +354,8 @@ _LEARN = ("MMFF94 energies and forces of RDKit conformers, not MD17's DFT trajec
                        lr=3e-3, cutoff=2.5, hidden_cha=64, layers=3, seeds=(0, 1, 2),
                        deviations=("300 training conformers, 15 epochs (the issue's ~300 and "
                                    "~15; official MD17: 1000 and 1200): CPU budget, forces "
-                                   "cost a double backward", *_LEARN)))
+                                   "cost a double backward", *_LEARN)),
+            cost=(5.3, 143))
 def energy(setting: Learn, ctx: Context) -> LearnEvidence:
     d = _aspirin(setting, ctx.seed, ctx.device)
     n_atoms = d.pos.shape[1]

@@ -108,16 +108,39 @@ class _Net(nn.Module):
         mean, L = self.head.tril(h)
         if not self.tic:
             return mean, L
-        from torch.func import hessian, jacrev, vmap
-
-        # derivatives of the mean w.r.t. the input, constants for the loss (official TIC);
-        # function transforms ignore an outer no_grad, so prediction works too
-        with torch.no_grad():
-            J = vmap(jacrev(self._mean))(x.detach())                   # (B, q, d)
-            H = vmap(hessian(self._mean))(x.detach())                  # (B, q, d, d)
+        # derivatives of the mean w.r.t. the input, constants for the loss (official TIC)
+        J, H = self._mean_derivatives(x.detach())
         JJ = J @ J.mT
         HH = torch.einsum("bikl,bjlk->bij", H, H)                      # tr(H_i H_j)
         return mean, L, self.scales(h), JJ, HH
+
+    @torch.no_grad()
+    def _mean_derivatives(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The mean's input Jacobian J (B, q, d) and Hessians H (B, q, d, d), carried forward
+        through the Linear/ELU chain in closed form (a linear map acts on J and H; an ELU f
+        gives J' = f'(z) J, H'_a = f''(z_a) J_a J_aᵀ + f'(z_a) H_a). Equal to
+        ``vmap(jacrev)``/``vmap(hessian)`` of the mean to float round-off (tests), at a fifth
+        of their time: TIC evaluates both on every batch."""
+        q = self.head.out_dim
+        B, d = x.shape
+        z, J, H = x, torch.eye(d, dtype=x.dtype, device=x.device).expand(B, d, d), None
+        trunk = [self.trunk] if not isinstance(self.trunk, nn.Sequential) else self.trunk
+        layers = [m for t in trunk for m in (t if isinstance(t, nn.Sequential) else [t])]
+        head = self.head.linear
+        for m in [*layers, head]:
+            if isinstance(m, nn.Linear):
+                W, b = (m.weight[:q], m.bias[:q]) if m is head else (m.weight, m.bias)
+                z, J = F.linear(z, W, b), W @ J
+                H = None if H is None else torch.einsum("ow,bwkl->bokl", W, H)
+            elif isinstance(m, nn.ELU):
+                neg = m.alpha * torch.exp(z)                           # f'' (z <= 0)
+                d1, d2 = torch.where(z > 0, 1.0, neg), torch.where(z > 0, 0.0, neg)
+                H2 = d2[..., None, None] * J[..., :, None] * J[..., None, :]
+                H = H2 if H is None else H2 + d1[..., None, None] * H
+                z, J = m(z), d1[..., None] * J
+            elif not isinstance(m, nn.Identity):
+                raise TypeError(f"TIC's derivatives support Linear/ELU layers, got {m}")
+        return J, torch.zeros(B, q, d, d, dtype=x.dtype, device=x.device) if H is None else H
 
     @staticmethod
     def tic_cov(out: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -143,8 +166,10 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
       Hessians of the predicted mean (detached) and ε₁, ε₂ predicted. The trunk is ELU for
       this loss only (under ReLU the Hessian term is 0); L Lᵀ with L lower-triangular
       replaces the official A Aᵀ with A full (the same set of PSD matrices, here kept SPD).
-      Σ̂ agrees with the official ``get_tic_covariance`` on the same network and inputs to
-      5e-18 relative (float64; q = d = 2..8).
+      Σ̂ agreed with the official ``get_tic_covariance`` on the same network and inputs to
+      5e-18 relative (float64; q = d = 2..8) with J, H_i from ``torch.func``; the closed form
+      that replaced it gives J Jᵀ and [tr(H_i H_j)] equal to autograd's to 3e-15 relative
+      (float64, q = d = 2..8, hidden 64-64).
 
     Inputs and targets are standardised per column inside; predictions are in data units.
     Training uses Adam on float32 with ``iclr25._train.fit_minibatch``.
@@ -249,7 +274,9 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
             inv = (1 / self.y_scale_.double()).to(labels.device)
             root = sqrtm_psd(labels.double() * inv[:, None] * inv[None, :])
             target = torch.cat([Ys, root.to(device, f32).flatten(1)], dim=1)
-        opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
+        # foreach: the same update bit for bit, one kernel per op for all parameters (CPU's
+        # default loops over them in Python, a quarter of a step here)
+        opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr, foreach=True)
         loss_fn = self._loss_fn(q)
         hook = None if on_epoch_end is None else (lambda e: on_epoch_end(e, self))
         self.history_ = fit_minibatch(self.model_, loss_fn, Xs, target, epochs=self.epochs,

@@ -56,7 +56,8 @@ _TOPOLOGY_DEV = ("16x16 permuted digits (256 pixels) instead of permuted CIFAR-1
                            deviations=("smoke test: one seed, 1,347 images",
                                        *_TOPOLOGY_DEV)),
             full=Topology(copies=6, n_clusters=16, k=10, seeds=(0, 1, 2),
-                          deviations=_TOPOLOGY_DEV))
+                          deviations=_TOPOLOGY_DEV),
+            cost=(0.5, 2.2))
 def topology(setting: Topology, ctx: Context) -> TopologyEvidence:
     from sklearn.cluster import SpectralClustering
 
@@ -147,7 +148,8 @@ _RETINA_DEV = ("~200 sensors on 48x48 digits instead of the paper's 1,038 on 96x
                          exponent=0.5, w=0.5, seeds=(0,),
                          deviations=("smoke test: one seed", *_RETINA_DEV)),
             full=Retina(copies=4, n_rings=24, n_angles=24, n_clusters=16, k=10,
-                        exponent=0.5, w=0.5, seeds=(0, 1, 2), deviations=_RETINA_DEV))
+                        exponent=0.5, w=0.5, seeds=(0, 1, 2), deviations=_RETINA_DEV),
+            cost=(1.4, 15))
 def retina(setting: Retina, ctx: Context) -> RetinaEvidence:
     from iclr25.urlost import SelfOrganizingClusters
     from iclr25.urlost.testbed import area_std, foveated_digits
@@ -263,7 +265,8 @@ def _five_arms(setting: Representation, D: dict[str, torch.Tensor], seed: int,
                                     "trained 10,000 epochs: CPU budget",
                                     "5-shot linear probe on mean-pooled tokens instead of the "
                                     "paper's full-label linear probe: full labels saturate "
-                                    "(every model ≈ 0.96 on digits)")))
+                                    "(every model ≈ 0.96 on digits)")),
+            cost=(16, 202))
 def representation(setting: Representation, ctx: Context) -> RepresentationEvidence:
     from iclr25.urlost.testbed import permuted_digits
 
