@@ -231,7 +231,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------------------
 
-    def fit(self, X: ArrayLike, Y: object, cov: object = None, *,
+    def fit(self, X: ArrayLike, Y: ArrayLike, cov: ArrayLike | None = None, *,
             on_epoch_end: Callable[[int, HeteroscedasticRegressor], Any] | None = None
             ) -> HeteroscedasticRegressor:
         """Train on (n, d) inputs and (n, q) targets; ``cov`` (n, q, q) labels for
@@ -286,7 +286,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         self.model_.eval()
         return self
 
-    def _checked_labels(self, cov: ArrayLike, Yt: torch.Tensor) -> torch.Tensor | None:
+    def _checked_labels(self, cov: ArrayLike | None, Yt: torch.Tensor) -> torch.Tensor | None:
         """The covariance labels as float64 on Y's device ("w2-labels"), else None."""
         n, q = Yt.shape
         if self.loss == "w2-labels":
@@ -362,7 +362,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         Xt, _, cov = self._predict(X)
         return cov.to(Xt.device, Xt.dtype)
 
-    def score(self, X: ArrayLike, Y: object) -> float:
+    def score(self, X: ArrayLike, Y: ArrayLike) -> float:
         """Mean log-likelihood of Y (n, q) under the predicted Gaussians (higher is better)."""
         Xt, mean, cov = self._predict(X)
         Yt = self._floating(Y, "Y", 2)
