@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -333,7 +334,11 @@ def _oft():
         "oft.make_layered": SCALARS,
         "oft.from_networkx": "takes a networkx graph, no array",
         "oft.read_dimacs": "reads a file: tests/oft cover bad files",
+        "oft.make_netgen": SCALARS,
     })
+    RECIPES["oft.write_dimacs"] = R(
+        lambda s, C: oft.write_dimacs(tempfile.mkdtemp() + "/p.min", s, C), {"C": {"inf"}},
+        s=s, C=C)
 
 
 def _matern():

@@ -458,6 +458,11 @@ def test_oft(dev):
     cap = torch.where(torch.isfinite(C), torch.full_like(C, 0.6), torch.zeros_like(C))
     parity(dev, lambda a, c, k: oft_sinkhorn(a, c, 0.05, capacity=k, numItermax=200), s, C, cap,
            **ITER)
+    for method in ("sinkhorn", "sinkhorn_log"):  # the arc-list layout (scatter / index_add_)
+        parity(dev, lambda a, c, k, m=method: oft_sinkhorn(a, c, 0.05, capacity=k, method=m,
+                                                           layout="sparse", numItermax=200),
+               s, C, cap, **ITER)
+    parity(dev, lambda a, c: oft_sinkhorn(a, c, 0.05, layout="sparse"), s, C, **ITER)  # Newton
 
 
 def test_schull(dev):

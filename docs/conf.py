@@ -1,0 +1,71 @@
+"""Sphinx configuration of the iclr25 site.
+
+Built by ``sphinx-build -W --keep-going -b html docs docs/_build/html`` (README).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "_ext"))
+# every example runs at build time on one torch thread, so its time is its CPU time
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import iclr25  # noqa: E402
+
+project = "iclr25"
+author = "iclr25 contributors"
+copyright = "2026, iclr25 contributors"
+release = version = getattr(iclr25, "__version__", "0.1.0")
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinx_click",
+    "sphinx_gallery.gen_gallery",
+    "myst_parser",
+    "iclr25_docs",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["_build", "_data", "_ext", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
+suppress_warnings = ["myst.header"]  # the report's headings start below the page's title
+
+# docstrings are Google style (Args/Returns/Raises), with shapes and defaults in the text
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+napoleon_use_rtype = False
+napoleon_use_ivar = True  # an Attributes section must not document a field twice
+autodoc_typehints = "signature"
+autodoc_member_order = "bysource"
+autodoc_inherit_docstrings = False
+autosummary_generate = False
+add_module_names = False
+myst_heading_anchors = 3
+
+sphinx_gallery_conf = {
+    "examples_dirs": str(HERE.parent / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "matplotlib_animations": False,
+    "show_memory": False,
+    "min_reported_time": 0,
+    "abort_on_example_error": False,
+}
+
+html_theme = "pydata_sphinx_theme"
+html_title = "iclr25"
+html_theme_options = {
+    "navbar_end": ["navbar-icon-links"],
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
+html_show_sourcelink = False
+html_static_path = []
