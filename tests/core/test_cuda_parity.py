@@ -545,7 +545,7 @@ def test_urlost(dev):
         foveate,
         group_tokens,
         groups_from_labels,
-        knn_graph,
+        knn_affinity,
         retina_sampler,
         spectral_clusters,
     )
@@ -557,7 +557,7 @@ def test_urlost(dev):
     parity(dev, lambda x: dependence(x, "mi", bins=4), X, **F64)
     parity(dev, lambda x: equal_width_bins(x, 4), X, rtol=0, atol=0)
     W = dependence(X).abs()
-    parity(dev, lambda s: knn_graph(s, 3), W, **F64)
+    parity(dev, lambda s: knn_affinity(s, 3), W, **F64)
     parity(dev, density_adjusted_laplacian, W, **F64)
     parity(dev, lambda w: spectral_clusters(w, 3, seed=0), W, rtol=0, atol=0)
     coords, radii = retina_sampler(16, 4, 6, 3)

@@ -116,7 +116,7 @@ def pretrain_cmd(
                            lr=lr, seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
-    save(out, res.model, classifier=res.classifier, kinds=names, layers=res.layers)
+    save(res.model, out, classifier=res.classifier, kinds=names, layers=res.layers)
     typer.echo(f"pre-trained on {', '.join(names)}: last-step accuracy "
                f"{res.history['accuracy'][-1]:.2f}; wrote {out}")
 
@@ -233,7 +233,7 @@ def convert_cmd(
         ck = load_official(official, backbone)
     except ValueError as exc:
         _fail(str(exc))
-    save(out, ck.model, layers=ck.layers)
+    save(ck.model, out, layers=ck.layers)
     n = sum(p.numel() for p in ck.model.parameters())
     typer.echo(f"read the official {backbone} ({n / 1e6:.1f} M parameters) from "
                f"{official.name}; wrote {out}")
