@@ -101,12 +101,12 @@ def _compact(labels: np.ndarray, pos: np.ndarray, rng: np.random.Generator) -> f
 def bench_spectral(d: int, n_clusters: int, k: int) -> None:
     from sklearn.cluster import SpectralClustering
 
-    from iclr25.urlost import knn_graph, spectral_clusters
+    from iclr25.urlost import knn_affinity, spectral_clusters
 
     rng = np.random.default_rng(0)
     pos = rng.uniform(size=(d, 2))
     S = torch.as_tensor(np.exp(-np.square(pos[:, None] - pos[None]).sum(-1) / 0.01))
-    W = knn_graph(S, k)
+    W = knn_affinity(S, k)
     Wn = W.numpy()
 
     def sk():

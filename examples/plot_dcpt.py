@@ -37,9 +37,9 @@ tuned = dcpt.finetune(pre.model, pairs, steps=80, lr=2e-3)
 # two checkpoints: the pre-trained network with its classifier (fine-tuning moves the
 # features the classifier reads), and the fine-tuned restorer
 folder = Path(tempfile.mkdtemp())
-dcpt.save(folder / "pretrained.safetensors", pre.model, classifier=pre.classifier, kinds=kinds,
+dcpt.save(pre.model, folder / "pretrained.safetensors", classifier=pre.classifier, kinds=kinds,
           layers=pre.layers)
-dcpt.save(folder / "restorer.safetensors", tuned.model)
+dcpt.save(tuned.model, folder / "restorer.safetensors")
 print(sorted(p.name for p in folder.iterdir()))
 
 # %%

@@ -142,7 +142,9 @@ def _benchmark(method: str) -> list[str]:
                 f"are shown; `python benchmarks/{method}.py --quick` prints them.", ""]
     data = json.loads(BENCH.read_text())
     rows = data if isinstance(data, list) else data.get("rows", data.get("results", []))
-    mine = [r for r in rows if isinstance(r, dict) and r.get("method") == method]
+    # a method's extra benchmarks (oft_sparse) are named <method>_<what>
+    mine = [r for r in rows if isinstance(r, dict)
+            and str(r.get("method")).split("_")[0] == method]
     if not mine:
         run = data.get("runs", {}).get(method, {}) if isinstance(data, dict) else {}
         state = f" (its run ended: {run['status']})" if run.get("status") else ""

@@ -10,13 +10,18 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeAlias, get_args
 
+import numpy as np
 import torch
+
+#: What an array argument accepts: a tensor, a numpy array or (nested) sequences of numbers,
+#: converted once at the boundary (:func:`as_tensor`, :func:`check_tensor`).
+ArrayLike: TypeAlias = torch.Tensor | np.ndarray | Sequence[Any]
 
 
 def check_tensor(
-    x: object,
+    x: ArrayLike,
     name: str,
     *,
     ndim: int | Sequence[int] | None = None,
@@ -99,7 +104,7 @@ def check_in_range(
 # --- the API contract's helpers (DESIGN.md): every method validates through these ----------
 
 def as_tensor(
-    x: object,
+    x: ArrayLike,
     name: str,
     *,
     ndim: int | Sequence[int] | None = None,
@@ -140,7 +145,7 @@ def as_tensor(
     return x.to(device=device if device is not None else x.device, dtype=dtype or x.dtype)
 
 
-def check_labels(y: object, name: str = "y", n_classes: int | None = None, *,
+def check_labels(y: ArrayLike, name: str = "y", n_classes: int | None = None, *,
                  n: int | None = None, device: torch.device | str | None = None) -> torch.Tensor:
     """Labels as a 1-D int64 tensor with values in ``[0, n_classes)``.
 
@@ -177,7 +182,7 @@ def check_int(value: object, name: str, low: int | None = None,
     return v
 
 
-def check_range(value: object, name: str, low: float | None = None,
+def check_range(value: ArrayLike, name: str, low: float | None = None,
                 high: float | None = None, *, low_open: bool = False,
                 high_open: bool = False) -> float:
     """A finite float in the given interval: NaN and +-inf always fail."""
@@ -227,7 +232,7 @@ def check_writable_dir(path: str | os.PathLike, name: str) -> Path:
 
 # --- added for ies (and mother): dataset indices ----------------------------------------------
 
-def check_indices(indices: object, n: int, name: str = "indices", *,
+def check_indices(indices: ArrayLike, n: int, name: str = "indices", *,
                   unique: bool = False) -> torch.Tensor:
     """Indices into ``n`` samples as a 1-D int64 tensor with values in ``[0, n)``.
 
@@ -264,7 +269,7 @@ def run_model(model: Any, x: torch.Tensor, name: str = "X") -> Any:
                          f"the model{want}: {exc}") from None
 
 
-def check_class_targets(y: object, name: str, n: int, n_classes: int, *,
+def check_class_targets(y: ArrayLike, name: str, n: int, n_classes: int, *,
                         device: torch.device | str | None = None) -> torch.Tensor:
     """Cross-entropy targets for ``n`` samples of ``n_classes`` classes: (n,) integer labels
     in ``[0, n_classes)``, or (n, n_classes) floating class probabilities.
@@ -285,7 +290,7 @@ def check_class_targets(y: object, name: str, n: int, n_classes: int, *,
     return check_labels(t, name, n_classes, n=n, device=device)
 
 
-def check_batch(x: object, name: str, *, ndim: int | Sequence[int] | None = None,
+def check_batch(x: ArrayLike, name: str, *, ndim: int | Sequence[int] | None = None,
                 width: int | None = None) -> torch.Tensor:
     """A module's forward input, checked from metadata only (no device sync per step): a
     floating tensor of ``ndim`` dimensions whose last one is ``width``. Values (NaN) are the
@@ -320,7 +325,7 @@ def cat_batches(**named: tuple[object, int | None]) -> torch.Tensor:
     return torch.cat(parts, -1)
 
 
-def check_image_batch(x: object, name: str, channels: int | None = None, *,
+def check_image_batch(x: ArrayLike, name: str, channels: int | None = None, *,
                  ndim: int | Sequence[int] = 4) -> torch.Tensor:
     """A network's (B, C, H, W) image batch (or (C, H, W) with ``ndim=(3, 4)``), checked from
     metadata (see :func:`check_batch`)."""

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOST", "parse_cluster", "ray_session", "run_on_ray"]
+__all__ = ["LOST", "in_ray_worker", "map_on_ray", "parse_cluster", "ray_session", "run_on_ray"]
 
 LOST = "the connection to the Ray cluster was lost"
 
@@ -86,24 +86,47 @@ def ray_session(address: str | None) -> Iterator[Any]:
         ray.shutdown()
 
 
-def _task(msg: tuple) -> tuple[Any, list[Any], dict[str, bytes]]:
-    """What a Ray worker runs: the experiment, its verdicts and its figures' bytes."""
-    import importlib
-
-    import torch
+def _task(order: Any) -> tuple[Any, list[Any], dict[str, bytes]]:
+    """What a Ray worker runs: the order (:func:`iclr25.claims._perform`), and the figures'
+    bytes, since the worker's disk is not the driver's."""
+    import dataclasses
 
     from iclr25 import claims
 
-    modules, eid, claim_ids, scale, seed, device, budget, threads = msg
-    for m in modules:
-        importlib.import_module(m)
-    torch.set_num_threads(threads)
     with tempfile.TemporaryDirectory() as figs:
-        rec, ev = claims.run_experiment(claims._EXPERIMENTS[eid], claims.Scale(scale), seed,
-                                        device, Path(figs), budget)
+        rec, results = claims._perform(dataclasses.replace(order, figure_dir=figs))
         pngs = {Path(f).name: Path(f).read_bytes() for f in rec.figures}
-    results = [claims.judge(claims._CLAIMS[cid], ev, rec) for cid in claim_ids]
     return rec, results, pngs
+
+
+def in_ray_worker() -> bool:
+    """Whether this process is a Ray worker (where :meth:`iclr25.claims.Context.map_jobs` must not
+    fork: Ray's threads do not survive it, and the cluster should place the jobs)."""
+    ray = sys.modules.get("ray")
+    return (ray is not None and ray.is_initialized()
+            and ray.get_runtime_context().worker.mode == ray.WORKER_MODE)
+
+
+def _job(fn: Callable[..., Any], args: tuple) -> Any:
+    import torch
+
+    torch.set_num_threads(1)
+    return fn(*args)
+
+
+def map_on_ray(fn: Callable[..., Any], jobs: Sequence[tuple], workers: int) -> list[Any]:
+    """``[fn(*job) for job in jobs]`` as Ray tasks of one CPU each, at most ``workers`` at a
+    time (the experiment's share, as on one machine); the results in the jobs' order."""
+    ray = _ray()
+    remote = ray.remote(_job).options(num_cpus=1, max_retries=0)
+    refs: list[Any] = []
+    running: list[Any] = []
+    for job in jobs:
+        if len(running) == workers:
+            _, running = ray.wait(running, num_returns=1)
+        refs.append(remote.remote(fn, job))
+        running.append(refs[-1])
+    return ray.get(refs)
 
 
 def run_on_ray(ray: Any, tasks: Sequence[Any], how: tuple[Any, str, int],
@@ -117,18 +140,16 @@ def run_on_ray(ray: Any, tasks: Sequence[Any], how: tuple[Any, str, int],
     """
     from ray import exceptions as rx
 
-    scale, device, threads = how
+    from iclr25.claims import _Order
+
+    _scale, device, threads = how
     remote = ray.remote(_task).options(num_cpus=threads, max_retries=0,
                                        num_gpus=1 if device.startswith("cuda") else 0)
     refs: dict[Any, int] = {}
     for i in order:
-        t = tasks[i]
-        modules = list(dict.fromkeys([t.exp.fn.__module__,
-                                      *(c.read.__module__ for c in t.claims)]))
-        refs[remote.remote((modules, t.exp.id, [c.id for c in t.claims], scale.value, t.seed,
-                            device, t.budget, threads))] = i
+        refs[remote.remote(_Order.of(tasks[i], how))] = i
         if on_experiment is not None:
-            on_experiment(t.exp)
+            on_experiment(tasks[i].exp)
     lost = None
     while refs:
         try:

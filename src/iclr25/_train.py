@@ -12,7 +12,14 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from iclr25._checks import as_tensor, check_int, check_labels, check_same_length, resolve_seed
+from iclr25._checks import (
+    ArrayLike,
+    as_tensor,
+    check_int,
+    check_labels,
+    check_same_length,
+    resolve_seed,
+)
 from iclr25._progress import progress_bar
 
 __all__ = ["accuracy", "fit_minibatch", "seeded_mlp", "shuffled_batches"]
@@ -160,7 +167,7 @@ def _epoch(model: nn.Module, loss_fn: Callable[[torch.Tensor, torch.Tensor], tor
 
 
 @torch.no_grad()
-def accuracy(model: nn.Module | Callable[[torch.Tensor], torch.Tensor], X: object, y: object,
+def accuracy(model: nn.Module | Callable[[torch.Tensor], torch.Tensor], X: ArrayLike, y: ArrayLike,
              *, batch_size: int = 4096) -> float:
     """Fraction in [0, 1] of rows of ``X`` whose argmax output equals ``y``.
 

@@ -48,10 +48,11 @@ import signal
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait as _wait_any
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar, get_args
 
 import numpy as np
 import torch
@@ -66,6 +67,7 @@ __all__ = [
 ]
 
 Direction = Literal[">=", "<="]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -278,6 +280,32 @@ class Context:
         fig = Figure(**kwargs)
         self.figures[name] = fig
         return fig
+
+    def map_jobs(self, fn: Callable[..., _T], jobs: Sequence[tuple]) -> list[_T]:
+        """``[fn(*job) for job in jobs]``: the one way an experiment runs work in parallel.
+
+        The jobs must be independent and seeded by their own arguments, and ``fn`` a
+        module-level function, so that the values do not depend on where the jobs run. They
+        run here, one after another on the experiment's threads, at quick scale (a smoke
+        test: starting workers costs more than its jobs), on a device other than the CPU
+        (CUDA cannot fork) or when the experiment has one thread. Otherwise as many run at
+        once as the experiment has threads (``--threads``: under ``--jobs N`` the other
+        experiments hold the other cores), each on one torch thread (tiny networks: one job
+        per core beats threads inside one job): in forked processes (fork, not spawn, so that
+        a caller's unguarded script is not re-run), or, when the experiment runs on a Ray
+        worker (``--cluster``), as Ray tasks of one CPU.
+        """
+        jobs = list(jobs)
+        workers = min(torch.get_num_threads(), len(jobs))
+        if self.quick or self.device.type != "cpu" or workers <= 1:
+            return [fn(*job) for job in jobs]
+        from iclr25 import _cluster
+
+        if _cluster.in_ray_worker():
+            return _cluster.map_on_ray(fn, jobs, workers)
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=torch.set_num_threads, initargs=(1,)) as pool:
+            return list(pool.map(fn, *zip(*jobs, strict=True)))
 
 
 @dataclass(frozen=True)
@@ -557,7 +585,7 @@ class ExperimentRecord:
 
 
 Status = Literal["holds", "fails", "inconclusive", "uninformative", "error"]
-STATUSES: tuple[str, ...] = ("holds", "fails", "inconclusive", "uninformative", "error")
+STATUSES: tuple[str, ...] = get_args(Status)
 
 
 @dataclass
@@ -831,17 +859,45 @@ class Task:
     figure_dir: Path
 
 
-def _serve(conn: Any, threads: int) -> None:
-    """A spawned worker that lives for the run: runs the tasks it is sent, one at a time."""
-    torch.set_num_threads(threads)
-    while (msg := conn.recv()) is not None:
-        modules, eid, claim_ids, scale, seed, device, figure_dir, budget = msg
-        for m in modules:
-            importlib.import_module(m)
-        with torch_threads(threads):  # an experiment that changes the count leaves it here
-            rec, ev = run_experiment(_EXPERIMENTS[eid], Scale(scale), seed, device,
-                                     Path(figure_dir), budget)
-        conn.send((rec, [judge(_CLAIMS[cid], ev, rec) for cid in claim_ids]))
+@dataclass(frozen=True)
+class _Order:
+    """A task as a worker process or a Ray task receives it: the experiment and claims by id,
+    with the modules that register them (registered objects do not pickle)."""
+
+    modules: tuple[str, ...]
+    experiment: str
+    claims: tuple[str, ...]
+    scale: str
+    seed: int
+    device: str
+    budget: float
+    threads: int
+    figure_dir: str
+
+    @classmethod
+    def of(cls, t: Task, how: tuple[Scale, str, int]) -> _Order:
+        """The order for task ``t`` run at ``how`` = (scale, device, threads)."""
+        scale, device, threads = how
+        modules = dict.fromkeys([t.exp.fn.__module__, *(c.read.__module__ for c in t.claims)])
+        return cls(tuple(modules), t.exp.id, tuple(c.id for c in t.claims), scale.value,
+                   t.seed, device, t.budget, threads, str(t.figure_dir))
+
+
+def _perform(order: _Order) -> tuple[ExperimentRecord, list[ClaimResult]]:
+    """What a worker (a process of ``--jobs``, or a Ray task) does with an order: import the
+    modules, run the experiment on the order's threads, judge its claims."""
+    for m in order.modules:
+        importlib.import_module(m)
+    with torch_threads(order.threads):  # an experiment that changes the count leaves it here
+        rec, ev = run_experiment(_EXPERIMENTS[order.experiment], Scale(order.scale),
+                                 order.seed, order.device, Path(order.figure_dir), order.budget)
+    return rec, [judge(_CLAIMS[cid], ev, rec) for cid in order.claims]
+
+
+def _serve(conn: Any) -> None:
+    """A spawned worker that lives for the run: performs the orders it is sent, one at a time."""
+    while (order := conn.recv()) is not None:
+        conn.send(_perform(order))
     conn.close()
 
 
@@ -890,16 +946,16 @@ def longest_first(tasks: Sequence[Task], scale: Scale,
 class _Workers:
     """Up to ``jobs`` spawned worker processes, each started once and fed task after task."""
 
-    def __init__(self, jobs: int, threads: int) -> None:
+    def __init__(self, jobs: int) -> None:
         self.mp = multiprocessing.get_context("spawn")  # fork is unsafe once torch has threads
-        self.jobs, self.threads = jobs, threads
+        self.jobs = jobs
         self.idle: list[tuple[Any, Any]] = []
         self.busy: dict[Any, tuple[Any, int]] = {}  # connection -> (process, task index)
 
     def _start(self) -> tuple[Any, Any]:
         mine, theirs = self.mp.Pipe(duplex=True)
-        # not a daemon: an experiment may use its own process pool (gsd, lsdt)
-        proc = self.mp.Process(target=_serve, args=(theirs, self.threads), daemon=False)
+        # not a daemon: an experiment may run its jobs in a process pool (Context.map_jobs)
+        proc = self.mp.Process(target=_serve, args=(theirs,), daemon=False)
         proc.start()
         theirs.close()  # the child holds the only other end: its death reads as EOF
         return mine, proc
@@ -907,9 +963,9 @@ class _Workers:
     def can_take(self) -> bool:
         return len(self.busy) < self.jobs
 
-    def send(self, i: int, msg: tuple) -> None:
+    def send(self, i: int, order: _Order) -> None:
         conn, proc = self.idle.pop() if self.idle else self._start()
-        conn.send(msg)
+        conn.send(order)
         self.busy[conn] = proc, i
 
     def results(self) -> Iterator[tuple[int, Any, int | None]]:
@@ -953,18 +1009,14 @@ def _run_in_workers(tasks: Sequence[Task], jobs: int, how: tuple[Scale, str, int
     """
     scale, device, threads = how
     pending = list(order)
-    workers = _Workers(jobs, threads)
+    workers = _Workers(jobs)
     try:
         while pending or workers.busy:
             while pending and workers.can_take():
                 i = pending.pop(0)
-                t = tasks[i]
-                modules = list(dict.fromkeys([t.exp.fn.__module__,
-                                              *(c.read.__module__ for c in t.claims)]))
-                workers.send(i, (modules, t.exp.id, [c.id for c in t.claims], scale.value,
-                                 t.seed, device, str(t.figure_dir), t.budget))
+                workers.send(i, _Order.of(tasks[i], how))
                 if on_experiment is not None:
-                    on_experiment(t.exp)
+                    on_experiment(tasks[i].exp)
             for i, got, exitcode in workers.results():
                 rec, results = got if got is not None else _died(tasks[i], exitcode, scale,
                                                                   device, threads)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -333,7 +334,11 @@ def _oft():
         "oft.make_layered": SCALARS,
         "oft.from_networkx": "takes a networkx graph, no array",
         "oft.read_dimacs": "reads a file: tests/oft cover bad files",
+        "oft.make_netgen": SCALARS,
     })
+    RECIPES["oft.write_dimacs"] = R(
+        lambda s, C: oft.write_dimacs(tempfile.mkdtemp() + "/p.min", s, C), {"C": {"inf"}},
+        s=s, C=C)
 
 
 def _matern():
@@ -377,7 +382,7 @@ def _urlost():
 
     X = randn(30, 6)
     S = u.dependence(X)
-    W = u.knn_graph(S, 2)
+    W = u.knn_affinity(S, 2)
     lab = torch.tensor([0, 0, 1, 1, 2, 2])
     groups, _ = u.groups_from_labels(lab)
     coords, radii = u.retina_sampler(16, n_rings=3, n_angles=4, max_kernel=3)
@@ -385,7 +390,7 @@ def _urlost():
     RECIPES.update({
         "urlost.dependence": R(u.dependence, X=X),
         "urlost.equal_width_bins": R(u.equal_width_bins, X=X),
-        "urlost.knn_graph": R(lambda S: u.knn_graph(S, 2), S=S),
+        "urlost.knn_affinity": R(lambda S: u.knn_affinity(S, 2), S=S),
         "urlost.density_adjusted_laplacian": R(u.density_adjusted_laplacian, W=W,
                                                q=torch.ones(6)),
         "urlost.spectral_clusters": R(lambda W: u.spectral_clusters(W, 2, seed=0), W=W),
@@ -586,7 +591,7 @@ def _locodl():
                                              X=X.numpy()),
     })
     UNDRIVEN.update({
-        "locodl.Compose": "composes compressors: tests/locodl",
+        "locodl.ComposedCompressor": "composes compressors: tests/locodl",
         "locodl.Compressor": "abstract base of the compressors",
         "locodl.Identity": "a compressor called by the algorithms with their own state",
         "locodl.Natural": "a compressor called by the algorithms with their own state",

@@ -357,6 +357,14 @@ def test_jobs_give_the_same_values_and_survive_a_dead_worker(tmp_path, monkeypat
         sys.modules.pop("jobworker", None)
 
 
+def test_map_jobs_returns_in_the_jobs_order():
+    ctx = Context(Scale.full, 0)
+    jobs = [(3, 2), (-1, 3), (2, 1), (-5, 2)]
+    with claims.torch_threads(2):
+        assert ctx.map_jobs(pow, jobs) == [9, -1, 2, 25]
+    assert ctx.map_jobs(pow, []) == []
+
+
 _ORDER_MODULE = '''
 import os
 from dataclasses import dataclass

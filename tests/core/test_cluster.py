@@ -49,7 +49,21 @@ def dies(setting, ctx):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-for name, exp in (("draws", draws), ("steps", steps), ("dies", dies)):
+def job(seed, k):
+    g = torch.Generator().manual_seed(seed + k)
+    return float(torch.rand((), generator=g)) + 10 * torch.get_num_threads(), os.getppid()
+
+
+@experiment(quick=R(1), full=R(3))
+def mapped(setting, ctx):  # ctx.map_jobs: forked workers, or Ray tasks on a Ray worker
+    from iclr25._cluster import in_ray_worker
+
+    out = ctx.map_jobs(job, [(ctx.seed, k) for k in range(setting.n)])
+    assert ctx.quick or all((parent == os.getpid()) != in_ray_worker() for _, parent in out)
+    return RE(value=sum(v for v, _ in out))
+
+
+for name, exp in (("draws", draws), ("steps", steps), ("dies", dies), ("mapped", mapped)):
     claim(f"raytoy.{name}", experiment=exp, sentence="S", metric="m", unit="u",
           paper_figure="-", threshold=0.0)(lambda ev: ev.value)
 '''
@@ -60,25 +74,43 @@ def toy(tmp_path, monkeypatch):
     (tmp_path / "raytoy.py").write_text(_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.import_module("raytoy")
-    yield [claims._CLAIMS[f"raytoy.{n}"] for n in ("draws", "steps", "dies")]
+    yield [claims._CLAIMS[f"raytoy.{n}"] for n in ("draws", "steps", "dies", "mapped")]
     sys.modules.pop("raytoy", None)
     claims.unregister("raytoy")
 
 
 def test_a_local_ray_run_equals_jobs_1_and_a_killed_task_errors_alone(toy, tmp_path):
+    """Its map_jobs too: the jobs as Ray tasks give what forked workers give."""
     pytest.importorskip("ray")
     from iclr25._cluster import ray_session
 
     with ray_session(None) as ray:
-        records, results = claims.run(toy, Scale.quick, 7, tmp_path / "ray", threads=1,
+        records, results = claims.run(toy[:3], Scale.quick, 7, tmp_path / "ray", threads=1,
                                       budget=2, cluster=ray)
+        _, (mapped,) = claims.run(toy[3:], Scale.full, 7, tmp_path / "ray", threads=2,
+                                  cluster=ray)
     _, alone = claims.run(toy[:2], Scale.quick, 7, tmp_path / "local", threads=1, budget=2)
+    _, (forked,) = claims.run(toy[3:], Scale.full, 7, tmp_path / "local", threads=2)
+    assert mapped.status == "holds", mapped.error
+    assert mapped.measured == forked.measured
+    assert 30 < mapped.measured < 33  # three jobs, each on one thread
     assert [r.measured for r in results[:2]] == [r.measured for r in alone]
     assert results[1].measured == 2.0  # n = 1 x budget 2, on the one thread asked for
     assert results[2].status == "error" and "Ray task failed" in records[2].error
     assert records[0].figures and all(
         p.startswith(str(tmp_path / "ray")) and open(p, "rb").read(4) == b"\x89PNG"
         for p in records[0].figures)
+
+
+def test_map_jobs_gives_the_same_values_under_jobs_2_and_alone(toy, tmp_path):
+    mapped = toy[3:]  # three jobs, each in a forked worker of one thread
+    _, (both,) = claims.run(mapped, Scale.full, 7, tmp_path, jobs=2, threads=2)
+    _, (alone,) = claims.run(mapped, Scale.full, 7, tmp_path, threads=2)
+    assert both.status == alone.status == "holds", (both.error, alone.error)
+    assert both.measured == alone.measured and 30 < both.measured < 33
+    # quick scale (a smoke test): its one job runs in the experiment, on its two threads
+    _, (quick,) = claims.run(mapped, Scale.quick, 7, tmp_path, threads=2)
+    assert 20 < quick.measured < 21
 
 
 @pytest.mark.parametrize("text", ["ray:/x", "spark", "ray://host", "ray://host:0",

@@ -458,6 +458,11 @@ def test_oft(dev):
     cap = torch.where(torch.isfinite(C), torch.full_like(C, 0.6), torch.zeros_like(C))
     parity(dev, lambda a, c, k: oft_sinkhorn(a, c, 0.05, capacity=k, numItermax=200), s, C, cap,
            **ITER)
+    for method in ("sinkhorn", "sinkhorn_log"):  # the arc-list layout (scatter / index_add_)
+        parity(dev, lambda a, c, k, m=method: oft_sinkhorn(a, c, 0.05, capacity=k, method=m,
+                                                           layout="sparse", numItermax=200),
+               s, C, cap, **ITER)
+    parity(dev, lambda a, c: oft_sinkhorn(a, c, 0.05, layout="sparse"), s, C, **ITER)  # Newton
 
 
 def test_schull(dev):
@@ -540,7 +545,7 @@ def test_urlost(dev):
         foveate,
         group_tokens,
         groups_from_labels,
-        knn_graph,
+        knn_affinity,
         retina_sampler,
         spectral_clusters,
     )
@@ -552,7 +557,7 @@ def test_urlost(dev):
     parity(dev, lambda x: dependence(x, "mi", bins=4), X, **F64)
     parity(dev, lambda x: equal_width_bins(x, 4), X, rtol=0, atol=0)
     W = dependence(X).abs()
-    parity(dev, lambda s: knn_graph(s, 3), W, **F64)
+    parity(dev, lambda s: knn_affinity(s, 3), W, **F64)
     parity(dev, density_adjusted_laplacian, W, **F64)
     parity(dev, lambda w: spectral_clusters(w, 3, seed=0), W, rtol=0, atol=0)
     coords, radii = retina_sampler(16, 4, 6, 3)

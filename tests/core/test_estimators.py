@@ -123,6 +123,21 @@ def test_constructor_parameters_are_keywords(name):
     assert len(positional) <= 1, positional
 
 
+SEEDED = [n for n in NAMES if "seed" in inspect.signature(ESTIMATORS[n].__init__).parameters]
+
+
+@pytest.mark.parametrize("name", SEEDED)
+def test_seed_is_an_int_a_torch_generator_or_none(name):
+    """One seed type for every estimator (as for every function): each is accepted by fit."""
+    param = inspect.signature(ESTIMATORS[name].__init__).parameters["seed"]
+    assert param.annotation == "int | torch.Generator | None"
+    kw, data, method = RECIPES[name]
+    args = data()
+    for seed in (torch.Generator().manual_seed(1), None):
+        est = ESTIMATORS[name](**{**kw, "seed": seed}).fit(*args)
+        assert np.isfinite(_output(est, args, method)).all()
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_use_before_fit_is_not_fitted_error(name):
     kw, data, method = RECIPES[name]

@@ -324,7 +324,7 @@ def test_restore_tiles_match_whole(img):
 
 def test_save_load_round_trip(tmp_path, pairs):
     res = pretrain(small_unet(), pairs, n_classes=2, steps=2, num_res_blocks=1)
-    p = save(tmp_path / "m.safetensors", res.model, classifier=res.classifier,
+    p = save(res.model, tmp_path / "m.safetensors", classifier=res.classifier,
              kinds=("noise", "blur"), layers=res.layers)
     ck = load(p)
     x = torch.rand(2, 3, 16, 16)
@@ -333,7 +333,9 @@ def test_save_load_round_trip(tmp_path, pairs):
     probs = classify(ck, x)
     assert probs.shape == (2, 2) and torch.allclose(probs.sum(1), torch.ones(2))
     with pytest.raises(ValueError, match="safetensors"):
-        save(tmp_path / "m.pt", res.model)
+        save(res.model, tmp_path / "m.pt")
+    with pytest.warns(DeprecationWarning, match=r"save\(model, path\)"):  # the old order
+        assert load(save(tmp_path / "old.safetensors", res.model)).kinds is None
     (tmp_path / "bad.safetensors").write_bytes(b"junk")
     with pytest.raises(ValueError, match="bad.safetensors"):
         load(tmp_path / "bad.safetensors")

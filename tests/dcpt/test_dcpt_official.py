@@ -113,7 +113,7 @@ def test_nafnet_layout_loads_and_computes_the_official_forward(tmp_path):
         ref = _nafnet_forward(F.pad(y, (0, 2, 0, 2), mode="reflect"), sd)[..., :14, :18]
         torch.testing.assert_close(net(y), ref, atol=1e-5, rtol=1e-5)
     # our API: tiled restoration, save + load (rebuilt without passing a model), feature taps
-    save(tmp_path / "m.safetensors", net, layers=ck.layers)
+    save(net, tmp_path / "m.safetensors", layers=ck.layers)
     back = load(tmp_path / "m.safetensors")
     torch.testing.assert_close(restore(back.model, x[0], tile=16, overlap=4),
                                restore(net, x[0], tile=16, overlap=4))
@@ -287,7 +287,7 @@ def test_restormer_layout_loads_and_computes_the_official_forward(tmp_path):
         torch.testing.assert_close(net.double()(x.double()), _restormer_forward(x.double(), sd64),
                                    atol=1e-9, rtol=1e-9)
     net.float()
-    save(tmp_path / "m.safetensors", net, layers=ck.layers)
+    save(net, tmp_path / "m.safetensors", layers=ck.layers)
     back = load(tmp_path / "m.safetensors")
     torch.testing.assert_close(restore(back.model, x), restore(net, x))
 

@@ -115,7 +115,7 @@ def test_bad_arguments_before_any_work(clean, kw, match):
 
 
 def test_cli_fallback_classical_writes_the_classical_output(tmp_path, bad_net, clean):
-    model = save(tmp_path / "m.safetensors", bad_net, degradation="noise")
+    model = save(bad_net, tmp_path / "m.safetensors", degradation="noise")
     assert load(model).degradation == "noise"
     src = tmp_path / "clean.png"
     save_image(clean, src)
@@ -135,7 +135,7 @@ def test_cli_fallback_classical_writes_the_classical_output(tmp_path, bad_net, c
     (["--degradation", "haze", "--fallback", "classical"], "--fallback"),
 ])
 def test_cli_bad_options_exit_2_with_one_line(tmp_path, bad_net, clean, args, needle):
-    model = save(tmp_path / "m.safetensors", bad_net)
+    model = save(bad_net, tmp_path / "m.safetensors")
     save_image(clean, tmp_path / "c.png")
     r = CliRunner().invoke(app, ["restore", str(model), str(tmp_path / "c.png"),
                                  str(tmp_path / "o.png"), *args])
@@ -145,7 +145,7 @@ def test_cli_bad_options_exit_2_with_one_line(tmp_path, bad_net, clean, args, ne
 
 
 def test_cli_finetune_for_one_degradation(tmp_path, bad_net, clean):
-    model = save(tmp_path / "m.safetensors", bad_net)
+    model = save(bad_net, tmp_path / "m.safetensors")
     train = tmp_path / "train"
     train.mkdir()
     save_image(clean, train / "c.png")

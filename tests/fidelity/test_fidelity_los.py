@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from iclr25.los.retrain import retrain_classifier
+from iclr25.los.training import retrain_classifier
 
 
 def test_stage2_head(golden):

@@ -117,9 +117,9 @@ def test_relevance_scale_is_selected_on_training_lanes_only(monkeypatch):
 
     calls = []
 
-    def fake_run(arm, seed, num_envs, iterations, scale, bc_epochs, n_codes, targets, device):
-        calls.append((arm, seed, scale, tuple(targets)))
-        vl = abs(np.log10(scale) + 1) + 0.01 * seed     # best at λ_C = 0.1
+    def fake_run(job):
+        calls.append((job.arm, job.seed, job.relevance_scale, tuple(job.targets)))
+        vl = abs(np.log10(job.relevance_scale) + 1) + 0.01 * job.seed  # best at λ_C = 0.1
         return dict(vl={b: vl for b in C.BUDGETS}, violated=0.5, factors=torch.zeros(4))
 
     monkeypatch.setattr(C, "_run", fake_run)
@@ -322,3 +322,22 @@ def test_missing_rl_extra_names_the_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert "pip install 'iclr25[rl]'" in out.stdout, out.stderr
+
+
+def test_cli_regularizer_choices_are_the_configs_literal():
+    import typing
+
+    import click
+    import typer
+
+    from iclr25.gsd.cli import app
+    from iclr25.gsd.training import Regularizer
+
+    train_cmd = typer.main.get_command(app).commands["train"]
+    opt = next(p for p in train_cmd.params if p.name == "regularizer")
+    assert opt.type_descriptor.annotation == Regularizer
+    ctx = click.Context(train_cmd)
+    assert [opt.process_value(ctx, v) for v in typing.get_args(Regularizer)] == list(
+        typing.get_args(Regularizer))
+    with pytest.raises(typer.BadParameter, match="'gsd', 'none', 'spectral'"):
+        opt.process_value(ctx, "l2")

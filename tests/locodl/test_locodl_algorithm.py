@@ -8,7 +8,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from iclr25.locodl import (
     ClientLogistic,
     ClientRidge,
-    Compose,
+    ComposedCompressor,
     Identity,
     LoCoDLClassifier,
     Natural,
@@ -35,7 +35,8 @@ def small(n=4, d=6, m=30, alpha=0.1, seed=0, kind=ClientLogistic):
     return kind(X, y, torch.arange(n * m) % n, alpha=alpha), X, y
 
 
-@pytest.mark.parametrize("comp", [Identity(), RandK(2), Natural(), Compose(RandK(3), Natural())])
+@pytest.mark.parametrize("comp", [Identity(), RandK(2), Natural(),
+                                  ComposedCompressor(RandK(3), Natural())])
 def test_compressor_unbiased_with_bounded_variance(comp):
     d, reps = 8, 20000
     x = torch.linspace(-3, 2.5, d, dtype=torch.float64)

@@ -380,10 +380,3 @@ def test_missing_rl_extra_names_the_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert "pip install 'iclr25[rl]'" in out.stdout, out.stderr
-
-
-def test_claim_jobs_in_processes_return_in_order():
-    from iclr25.lsdt.claim import _map
-
-    args = ([3, -1, 2, -5], [2, 3, 1, 2])
-    assert _map(pow, *args, workers=2) == _map(pow, *args, workers=1) == [9, -1, 2, 25]

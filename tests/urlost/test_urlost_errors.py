@@ -16,12 +16,12 @@ from iclr25.urlost import (
     density_adjusted_laplacian,
     dependence,
     foveate,
-    knn_graph,
+    knn_affinity,
     spectral_clusters,
 )
 
 X = torch.randn(40, 12, generator=torch.Generator().manual_seed(0))
-W = knn_graph(dependence(X), 3)
+W = knn_affinity(dependence(X), 3)
 
 
 @pytest.mark.parametrize("bad, exc, match", [
@@ -47,14 +47,14 @@ def test_bad_dependence_args():
 @pytest.mark.parametrize("k", [0, 12])
 def test_bad_k(k):
     with pytest.raises(ValueError, match="k must lie"):
-        knn_graph(dependence(X), k)
+        knn_affinity(dependence(X), k)
 
 
 def test_bad_S():
     with pytest.raises(ValueError, match="S must be square"):
-        knn_graph(torch.rand(3, 4), 1)
+        knn_affinity(torch.rand(3, 4), 1)
     with pytest.raises(ValueError, match="S must be non-negative"):
-        knn_graph(-torch.rand(3, 3), 1)
+        knn_affinity(-torch.rand(3, 3), 1)
 
 
 @pytest.mark.parametrize("bad, match", [

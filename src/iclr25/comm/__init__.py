@@ -29,7 +29,7 @@ from iclr25.comm.model import (
     conv_encoder,
     mlp_encoder,
 )
-from iclr25.comm.train import OBJECTIVES, features, linear_probe, objective_loss, pretrain
+from iclr25.comm.training import OBJECTIVES, features, linear_probe, objective_loss, pretrain
 
 PAPER = Paper(
     number=12,

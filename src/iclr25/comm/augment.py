@@ -11,13 +11,13 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_int, check_range, resolve_seed
 
 __all__ = ["BrightnessContrast", "ColorJitter", "Compose", "GaussianNoise", "RandomDrop",
            "RandomShift", "ResizedCropFlip"]
 
 
-def _floating(x: object, name: str = "x", ndim: tuple[int, ...] | None = None) -> torch.Tensor:
+def _floating(x: ArrayLike, name: str = "x", ndim: tuple[int, ...] | None = None) -> torch.Tensor:
     t = as_tensor(x, name, ndim=ndim)
     if not t.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got {t.dtype}")

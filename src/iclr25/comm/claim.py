@@ -39,7 +39,7 @@ from iclr25.claims import (
 )
 from iclr25.comm.augment import ColorJitter, Compose, ResizedCropFlip
 from iclr25.comm.model import CoMM, PatchTokenizer, conv_encoder
-from iclr25.comm.train import features, linear_probe, pretrain
+from iclr25.comm.training import features, linear_probe, pretrain
 from iclr25.datasets.views import bimodal_trifeatures
 
 _PAPER_DEVIATIONS = (

@@ -14,7 +14,7 @@ from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
 from iclr25.comm.augment import Compose, GaussianNoise, RandomDrop
 from iclr25.comm.model import CoMM, FeatureTokenizer, mlp_encoder
-from iclr25.comm.train import pretrain
+from iclr25.comm.training import pretrain
 
 __all__ = ["CoMMEmbedder"]
 
@@ -83,7 +83,7 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
     def __init__(self, *, dim: int = 64, epochs: int = 100, batch_size: int = 128,
                  lr: float = 1e-3, weight_decay: float = 1e-2, temperature: float = 0.1,
                  n_tokens: int = 8, hidden: int = 128, noise: float = 0.1, drop: float = 0.5,
-                 seed: int = 0, device: str | None = None) -> None:
+                 seed: int | torch.Generator | None = 0, device: str | None = None) -> None:
         self.dim = dim
         self.epochs = epochs
         self.batch_size = batch_size

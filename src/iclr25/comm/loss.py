@@ -9,13 +9,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import as_tensor, check_int, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_int, check_range
 
 __all__ = ["ClipLoss", "CoMMLoss", "InfoNCELoss", "clip_loss", "comm_loss", "infonce",
            "modality_masks"]
 
 
-def _pair(z1: object, z2: object, names: tuple[str, str] = ("z1", "z2")
+def _pair(z1: ArrayLike, z2: ArrayLike, names: tuple[str, str] = ("z1", "z2")
           ) -> tuple[torch.Tensor, torch.Tensor]:
     """Two (N, d) floating embeddings of the same shape, N >= 2, finite."""
     a = as_tensor(z1, names[0], ndim=2)
@@ -48,7 +48,7 @@ def _infonce(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tens
     return F.cross_entropy(sim, pos)
 
 
-def infonce(z1: object, z2: object, temperature: float = 0.1) -> torch.Tensor:
+def infonce(z1: ArrayLike, z2: ArrayLike, temperature: float = 0.1) -> torch.Tensor:
     """SimCLR's NT-Xent between two batches of embeddings, L2-normalised inside.
 
     Row ``i`` of ``z1`` and row ``i`` of ``z2`` are a positive pair; the other ``2N - 2``
@@ -78,7 +78,7 @@ def infonce(z1: object, z2: object, temperature: float = 0.1) -> torch.Tensor:
     return _infonce(a, b, _temperature(temperature))
 
 
-def clip_loss(z1: object, z2: object, temperature: float = 0.1) -> torch.Tensor:
+def clip_loss(z1: ArrayLike, z2: ArrayLike, temperature: float = 0.1) -> torch.Tensor:
     """The symmetric cross-modal InfoNCE of CLIP (open_clip's ``ClipLoss``): the "Cross"
     baseline of the paper, which aligns modality 1 with modality 2 and keeps mainly their
     shared (redundant) information.
@@ -117,7 +117,7 @@ def modality_masks(n: int, device: torch.device | str | None = None) -> torch.Te
                      ).to(device)
 
 
-def _check_weights(weights: object, n_terms: int) -> torch.Tensor:
+def _check_weights(weights: ArrayLike, n_terms: int) -> torch.Tensor:
     w = as_tensor(weights, "weights", ndim=1, dtype=torch.float64)
     if len(w) != n_terms:
         raise ValueError(f"weights must have one entry per term (n + 1 = {n_terms}), "
@@ -158,7 +158,7 @@ def _comm_terms(a: list[torch.Tensor], b: list[torch.Tensor], temperature: float
 
 
 def comm_loss(z1: Sequence[torch.Tensor], z2: Sequence[torch.Tensor],
-              temperature: float = 0.1, weights: object = None) -> torch.Tensor:
+              temperature: float = 0.1, weights: ArrayLike | None = None) -> torch.Tensor:
     """The CoMM loss between the n+1 masked embeddings of two augmented views.
 
     ``L = sum_i w_i (NCE(Z'_i, Z''_full) + NCE(Z''_i, Z'_full)) / 2`` over the n one-hot
@@ -238,7 +238,7 @@ class CoMMLoss(nn.Module):
         True
     """
 
-    def __init__(self, temperature: float = 0.1, weights: object = None) -> None:
+    def __init__(self, temperature: float = 0.1, weights: ArrayLike | None = None) -> None:
         super().__init__()
         self.temperature = _temperature(temperature)
         if weights is not None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from iclr25._checks import check_batch, check_int, resolve_seed
+from iclr25._checks import ArrayLike, check_batch, check_int, resolve_seed
 from iclr25._train import seeded_init
 from iclr25.comm.loss import CoMMLoss, _check_weights, modality_masks
 
@@ -198,7 +198,7 @@ class CoMM(nn.Module):
 
     def __init__(self, encoders: Sequence[nn.Module], tokenizers: Sequence[nn.Module],
                  dim: int = 64, *, n_layers: int = 1, n_heads: int = 4, proj_hidden: int = 128,
-                 temperature: float = 0.1, weights: object = None,
+                 temperature: float = 0.1, weights: ArrayLike | None = None,
                  seed: int | torch.Generator | None = 0) -> None:
         super().__init__()
         if len(encoders) != len(tokenizers):

@@ -25,7 +25,7 @@ from dataclasses import replace
 import torch
 
 from iclr25.comm.claim import Trifeatures, _augment, _build, pair_sets, probe, supervised
-from iclr25.comm.train import pretrain
+from iclr25.comm.training import pretrain
 
 PILOT_SEED = 9  # base 9000: no claim seed (claims use 10 * ctx.seed + s, s in 0..2)
 CROP_FLOORS = (0.08, 0.3, 0.6)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import torch
 
-from iclr25._checks import as_tensor, check_int, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_int, check_range
 
 __all__ = ["entropy_discrepancy", "prior_kl", "select_agreement"]
 
@@ -18,7 +18,7 @@ def _entropy(logits: torch.Tensor) -> torch.Tensor:
     return -(logp.exp() * logp).sum(1)
 
 
-def _pair(a: object, b: object) -> tuple[torch.Tensor, torch.Tensor]:
+def _pair(a: ArrayLike, b: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     a = as_tensor(a, "logits_a", ndim=2, floating=True)
     b = as_tensor(b, "logits_b", ndim=2, floating=True)
     if a.shape != b.shape:

@@ -4,7 +4,7 @@ report."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import torch
 import torch.nn.functional as F
@@ -15,7 +15,7 @@ from iclr25._optional import require
 __all__ = ["MATCHERS", "emergent_correspondences", "match_purity"]
 
 Matcher = Literal["mnn", "hungarian", "gw"]
-MATCHERS: tuple[str, ...] = ("mnn", "hungarian", "gw")
+MATCHERS: tuple[str, ...] = get_args(Matcher)
 
 
 def _argmax_in_tiles(Q: torch.Tensor, R: torch.Tensor, tile: torch.Tensor, size: int

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -14,7 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from iclr25._checks import as_tensor, check_int, check_range, check_tensor, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_int, check_range, check_tensor, resolve_seed
 from iclr25._io import FittedIO
 from iclr25._progress import progress_bar
 from iclr25._train import seeded_mlp
@@ -44,10 +45,35 @@ _PLATEAU = 0.02  # converged: the last tenth's mean objective within 2% of the t
 _NAMING_LEVEL = 0.5  # names agreeing with the labelled rows' 1-NN on fewer unlabelled rows warn
 
 
+@dataclass(frozen=True)
+class _Data:
+    """A fit's checked inputs, on X's device and dtype (:meth:`COX._validate`)."""
+
+    X: torch.Tensor               # (m, d) OOM inputs
+    names: list[str]              # the IM modalities
+    Z: dict[str, torch.Tensor]    # {modality: (n, D)} frozen, aligned IM embeddings, rows shared
+    Y: dict[str, torch.Tensor]    # {modality: (n,)} int64 labels of the IM rows
+    yo: torch.Tensor              # (m,) int64 OOM labels, -1 = unlabelled
+    P: torch.Tensor | None        # (P, 2) (im_row, oom_row) pairs given; None: created
+
+
+@dataclass(frozen=True)
+class _Optim:
+    """The optimiser, its schedule (one step per training step), the fit's generator and the
+    progress bar's ``advance``."""
+
+    opt: torch.optim.Optimizer
+    sched: torch.optim.lr_scheduler.LRScheduler
+    gen: torch.Generator
+    advance: Callable[[], None]   # after each step: the progress bar
+
+
 class _Net(nn.Module):
-    def __init__(self, d_oom: int, dim: int, n_classes: int, names: list[str], bottleneck: int,
+    def __init__(self, shape: tuple[int, int, int], names: list[str], bottleneck: int,
                  hidden: int, seed: int, residual: bool) -> None:
+        """``shape`` is (OOM input dim, embedding dim, classes)."""
         super().__init__()
+        d_oom, dim, n_classes = shape
         self.encoder = seeded_mlp([d_oom, hidden, dim], seed=seed)
         self.head = seeded_mlp([dim, n_classes], seed=seed + 1)
         self.im_heads = nn.ModuleDict({m: seeded_mlp([dim, n_classes], seed=seed + 2 + i)
@@ -56,7 +82,7 @@ class _Net(nn.Module):
                                        seed=seed + 100 + i) for i, m in enumerate(names)})
 
 
-def _validate_pairs(pairs: object, n_im: int, X: torch.Tensor) -> torch.Tensor:
+def _validate_pairs(pairs: ArrayLike, n_im: int, X: torch.Tensor) -> torch.Tensor:
     """(P, 2) long ``(im_row, oom_row)`` pairs in range, no OOM row twice."""
     P = check_tensor(pairs, "pairs", ndim=2, integer=True).long().to(X.device)
     if P.shape[1] != 2:
@@ -97,7 +123,8 @@ class COX(FittedIO, BaseEstimator):
         k: agreement pseudo-labels per step. min_confidence: IM-head confidence floor, (0, 1).
         kl_weight: weight of :func:`prior_kl` on disagreement rows (0 disables it).
         warmup: fraction of steps before exploring, in [0, 1] (1 = connect only).
-        steps: optimisation steps. seed: int seed for weights, batches and sampling.
+        steps: optimisation steps. seed: int, torch.Generator or None (fresh): weights, batches
+            and sampling.
         hidden: width of the OOM encoder and VIB hidden layers. batch_size: rows per stream.
         lr: AdamW learning rate.
         residual: VIB predicts ``h + g(z)`` instead of the official ``g(z)`` (see :class:`VIB`).
@@ -165,7 +192,8 @@ class COX(FittedIO, BaseEstimator):
 
     def __init__(self, n_classes: int, *, bottleneck: int = 256, beta: float = 0.0, k: int = 8,
                  min_confidence: float = 0.8, kl_weight: float = 1.0, warmup: float = 0.1,
-                 steps: int = 800, seed: int = 0, hidden: int = 256, batch_size: int = 128,
+                 steps: int = 800, seed: int | torch.Generator | None = 0, hidden: int = 256,
+                 batch_size: int = 128,
                  lr: float = 1e-3, residual: bool = False, spread_weight: float = 25.0,
                  min_pairs: int | None = None) -> None:
         self.n_classes = n_classes
@@ -193,7 +221,7 @@ class COX(FittedIO, BaseEstimator):
         check_range(self.kl_weight, "kl_weight", 0)
         check_range(self.warmup, "warmup", 0, 1)
         check_int(self.steps, "steps", 1)
-        check_int(self.seed, "seed", 0)
+        resolve_seed(self.seed)  # names the argument unless an int, a Generator or None
         check_int(self.hidden, "hidden", 1)
         check_int(self.batch_size, "batch_size", 1)
         check_range(self.lr, "lr", 0, low_open=True)
@@ -277,12 +305,12 @@ class COX(FittedIO, BaseEstimator):
             COXMatchingWarning, COXNamingWarning, COXConvergenceWarning: see the class
             docstring; each at most once per fit.
         """
-        X, names, Z, Y, yo, P = self._validate(X_oom, im, im_labels, pairs, y_oom)
+        data = _Data(*self._validate(X_oom, im, im_labels, pairs, y_oom))
         ours: list[Warning] = []
         with warnings.catch_warnings(record=True) as caught, \
                 progress_bar(self.steps, "COX training") as advance:  # on a terminal only
             warnings.simplefilter("always")
-            self._fit(X, names, Z, Y, yo, P, ours, advance)
+            self._fit(data, ours, advance)
         del caught  # solvers' own warnings (POT's Sinkhorn): the fit's figures say enough
         w = max(1, self.steps // 10)
         last, before = self.loss_[-w:].double(), self.loss_[-2 * w:-w].double()
@@ -297,24 +325,27 @@ class COX(FittedIO, BaseEstimator):
             warnings.warn(warning, stacklevel=2)
         return self
 
-    def _fit(self, X, names, Z, Y, yo, P, ours, advance) -> None:  # noqa: ANN001
+    def _fit(self, data: _Data, ours: list[Warning], advance: Callable[[], None]) -> None:
+        X, names, Z, Y, yo, P = data.X, data.names, data.Z, data.Y, data.yo, data.P
         dim = Z[names[0]].shape[1]
-        self.net_ = _Net(X.shape[1], dim, self.n_classes, names, self.bottleneck, self.hidden,
-                         self.seed, self.residual).to(device=X.device, dtype=X.dtype)
+        gen = resolve_seed(self.seed)  # an int seed seeds the weights with itself
+        self.net_ = _Net((X.shape[1], dim, self.n_classes), names, self.bottleneck, self.hidden,
+                         gen.initial_seed(), self.residual).to(device=X.device, dtype=X.dtype)
         self.names_, self.dim_, self.d_oom_ = names, dim, X.shape[1]
         counts = torch.bincount(Y[names[0]], minlength=self.n_classes).to(X.dtype)
         self.prior_ = counts / counts.sum()
         self._y_im = Y[names[0]]
         self._spread = torch.stack([Z[m].std(0).mean() for m in names]).mean()
         self.loss_ = X.new_zeros(self.steps)
-        gen = resolve_seed(self.seed)
         opt = torch.optim.AdamW(self.net_.parameters(), lr=self.lr, weight_decay=1e-4,
                                 betas=(0.9, 0.95))
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps, self.lr / 50)
+        optim = _Optim(opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps,
+                                                                        self.lr / 50), gen,
+                       advance)
         self.history_ = []
         if P is not None:
             self.correspondences_, self.refused_rounds_ = P, []
-            self._train(X, Z, Y, yo, P, 0, self.steps, opt, sched, gen, advance=advance)
+            self._train(data, P, range(self.steps), optim)
         else:
             z_im = torch.cat([Z[m] for m in names], 1)
             # entropic GW is O(n^2) per iteration: bootstrap on a seeded subsample
@@ -327,8 +358,7 @@ class COX(FittedIO, BaseEstimator):
             floor = 5 * self.n_classes if self.min_pairs is None else self.min_pairs
             refused = []
             for r in range(_ROUNDS):
-                self._train(X, Z, Y, yo, P, per[r], per[r + 1], opt, sched, gen, True,
-                            advance)
+                self._train(data, P, range(per[r], per[r + 1]), optim, emergent=True)
                 new = self._rematch(X, Z)
                 if len(new) >= floor:
                     P = new
@@ -401,8 +431,11 @@ class COX(FittedIO, BaseEstimator):
         keep = torch.nonzero((best >= best.median()) & agree).flatten()
         return torch.stack([arg[keep], keep], 1)
 
-    def _train(self, X, Z, Y, yo, P, start, stop, opt, sched, gen,  # noqa: ANN001
-               emergent=False, advance=lambda: None) -> None:  # noqa: ANN001
+    def _train(self, data: _Data, P: torch.Tensor, steps: range, optim: _Optim, *,
+               emergent: bool = False) -> None:
+        """Train ``steps`` (of the fit's ``self.steps``) on ``data`` with the current pairs
+        ``P``; ``emergent``: the pairs were created (no pairs given)."""
+        X, Z, Y, yo, gen = data.X, data.Z, data.Y, data.yo, optim.gen
         net, b = self.net_, self.batch_size
         n_im, dev = len(Z[self.names_[0]]), X.device
         lab = torch.nonzero(yo >= 0).flatten()
@@ -413,7 +446,7 @@ class COX(FittedIO, BaseEstimator):
             return torch.randint(0, n, (min(b, n),), generator=gen).to(dev)
 
         net.train()
-        for step in range(start, stop):
+        for step in steps:
             loss = X.new_zeros(())
             if len(lab):
                 i = lab[draw(len(lab))]
@@ -449,18 +482,18 @@ class COX(FittedIO, BaseEstimator):
                     if bool(rest.any()):
                         loss = loss + self.kl_weight * prior_kl(oom[rest], self.prior_)
             self.loss_[step] = loss.detach()
-            opt.zero_grad(set_to_none=True)
+            optim.opt.zero_grad(set_to_none=True)
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            advance()
+            optim.opt.step()
+            optim.sched.step()
+            optim.advance()
 
     # ------------------------------------------------------------------ inference
     def _check_fitted(self) -> None:
         check_is_fitted(self, "net_")
 
-    def _input(self, X: object) -> torch.Tensor:
+    def _input(self, X: ArrayLike) -> torch.Tensor:
         self._check_fitted()
         p = next(self.net_.parameters())
         X = as_tensor(X, "X", ndim=2, dtype=p.dtype, device=p.device)
@@ -493,7 +526,7 @@ class COX(FittedIO, BaseEstimator):
         return float((self.predict(X) == yt).double().mean())
 
     def _new_module(self, name: str) -> nn.Module:
-        return _Net(self.d_oom_, self.dim_, self.n_classes, self.names_, self.bottleneck,
-                    self.hidden, self.seed, self.residual)
+        return _Net((self.d_oom_, self.dim_, self.n_classes), self.names_, self.bottleneck,
+                    self.hidden, resolve_seed(self.seed).initial_seed(), self.residual)
 
 

@@ -18,10 +18,10 @@ from typing import NamedTuple
 
 import torch
 
-from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_int, check_range, resolve_seed
 
 
-def _check_square(A: object, name: str) -> torch.Tensor:
+def _check_square(A: ArrayLike, name: str) -> torch.Tensor:
     A = as_tensor(A, name, ndim=2)
     if not A.is_floating_point():
         raise TypeError(f"{name} must be a floating-point matrix, got {A.dtype}")
@@ -30,7 +30,7 @@ def _check_square(A: object, name: str) -> torch.Tensor:
     return A
 
 
-def _check_pair(A: object, B: object, names: tuple[str, str] = ("A", "B"),
+def _check_pair(A: ArrayLike, B: ArrayLike, names: tuple[str, str] = ("A", "B"),
                 ) -> tuple[torch.Tensor, torch.Tensor]:
     a, b = names
     A, B = _check_square(A, a), _check_square(B, b)

@@ -24,13 +24,13 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
 from iclr25._optional import require
 
 __all__ = [
@@ -52,8 +52,7 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
 Kind = Literal["noise", "blur", "motion_blur", "defocus", "jpeg", "haze", "low_light", "rain",
                "inpaint", "mosaic"]
 #: The degradations :func:`degrade` knows, in label order for :class:`AllInOnePairs`.
-KINDS: tuple[str, ...] = ("noise", "blur", "motion_blur", "defocus", "jpeg", "haze",
-                          "low_light", "rain", "inpaint", "mosaic")
+KINDS: tuple[str, ...] = get_args(Kind)
 
 # Defaults per kind: a number is fixed, a (low, high) pair is drawn uniformly per image.
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -122,7 +121,7 @@ def load_image(name: str, *, max_side: int | None = None) -> torch.Tensor:
     return x
 
 
-def check_images(x: object, name: str = "x") -> torch.Tensor:
+def check_images(x: ArrayLike, name: str = "x") -> torch.Tensor:
     """Validate a (3, H, W) or (B, 3, H, W) float image batch in [0, 1]; return it as a tensor.
 
     Raises:
@@ -341,7 +340,7 @@ def _bayer_bilinear(x: torch.Tensor) -> torch.Tensor:
     return F.conv2d(_mirror_pad(raw, 1), w, groups=3)
 
 
-def degrade(x: object, kind: str, *, seed: int | torch.Generator | None = None,
+def degrade(x: ArrayLike, kind: str, *, seed: int | torch.Generator | None = None,
             **params: Any) -> torch.Tensor:
     """Apply the synthetic degradation ``kind`` to an image or a batch (values stay in [0, 1]).
 
@@ -584,7 +583,7 @@ class AllInOnePairs:
 
 # --- metrics --------------------------------------------------------------------------------
 
-def _pair(x: object, y: object) -> tuple[torch.Tensor, torch.Tensor]:
+def _pair(x: ArrayLike, y: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     a = as_tensor(x, "x", ndim=(3, 4))
     b = as_tensor(y, "y", ndim=(3, 4))
     if a.shape != b.shape:
@@ -598,7 +597,7 @@ def _pair(x: object, y: object) -> tuple[torch.Tensor, torch.Tensor]:
     return (a[None], b[None]) if a.ndim == 3 else (a, b)
 
 
-def psnr(x: object, y: object, *, data_range: float = 1.0,
+def psnr(x: ArrayLike, y: ArrayLike, *, data_range: float = 1.0,
          reduction: Literal["mean", "none"] = "mean") -> float | torch.Tensor:
     """Peak signal-to-noise ratio in dB, per image then averaged (as ``skimage.metrics``).
 
@@ -618,7 +617,7 @@ def psnr(x: object, y: object, *, data_range: float = 1.0,
     return float(v.mean()) if reduction == "mean" else v
 
 
-def ssim(x: object, y: object, *, data_range: float = 1.0, sigma: float = 1.5,
+def ssim(x: ArrayLike, y: ArrayLike, *, data_range: float = 1.0, sigma: float = 1.5,
          reduction: Literal["mean", "none"] = "mean") -> float | torch.Tensor:
     """Structural similarity with a Gaussian window (Wang et al. 2004), channel-averaged.
 
@@ -714,7 +713,7 @@ def load_folder(path: str | Path, *, max_side: int | None = None) -> dict[str, t
     return out
 
 
-def save_image(x: object, path: str | Path, *, quality: int = 95) -> Path:
+def save_image(x: ArrayLike, path: str | Path, *, quality: int = 95) -> Path:
     """Write a (3, H, W) image in [0, 1] as 8-bit .png/.jpg/.tif/.bmp (by the suffix).
 
     Raises:

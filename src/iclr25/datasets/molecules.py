@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25._checks import check_int
+from iclr25._checks import ArrayLike, check_int
 
 __all__ = ["ELEMENTS", "Conformers", "conformers", "read_sdf", "read_xyz", "write_xyz"]
 
@@ -155,7 +155,7 @@ def read_xyz(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]
     return frames
 
 
-def write_xyz(path: str | os.PathLike, z: object, pos: object, comment: str = "") -> Path:
+def write_xyz(path: str | os.PathLike, z: ArrayLike, pos: ArrayLike, comment: str = "") -> Path:
     """Write one or more frames to .xyz: ``pos`` (N, 3) or (C, N, 3), ``z`` (N,)."""
     zz = torch.as_tensor(z).tolist()
     pp = torch.as_tensor(pos, dtype=torch.float64)

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
 
 __all__ = [
     "COLORS", "OOD_COLORS", "TEXTURES", "TRAIN_COLORS", "TRI_COLORS", "TRI_SHAPES",
@@ -128,7 +128,7 @@ def permute_features(X: torch.Tensor, seed: int | torch.Generator | None = 0
     return X[:, perm], perm
 
 
-def tint(ink: torch.Tensor, rgb: object, background: torch.Tensor | None = None
+def tint(ink: torch.Tensor, rgb: ArrayLike, background: torch.Tensor | None = None
          ) -> torch.Tensor:
     """Colour grey-level ink: ``rgb * ink + background * (1 - ink)``.
 
@@ -456,7 +456,7 @@ class TrifeaturesImages(NamedTuple):
     color: torch.Tensor
 
 
-def _attribute(value: object, name: str, n: int, gen: torch.Generator) -> torch.Tensor:
+def _attribute(value: ArrayLike, name: str, n: int, gen: torch.Generator) -> torch.Tensor:
     if value is None:
         return torch.randint(0, 10, (n,), generator=gen)
     t = as_tensor(value, name, ndim=1, dtype=torch.long).cpu()
@@ -616,7 +616,7 @@ _TRI_TEST = torch.zeros(1000, dtype=torch.bool)
 _TRI_TEST[torch.randperm(1000, generator=torch.Generator().manual_seed(20250423))[:200]] = True
 
 
-def _check_pairing(pairing: object) -> torch.Tensor:
+def _check_pairing(pairing: ArrayLike) -> torch.Tensor:
     if pairing is None:
         return _TRI_PAIRING.clone()
     p = as_tensor(pairing, "pairing", ndim=1, dtype=torch.long).cpu()
@@ -627,7 +627,7 @@ def _check_pairing(pairing: object) -> torch.Tensor:
 
 
 def bimodal_trifeatures(n: int, *, biased: bool = False, split: str = "train",
-                        pairing: object = None, size: int = 32,
+                        pairing: ArrayLike | None = None, size: int = 32,
                         seed: int | torch.Generator | None = 0,
                         device: torch.device | str | None = None) -> BimodalTrifeatures:
     """Pairs of Trifeatures images sharing their shape, with independent textures and colours

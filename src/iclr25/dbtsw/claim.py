@@ -24,6 +24,7 @@ not move (a bad lr) would make any gap meaningless.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -124,10 +125,12 @@ def _flows(ot, method: str, X: torch.Tensor, lrs: list[float], starts: list[int]
     return torch.tensor(curves).T  # (B, checkpoints)
 
 
-def _panel(ot, target, dim_name: str, eval_seeds: tuple[int, ...], setting: Flow, ctx: Context,
+def _panel(ot, panel: tuple[Callable, str, tuple[int, ...]], setting: Flow, ctx: Context,
            ax, tables) -> tuple[dict, dict]:
     """Select lrs (if asked), run the eval seeds; return ({method: AUC}, {method: drop}), the
-    drop being the start cloud's log10 W2² minus the last checkpoint's (mean over seeds)."""
+    drop being the start cloud's log10 W2² minus the last checkpoint's (mean over seeds).
+    ``panel`` is (target sampler, its name, the eval seeds)."""
+    target, dim_name, eval_seeds = panel
     dev = ctx.device
     seeds = [s + ctx.seed for s in eval_seeds]
     start = sum(log10_w2sq(start_cloud(setting.n, target(setting.n, s).shape[1], s),
@@ -196,11 +199,11 @@ def gradient_flow(setting: Flow, ctx: Context) -> FlowEvidence:
     fig = ctx.figure("flows", figsize=(11 if setting.eval_seeds_2d else 6, 4))
     axes = fig.subplots(1, 2 if setting.eval_seeds_2d else 1, squeeze=False)[0]
     tables = {"auc": [], "per_seed": [], "selection": []}
-    a20, d20 = _panel(ot, gaussian_20d, "20-D Gaussian", setting.eval_seeds, setting, ctx,
+    a20, d20 = _panel(ot, (gaussian_20d, "20-D Gaussian", setting.eval_seeds), setting, ctx,
                       axes[0], tables)
     nan = {m: float("nan") for m in METHODS}
-    a2, d2 = (_panel(ot, gaussians_25, "2-D 25 Gaussians", setting.eval_seeds_2d, setting, ctx,
-                     axes[1], tables) if setting.eval_seeds_2d else (nan, nan))
+    a2, d2 = (_panel(ot, (gaussians_25, "2-D 25 Gaussians", setting.eval_seeds_2d), setting,
+                     ctx, axes[1], tables) if setting.eval_seeds_2d else (nan, nan))
     return FlowEvidence(
         auc_sw=a20["SW"], auc_tswsl=a20["TSW-SL"], auc_dbtsw=a20["Db-TSW"],
         auc_sw_2d=a2["SW"], auc_tswsl_2d=a2["TSW-SL"], auc_dbtsw_2d=a2["Db-TSW"],

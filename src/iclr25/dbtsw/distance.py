@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
 
 __all__ = ["DbTSWLoss", "Directions", "db_tsw", "sample_trees", "tree_wasserstein"]
 
@@ -167,7 +167,7 @@ def _tree_wasserstein(coords: Tensor, masses: Tensor, p: float) -> Tensor:
     return (length * beyond.abs().pow(p)).sum(dim=(-1, -2))
 
 
-def _weights(w: object, name: str, n: int, batch: int | None, like: Tensor) -> Tensor:
+def _weights(w: ArrayLike, name: str, n: int, batch: int | None, like: Tensor) -> Tensor:
     shape = (n,) if batch is None else (batch, n)
     if w is None:
         return like.new_full(shape, 1.0 / n)
@@ -188,7 +188,7 @@ def _weights(w: object, name: str, n: int, batch: int | None, like: Tensor) -> T
     return t.to(like.dtype).expand(shape)
 
 
-def _samples(x: object, name: str) -> Tensor:
+def _samples(x: ArrayLike, name: str) -> Tensor:
     t = as_tensor(x, name, ndim=(2, 3))
     if not t.is_floating_point():
         raise TypeError(f"{name} must be a floating-point array, got {t.dtype}")
@@ -379,7 +379,7 @@ def db_tsw(
     return out if batched else out[0]
 
 
-def _pair(X_s: object, X_t: object) -> tuple[Tensor, Tensor]:
+def _pair(X_s: ArrayLike, X_t: ArrayLike) -> tuple[Tensor, Tensor]:
     """The two clouds checked against each other, in their promoted dtype."""
     Xs = _samples(X_s, "X_s")
     Xt = _samples(X_t, "X_t")

@@ -119,7 +119,7 @@ def pretrain_cmd(
                            lr=lr, seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
-    save(out, res.model, classifier=res.classifier, kinds=names, layers=res.layers)
+    save(res.model, out, classifier=res.classifier, kinds=names, layers=res.layers)
     typer.echo(f"pre-trained on {', '.join(names)}: last-step accuracy "
                f"{res.history['accuracy'][-1]:.2f}; wrote {out}")
 
@@ -175,7 +175,7 @@ def finetune_cmd(
             res = finetune(ck.model, stream, steps=steps, lr=lr, seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
-    save(out, res.model, classifier=ck.classifier, kinds=ck.kinds, layers=ck.layers,
+    save(res.model, out, classifier=ck.classifier, kinds=ck.kinds, layers=ck.layers,
          degradation=degradation)
     what = f"for {degradation}" if degradation else "all-in-one"
     typer.echo(f"fine-tuned {what} {steps} steps: last L1 {res.history['loss'][-1]:.4f}; "
@@ -301,7 +301,7 @@ def convert_cmd(
         ck = load_official(official, backbone)
     except ValueError as exc:
         _fail(str(exc))
-    save(out, ck.model, layers=ck.layers)
+    save(ck.model, out, layers=ck.layers)
     n = sum(p.numel() for p in ck.model.parameters())
     typer.echo(f"read the official {backbone} ({n / 1e6:.1f} M parameters) from "
                f"{official.name}; wrote {out}")

@@ -8,14 +8,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import as_tensor, check_labels, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_labels, check_range
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap
 
 __all__ = ["FocalLoss", "dcpt_loss", "focal_loss"]
 
 
-def focal_loss(logits: object, y: object, gamma: float = 0.0) -> torch.Tensor:
+def focal_loss(logits: ArrayLike, y: ArrayLike, gamma: float = 0.0) -> torch.Tensor:
     """Focal loss (Lin et al. 2017), batch mean: mean_i (1 − p_i)^γ · (−log p_i), p_i = p(y_i).
 
     ``gamma = 0`` is cross-entropy (the official code's default ``FocalLoss``).
@@ -67,8 +67,8 @@ def _dcpt_step(model: nn.Module, classifier: nn.Module, tap: FeatureTap, lq: tor
     return pixel + cls, parts
 
 
-def dcpt_loss(model: nn.Module, classifier: DegradationClassifier, lq: object, gt: object,
-              y: object, *, layers: Sequence[str], focal_gamma: float = 0.0
+def dcpt_loss(model: nn.Module, classifier: DegradationClassifier, lq: ArrayLike, gt: ArrayLike,
+              y: ArrayLike, *, layers: Sequence[str], focal_gamma: float = 0.0
               ) -> tuple[torch.Tensor, dict[str, float]]:
     """The DCPT pre-training objective (paper Eq. 3-5; ``DCPTModel.optimize_parameters``).
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -199,8 +201,8 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
         _check_layers(clf, layers)
         opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=lr)
         batches = chain([first], (_unpack(b, dev, True, n_classes) for b in stream))
-        hist, stopped, acc, taken = _pretrain_loop(net, clf, layers, opt, batches, steps, gamma,
-                                                   callback, stop)
+        hist, stopped, acc, taken = _pretrain_loop(net, clf, layers, opt, batches,
+                                                   _Run(steps, gamma, callback, stop))
     return PretrainResult(net, clf.eval(), layers, hist, taken, stopped, acc)
 
 
@@ -241,11 +243,23 @@ def _check_val(val: object, n_classes: int, dev: torch.device
     return val_lq.to(dev), val_y.to(dev)
 
 
+@dataclass(frozen=True)
+class _Run:
+    """How pre-training runs: at most ``steps`` steps, the classification loss's focal
+    exponent ``gamma``, ``callback(step, losses)`` after each step, and the validation rule
+    that may stop it early."""
+
+    steps: int
+    gamma: float
+    callback: Callable[[int, dict[str, float]], None] | None
+    stop: _Validation | None
+
+
 def _pretrain_loop(net: nn.Module, clf: DegradationClassifier, layers: tuple[str, ...],
-                   opt: torch.optim.Optimizer, batches: Iterator[Batch], steps: int,
-                   gamma: float, callback: Callable[[int, dict[str, float]], None] | None,
-                   stop: _Validation | None) -> tuple[dict[str, list[float]], str, float, int]:
+                   opt: torch.optim.Optimizer, batches: Iterator[Batch], run: _Run,
+                   ) -> tuple[dict[str, list[float]], str, float, int]:
     """The DCPT steps: (history, why it stopped, last validation accuracy, steps taken)."""
+    steps, gamma, callback, stop = run.steps, run.gamma, run.callback, run.stop
     hist: dict[str, list[float]] = {"loss": [], "pixel": [], "cls": [], "accuracy": []}
     acc = float("nan")
     bar = progress_bar(steps, "DCPT pre-training")
@@ -563,21 +577,28 @@ def _backbones() -> dict[str, type[nn.Module]]:
     return {"NAFNet": NAFNet, "Restormer": Restormer}
 
 
-def save(path: str | Path, model: nn.Module, *, classifier: DegradationClassifier | None = None,
+def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifier | None = None,
          kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None,
          degradation: str | None = None) -> Path:
     """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
 
     A :class:`UNet`'s width/depth (a ``NAFNet``'s or ``Restormer``'s sizes) are stored
     so :func:`load` can rebuild it; any other model is reloaded into an instance passed to
-    :func:`load`. ``degradation`` records the one degradation the model was fine-tuned for
-    (``iclr25 dcpt restore`` then checks against its classical restorer by default).
+    :func:`load`. The order is gsd's and lsdt's: ``save(obj, path)``; the old
+    ``save(path, model)`` still works, with a DeprecationWarning. ``degradation`` records the
+    one degradation the model was fine-tuned for (``iclr25 dcpt restore`` then checks
+    against its classical restorer by default).
 
     Raises:
         ValueError: ``path`` not ending in .safetensors or its directory missing;
             ``kinds`` length not matching the classifier; unknown ``degradation``.
     """
     from safetensors.torch import save_file
+
+    if isinstance(model, (str, os.PathLike)) and isinstance(path, nn.Module):
+        warnings.warn("dcpt.save(path, model) is deprecated: call save(model, path)",
+                      DeprecationWarning, stacklevel=2)
+        model, path = path, model
 
     p = Path(path)
     if p.suffix != ".safetensors":
@@ -610,14 +631,14 @@ def save(path: str | Path, model: nn.Module, *, classifier: DegradationClassifie
 
 
 def load(path: str | Path, model: nn.Module | None = None, *,
-         device: torch.device | str = "cpu") -> Checkpoint:
+         device: torch.device | str | None = None) -> Checkpoint:
     """Read a checkpoint written by :func:`save`.
 
     Args:
         path: the ``.safetensors`` file.
         model: an instance to load the weights into (needed for non-:class:`UNet` models);
             it is not modified, a loaded copy is returned.
-        device: where the loaded modules live.
+        device: where the loaded modules live (default CPU).
 
     Raises:
         ValueError: unreadable file, not a DCPT checkpoint, or weights not matching ``model``.
@@ -657,10 +678,11 @@ def load(path: str | Path, model: nn.Module | None = None, *,
                                  if k.startswith("classifier.")})
         except RuntimeError as exc:
             raise ValueError(f"classifier weights in {p} do not match: {exc}") from None
-        clf = clf.to(device).eval()
+        clf = clf.to(device or "cpu").eval()
     kinds = tuple(meta["kinds"]) if "kinds" in meta else None
     layers = tuple(meta["layers"]) if "layers" in meta else getattr(net, "tap_layers", None)
-    return Checkpoint(net.to(device).eval(), clf, kinds, layers, meta.get("degradation"))
+    return Checkpoint(net.to(device or "cpu").eval(), clf, kinds, layers,
+                      meta.get("degradation"))
 
 
 @torch.no_grad()

@@ -23,14 +23,12 @@ when the two disagree, and is uninformative when the selection picks the default
 Scale: 64 of the issue's 256 envs (measured on one thread: 0.21 CPU-s per GSD iteration at
 64 envs, 0.58 at 256; the 64-env claim run took 233 CPU-s in all, at 256 it would take about
 11 CPU-min, ~5.5 min on 2 idle cores, over the issue's 5, and the selection would be re-run).
-The (arm, seed) runs are independent and run in forked one-thread workers on CPU.
+The (arm, seed) runs are independent jobs of :meth:`iclr25.claims.Context.map_jobs`.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -79,44 +77,38 @@ def choose_testbed(pilot: list[tuple[str, float, float, float, float]]) -> str |
     return next((row[0] for row in pilot if separable(*row[1:])), None)
 
 
-def _one_thread() -> None:
-    torch.set_num_threads(1)
+@dataclass(frozen=True)
+class _Run:
+    """One (arm, seed) run: a job of :func:`_run`."""
+
+    arm: str                      # a key of RL_ARMS, or "BC"
+    seed: int
+    num_envs: int
+    iterations: int
+    relevance_scale: float        # λ_C (GSD only)
+    bc_epochs: int                # BC only
+    n_codes: int
+    targets: tuple[float, ...]    # the lanes scored
+    device: str
 
 
-def _map(fn, jobs: list[tuple], *, workers: int) -> list:
-    """``fn(*job)`` for each job; with ``workers`` > 1 in forked one-thread processes (tiny
-    networks: one job per core beats threads inside one job). CPU only (CUDA cannot fork)."""
-    if workers <= 1:
-        return [fn(*j) for j in jobs]
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_one_thread) as pool:
-        return list(pool.map(fn, *zip(*jobs, strict=True)))
-
-
-def _workers(ctx: Context, n_jobs: int) -> int:
-    if ctx.quick or ctx.device.type != "cpu":
-        return 1
-    # the experiment's share of the cores is its thread budget (--threads): under --jobs N
-    # the other experiments hold the rest
-    return min(torch.get_num_threads(), n_jobs)
-
-
-def _run(arm: str, seed: int, num_envs: int, iterations: int, scale: float, bc_epochs: int,
-         n_codes: int, targets: tuple[float, ...], device: str) -> dict:
+def _run(job: _Run) -> dict:
     """Train one arm on the seed's demos; roll out ``n_codes`` prior codes; score on targets."""
+    seed, device, n_codes = job.seed, job.device, job.n_codes
     demos = lane_demos(LANES, 20, noise=0.1, seed=seed, device=device)
-    if arm == "BC":
-        policy = style_coded_bc(demos, len(LANES), epochs=bc_epochs, seed=seed, device=device)
+    if job.arm == "BC":
+        policy = style_coded_bc(demos, len(LANES), epochs=job.bc_epochs, seed=seed,
+                                device=device)
         violated = math.nan
     else:
-        cfg = GSDConfig(num_envs=num_envs, iterations=iterations, relevance_scale=scale,
-                        **RL_ARMS[arm])
+        cfg = GSDConfig(num_envs=job.num_envs, iterations=job.iterations,
+                        relevance_scale=job.relevance_scale, **RL_ARMS[job.arm])
         out = train(LANE_REACH_ID, demos, cfg, seed=seed, device=device)
         policy, violated = out.policy, out.history[-1]["violated"]
     # the same initialisation as the trained policy (train seeds it with ``seed``), untrained
     untrained = LatentPolicy(policy.obs_dim, policy.act_dim, policy.z_dim, seed=seed).to(device)
     f0 = evaluate(untrained, LANE_REACH_ID, targets=LANES, n_codes=n_codes, seed=seed + 1)
-    ev = evaluate(policy, LANE_REACH_ID, targets=targets, n_codes=n_codes, budgets=BUDGETS,
+    ev = evaluate(policy, LANE_REACH_ID, targets=job.targets, n_codes=n_codes, budgets=BUDGETS,
                   seed=seed + 1)
     f = ev.factors.cpu()
     return dict(vl={b: ev.vl[b] for b in BUDGETS}, extrap=recovery_error(f, EXTRAP, 10),
@@ -174,12 +166,12 @@ _SEL_DEV = ("64 of the issue's 256 envs: 256 cost 2.8x the CPU per iteration (0.
 def select_relevance_scale(setting: Selection, ctx: Context) -> SelectionEvidence:
     """GSD at each λ_C on the training lanes only: VL10 against the demonstrated lanes."""
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]
-    jobs = [("GSD", sd, setting.num_envs, setting.iterations, lam, 0, setting.n_codes, LANES,
-             str(ctx.device)) for lam in setting.scales for sd in seeds]
-    out = _map(_run, jobs, workers=_workers(ctx, len(jobs)))
+    jobs = [_Run("GSD", sd, setting.num_envs, setting.iterations, lam, 0, setting.n_codes,
+                 LANES, str(ctx.device)) for lam in setting.scales for sd in seeds]
+    out = ctx.map_jobs(_run, [(j,) for j in jobs])
     rows, mean_vl = [], {}
     for lam in setting.scales:
-        rs = [r for j, r in zip(jobs, out, strict=True) if j[4] == lam]
+        rs = [r for j, r in zip(jobs, out, strict=True) if j.relevance_scale == lam]
         mean_vl[lam] = sum(r["vl"][10] for r in rs) / len(rs)
         rows.append((lam, mean_vl[lam], sum(r["violated"] for r in rs) / len(rs),
                      sum(float(r["factors"].std()) for r in rs) / len(rs)))
@@ -282,11 +274,11 @@ _LANE_DEV = ("64 of the issue's 256 envs: 256 cost 2.8x the CPU per iteration (0
             cost=(2.3, 152))
 def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]
-    jobs = [(arm, sd, setting.num_envs, setting.iterations, setting.relevance_scale,
-             setting.bc_epochs, setting.n_codes, INTERP, str(ctx.device))
+    jobs = [_Run(arm, sd, setting.num_envs, setting.iterations, setting.relevance_scale,
+                 setting.bc_epochs, setting.n_codes, INTERP, str(ctx.device))
             for sd in seeds for arm in ARMS]
-    out = dict(zip([(j[0], j[1]) for j in jobs],
-                   _map(_run, jobs, workers=_workers(ctx, len(jobs))), strict=True))
+    out = dict(zip([(j.arm, j.seed) for j in jobs],
+                   ctx.map_jobs(_run, [(j,) for j in jobs]), strict=True))
 
     def mean(arm: str, key: str, budget: int | None = None) -> float:
         vals = [out[arm, sd][key] for sd in seeds]

@@ -8,6 +8,7 @@ import typer
 
 from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
+from iclr25.gsd.training import Regularizer
 
 app = typer.Typer(help="GSD: diverse policies that generalise beyond the demos (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -74,7 +75,8 @@ def train_cmd(
                                           "timeouts), actions in the env's units."),
     env: str = typer.Option("iclr25/LaneReach-v0", "--env", help="Gymnasium env id. "
                             + _GYM_HELP),
-    regularizer: str = typer.Option("gsd", "--regularizer", help="gsd | none | spectral"),
+    regularizer: Regularizer = typer.Option("gsd", "--regularizer", help="The arm: GSD, "
+                                            "IG+M (none) or IG+M+SN (spectral)."),
     clip: float = typer.Option(10.0, "--clip", help="Discriminator bound c (0: unbounded)."),
     num_envs: int = typer.Option(None, "--num-envs", help="Episodes per iteration (default: "
                                  "256 on LaneReach, the reproduction's; 16 elsewhere)."),

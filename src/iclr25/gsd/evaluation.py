@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import torch
 
-from iclr25._checks import as_tensor, check_int, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_int, resolve_seed
 from iclr25.gsd.testbed import LaneReachVec, make_vec
 
 __all__ = ["Evaluation", "recovery_error", "select_behaviours", "evaluate"]
 
 
-def _check_budget(factors: object, targets: object, budget: int
+def _check_budget(factors: ArrayLike, targets: ArrayLike, budget: int
                   ) -> tuple[torch.Tensor, torch.Tensor, int]:
     f = as_tensor(factors, "factors", ndim=1, floating=True)
     t = as_tensor(targets, "targets", ndim=1, floating=True).to(f)
@@ -21,7 +21,7 @@ def _check_budget(factors: object, targets: object, budget: int
     return f, t, budget
 
 
-def select_behaviours(factors: object, targets: object, budget: int = 10) -> torch.Tensor:
+def select_behaviours(factors: ArrayLike, targets: ArrayLike, budget: int = 10) -> torch.Tensor:
     """Index of the behaviour closest to each target within each chunk of ``budget``.
 
     Returns:
@@ -35,7 +35,7 @@ def select_behaviours(factors: object, targets: object, budget: int = 10) -> tor
     return best + budget * torch.arange(n_chunks, device=f.device)[:, None]
 
 
-def recovery_error(factors: object, targets: object, budget: int = 10) -> float:
+def recovery_error(factors: ArrayLike, targets: ArrayLike, budget: int = 10) -> float:
     """``VL_K``: mean over chunks of ``budget`` behaviours of min |f − target|, mean over targets.
 
     The repo's ``run_model.evaluate`` metric (lower is better): a user who may try ``budget``

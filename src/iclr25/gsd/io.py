@@ -9,9 +9,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
-from iclr25.gsd.networks import BoundedDiscriminator, GaussianPosterior, LatentPolicy
-from iclr25.gsd.regularizer import DualVariable
-from iclr25.gsd.training import GSDConfig, GSDResult, config_dict
+from iclr25.gsd.training import GSDConfig, GSDResult, build_networks, config_dict
 
 __all__ = ["env_of", "load", "save"]
 
@@ -82,20 +80,11 @@ def load(path: str | Path, *, device: torch.device | str | None = None) -> GSDRe
         raise ValueError(f"path {str(path)!r} is not a GSD .safetensors file ({exc})") from None
     cfg_d["hidden"] = tuple(cfg_d["hidden"])
     cfg = GSDConfig(**cfg_d)
-    nets = {
-        "policy": LatentPolicy(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden),
-        "discriminator": BoundedDiscriminator(obs_dim, act_dim, cfg.clip, hidden=cfg.hidden),
-        "posterior": GaussianPosterior(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden,
-                                       spectral=cfg.regularizer == "spectral",
-                                       lipschitz=cfg.sn_lipschitz),
-        "dual": DualVariable(cfg.dual_init, cfg.dual_lr, cfg.slack),
-    }
+    nets = build_networks(cfg, obs_dim, act_dim, device=device)
     for name, net in nets.items():
         sd = {k[len(name) + 1:]: v for k, v in tensors.items() if k.startswith(name + ".")}
         try:
             net.load_state_dict(sd)
         except RuntimeError as exc:
             raise ValueError(f"path {str(path)!r}: {name} weights do not fit ({exc})") from None
-        net.to(device or "cpu")
-    return GSDResult(nets["policy"], nets["discriminator"], nets["posterior"], nets["dual"], cfg,
-                     env_id=meta.get("env_id"))
+    return GSDResult(**nets, config=cfg, env_id=meta.get("env_id"))

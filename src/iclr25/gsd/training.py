@@ -24,6 +24,7 @@ from typing import Literal
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from iclr25._checks import cat_batches, check_choice, check_int, check_range, resolve_seed
 from iclr25._progress import track
@@ -32,8 +33,8 @@ from iclr25.gsd.gym import GymVec, make_env, unit_actions
 from iclr25.gsd.networks import BoundedDiscriminator, GaussianPosterior, LatentPolicy
 from iclr25.gsd.regularizer import DualVariable, infogail_reward, relevance_constraint
 
-__all__ = ["GSDConfig", "GSDResult", "Regularizer", "gradient_penalty", "style_coded_bc",
-           "train"]
+__all__ = ["GSDConfig", "GSDResult", "Regularizer", "build_networks", "gradient_penalty",
+           "style_coded_bc", "train"]
 
 Regularizer = Literal["gsd", "none", "spectral"]
 
@@ -99,6 +100,22 @@ class GSDResult:
     config: GSDConfig
     history: list[dict[str, float]] = field(default_factory=list)
     env_id: str | None = None
+
+
+def build_networks(cfg: GSDConfig, obs_dim: int, act_dim: int, *, seed: int = 0,
+                   device: torch.device | str | None = None) -> dict[str, nn.Module]:
+    """The networks of an arm of ``cfg``, seeded and on ``device``, named as the fields of
+    :class:`GSDResult`: policy (actor-critic), discriminator, posterior q(z | s, a) (spectral-
+    normalised for ``regularizer="spectral"``) and the dual variable λ. Training builds them
+    here, and :func:`iclr25.gsd.io.load` builds them here before reading the weights in."""
+    nets = {"policy": LatentPolicy(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden, seed=seed),
+            "discriminator": BoundedDiscriminator(obs_dim, act_dim, cfg.clip,
+                                                  hidden=cfg.hidden, seed=seed + 2),
+            "posterior": GaussianPosterior(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden,
+                                           spectral=cfg.regularizer == "spectral",
+                                           lipschitz=cfg.sn_lipschitz, seed=seed + 3),
+            "dual": DualVariable(cfg.dual_init, cfg.dual_lr, cfg.slack)}
+    return {name: net.to(device or "cpu") for name, net in nets.items()}
 
 
 def gradient_penalty(disc: BoundedDiscriminator, x_expert: torch.Tensor,
@@ -204,14 +221,8 @@ class _Nets:
     def build(cls, cfg: GSDConfig, obs_dim: int, act_dim: int, seed: int,
               device: torch.device) -> _Nets:
         """Seeded networks on ``device`` and their Adam optimisers."""
-        policy = LatentPolicy(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden,
-                              seed=seed).to(device)
-        disc = BoundedDiscriminator(obs_dim, act_dim, cfg.clip, hidden=cfg.hidden,
-                                    seed=seed + 2).to(device)
-        post = GaussianPosterior(obs_dim, act_dim, cfg.z_dim, hidden=cfg.hidden,
-                                 spectral=cfg.regularizer == "spectral",
-                                 lipschitz=cfg.sn_lipschitz, seed=seed + 3).to(device)
-        dual = DualVariable(cfg.dual_init, cfg.dual_lr, cfg.slack).to(device)
+        policy, disc, post, dual = build_networks(cfg, obs_dim, act_dim, seed=seed,
+                                                  device=device).values()
         return cls(policy, disc, post, dual,
                    torch.optim.Adam(policy.parameters(), lr=cfg.policy_lr, eps=1e-5),
                    torch.optim.Adam(disc.parameters(), lr=cfg.disc_lr),

@@ -11,6 +11,7 @@ from typing import Literal
 import torch
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_choice,
     check_device,
@@ -139,7 +140,7 @@ class InstanceEarlyStopping:
         self.full_forward = mode == "algorithm1"
 
     # ------------------------------------------------------------------ inputs
-    def check_indices(self, indices: object, name: str = "indices", *,
+    def check_indices(self, indices: ArrayLike, name: str = "indices", *,
                       unique: bool = False) -> torch.Tensor:
         """``indices`` as 1-D int64 dataset indices in ``[0, n_samples)``.
 
@@ -149,7 +150,7 @@ class InstanceEarlyStopping:
         """
         return check_indices(indices, self.n_samples, name, unique=unique)
 
-    def _check_losses(self, losses: object, idx: torch.Tensor, name: str) -> torch.Tensor:
+    def _check_losses(self, losses: ArrayLike, idx: torch.Tensor, name: str) -> torch.Tensor:
         loss = as_tensor(losses, name, ndim=1)
         if not loss.is_floating_point():
             raise TypeError(f"{name} must be a floating-point tensor, got {loss.dtype}")
@@ -158,7 +159,7 @@ class InstanceEarlyStopping:
         return loss
 
     # ------------------------------------------------------------------ state
-    def update(self, indices: object, losses: object) -> None:
+    def update(self, indices: ArrayLike, losses: ArrayLike) -> None:
         """Append one loss to the history of each given sample.
 
         Args:
@@ -244,7 +245,7 @@ class InstanceEarlyStopping:
 
     # ------------------------------------------------------------------ loss
     def masked_loss(
-        self, loss_per_sample: torch.Tensor, indices: object, *, record: bool = True
+        self, loss_per_sample: torch.Tensor, indices: ArrayLike, *, record: bool = True
     ) -> torch.Tensor:
         """Mean loss over the batch's active samples; mastered samples get no gradient.
 

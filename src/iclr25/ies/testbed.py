@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_int,
     check_labels,
@@ -71,7 +72,7 @@ class TrainLog:
         return d
 
 
-def _check_data(X: object, y: object, X_test: object, y_test: object,
+def _check_data(X: ArrayLike, y: ArrayLike, X_test: ArrayLike, y_test: ArrayLike,
                 model: torch.nn.Module | None) -> tuple[torch.Tensor, ...]:
     """The four tensors converted once: inputs to the model's dtype (float32 by default)."""
     first = None if model is None else next(iter(model.parameters()), None)
@@ -99,10 +100,10 @@ def _check_stopper(stopper: object, n: int) -> InstanceEarlyStopping | None:
 
 
 def train(
-    X: object,
-    y: object,
-    X_test: object,
-    y_test: object,
+    X: ArrayLike,
+    y: ArrayLike,
+    X_test: ArrayLike,
+    y_test: ArrayLike,
     *,
     stopper: InstanceEarlyStopping | None = None,
     model: torch.nn.Module | None = None,
@@ -150,18 +151,31 @@ def train(
             X.device)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum,
                           weight_decay=weight_decay)
-    return _run(model, opt, torch.optim.lr_scheduler.ExponentialLR(opt, gamma=gamma),
-                X, y, X_test, y_test, stopper, epochs, batch_size, gen,
-                loss_fn or per_sample_cross_entropy)
+    loop = _Loop(model, opt, torch.optim.lr_scheduler.ExponentialLR(opt, gamma=gamma), stopper,
+                 loss_fn or per_sample_cross_entropy, epochs, batch_size, gen)
+    return _run(loop, X, y, X_test, y_test)
 
 
-def _run(model: torch.nn.Module, opt: torch.optim.Optimizer,
-         sched: torch.optim.lr_scheduler.LRScheduler, X: torch.Tensor, y: torch.Tensor,
-         X_test: torch.Tensor, y_test: torch.Tensor, stopper: InstanceEarlyStopping | None,
-         epochs: int, batch_size: int, gen: torch.Generator,
-         loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> TrainLog:
+@dataclass(frozen=True)
+class _Loop:
+    """What :func:`_run` trains with: the checked options of :func:`train`."""
+
+    model: torch.nn.Module
+    opt: torch.optim.Optimizer
+    sched: torch.optim.lr_scheduler.LRScheduler
+    stopper: InstanceEarlyStopping | None   # None: plain training
+    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # per sample
+    epochs: int
+    batch_size: int
+    gen: torch.Generator                     # shuffling
+
+
+def _run(loop: _Loop, X: torch.Tensor, y: torch.Tensor, X_test: torch.Tensor,
+         y_test: torch.Tensor) -> TrainLog:
     """The loop: ``fit_minibatch`` with the stopper's active set as batches, its masked loss
     as the per-batch hook, and the forward-only pass + verdict at the end of each epoch."""
+    model, stopper, loss_fn, gen = loop.model, loop.stopper, loop.loss_fn, loop.gen
+    epochs, batch_size = loop.epochs, loop.batch_size
     n = len(X)
     log = TrainLog(method="plain" if stopper is None else type(stopper).__name__)
     record_in_loop = stopper is not None and not stopper.full_forward
@@ -191,8 +205,8 @@ def _run(model: torch.nn.Module, opt: torch.optim.Optimizer,
         log.test_acc.append(accuracy(model, X_test, y_test))
         clock["start"] = time.perf_counter()
 
-    fit_minibatch(model, loss_fn, X, y, epochs=epochs, batch_size=batch_size, optimizer=opt,
-                  seed=gen, callback=masked, batches=batches, scheduler=sched,
+    fit_minibatch(model, loss_fn, X, y, epochs=epochs, batch_size=batch_size, optimizer=loop.opt,
+                  seed=gen, callback=masked, batches=batches, scheduler=loop.sched,
                   on_epoch_end=end_of_epoch)
     log.n_backprop = log.backprop_cum[-1]
     if stopper is None:

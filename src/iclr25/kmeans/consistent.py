@@ -11,7 +11,7 @@ swaps cannot reach it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
@@ -31,7 +31,7 @@ from iclr25._io import FittedIO
 __all__ = ["OFFLINE", "ConsistentKMeans", "clustering_cost", "dz_seeding"]
 
 Offline = Literal["auto", "kmeans++"]
-OFFLINE = ("auto", "kmeans++")
+OFFLINE: tuple[str, ...] = get_args(Offline)
 _BLOCK = 2048  # rows scored at once between events: bounds re-scoring after an event
 
 

@@ -5,7 +5,7 @@ from iclr25.claims import Paper
 from iclr25.locodl.algorithms import Run, adiana, adiana_params, diana, gd, locodl, scaffnew
 from iclr25.locodl.comm import DistributedComm, SimulatedComm
 from iclr25.locodl.compressors import (
-    Compose,
+    ComposedCompressor,
     Compressor,
     Identity,
     Natural,
@@ -26,7 +26,7 @@ PAPER = Paper(
 )
 
 __all__ = [
-    "PAPER", "ClientLogistic", "ClientRidge", "Compose", "Compressor", "DistributedComm",
+    "PAPER", "ClientLogistic", "ClientRidge", "ComposedCompressor", "Compressor", "DistributedComm",
     "Identity", "LoCoDLClassifier", "Natural", "RandK", "Run", "SimulatedComm", "adiana",
     "adiana_params", "diana", "gd", "locodl", "make_compressor", "scaffnew",
 ]

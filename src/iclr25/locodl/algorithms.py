@@ -88,8 +88,11 @@ class _Coins:
 class _Setup:
     """Validation and the pieces every algorithm shares (local block, streams, stopping)."""
 
-    def __init__(self, objective, compressor, comm, seed, max_iter, tol, x_star, max_bits,
-                 float_bits=32):
+    float_bits = 32  # bits per value sent, as the paper counts them
+
+    def __init__(self, objective, compressor, comm, seed, stop: tuple) -> None:
+        """``stop`` is the run's ``(max_iter, tol, x_star, max_bits)``."""
+        max_iter, tol, x_star, max_bits = stop
         if not isinstance(objective, _ClientObjective):
             raise TypeError(f"objective must be a ClientLogistic or ClientRidge, got "
                             f"{type(objective).__name__}")
@@ -119,8 +122,7 @@ class _Setup:
             raise TypeError(f"comm must be SimulatedComm or DistributedComm, got "
                             f"{type(comm).__name__}")
         self.omega = self.comp.omega(self.d)
-        self.bits_round = self.comp.bits(self.d, float_bits)
-        self.float_bits = float_bits
+        self.bits_round = self.comp.bits(self.d, self.float_bits)
         self.objective = objective
 
     def start(self):
@@ -248,7 +250,7 @@ def locodl(objective, compressor: str | Compressor = RandK(1), *, gamma: float |
         >>> run.converged
         True
     """
-    S = _Setup(objective, compressor, comm, seed, max_iter, tol, x_star, max_bits)
+    S = _Setup(objective, compressor, comm, seed, (max_iter, tol, x_star, max_bits))
     omega = S.omega
     gamma, p, rho, chi = _locodl_params(S, gamma, p, rho, chi)
     f = S.start()
@@ -292,7 +294,7 @@ def gd(objective, compressor: str | Compressor = "none", *, gamma: float | None 
     γ defaults to 2/(L_F + μ_F), F_i = f_i + g. ``compressor`` must be "none". Arguments
     (``verbose`` too) and return as :func:`locodl`.
     """
-    S = _Setup(objective, "none", comm, seed, max_iter, tol, x_star, max_bits)
+    S = _Setup(objective, "none", comm, seed, (max_iter, tol, x_star, max_bits))
     if make_compressor(compressor).omega(S.d) != 0:
         raise ValueError("compressor must be 'none' for gd (use diana to compress)")
     LF, muF = S.L + S.mu, 2 * S.mu
@@ -319,7 +321,7 @@ def scaffnew(objective, compressor: str | Compressor = "none", *, gamma: float |
              max_bits: float | None = None) -> Run:
     """Scaffnew/ProxSkip (Mishchenko et al., ICML 2022): local steps with control variates h_i,
     averaging with probability p; uncompressed. γ = 1/L_F, p = 1/√κ_F by default."""
-    S = _Setup(objective, "none", comm, seed, max_iter, tol, x_star, max_bits)
+    S = _Setup(objective, "none", comm, seed, (max_iter, tol, x_star, max_bits))
     if make_compressor(compressor).omega(S.d) != 0:
         raise ValueError("compressor must be 'none' for scaffnew")
     LF, muF = S.L + S.mu, 2 * S.mu
@@ -354,7 +356,7 @@ def diana(objective, compressor: str | Compressor = RandK(1), *, gamma: float | 
           max_bits: float | None = None, verbose: bool | None = False) -> Run:
     """DIANA (Mishchenko et al. 2019): clients send C(∇F_i(x) − h_i) and learn shifts h_i;
     α = 1/(1+ω), γ = 1/((1 + 2ω/n) L_F) by default; ``verbose`` as :func:`locodl`."""
-    S = _Setup(objective, compressor, comm, seed, max_iter, tol, x_star, max_bits)
+    S = _Setup(objective, compressor, comm, seed, (max_iter, tol, x_star, max_bits))
     LF = S.L + S.mu
     a = check_range(1 / (1 + S.omega) if alpha is None else alpha, "alpha", 0.0, 1.0,
                     low_open=True)
@@ -403,7 +405,7 @@ def adiana(objective, compressor: str | Compressor = RandK(1), *, gamma: float |
     """ADIANA (Li et al., ICML 2020, Algorithm 2): accelerated DIANA; each round a client sends
     two compressed vectors, C(∇F_i(x^k) − h_i) and C(∇F_i(w^k) − h_i). ``gamma`` is its step η
     (default: the theorem's, :func:`adiana_params`)."""
-    S = _Setup(objective, compressor, comm, seed, max_iter, tol, x_star, max_bits)
+    S = _Setup(objective, compressor, comm, seed, (max_iter, tol, x_star, max_bits))
     LF, muF = S.L + S.mu, 2 * S.mu
     if gamma is not None:
         check_range(gamma, "gamma", 0.0, low_open=True)

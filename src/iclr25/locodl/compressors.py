@@ -224,7 +224,7 @@ class Natural(Compressor):
         return "Natural()"
 
 
-class Compose(Compressor):
+class ComposedCompressor(Compressor):
     """C1∘C2 with independent draws: ω = (1+ω1)(1+ω2) − 1 (LoCoDL §2).
 
     When one part is rand-k and the other coordinate-wise (Identity, Natural), the result is
@@ -237,7 +237,7 @@ class Compose(Compressor):
                 raise TypeError(f"{name} must be a Compressor, got {type(c).__name__}")
         self.c1, self.c2 = c1, c2
         sparse = [c for c in (c1, c2) if c.sparse]
-        self.sparse = len(sparse) == 1 and not isinstance(sparse[0], Compose)
+        self.sparse = len(sparse) == 1 and not isinstance(sparse[0], ComposedCompressor)
 
     def check(self, d: int) -> None:
         self.c1.check(d)
@@ -265,7 +265,7 @@ class Compose(Compressor):
         return self.c1.compress(inner, generator)
 
     def __repr__(self) -> str:
-        return f"Compose({self.c1!r}, {self.c2!r})"
+        return f"ComposedCompressor({self.c1!r}, {self.c2!r})"
 
 
 _PART = re.compile(r"^(none|natural|rand-(\d+))$")
@@ -310,5 +310,5 @@ def make_compressor(spec: str | Compressor) -> Compressor:
             parts.append(Natural() if p.strip() == "natural" else Identity())
     out = parts[0]
     for p in parts[1:]:
-        out = Compose(out, p)
+        out = ComposedCompressor(out, p)
     return out

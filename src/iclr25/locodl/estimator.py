@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
 
 Engine = Literal["simulated", "gloo"]
@@ -21,10 +21,10 @@ def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: flo
                 last: float, cli: bool = False) -> str:
     """Why a fit stopped at the cap ``max_iter`` before ``tol``, and what to raise: the
     compressor's k (rand-k: rounds grow with d/k) or the cap; in the CLI's words if ``cli``."""
-    from iclr25.locodl.compressors import Compose, RandK, make_compressor
+    from iclr25.locodl.compressors import ComposedCompressor, RandK, make_compressor
 
     comp = make_compressor(compressor)
-    parts = [comp.c1, comp.c2] if isinstance(comp, Compose) else [comp]
+    parts = [comp.c1, comp.c2] if isinstance(comp, ComposedCompressor) else [comp]
     k = next((c.k for c in parts if isinstance(c, RandK)), None)
     cap = "--max-iter" if cli else "max_iter"
     hint = f"raise {cap}"
@@ -54,7 +54,8 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             tol: stop at ‖y_r − y_{r−1}‖ ≤ tol·max(1, ‖y_r‖).
         engine: "simulated" (all clients in this process) or "gloo" (``n_proc`` processes).
         n_proc: processes of the gloo engine (1 ≤ n_proc ≤ clients).
-        seed: the coin and compressor streams (None: fresh).
+        seed: the coin and compressor streams: an int, a torch.Generator (the seed it was
+            made with) or None (fresh).
 
     Attributes:
         coef_ (1, d), intercept_ (1,) zeros, classes_, compressor_ (the compressor's name,
@@ -78,7 +79,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
 
     def __init__(self, alpha: float = 1e-3, *, n_clients: int = 10, compressor: str = "auto",
                  max_iter: int = 100_000, tol: float = 1e-10, engine: Engine = "simulated",
-                 n_proc: int = 2, seed: int | None = None) -> None:
+                 n_proc: int = 2, seed: int | torch.Generator | None = None) -> None:
         self.alpha = alpha
         self.n_clients = n_clients
         self.compressor = compressor
@@ -99,10 +100,9 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         check_range(self.tol, "tol", 0.0)
         check_choice(self.engine, "engine", Engine)
         check_int(self.n_proc, "n_proc", 1)
-        if self.seed is not None:
-            check_int(self.seed, "seed", 0)
+        resolve_seed(self.seed)  # names the argument unless an int, a Generator or None
 
-    def fit(self, X: object, y: object, client_ids: object = None) -> LoCoDLClassifier:
+    def fit(self, X: object, y: ArrayLike, client_ids: ArrayLike | None = None) -> LoCoDLClassifier:
         """Fit on X (N, d) with two-class labels y (N,); client_ids (N,) or None.
 
         X may be dense or ``scipy.sparse`` (e.g. from ``load_svmlight_file``); sparse rows
@@ -138,9 +138,9 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             raise ValueError(f"n_proc must be <= the number of clients "
                              f"({objective.n_clients}), got {self.n_proc}")
         self.classes_ = objective.classes.cpu().numpy()
-        seed = self.seed
-        if seed is None:
-            seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> 1)
+        # an int as it is (a Generator: the seed it was made with; None: a fresh one), since
+        # the gloo engine hands it to other processes
+        seed = resolve_seed(self.seed).initial_seed()
         name = self._compressor_name(Xt.shape[1])
         kw = dict(compressor=name, max_iter=self.max_iter, tol=self.tol, seed=seed)
         if self.engine == "simulated":

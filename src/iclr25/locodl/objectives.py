@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr25._checks import as_tensor, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_range
 
 
 def is_sparse(X: object) -> bool:
@@ -51,7 +51,7 @@ def check_sparse(X: object, name: str = "X"):
     return A
 
 
-def _check_clients(clients: object, N: int, device: torch.device) -> torch.Tensor:
+def _check_clients(clients: ArrayLike, N: int, device: torch.device) -> torch.Tensor:
     c = as_tensor(clients, "client_ids", ndim=1)
     if c.is_floating_point() or c.dtype == torch.bool:
         if c.is_floating_point() and bool((c == c.round()).all()):
@@ -89,7 +89,7 @@ class _ClientObjective:
 
     sparse = False
 
-    def __init__(self, X: object, y: object, clients: object, alpha: float) -> None:
+    def __init__(self, X: object, y: ArrayLike, clients: ArrayLike, alpha: float) -> None:
         if is_sparse(X):
             self._init_sparse(check_sparse(X), y, clients, alpha)
             return
@@ -125,7 +125,7 @@ class _ClientObjective:
         self.lo, self.hi = 0, n
         self._L: float | None = None
 
-    def _init_sparse(self, A, y: object, clients: object, alpha: float) -> None:
+    def _init_sparse(self, A, y: ArrayLike, clients: ArrayLike, alpha: float) -> None:
         """Rows as COO triplets sorted by client; per-row targets; no dense copy of A."""
         self.sparse = True
         self.alpha = check_range(alpha, "alpha", 0.0, low_open=True)
@@ -255,7 +255,7 @@ class ClientLogistic(_ClientObjective):
 
     kind = "logistic"
 
-    def _targets(self, y: object, N: int, X: torch.Tensor) -> torch.Tensor:
+    def _targets(self, y: ArrayLike, N: int, X: torch.Tensor) -> torch.Tensor:
         t = as_tensor(y, "y", ndim=1)
         if len(t) != N:
             raise ValueError(f"y must have one label per row of X ({N}), got {len(t)}")
@@ -311,7 +311,7 @@ class ClientRidge(_ClientObjective):
 
     kind = "ridge"
 
-    def _targets(self, y: object, N: int, X: torch.Tensor) -> torch.Tensor:
+    def _targets(self, y: ArrayLike, N: int, X: torch.Tensor) -> torch.Tensor:
         t = as_tensor(y, "y", ndim=1)
         if len(t) != N:
             raise ValueError(f"y must have one target per row of X ({N}), got {len(t)}")

@@ -11,7 +11,7 @@ from iclr25.los.metrics import (
     regularized_std,
     shot_groups,
 )
-from iclr25.los.retrain import (
+from iclr25.los.training import (
     METHODS,
     RetrainedClassifier,
     class_balanced_weights,

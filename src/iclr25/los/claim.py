@@ -47,8 +47,8 @@ from iclr25.los.metrics import (
     per_class_accuracy,
     regularized_std,
 )
-from iclr25.los.retrain import retrain_classifier
 from iclr25.los.testbed import Stage1Net, long_tailed_mixture, train_stage1
+from iclr25.los.training import retrain_classifier
 
 GROUPS = ("all", "many", "medium", "few")
 LABELS = {"stage1": "stage 1", "eps=0": "CE re-train", "eps=0.98": "LOS ε=0.98",

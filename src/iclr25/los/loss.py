@@ -7,7 +7,14 @@ from typing import Literal
 import torch
 from torch import nn
 
-from iclr25._checks import as_tensor, check_choice, check_labels, check_range, check_same_length
+from iclr25._checks import (
+    ArrayLike,
+    as_tensor,
+    check_choice,
+    check_labels,
+    check_range,
+    check_same_length,
+)
 
 Reduction = Literal["mean", "sum", "none"]
 
@@ -17,7 +24,7 @@ def check_smoothing(smoothing: object) -> float:
     return check_range(smoothing, "smoothing", 0.0, 1.0, low_open=True, high_open=True)
 
 
-def class_counts(y: object, n_classes: int, name: str = "y") -> torch.Tensor:
+def class_counts(y: ArrayLike, n_classes: int, name: str = "y") -> torch.Tensor:
     """(K,) counts of each class; ValueError naming the empty classes if any has none."""
     y = check_labels(y, name, n_classes)
     counts = torch.bincount(y, minlength=n_classes)
@@ -28,7 +35,7 @@ def class_counts(y: object, n_classes: int, name: str = "y") -> torch.Tensor:
     return counts
 
 
-def smoothed_targets(y: object, n_classes: int, smoothing: float,
+def smoothed_targets(y: ArrayLike, n_classes: int, smoothing: float,
                      dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """The smoothed target distribution ``q = (1 - eps) * onehot(y) + eps / K``.
 

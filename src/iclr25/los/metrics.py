@@ -20,6 +20,7 @@ from typing import Literal
 import torch
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_choice,
     check_int,
@@ -32,7 +33,7 @@ Variant = Literal["class", "sample"]
 Spread = Literal["positive", "negative", "pooled"]
 
 
-def _check_logits(logits: object) -> torch.Tensor:
+def _check_logits(logits: ArrayLike) -> torch.Tensor:
     logits = as_tensor(logits, "logits", ndim=2)
     if not logits.is_floating_point():
         raise TypeError(f"logits must be a floating-point tensor, got {logits.dtype}")
@@ -150,7 +151,7 @@ def regularized_std(
     return var.sqrt() / (mu_p - mu_n)
 
 
-def per_class_accuracy(y_pred: object, y: object, n_classes: int) -> torch.Tensor:
+def per_class_accuracy(y_pred: ArrayLike, y: ArrayLike, n_classes: int) -> torch.Tensor:
     """Recall of each class, as (K,) float64 fractions in [0, 1].
 
     Args:
@@ -168,13 +169,13 @@ def per_class_accuracy(y_pred: object, y: object, n_classes: int) -> torch.Tenso
     return hit.double() / total.double()
 
 
-def balanced_accuracy(y_pred: object, y: object, n_classes: int) -> float:
+def balanced_accuracy(y_pred: ArrayLike, y: ArrayLike, n_classes: int) -> float:
     """Mean per-class recall as a fraction in [0, 1] (``sklearn.metrics.balanced_accuracy_score``
     with the arguments in the order ``(y_pred, y)``)."""
     return float(per_class_accuracy(y_pred, y, n_classes).mean())
 
 
-def shot_groups(train_counts: object, many: int = 100,
+def shot_groups(train_counts: ArrayLike, many: int = 100,
                 few: int = 20) -> dict[str, torch.Tensor]:
     """Boolean (K,) masks of many-shot (> many), medium ([few, many]), few-shot (< few) classes.
 
@@ -189,7 +190,7 @@ def shot_groups(train_counts: object, many: int = 100,
 
 
 def group_accuracy(
-    y_pred: object, y: object, train_counts: object, many: int = 100, few: int = 20,
+    y_pred: ArrayLike, y: ArrayLike, train_counts: ArrayLike, many: int = 100, few: int = 20,
 ) -> dict[str, float]:
     """Balanced accuracy overall and over many/medium/few-shot classes, as fractions.
 

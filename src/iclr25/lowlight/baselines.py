@@ -7,6 +7,7 @@ import math
 import numpy as np
 import torch
 
+from iclr25._checks import ArrayLike
 from iclr25._optional import require
 from iclr25.datasets.images import check_images
 
@@ -21,7 +22,7 @@ def _back(a: np.ndarray, like: torch.Tensor) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1).to(like).clamp(0, 1)
 
 
-def clahe(x: object, *, clip_limit: float = 0.01) -> torch.Tensor:
+def clahe(x: ArrayLike, *, clip_limit: float = 0.01) -> torch.Tensor:
     """CLAHE per image (``skimage.exposure.equalize_adapthist``); (3, H, W) or (B, 3, H, W)."""
     exposure = require("skimage.exposure", "image")
     t = check_images(x, "x")
@@ -31,7 +32,7 @@ def clahe(x: object, *, clip_limit: float = 0.01) -> torch.Tensor:
     return out[0] if t.ndim == 3 else out
 
 
-def gamma_to_mean(x: object, *, target: float = 0.5) -> torch.Tensor:
+def gamma_to_mean(x: ArrayLike, *, target: float = 0.5) -> torch.Tensor:
     """Per-image gamma x^γ with γ = log(target)/log(mean x), so the mean is near ``target``."""
     t = check_images(x, "x")
     b = t[None] if t.ndim == 3 else t
@@ -41,7 +42,7 @@ def gamma_to_mean(x: object, *, target: float = 0.5) -> torch.Tensor:
     return out[0] if t.ndim == 3 else out
 
 
-def gamma_nl_means(x: object, *, target: float = 0.5) -> torch.Tensor:
+def gamma_nl_means(x: ArrayLike, *, target: float = 0.5) -> torch.Tensor:
     """:func:`gamma_to_mean` then ``denoise_nl_means`` with σ from ``estimate_sigma``-style MAD."""
     restoration = require("skimage.restoration", "image")
     from iclr25.lowlight.training import noise_to_signal

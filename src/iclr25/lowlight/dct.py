@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from iclr25._checks import as_tensor, check_choice, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_choice, resolve_seed
 
 __all__ = ["dct_2d", "frequency_bands", "idct_2d"]
 
@@ -20,7 +20,7 @@ def _dct_matrix(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tenso
     return c.to(device=device, dtype=dtype)
 
 
-def _float(x: object, name: str) -> torch.Tensor:
+def _float(x: ArrayLike, name: str) -> torch.Tensor:
     t = as_tensor(x, name)
     if t.ndim < 2:
         raise ValueError(f"{name} must have at least 2 dims (..., H, W), got {tuple(t.shape)}")
@@ -71,7 +71,7 @@ def _method(method: str, t: torch.Tensor) -> str:
     return method
 
 
-def dct_2d(x: object, *, method: str = "auto") -> torch.Tensor:
+def dct_2d(x: ArrayLike, *, method: str = "auto") -> torch.Tensor:
     """Orthonormal DCT-II over the last two dims (``scipy.fft.dctn(norm="ortho", axes=(-2, -1))``).
 
     Args:
@@ -91,7 +91,7 @@ def dct_2d(x: object, *, method: str = "auto") -> torch.Tensor:
     return ch @ t @ cw.T
 
 
-def idct_2d(X: object, *, method: str = "auto") -> torch.Tensor:
+def idct_2d(X: ArrayLike, *, method: str = "auto") -> torch.Tensor:
     """Inverse of :func:`dct_2d` (orthonormal DCT-III over the last two dims)."""
     t = _float(X, "X")
     if _method(method, t) == "fft":
@@ -101,7 +101,7 @@ def idct_2d(X: object, *, method: str = "auto") -> torch.Tensor:
     return ch.T @ t @ cw
 
 
-def frequency_bands(x: object, *, seed: int | torch.Generator | None = None,
+def frequency_bands(x: ArrayLike, *, seed: int | torch.Generator | None = None,
                     method: str = "auto") -> torch.Tensor:
     """The four DCT bands B1..B4 of the FIcoder prior, concatenated on the channel axis.
 

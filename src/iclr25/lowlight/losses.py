@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_int, check_range, resolve_seed
 
 if TYPE_CHECKING:
     from iclr25.lowlight.networks import RetinexEnhancer
@@ -27,7 +27,7 @@ __all__ = [
 PAIRS = ((0, 1), (0, 2), (1, 3), (2, 3), (1, 0), (2, 0), (3, 1), (3, 2))
 
 
-def _batch(x: object, name: str) -> torch.Tensor:
+def _batch(x: ArrayLike, name: str) -> torch.Tensor:
     t = as_tensor(x, name)
     if t.ndim != 4:
         raise ValueError(f"{name} must have shape (B, C, H, W), got {tuple(t.shape)}")
@@ -38,7 +38,7 @@ def _batch(x: object, name: str) -> torch.Tensor:
     return t
 
 
-def neighbor_subimages(x: object, *, seed: int | torch.Generator | None = None
+def neighbor_subimages(x: ArrayLike, *, seed: int | torch.Generator | None = None
                        ) -> tuple[torch.Tensor, torch.Tensor]:
     """Two half-size sub-images with the same content and independent noise (paper §3.2).
 
@@ -75,14 +75,14 @@ def _pick(t: torch.Tensor, choice: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     return cells.gather(-1, i1)[..., 0], cells.gather(-1, i2)[..., 0]
 
 
-def relight(x: object, gamma: float) -> torch.Tensor:
+def relight(x: ArrayLike, gamma: float) -> torch.Tensor:
     """``clamp(x ** (1 / gamma), 0, 1)``: the re-lit second sub-image (D̃2)."""
     t = as_tensor(x, "x")
     gamma = check_range(gamma, "gamma", 0, low_open=True)
     return t.clamp(min=0).pow(1.0 / gamma).clamp(0, 1)
 
 
-def exposure_loss(I: object, patch: int = 48, level: float = 0.5) -> torch.Tensor:
+def exposure_loss(I: ArrayLike, patch: int = 48, level: float = 0.5) -> torch.Tensor:
     """Zero-DCE exposure control: mean over ``patch``² patches of (mean intensity − level)².
 
     Raises:
@@ -104,7 +104,7 @@ _DIRS = torch.tensor([[[0, 0, 0], [-1, 1, 0], [0, 0, 0]],   # left
                      dtype=torch.float64)[:, None]
 
 
-def spatial_consistency_loss(x: object, I: object) -> torch.Tensor:
+def spatial_consistency_loss(x: ArrayLike, I: ArrayLike) -> torch.Tensor:
     """Zero-DCE spatial consistency: neighbour differences of 4×4-pooled intensity kept.
 
     Sum over the 4 directions of (Δ pool(mean_c x) − Δ pool(mean_c I))², averaged over pixels.
@@ -122,7 +122,7 @@ def spatial_consistency_loss(x: object, I: object) -> torch.Tensor:
     return ((F.conv2d(pa, k, padding=1) - F.conv2d(pb, k, padding=1)) ** 2).sum(1).mean()
 
 
-def illumination_tv_loss(I: object) -> torch.Tensor:
+def illumination_tv_loss(I: ArrayLike) -> torch.Tensor:
     """Zero-DCE illumination smoothness, weighted as the official ``L_TV``:
     2·(Σ Δ_v² / ((H−1)W) + Σ Δ_h² / (H(W−1))) / B, the sums over batch and channels
     (so 2C times the mean squared difference per direction)."""
@@ -132,7 +132,7 @@ def illumination_tv_loss(I: object) -> torch.Tensor:
                 ((t[..., :, 1:] - t[..., :, :-1]) ** 2).mean())
 
 
-def color_constancy_loss(I: object) -> torch.Tensor:
+def color_constancy_loss(I: ArrayLike) -> torch.Tensor:
     """Zero-DCE colour constancy (grey world): sqrt(Σ over channel pairs of (μ_p − μ_q)⁴)."""
     t = _batch(I, "I")
     if t.shape[1] != 3:
@@ -186,7 +186,7 @@ def _tv_abs(L: torch.Tensor) -> torch.Tensor:
         (L[..., :, 2:] - L[..., :, :-2]).abs().mean()
 
 
-def zero_reference_loss(model: RetinexEnhancer, x: object, *,
+def zero_reference_loss(model: RetinexEnhancer, x: ArrayLike, *,
                         seed: int | torch.Generator | None = None, pairing: bool = True,
                         patch: int = 48) -> tuple[torch.Tensor, dict[str, float]]:
     """The paper's training loss on a batch of dark images (no references), notes §2.2.

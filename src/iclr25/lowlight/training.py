@@ -241,7 +241,7 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
         method: "retinex" (the paper's joint network) or "zero_dce" (the baseline).
         width: network width (None = paper: 64 for retinex, 32 for Zero-DCE).
         steps, crop, batch_size, lr: training schedule (Adam).
-        seed: weights, crops and pairing draws.
+        seed: weights, crops and pairing draws (an int, a torch.Generator or None: fresh).
         pairing: False = the no-pairing ablation (retinex only).
 
     Attributes:
@@ -255,8 +255,8 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
     """
 
     def __init__(self, method: Method = "retinex", *, width: int | None = None, steps: int = 600,
-                 crop: int = 128, batch_size: int = 4, lr: float = 1e-4, seed: int = 0,
-                 pairing: bool = True) -> None:
+                 crop: int = 128, batch_size: int = 4, lr: float = 1e-4,
+                 seed: int | torch.Generator | None = 0, pairing: bool = True) -> None:
         self.method = method
         self.width = width
         self.steps = steps
@@ -273,7 +273,8 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
         check_int(self.steps, "steps", 1)
         check_range(self.lr, "lr", 0, low_open=True)
         ims = _image_list(images)
-        model = build_model(self.method, self.width, seed=self.seed)
+        # an int seed seeds the weights with itself
+        model = build_model(self.method, self.width, seed=resolve_seed(self.seed).initial_seed())
         self.history_ = train_enhancer(model, ims, steps=self.steps, crop=self.crop,
                                        batch_size=self.batch_size, lr=self.lr,
                                        pairing=self.pairing, seed=self.seed)
@@ -295,6 +296,6 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
         config = getattr(self, "config_", None)  # set by load_official: the file's sizes
         if config:
             return RetinexEnhancer(**config)
-        return build_model(self.method, self.width, seed=self.seed)
+        return build_model(self.method, self.width, seed=resolve_seed(self.seed).initial_seed())
 
 

@@ -27,8 +27,6 @@ Pendulum data (a smoke test, far from converged).
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -146,22 +144,6 @@ def _arm(setting: LongShort, task: str, arm: str, seed: int, data: OfflineDatase
     return before, score()
 
 
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-
-
-def _map(fn, *args: list, workers: int) -> list:
-    """``map`` over independent, seeded jobs; with ``workers`` > 1 in forked processes of one
-    torch thread each (tiny networks: one job per core beats threads inside one job). Fork,
-    not spawn, so that a caller's unguarded script is not re-run; CPU only (CUDA cannot fork).
-    """
-    if workers <= 1:
-        return list(map(fn, *args))
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_one_thread) as pool:
-        return list(pool.map(fn, *args))
-
-
 _DEVIATIONS = (
     "generated data instead of D4RL (offline, CPU): a DelayedCue memory task for the "
     "non-Markovian side, Pendulum-v1 medium-replay for the Markovian side",
@@ -187,17 +169,11 @@ def long_short(setting: LongShort, ctx: Context) -> LongShortEvidence:
     distance = 3 * (T - 1)       # state token of t = 0 to the state token of t = T - 1
     assert rf < distance, "DelayedCue must put the cue beyond DC's reach"
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]
-    # the experiment's share of the cores is its thread budget (--threads): under --jobs N
-    # the other experiments hold the rest
-    cores = torch.get_num_threads()
-    workers = 1 if ctx.quick or ctx.device.type != "cpu" else min(cores, 3 * len(seeds))
-    data = dict(zip(seeds, _map(_data, [setting] * len(seeds), seeds, workers=workers),
-                    strict=True))
+    data = dict(zip(seeds, ctx.map_jobs(_data, [(setting, sd) for sd in seeds]), strict=True))
     # the longest jobs first, so that the last core is not left alone with a Pendulum run
     jobs = [(task, arm, sd) for task in ("pendulum", "cue") for sd in seeds for arm in ARMS]
-    values = _map(_arm, [setting] * len(jobs), *zip(*jobs, strict=True),
-                  [data[sd][task == "pendulum"] for task, _, sd in jobs],
-                  [str(ctx.device)] * len(jobs), workers=workers)
+    values = ctx.map_jobs(_arm, [(setting, task, arm, sd, data[sd][task == "pendulum"],
+                                  str(ctx.device)) for task, arm, sd in jobs])
     got = {job: v[1] for job, v in zip(jobs, values, strict=True)}
     before = {job: v[0] for job, v in zip(jobs, values, strict=True)}
     cue = {a: [got["cue", a, sd] for sd in seeds] for a in ARMS}

@@ -135,8 +135,8 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
         torch.manual_seed(int(torch.randint(2**62, (1,), generator=gen)))
         model.train()
         for _ in range(steps):
-            batch = (x.to(dev) for x in sampler.sample())
-            losses.append(_train_step(model, opt, sched, *batch, grad_clip=grad_clip))
+            batch = tuple(x.to(dev) for x in sampler.sample())
+            losses.append(_train_step(model, opt, sched, batch, grad_clip=grad_clip))
             advance(loss=losses[-1])
     model.eval()
     return losses
@@ -167,10 +167,11 @@ def _optimiser(model: LongShortDecisionTransformer, steps: int, lr: float, warmu
 
 
 def _train_step(model: LongShortDecisionTransformer, opt: torch.optim.Optimizer,
-                sched: _Schedule, rtg: torch.Tensor, s: torch.Tensor,
-                a: torch.Tensor, t: torch.Tensor, mask: torch.Tensor, *, grad_clip: float
+                sched: _Schedule, batch: tuple[torch.Tensor, ...], *, grad_clip: float
                 ) -> float:
-    """One optimiser step on a batch of windows: masked MSE at the state tokens; its loss."""
+    """One optimiser step on a batch of windows, ``(rtg, s, a, t, mask)`` as
+    :meth:`SequenceSampler.sample` draws them: masked MSE at the state tokens; its loss."""
+    rtg, s, a, t, mask = batch
     pred = model(rtg, s, a, t)
     err = F.mse_loss(pred, a, reduction="none").mean(-1)
     loss = (err * mask).sum() / mask.sum()
@@ -277,9 +278,9 @@ def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
     return path
 
 
-def load(path: str | Path, *, device: str | torch.device = "cpu"
+def load(path: str | Path, *, device: str | torch.device | None = None
          ) -> LongShortDecisionTransformer:
-    """Read a model written by :func:`save`, in eval mode.
+    """Read a model written by :func:`save`, in eval mode, on ``device`` (default CPU).
 
     Raises:
         ValueError: missing or unreadable file, or missing config/weights.
@@ -295,4 +296,4 @@ def load(path: str | Path, *, device: str | torch.device = "cpu"
     except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,
             json.JSONDecodeError) as exc:
         raise ValueError(f"path {str(path)!r} is not a saved LSDT model ({exc})") from None
-    return model.to(device).eval()
+    return model.to(device or "cpu").eval()

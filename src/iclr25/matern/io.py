@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr25._checks import ArrayLike
 from iclr25._io import read_matrix, read_npz
 from iclr25._optional import require
 
@@ -81,7 +82,7 @@ def read_point_cloud(path: str | os.PathLike) -> tuple[torch.Tensor, torch.Tenso
             torch.from_numpy(np.array(nrm, dtype=np.float64)))
 
 
-def write_mesh(path: str | os.PathLike, verts: object, faces: object) -> Path:
+def write_mesh(path: str | os.PathLike, verts: ArrayLike, faces: ArrayLike) -> Path:
     """Write a triangle mesh with trimesh: ``.ply``, ``.obj`` or ``.stl``.
 
     Args:

@@ -14,7 +14,7 @@ from typing import Literal
 
 import torch
 
-from iclr25._checks import as_tensor, check_choice, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_range
 
 Nu = Literal[0.5, 1.5, 2.5, "inf"]
 NUS = (0.5, 1.5, 2.5, math.inf)
@@ -29,7 +29,7 @@ def check_nu(nu: object) -> float:
     return float(check_choice(float(nu), "nu", NUS))
 
 
-def _points(x: object, name: str, dtype: torch.dtype | None = None,
+def _points(x: ArrayLike, name: str, dtype: torch.dtype | None = None,
             device: torch.device | None = None) -> torch.Tensor:
     t = as_tensor(x, name, ndim=2, device=device)
     if not t.is_floating_point():
@@ -37,7 +37,7 @@ def _points(x: object, name: str, dtype: torch.dtype | None = None,
     return t.to(dtype=dtype or t.dtype)
 
 
-def _pair(X: object, Y: object | None) -> tuple[torch.Tensor, torch.Tensor]:
+def _pair(X: ArrayLike, Y: ArrayLike | None) -> tuple[torch.Tensor, torch.Tensor]:
     X = _points(X, "X")
     Y = X if Y is None else _points(Y, "Y", X.dtype, X.device)
     if X.shape[1] != Y.shape[1]:
@@ -218,7 +218,7 @@ def _single_blocks(q: torch.Tensor, ct: torch.Tensor, alpha: torch.Tensor, nu: f
     return work
 
 
-def matern_kernel(X: object, Y: object | None = None, *, nu: float | str = 1.5,
+def matern_kernel(X: ArrayLike, Y: ArrayLike | None = None, *, nu: float | str = 1.5,
                   length_scale: float = 0.5) -> torch.Tensor:
     """Matérn Gram matrix ``k(x_i, y_j)`` of bandwidth ``h = length_scale``.
 
@@ -266,7 +266,8 @@ def arccos_from_points(X: torch.Tensor, Y: torch.Tensor, variance: float) -> tor
     return k
 
 
-def arccos_kernel(X: object, Y: object | None = None, *, variance: float = 1.0) -> torch.Tensor:
+def arccos_kernel(X: ArrayLike, Y: ArrayLike | None = None, *, variance: float = 1.0,
+                  ) -> torch.Tensor:
     """First-order arc-cosine kernel of Neural Splines (Williams et al., CVPR 2021).
 
     On homogeneous inputs ``x~ = [x, 1]``, with the angle computed stably as

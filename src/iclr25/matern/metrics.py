@@ -6,10 +6,10 @@ import numpy as np
 import torch
 from scipy.spatial import cKDTree
 
-from iclr25._checks import as_tensor
+from iclr25._checks import ArrayLike, as_tensor
 
 
-def iou(occ_pred: object, occ_true: object) -> float:
+def iou(occ_pred: ArrayLike, occ_true: ArrayLike) -> float:
     """Intersection over union of two boolean occupancy vectors on the same query points.
 
     Args:
@@ -35,7 +35,7 @@ def iou(occ_pred: object, occ_true: object) -> float:
     return 1.0 if union == 0 else int((a & b).sum()) / union
 
 
-def chamfer_l1(X: object, Y: object) -> float:
+def chamfer_l1(X: ArrayLike, Y: ArrayLike) -> float:
     """Symmetric Chamfer-L1 distance: ½ (mean_x min_y |x - y| + mean_y min_x |x - y|).
 
     The Occupancy-Networks convention (accuracy + completeness) / 2 with Euclidean nearest

@@ -11,7 +11,7 @@ from typing import Literal
 
 import torch
 
-from iclr25._checks import as_tensor, check_choice, check_int, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, resolve_seed
 
 ShapeName = Literal["bumpy_sphere", "torus", "spheres"]
 
@@ -124,7 +124,7 @@ def make_shape(
     p, nr = _sample(name, n, g)
     fn = INSIDE[name]
 
-    def inside(Q: object) -> torch.Tensor:
+    def inside(Q: ArrayLike) -> torch.Tensor:
         q = as_tensor(Q, "Q", ndim=2)
         if q.shape[1] != 3:
             raise ValueError(f"Q must have 3 columns, got shape {tuple(q.shape)}")

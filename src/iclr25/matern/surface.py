@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_choice,
     check_int,
@@ -42,7 +43,7 @@ _MAX_BLOCK = 2**24      # kernel entries per evaluation block (128 MB in float64
 _NYSTROM_WARN = 0.5     # relative training residual above which a Nyström fit warns
 
 
-def _check_points(points: object, normals: object) -> tuple[torch.Tensor, torch.Tensor]:
+def _check_points(points: ArrayLike, normals: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     P = as_tensor(points, "points", ndim=2)
     if not P.is_floating_point():
         raise TypeError(f"points must be floating point, got {P.dtype}")
@@ -166,7 +167,7 @@ class KernelSurface(FittedIO, BaseEstimator):
         return K
 
     # fitting -----------------------------------------------------------------------------------
-    def fit(self, points: object, normals: object) -> KernelSurface:
+    def fit(self, points: ArrayLike, normals: ArrayLike) -> KernelSurface:
         """Fit f to (n, 3) points with (n, 3) outward normals (any length, not zero).
 
         Raises:
@@ -265,7 +266,7 @@ class KernelSurface(FittedIO, BaseEstimator):
             raise ValueError("precision='single' needs kernel='matern' on CPU")
         return str(precision)
 
-    def single_error_bound(self, Q: object) -> float:
+    def single_error_bound(self, Q: ArrayLike) -> float:
         """Bound on ``|decision_function(Q, precision="single") - decision_function(Q)|``
         (the float64 result's own error is ~1e-9 of it); the formula is in
         ``iclr25.matern.kernels.single_error_bound``: ~1e-5 sum|alpha_|, so float32 suits
@@ -290,7 +291,7 @@ class KernelSurface(FittedIO, BaseEstimator):
                                    float(self.length_scale))
         return bound <= 0.1 * float(ax[1] - ax[0])
 
-    def _normalised(self, Q: object) -> torch.Tensor:
+    def _normalised(self, Q: ArrayLike) -> torch.Tensor:
         q = as_tensor(Q, "Q", ndim=2)
         if not q.is_floating_point():
             raise TypeError(f"Q must be floating point, got {q.dtype}")
@@ -300,7 +301,7 @@ class KernelSurface(FittedIO, BaseEstimator):
         self._nu = check_nu(self.nu)
         return (q - self.shift_) * self.scale_
 
-    def decision_function(self, Q: object, *, precision: str = "double") -> torch.Tensor:
+    def decision_function(self, Q: ArrayLike, *, precision: str = "double") -> torch.Tensor:
         """f at (m, 3) queries in the input's coordinates (normalised units; < 0 inside).
 
         Memory is O(chunk_size · M) whatever m is. ``precision="single"`` (Matérn, CPU)
@@ -317,7 +318,7 @@ class KernelSurface(FittedIO, BaseEstimator):
         precision = self._check_precision(precision, ("double", "single"))
         return self._field(self._normalised(Q), precision=precision)
 
-    def predict(self, Q: object) -> torch.Tensor:
+    def predict(self, Q: ArrayLike) -> torch.Tensor:
         """(m,) bool occupancy of (m, 3) queries: True inside (f < 0)."""
         return self.decision_function(Q) < 0
 

@@ -53,7 +53,7 @@ from iclr25.mother.distances import stream_statistics
 from iclr25.mother.metrics import clustering_accuracy, edge_accuracy
 from iclr25.mother.sources import as_sources
 from iclr25.mother.testbed import Zoo, make_lora_zoo, make_zoo
-from iclr25.mother.tree import ModelForest, build_forest, recover_tree
+from iclr25.mother.tree import Direction, ModelForest, build_forest, recover_tree
 
 DIRECTION = "pretrain"
 REVERSED = "finetune"
@@ -198,7 +198,7 @@ def choose_lam(scores: dict[float, tuple[float, float]]) -> float:
 
 
 def _held_out_scores(d_h: torch.Tensor, ku_h: torch.Tensor, names: list[str],
-                     truth: ModelForest, direction: str) -> dict[float, tuple[float, float]]:
+                     truth: ModelForest, direction: Direction) -> dict[float, tuple[float, float]]:
     """(directed, undirected) accuracy on the held-out trees at every lam of ``LAM_GRID``."""
     scores = {}
     for lam in LAM_GRID:

@@ -9,14 +9,15 @@ O(N * largest layer), not O(N * model).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 import torch
 
 from iclr25._checks import check_device, check_range
 from iclr25.mother.sources import ModelSource, as_sources
 
-METRICS = ("rms", "l1", "rank")
+Metric = Literal["rms", "l1", "rank"]
+METRICS: tuple[str, ...] = get_args(Metric)
 LayerSpec = str | Sequence[str] | Callable[[str], bool] | None
 
 # float64 temporaries of the Gram / cdist / moment accumulations are processed in column
@@ -170,7 +171,7 @@ def stream_statistics(
     sources: Sequence[ModelSource],
     layers: LayerSpec = None,
     *,
-    metrics: Sequence[str] = ("rms",),
+    metrics: Sequence[Metric] = ("rms",),
     kurtosis_layers: LayerSpec | bool = False,
     rtol: float | None = None,
     device: torch.device | str | None = None,
@@ -258,7 +259,7 @@ def pairwise_distances(
     models: Any,
     layers: LayerSpec = None,
     *,
-    metric: str = "rms",
+    metric: Metric = "rms",
     names: Sequence[str] | None = None,
     rtol: float | None = None,
     device: torch.device | str | None = None,

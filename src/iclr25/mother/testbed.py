@@ -102,8 +102,8 @@ class _BatchedMLP(torch.nn.Module):
 
 
 def _train_batch(
-    params: list[torch.Tensor], X: torch.Tensor, Y: torch.Tensor, subsets: torch.Tensor,
-    steps: int, lr: float, batch_size: int, g: torch.Generator,
+    params: list[torch.Tensor], X: torch.Tensor, task: tuple[torch.Tensor, torch.Tensor],
+    recipe: tuple[int, float, int], g: torch.Generator,
     advance: Callable[[], Any] = lambda: None,
 ) -> list[torch.Tensor]:
     """Train B independent MLPs at once with Adam through the shared minibatch loop
@@ -115,11 +115,16 @@ def _train_batch(
 
     Args:
         params: [W1 (B, h, d), b1 (B, h), ..., Wout (B, k, h), bout (B, k)], copied.
-        X: (n, d) inputs; Y: (B, n) per-model labels; subsets: (B, m) allowed sample indices.
+        X: (n, d) inputs.
+        task: (Y, subsets) from :func:`_tasks`: (B, n) per-model labels, and (B, m) allowed
+            sample indices.
+        recipe: (steps, Adam's lr, batch size).
 
     Returns:
         the trained parameters (detached).
     """
+    Y, subsets = task
+    steps, lr, batch_size = recipe
     model = _BatchedMLP(params)
     B, m = subsets.shape
     rows = torch.arange(B, device=X.device)[:, None]
@@ -193,21 +198,6 @@ def _check_fans(n_children: int | None, n_grandchildren: int | None,
     return tuple(check_int(f, "fans", 0) for f in fans)
 
 
-def _check_zoo_args(n_trees: int, width: int, depth: int, n_classes: int,
-                    steps: tuple[int, int], lrs: tuple[float, float], batch_size: int,
-                    subset: float) -> None:
-    check_int(n_trees, "n_trees", 1)
-    check_int(width, "width", 1)
-    check_int(depth, "depth", 1)
-    check_int(n_classes, "n_classes", 2, 10)
-    check_int(steps[0], "root_steps", 1)
-    check_int(steps[1], "finetune_steps", 1)
-    check_range(lrs[0], "root_lr", 0.0, low_open=True)
-    check_range(lrs[1], "finetune_lr", 0.0, low_open=True)
-    check_int(batch_size, "batch_size", 1)
-    check_range(subset, "subset", 0.0, 1.0, low_open=True)
-
-
 def make_zoo(
     n_trees: int = 5,
     n_children: int | None = None,
@@ -256,8 +246,15 @@ def make_zoo(
         TypeError / ValueError naming the argument, before any training.
     """
     fans = _check_fans(n_children, n_grandchildren, fans)
-    _check_zoo_args(n_trees, width, depth, n_classes, (root_steps, finetune_steps),
-                    (root_lr, finetune_lr), batch_size, subset)
+    for name, v in (("n_trees", n_trees), ("width", width), ("depth", depth)):
+        check_int(v, name, 1)
+    check_int(n_classes, "n_classes", 2, 10)
+    for name, v in (("root_steps", root_steps), ("finetune_steps", finetune_steps)):
+        check_int(v, name, 1)
+    for name, v in (("root_lr", root_lr), ("finetune_lr", finetune_lr)):
+        check_range(v, name, 0.0, low_open=True)
+    check_int(batch_size, "batch_size", 1)
+    check_range(subset, "subset", 0.0, 1.0, low_open=True)
     g, X = resolve_seed(seed), digits(seed=0, device=device).X_train
     m = max(batch_size, int(subset * len(X)))
 
@@ -265,8 +262,8 @@ def make_zoo(
         B = body[0].shape[0]
         Y, sub = _tasks(B, n_classes, m, g)
         head = [_uniform((B, n_classes, width), width, g), _uniform((B, n_classes), width, g)]
-        return _train_batch(body + [h.to(X.device) for h in head], X, Y.to(X.device), sub,
-                            steps, lr, batch_size, g, advance)
+        return _train_batch(body + [h.to(X.device) for h in head], X, (Y.to(X.device), sub),
+                            (steps, lr, batch_size), g, advance)
 
     n_gens, size = 1, n_trees  # generations with models: training stops at an empty one
     for fan in fans:

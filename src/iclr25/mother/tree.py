@@ -13,14 +13,14 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import networkx as nx
 import numpy as np
 import torch
 
-from iclr25._checks import as_tensor, check_choice, check_range
-from iclr25.mother.distances import LayerSpec, check_rtol, stream_statistics
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_range
+from iclr25.mother.distances import METRICS, LayerSpec, Metric, check_rtol, stream_statistics
 from iclr25.mother.sources import as_sources, check_architecture
 
 #: ``direction`` values. "finetune" (alias "decreasing"): the parent has the HIGHER kurtosis,
@@ -29,17 +29,19 @@ from iclr25.mother.sources import as_sources, check_architecture
 #: increases parent -> child; the paper's setting for large-scale continued training
 #: (Stable Diffusion v1.1 -> v1.5, official ``rev=True``), and what Adam fine-tuning of small
 #: MLPs does in our generated zoo. "none": no direction penalty (root is arbitrary).
-DIRECTIONS = {"finetune": -1, "decreasing": -1, "pretrain": 1, "increasing": 1, "none": 0}
-PENALTIES = ("binary", "margin")
+Direction = Literal["finetune", "decreasing", "pretrain", "increasing", "none"]
+DIRECTIONS: dict[str, int] = dict(zip(get_args(Direction), (-1, -1, 1, 1, 0), strict=True))
+Penalty = Literal["binary", "margin"]
+PENALTIES: tuple[str, ...] = get_args(Penalty)
 #: The defaults of every function here, = ``iclr25 mother recover``'s (a test keeps them
 #: equal): what the reproduction validated on Adam-trained zoos, where "finetune" with the
 #: paper's λ 0.3 roots the trees at leaves; pass ``direction="finetune", lam=0.3`` for
 #: ViT-style fine-tunes (the paper's VTHR setting).
-DEFAULT_DIRECTION = "pretrain"
+DEFAULT_DIRECTION: Direction = "pretrain"
 DEFAULT_LAM = 0.2
 
 
-def _check_options(direction: str, penalty: str, lam: object = 0.0) -> None:
+def _check_options(direction: Direction, penalty: Penalty, lam: object = 0.0) -> None:
     """Raise unless ``direction``/``penalty`` are known and ``lam`` is a finite float >= 0."""
     check_choice(direction, "direction", DIRECTIONS)
     check_choice(penalty, "penalty", PENALTIES)
@@ -49,7 +51,7 @@ def _check_options(direction: str, penalty: str, lam: object = 0.0) -> None:
     check_range(lam, "lam", 0)
 
 
-def _check_distances(D: object, name: str, n: int | None = None) -> torch.Tensor:
+def _check_distances(D: ArrayLike, name: str, n: int | None = None) -> torch.Tensor:
     """A square, finite, non-negative (N, N) distance matrix (N = ``n`` when given)."""
     D = as_tensor(D, name, ndim=2)
     if D.dtype == torch.bool:
@@ -64,7 +66,7 @@ def _check_distances(D: object, name: str, n: int | None = None) -> torch.Tensor
     return D
 
 
-def _check_kurtosis(ku: object, n: int) -> torch.Tensor:
+def _check_kurtosis(ku: ArrayLike, n: int) -> torch.Tensor:
     ku = as_tensor(ku, "ku", ndim=1)
     if ku.shape[0] != n:
         raise ValueError(f"ku has {ku.shape[0]} entries but D has {n} rows")
@@ -80,8 +82,8 @@ def _check_n_trees(n_trees: object, n_models: int) -> None:
                          f"got {n_trees}")
 
 
-def direction_penalty(ku: torch.Tensor, direction: str = DEFAULT_DIRECTION,
-                      penalty: str = "binary") -> torch.Tensor:
+def direction_penalty(ku: torch.Tensor, direction: Direction = DEFAULT_DIRECTION,
+                      penalty: Penalty = "binary") -> torch.Tensor:
     """(N, N) penalty ``T[p, c]`` of the edge p -> c for kurtosis moving the wrong way.
 
     Args:
@@ -108,7 +110,8 @@ def direction_penalty(ku: torch.Tensor, direction: str = DEFAULT_DIRECTION,
 
 
 def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = DEFAULT_LAM,
-               direction: str = DEFAULT_DIRECTION, penalty: str = "binary") -> torch.Tensor:
+               direction: Direction = DEFAULT_DIRECTION, penalty: Penalty = "binary",
+               ) -> torch.Tensor:
     """(N, N) cost ``C[p, c] = D[p, c] + lam * mean(D) * T[p, c]``, ``+inf`` on the diagonal.
 
     ``mean(D)`` includes the zero diagonal, as in the official code, so ``lam`` is relative
@@ -342,10 +345,10 @@ def build_forest(
     ku: torch.Tensor | None,
     names: Sequence[str] | None = None,
     *,
-    direction: str = DEFAULT_DIRECTION,
+    direction: Direction = DEFAULT_DIRECTION,
     lam: float = DEFAULT_LAM,
     n_trees: int | None = None,
-    penalty: str = "binary",
+    penalty: Penalty = "binary",
     cluster_distances: torch.Tensor | None = None,
 ) -> ModelForest:
     """Recover the forest from precomputed distances and kurtosis scores.
@@ -400,15 +403,15 @@ def build_forest(
 
 def recover_tree(
     models: Any,
-    direction: str = DEFAULT_DIRECTION,
+    direction: Direction = DEFAULT_DIRECTION,
     lam: float = DEFAULT_LAM,
     n_trees: int | None = None,
     *,
     layers: LayerSpec = None,
-    metric: str = "rms",
+    metric: Metric = "rms",
     kurtosis_layers: LayerSpec = None,
-    penalty: str = "binary",
-    cluster_metric: str | None = None,
+    penalty: Penalty = "binary",
+    cluster_metric: Metric | None = None,
     names: Sequence[str] | None = None,
     rtol: float | None = None,
     device: torch.device | str | None = None,
@@ -470,7 +473,7 @@ def recover_tree(
     _check_options(direction, penalty, lam)
     if metric not in ("rms", "rank"):
         raise ValueError(f"metric must be 'rms' or 'rank', got {metric!r}")
-    if cluster_metric not in (None, "rms", "rank", "l1"):
+    if cluster_metric not in (None, *METRICS):
         raise ValueError(f"cluster_metric must be None, 'rms', 'rank' or 'l1', "
                          f"got {cluster_metric!r}")
     check_rtol(rtol)

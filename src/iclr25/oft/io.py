@@ -9,12 +9,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from iclr25.oft.arcs import coo
+from iclr25.oft.problem import _check_problem, _on_arc_list
+
 
 def read_dimacs(
-    path: str | os.PathLike, *, dtype: torch.dtype = torch.float64,
+    path: str | os.PathLike, *, sparse: bool = False, dtype: torch.dtype = torch.float64,
     device: torch.device | str = "cpu",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Read a DIMACS min-cost flow file (``.min``, as written by NETGEN) as dense arrays.
+    """Read a DIMACS min-cost flow file (``.min``, as written by NETGEN).
 
     Lines: ``c`` comment, ``p min NODES ARCS``, ``n ID SUPPLY`` (supply > 0, demand < 0),
     ``a SRC DST LOW CAP COST``; nodes are numbered from 1. Parallel arcs with the same cost
@@ -26,11 +29,14 @@ def read_dimacs(
 
     Args:
         path: the file.
+        sparse: return ``C`` and ``capacity`` as torch sparse COO tensors holding the arcs
+            only (O(arcs) memory; :func:`~iclr25.oft.oft_sinkhorn` then iterates on the arc
+            list) instead of dense (n, n) arrays.
         dtype, device: of the returned tensors.
 
     Returns:
         s: (n,) supplies; C: (n, n) costs (``inf`` = no arc); capacity: (n, n) arc
-        capacities (0 where there is no arc).
+        capacities (0 where there is no arc). Sparse: the arcs' costs and capacities.
 
     Raises:
         ValueError: unreadable file, no ``p min`` line, unknown node ids, lower bounds > 0,
@@ -43,25 +49,81 @@ def read_dimacs(
         raise ValueError(f"path: cannot read {str(p)!r}: {exc}") from None
     n, supplies, arcs = _parse_dimacs(lines, p.name)
     s = np.zeros(n)
-    C = np.full((n, n), np.inf)
-    capacity = np.zeros((n, n))
     for i, val in supplies:
         if not 1 <= i <= n:
             raise ValueError(f"path: unknown node {i} in an 'n' line (nodes are 1..{n})")
         s[i - 1] = val
-    for i, j, cap, cost, k in arcs:
-        for node in (i, j):
-            if not 1 <= node <= n:
-                raise ValueError(f"path: {p.name}:{k}: unknown node {node} (nodes are 1..{n})")
-        if i == j:
-            continue
-        if np.isfinite(C[i - 1, j - 1]) and C[i - 1, j - 1] != cost:
-            raise ValueError(f"path: {p.name}:{k}: parallel arc {i}->{j} with a different cost; "
-                             "the dense formulation holds one cost per node pair")
-        C[i - 1, j - 1] = cost
-        capacity[i - 1, j - 1] += cap
+    tail, head, cap, cost = _merged_arcs(arcs, n, p.name)
     as_t = lambda a: torch.as_tensor(a, dtype=dtype, device=device)  # noqa: E731
+    if sparse:
+        idx = torch.as_tensor(np.stack([tail, head]), device=device)
+        return (as_t(s), coo(idx, as_t(cost), (n, n)),
+                coo(idx, as_t(cap), (n, n)))
+    C = np.full((n, n), np.inf)
+    capacity = np.zeros((n, n))
+    C[tail, head] = cost
+    capacity[tail, head] = cap
     return as_t(s), as_t(C), as_t(capacity)
+
+
+def _merged_arcs(arcs: list[_Arc], n: int, name: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """0-based (tails, heads, capacities, costs) of the arcs, row-major, self-loops skipped
+    and parallel arcs merged (capacities add)."""
+    a = np.array([arc[:4] for arc in arcs], dtype=float).reshape(-1, 4)
+    line = np.array([arc[4] for arc in arcs], dtype=np.int64)
+    ij = a[:, :2].astype(np.int64)
+    bad = np.flatnonzero((ij < 1) | (ij > n))
+    if bad.size:
+        k = bad[0] // 2
+        raise ValueError(f"path: {name}:{line[k]}: unknown node {ij.flat[bad[0]]} "
+                         f"(nodes are 1..{n})")
+    keep = ij[:, 0] != ij[:, 1]
+    ij, a, line = ij[keep] - 1, a[keep], line[keep]
+    key = ij[:, 0] * n + ij[:, 1]
+    uniq, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    clash = np.flatnonzero(a[:, 3] != a[first[inv], 3])
+    if clash.size:
+        k = clash[0]
+        raise ValueError(f"path: {name}:{line[k]}: parallel arc {ij[k, 0] + 1}->{ij[k, 1] + 1} "
+                         "with a different cost; the formulation holds one cost per node pair")
+    cap = np.zeros(uniq.size)
+    np.add.at(cap, inv, a[:, 2])
+    return uniq // n, uniq % n, cap, a[first, 3]
+
+
+def write_dimacs(path: str | os.PathLike, s: object, C: object, capacity: object = None,
+                 *, comment: str = "") -> None:
+    """Write a min-cost flow problem as a DIMACS ``.min`` file (integral values as ints).
+
+    Args:
+        path: the file to write.
+        s: (n,) supplies; C: (n, n) costs, dense (``inf`` = no arc) or torch sparse (its
+            stored entries); capacity: as in :func:`~iclr25.oft.oft_sinkhorn`, or None
+            (uncapacitated: every arc gets the total supply).
+        comment: a ``c`` line at the top (optional).
+
+    Raises:
+        ValueError: as :func:`~iclr25.oft.oft_sinkhorn`'s input checks, or a batch of
+            problems (one file holds one).
+    """
+    chk = _check_problem(s, C, capacity, None)
+    if chk.batched:
+        raise ValueError("s and C must be one problem, (n,) and (n, n): a file holds one")
+    arcs, cap = _on_arc_list(chk)
+    s64 = chk.s[0].cpu()
+    _, i, j = arcs.idx.cpu().numpy()
+    cost = arcs.C.cpu().numpy()
+    cap = (np.full(cost.size, float(s64.clamp_min(0).sum())) if cap is None
+           else cap.cpu().numpy())
+    fmt = lambda x: str(int(x)) if float(x).is_integer() else repr(float(x))  # noqa: E731
+    out = [f"c {comment}"] if comment else []
+    out.append(f"p min {arcs.n} {cost.size}")
+    out += [f"n {k + 1} {fmt(v)}" for k, v in enumerate(s64.tolist()) if v != 0]
+    out += [f"a {a + 1} {b + 1} 0 {fmt(c)} {fmt(w)}"
+            for a, b, c, w in zip(i.tolist(), j.tolist(), cap.tolist(), cost.tolist(),
+                                  strict=True)]
+    Path(path).write_text("\n".join(out) + "\n")
 
 
 _Arc = tuple[int, int, float, float, int]  # src, dst, capacity, cost, line number

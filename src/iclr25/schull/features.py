@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr25._checks import as_tensor, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_range
 from iclr25.schull.graph import check_pos_batch, unit_directions
 
 __all__ = ["reference_neighbours", "schull_features"]
@@ -59,7 +59,7 @@ def _dihedral(axis: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Ten
                                    torch.where(bad, torch.ones_like(x), x)))
 
 
-def schull_features(pos: object, edge_index: object, batch: object = None, *,
+def schull_features(pos: ArrayLike, edge_index: ArrayLike, batch: ArrayLike | None = None, *,
                     tol: float = 1e-2) -> torch.Tensor:
     """Invariant features of SCHull edges: ``[chord, θ, φ, τ0, τ1, r_i, r_j]`` (E, 7).
 

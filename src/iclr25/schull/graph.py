@@ -17,7 +17,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import ConvexHull, cKDTree
 
-from iclr25._checks import as_tensor, check_batch, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_batch, check_range
 
 __all__ = ["SCHullGraph", "check_pos_batch", "schull_graph", "unit_directions"]
 
@@ -39,7 +39,7 @@ class SCHullGraph(NamedTuple):
     radial: torch.Tensor
 
 
-def check_pos_batch(pos: object, batch: object = None, *, name: str = "pos",
+def check_pos_batch(pos: ArrayLike, batch: ArrayLike | None = None, *, name: str = "pos",
                     duplicates: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Validate ``pos`` (N, 3) float and ``batch`` (N,) sorted non-negative integers.
 
@@ -206,7 +206,7 @@ def _hull_edges(reps: np.ndarray, ur: np.ndarray, batch: np.ndarray,
     return pieces
 
 
-def schull_graph(pos: object, batch: object = None, *, tol: float = 1e-2,
+def schull_graph(pos: ArrayLike, batch: ArrayLike | None = None, *, tol: float = 1e-2,
                  merge_tol: float = 1e-6) -> SCHullGraph:
     """Build the SCHull graph of a structure (or a batch of them) from atom positions.
 

@@ -7,12 +7,12 @@ import torch
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from iclr25._checks import as_tensor, check_int, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_int, check_range
 
 __all__ = ["is_connected", "is_rigid", "num_undirected_edges", "rigidity_rank"]
 
 
-def _edges(edge_index: object, num_nodes: int) -> np.ndarray:
+def _edges(edge_index: ArrayLike, num_nodes: int) -> np.ndarray:
     ei = as_tensor(edge_index, "edge_index", ndim=2, nonempty=False)
     if ei.is_floating_point() or ei.dtype == torch.bool:
         raise TypeError(f"edge_index must be an integer tensor, got {ei.dtype}")
@@ -26,13 +26,13 @@ def _edges(edge_index: object, num_nodes: int) -> np.ndarray:
     return np.unique(e, axis=1) if e.size else e
 
 
-def num_undirected_edges(edge_index: object, num_nodes: int) -> int:
+def num_undirected_edges(edge_index: ArrayLike, num_nodes: int) -> int:
     """Number of distinct undirected edges (self-loops and both directions counted once)."""
     check_int(num_nodes, "num_nodes", 1)
     return int(_edges(edge_index, num_nodes).shape[1])
 
 
-def is_connected(edge_index: object, num_nodes: int) -> bool:
+def is_connected(edge_index: ArrayLike, num_nodes: int) -> bool:
     """Whether the undirected graph on ``num_nodes`` nodes is connected (scipy csgraph)."""
     check_int(num_nodes, "num_nodes", 1)
     e = _edges(edge_index, num_nodes)
@@ -40,7 +40,7 @@ def is_connected(edge_index: object, num_nodes: int) -> bool:
     return connected_components(adj, directed=False)[0] == 1
 
 
-def rigidity_rank(pos: object, edge_index: object, *, tol: float = 1e-8) -> int:
+def rigidity_rank(pos: ArrayLike, edge_index: ArrayLike, *, tol: float = 1e-8) -> int:
     """Rank of the rigidity matrix (rows ``p_i - p_j`` at i, ``p_j - p_i`` at j), by SVD.
 
     Singular values above ``tol`` times the largest count. A framework in 3-D with N >= 3
@@ -63,7 +63,7 @@ def rigidity_rank(pos: object, edge_index: object, *, tol: float = 1e-8) -> int:
     return int((s > tol * s[0]).sum())
 
 
-def is_rigid(pos: object, edge_index: object, *, tol: float = 1e-8) -> bool:
+def is_rigid(pos: ArrayLike, edge_index: ArrayLike, *, tol: float = 1e-8) -> bool:
     """Whether the framework is infinitesimally rigid: rigidity rank ``3 N - 6`` (N >= 3)."""
     n = len(as_tensor(pos, "pos", ndim=2))
     if n < 3:

@@ -228,8 +228,12 @@ METHODS = (("nll", "mean", "NLL"), ("tic", "mean", "TIC"), ("beta-nll", "mean", 
            ("toss", "local_linear", "ToSS local-linear"))
 
 
-def _run(data, n: int, loss: str, center: str, epochs: int, lr: float, seed: int,
+def _run(data, n: int, method: tuple[str, str], setting: Multivariate, seed: int,
          device: torch.device, curve: list[float] | None = None) -> dict[str, float]:
+    """Fit one ``(loss, center)`` method on the first ``n`` rows at the setting's epochs and
+    lr; score it on the rest (``curve``: the covariance error after each epoch)."""
+    loss, center = method
+    epochs, lr = setting.epochs, setting.lr
     tr, te = slice(0, n), slice(n, None)
     Xte, Yte, Cte = data.X[te], data.Y[te], data.cov[te]
 
@@ -289,8 +293,8 @@ def _run_seeds(setting: Multivariate, ctx: Context, methods: list) -> _SeedRuns:
             store.append(cov_error(P, data.cov[:n]))
         for loss, center, lab in methods:
             curve: list[float] = []
-            runs.res[lab].append(_run(data, n, loss, center, setting.epochs, setting.lr, seed,
-                                      ctx.device, curve))
+            runs.res[lab].append(_run(data, n, (loss, center), setting, seed, ctx.device,
+                                      curve))
             runs.curves[lab].append(curve)
     return runs
 
@@ -303,8 +307,7 @@ def _detail_rows(setting: Multivariate, ctx: Context) -> list[tuple]:
     seed = ctx.seed + setting.seeds[0]
     data = make_heteroscedastic(n + setting.n_test, setting.detail_dim, seed=seed,
                                 device=ctx.device)
-    d_res = {lab: _run(data, n, loss, center, setting.epochs, setting.lr, seed,
-                       ctx.device)
+    d_res = {lab: _run(data, n, (loss, center), setting, seed, ctx.device)
              for loss, center, lab in METHODS if lab in ("NLL", "TIC", "ToSS",
                                                          "ToSS local-linear")}
     return [(lab, setting.detail_dim, r["cov_error"],

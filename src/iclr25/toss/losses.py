@@ -12,7 +12,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from iclr25._checks import as_tensor, check_choice, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_range
 
 __all__ = [
     "BetaNLLLoss", "GaussianNLLLoss", "W2BoundLoss", "beta_nll_loss", "gaussian_nll_loss",
@@ -22,7 +22,7 @@ __all__ = [
 Reduction = Literal["mean", "sum", "none"]
 
 
-def _pair(mean: object, mat: object, mean_name: str, mat_name: str,
+def _pair(mean: ArrayLike, mat: ArrayLike, mean_name: str, mat_name: str,
           like: torch.Tensor | None = None, finite: bool = True
           ) -> tuple[torch.Tensor, torch.Tensor]:
     """Check a (..., q) mean and a (..., q, q) matrix; floating, finite, matching shapes."""
@@ -64,8 +64,8 @@ def _reduce(x: torch.Tensor, reduction: str) -> torch.Tensor:
     return x
 
 
-def w2_bound(mean_p: object, sqrt_cov_p: object, mean_t: object,
-             sqrt_cov_t: object) -> torch.Tensor:
+def w2_bound(mean_p: ArrayLike, sqrt_cov_p: ArrayLike, mean_t: ArrayLike,
+             sqrt_cov_t: ArrayLike) -> torch.Tensor:
     """ToSS's upper bound on the squared 2-Wasserstein distance between two Gaussians.
 
     ``‖μ_p − μ_t‖² + ‖S_p − S_t‖_F²`` with ``S = Σ^{1/2}`` (Theorem 1). It is ``>=``
@@ -126,7 +126,7 @@ class W2BoundLoss(nn.Module):
         return _reduce(w2_bound(mean_p, sqrt_cov_p, mean_t, sqrt_cov_t), self.reduction)
 
 
-def sqrtm_psd(cov: object, name: str = "cov") -> torch.Tensor:
+def sqrtm_psd(cov: ArrayLike, name: str = "cov") -> torch.Tensor:
     """Symmetric PSD square root of (..., q, q) matrices by ``eigh`` (negative eigenvalues
     from round-off are clipped to 0)."""
     c = as_tensor(cov, name, ndim=(2, 3))
@@ -136,7 +136,8 @@ def sqrtm_psd(cov: object, name: str = "cov") -> torch.Tensor:
     return (v * w.clamp_min(0).sqrt().unsqueeze(-2)) @ v.mT
 
 
-def gaussian_w2(mean1: object, cov1: object, mean2: object, cov2: object) -> torch.Tensor:
+def gaussian_w2(mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike, cov2: ArrayLike,
+                ) -> torch.Tensor:
     """Exact squared 2-Wasserstein distance between N(mean1, cov1) and N(mean2, cov2).
 
     ``‖μ1 − μ2‖² + tr Σ1 + tr Σ2 − 2 tr (Σ2^{1/2} Σ1 Σ2^{1/2})^{1/2}`` by two ``eigh``
@@ -175,7 +176,7 @@ def _nll_tril(mean: torch.Tensor, scale_tril: torch.Tensor, y: torch.Tensor) -> 
     return 0.5 * z.squeeze(-1).square().sum(-1) + half_logdet + 0.5 * q * math.log(2 * math.pi)
 
 
-def gaussian_nll_loss(mean: object, scale_tril: object, y: object) -> torch.Tensor:
+def gaussian_nll_loss(mean: ArrayLike, scale_tril: ArrayLike, y: ArrayLike) -> torch.Tensor:
     """Full-covariance Gaussian negative log-likelihood, per sample.
 
     Same value as ``-MultivariateNormal(mean, scale_tril=L).log_prob(y)``.
@@ -199,7 +200,7 @@ def gaussian_nll_loss(mean: object, scale_tril: object, y: object) -> torch.Tens
     return _nll_tril(m, L, t)
 
 
-def beta_nll_loss(mean: object, scale_tril: object, y: object, beta: float = 0.5
+def beta_nll_loss(mean: ArrayLike, scale_tril: ArrayLike, y: ArrayLike, beta: float = 0.5
                   ) -> torch.Tensor:
     """β-NLL (Seitzer et al., 2022) for full covariances, per sample.
 

@@ -6,12 +6,12 @@ import math
 
 import torch
 
-from iclr25._checks import as_tensor
+from iclr25._checks import ArrayLike, as_tensor
 
 __all__ = ["cov_error", "gaussian_nll", "tac"]
 
 
-def _gaussians(mean: object, cov: object, Y: object) -> tuple[torch.Tensor, ...]:
+def _gaussians(mean: ArrayLike, cov: ArrayLike, Y: ArrayLike) -> tuple[torch.Tensor, ...]:
     m = as_tensor(mean, "mean", ndim=2)
     if not m.is_floating_point():
         raise TypeError(f"mean must be floating point, got {m.dtype}")
@@ -29,7 +29,7 @@ def _gaussians(mean: object, cov: object, Y: object) -> tuple[torch.Tensor, ...]
     return m, chol, y
 
 
-def tac(mean: object, cov: object, Y: object) -> float:
+def tac(mean: ArrayLike, cov: ArrayLike, Y: ArrayLike) -> float:
     """Task Agnostic Correlations error (TIC-TAC, Shukla et al. 2024): mean |y_j − E[y_j|y_−j]|.
 
     Each coordinate is predicted from the observed others under N(mean, cov); in closed form
@@ -48,7 +48,7 @@ def tac(mean: object, cov: object, Y: object) -> float:
     return float(r.abs().mean())
 
 
-def gaussian_nll(mean: object, cov: object, Y: object) -> float:
+def gaussian_nll(mean: ArrayLike, cov: ArrayLike, Y: ArrayLike) -> float:
     """Mean negative log-likelihood (nats, with the 2π constant) of Y under N(mean, cov).
 
     Args:
@@ -64,7 +64,7 @@ def gaussian_nll(mean: object, cov: object, Y: object) -> float:
     return float((0.5 * z.square().sum(-1) + 0.5 * logdet).mean() + 0.5 * q * math.log(2 * math.pi))
 
 
-def cov_error(cov_pred: object, cov_true: object) -> float:
+def cov_error(cov_pred: ArrayLike, cov_true: ArrayLike) -> float:
     """Mean relative Frobenius error ‖Σ̂ − Σ‖_F / ‖Σ‖_F over samples.
 
     Args:

@@ -19,6 +19,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_batch,
     check_choice,
@@ -218,7 +219,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
             check_int(h, "hidden", 1)
 
     @staticmethod
-    def _floating(x: object, name: str, ndim: int) -> torch.Tensor:
+    def _floating(x: ArrayLike, name: str, ndim: int) -> torch.Tensor:
         t = as_tensor(x, name, ndim=ndim)
         if not t.is_floating_point():
             raise TypeError(f"{name} must be floating point, got {t.dtype}")
@@ -230,7 +231,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------------------
 
-    def fit(self, X: object, Y: object, cov: object = None, *,
+    def fit(self, X: ArrayLike, Y: ArrayLike, cov: ArrayLike | None = None, *,
             on_epoch_end: Callable[[int, HeteroscedasticRegressor], Any] | None = None
             ) -> HeteroscedasticRegressor:
         """Train on (n, d) inputs and (n, q) targets; ``cov`` (n, q, q) labels for
@@ -285,7 +286,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         self.model_.eval()
         return self
 
-    def _checked_labels(self, cov: object, Yt: torch.Tensor) -> torch.Tensor | None:
+    def _checked_labels(self, cov: ArrayLike | None, Yt: torch.Tensor) -> torch.Tensor | None:
         """The covariance labels as float64 on Y's device ("w2-labels"), else None."""
         n, q = Yt.shape
         if self.loss == "w2-labels":
@@ -328,7 +329,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
     # -- prediction -------------------------------------------------------------------------
 
     @torch.no_grad()
-    def _predict(self, X: object) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _predict(self, X: ArrayLike) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         self._check_fitted()
         Xt = self._floating(X, "X", 2)
         if Xt.shape[1] != self.n_features_in_:
@@ -351,17 +352,17 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         cov = cov * self.y_scale_[:, None] * self.y_scale_[None, :]
         return Xt, mean, cov
 
-    def predict(self, X: object) -> torch.Tensor:
+    def predict(self, X: ArrayLike) -> torch.Tensor:
         """(n, q) predicted means, on X's device and dtype. Raises NotFittedError."""
         Xt, mean, _ = self._predict(X)
         return mean.to(Xt.device, Xt.dtype)
 
-    def predict_cov(self, X: object) -> torch.Tensor:
+    def predict_cov(self, X: ArrayLike) -> torch.Tensor:
         """(n, q, q) predicted covariances Σ̂(x), on X's device and dtype."""
         Xt, _, cov = self._predict(X)
         return cov.to(Xt.device, Xt.dtype)
 
-    def score(self, X: object, Y: object) -> float:
+    def score(self, X: ArrayLike, Y: ArrayLike) -> float:
         """Mean log-likelihood of Y (n, q) under the predicted Gaussians (higher is better)."""
         Xt, mean, cov = self._predict(X)
         Yt = self._floating(Y, "Y", 2)

@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range
 
 __all__ = ["pseudo_covariance", "whiten"]
 
@@ -25,14 +25,14 @@ Algorithm = Literal["auto", "kd_tree", "ball_tree", "brute", "faiss"]
 FAISS_MIN_N = 20_000
 
 
-def _floating(x: object, name: str) -> torch.Tensor:
+def _floating(x: ArrayLike, name: str) -> torch.Tensor:
     t = as_tensor(x, name, ndim=2)
     if not t.is_floating_point():
         raise TypeError(f"{name} must be floating point, got {t.dtype}")
     return t
 
 
-def whiten(X: object) -> np.ndarray:
+def whiten(X: ArrayLike) -> np.ndarray:
     """X centred and whitened by its sample covariance (ddof = 1), as float64 numpy.
 
     Euclidean distances between rows of the result are Mahalanobis distances of X.
@@ -63,8 +63,8 @@ def whiten(X: object) -> np.ndarray:
 
 
 def pseudo_covariance(
-    X: object,
-    Y: object,
+    X: ArrayLike,
+    Y: ArrayLike,
     *,
     n_neighbors: int = 64,
     temperature: float = 1.0,

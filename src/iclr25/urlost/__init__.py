@@ -14,7 +14,7 @@ from iclr25.urlost.organize import (
     equal_width_bins,
     group_tokens,
     groups_from_labels,
-    knn_graph,
+    knn_affinity,
     spectral_clusters,
 )
 from iclr25.urlost.retina import foveate, retina_sampler
@@ -31,6 +31,6 @@ PAPER = Paper(
 __all__ = [
     "PAPER", "URLOST", "URLOSTMAE", "GroupLinear", "SelfOrganizingClusters", "dependence",
     "density_adjusted_laplacian", "discretize", "equal_width_bins", "foveate",
-    "grid_patches", "group_tokens", "groups_from_labels", "knn_graph", "retina_sampler",
+    "grid_patches", "group_tokens", "groups_from_labels", "knn_affinity", "retina_sampler",
     "spectral_clusters",
 ]

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_batch,
     check_choice,
@@ -54,7 +55,7 @@ def grid_patches(height: int, width: int, patch: int) -> torch.Tensor:
     return idx.permute(0, 2, 1, 3).reshape(-1, patch * patch)
 
 
-def _check_groups(groups: object) -> torch.Tensor:
+def _check_groups(groups: ArrayLike) -> torch.Tensor:
     g = as_tensor(groups, "groups", ndim=2)
     if g.is_floating_point() or g.dtype == torch.bool:
         raise TypeError(f"groups must hold integer indices, got {g.dtype}")
@@ -83,7 +84,7 @@ class GroupLinear(nn.Module):
         shared: one weight for every group (a standard patch embedding; the ablation).
     """
 
-    def __init__(self, groups: object, out_dim: int, shared: bool = False) -> None:
+    def __init__(self, groups: ArrayLike, out_dim: int, shared: bool = False) -> None:
         super().__init__()
         g = _check_groups(groups)
         out_dim = check_int(out_dim, "out_dim", 1)
@@ -131,7 +132,7 @@ class URLOSTMAE(nn.Module):
         seed: initialisation (the global RNG is forked, not touched).
     """
 
-    def __init__(self, groups: object, dim: int = 64, depth: int = 2, heads: int = 4,
+    def __init__(self, groups: ArrayLike, dim: int = 64, depth: int = 2, heads: int = 4,
                  decoder_depth: int = 1, mask_ratio: float = 0.75, shared: bool = False,
                  *, seed: int | torch.Generator | None = 0) -> None:
         super().__init__()
@@ -234,7 +235,7 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
                  groups: object = None, shared: bool = False, dim: int = 64, depth: int = 2,
                  heads: int = 4, decoder_depth: int = 1, mask_ratio: float = 0.75,
                  epochs: int = 20, batch_size: int = 256, lr: float = 2e-3,
-                 weight_decay: float = 0.05, seed: int | None = 0) -> None:
+                 weight_decay: float = 0.05, seed: int | torch.Generator | None = 0) -> None:
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
         self.dependence = dependence

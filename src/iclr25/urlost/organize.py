@@ -17,19 +17,19 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
 from iclr25._io import FittedIO
 
 __all__ = [
     "Dependence", "SelfOrganizingClusters", "dependence", "density_adjusted_laplacian",
-    "discretize", "equal_width_bins", "group_tokens", "groups_from_labels", "knn_graph",
+    "discretize", "equal_width_bins", "group_tokens", "groups_from_labels", "knn_affinity",
     "spectral_clusters",
 ]
 
 Dependence = Literal["corr", "mi"]
 
 
-def _check_X(X: object, name: str = "X") -> torch.Tensor:
+def _check_X(X: ArrayLike, name: str = "X") -> torch.Tensor:
     """(n, d) float with n >= 2 and no NaN/inf; integer counts cast to float32."""
     x = as_tensor(X, name, ndim=2)
     if x.dtype == torch.bool or not x.is_floating_point():
@@ -47,7 +47,7 @@ def _nonconstant(x: torch.Tensor, name: str) -> None:
                          "their dependence is undefined: drop them first")
 
 
-def equal_width_bins(X: object, bins: int = 16) -> torch.Tensor:
+def equal_width_bins(X: ArrayLike, bins: int = 16) -> torch.Tensor:
     """Discretise each column of ``X`` into ``bins`` equal-width bins over its [min, max]:
     the rule of ``np.histogram2d(x, y, bins)`` that the official ``calc_MI`` uses.
 
@@ -76,7 +76,7 @@ def equal_width_bins(X: object, bins: int = 16) -> torch.Tensor:
     return codes.clamp_(0, bins - 1).T.contiguous()
 
 
-def dependence(X: object, method: Dependence = "corr", bins: int = 16,
+def dependence(X: ArrayLike, method: Dependence = "corr", bins: int = 16,
                block: int = 64) -> torch.Tensor:
     """Pairwise dependence between the columns of ``X`` (URLOST §3.1, step 1).
 
@@ -160,7 +160,7 @@ def _mutual_information(x: torch.Tensor, bins: int, block: int) -> torch.Tensor:
     return out.clamp_(min=0.0).to(x.dtype)
 
 
-def knn_graph(S: object, k: int = 10) -> torch.Tensor:
+def knn_affinity(S: ArrayLike, k: int = 10) -> torch.Tensor:
     """k-nearest-neighbour affinity graph of a similarity matrix (URLOST §3.1, step 2).
 
     ``S`` is symmetrised as (S + Sᵀ)/2; each node keeps its ``k`` most similar other nodes
@@ -196,7 +196,7 @@ def knn_graph(S: object, k: int = 10) -> torch.Tensor:
     return W
 
 
-def _check_W(W: object) -> torch.Tensor:
+def _check_W(W: ArrayLike) -> torch.Tensor:
     w = as_tensor(W, "W", ndim=2)
     if not w.is_floating_point():
         w = w.to(torch.float32)
@@ -214,7 +214,7 @@ def _check_W(W: object) -> torch.Tensor:
     return w
 
 
-def _check_q(q: object, d: int, like: torch.Tensor) -> torch.Tensor:
+def _check_q(q: ArrayLike, d: int, like: torch.Tensor) -> torch.Tensor:
     if q is None:
         return torch.ones(d, dtype=like.dtype, device=like.device)
     qq = as_tensor(q, "q", ndim=1).to(like.device, like.dtype)
@@ -225,7 +225,8 @@ def _check_q(q: object, d: int, like: torch.Tensor) -> torch.Tensor:
     return qq
 
 
-def density_adjusted_laplacian(W: object, q: object = None, w: float = 1.0) -> torch.Tensor:
+def density_adjusted_laplacian(W: ArrayLike, q: ArrayLike | None = None, w: float = 1.0,
+                               ) -> torch.Tensor:
     """L̃ = (Q·Dʷ)^{-1/2} (D − W) (Q·Dʷ)^{-1/2} (URLOST §3.2, eq. 3).
 
     Q = diag(q) is a per-node density weight, D the degree matrix. With q = 1 and w = 1 this
@@ -307,7 +308,7 @@ def discretize(vectors: np.ndarray, *, max_restarts: int = 30, max_iter: int = 2
     return labels
 
 
-def spectral_clusters(W: object, n_clusters: int, q: object = None, w: float = 1.0,
+def spectral_clusters(W: ArrayLike, n_clusters: int, q: ArrayLike | None = None, w: float = 1.0,
                       drop_first: bool = False, *,
                       seed: int | torch.Generator | None = 0) -> torch.Tensor:
     """Density-adjusted spectral clustering of a graph (URLOST §3.2).
@@ -319,7 +320,7 @@ def spectral_clusters(W: object, n_clusters: int, q: object = None, w: float = 1
     mis-split planted blocks, so it is off by default.
 
     Args:
-        W: (d, d) symmetric non-negative affinities (e.g. :func:`knn_graph`).
+        W: (d, d) symmetric non-negative affinities (e.g. :func:`knn_affinity`).
         n_clusters: 2 <= n_clusters <= d.
         q: (d,) positive density weights (e.g. receptive-field radius ** 0.5), None for 1.
         w: degree exponent (>= 0); q = 1, w = 1 is normalised spectral clustering.
@@ -378,7 +379,7 @@ def _smallest_eigenvectors(Wn: np.ndarray, deg: np.ndarray, s: np.ndarray, m: in
     return U[:, np.argsort(np.einsum("ij,ij->j", U, L @ U))]
 
 
-def groups_from_labels(labels: object) -> tuple[torch.Tensor, torch.Tensor]:
+def groups_from_labels(labels: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     """Padded index groups of a labelling: the tokens' pixel lists.
 
     Args:
@@ -408,7 +409,7 @@ def groups_from_labels(labels: object) -> tuple[torch.Tensor, torch.Tensor]:
     return groups, groups < 0
 
 
-def group_tokens(X: object, groups: object) -> torch.Tensor:
+def group_tokens(X: ArrayLike, groups: ArrayLike) -> torch.Tensor:
     """Gather the columns of ``X`` into padded tokens: ``(n, d) -> (n, G, m)``, zero at the
     padding (index -1) of ``groups`` (G, m)."""
     x = as_tensor(X, "X", ndim=2)
@@ -423,7 +424,7 @@ def group_tokens(X: object, groups: object) -> torch.Tensor:
 class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
     """Cluster the dimensions (columns) of data with no known topology into tokens.
 
-    ``fit`` computes :func:`dependence` between columns, its :func:`knn_graph` and
+    ``fit`` computes :func:`dependence` between columns, its :func:`knn_affinity` and
     :func:`spectral_clusters`; ``transform`` gathers each sample's columns into padded
     tokens. Usable as a scikit-learn preprocessing step (tabular data, genes): see
     ``flat=True``.
@@ -463,7 +464,7 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
     def __init__(self, n_clusters: int = 16, *, n_neighbors: int = 10,
                  dependence: Dependence = "corr", density: object = None, w: float = 1.0,
                  bins: int = 16, drop_first: bool = False, flat: bool = False,
-                 seed: int | None = 0) -> None:
+                 seed: int | torch.Generator | None = 0) -> None:
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
         self.dependence = dependence
@@ -474,7 +475,7 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
         self.flat = flat
         self.seed = seed
 
-    def fit(self, X: object, y: object = None) -> SelfOrganizingClusters:
+    def fit(self, X: ArrayLike, y: object = None) -> SelfOrganizingClusters:
         """Learn the clusters of X's non-constant columns. X: (n, d). Returns self."""
         x = _check_X(X)
         d = x.shape[1]
@@ -499,7 +500,7 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
                           f"for them; labelled -1, in no token): {shown}", UserWarning,
                           stacklevel=2)
         S = dependence(x[:, keep], self.dependence, self.bins)
-        W = knn_graph(S, self.n_neighbors)
+        W = knn_affinity(S, self.n_neighbors)
         self.affinity_ = W
         kept = spectral_clusters(W, self.n_clusters, q=q, w=self.w,
                                  drop_first=self.drop_first, seed=self.seed)
@@ -511,7 +512,7 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
         self.n_features_in_ = d
         return self
 
-    def transform(self, X: object) -> torch.Tensor:
+    def transform(self, X: ArrayLike) -> torch.Tensor:
         """Padded tokens (n, G, m) of X (n, d), zero at padding; (n, G·m) when ``flat``."""
         if not hasattr(self, "groups_"):
             from sklearn.exceptions import NotFittedError

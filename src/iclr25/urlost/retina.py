@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from iclr25._checks import as_tensor, check_int
+from iclr25._checks import ArrayLike, as_tensor, check_int
 
 __all__ = ["foveate", "retina_sampler"]
 
@@ -64,7 +64,7 @@ def _unique_rows(c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return c[first], first
 
 
-def foveate(images: object, coords: object, radii: object) -> torch.Tensor:
+def foveate(images: ArrayLike, coords: ArrayLike, radii: ArrayLike) -> torch.Tensor:
     """Sample images through a retina: each sensor reads its pixel of the image blurred by
     a Gaussian of its kernel size (2·radius, σ = size/4); one convolution per kernel size.
 

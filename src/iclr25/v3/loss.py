@@ -10,7 +10,7 @@ from typing import Literal, NamedTuple
 import torch
 from torch import nn
 
-from iclr25._checks import check_choice, check_tensor
+from iclr25._checks import ArrayLike, check_choice, check_tensor
 
 __all__ = ["TERMS", "V3Loss", "V3Terms", "mpd", "v3_loss"]
 
@@ -96,7 +96,7 @@ def _widen(z: torch.Tensor) -> torch.Tensor:
     return (s.reshape(z.shape[0], z.shape[2], -1) / c).transpose(1, 2)
 
 
-def _check_latents(z_c: object, z_c_q: object, z_s: object) -> tuple[torch.Tensor, ...]:
+def _check_latents(z_c: ArrayLike, z_c_q: ArrayLike, z_s: ArrayLike) -> tuple[torch.Tensor, ...]:
     out = []
     for name, z in (("z_c", z_c), ("z_c_q", z_c_q), ("z_s", z_s)):
         z = check_tensor(z, name, ndim=3, floating=True)

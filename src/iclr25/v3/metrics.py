@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr25._checks import as_tensor, check_same_length
+from iclr25._checks import ArrayLike, as_tensor, check_same_length
 
 __all__ = ["codebook_accuracy", "confusion", "kmeans_codes", "leakage_report"]
 
 
-def _pair(codes: object, labels: object) -> tuple[np.ndarray, np.ndarray]:
+def _pair(codes: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     c = as_tensor(codes, "codes")
     y = as_tensor(labels, "labels")
     for name, t in (("codes", c), ("labels", y)):
@@ -23,7 +23,7 @@ def _pair(codes: object, labels: object) -> tuple[np.ndarray, np.ndarray]:
     return c.cpu().numpy(), y.cpu().numpy()
 
 
-def confusion(codes: object, labels: object) -> np.ndarray:
+def confusion(codes: ArrayLike, labels: ArrayLike) -> np.ndarray:
     """Counts (n_codes, n_labels): how often each code meets each label (flattened inputs)."""
     c, y = _pair(codes, labels)
     m = np.zeros((c.max() + 1, y.max() + 1), dtype=np.int64)
@@ -31,7 +31,7 @@ def confusion(codes: object, labels: object) -> np.ndarray:
     return m
 
 
-def codebook_accuracy(codes: object, labels: object, one_to_one: bool = True) -> float:
+def codebook_accuracy(codes: ArrayLike, labels: ArrayLike, one_to_one: bool = True) -> float:
     """Accuracy of the codes as names of the labels.
 
     ``one_to_one``: the fraction of fragments whose code maps to their label under the best
@@ -64,7 +64,7 @@ def codebook_accuracy(codes: object, labels: object, one_to_one: bool = True) ->
     return float((m[used].max(1) / m[used].sum(1)).mean())
 
 
-def kmeans_codes(X: object, k: int = 10, *, seed: int = 0) -> torch.Tensor:
+def kmeans_codes(X: ArrayLike, k: int = 10, *, seed: int = 0) -> torch.Tensor:
     """Baseline: k-means (scikit-learn, 3 inits) on raw flattened fragments; (B, N) codes on
     ``X``'s device."""
     from sklearn.cluster import KMeans
@@ -92,7 +92,7 @@ def _probe_scores(Z: np.ndarray, y: np.ndarray, seed: int) -> tuple[float, float
     return float(knn), float(lin)
 
 
-def leakage_report(model: object, X: object, content: object, style: object, *,
+def leakage_report(model: object, X: ArrayLike, content: ArrayLike, style: ArrayLike, *,
                    seed: int = 0) -> dict[str, float]:
     """kNN(5) and linear probe accuracies of content and style from z_c and z_s.
 

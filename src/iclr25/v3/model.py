@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from iclr25._checks import as_tensor, check_choice, check_int, resolve_seed
+from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, resolve_seed
 from iclr25._io import FittedIO
 from iclr25._progress import track
 from iclr25._train import seeded_init, shuffled_batches
@@ -29,7 +29,7 @@ BUNDLES = {
 }
 
 
-def check_sequences(X: object, name: str = "X", *, min_samples: int = 2,
+def check_sequences(X: ArrayLike, name: str = "X", *, min_samples: int = 2,
                     min_fragments: int = 2) -> torch.Tensor:
     """A floating (B, N, ...) batch of sequences, all finite (B >= 2, N >= 2 by default)."""
     X = as_tensor(X, name)
@@ -210,7 +210,7 @@ class V3(FittedIO, BaseEstimator):
         init = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
         return self._build(tuple(X.shape[2:]), init).to(device=X.device, dtype=X.dtype)
 
-    def fit(self, X: object, y: object = None) -> V3:
+    def fit(self, X: ArrayLike, y: object = None) -> V3:
         """Train on sequences ``X`` (B, N, *fragment), float, B >= 2, N >= 2; returns self."""
         self._validate()
         X = check_sequences(X)
@@ -248,7 +248,7 @@ class V3(FittedIO, BaseEstimator):
         self.model_, self.history_ = model, history
         return self
 
-    def _check_fitted(self, X: object) -> torch.Tensor:
+    def _check_fitted(self, X: ArrayLike) -> torch.Tensor:
         check_is_fitted(self, "model_")
         X = check_sequences(X, min_samples=1, min_fragments=1)
         if tuple(X.shape[2:]) != self.fragment_shape_:
@@ -257,7 +257,7 @@ class V3(FittedIO, BaseEstimator):
         return X
 
     @torch.no_grad()
-    def transform(self, X: object) -> tuple[torch.Tensor, torch.Tensor]:
+    def transform(self, X: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
         """Continuous latents ``(z_c (B, N, d_content), z_s (B, N, d_style))`` of ``X``."""
         X = self._check_fitted(X)
         p = next(self.model_.parameters())
@@ -265,13 +265,13 @@ class V3(FittedIO, BaseEstimator):
         return zc.to(X.device), zs.to(X.device)
 
     @torch.no_grad()
-    def predict(self, X: object) -> torch.Tensor:
+    def predict(self, X: ArrayLike) -> torch.Tensor:
         """Content symbol of each fragment: (B, N) int64 in [0, n_codes)."""
         zc, _ = self.transform(X)
         return self.model_.vq.quantize(zc)
 
     @torch.no_grad()
-    def reconstruct(self, X: object, style_from: object | None = None) -> torch.Tensor:
+    def reconstruct(self, X: ArrayLike, style_from: ArrayLike | None = None) -> torch.Tensor:
         """Decode X's quantised content with its own style, or with ``style_from``'s
         (same shape as X): the style swap."""
         zc, zs = self.transform(X)

@@ -4,13 +4,14 @@ the linear probe of the paper's evaluation (balanced accuracy of ``LogisticRegre
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import torch
 from torch import nn
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_choice,
     check_int,
@@ -25,7 +26,7 @@ from iclr25.comm.model import CoMM
 __all__ = ["OBJECTIVES", "Objective", "features", "linear_probe", "objective_loss", "pretrain"]
 
 Objective = Literal["comm", "cross", "cross_self", "simclr"]
-OBJECTIVES: tuple[str, ...] = ("comm", "cross", "cross_self", "simclr")
+OBJECTIVES: tuple[str, ...] = get_args(Objective)
 """``comm``: CoMM (n unimodal terms + fused SimCLR). ``cross``: CLIP-style cross-modal
 InfoNCE between the unimodal embeddings (the paper's "Cross"). ``cross_self``: Cross plus a
 SimCLR term per modality (SLIP-style "Cross+Self"). ``simclr``: SimCLR on the fused
@@ -161,7 +162,7 @@ def features(model: CoMM, xs: Sequence[object], objective: Objective = "comm", *
     return torch.cat(out)
 
 
-def linear_probe(F_tr: object, y_tr: object, F_te: object, y_te: object, *,
+def linear_probe(F_tr: ArrayLike, y_tr: ArrayLike, F_te: ArrayLike, y_te: ArrayLike, *,
                  max_iter: int = 200, cv: int = 3) -> float:
     """Balanced accuracy of a linear probe on frozen features (the paper's evaluation).
 

@@ -25,6 +25,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from iclr25._checks import (
+    ArrayLike,
     as_tensor,
     check_choice,
     check_int,
@@ -50,7 +51,7 @@ RANDOM_HEAD = (
 )
 
 
-def class_balanced_weights(counts: object, beta: float = 0.9999) -> torch.Tensor:
+def class_balanced_weights(counts: ArrayLike, beta: float = 0.9999) -> torch.Tensor:
     """Effective-number weights ``w_k ∝ (1 - beta) / (1 - beta^{n_k})``, summing to K.
 
     Cui et al., "Class-Balanced Loss Based on Effective Number of Samples", CVPR 2019, Eq. 8.
@@ -165,7 +166,7 @@ def _start_head(init: object, features: torch.Tensor, y: torch.Tensor,
     return head
 
 
-def _check_data(features: object, y: object,
+def _check_data(features: ArrayLike, y: ArrayLike,
                 n_classes: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     features = as_tensor(features, "features", ndim=2)
     if not features.is_floating_point():  # integer features: read as float32
@@ -349,7 +350,7 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     def _new_module(self, name: str) -> nn.Linear:
         return nn.Linear(self.n_features_in_, self.n_classes_)
 
-    def fit(self, X: object, y: object) -> RetrainedClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> RetrainedClassifier:
         """Train the head on features X (n, d) and labels y (n,); returns self."""
         X = as_tensor(X, "X", ndim=2)  # named as the caller knows it, before any work
         if not X.is_floating_point():  # integer features are read as float32, bools refused
@@ -366,7 +367,7 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         return self
 
     @torch.no_grad()
-    def _logits(self, X: object) -> torch.Tensor:
+    def _logits(self, X: ArrayLike) -> torch.Tensor:
         check_is_fitted(self, "head_")
         w = self.head_.weight
         X = as_tensor(X, "X", ndim=2, dtype=w.dtype, device=w.device)
@@ -376,18 +377,18 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         return self.head_(X)
 
     @staticmethod
-    def _like(out: torch.Tensor, X: object) -> torch.Tensor | np.ndarray:
+    def _like(out: torch.Tensor, X: ArrayLike) -> torch.Tensor | np.ndarray:
         return out if isinstance(X, torch.Tensor) else out.cpu().numpy()
 
-    def decision_function(self, X: object) -> torch.Tensor | np.ndarray:
+    def decision_function(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
         """(n, K) logits; for K = 2, scikit-learn's (n,) ``z_1 - z_0``."""
         z = self._logits(X)
         return self._like(z[:, 1] - z[:, 0] if z.shape[1] == 2 else z, X)
 
-    def predict_proba(self, X: object) -> torch.Tensor | np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
         """(n, K) softmax probabilities."""
         return self._like(self._logits(X).softmax(1), X)
 
-    def predict(self, X: object) -> torch.Tensor | np.ndarray:
+    def predict(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
         """(n,) predicted labels (int64)."""
         return self._like(self._logits(X).argmax(1), X)
