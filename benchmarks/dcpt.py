@@ -183,8 +183,9 @@ def vs_classical(train: list, s: object, quick: bool) -> None:
     lq_np = lq.permute(0, 2, 3, 1).double().numpy()
     cls_out = np.stack([classical(lq_np[i], KINDS[int(y[i])]) for i in range(len(y))])
     cls_t = torch.from_numpy(cls_out).permute(0, 3, 1, 2).float()
-    outs = {"input": lq, "classical (oracle)": cls_t, "scratch U-Net": restore(scratch, lq),
-            "DCPT U-Net": restore(dcpt_net, lq)}
+    outs = {"input": lq, "classical (oracle)": cls_t,
+            "scratch U-Net": restore(scratch, lq, check=False),
+            "DCPT U-Net": restore(dcpt_net, lq, check=False)}
     print(f"{'method':20s}" + "".join(f"{k:>16s}" for k in KINDS) + f"{'mean':>14s}")
     means = {}
     for name, out in outs.items():
@@ -201,7 +202,7 @@ def vs_classical(train: list, s: object, quick: bool) -> None:
     big = [load_image(n, max_side=512) for n in TEST_IMAGES]
     big_lq, _, big_y = AllInOnePairs(big, KINDS, 256, 5, seed=1, params=PARAMS).take(5)
     big_np = big_lq.permute(0, 2, 3, 1).double().numpy()
-    t_net, t_cls = compare(lambda: restore(dcpt_net, big_lq),
+    t_net, t_cls = compare(lambda: restore(dcpt_net, big_lq, check=False),
                            lambda: [classical(big_np[i], KINDS[int(big_y[i])]) for i in range(5)],
                            3)
     agreement = (f"mean PSNR on {s.size}px crops: DCPT {means['DCPT U-Net']:.2f} dB, classical "

@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     times = {}
     for name, net in (("Zero-DCE", zdce), ("ours", ours)):
         t0 = time.perf_counter()
-        outs[name] = [enhance(net, y) for y in dark]
+        outs[name] = [enhance(net, y, check=False) for y in dark]
         times[name] = (time.perf_counter() - t0) / len(dark)
     print(f"\n{steps} training steps per network; test images at {side} px "
           f"(all 3 classical pipelines together: {t_cls:.3f} s/img)")

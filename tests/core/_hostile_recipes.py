@@ -679,6 +679,8 @@ def _dcpt():
         # (3, H, W) or (B, 3, H, W) images of any size (documented)
         "dcpt.restore": R(lambda images: dcpt.restore(unet, images),
                           {"images": {"rows", "ndim-", "cols"}}, images=x),
+        "dcpt.classical": R(lambda images: dcpt.classical(images, "noise"),
+                            {"images": {"rows", "ndim-", "cols"}}, images=x),
         "dcpt.UNet": R(unet, {"x": {"rows", "cols", "ndim-", *MODULE}}, bound={"x"}, x=x),
         "dcpt.NAFNet": R(dcpt.NAFNet(width=4, enc_blocks=(1,), dec_blocks=(1,)),
                          {"x": {"rows", "cols", "ndim-", *MODULE}}, bound={"x"}, x=x),

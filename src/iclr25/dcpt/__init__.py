@@ -12,6 +12,7 @@ require("PIL", "image")
 
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
+from iclr25.dcpt.baselines import CLASSICAL, classical  # noqa: E402
 from iclr25.dcpt.loss import FocalLoss, dcpt_loss, focal_loss  # noqa: E402
 from iclr25.dcpt.nafnet import NAFNet  # noqa: E402
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet  # noqa: E402
@@ -21,6 +22,7 @@ from iclr25.dcpt.training import (  # noqa: E402
     Checkpoint,
     FinetuneResult,
     PretrainResult,
+    RestorationWarning,
     classify,
     feature_probe,
     finetune,
@@ -40,6 +42,7 @@ PAPER = Paper(
 )
 
 __all__ = [
+    "CLASSICAL",
     "PAPER",
     "Checkpoint",
     "DegradationClassifier",
@@ -48,8 +51,10 @@ __all__ = [
     "FocalLoss",
     "NAFNet",
     "PretrainResult",
+    "RestorationWarning",
     "Restormer",
     "UNet",
+    "classical",
     "classify",
     "dcpt_loss",
     "feature_probe",

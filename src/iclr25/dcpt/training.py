@@ -21,16 +21,31 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import check_callback, check_int, check_labels, check_range, resolve_seed
+from iclr25._checks import (
+    check_callback,
+    check_choice,
+    check_int,
+    check_labels,
+    check_range,
+    resolve_seed,
+)
+from iclr25._guard import Fallback, check_fallback, guarded
+from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25._progress import progress_bar
-from iclr25.datasets.images import check_images
+from iclr25.datasets.images import KINDS, check_images
+from iclr25.dcpt.baselines import CLASSICAL, _classical, psfs
 from iclr25.dcpt.loss import _check_layers, _dcpt_step
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet
 
-__all__ = ["Checkpoint", "FinetuneResult", "PretrainResult", "feature_probe", "finetune",
-           "load", "pretrain", "restore", "save"]
+__all__ = ["Checkpoint", "FinetuneResult", "PretrainResult", "RestorationWarning", "feature_probe",
+           "finetune", "load", "pretrain", "restore", "save"]
 
 Batch = tuple[torch.Tensor, ...]
+
+
+class RestorationWarning(_RestorationWarning):
+    """:func:`restore`'s output scored below the classical result or the input (both numbers
+    in the message)."""
 
 
 @dataclass
@@ -293,6 +308,12 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
     ``t`` (a warm-up, so short runs are not dominated by the initial weights; the paper's
     runs are long enough for the plain 0.999). ``model`` is not modified.
 
+    Where the degradation is known, fine-tune for it alone (the recommended path; all-in-one
+    over several kinds stays available): feed pairs of that one kind, e.g.
+    ``AllInOnePairs(clean, ("noise",), size, batch_size)``, save with
+    ``save(..., degradation="noise")`` and restore with ``restore(..., degradation="noise")``
+    (the CLI: ``iclr25 dcpt finetune --degradation noise``).
+
     Args:
         model: any image-to-image ``nn.Module``.
         data: iterable of ``(lq, gt)`` or ``(lq, gt, y)`` batches (``y`` is ignored).
@@ -409,38 +430,106 @@ def feature_probe(model: nn.Module, lq: object, y: object, *, layers: Sequence[s
 
 
 @torch.no_grad()
-def restore(model: nn.Module, images: object, *, tile: int | None = None,
-            overlap: int = 16, batch_size: int = 16) -> torch.Tensor:
-    """Run a restorer on images in [0, 1] without gradients; output clipped to [0, 1].
+def restore(model: nn.Module, images: object, *, degradation: str | None = None,
+            reference: object = None, fallback: Fallback = "none", check: bool = True,
+            tile: int | None = None, overlap: int = 16, batch_size: int = 16) -> torch.Tensor:
+    """Run a restorer on images in [0, 1], checking that it did not make them worse.
+
+    Each output is scored beside the input and the classical restorer for ``degradation``
+    (:func:`~iclr25.dcpt.baselines.classical`: NL-means for noise, Richardson-Lucy for blur
+    and defocus, unsharp masking for motion blur, a gamma curve for low light). Where ours
+    scores below either, a :class:`~iclr25.dcpt.RestorationWarning` gives the numbers;
+    ``fallback`` says what is returned then. The measure (``iclr25._guard``):
+
+    * ``reference`` given: PSNR against it;
+    * ``degradation="noise"``: the recorrupted-to-recorrupted estimate of the PSNR against
+      the unseen clean image (unbiased for Gaussian noise of any σ; σ estimated from the
+      image), so the check reads the same figure a reference would (at 1.12σ, so about
+      1 dB below it for every arm alike);
+    * ``degradation="blur"`` or ``"defocus"``: the discrepancy principle: the PSNR of the
+      output re-blurred by the classical restorer's kernel against the input (a faithful
+      restoration explains the blurred photo; one that changes content or tone does not);
+      biased towards Richardson-Lucy, which fits this very term: on blur narrower than
+      the kernel it can prefer Richardson-Lucy to a network that beats it;
+    * otherwise: NIQE (lower is better), the no-reference score restoration papers report
+      where no reference exists; it sees noise, blur, ringing and blocking, not colour.
+
+    Knowing the degradation matters twice: it picks the classical restorer, and a model
+    fine-tuned for that one degradation (``iclr25 dcpt finetune --degradation KIND``, the
+    recommended path) restores it better than the all-in-one model (noise σ = 25/255 on three
+    held-out photos, the CLI's defaults: 27.9 dB against 19.8 dB, the input 20.5).
 
     Args:
         model: the restorer (its device is used; input and output stay on the input's).
         images: (3, H, W) or (B, 3, H, W).
+        degradation: one of :data:`~iclr25.datasets.images.KINDS` if known (None: the check
+            compares with the input only).
+        reference: clean image(s) of ``images``' shape: the check uses PSNR.
+        fallback: where ours scores below the alternative: "none" (default) warns and
+            returns ours; "classical" returns the classical result (needs a
+            ``degradation`` that has one); "input" returns the input unchanged.
+        check: False skips the comparison (the plain network output, as in the
+            reproduction); ``fallback`` must then be "none".
         tile: if given, process overlapping ``tile``×``tile`` windows (stride
             ``tile − overlap``) and average them, so large images fit in memory.
         overlap: pixels shared by neighbouring tiles.
         batch_size: images (or tiles) per forward pass.
 
     Returns:
-        Restored tensor of the input's shape, dtype and device.
+        Restored tensor of the input's shape, dtype and device, clipped to [0, 1].
+
+    Raises:
+        ValueError/TypeError: bad images, reference, degradation, fallback (a ``fallback``
+            that cannot apply, e.g. "classical" without a degradation that has a classical
+            restorer), tile or batch size; all before any work.
+
+    Warns:
+        RestorationWarning: ours scores below the classical result or the input.
     """
     x = check_images(images, "images")
     batch_size = check_int(batch_size, "batch_size", 1)
+    if tile is not None:
+        tile = check_int(tile, "tile", 8)
+        overlap = check_int(overlap, "overlap", 0, tile - 1)
+    if degradation is not None:
+        check_choice(degradation, "degradation", KINDS)
+    ref = None
+    if reference is not None:
+        ref = check_images(reference, "reference")
+        if ref.shape != x.shape:
+            raise ValueError(f"reference must have the images' shape {tuple(x.shape)}, got "
+                             f"{tuple(ref.shape)}")
+    fallback = check_fallback(
+        fallback, check, degradation in CLASSICAL,
+        f"no classical restorer for degradation={degradation!r}; those with one: "
+        f"{', '.join(CLASSICAL)}")
     single = x.ndim == 3
     xb = x[None] if single else x
     dev = _device_of(model)
+
+    def run(b: torch.Tensor) -> torch.Tensor:
+        if tile is None:
+            out = torch.cat([model(c.to(dev, torch.float32)) for c in b.split(batch_size)])
+        else:
+            out = _tiled(model, b, tile, overlap, batch_size, dev)
+        return out.clamp(0, 1).to(x.device, x.dtype)
+
     was = model.training
     model.eval()
     try:
-        if tile is None:
-            out = torch.cat([model(c.to(dev, torch.float32)) for c in xb.split(batch_size)])
-        else:
-            tile = check_int(tile, "tile", 8)
-            overlap = check_int(overlap, "overlap", 0, tile - 1)
-            out = _tiled(model, xb, tile, overlap, batch_size, dev)
+        out = run(xb)
+        if check:
+            ks = psfs(degradation) if degradation is not None else []
+            measure = ("psnr" if ref is not None else "r2r" if degradation == "noise"
+                       else "reblur" if ks else "niqe")
+            cls = ({CLASSICAL[degradation]: lambda b: _classical(b, degradation)}
+                   if degradation in CLASSICAL else {})
+            out = guarded(xb, out, run, cls, measure=measure, fallback=fallback,
+                          reference=None if ref is None else (ref[None] if single else ref),
+                          what="dcpt.restore", psfs=ks,
+                          category=RestorationWarning)
     finally:
         model.train(was)
-    out = out.clamp(0, 1).to(x.device, x.dtype)
     return out[0] if single else out
 
 
@@ -476,6 +565,7 @@ class Checkpoint:
     classifier: DegradationClassifier | None = None
     kinds: tuple[str, ...] | None = None
     layers: tuple[str, ...] | None = None
+    degradation: str | None = None   # the one degradation it was fine-tuned for, if any
 
 
 def _backbones() -> dict[str, type[nn.Module]]:
@@ -488,17 +578,20 @@ def _backbones() -> dict[str, type[nn.Module]]:
 
 
 def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifier | None = None,
-         kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None) -> Path:
+         kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None,
+         degradation: str | None = None) -> Path:
     """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
 
     A :class:`UNet`'s width/depth (a ``NAFNet``'s or ``Restormer``'s sizes) are stored
     so :func:`load` can rebuild it; any other model is reloaded into an instance passed to
     :func:`load`. The order is gsd's and lsdt's: ``save(obj, path)``; the old
-    ``save(path, model)`` still works, with a DeprecationWarning.
+    ``save(path, model)`` still works, with a DeprecationWarning. ``degradation`` records the
+    one degradation the model was fine-tuned for (``iclr25 dcpt restore`` then checks
+    against its classical restorer by default).
 
     Raises:
         ValueError: ``path`` not ending in .safetensors or its directory missing;
-            ``kinds`` length not matching the classifier.
+            ``kinds`` length not matching the classifier; unknown ``degradation``.
     """
     from safetensors.torch import save_file
 
@@ -531,6 +624,8 @@ def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifie
         meta["kinds"] = list(kinds)
     if layers is not None:
         meta["layers"] = list(layers)
+    if degradation is not None:
+        meta["degradation"] = check_choice(degradation, "degradation", KINDS)
     save_file(tensors, str(p), metadata={"iclr25.dcpt": json.dumps(meta)})
     return p
 
@@ -586,7 +681,8 @@ def load(path: str | Path, model: nn.Module | None = None, *,
         clf = clf.to(device or "cpu").eval()
     kinds = tuple(meta["kinds"]) if "kinds" in meta else None
     layers = tuple(meta["layers"]) if "layers" in meta else getattr(net, "tap_layers", None)
-    return Checkpoint(net.to(device or "cpu").eval(), clf, kinds, layers)
+    return Checkpoint(net.to(device or "cpu").eval(), clf, kinds, layers,
+                      meta.get("degradation"))
 
 
 @torch.no_grad()

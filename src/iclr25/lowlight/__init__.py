@@ -36,6 +36,7 @@ from iclr25.lowlight.networks import (  # noqa: E402
 )
 from iclr25.lowlight.official import load_official  # noqa: E402
 from iclr25.lowlight.training import (  # noqa: E402
+    RestorationWarning,
     ZeroReferenceEnhancer,
     enhance,
     noise_to_signal,
@@ -56,7 +57,8 @@ PAPER = Paper(
 __all__ = [
     "PAPER", "ColorConstancyLoss", "CurveNet", "EnhanceOutput", "ExposureLoss",
     "FrequencyPrior", "IlluminationNet", "IlluminationTVLoss", "NoiseNet", "ReflectanceNet",
-    "RetinexEnhancer", "SpatialConsistencyLoss", "ZeroDCE", "ZeroReferenceEnhancer",
+    "RestorationWarning", "RetinexEnhancer", "SpatialConsistencyLoss", "ZeroDCE",
+    "ZeroReferenceEnhancer",
     "color_constancy_loss", "dct_2d", "enhance", "exposure_loss", "frequency_bands",
     "idct_2d", "illumination_tv_loss", "load_official", "neighbor_subimages",
     "noise_to_signal", "psnr",

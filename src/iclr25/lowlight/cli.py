@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
@@ -61,14 +62,32 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
 def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fit"),
                 inp: Path = typer.Argument(..., help="image file or folder"),
                 out: Path = typer.Argument(..., help="output file or folder"),
+                fallback: str = typer.Option("none", "--fallback", help="Where ours scores "
+                                             "below the alternative: none (warn, keep ours; "
+                                             "the default), classical (write the best of "
+                                             "gamma / CLAHE / gamma + NL-means), input (write "
+                                             "the input)."),
+                reference: Path = typer.Option(None, "--reference", help="Well-lit image (or "
+                                               "folder, same file names): the check uses "
+                                               "PSNR against it."),
+                check: bool = typer.Option(True, "--check/--no-check", help="Compare each "
+                                           "output with the input and the classical "
+                                           "pipelines (PSNR with --reference, else NIQE) and "
+                                           "warn where ours is worse."),
                 tile: int = typer.Option(None, "--tile", help="tile side (bounds memory)")
                 ) -> None:
-    """Enhance an image file or every image in a folder."""
+    """Enhance an image file or every image in a folder, checking each against the input and
+    the classical pipelines (a warning names both numbers where ours is worse)."""
+    from iclr25._guard import FALLBACKS
     from iclr25.datasets.images import IMAGE_SUFFIXES, load_folder, save_image
     from iclr25.lowlight.training import ZeroReferenceEnhancer
 
     if tile is not None and tile < 8:
         _fail(f"--tile must be >= 8, got {tile}")
+    if fallback not in FALLBACKS:
+        _fail(f"--fallback must be one of {', '.join(FALLBACKS)}; got {fallback!r}")
+    if fallback != "none" and not check:
+        _fail(f"--fallback {fallback} needs the check (drop --no-check)")
     try:
         est = ZeroReferenceEnhancer.load(model)
     except ValueError as exc:
@@ -77,6 +96,17 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
         images = load_folder(inp)
     except ValueError as exc:
         _fail(f"IN: {exc}")
+    refs = None
+    if reference is not None:
+        try:
+            refs = load_folder(reference)
+        except ValueError as exc:
+            _fail(f"--reference: {exc}")
+        if reference.is_file():
+            refs = {next(iter(images)): next(iter(refs.values()))}
+        missing = [n for n in images if n not in refs or refs[n].shape != images[n].shape]
+        if missing:
+            _fail(f"--reference has no image of the same size for {missing[0]}")
     if inp.is_file():
         if out.suffix.lower() not in IMAGE_SUFFIXES or not out.parent.is_dir():
             _fail(f"OUT must be an image path in an existing folder, got {out}")
@@ -86,7 +116,13 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
             _fail(f"OUT {out} must be an existing folder when IN is a folder")
         targets = {n: out / n for n in images}
     for name, x in images.items():
-        save_image(est.transform(x, tile=tile), targets[name])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = est.transform(x, tile=tile, fallback=fallback, check=check,
+                              reference=None if refs is None else refs[name])
+        for w in caught:
+            typer.echo(f"warning: {name}: {w.message}", err=True)
+        save_image(y, targets[name])
     typer.echo(f"enhanced {len(images)} image(s) -> {out}")
 
 

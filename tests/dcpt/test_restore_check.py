@@ -1,0 +1,160 @@
+"""Issue 55: ``restore`` checks its output against the input and the classical restorer."""
+
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+pytest.importorskip("skimage")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from iclr25._train import seeded_init  # noqa: E402
+from iclr25.datasets.images import degrade, load_folder, load_image, save_image  # noqa: E402
+from iclr25.dcpt import RestorationWarning, UNet, classical, load, restore, save  # noqa: E402
+from iclr25.dcpt.cli import app  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def clean():
+    return load_image("chelsea", max_side=64)
+
+
+@pytest.fixture(scope="module")
+def bad_net():
+    """A tiny U-Net whose last conv scrambles the image: worse than anything classical."""
+    with seeded_init(0):
+        net = UNet(width=4)
+    with torch.no_grad():
+        net.ending.weight.normal_(0, 0.3, generator=torch.Generator().manual_seed(0))
+    return net
+
+
+class Untouchable(nn.Module):
+    """A model that must not run: argument errors have to come first."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        raise AssertionError("the model ran before the arguments were checked")
+
+
+def test_clean_image_warns_and_classical_fallback_returns_the_classical_output(bad_net, clean):
+    x = clean.clone()
+    with pytest.warns(RestorationWarning, match=r"ours .* dB, classical NL-means .* dB"):
+        out = restore(bad_net, x, degradation="noise", fallback="classical")
+    assert torch.equal(out, classical(clean, "noise"))
+    assert torch.equal(x, clean)                      # the input is not modified
+
+
+def test_default_warns_and_returns_ours(bad_net, clean):
+    plain = restore(bad_net, clean, check=False)
+    with pytest.warns(RestorationWarning, match="returned ours"):
+        out = restore(bad_net, clean, degradation="blur")
+    assert torch.equal(out, plain)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                # check=False: no comparison, no warning
+        restore(bad_net, clean, check=False)
+
+
+class Fixed(nn.Module):
+    """A "restorer" that returns a fixed image whatever it is given."""
+
+    def __init__(self, image):
+        super().__init__()
+        self.register_buffer("image", image)
+
+    def forward(self, x):
+        return self.image.expand_as(x)
+
+
+def test_reblur_measure_accepts_the_true_image_and_refuses_a_wrong_one(clean):
+    from iclr25._guard import reblur
+    from iclr25.dcpt.baselines import psfs
+
+    blurred = reblur(clean[None], psfs("blur")[0])[0].float().clamp(0, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")     # the clean image explains the blurred one exactly
+        out = restore(Fixed(clean), blurred, degradation="blur", fallback="classical")
+    assert torch.equal(out, clean)
+    with pytest.warns(RestorationWarning, match="re-blurred"):   # a mirrored picture does not
+        out = restore(Fixed(clean.flip(-1)), blurred, degradation="blur", fallback="classical")
+    assert torch.equal(out, classical(blurred, "blur"))
+
+
+def test_input_fallback_and_niqe_without_degradation(bad_net, clean):
+    batch = torch.stack([clean, clean.flip(-1)])
+    with pytest.warns(RestorationWarning, match="NIQE") as rec:
+        out = restore(bad_net, batch, fallback="input")
+    assert len(rec) == 2 and "image 1" in str(rec[1].message)
+    assert torch.equal(out, batch)
+
+
+def test_reference_uses_psnr(bad_net, clean):
+    noisy = degrade(clean, "noise", seed=0)
+    with pytest.warns(RestorationWarning, match="PSNR against the reference"):
+        out = restore(bad_net, noisy, reference=clean, degradation="noise", fallback="classical")
+    assert torch.equal(out, classical(noisy, "noise"))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(fallback="classic"), "fallback"),
+    (dict(fallback="classical"), "fallback"),                        # no degradation
+    (dict(fallback="classical", degradation="haze"), "fallback"),    # none for haze
+    (dict(fallback="input", check=False), "fallback"),
+    (dict(check="yes"), "check"),
+    (dict(degradation="fog"), "degradation"),
+    (dict(reference=torch.rand(3, 8, 8)), "reference"),
+])
+def test_bad_arguments_before_any_work(clean, kw, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        restore(Untouchable(), clean, **kw)
+
+
+def test_cli_fallback_classical_writes_the_classical_output(tmp_path, bad_net, clean):
+    model = save(bad_net, tmp_path / "m.safetensors", degradation="noise")
+    assert load(model).degradation == "noise"
+    src = tmp_path / "clean.png"
+    save_image(clean, src)
+    x = load_folder(src)["clean.png"]
+    r = CliRunner().invoke(app, ["restore", str(model), str(src), str(tmp_path / "o.png"),
+                                 "--fallback", "classical"])
+    assert r.exit_code == 0, r.output
+    assert "warning: clean.png:" in r.output and "NL-means" in r.output
+    got = load_folder(tmp_path / "o.png")["o.png"]
+    assert (got - classical(x, "noise")).abs().max() <= 0.5 / 255 + 1e-6   # 8-bit file
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--fallback", "classic"], "--fallback"),
+    (["--degradation", "fog"], "--degradation"),
+    (["--fallback", "input", "--no-check"], "--fallback"),
+    (["--degradation", "haze", "--fallback", "classical"], "--fallback"),
+])
+def test_cli_bad_options_exit_2_with_one_line(tmp_path, bad_net, clean, args, needle):
+    model = save(bad_net, tmp_path / "m.safetensors")
+    save_image(clean, tmp_path / "c.png")
+    r = CliRunner().invoke(app, ["restore", str(model), str(tmp_path / "c.png"),
+                                 str(tmp_path / "o.png"), *args])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and needle in lines[0], r.output
+    assert not (tmp_path / "o.png").exists()
+
+
+def test_cli_finetune_for_one_degradation(tmp_path, bad_net, clean):
+    model = save(bad_net, tmp_path / "m.safetensors")
+    train = tmp_path / "train"
+    train.mkdir()
+    save_image(clean, train / "c.png")
+    out = tmp_path / "f.safetensors"
+    r = CliRunner().invoke(app, ["finetune", str(model), str(train), "--degradation", "noise",
+                                 "--steps", "1", "--size", "16", "--batch", "2", "--out",
+                                 str(out)])
+    assert r.exit_code == 0, r.output
+    assert "for noise" in r.output and load(out).degradation == "noise"
+    r = CliRunner().invoke(app, ["finetune", str(model), str(train), "--degradation", "noise",
+                                 "--kinds", "noise,blur", "--out", str(out)])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1

@@ -1,0 +1,103 @@
+"""Issue 55: ``enhance`` checks its output against the input and the classical pipelines."""
+
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+pytest.importorskip("skimage")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from iclr25._train import seeded_init  # noqa: E402
+from iclr25.datasets.images import load_folder, load_image, psnr, save_image  # noqa: E402
+from iclr25.lowlight import (  # noqa: E402
+    RestorationWarning,
+    RetinexEnhancer,
+    ZeroReferenceEnhancer,
+    enhance,
+)
+from iclr25.lowlight.baselines import gamma_to_mean  # noqa: E402
+from iclr25.lowlight.cli import app  # noqa: E402
+from iclr25.lowlight.training import CLASSICAL  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def clean():
+    return load_image("chelsea", max_side=64)
+
+
+@pytest.fixture(scope="module")
+def net():
+    with seeded_init(0):
+        return RetinexEnhancer(width=4, l_width=3, lc_width=2)
+
+
+class Untouchable(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        raise AssertionError("the model ran before the arguments were checked")
+
+
+def test_clean_image_warns_and_classical_fallback_returns_the_classical_output(net, clean):
+    x = clean.clone()
+    with pytest.warns(RestorationWarning, match=r"NIQE.*ours .*classical gamma"):
+        out = enhance(net, x, fallback="classical")
+    # a well-lit photo: the gamma curve barely moves it and scores best of the three
+    assert torch.equal(out, gamma_to_mean(clean))
+    assert torch.equal(x, clean)
+    with pytest.warns(RestorationWarning, match="returned ours"):
+        assert torch.equal(enhance(net, clean), enhance(net, clean, check=False))
+
+
+def test_reference_picks_the_classical_pipeline_by_psnr(net, clean):
+    dark = (0.1 * clean ** 2).clamp(0, 1)
+    with pytest.warns(RestorationWarning, match="PSNR against the reference"):
+        out = enhance(net, dark, reference=clean, fallback="classical")
+    scores = {k: psnr(f(dark), clean) for k, f in CLASSICAL.items()}
+    assert torch.equal(out, CLASSICAL[max(scores, key=scores.get)](dark))
+
+
+def test_input_fallback_and_estimator(net, clean):
+    with pytest.warns(RestorationWarning):
+        assert torch.equal(enhance(net, clean, fallback="input"), clean)
+    est = ZeroReferenceEnhancer(width=4, steps=1, crop=16, batch_size=1).fit(clean)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.transform(clean, check=False)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(fallback="gamma"), "fallback"),
+    (dict(fallback="classical", check=False), "fallback"),
+    (dict(check=1), "check"),
+    (dict(reference=torch.rand(3, 8, 8)), "reference"),
+])
+def test_bad_arguments_before_any_work(clean, kw, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        enhance(Untouchable(), clean, **kw)
+
+
+def test_cli_fallback(tmp_path, net, clean):
+    est = ZeroReferenceEnhancer(width=4, steps=1, crop=16, batch_size=1).fit(clean)
+    model = tmp_path / "m.pt"
+    est.save(model)
+    src = tmp_path / "c.png"
+    save_image(clean, src)
+    x = load_folder(src)["c.png"]
+    r = CliRunner().invoke(app, ["enhance", str(model), str(src), str(tmp_path / "o.png"),
+                                 "--fallback", "input"])
+    assert r.exit_code == 0, r.output
+    assert "warning: c.png:" in r.output
+    assert (load_folder(tmp_path / "o.png")["o.png"] - x).abs().max() <= 0.5 / 255 + 1e-6
+    for args, needle in ((["--fallback", "gamma"], "--fallback"),
+                         (["--fallback", "input", "--no-check"], "--fallback"),
+                         (["--reference", str(tmp_path / "nope.png")], "--reference")):
+        r = CliRunner().invoke(app, ["enhance", str(model), str(src), str(tmp_path / "p.png"),
+                                     *args])
+        lines = r.output.strip().splitlines()
+        assert r.exit_code == 2 and len(lines) == 1 and needle in lines[0], r.output
