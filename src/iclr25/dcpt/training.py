@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import (
+    ArrayLike,
     check_callback,
     check_choice,
     check_int,
@@ -390,7 +391,7 @@ def tapped_features(model: nn.Module, x: torch.Tensor, layers: Sequence[str],
     return torch.cat(out)
 
 
-def feature_probe(model: nn.Module, lq: object, y: object, *, layers: Sequence[str],
+def feature_probe(model: nn.Module, lq: ArrayLike, y: ArrayLike, *, layers: Sequence[str],
                   n_neighbors: int = 5, test_size: float = 0.33, repeats: int = 5,
                   seed: int = 0) -> float:
     """How well the degradation can be read off a network's features (the paper's Fig. 1).
