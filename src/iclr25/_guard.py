@@ -87,6 +87,19 @@ def check_fallback(fallback: object, check: object, has_classical: bool = True,
     return str(fallback)
 
 
+def check_reference(reference: object, like: torch.Tensor) -> torch.Tensor | None:
+    """The checked ``reference`` images (or None): a batch of ``like``'s shape (B, C, H, W)."""
+    if reference is None:
+        return None
+    from iclr25.datasets.images import check_images  # images imports nothing of ours back
+
+    ref = check_images(reference, "reference")
+    if ref.shape != like.shape:
+        raise ValueError(f"reference must have the images' shape {tuple(like.shape)}, got "
+                         f"{tuple(ref.shape)}")
+    return ref
+
+
 # --- noise level ------------------------------------------------------------------------------
 
 def noise_sigma(x: torch.Tensor) -> torch.Tensor:

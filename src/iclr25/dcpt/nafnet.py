@@ -15,21 +15,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import check_image_batch, check_int
+from iclr25.dcpt.networks import _LayerNorm2d  # eps 1e-6, NAFNet's LayerNorm2d
 
 __all__ = ["NAFBlock", "NAFNet"]
-
-
-class _LayerNorm2d(nn.Module):
-    """LayerNorm over channels at each pixel, eps 1e-6 (NAFNet's ``LayerNorm2d``)."""
-
-    def __init__(self, c: int) -> None:
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(c))
-        self.bias = nn.Parameter(torch.zeros(c))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = F.layer_norm(x.permute(0, 2, 3, 1), x.shape[1:2], self.weight, self.bias, 1e-6)
-        return x.permute(0, 3, 1, 2)
 
 
 class NAFBlock(nn.Module):

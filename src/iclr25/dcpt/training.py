@@ -30,7 +30,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
-from iclr25._guard import Fallback, check_fallback, guarded
+from iclr25._guard import Fallback, check_fallback, check_reference, guarded
 from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25._progress import progress_bar
 from iclr25.datasets.images import KINDS, check_images
@@ -494,12 +494,7 @@ def restore(model: nn.Module, images: object, *, degradation: str | None = None,
         overlap = check_int(overlap, "overlap", 0, tile - 1)
     if degradation is not None:
         check_choice(degradation, "degradation", KINDS)
-    ref = None
-    if reference is not None:
-        ref = check_images(reference, "reference")
-        if ref.shape != x.shape:
-            raise ValueError(f"reference must have the images' shape {tuple(x.shape)}, got "
-                             f"{tuple(ref.shape)}")
+    ref = check_reference(reference, x)
     fallback = check_fallback(
         fallback, check, degradation in CLASSICAL,
         f"no classical restorer for degradation={degradation!r}; those with one: "

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from iclr25._checks import check_choice, check_int, check_range, resolve_seed
-from iclr25._guard import Fallback, check_fallback, guarded, noise_sigma
+from iclr25._guard import Fallback, check_fallback, check_reference, guarded, noise_sigma
 from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25._io import FittedIO
 from iclr25._progress import progress_bar
@@ -178,12 +178,7 @@ def enhance(model: nn.Module, images: object, *, reference: object = None,
     if tile is not None:
         tile = check_int(tile, "tile", 8)
     batch_size = check_int(batch_size, "batch_size", 1)
-    ref = None
-    if reference is not None:
-        ref = check_images(reference, "reference")
-        if ref.shape != t.shape:
-            raise ValueError(f"reference must have the images' shape {tuple(t.shape)}, got "
-                             f"{tuple(ref.shape)}")
+    ref = check_reference(reference, t)
     fallback = check_fallback(fallback, check)
     single = t.ndim == 3
     x = t[None] if single else t
