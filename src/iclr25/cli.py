@@ -187,8 +187,9 @@ def _lost(errors: list[str | None]) -> None:
         raise typer.Exit(1)
 
 
+# '\\[' because rich reads an unescaped [cluster] as markup and drops it from the help
 _CLUSTER_HELP = ("Run each experiment as a task on Ray: 'ray' starts a local instance, "
-                 "'ray://HOST:PORT' joins a cluster (pip install 'iclr25[cluster]').")
+                 "'ray://HOST:PORT' joins a cluster (pip install 'iclr25\\[cluster]').")
 
 
 def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, jobs: int,
