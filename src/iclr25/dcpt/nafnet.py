@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import check_image_batch, check_int
-from iclr25.dcpt.networks import _LayerNorm2d  # eps 1e-6, NAFNet's LayerNorm2d
+from iclr25.dcpt.networks import _LayerNorm2d, _pad_to  # LayerNorm eps 1e-6, as NAFNet's
 
 __all__ = ["NAFBlock", "NAFNet"]
 
@@ -111,10 +110,7 @@ class NAFNet(nn.Module):
         if x.ndim == 3:  # one image
             return self(x[None])[0]
         H, W = x.shape[-2:]
-        m = 2 ** len(self.enc_blocks)
-        ph, pw = (-H) % m, (-W) % m
-        mode = "reflect" if max(ph, pw) < min(H, W) else "replicate"
-        inp = F.pad(x, (0, pw, 0, ph), mode=mode) if ph or pw else x
+        inp = _pad_to(x, 2 ** len(self.enc_blocks))
         h = self.intro(inp)
         skips = []
         for enc, down in zip(self.encoders, self.downs, strict=True):

@@ -77,10 +77,7 @@ class UNet(nn.Module):
         H, W = x.shape[-2:]
         if x.device.type == "cpu" and x.ndim == 4:  # oneDNN's NHWC kernels: ~15% less CPU
             x = x.contiguous(memory_format=torch.channels_last)
-        m = 2 ** (self.depth - 1)
-        ph, pw = (-H) % m, (-W) % m
-        inp = F.pad(x, (0, pw, 0, ph), mode="reflect") if (ph or pw) and min(H, W) > max(
-            ph, pw) else F.pad(x, (0, pw, 0, ph), mode="replicate") if (ph or pw) else x
+        inp = _pad_to(x, 2 ** (self.depth - 1))
         h = self.intro(inp)
         skips = []
         for enc, down in zip(self.encoders, self.downs, strict=True):
@@ -157,6 +154,17 @@ class FeatureTap:
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
+
+
+def _pad_to(x: torch.Tensor, m: int) -> torch.Tensor:
+    """(B, C, H, W) padded at the right and bottom to multiples of ``m``: reflected, or
+    replicated where the image is no larger than the pad (reflect needs pad < size)."""
+    H, W = x.shape[-2:]
+    ph, pw = (-H) % m, (-W) % m
+    if not (ph or pw):
+        return x
+    mode = "reflect" if max(ph, pw) < min(H, W) else "replicate"
+    return F.pad(x, (0, pw, 0, ph), mode=mode)
 
 
 class _LayerNorm2d(nn.Module):

@@ -18,6 +18,7 @@ from torch import nn
 from iclr25._checks import check_image_batch, check_int
 from iclr25._official import count, need
 from iclr25._official import load_official as _fit
+from iclr25.dcpt.networks import _pad_to
 
 __all__ = ["Restormer", "from_official"]
 
@@ -153,9 +154,7 @@ class Restormer(nn.Module):
         if not len(x):  # torch's pixel_unshuffle returns an empty input unchanged
             return x.clone()
         H, W = x.shape[-2:]
-        ph, pw = (-H) % 8, (-W) % 8
-        mode = "reflect" if max(ph, pw) < min(H, W) else "replicate"
-        inp = F.pad(x, (0, pw, 0, ph), mode=mode) if ph or pw else x
+        inp = _pad_to(x, 8)
         h = self.embed(inp)
         skips = []
         for enc, down in zip(self.encoders, self.downs, strict=True):
