@@ -223,10 +223,12 @@ class _Nets:
         """Seeded networks on ``device`` and their Adam optimisers."""
         policy, disc, post, dual = build_networks(cfg, obs_dim, act_dim, seed=seed,
                                                   device=device).values()
+        # foreach: the same update bit for bit, without a Python loop over the parameters
         return cls(policy, disc, post, dual,
-                   torch.optim.Adam(policy.parameters(), lr=cfg.policy_lr, eps=1e-5),
-                   torch.optim.Adam(disc.parameters(), lr=cfg.disc_lr),
-                   torch.optim.Adam(post.parameters(), lr=cfg.posterior_lr))
+                   torch.optim.Adam(policy.parameters(), lr=cfg.policy_lr, eps=1e-5,
+                                    foreach=True),
+                   torch.optim.Adam(disc.parameters(), lr=cfg.disc_lr, foreach=True),
+                   torch.optim.Adam(post.parameters(), lr=cfg.posterior_lr, foreach=True))
 
 
 @dataclass
@@ -263,9 +265,9 @@ def _rollout(env, policy: LatentPolicy, cfg: GSDConfig, gen: torch.Generator) ->
     with torch.no_grad():
         for t in range(T):
             S[t] = obs
-            mean, std = policy(obs, z), policy.log_std.exp()
-            A[t] = mean + std * randn(N, act_dim)
-            logp[t] = torch.distributions.Normal(mean, std).log_prob(A[t]).sum(-1)
+            dist = policy.distribution(obs, z)
+            A[t] = dist.loc + dist.scale * randn(N, act_dim)
+            logp[t] = dist.log_prob(A[t]).sum(-1)
             values[t] = policy.value(obs, z)
             obs, _, _, _, _ = env.step(A[t])      # env reward unused (imitation)
             S2[t] = obs
@@ -368,7 +370,7 @@ def _ppo(nets: _Nets, b: _Batch, adv: torch.Tensor, ret: torch.Tensor, cfg: GSDC
             loss = pg + cfg.vf_coef * v_loss - cfg.ent_coef * dist.entropy().sum(-1).mean()
             nets.opt_pi.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm, foreach=True)
             nets.opt_pi.step()
 
 
