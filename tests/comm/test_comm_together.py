@@ -65,3 +65,15 @@ def test_features_many_equals_each_read_encoded_alone():
         assert torch.equal(cross, torch.cat([torch.cat(model.embeddings(
             list(c), torch.eye(2, dtype=torch.bool)), 1) for c in zip(
             xs[0].split(16), xs[1].split(16), strict=True)]))
+
+
+def test_cached_position_embedding_serves_training_after_inference_mode():
+    from iclr25.comm import PatchTokenizer
+
+    tok = PatchTokenizer(8, 16, seed=0)
+    x = torch.rand(2, 8, 5, 3)  # a shape no other test asks for: the first call caches
+    with torch.inference_mode():
+        first = tok(x)
+    out = tok(x.requires_grad_())
+    out.sum().backward()
+    assert torch.equal(out.detach(), first) and x.grad is not None
