@@ -228,7 +228,7 @@ def _panel(panel: tuple[Callable, str, tuple[int, ...]], setting: Flow, ctx: Con
                           "p = 1 (the paper's definition); the official flow scripts use p = 2",
                           "metric: AUC of log10 W2² over checkpoints every 50 steps, not the "
                           "paper's W2 at fixed iterations")),
-    cost=(8.3, 139),
+    cost=(8.3, 47),
 )
 def gradient_flow(setting: Flow, ctx: Context) -> FlowEvidence:
     require("ot", "ot")  # the W2 checkpoints (ot.emd2)
