@@ -183,7 +183,7 @@ def _train_arms(s: AllInOne, ctx: Context, tb: _Testbed, seed: int
 
 
 @experiment(quick=QUICK, full=FULL,
-            cost=(2.3, 125))
+            cost=(2.3, 81))
 def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
     s = setting
     K = len(s.kinds)
