@@ -423,6 +423,50 @@ def test_workers_live_for_the_run_and_take_the_longest_first(tmp_path, monkeypat
         sys.modules.pop("joborder", None)
 
 
+_PRELOAD_MODULE = '''
+import sys
+from dataclasses import dataclass
+from iclr25.claims import Evidence, Setting, claim, experiment, scalar
+
+
+@dataclass(frozen=True)
+class P(Setting):
+    budget_fields = ()
+    n: int
+
+
+@dataclass
+class PE(Evidence):
+    value: float = scalar("")
+
+
+@experiment(quick=P(1), full=P(2))
+def preloaded(setting, ctx):
+    return PE(value=float("iclr25.kmeans.claim" in sys.modules))
+
+
+claim("jobpreload.preloaded", experiment=preloaded, sentence="S", metric="m", unit="",
+      paper_figure="-", threshold=1.0)(lambda ev: ev.value)
+'''
+
+
+def test_workers_start_with_the_claim_modules_imported(tmp_path, monkeypatch):
+    # they are forked from a server that imported every claim module once, not spawned bare
+    (tmp_path / "jobpreload.py").write_text(_PRELOAD_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+    import sys
+
+    importlib.import_module("jobpreload")
+    try:
+        reg = [claims._CLAIMS["jobpreload.preloaded"]]
+        _, (r,) = claims.run(reg, Scale.quick, 0, tmp_path, jobs=2, threads=1)
+        assert r.measured == 1.0, r.error
+    finally:
+        claims.unregister("jobpreload")
+        sys.modules.pop("jobpreload", None)
+
+
 def test_cost_must_be_two_seconds():
     with pytest.raises(ValueError, match="cost must be"):
         experiment(quick=Toy(1), full=Toy(2), cost=(1.0,))
