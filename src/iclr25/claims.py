@@ -41,6 +41,7 @@ import dataclasses
 import importlib
 import math
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import pkgutil
 import random
@@ -895,7 +896,7 @@ def _perform(order: _Order) -> tuple[ExperimentRecord, list[ClaimResult]]:
 
 
 def _serve(conn: Any) -> None:
-    """A spawned worker that lives for the run: performs the orders it is sent, one at a time."""
+    """A worker that lives for the run: performs the orders it is sent, one at a time."""
     while (order := conn.recv()) is not None:
         conn.send(_perform(order))
     conn.close()
@@ -943,11 +944,32 @@ def longest_first(tasks: Sequence[Task], scale: Scale,
     return sorted(range(len(tasks)), key=lambda i: -expected(i))
 
 
+# Workers are forked by a server process that imported torch and the claim modules once and
+# ran nothing (forking this process is unsafe once torch has threads; spawning re-imports).
+_FORKSERVER = multiprocessing.get_context("forkserver")
+
+
+def start_workers() -> None:
+    """Start, in the background, the server that forks the worker processes of ``jobs > 1``.
+
+    It imports torch and every method's claim module once, so each worker it forks starts
+    with them imported; call this before :func:`discover` and the two import side by side.
+    Idempotent; the server ends with this process.
+    """
+    import iclr25
+
+    _FORKSERVER.set_forkserver_preload(
+        ["iclr25.claims", *(f"iclr25.{m.name}.claim" for m in pkgutil.iter_modules(iclr25.__path__)
+                            if m.ispkg and not m.name.startswith("_"))])
+    multiprocessing.forkserver.ensure_running()
+
+
 class _Workers:
-    """Up to ``jobs`` spawned worker processes, each started once and fed task after task."""
+    """Up to ``jobs`` worker processes, each started once and fed task after task."""
 
     def __init__(self, jobs: int) -> None:
-        self.mp = multiprocessing.get_context("spawn")  # fork is unsafe once torch has threads
+        start_workers()
+        self.mp = _FORKSERVER
         self.jobs = jobs
         self.idle: list[tuple[Any, Any]] = []
         self.busy: dict[Any, tuple[Any, int]] = {}  # connection -> (process, task index)
@@ -1033,7 +1055,7 @@ def run_tasks(tasks: Sequence[Task], scale: Scale, device: str | torch.device = 
               ) -> list[tuple[ExperimentRecord, list[ClaimResult]]]:
     """Run each task (an experiment at a seed and budget) and judge its claims.
 
-    With ``jobs > 1`` the tasks run on that many spawned worker processes that live for the
+    With ``jobs > 1`` the tasks run on that many worker processes that live for the
     run, each with ``threads`` torch threads (default: the cores shared out), the longest
     expected first (:func:`longest_first`, from ``seconds`` of a previous run or the declared
     costs); a worker that dies marks its task's claims ``error`` and the others complete.

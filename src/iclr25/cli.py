@@ -210,6 +210,8 @@ def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, job
         fail(f"--threads must be >= 1, got {threads}")
     threads = claims.default_threads(jobs) if threads is None else threads
     device = _device(device)
+    if jobs > 1:
+        claims.start_workers()  # its imports run beside discovery's
     registry = claims.discover()
     if not registry:
         fail("no claims are registered: no method package provides a claim module")

@@ -129,7 +129,13 @@ def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
 
     cols = 3
     rows = math.ceil(len(ran) / cols)
-    fig = Figure(figsize=(4.2 * cols, 1.05 * rows + 0.3))
+    # margins fixed in inches (the fonts are fixed): tight layouts would draw the figure twice more
+    width, height, top, bottom, gap, side = 4.2 * cols, 1.05 * rows + 0.3, 0.6, 0.4, 0.55, 0.3
+    ax_h = (height - top - bottom - gap * (rows - 1)) / rows
+    ax_w = (width - 2 * side - side * (cols - 1)) / cols
+    fig = Figure(figsize=(width, height))
+    fig.subplots_adjust(left=side / width, right=1 - side / width, bottom=bottom / height,
+                        top=1 - top / height, hspace=gap / ax_h, wspace=side / ax_w)
     axes = fig.subplots(rows, cols, squeeze=False)
     for ax, r in zip(axes.flat, ran, strict=False):
         lo, hi = sorted((r.measured, r.threshold))
@@ -155,10 +161,9 @@ def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
     handles = [Line2D([], [], ls="", marker="o", color=_COLOUR[k], label=k) for k in shown]
     handles += [Line2D([], [], color="k", lw=1, label="threshold"),
                 Patch(color="tab:green", alpha=0.12, label="side where the claim holds")]
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
-               frameon=False, bbox_to_anchor=(0.5, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, bbox_inches="tight")
+    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, 1 - 0.05 / height))
+    fig.savefig(path, dpi=100)
     return path
 
 

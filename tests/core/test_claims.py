@@ -367,6 +367,7 @@ def test_map_jobs_returns_in_the_jobs_order():
 
 _ORDER_MODULE = '''
 import os
+import sys
 from dataclasses import dataclass
 import torch
 from iclr25.claims import Evidence, Setting, claim, experiment, scalar
@@ -382,13 +383,15 @@ class O(Setting):
 class OE(Evidence):
     value: float = scalar("u")
     pid: int = scalar("")
+    preloaded: float = scalar("")
 
 
 # declared costs reverse the registry order
 for i, name in enumerate("abcd"):
     def fn(setting, ctx, i=i):
         g = torch.Generator().manual_seed(ctx.seed + i)
-        return OE(value=float(torch.rand((), generator=g)), pid=os.getpid())
+        return OE(value=float(torch.rand((), generator=g)), pid=os.getpid(),
+                  preloaded=float("iclr25.kmeans.claim" in sys.modules))
     fn.__name__ = name
     exp = experiment(quick=O(1), full=O(2), cost=(float(i + 1), 10.0 * (i + 1)))(fn)
     claim(f"joborder.{name}", experiment=exp, sentence="S", metric="m", unit="u",
@@ -410,7 +413,10 @@ def test_workers_live_for_the_run_and_take_the_longest_first(tmp_path, monkeypat
                                       on_experiment=lambda e: started.append(e.id))
         assert started == [f"joborder.{n}" for n in "dcba"]  # longest declared first
         assert [r.claim_id for r in results] == [c.id for c in reg]  # reported in order
-        assert len({dict((n, v) for n, v, _ in r.scalars)["pid"] for r in records}) <= 2
+        scalars = [{n: v for n, v, _ in r.scalars} for r in records]
+        assert len({s["pid"] for s in scalars}) <= 2
+        # forked from a server that imported every claim module once, not spawned bare
+        assert all(s["preloaded"] == 1.0 for s in scalars)
         _, alone = claims.run(reg, Scale.quick, 5, tmp_path, jobs=1, threads=1)
         assert [r.measured for r in alone] == [r.measured for r in results]
         # a previous run's times win over the declared costs

@@ -298,6 +298,26 @@ def test_finetune_lowers_loss_and_ema(pairs):
         finetune(net, iter([next(iter(pairs))]), steps=2)
 
 
+@pytest.mark.parametrize("ema", [0.999, 0.0])
+def test_finetune_snapshot_is_the_shorter_run(pairs, ema):
+    # the claim keeps scratch (F steps) as scratch_total's (P + F steps) snapshot at F
+    net = small_unet()
+    long = finetune(net, iter(pairs), steps=7, lr=3e-3, ema=ema, seed=0, snapshots=(3, 7))
+    short = finetune(net, iter(pairs), steps=3, lr=3e-3, ema=ema, seed=0)
+    for got, want in ((long.snapshots[3], short.model), (long.snapshots[7], long.model)):
+        assert not got.training
+        sa, sb = got.state_dict(), want.state_dict()
+        assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert long.history["loss"][:3] == short.history["loss"]
+    assert long.snapshots[3] is not long.model
+    with pytest.raises(ValueError, match="snapshots"):
+        finetune(net, pairs, steps=2, snapshots=(3,))
+    with pytest.raises(ValueError, match="snapshots"):
+        finetune(net, pairs, steps=2, snapshots=(0,))
+    with pytest.raises(TypeError, match="snapshots"):
+        finetune(net, pairs, steps=2, snapshots=2)
+
+
 def test_feature_probe_separates_dark_from_hazy(img):
     # low light darkens, haze brightens: even random features' means tell them apart
     lq, _, y = AllInOnePairs([img], ("low_light", "haze"), 16, 30, seed=0).take(30)

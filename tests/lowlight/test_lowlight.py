@@ -219,6 +219,33 @@ def test_zero_reference_loss_backprops_and_ablation():
     assert t1.item() == t2.item()
 
 
+@pytest.mark.parametrize("pairing", [True, False])
+def test_training_equals_the_plain_loop(pairing):
+    # train_enhancer checks its images once (not every step's crops) and steps a foreach
+    # Adam: the same weights, bit for bit, as per-step random_crops and the per-parameter Adam
+    from iclr25.datasets.images import random_crops
+    from iclr25.lowlight.training import train_enhancer
+
+    ims = [torch.rand(3, 24, 20, generator=torch.Generator().manual_seed(i)) * 0.3
+           for i in range(2)]
+    a, b = _net(), _net()
+    hist = train_enhancer(a, ims, steps=3, crop=8, batch_size=2, lr=1e-3, seed=0,
+                          pairing=pairing)
+    g = torch.Generator().manual_seed(0)
+    opt = torch.optim.Adam(b.parameters(), lr=1e-3, foreach=False)
+    b.train()
+    losses = []
+    for _ in range(3):
+        x = random_crops(ims, 2, 8, seed=g)
+        loss, _ = zero_reference_loss(b, x, seed=g, pairing=pairing, patch=2)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    assert hist == losses
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+
+
 def test_noise_to_signal_brightness_invariant_and_grows_with_noise():
     g = torch.Generator().manual_seed(0)
     clean = torch.linspace(0.2, 0.4, 64)[None, None].expand(3, 64, 64).contiguous()

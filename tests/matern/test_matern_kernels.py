@@ -74,3 +74,31 @@ def test_kernel_input_errors():
         matern_kernel(torch.tensor([[float("nan"), 0.0, 0.0]]))
     with pytest.raises(ValueError, match="columns"):
         matern_kernel(torch.rand(3, 3), torch.rand(3, 2))
+
+
+def _trig_arccos(X, Y, variance):
+    """The stable half-angle form with torch's cos and sin (the formula before issue 60)."""
+    def units(Z):
+        Zh = torch.cat([Z, torch.ones_like(Z[:, :1])], 1)
+        return Zh / Zh.norm(dim=1, keepdim=True), Zh.norm(dim=1, keepdim=True)
+    (ux, nx), (uy, ny) = units(X), units(Y)
+    theta = 2 * torch.atan2(torch.cdist(ux, uy), torch.cdist(ux, -uy))
+    return (torch.sin(theta) + (1 + variance) * (torch.pi - theta) * torch.cos(theta)) \
+        * nx * ny.T / torch.pi
+
+
+def test_arccos_apply_equals_the_trig_formula_times_alpha():
+    from iclr25.matern.kernels import arccos_apply
+    g = torch.Generator().manual_seed(3)
+    Q = torch.rand(700, 3, dtype=torch.float64, generator=g) - 0.5
+    C = torch.rand(90, 3, dtype=torch.float64, generator=g) - 0.5
+    Q[:5] = C[:5]                       # queries on centres: theta = 0
+    Q[5:10] = C[5:10] + 1e-7            # and next to them
+    a = torch.randn(90, dtype=torch.float64, generator=g)
+    K = _trig_arccos(Q, C, 1.0)
+    torch.testing.assert_close(arccos_kernel(Q, C), K, rtol=1e-13, atol=1e-13)
+    # off the centres (on one, cdist's product form leaves ~1e-8 in theta in any block size)
+    want = K[10:] @ a
+    for rows in (1, 64, 10_000):  # blocks of one row, several, all
+        torch.testing.assert_close(arccos_apply(Q[10:], C, a, 1.0, rows), want, rtol=1e-12,
+                                   atol=1e-12 * float(want.abs().max()))

@@ -419,3 +419,21 @@ def test_precision_choice_and_errors(sphere):
                      P, precision="single")):
         with pytest.raises(ValueError, match="precision"):
             call()
+
+
+def test_the_cholesky_runs_on_torchs_thread_count(sphere, monkeypatch):
+    """scipy's BLAS defaults to every core whatever --threads says (and spins on a busy
+    machine); the exact solve gives it torch's count."""
+    import scipy.linalg
+    from threadpoolctl import threadpool_info
+
+    seen = []
+    factor = scipy.linalg.cho_factor
+
+    def spy(*args, **kwargs):
+        seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        return factor(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.linalg, "cho_factor", spy)
+    KernelSurface(nu=1.5, length_scale=0.5).fit(*sphere)
+    assert seen and set(seen) == {torch.get_num_threads()}

@@ -110,6 +110,9 @@ def test_leakage_report_and_kmeans(fitted, data):
     X, content, style = data
     rep = leakage_report(fitted, X, content, style)
     assert len(rep) == 8 and all(0.0 <= v <= 1.0 for v in rep.values())
+    # without the logistic-regression probes: exactly the kNN entries, the same values
+    knn = leakage_report(fitted, X, content, style, linear=False)
+    assert knn == {k: v for k, v in rep.items() if k.endswith("_knn")} and len(knn) == 4
     with pytest.raises(ValueError, match="style"):
         leakage_report(fitted, X, content, style[:3])
     km = kmeans_codes(X, 10, seed=0)
@@ -209,3 +212,18 @@ def test_initial_model_is_what_fit_starts_from():
     b = est._initial_model(X, torch.Generator().manual_seed(3))
     assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(),
                                                  b.state_dict().values(), strict=True))
+
+
+def test_fit_updates_equal_adamw_without_foreach(data, monkeypatch, one_thread):
+    """fit's AdamW(foreach=True) is the per-parameter loop's update bit for bit (on one
+    thread: with two, MKL's GEMMs alone can differ between identical fits)."""
+    X = data[0]
+    fast = _small(seed=3).set_params(epochs=2).fit(X).model_.state_dict()
+    real = torch.optim.AdamW
+
+    def loop(*a, **kw):
+        return real(*a, **{**kw, "foreach": False})
+
+    monkeypatch.setattr(torch.optim, "AdamW", loop)
+    slow = _small(seed=3).set_params(epochs=2).fit(X).model_.state_dict()
+    assert all(torch.equal(fast[k], slow[k]) for k in fast)

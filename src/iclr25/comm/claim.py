@@ -39,7 +39,7 @@ from iclr25.claims import (
 )
 from iclr25.comm.augment import ColorJitter, Compose, ResizedCropFlip
 from iclr25.comm.model import CoMM, PatchTokenizer, conv_encoder
-from iclr25.comm.training import features, linear_probe, pretrain
+from iclr25.comm.training import features_many, linear_probe, pretrain_together
 from iclr25.datasets.views import bimodal_trifeatures
 
 _PAPER_DEVIATIONS = (
@@ -166,7 +166,7 @@ def supervised(data: object, test: object, *, epochs: int, seed: int,
 
     x, y = both(data)
     net = _Heads(seed, widths, x.shape[-1]).to(x.device)
-    opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4, foreach=True)
     fit_minibatch(net, lambda out, t: nn.functional.cross_entropy(out.transpose(1, 2), t), x,
                   y, epochs=epochs, batch_size=64, optimizer=opt, seed=seed)
     xt, yt = both(test)
@@ -212,7 +212,7 @@ _PILOT = (
                                  "2,000 probe pairs (official 100 epochs of 10,000 pairs, "
                                  "probes on 10,000): the issue's 8-minute CPU budget",
                                  *_PILOT, *_PAPER_DEVIATIONS)),
-    cost=(10, 259),
+    cost=(8, 240),
 )
 def trifeatures(setting: Trifeatures, ctx: Context) -> TrifeaturesEvidence:
     dev = ctx.device
@@ -226,27 +226,32 @@ def trifeatures(setting: Trifeatures, ctx: Context) -> TrifeaturesEvidence:
         if not sup:  # the control is a property of the testbed: run once, on both images
             sup = supervised(unbiased, test, epochs=setting.control_epochs, seed=base + 3,
                              widths=setting.widths)
-        for arm in ARMS:
-            objective = "comm" if arm == "random" else arm
-            for data, tasks in ((unbiased, "RU"), (biased, "S")):
-                model = _build(base + 100, setting.widths).to(dev)  # one init per seed
-                if arm != "random":
-                    curves.append((arm, tasks, pretrain(
-                        model, [data.x1, data.x2], augment=_augment(setting.crop_floor),
-                        objective=objective, epochs=setting.epochs,
-                        batch_size=setting.batch_size, lr=1e-3, weight_decay=1e-4,
-                        seed=base + 4)))
-                elif tasks == "S":
-                    continue  # the random encoder is the same for both sets
-                probed = probe(model, objective, unbiased, test, setting.n_probe,
-                               tasks if arm != "random" else "RUS")
-                if arm == "random":  # Cross's step 0: the same encoders read as Cross reads
-                    probed["cross_R"] = probe(model, "cross", unbiased, test,
-                                              setting.n_probe, "R")["R"]
-                for t, acc in probed.items():
-                    a, t = ("random_cross", "R") if t == "cross_R" else (arm, t)
-                    scores[a][t].append(acc)
-                    rows.append((s, a, t, acc))
+        # the three trained arms of a set step together on the same augmented views (the
+        # same seed drew the same views for each): identical models, one augmentation cost
+        trained = {}
+        for data, tasks in ((unbiased, "RU"), (biased, "S")):
+            models = [_build(base + 100, setting.widths).to(dev) for _ in ARMS[:3]]  # one init
+            losses = pretrain_together(
+                models, [data.x1, data.x2], augment=_augment(setting.crop_floor),
+                objectives=ARMS[:3], epochs=setting.epochs, batch_size=setting.batch_size,
+                lr=1e-3, weight_decay=1e-4, seed=base + 4)
+            trained.update({(a, tasks): (m, c) for a, m, c in zip(ARMS[:3], models, losses,
+                                                                   strict=True)})
+        for arm in ARMS[:3]:
+            for tasks in ("RU", "S"):
+                model, curve = trained[arm, tasks]
+                curves.append((arm, tasks, curve))
+                for t, acc in probe(model, arm, unbiased, test, setting.n_probe, tasks).items():
+                    scores[arm][t].append(acc)
+                    rows.append((s, arm, t, acc))
+        # the random encoder (the same for both sets), read fused as CoMM and, as Cross's
+        # step 0, as Cross reads it: one encoding for both reads
+        reads = probe_reads(_build(base + 100, setting.widths).to(dev),
+                            {"comm": "RUS", "cross": "R"}, unbiased, test, setting.n_probe)
+        for (o, t), acc in reads.items():
+            a = "random" if o == "comm" else "random_cross"
+            scores[a][t].append(acc)
+            rows.append((s, a, t, acc))
 
     mean = {a: {t: float(np.mean(v)) for t, v in scores[a].items()} for a in scores}
     _figures(ctx, mean, curves, test)
@@ -274,11 +279,20 @@ def probe(model: CoMM, objective: str, unbiased: object, test: object, n_probe: 
           tasks: str) -> dict[str, float]:
     """Balanced accuracy of linear probes on ``model``'s frozen features (read as
     ``objective`` reads them), fitted on the first ``n_probe`` unbiased pairs."""
+    return {t: v for (_, t), v in probe_reads(model, {objective: tasks}, unbiased, test,
+                                              n_probe).items()}
+
+
+def probe_reads(model: CoMM, reads: dict[str, str], unbiased: object, test: object,
+                n_probe: int) -> dict[tuple[str, str], float]:
+    """:func:`probe` for several reads ``{objective: tasks}`` of one model, its images
+    encoded once: ``{(objective, task): balanced accuracy}``."""
     k = min(n_probe, len(unbiased.x1))
-    F_fit = features(model, [unbiased.x1[:k], unbiased.x2[:k]], objective)
-    F_test = features(model, [test.x1, test.x2], objective)
-    return {t: linear_probe(F_fit, unbiased.labels(TASKS[t])[:k], F_test,
-                            test.labels(TASKS[t])) for t in tasks}
+    F_fit = features_many(model, [unbiased.x1[:k], unbiased.x2[:k]], tuple(reads))
+    F_test = features_many(model, [test.x1, test.x2], tuple(reads))
+    return {(o, t): linear_probe(F_fit[i], unbiased.labels(TASKS[t])[:k], F_test[i],
+                                 test.labels(TASKS[t]))
+            for i, (o, tasks) in enumerate(reads.items()) for t in tasks}
 
 
 def _figures(ctx: Context, mean: dict, curves: list, test: object) -> None:

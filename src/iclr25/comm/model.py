@@ -4,6 +4,7 @@ official code ``models/mmfusion.py``, ``pl_modules/comm.py``)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -43,22 +44,26 @@ def mlp_encoder(n_features: int, n_tokens: int = 8, hidden: int = 128, *,
                              nn.Linear(hidden, n_tokens))
 
 
+@functools.lru_cache(maxsize=16)
 def _sincos_2d(h: int, w: int, dim: int, device: torch.device, dtype: torch.dtype
                ) -> torch.Tensor:
-    """Fixed 2-D sine-cosine position embeddings (h * w, dim) (MAE/ViT style)."""
-    q = max(dim // 4, 1)
-    omega = 1.0 / 10000 ** (torch.arange(q, device=device, dtype=torch.float64) / q)
-    ys, xs = torch.meshgrid(torch.arange(h, device=device, dtype=torch.float64),
-                            torch.arange(w, device=device, dtype=torch.float64), indexing="ij")
-    parts = []
-    for pos in (ys.flatten(), xs.flatten()):
-        ang = pos[:, None] * omega[None]
-        parts += [ang.sin(), ang.cos()]
-    emb = torch.cat(parts, 1)
-    out = torch.zeros(h * w, dim, device=device, dtype=torch.float64)
-    k = min(dim, emb.shape[1])
-    out[:, :k] = emb[:, :k]
-    return out.to(dtype)
+    """Fixed 2-D sine-cosine position embeddings (h * w, dim) (MAE/ViT style); a constant,
+    so computed once per shape (callers never modify it), as a normal tensor even when first
+    asked for under ``inference_mode``."""
+    with torch.inference_mode(False):
+        q = max(dim // 4, 1)
+        omega = 1.0 / 10000 ** (torch.arange(q, device=device, dtype=torch.float64) / q)
+        ys, xs = torch.meshgrid(torch.arange(h, device=device, dtype=torch.float64),
+                                torch.arange(w, device=device, dtype=torch.float64), indexing="ij")
+        parts = []
+        for pos in (ys.flatten(), xs.flatten()):
+            ang = pos[:, None] * omega[None]
+            parts += [ang.sin(), ang.cos()]
+        emb = torch.cat(parts, 1)
+        out = torch.zeros(h * w, dim, device=device, dtype=torch.float64)
+        k = min(dim, emb.shape[1])
+        out[:, :k] = emb[:, :k]
+        return out.to(dtype)
 
 
 class PatchTokenizer(nn.Module):

@@ -8,7 +8,6 @@ from typing import Literal, get_args
 
 import numpy as np
 import torch
-from torch import nn
 
 from iclr25._checks import (
     ArrayLike,
@@ -19,11 +18,12 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
-from iclr25._train import fit_minibatch
+from iclr25._progress import progress_bar
 from iclr25.comm.loss import _infonce, clip_loss
 from iclr25.comm.model import CoMM
 
-__all__ = ["OBJECTIVES", "Objective", "features", "linear_probe", "objective_loss", "pretrain"]
+__all__ = ["OBJECTIVES", "Objective", "features", "linear_probe", "objective_loss", "pretrain",
+           "features_many", "pretrain_together"]
 
 Objective = Literal["comm", "cross", "cross_self", "simclr"]
 OBJECTIVES: tuple[str, ...] = get_args(Objective)
@@ -69,22 +69,6 @@ def objective_loss(model: CoMM, v1: Sequence[torch.Tensor], v2: Sequence[torch.T
                                ).mean()
 
 
-class _Step(nn.Module):
-    """Batch indices -> loss of two augmented views, so ``fit_minibatch`` drives training."""
-
-    def __init__(self, model: CoMM, xs: list[torch.Tensor], augment: Sequence[Callable],
-                 objective: str, gen: torch.Generator) -> None:
-        super().__init__()
-        self.model, self.xs, self.augment = model, xs, augment
-        self.objective, self.gen = objective, gen
-
-    def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        batch = [x[idx] for x in self.xs]
-        v1 = [a(x, seed=self.gen) for a, x in zip(self.augment, batch, strict=True)]
-        v2 = [a(x, seed=self.gen) for a, x in zip(self.augment, batch, strict=True)]
-        return objective_loss(self.model, v1, v2, self.objective)  # type: ignore[arg-type]
-
-
 def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
              objective: Objective = "comm", epochs: int = 20, batch_size: int = 128,
              lr: float = 1e-3, weight_decay: float = 1e-2,
@@ -110,34 +94,79 @@ def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
         ValueError: unknown objective, wrong number of modalities or augmentations,
             modalities of different lengths, batch_size < 2.
     """
-    check_choice(objective, "objective", OBJECTIVES)
-    xs = model._check(xs, "xs", allow_missing=False)  # type: ignore[assignment]
-    if len(augment) != model.n_modalities:
-        raise ValueError(f"augment must have one callable per modality "
-                         f"({model.n_modalities}), got {len(augment)}")
+    return pretrain_together([model], xs, augment=augment, objectives=[objective],
+                             epochs=epochs, batch_size=batch_size, lr=lr,
+                             weight_decay=weight_decay, seed=seed, on_epoch_end=on_epoch_end,
+                             verbose=verbose)[0]
+
+
+def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
+                      augment: Sequence[Callable], objectives: Sequence[Objective],
+                      epochs: int = 20, batch_size: int = 128, lr: float = 1e-3,
+                      weight_decay: float = 1e-2, seed: int | torch.Generator | None = 0,
+                      on_epoch_end: Callable[[int], bool | None] | None = None,
+                      verbose: bool | None = None) -> list[list[float]]:
+    """:func:`pretrain` of several models (one objective each) on the same data and seed,
+    stepped in lockstep: each batch's two augmented views are drawn once and every model
+    takes its step on them. Each model ends exactly as :func:`pretrain` alone would leave it
+    (same batches, same views, its own AdamW), at one augmentation cost instead of one per
+    model.
+
+    Returns:
+        Each model's mean loss per epoch.
+
+    Raises:
+        ValueError: as :func:`pretrain`; ``models`` and ``objectives`` of different lengths.
+    """
+    if len(models) != len(objectives) or not models:
+        raise ValueError(f"models and objectives must have one entry each (at least one), "
+                         f"got {len(models)} and {len(objectives)}")
+    for o in objectives:
+        check_choice(o, "objective", OBJECTIVES)
+    xs = models[0]._check(xs, "xs", allow_missing=False)  # type: ignore[assignment]
+    for m in models:
+        if len(augment) != m.n_modalities:
+            raise ValueError(f"augment must have one callable per modality "
+                             f"({m.n_modalities}), got {len(augment)}")
     epochs = check_int(epochs, "epochs", 1)
     batch_size = check_int(batch_size, "batch_size", 2)
     lr = check_range(lr, "lr", 0.0, low_open=True)
     weight_decay = check_range(weight_decay, "weight_decay", 0.0)
     gen = resolve_seed(seed)
     n = len(xs[0])
-    step = _Step(model, list(xs), augment, objective, gen)  # type: ignore[arg-type]
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    ids = torch.arange(n, device=xs[0].device)
-
-    def batches(_: int) -> list[torch.Tensor]:  # drop a last batch of one (BatchNorm, NCE)
-        b = list(torch.randperm(n, generator=gen).to(ids.device).split(batch_size))
-        return [i for i in b if len(i) >= 2]
-
-    history = fit_minibatch(step, lambda loss, _: loss, ids, ids, epochs=epochs,
-                            batch_size=batch_size, optimizer=opt, seed=gen, batches=batches,
-                            on_epoch_end=on_epoch_end, progress=f"{objective} pre-training",
-                            verbose=verbose)
-    model.eval()
+    # foreach: the same AdamW update bit for bit, without the per-parameter Python loop
+    opts = [torch.optim.AdamW(m.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
+            for m in models]
+    history: list[list[float]] = [[] for _ in models]
+    bar = progress_bar(epochs, f"{'/'.join(objectives)} pre-training", verbose=verbose)
+    with bar as advance:
+        for epoch in range(epochs):
+            for m in models:
+                m.train()
+            # drop a last batch of one (BatchNorm, NCE)
+            batches = [i for i in torch.randperm(n, generator=gen).to(xs[0].device).split(
+                batch_size) if len(i) >= 2]
+            totals = [0.0] * len(models)
+            for idx in batches:
+                batch = [x[idx] for x in xs]
+                v1 = [a(x, seed=gen) for a, x in zip(augment, batch, strict=True)]
+                v2 = [a(x, seed=gen) for a, x in zip(augment, batch, strict=True)]
+                for k, (m, o, opt) in enumerate(zip(models, objectives, opts, strict=True)):
+                    loss = objective_loss(m, v1, v2, o)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                    totals[k] += float(loss.detach())
+            for h, t in zip(history, totals, strict=True):
+                h.append(t / len(batches) if batches else float("nan"))
+            advance(loss=history[0][-1])
+            if on_epoch_end is not None and on_epoch_end(epoch):
+                break
+    for m in models:
+        m.eval()
     return history
 
 
-@torch.no_grad()
 def features(model: CoMM, xs: Sequence[object], objective: Objective = "comm", *,
              batch_size: int = 1024) -> torch.Tensor:
     """Frozen features for probing: the fused embedding (``comm``, ``simclr``) or the
@@ -146,20 +175,32 @@ def features(model: CoMM, xs: Sequence[object], objective: Objective = "comm", *
     Returns:
         (N, dim) or (N, n * dim) on the inputs' device.
     """
-    check_choice(objective, "objective", OBJECTIVES)
-    xs = model._check(xs, "xs", allow_missing=objective in ("comm", "simclr"))
+    return features_many(model, xs, (objective,), batch_size=batch_size)[0]
+
+
+@torch.no_grad()
+def features_many(model: CoMM, xs: Sequence[object], objectives: Sequence[Objective], *,
+                  batch_size: int = 1024) -> list[torch.Tensor]:
+    """:func:`features` read as each of ``objectives``, every modality encoded once (the
+    fused and the unimodal reads share the encoders' tokens)."""
+    for o in objectives:
+        check_choice(o, "objective", OBJECTIVES)
+    fused_only = all(o in ("comm", "simclr") for o in objectives)
+    xs = model._check(xs, "xs", allow_missing=fused_only)
     was = model.training
     model.eval()
     n = next(len(x) for x in xs if x is not None)
-    out = []
+    out: list[list[torch.Tensor]] = [[] for _ in objectives]
+    eye = torch.eye(model.n_modalities, dtype=torch.bool)
     for s in range(0, n, batch_size):
-        chunk = [None if x is None else x[s:s + batch_size] for x in xs]
-        if objective in ("comm", "simclr"):
-            out.append(model(chunk))
-        else:
-            out.append(torch.cat(_unimodal(model, chunk), 1))  # type: ignore[arg-type]
+        tokens = model.encode([None if x is None else x[s:s + batch_size] for x in xs])
+        for o, dest in zip(objectives, out, strict=True):
+            if o in ("comm", "simclr"):
+                dest.append(model.fusion(tokens))
+            else:
+                dest.append(torch.cat([model.fuse(tokens, m) for m in eye], 1))
     model.train(was)
-    return torch.cat(out)
+    return [torch.cat(c) for c in out]
 
 
 def linear_probe(F_tr: ArrayLike, y_tr: ArrayLike, F_te: ArrayLike, y_te: ArrayLike, *,

@@ -169,7 +169,14 @@ def random_crops(images: Sequence[torch.Tensor] | torch.Tensor, n: int, size: in
         if min(im.shape[1:]) < size:
             raise ValueError(f"images[{i}] of shape {tuple(im.shape)} is smaller than "
                              f"size={size}")
-    g = resolve_seed(seed)
+    return _crops(images, n, size, resolve_seed(seed), augment)
+
+
+def _crops(images: Sequence[torch.Tensor], n: int, size: int, g: torch.Generator,
+           augment: bool = True) -> torch.Tensor:
+    """:func:`random_crops` on images already checked (training loops check them once,
+    not at every step: the [0, 1] and NaN checks of every source image cost more than the
+    crops)."""
     which = torch.randint(len(images), (n,), generator=g)
     u = torch.rand(n, 2, generator=g)
     aug = torch.randint(8, (n,), generator=g) if augment else torch.zeros(n, dtype=torch.long)
@@ -555,7 +562,7 @@ class AllInOnePairs:
     def batch(self, g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One batch drawn from generator ``g``."""
         B, K = self.batch_size, len(self.kinds)
-        gt = random_crops(self.images, B, self.size, seed=g)
+        gt = _crops(self.images, B, self.size, g)  # images checked in __init__
         y = (torch.randperm(K, generator=g).repeat(B // K + 1)[:B]).to(gt.device)
         lq = torch.empty_like(gt)
         for c, kind in enumerate(self.kinds):  # one vectorised call per kind

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import torch
 
 from iclr25._optional import require
@@ -78,17 +79,52 @@ class FlowEvidence(Evidence):
     selection: Table = None
 
 
-def _sw_loss(ot, Y: torch.Tensor, X: torch.Tensor, L: int, gen: torch.Generator) -> torch.Tensor:
+def _argsort0(x: torch.Tensor) -> torch.Tensor:
+    """``torch.sort(x, dim=0).indices``, 4-5x faster on CPU: NumPy's sort of each column, which
+    is the same permutation wherever a column has no tied values (the order is then unique);
+    columns with ties are sorted by torch itself, so ties fall exactly as torch puts them."""
+    if x.device.type != "cpu":
+        return torch.sort(x, dim=0).indices
+    a = x.detach().T.contiguous().numpy()
+    order = np.argsort(a, axis=-1)
+    s = np.take_along_axis(a, order, -1)
+    tied = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(-1))
+    if len(tied):
+        order[tied] = torch.sort(x.detach()[:, tied], dim=0).indices.T.numpy()
+    return torch.from_numpy(order.T.copy())
+
+
+def _wasserstein_1d(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """POT's ``ot.wasserstein_1d(u, v, p=1)`` (uniform weights, (n, C) and (m, C) columns),
+    bit for bit in value and gradient (a test checks): the same operations in the same
+    layout, with two shortcuts that do not change a bit. The sort uses ``_argsort0``, and
+    the cumulative weights, their merged sort and the quantile indices, identical in every
+    column when weights are uniform, are computed on one column and broadcast."""
+    n, m, dt, dev = u.shape[0], v.shape[0], u.dtype, u.device
+    u = torch.gather(u, 0, _argsort0(u))
+    v = torch.gather(v, 0, _argsort0(v))
+    ucw = torch.cumsum(torch.full((n, 1), 1.0 / n, dtype=dt, device=dev), 0)
+    vcw = torch.cumsum(torch.full((m, 1), 1.0 / m, dtype=dt, device=dev), 0)
+    qs = torch.sort(torch.cat((ucw, vcw), 0), dim=0).values
+    iu = torch.searchsorted(ucw.T.contiguous(), qs.T.contiguous()).T.clamp(0, n - 1)
+    iv = torch.searchsorted(vcw.T.contiguous(), qs.T.contiguous()).T.clamp(0, m - 1)
+    diff = torch.abs(torch.gather(u, 0, iu.expand(-1, u.shape[1]))
+                     - torch.gather(v, 0, iv.expand(-1, v.shape[1])))
+    qs = torch.nn.functional.pad(qs, (0, 0, 1, 0))
+    return torch.sum((qs[1:] - qs[:-1]) * diff, 0)
+
+
+def _sw_loss(Y: torch.Tensor, X: torch.Tensor, L: int, gen: torch.Generator) -> torch.Tensor:
     """Sum over flows of POT's SW_1 with L fresh directions each (batched as columns)."""
     B, _, d = Y.shape
     P = torch.randn(B, d, L, generator=gen, dtype=Y.dtype, device=Y.device)
     P = P / P.norm(dim=1, keepdim=True)
     u = (Y @ P).permute(1, 0, 2).reshape(Y.shape[1], B * L)
     v = (X @ P).permute(1, 0, 2).reshape(X.shape[1], B * L)
-    return ot.wasserstein_1d(u, v, p=1).reshape(B, L).mean(-1).sum()
+    return _wasserstein_1d(u, v).reshape(B, L).mean(-1).sum()
 
 
-def _flows(ot, method: str, X: torch.Tensor, lrs: list[float], starts: list[int],
+def _flows(method: str, X: torch.Tensor, lrs: list[float], starts: list[int],
            setting: Flow, seed: int) -> torch.Tensor:
     """Run B flows towards targets X (B, n, d) from the start clouds of ``starts`` with
     per-flow lr (Adam, torch's defaults, written out so one tensor holds every flow);
@@ -106,7 +142,7 @@ def _flows(ot, method: str, X: torch.Tensor, lrs: list[float], starts: list[int]
     curves = []
     for step in range(1, setting.steps + 1):
         if method == "SW":
-            loss = _sw_loss(ot, Y, X, setting.budget, gen)
+            loss = _sw_loss(Y, X, setting.budget, gen)
         else:
             theta = sample_trees(B * T, k, d, mean=0.0, std=0.0, seed=gen, device=X.device,
                                  dtype=X.dtype)[0].unflatten(0, (B, T))
@@ -125,7 +161,7 @@ def _flows(ot, method: str, X: torch.Tensor, lrs: list[float], starts: list[int]
     return torch.tensor(curves).T  # (B, checkpoints)
 
 
-def _panel(ot, panel: tuple[Callable, str, tuple[int, ...]], setting: Flow, ctx: Context,
+def _panel(panel: tuple[Callable, str, tuple[int, ...]], setting: Flow, ctx: Context,
            ax, tables) -> tuple[dict, dict]:
     """Select lrs (if asked), run the eval seeds; return ({method: AUC}, {method: drop}), the
     drop being the start cloud's log10 W2² minus the last checkpoint's (mean over seeds).
@@ -143,13 +179,13 @@ def _panel(ot, panel: tuple[Callable, str, tuple[int, ...]], setting: Flow, ctx:
             X = torch.stack([target(setting.n, s, device=dev) for _ in setting.lrs for s in sel])
             lrs = [lr for lr in setting.lrs for _ in sel]
             starts = [s for _ in setting.lrs for s in sel]
-            c = _flows(ot, method, X, lrs, starts, setting, seed=7919 * (mi + 1) + ctx.seed)
+            c = _flows(method, X, lrs, starts, setting, seed=7919 * (mi + 1) + ctx.seed)
             per_lr = c.mean(1).view(len(setting.lrs), len(sel)).mean(1)
             lr = setting.lrs[int(per_lr.argmin())]
             tables["selection"] += [(dim_name, method, float(v), float(a))
                                     for v, a in zip(setting.lrs, per_lr, strict=True)]
         X = torch.stack([target(setting.n, s, device=dev) for s in seeds])
-        c = _flows(ot, method, X, [lr] * len(seeds), seeds, setting,
+        c = _flows(method, X, [lr] * len(seeds), seeds, setting,
                    seed=104729 * (mi + 1) + ctx.seed)
         curves[method] = c
         aucs[method] = float(c.mean())
@@ -192,17 +228,17 @@ def _panel(ot, panel: tuple[Callable, str, tuple[int, ...]], setting: Flow, ctx:
                           "p = 1 (the paper's definition); the official flow scripts use p = 2",
                           "metric: AUC of log10 W2² over checkpoints every 50 steps, not the "
                           "paper's W2 at fixed iterations")),
-    cost=(8.3, 139),
+    cost=(8.3, 47),
 )
 def gradient_flow(setting: Flow, ctx: Context) -> FlowEvidence:
-    ot = require("ot", "ot")
+    require("ot", "ot")  # the W2 checkpoints (ot.emd2)
     fig = ctx.figure("flows", figsize=(11 if setting.eval_seeds_2d else 6, 4))
     axes = fig.subplots(1, 2 if setting.eval_seeds_2d else 1, squeeze=False)[0]
     tables = {"auc": [], "per_seed": [], "selection": []}
-    a20, d20 = _panel(ot, (gaussian_20d, "20-D Gaussian", setting.eval_seeds), setting, ctx,
+    a20, d20 = _panel((gaussian_20d, "20-D Gaussian", setting.eval_seeds), setting, ctx,
                       axes[0], tables)
     nan = {m: float("nan") for m in METHODS}
-    a2, d2 = (_panel(ot, (gaussians_25, "2-D 25 Gaussians", setting.eval_seeds_2d), setting,
+    a2, d2 = (_panel((gaussians_25, "2-D 25 Gaussians", setting.eval_seeds_2d), setting,
                      ctx, axes[1], tables) if setting.eval_seeds_2d else (nan, nan))
     return FlowEvidence(
         auc_sw=a20["SW"], auc_tswsl=a20["TSW-SL"], auc_dbtsw=a20["Db-TSW"],

@@ -172,17 +172,18 @@ def _train_arms(s: AllInOne, ctx: Context, tb: _Testbed, seed: int
     with torch.no_grad(), FeatureTap(pre.model.eval(), pre.layers) as tap:
         pre.model(tb.lq)
         pred = pre.classifier(tap.features).argmax(1)
+    # scratch (F steps) is the first F steps of scratch_total (same init, batches and seed):
+    # one run of P + F steps keeps its F-step weights
+    total = finetune(init, iter(pairs), steps=pre.steps + s.finetune_steps, lr=s.lr,
+                     seed=base, snapshots=(s.finetune_steps,))
     nets = {"dcpt": finetune(pre.model, stream, steps=s.finetune_steps, lr=s.lr,
                              seed=base).model,
-            "scratch": finetune(init, iter(pairs), steps=s.finetune_steps, lr=s.lr,
-                                seed=base).model,
-            "scratch_total": finetune(init, iter(pairs), steps=pre.steps + s.finetune_steps,
-                                      lr=s.lr, seed=base).model}
+            "scratch": total.snapshots[s.finetune_steps], "scratch_total": total.model}
     return pre, pred, nets, init
 
 
 @experiment(quick=QUICK, full=FULL,
-            cost=(2.3, 125))
+            cost=(2.3, 81))
 def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
     s = setting
     K = len(s.kinds)

@@ -64,11 +64,13 @@ class PretrainResult:
 
 @dataclass
 class FinetuneResult:
-    """What :func:`finetune` returns: the (EMA) restorer, the raw weights, the L1 losses."""
+    """What :func:`finetune` returns: the (EMA) restorer, the raw weights, the L1 losses, and
+    the restorer as it was after each step count in ``snapshots``."""
 
     model: nn.Module
     raw_model: nn.Module
     history: dict[str, list[float]] = field(default_factory=dict)
+    snapshots: dict[int, nn.Module] = field(default_factory=dict)
 
 
 def _device_of(model: nn.Module) -> torch.device:
@@ -200,7 +202,8 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
             dims = [f.shape[1] for f in tap.features]
         clf = DegradationClassifier(dims, n_classes, num_res_blocks).to(dev)
         _check_layers(clf, layers)
-        opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=lr)
+        opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=lr,
+                               foreach=True)  # the same update as the loop, bit for bit
         batches = chain([first], (_unpack(b, dev, True, n_classes) for b in stream))
         hist, stopped, acc, taken = _pretrain_loop(net, clf, layers, opt, batches,
                                                    _Run(steps, gamma, callback, stop))
@@ -301,7 +304,8 @@ def _accuracy(net: nn.Module, clf: DegradationClassifier, tap: FeatureTap, lq: t
 
 def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr: float = 1e-3,
              ema: float = 0.999, seed: int | torch.Generator | None = 0,
-             callback: Callable[[int, float], None] | None = None) -> FinetuneResult:
+             callback: Callable[[int, float], None] | None = None,
+             snapshots: Sequence[int] = ()) -> FinetuneResult:
     """All-in-one restoration training with L1 on (lq, gt) pairs, keeping an EMA of weights.
 
     The same loop trains a DCPT-pre-trained network (fine-tuning, paper §3.3) or a fresh one
@@ -323,16 +327,28 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
         ema: EMA decay in [0, 1); 0 returns the raw weights as ``model``.
         seed: seeds any randomness inside the model.
         callback: called as ``callback(step, loss)`` after each step.
+        snapshots: step counts (each in [1, ``steps``]) after which a copy of ``model`` (EMA
+            weights, or raw where ``ema`` is 0) is kept: run n of them equals
+            ``finetune(..., steps=n)`` on the same data and seed (nothing depends on
+            ``steps`` but the loop's end), so a shorter run comes free with a longer one.
 
     Returns:
-        :class:`FinetuneResult` (``model`` = EMA weights, ``raw_model``, ``history["loss"]``).
+        :class:`FinetuneResult` (``model`` = EMA weights, ``raw_model``, ``history["loss"]``,
+        ``snapshots``).
 
     Raises:
-        ValueError/TypeError: bad ``steps``, ``lr``, ``ema`` or first batch, before training.
+        ValueError/TypeError: bad ``steps``, ``lr``, ``ema``, ``snapshots`` or first batch,
+            before training.
     """
     steps = check_int(steps, "steps", 1)
     lr = check_range(lr, "lr", 0, low_open=True)
     ema = check_range(ema, "ema", 0, 1, high_open=True)
+    if isinstance(snapshots, (str, bytes)) or not isinstance(snapshots, Sequence):
+        raise TypeError(f"snapshots must be a sequence of step counts, got "
+                        f"{type(snapshots).__name__}")
+    keep = {check_int(n, "snapshots", 1) for n in snapshots}
+    if keep and max(keep) > steps:
+        raise ValueError(f"snapshots must lie in [1, steps={steps}], got {max(keep)}")
     check_callback(callback)
     seed_int = _seeded(seed)
     dev = _device_of(model)
@@ -342,8 +358,10 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
     avg = copy.deepcopy(net).eval()
     for p in avg.parameters():
         p.requires_grad_(False)
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    # foreach: the same update bit for bit, without a Python loop over the parameters
+    opt = torch.optim.Adam(net.parameters(), lr=lr, foreach=True)
     hist: dict[str, list[float]] = {"loss": []}
+    kept: dict[int, nn.Module] = {}
     with torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
         torch.manual_seed(seed_int)
         with progress_bar(steps, "fine-tuning") as advance:
@@ -358,10 +376,12 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
                 opt.step()
                 _ema_update(avg, net, min(ema, (1 + step) / (10 + step)))
                 hist["loss"].append(float(loss.detach()))
+                if step + 1 in keep:
+                    kept[step + 1] = copy.deepcopy(avg if ema > 0 else net).eval()
                 if callback is not None:
                     callback(step, hist["loss"][-1])
                 advance()
-    return FinetuneResult(avg if ema > 0 else net.eval(), net.eval(), hist)
+    return FinetuneResult(avg if ema > 0 else net.eval(), net.eval(), hist, kept)
 
 
 @torch.no_grad()

@@ -252,18 +252,54 @@ def matern_kernel(X: ArrayLike, Y: ArrayLike | None = None, *, nu: float | str =
     return matern_from_distance(torch.cdist(X, Y), nu, h)
 
 
+def _homogeneous_units(X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``[x, 1] / |[x, 1]|`` and ``|[x, 1]|`` (as a column) of each row."""
+    Xh = torch.cat([X, torch.ones_like(X[:, :1])], dim=1)
+    nx = Xh.norm(dim=1, keepdim=True)
+    return Xh / nx, nx
+
+
+def _arccos_of_units(ux: torch.Tensor, nx: torch.Tensor, uy: torch.Tensor, neg_uy: torch.Tensor,
+                     ny_row: torch.Tensor, variance: float) -> torch.Tensor:
+    # theta = 2 atan2(| |y|x - |x|y |, | |y|x + |x|y |) = 2 atan2(a, b), a = |ux - uy|,
+    # b = |ux + uy|; then cos theta = (b² - a²) / (a² + b²) and sin theta = 2ab / (a² + b²)
+    # (no cos/sin calls: they were 40% of the evaluation)
+    a, b = torch.cdist(ux, uy), torch.cdist(ux, neg_uy)
+    pi_minus = torch.atan2(a, b).mul_(-2.0).add_(torch.pi)          # pi - theta
+    sin2 = a * b                                                    # (sin theta) (a² + b²) / 2
+    a.square_()
+    b.square_()
+    inv = (a + b).reciprocal_()
+    k = b.sub_(a).mul_(inv).mul_(pi_minus).mul_(1.0 + variance)     # (pi - theta) cos theta ...
+    k.add_(sin2.mul_(inv).mul_(2.0)).mul_(nx * ny_row).div_(torch.pi)
+    return k
+
+
 def arccos_from_points(X: torch.Tensor, Y: torch.Tensor, variance: float) -> torch.Tensor:
     """Arc-cosine kernel of already validated (n, d) and (m, d) tensors."""
-    Xh = torch.cat([X, torch.ones_like(X[:, :1])], dim=1)
-    Yh = torch.cat([Y, torch.ones_like(Y[:, :1])], dim=1)
-    nx = Xh.norm(dim=1, keepdim=True)
-    ny = Yh.norm(dim=1, keepdim=True)
-    ux, uy = Xh / nx, Yh / ny
-    # theta = 2 atan2(| |y|x - |x|y |, | |y|x + |x|y |) = 2 atan2(|ux - uy|, |ux + uy|)
-    theta = torch.atan2(torch.cdist(ux, uy), torch.cdist(ux, -uy)).mul_(2.0)
-    k = torch.cos(theta).mul_(torch.pi - theta).mul_(1.0 + variance)
-    k.add_(torch.sin(theta)).mul_(nx * ny.T).div_(torch.pi)
-    return k
+    ux, nx = _homogeneous_units(X)
+    uy, ny = _homogeneous_units(Y)
+    return _arccos_of_units(ux, nx, uy, -uy, ny.T, variance)
+
+
+def arccos_apply(Q: torch.Tensor, C: torch.Tensor, alpha: torch.Tensor, variance: float,
+                 max_rows: int) -> torch.Tensor:
+    """``arccos_from_points(Q, C, variance) @ alpha`` in blocks of query rows: on CPU of
+    ~2^18 entries (cache-resident; the (m, M) temporaries of one big block stream through
+    memory seven times), elsewhere of ``max_rows`` rows. The centres' units are made once.
+    Each entry's value does not depend on the block (up to cdist's product and the vectorised
+    loops' tails, ~1e-16 relative)."""
+    M = len(C)
+    cpu = Q.device.type == "cpu"
+    rows = max(1, min(max_rows, _CACHE_BLOCK // M)) if cpu else max_rows
+    uy, ny = _homogeneous_units(C)
+    neg_uy, ny_row = -uy, ny.T
+    out = torch.empty(len(Q), dtype=alpha.dtype, device=alpha.device)
+    for s in range(0, len(Q), rows):
+        ux, nx = _homogeneous_units(Q[s:s + rows])
+        torch.mv(_arccos_of_units(ux, nx, uy, neg_uy, ny_row, variance), alpha,
+                 out=out[s:s + rows])
+    return out
 
 
 def arccos_kernel(X: ArrayLike, Y: ArrayLike | None = None, *, variance: float = 1.0,

@@ -15,6 +15,7 @@ import scipy.linalg
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from iclr25._checks import (
     ArrayLike,
@@ -28,6 +29,7 @@ from iclr25._io import FittedIO
 from iclr25._optional import require
 from iclr25._progress import progress_bar, track
 from iclr25.matern.kernels import (
+    arccos_apply,
     arccos_from_points,
     check_nu,
     matern_apply,
@@ -255,7 +257,8 @@ class KernelSurface(FittedIO, BaseEstimator):
                                                  self._nu, float(self.length_scale), cs,
                                                  precision=precision)
                 else:
-                    out[s:s + cs] = self._gram(Xn[s:s + cs], self.centers_) @ self.alpha_
+                    out[s:s + cs] = arccos_apply(Xn[s:s + cs], self.centers_, self.alpha_,
+                                                 float(self.variance), cs)
                 advance()
         return out
 
@@ -387,11 +390,19 @@ def _solve_psd(build: Callable[[], torch.Tensor], y: torch.Tensor, reg: float) -
     """(A + reg I)⁻¹ y by Cholesky with the jitter fallback; ``build()`` makes a fresh A.
 
     On CPU: LAPACK potrf/potrs through scipy, in place on A (no copy, no identity matrix:
-    1.2x torch's factorisation on this machine's 10^4 systems); A is rebuilt for a retry."""
+    1.2x torch's factorisation on this machine's 10^4 systems); A is rebuilt for a retry.
+    scipy's BLAS gets torch's thread count (``--threads``): its own default, every core,
+    spins on a busy machine (3-10x the CPU time of one thread, measured)."""
     A = build()
     if A.device.type != "cpu":
         L = _cholesky(A, reg, "K + reg·I")
         return torch.cholesky_solve(y[:, None], L)[:, 0]
+    with threadpool_limits(torch.get_num_threads(), user_api="blas"):
+        return _solve_psd_cpu(build, A, y, reg)
+
+
+def _solve_psd_cpu(build: Callable[[], torch.Tensor], A: torch.Tensor, y: torch.Tensor,
+                   reg: float) -> torch.Tensor:
     base = max(reg, 1e-12 * float(A.diagonal().abs().mean()))
     lam = reg
     for attempt in range(_MAX_RETRIES + 1):
@@ -406,7 +417,7 @@ def _solve_psd(build: Callable[[], torch.Tensor], y: torch.Tensor, reg: float) -
                 break
             lam = base * 10.0 ** (attempt + 1)
             warnings.warn(f"Cholesky of K + reg·I failed; retrying with jitter {lam:.1e}",
-                          RuntimeWarning, stacklevel=3)
+                          RuntimeWarning, stacklevel=4)
             continue
         return torch.from_numpy(scipy.linalg.cho_solve(c, y.numpy(), check_finite=False))
     raise RuntimeError(f"Cholesky of K + reg·I failed even with jitter {lam:.1e}; raise reg "

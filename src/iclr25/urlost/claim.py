@@ -266,7 +266,7 @@ def _five_arms(setting: Representation, D: dict[str, torch.Tensor], seed: int,
                                     "5-shot linear probe on mean-pooled tokens instead of the "
                                     "paper's full-label linear probe: full labels saturate "
                                     "(every model ≈ 0.96 on digits)")),
-            cost=(16, 202))
+            cost=(12, 170))
 def representation(setting: Representation, ctx: Context) -> RepresentationEvidence:
     from iclr25.urlost.testbed import permuted_digits
 

@@ -295,8 +295,9 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
                                 self.decoder_depth, self.mask_ratio, self.shared,
                                 seed=gen).to(device=x.device, dtype=x.dtype)
         z = (x - self.mean_) / self.scale_
+        # foreach: the same update bit for bit, without the per-parameter Python loop
         opt = torch.optim.AdamW(self.model_.parameters(), lr=self.lr, betas=(0.9, 0.95),
-                                weight_decay=self.weight_decay)
+                                weight_decay=self.weight_decay, foreach=True)
         steps = self.epochs * math.ceil(n / self.batch_size)
         sched = torch.optim.lr_scheduler.OneCycleLR(
             opt, self.lr, total_steps=steps, pct_start=min(0.1, 1 / self.epochs),

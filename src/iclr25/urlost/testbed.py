@@ -94,6 +94,7 @@ def few_shot_probe(Z_train: torch.Tensor, y_train: torch.Tensor, Z_test: torch.T
     shots)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
+    from threadpoolctl import threadpool_limits
 
     shots, draws = check_int(shots, "shots", 1), check_int(draws, "draws", 1)
     Ztr, ytr = np.asarray(torch.as_tensor(Z_train).cpu()), np.asarray(
@@ -102,10 +103,13 @@ def few_shot_probe(Z_train: torch.Tensor, y_train: torch.Tensor, Z_test: torch.T
         torch.as_tensor(y_test).cpu())
     rng = np.random.default_rng(seed)
     accs = []
-    for _ in range(draws):
-        idx = np.concatenate([rng.choice(np.flatnonzero(ytr == c), shots, replace=False)
-                              for c in np.unique(ytr)])
-        sc = StandardScaler().fit(Ztr[idx])
-        clf = LogisticRegression(max_iter=2000).fit(sc.transform(Ztr[idx]), ytr[idx])
-        accs.append(clf.score(sc.transform(Zte), yte))
+    # one BLAS thread: a 50-sample probe gains nothing from a pool, and OpenBLAS's idle
+    # threads spin between its tiny calls (~10x the CPU time, measured; same accuracies)
+    with threadpool_limits(1):
+        for _ in range(draws):
+            idx = np.concatenate([rng.choice(np.flatnonzero(ytr == c), shots, replace=False)
+                                  for c in np.unique(ytr)])
+            sc = StandardScaler().fit(Ztr[idx])
+            clf = LogisticRegression(max_iter=2000).fit(sc.transform(Ztr[idx]), ytr[idx])
+            accs.append(clf.score(sc.transform(Zte), yte))
     return float(np.mean(accs))
