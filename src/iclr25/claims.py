@@ -41,7 +41,6 @@ import dataclasses
 import importlib
 import math
 import multiprocessing
-import multiprocessing.forkserver
 import os
 import pkgutil
 import random
@@ -58,6 +57,7 @@ from typing import Any, ClassVar, Literal, TypeVar, get_args
 import numpy as np
 import torch
 
+from iclr25 import _forkserver
 from iclr25._scale import Scale
 from iclr25._threads import torch_threads
 
@@ -944,32 +944,12 @@ def longest_first(tasks: Sequence[Task], scale: Scale,
     return sorted(range(len(tasks)), key=lambda i: -expected(i))
 
 
-# Workers are forked by a server process that imported torch and the claim modules once and
-# ran nothing (forking this process is unsafe once torch has threads; spawning re-imports).
-_FORKSERVER = multiprocessing.get_context("forkserver")
-
-
-def start_workers() -> None:
-    """Start, in the background, the server that forks the worker processes of ``jobs > 1``.
-
-    It imports torch and every method's claim module once, so each worker it forks starts
-    with them imported; call this before :func:`discover` and the two import side by side.
-    Idempotent; the server ends with this process.
-    """
-    import iclr25
-
-    _FORKSERVER.set_forkserver_preload(
-        ["iclr25.claims", *(f"iclr25.{m.name}.claim" for m in pkgutil.iter_modules(iclr25.__path__)
-                            if m.ispkg and not m.name.startswith("_"))])
-    multiprocessing.forkserver.ensure_running()
-
-
 class _Workers:
     """Up to ``jobs`` worker processes, each started once and fed task after task."""
 
     def __init__(self, jobs: int) -> None:
-        start_workers()
-        self.mp = _FORKSERVER
+        _forkserver.start()
+        self.mp = _forkserver.CONTEXT
         self.jobs = jobs
         self.idle: list[tuple[Any, Any]] = []
         self.busy: dict[Any, tuple[Any, int]] = {}  # connection -> (process, task index)

@@ -11,7 +11,6 @@ from iclr25.schull.graph import SCHullGraph, schull_graph, unit_directions
 from iclr25.schull.metrics import is_connected, is_rigid, num_undirected_edges, rigidity_rank
 from iclr25.schull.model import SchNetCHA
 from iclr25.schull.neighbors import knn_graph, radius_graph
-from iclr25.schull.transform import SCHull
 
 PAPER = Paper(
     number=11,
@@ -43,3 +42,17 @@ __all__ = [
     "unit_directions",
     "write_xyz",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # SCHull is a torch-geometric transform: importing torch-geometric takes seconds, so it
+    # waits until the transform is asked for (and the rest of the method works without it)
+    if name == "SCHull":
+        from iclr25.schull.transform import SCHull
+
+        return SCHull
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "SCHull"])
