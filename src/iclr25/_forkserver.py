@@ -9,14 +9,19 @@ CLI's process instead would be unsafe once torch has threads; spawning re-import
 from __future__ import annotations
 
 import multiprocessing
-import multiprocessing.forkserver
 import pkgutil
 
-CONTEXT = multiprocessing.get_context("forkserver")
+# where there is no fork server (Windows), workers are spawned and import what they need
+_FORKS = "forkserver" in multiprocessing.get_all_start_methods()
+CONTEXT = multiprocessing.get_context("forkserver" if _FORKS else "spawn")
 
 
 def start() -> None:
     """Start the server in the background (idempotent; it ends with this process)."""
+    if not _FORKS:
+        return
+    import multiprocessing.forkserver
+
     import iclr25
 
     CONTEXT.set_forkserver_preload(
