@@ -8,6 +8,7 @@ from typing import Literal, get_args
 
 import numpy as np
 import torch
+from torch import nn
 
 from iclr25._checks import (
     ArrayLike,
@@ -18,7 +19,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
-from iclr25._progress import progress_bar
+from iclr25._train import fit_minibatch
 from iclr25.comm.loss import _infonce, clip_loss
 from iclr25.comm.model import CoMM
 
@@ -67,6 +68,25 @@ def objective_loss(model: CoMM, v1: Sequence[torch.Tensor], v2: Sequence[torch.T
         return cross
     return cross + torch.stack([_infonce(a, b, tau) for a, b in zip(p1, p2, strict=True)]
                                ).mean()
+
+
+class _Step(nn.Module):
+    """Batch indices -> every model's loss (stacked) on the batch's two augmented views,
+    drawn once, so ``fit_minibatch`` steps the models together."""
+
+    def __init__(self, models: Sequence[CoMM], xs: list[torch.Tensor],
+                 augment: Sequence[Callable], objectives: Sequence[str],
+                 gen: torch.Generator) -> None:
+        super().__init__()
+        self.models, self.xs, self.augment = nn.ModuleList(models), xs, augment
+        self.objectives, self.gen = objectives, gen
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        batch = [x[idx] for x in self.xs]
+        v1 = [a(x, seed=self.gen) for a, x in zip(self.augment, batch, strict=True)]
+        v2 = [a(x, seed=self.gen) for a, x in zip(self.augment, batch, strict=True)]
+        return torch.stack([objective_loss(m, v1, v2, o)  # type: ignore[arg-type]
+                            for m, o in zip(self.models, self.objectives, strict=True)])
 
 
 def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
@@ -134,36 +154,35 @@ def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
     weight_decay = check_range(weight_decay, "weight_decay", 0.0)
     gen = resolve_seed(seed)
     n = len(xs[0])
-    # foreach: the same AdamW update bit for bit, without the per-parameter Python loop
-    opts = [torch.optim.AdamW(m.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
-            for m in models]
-    history: list[list[float]] = [[] for _ in models]
-    bar = progress_bar(epochs, f"{'/'.join(objectives)} pre-training", verbose=verbose)
-    with bar as advance:
-        for epoch in range(epochs):
-            for m in models:
-                m.train()
-            # drop a last batch of one (BatchNorm, NCE)
-            batches = [i for i in torch.randperm(n, generator=gen).to(xs[0].device).split(
-                batch_size) if len(i) >= 2]
-            totals = [0.0] * len(models)
-            for idx in batches:
-                batch = [x[idx] for x in xs]
-                v1 = [a(x, seed=gen) for a, x in zip(augment, batch, strict=True)]
-                v2 = [a(x, seed=gen) for a, x in zip(augment, batch, strict=True)]
-                for k, (m, o, opt) in enumerate(zip(models, objectives, opts, strict=True)):
-                    loss = objective_loss(m, v1, v2, o)
-                    opt.zero_grad(set_to_none=True)
-                    loss.backward()
-                    opt.step()
-                    totals[k] += float(loss.detach())
-            for h, t in zip(history, totals, strict=True):
-                h.append(t / len(batches) if batches else float("nan"))
-            advance(loss=history[0][-1])
-            if on_epoch_end is not None and on_epoch_end(epoch):
-                break
+    step = _Step(models, list(xs), augment, objectives, gen)
+    # one AdamW over every model: its update is per element, so each model's is its own AdamW
+    # (foreach: the same update bit for bit, without the per-parameter Python loop)
+    opt = torch.optim.AdamW(step.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
+    ids = torch.arange(n, device=xs[0].device)
+    per_batch: list[list[float]] = []  # each step's loss of every model
+    counts: list[int] = []  # steps per epoch
+
+    def batches(_: int) -> list[torch.Tensor]:  # drop a last batch of one (BatchNorm, NCE)
+        b = [i for i in torch.randperm(n, generator=gen).to(ids.device).split(batch_size)
+             if len(i) >= 2]
+        counts.append(len(b))
+        return b
+
+    def record(_: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
+        per_batch.append([float(v) for v in losses.detach()])
+        return losses.sum()  # each model's gradient is its own loss's: they share no weight
+
+    fit_minibatch(step, lambda losses, _: losses, ids, ids, epochs=epochs,
+                  batch_size=batch_size, optimizer=opt, seed=gen, callback=record,
+                  batches=batches, on_epoch_end=on_epoch_end,
+                  progress=f"{'/'.join(objectives)} pre-training", verbose=verbose)
     for m in models:
         m.eval()
+    history: list[list[float]] = [[] for _ in models]
+    ends = np.cumsum([0, *counts])
+    for a, b in zip(ends[:-1], ends[1:], strict=True):
+        for k, h in enumerate(history):
+            h.append(sum(r[k] for r in per_batch[a:b]) / (b - a) if b > a else float("nan"))
     return history
 
 
