@@ -256,6 +256,33 @@ def test_newton_reaches_the_scaling_fixed_point(layered, one_thread):
         assert l1["n_iter"] < l0["n_iter"]
 
 
+def test_capacitated_newton_reaches_the_scaling_fixed_point(layered, one_thread):
+    # semismooth Newton on the capacitated dual: the exact clip's fixed point, both paths
+    s, C = layered
+    cap = 0.5 * float(min_cost_flow(s, C).max())
+    kw = dict(capacity=cap, stopThr=1e-12, log=True)
+    F0, l0 = oft_sinkhorn(s, C, 5e-2, newton=False, numItermax=200000, **kw)
+    assert l0["converged"]
+    for method in ("sinkhorn", "sinkhorn_log"):
+        F1, l1 = oft_sinkhorn(s, C, 5e-2, method=method, **kw)
+        assert l1["converged"] and l1["n_iter"] < l0["n_iter"]
+        assert torch.allclose(F1, F0, atol=1e-10)
+        assert l1["capacity_violation"] <= 1e-12
+    assert float(F0.max()) == pytest.approx(cap, rel=1e-6)  # the caps bind
+
+
+def test_capacitated_converges_at_n300(one_thread):
+    # the scaling alone stalls near violation 2e-4·Σs⁺ after 20000 iterations here
+    s, C = make_layered(100, 100, 100, seed=0)
+    cap = 0.25 * float(min_cost_flow(s, C).max())
+    _, lc = min_cost_flow(s, C, capacity=cap, log=True)
+    F, lg = oft_sinkhorn(s, C, 1e-3, capacity=cap, stopThr=1e-6, log=True)
+    assert lg["converged"] and lg["n_iter"] <= 2000
+    assert lg["capacity_violation"] <= 1e-9 * cap
+    assert float(flow_violations(F, s)["balance_violation"]) <= 1e-6
+    assert 0 <= _gap(F, C, lc["cost"]) <= 0.02
+
+
 def test_newton_converges_at_n300_within_budget(one_thread):
     # the claim's setting: the scaling alone ended at violation 4-6e-6 after 20000 iterations
     s, C = make_layered(100, 100, 100, seed=1)

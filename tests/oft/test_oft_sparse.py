@@ -62,8 +62,15 @@ def test_sparse_layout_reaches_the_dense_fixed_point(layered, case, one_thread):
     assert float((Fs - Fd).abs().max()) <= 1e-10
     assert ls["converged"] == ld["converged"]
     assert ls["dropped_edges"] == ld["dropped_edges"]
-    for key in ("cost", "balance_violation", "capacity_violation", "node_capacity_violation"):
+    for key in ("cost", "capacity_violation", "node_capacity_violation"):
         assert ls[key] == pytest.approx(ld[key], rel=1e-9, abs=1e-12)
+    # Newton's last step differs (dense: Cholesky, sparse: CG to a forcing tolerance), so
+    # the residuals agree only to within stopThr (the unconverged case to 1e-9 relative)
+    tol = kw.get("stopThr", 1e-9) * float(s.clamp_min(0).sum())
+    if ld["converged"]:
+        assert max(ls["balance_violation"], ld["balance_violation"]) <= tol
+    else:
+        assert ls["balance_violation"] == pytest.approx(ld["balance_violation"], rel=1e-9)
     if "capacity" in kw:  # the caps bind: the capacitated optimum is dearer
         assert (min_cost_flow(s, C, capacity=kw["capacity"], log=True)[1]["cost"]
                 > min_cost_flow(s, C, log=True)[1]["cost"] * 1.001)

@@ -138,20 +138,13 @@ class DenseArcs:
         """(B,) ``<C, F>`` over the arcs."""
         return (F * self.Cz).sum(dim=(-2, -1))
 
-    def laplacian_solve(self, P: torch.Tensor, rhs: torch.Tensor, ridge: float,
-                        rtol: torch.Tensor | float = 0.0) -> torch.Tensor:
-        """``(L + ridge·max deg·I) δ = rhs``, ``L`` the Laplacian of ``P + Pᵀ``: Cholesky
-        (exact; ``rtol`` is for the sparse layout's iterative solve)."""
-        B, n = rhs.shape
-        W = P + P.transpose(-1, -2)
-        deg = W.sum(-1)
-        eye = torch.eye(n, dtype=rhs.dtype, device=rhs.device)
-        L = torch.diag_embed(deg) - W + ridge * deg.amax(-1).view(B, 1, 1) * eye
-        Lc, info = torch.linalg.cholesky_ex(L)
-        delta = torch.cholesky_solve(rhs.unsqueeze(-1), Lc).squeeze(-1)
-        if bool((info != 0).any()):  # numerically indefinite: LU instead
-            delta = torch.linalg.solve(L, rhs)
-        return delta
+    def subset(self, keep: torch.Tensor) -> SparseArcs:
+        """The arcs where ``keep`` (B, n, n) as a list whose Laplacian systems are solved by
+        Cholesky (n is small enough for the dense layout, too small for CG to pay)."""
+        sub = SparseArcs(self.B, self.n, (self.E & keep).nonzero().T.contiguous(),
+                         self.Cz[self.E & keep])
+        sub.direct = True
+        return sub
 
     # -- the arcs as data
     def gather(self, t: torch.Tensor) -> torch.Tensor:
@@ -170,6 +163,7 @@ class SparseArcs:
     """Arc-tensor operations on an arc list: (M,) values, gathers and ``index_add_``."""
 
     sparse = True
+    direct = False  # Laplacian systems by dense Cholesky instead of conjugate gradients
 
     def __init__(self, B: int, n: int, idx: torch.Tensor, C: torch.Tensor) -> None:
         """``idx`` (3, M) long: instance, tail, head of each arc, sorted; ``C`` (M,) costs."""
@@ -192,6 +186,12 @@ class SparseArcs:
 
     def count(self) -> int:
         return int(self.C.numel())
+
+    def subset(self, keep: torch.Tensor) -> SparseArcs:
+        """The arcs where ``keep`` (M,) as a list of their own."""
+        sub = SparseArcs(self.B, self.n, self.idx[:, keep].contiguous(), self.C[keep])
+        sub.direct = self.direct
+        return sub
 
     def _nodes(self, vals: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
         out = torch.zeros(self.B * self.n, dtype=vals.dtype, device=vals.device)
@@ -288,13 +288,19 @@ class SparseArcs:
         return self._nodes(diff, self.rows) - self._nodes(diff, self.cols)
 
     def laplacian_solve(self, P: torch.Tensor, rhs: torch.Tensor, ridge: float,
-                        rtol: torch.Tensor | float = 0.0) -> torch.Tensor:
-        """``(L + ridge·max deg·I) δ = rhs`` by Jacobi-preconditioned conjugate gradients
-        (batched; each step one O(arcs) product), to relative residual ``rtol`` (B,) (at
-        least :data:`CG_TOL`): an inexact Newton direction, which the line search accepts
-        or shortens like an exact one."""
+                        rtol: torch.Tensor | float = 0.0, floor: torch.Tensor | float = 0.0
+                        ) -> torch.Tensor:
+        """``(L + max(ridge·max deg, floor)·I) δ = rhs``, ``L`` the Laplacian of ``P + Pᵀ``
+        (``floor`` (B,) or scalar): by
+        Jacobi-preconditioned conjugate gradients (batched; each step one O(arcs) product),
+        to relative residual ``rtol`` (B,) (at least :data:`CG_TOL`), an inexact Newton
+        direction which the line search accepts or shortens like an exact one; or exactly
+        by batched Cholesky (O(n³)) when :attr:`direct`."""
+        if self.direct:
+            return self._cholesky_solve(P, rhs, ridge, floor)
         deg = self._nodes(P, self.rows) + self._nodes(P, self.cols)
-        shift = ridge * deg.amax(-1, keepdim=True)
+        shift = torch.clamp(ridge * deg.amax(-1, keepdim=True),
+                            min=torch.as_tensor(floor, dtype=rhs.dtype).reshape(-1, 1))
         diag = deg + shift
         x = torch.zeros_like(rhs)
         r = rhs.clone()
@@ -317,6 +323,20 @@ class SparseArcs:
             p = z + (rz_new / rz.clamp_min(1e-300)).unsqueeze(-1) * p
             rz = rz_new
         return x
+
+    def _cholesky_solve(self, P: torch.Tensor, rhs: torch.Tensor, ridge: float,
+                        floor: torch.Tensor | float) -> torch.Tensor:
+        B, n = rhs.shape
+        W = self.to_dense(P)
+        W = W + W.transpose(-1, -2)
+        deg = W.sum(-1)
+        shift = torch.clamp(ridge * deg.amax(-1, keepdim=True),
+                            min=torch.as_tensor(floor, dtype=rhs.dtype).reshape(-1, 1))
+        L = torch.diag_embed(deg + shift) - W
+        Lc, info = torch.linalg.cholesky_ex(L)
+        if bool((info != 0).any()):  # numerically indefinite: LU instead
+            return torch.linalg.solve(L, rhs)
+        return torch.cholesky_solve(rhs.unsqueeze(-1), Lc).squeeze(-1)
 
     # -- the arcs as data
     def gather(self, t: torch.Tensor) -> torch.Tensor:

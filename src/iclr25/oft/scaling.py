@@ -32,6 +32,14 @@ def _solve(pb: _Problem, method: str) -> tuple:
     return out
 
 
+def _finish(pb: _Problem, k: int) -> list[_Stage]:
+    """The stages Newton finishes from stage ``k``: all that remain, or with capacities only
+    stage ``k`` (the scaling carries the potentials into the next one: at a new, smaller
+    ``eps`` the old potentials put many arcs at their caps and Newton's model is poor there,
+    while the scaling's first steps are robust)."""
+    return pb.stages[k:] if pb.cap is None else pb.stages[k:k + 1]
+
+
 def _run_scaling(pb: _Problem) -> tuple | None:
     """The paper's iteration on ``K = exp(-C/eps)`` (float64), with ε-scaling and absorption.
 
@@ -62,6 +70,7 @@ def _run_scaling(pb: _Problem) -> tuple | None:
     it = 0
     for k, stage in enumerate(pb.stages):
         st.start(k, stage)
+        newton = True  # until Newton gives up on this stage
         while True:
             it += 1
             st.step(it)
@@ -73,8 +82,16 @@ def _run_scaling(pb: _Problem) -> tuple | None:
                 if track.check(it, stage, viol, P):
                     return track.result(P)
                 del P
-                if _handover(pb, viol):
-                    return _newton(pb, pb.stages[k:], st.potential(), it, track.hist)
+                if newton and _handover(pb, viol):
+                    res, phi, it, newton = _newton(pb, _finish(pb, k), st.potential(), it,
+                                                   track.hist)
+                    if res is not None:
+                        return res
+                    st.resume(phi)
+                    if newton:  # the stage is done
+                        break
+                    st.start(k, stage)
+                    continue
                 if bool((viol <= stage.thr).all()):
                     break
                 st.absorb_if_large()
@@ -126,6 +143,12 @@ class _Scaling:
         """The dual potential ``phi`` (cost units) that Newton starts from."""
         e1 = self.e1
         return 0.5 * (self.f + e1 * torch.log(self.u) - self.g - e1 * torch.log(self.v))
+
+    def resume(self, phi: torch.Tensor) -> None:
+        """Carry on from the potentials ``phi`` (cost units) Newton ended a stage at."""
+        self.f, self.g = phi, -phi
+        self.u, self.v = torch.ones_like(phi), torch.ones_like(phi)
+        self.h = self.pb.d.clone()
 
     def absorb_if_large(self) -> None:
         """Absorb ``u, v`` into ``f, g`` and ``K`` once they leave ``[1/ABSORB, ABSORB]``."""
@@ -203,6 +226,7 @@ def _run_log(pb: _Problem) -> tuple:
         logK0 = arcs.log_kernel(stage.eps)
         logK = logK0.clone() if log_cap is not None and not pb.cumulative else logK0
         lKv = arcs.lse_rows(logK, g, lkd + g)
+        newton = True  # until Newton gives up on this stage
         while True:
             it += 1
             f = lx - lKv
@@ -218,9 +242,17 @@ def _run_log(pb: _Problem) -> tuple:
                 P = arcs.log_plan(f, logK, g)
                 if track.check(it, stage, viol, P):
                     return track.result(P)
-                if _handover(pb, viol):
-                    phi = 0.5 * stage.eps1 * (f - g)
-                    return _newton(pb, pb.stages[k:], phi, it, track.hist)
+                if newton and _handover(pb, viol):
+                    res, phi, it, newton = _newton(pb, _finish(pb, k),
+                                                   0.5 * stage.eps1 * (f - g), it, track.hist)
+                    if res is not None:
+                        return res
+                    f, g = phi / stage.eps1, -phi / stage.eps1
+                    lkd = log_d - f - g
+                    if newton:  # the stage is done
+                        break
+                    lKv = arcs.lse_rows(logK, g, lkd + g)
+                    continue
                 if bool((viol <= stage.thr).all()):
                     break
             lx, ly = _log_q_step(lKv + lKtu, s, log_half_s, d, pb.ncap)
