@@ -13,9 +13,9 @@ DIMACS ``.min`` files and read back by ``iclr25.oft.read_dimacs(..., sparse=True
    (reg 1e-3, stop at balance violation 1e-6·Σs⁺, at most 20000 iterations), sparse vs dense
    vs OR-Tools ``SimpleMinCostFlow`` (exact on these integer data) and HiGHS; OFT's cost gap
    to OR-Tools' optimum. At 10⁵ arcs (n = 10⁴) the dense layout is timed per iteration only:
-   its Newton finish factorises a 10⁴ x 10⁴ matrix per step; capacitated, it runs to
-   convergence only with ``--dense-capacitated`` (20000 iterations at ~9 ms: 702 s CPU at
-   10⁴ arcs, load ~2, where the arc list took 14.5 s).
+   its Newton finish factorises a 10⁴ x 10⁴ matrix per step; capacitated, the dense layout
+   runs to convergence only with ``--dense-capacitated`` (its n² clip per scaling step).
+   The DIMACS files go to a temporary folder removed afterwards.
 
 All times are process CPU time (median of ``--repeat``), one torch thread; each table prints
 the 1-minute load average.
@@ -149,47 +149,51 @@ def dimacs_table(sizes, dense_max_nodes, k, repeat, iters, dense_caps=False):
           f"{repeat}; OFT reg 1e-3, stop at violation 1e-6·Σs⁺, <= {iters} iterations)")
     print(f"{'nodes':>6} {'arcs':>7} {'caps':>5} {'solver':<16} {'s / iter':>9} {'s total':>9} "
           f"{'iters':>6} {'conv':>5} {'viol/Σs⁺':>9} {'gap to OR':>10}")
-    tmp = Path(tempfile.mkdtemp(prefix="oft_sparse_"))
-    for n, m in sizes:
-        for capd in (False, True):
-            s0, C0, cap0 = make_netgen(n, m, capacitated=capd, seed=0)
-            f = tmp / f"netgen_{n}_{m}_{int(capd)}.min"
-            write_dimacs(f, s0, C0, cap0 if capd else None, comment="make_netgen seed 0")
-            s, C, cap = read_dimacs(f, sparse=True)
-            cap = cap if capd else None
-            dense = n <= dense_max_nodes and (dense_caps or not capd)
-            opt = _ortools(s, C, cap)
-            rows = []
-            per_s, per_d = per_iteration(s, C, cap, k, 3)
-            runs = {"sparse": per_s, "dense": per_d}
-            for layout in ("sparse", "dense") if dense else ("sparse",):
-                t, (_, lg) = _timed(partial(_oft, s, C, cap, layout, iters), repeat)
-                rows.append((f"OFT {layout}", runs[layout], t, lg))
-            if not dense:
-                rows.append(("OFT dense", per_d, None, None))
-            if opt is not None:
-                t, _ = _timed(partial(_ortools, s, C, cap), repeat)
-                rows.append(("OR-Tools", None, t, {"cost": opt}))
-            t, (_, lp) = _timed(partial(min_cost_flow, s, C, capacity=cap, log=True), 1)
-            rows.append(("HiGHS", None, t, lp))
-            ref = opt if opt is not None else rows[-1][3]["cost"]
-            if dense:  # agreement: both layouts stop within stopThr of one fixed point
-                d = abs(rows[0][3]["cost"] - rows[1][3]["cost"]) / ref
-                assert d <= 10 * STOP, f"sparse and dense OFT costs differ by {d:.2g}"
-            mass = float(s.clamp_min(0).sum())
-            for name, per, tot, lg in rows:
-                cells = [f"{n:6d} {C._nnz():7d} {'yes' if capd else 'no':>5} {name:<16}",
-                         f"{per:9.2e}" if per is not None else f"{'':>9}",
-                         f"{tot:9.2f}" if tot is not None else f"{'n/a':>9}"]
-                if lg is not None and "n_iter" in lg:
-                    cells += [f"{lg['n_iter']:6d}", f"{str(lg['converged']):>5}",
-                              f"{lg['balance_violation'] / mass:9.1e}"]
-                else:
-                    cells += [f"{'':>6}", f"{'':>5}", f"{'':>9}"]
-                cells.append(f"{(lg['cost'] - ref) / ref:10.2e}" if lg is not None else "")
-                print(" ".join(cells), flush=True)
-            _speedups(rows, n, C._nnz(), capd)
-    print(f"(DIMACS files in {tmp})")
+    with tempfile.TemporaryDirectory(prefix="oft_sparse_") as tmp:  # removed afterwards
+        for n, m in sizes:
+            _dimacs_rows(Path(tmp), n, m, dense_max_nodes, k, repeat, iters, dense_caps)
+
+
+def _dimacs_rows(tmp, n, m, dense_max_nodes, k, repeat, iters, dense_caps):
+    """The rows of one instance size, written to and read back from ``tmp``."""
+    for capd in (False, True):
+        s0, C0, cap0 = make_netgen(n, m, capacitated=capd, seed=0)
+        f = tmp / f"netgen_{n}_{m}_{int(capd)}.min"
+        write_dimacs(f, s0, C0, cap0 if capd else None, comment="make_netgen seed 0")
+        s, C, cap = read_dimacs(f, sparse=True)
+        cap = cap if capd else None
+        dense = n <= dense_max_nodes and (dense_caps or not capd)
+        opt = _ortools(s, C, cap)
+        rows = []
+        per_s, per_d = per_iteration(s, C, cap, k, 3)
+        runs = {"sparse": per_s, "dense": per_d}
+        for layout in ("sparse", "dense") if dense else ("sparse",):
+            t, (_, lg) = _timed(partial(_oft, s, C, cap, layout, iters), repeat)
+            rows.append((f"OFT {layout}", runs[layout], t, lg))
+        if not dense:
+            rows.append(("OFT dense", per_d, None, None))
+        if opt is not None:
+            t, _ = _timed(partial(_ortools, s, C, cap), repeat)
+            rows.append(("OR-Tools", None, t, {"cost": opt}))
+        t, (_, lp) = _timed(partial(min_cost_flow, s, C, capacity=cap, log=True), 1)
+        rows.append(("HiGHS", None, t, lp))
+        ref = opt if opt is not None else rows[-1][3]["cost"]
+        if dense:  # agreement: both layouts stop within stopThr of one fixed point
+            d = abs(rows[0][3]["cost"] - rows[1][3]["cost"]) / ref
+            assert d <= 10 * STOP, f"sparse and dense OFT costs differ by {d:.2g}"
+        mass = float(s.clamp_min(0).sum())
+        for name, per, tot, lg in rows:
+            cells = [f"{n:6d} {C._nnz():7d} {'yes' if capd else 'no':>5} {name:<16}",
+                     f"{per:9.2e}" if per is not None else f"{'':>9}",
+                     f"{tot:9.2f}" if tot is not None else f"{'n/a':>9}"]
+            if lg is not None and "n_iter" in lg:
+                cells += [f"{lg['n_iter']:6d}", f"{str(lg['converged']):>5}",
+                          f"{lg['balance_violation'] / mass:9.1e}"]
+            else:
+                cells += [f"{'':>6}", f"{'':>5}", f"{'':>9}"]
+            cells.append(f"{(lg['cost'] - ref) / ref:10.2e}" if lg is not None else "")
+            print(" ".join(cells), flush=True)
+        _speedups(rows, n, C._nnz(), capd)
 
 
 def _speedups(rows, n, m, capd):
@@ -226,8 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dense-max-nodes", type=int, default=2000,
                    help="run the dense layout to convergence up to this many nodes")
     p.add_argument("--dense-capacitated", action="store_true",
-                   help="also run the capacitated dense layout to convergence (20000 "
-                        "iterations at ~9 ms each at n = 1000: minutes)")
+                   help="also run the capacitated dense layout to convergence")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     t0 = time.perf_counter()
