@@ -81,6 +81,13 @@ class _PeerVQ(torch.nn.Module):
 
 
 class _PeerV3(V3):
+    def fit(self, X, y=None):
+        # the peer's k-means init and dead-code resets draw from torch's global generator
+        # (ours never does): seed it from the fit's seed, so the row repeats run to run
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            return super().fit(X, y)
+
     def _build(self, fragment_shape, seed=0):
         model = super()._build(fragment_shape, seed)
         with torch.random.fork_rng(devices=[]):
