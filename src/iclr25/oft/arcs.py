@@ -299,8 +299,7 @@ class SparseArcs:
         if self.direct:
             return self._cholesky_solve(P, rhs, ridge, floor)
         deg = self._nodes(P, self.rows) + self._nodes(P, self.cols)
-        shift = torch.clamp(ridge * deg.amax(-1, keepdim=True),
-                            min=torch.as_tensor(floor, dtype=rhs.dtype).reshape(-1, 1))
+        shift = _shift(deg, ridge, floor)
         diag = deg + shift
         x = torch.zeros_like(rhs)
         r = rhs.clone()
@@ -330,8 +329,7 @@ class SparseArcs:
         W = self.to_dense(P)
         W = W + W.transpose(-1, -2)
         deg = W.sum(-1)
-        shift = torch.clamp(ridge * deg.amax(-1, keepdim=True),
-                            min=torch.as_tensor(floor, dtype=rhs.dtype).reshape(-1, 1))
+        shift = _shift(deg, ridge, floor)
         L = torch.diag_embed(deg + shift) - W
         Lc, info = torch.linalg.cholesky_ex(L)
         if bool((info != 0).any()):  # numerically indefinite: LU instead
@@ -360,6 +358,12 @@ class SparseArcs:
         out = torch.zeros(self.B, self.n, self.n, dtype=values.dtype, device=values.device)
         out[self.idx[0], self.idx[1], self.idx[2]] = values
         return out
+
+
+def _shift(deg: torch.Tensor, ridge: float, floor: torch.Tensor | float) -> torch.Tensor:
+    """(B, 1) diagonal shift of a Laplacian system: ``max(ridge·max deg, floor)``."""
+    low = torch.as_tensor(floor, dtype=deg.dtype, device=deg.device).reshape(-1, 1)
+    return torch.clamp(ridge * deg.amax(-1, keepdim=True), min=low)
 
 
 def coo(idx: torch.Tensor, values: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
