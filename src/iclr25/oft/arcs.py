@@ -198,6 +198,8 @@ class SparseArcs:
         return out.index_add_(0, at, vals).view(self.B, self.n)
 
     def _seg(self, vals: torch.Tensor, reduce: str) -> torch.Tensor:
+        if self.B == 1 and reduce == "sum":  # one instance: no scatter
+            return vals.sum().reshape(1)
         out = torch.zeros(self.B, dtype=vals.dtype, device=vals.device)
         if reduce == "sum":
             return out.index_add_(0, self.batch, vals)
@@ -215,6 +217,21 @@ class SparseArcs:
 
     def row_sums(self, a: torch.Tensor) -> torch.Tensor:
         return self._nodes(a, self.rows)
+
+    def _both_ends(self) -> torch.Tensor:
+        """(2M,) the tails' then the heads' flat node ids (built on first use)."""
+        if not hasattr(self, "_ends"):
+            self._ends = torch.cat([self.rows, self.cols])
+        return self._ends
+
+    def net_out(self, a: torch.Tensor) -> torch.Tensor:
+        """``row_sums(a) - col_sums(a)`` in one scatter."""
+        return self._nodes(torch.cat([a, -a]), self._both_ends())
+
+    def difference(self, p: torch.Tensor) -> torch.Tensor:
+        """``p_i - p_j`` on the arcs ``(i, j)`` in one gather."""
+        tails, heads = p.reshape(-1)[self._both_ends()].view(2, -1)
+        return tails - heads
 
     def col_sums(self, a: torch.Tensor) -> torch.Tensor:
         return self._nodes(a, self.cols)

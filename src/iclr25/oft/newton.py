@@ -106,7 +106,7 @@ class _Dual:
     @classmethod
     def at(cls, pb: _Problem, stage: _Stage, phi: torch.Tensor) -> _Dual:
         arcs: SparseArcs = pb.arcs  # type: ignore[assignment]
-        z = (arcs._at_rows(phi) - arcs._at_cols(phi) - arcs.C) / stage.eps
+        z = (arcs.difference(phi) - arcs.C) / stage.eps
         P = W = torch.exp(z)
         psi = P
         if pb.cap is not None:
@@ -114,7 +114,7 @@ class _Dual:
             P = torch.where(clipped, pb.cap, P)
             W = torch.where(clipped, 0.0, P)
             psi = torch.where(clipped, pb.cap * (z - torch.log(pb.cap) + 1), P)
-        r = pb.s - arcs.row_sums(P) + arcs.col_sums(P)
+        r = pb.s - arcs.net_out(P)
         D = (phi * pb.s).sum(-1) - stage.eps1.squeeze(-1) * arcs.batch_sum(psi)
         return cls(phi, P, W, r, D)
 
