@@ -304,6 +304,8 @@ def representation(setting: Representation, ctx: Context) -> RepresentationEvide
        control=lambda ev: ev.patch_mae - ev.random_init >= 0.02,
        control_doc="the patch MAE learned: its probe beats the same encoder untrained by "
                    ">= 0.02",
+       trivial=lambda ev: ev.raw_pixels - ev.patch_mae,
+       trivial_doc="raw pixels (the identity map) in URLOST's place, minus the same patch MAE",
        competitors=lambda ev: {"raw pixels": ev.raw_pixels, "PCA + LR": ev.pca_lr})
 def representation_gain(ev: RepresentationEvidence) -> Comparison:
     return Comparison(ours=ev.urlost, baseline=ev.patch_mae, value=ev.gain)
