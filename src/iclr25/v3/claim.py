@@ -49,16 +49,16 @@ class SequencesEvidence(Evidence):
     kmeans_purity: float = scalar("purity", "k-means K=10 on raw test fragments, mean")
     kmeans_ood_drop: float = scalar("purity", "k-means' code map on unseen colours minus its "
                                               "in-distribution purity, mean (trivial arm)")
-    v3: list = None
-    ablation: list = None
-    kmeans: list = None
-    kmeans_ood: list = None
-    v3_ood: list = None
-    colour_from_z_s: list = None
-    colour_from_z_c: list = None
-    digit_from_z_s: list = None
-    active_codes: list = None
-    per_seed: Table = None
+    v3: list[float] | None = None
+    ablation: list[float] | None = None
+    kmeans: list[float] | None = None
+    kmeans_ood: list[float] | None = None
+    v3_ood: list[float] | None = None
+    colour_from_z_s: list[float] | None = None
+    colour_from_z_c: list[float] | None = None
+    digit_from_z_s: list[float] | None = None
+    active_codes: list[int] | None = None
+    per_seed: Table | None = None
 
 
 @torch.no_grad()
