@@ -135,6 +135,28 @@ class Setting:
         note = f"training budget x{budget:g} (--budget): " + ", ".join(was)
         return dataclasses.replace(self, **changes, deviations=(*self.deviations, note))
 
+    def drawn(self, fields: Sequence[str], draws: int) -> Setting:
+        """This setting as one of ``draws`` draws: each of ``fields`` (seeds repeated inside
+        the experiment, a tuple or a count) cut to its first repeat, since the runner's
+        draws now repeat the experiment. ``draws == 1`` or no fields returns it unchanged;
+        otherwise a deviation says what was cut, so the report shows it.
+        """
+        if draws == 1 or not fields:
+            return self
+        changes, was = {}, []
+        for name in fields:
+            v = getattr(self, name)
+            changes[name] = v[:1] if isinstance(v, tuple) else 1
+            was.append(f"{name} {_fmt_count(v)} -> {_fmt_count(changes[name])}")
+        note = (f"{draws} draws (--draws): the runner repeats the experiment on independent "
+                f"draws, which replace its own repeats: " + ", ".join(was))
+        return dataclasses.replace(self, **changes, deviations=(*self.deviations, note))
+
+
+def _repeats(v: Any) -> int:
+    """How many repeats a ``per_draw`` field holds: a tuple's length or a count."""
+    return len(v) if isinstance(v, tuple) else int(v)
+
 
 def _check_budget_fields(cls: type) -> None:
     """A Setting type must name its budget fields: existing fields holding counts."""
@@ -313,9 +335,22 @@ class Experiment:
     quick: Setting
     full: Setting
     cost: tuple[float, float] | None = None  # (quick, full) seconds on one thread
+    random: tuple[str, ...] = ()     # what one draw draws anew (all from ctx.seed)
+    per_draw: tuple[str, ...] = ()   # Setting fields of repeats that the draws replace
 
-    def setting(self, scale: Scale) -> Setting:
-        return self.quick if Scale(scale) == Scale.quick else self.full
+    def setting(self, scale: Scale, draws: int = 1) -> Setting:
+        """The Setting at ``scale``; over ``draws`` > 1 draws, its ``per_draw`` fields cut
+        to one repeat each (:meth:`Setting.drawn`)."""
+        s = self.quick if Scale(scale) == Scale.quick else self.full
+        return s.drawn(self.per_draw, draws)
+
+    def share(self, scale: Scale, draws: int = 1) -> float:
+        """The fraction of the declared cost one draw takes: ``1 / repeats`` when the draws
+        replace the Setting's repeats, else 1."""
+        if draws == 1 or not self.per_draw:
+            return 1.0
+        s = self.quick if Scale(scale) == Scale.quick else self.full
+        return 1.0 / max(_repeats(getattr(s, f)) for f in self.per_draw)
 
     def expected_seconds(self, scale: Scale) -> float | None:
         """The declared one-thread time at ``scale`` (None: not declared)."""
@@ -364,12 +399,27 @@ def _method_of(module: str) -> str:
 
 
 def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | None = None,
+               random: Sequence[str] = (), per_draw: Sequence[str] = (),
                ) -> Callable[[Callable], Experiment]:
     """Register ``fn(setting, ctx) -> Evidence`` as an experiment with its two settings.
 
     ``cost`` is its measured time in seconds on one thread at (quick, full) scale: the
     runner starts the longest experiments first so that ``--jobs N`` packs well.
+
+    ``random`` says what one draw of the experiment draws anew (the training seed and every
+    testbed, data, zoo or instance draw), each derived from ``ctx.seed``: the runner's
+    ``--draws N`` repeats the experiment at seeds ``seed + 10**6 * d``. ``per_draw`` names
+    the Setting's fields of repeats the experiment averages itself (seeds as a tuple, or a
+    count of seeds): over more than one draw they are cut to one repeat each, the draws
+    counting as those repeats (:meth:`Setting.drawn`).
     """
+    random, per_draw = tuple(random), tuple(per_draw)
+    if not all(isinstance(r, str) and r for r in random):
+        raise TypeError(f"random must be a tuple of non-empty strings, got {random!r}")
+    fields = {f.name for f in dataclasses.fields(full)}
+    bad = [f for f in per_draw if f not in fields]
+    if bad:
+        raise ValueError(f"per_draw must name fields of {type(full).__name__}, got {bad}")
     if cost is not None and not (len(cost) == 2 and all(
             isinstance(c, (int, float)) and c >= 0 for c in cost)):
         raise ValueError(f"cost must be (quick seconds, full seconds), got {cost!r}")
@@ -388,7 +438,8 @@ def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | Non
         if eid in _EXPERIMENTS and _EXPERIMENTS[eid].fn.__qualname__ != fn.__qualname__:
             raise ValueError(f"experiment {eid!r} is already registered")
         exp = Experiment(eid, method, fn, quick, full,
-                         None if cost is None else (float(cost[0]), float(cost[1])))
+                         None if cost is None else (float(cost[0]), float(cost[1])),
+                         random, per_draw)
         _EXPERIMENTS[eid] = exp
         return exp
 

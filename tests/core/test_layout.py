@@ -46,3 +46,15 @@ def test_no_private_function_takes_more_than_seven_parameters():
     wide = [f"{p.relative_to(src)}:{line} {name} ({n})" for p in sorted(src.rglob("*.py"))
             for name, line, n in _private_functions(ast.parse(p.read_text())) if n > 7]
     assert not wide, wide
+
+
+def test_every_experiment_declares_what_a_draw_draws():
+    # issue 74: the runner repeats experiments on independent draws; each says what is
+    # random in it, and the fields of repeats the draws replace are fields of its Setting
+    from iclr25 import claims
+
+    exps = {c.experiment.id: c.experiment for c in claims.discover().values()}
+    assert not [e.id for e in exps.values() if not e.random]
+    for e in exps.values():
+        for f in e.per_draw:
+            assert isinstance(getattr(e.full, f), (tuple, int)), (e.id, f)

@@ -95,5 +95,5 @@ def test_beats_small_loss_is_uninformative_when_plain_training_ties_small_loss()
     # issue 74: with a small delta IES and small-loss removal both remove ~nothing and tie at
     # 0.0; plain training (nothing removed) meets ">= 0" the same way
     ev = _ev(ies_acc=95.0, small_loss_acc=95.0, beats_small_loss=0.0, plain_vs_small_loss=0.0)
-    r = judge(beats_small_loss, ev, RECORD)
+    r = judge(beats_small_loss, ev)
     assert r.status == "uninformative" and r.trivial_value == 0.0

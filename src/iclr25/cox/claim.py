@@ -150,6 +150,12 @@ def _modalities(seed: int, setting: Digits, device: torch.device):  # noqa: ANN2
             full=Digits(rate=0.03, steps=400, im_steps=300, ablations=True, seeds=(0, 1, 2),
                         deviations=("400 optimisation steps (batch 128) instead of the "
                                     "official 50 epochs: CPU budget", *_DIGITS_DEV)),
+            random=(
+                "the digits split, IM encoders, permutation and sensor of the testbed",
+                "the labelled subset",
+                "COX's and ERM's initialisations and batches",
+            ),
+            per_draw=("seeds",),
             cost=(6.2, 37))
 def semi_supervised(setting: Digits, ctx: Context) -> SemiEvidence:
     res: dict[str, list[float]] = {k: [] for k in (
@@ -211,6 +217,11 @@ class UnpairedEvidence(Evidence):
                         deviations=("400 optimisation steps (batch 128) in 5 connect / "
                                     "re-match rounds: CPU budget", *_DIGITS_DEV,
                                     *_UNPAIRED_DEV)),
+            random=(
+                "the digits split, IM encoders, permutation and sensor of the testbed",
+                "COX's initialisation, batches and GW bootstrap subsample",
+            ),
+            per_draw=("seeds",),
             cost=(9.7, 51))
 def unpaired(setting: Digits, ctx: Context) -> UnpairedEvidence:
     pur, gw, n, n0, refused, acc, imnn, renamed, rows = [], [], [], [], [], [], [], [], []

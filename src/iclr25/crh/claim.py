@@ -130,6 +130,8 @@ _DEVIATIONS = (
                             "weight decays: smoke test")),
     full=Sweep(steps=20000, wds=(0.0, 1e-3, 3e-3, 1e-2), n_seeds=3, null_draws=100,
                digits=True, deviations=_DEVIATIONS),
+    random=("the teacher's data", "initialisations and batches", "the rotation null"),
+    per_draw=("n_seeds",),
     cost=(18, 124),
 )
 def sweep(setting: Sweep, ctx: Context) -> SweepEvidence:

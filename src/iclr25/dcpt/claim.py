@@ -190,6 +190,12 @@ def _train_arms(s: AllInOne, ctx: Context, tb: _Testbed, seed: int
 
 
 @experiment(quick=QUICK, full=FULL,
+            random=(
+                "test, validation and reference crops and their degradations",
+                "the shared initial U-Net",
+                "training batches and degradations",
+            ),
+            per_draw=("seeds",),
             cost=(2.3, 81))
 def all_in_one(setting: AllInOne, ctx: Context) -> AllInOneEvidence:
     s = setting

@@ -168,6 +168,13 @@ _SEL_DEV = ("64 of the issue's 256 envs: 256 cost 2.8x the CPU per iteration (0.
                            deviations=_SEL_DEV + (
                                "8 runs x 120 iterations, the claim's training budget, so that "
                                "the choice transfers",)),
+            random=(
+                "demonstrations",
+                "policy and discriminator initialisations",
+                "environment resets",
+                "evaluation codes",
+            ),
+            per_draw=("seeds",),
             cost=(2, 129))
 def select_relevance_scale(setting: Selection, ctx: Context) -> SelectionEvidence:
     """GSD at each λ_C on the training lanes only: VL10 against the demonstrated lanes."""
@@ -263,6 +270,13 @@ _LANE_DEV = ("64 of the issue's 256 envs: 256 cost 2.8x the CPU per iteration (0
                                  "smoke test: 1 seed, 3 iterations, 100 codes",)),
             full=LaneSetting(num_envs=64, iterations=120, seeds=(2, 3, 4),
                              relevance_scale=RELEVANCE_SCALE, deviations=_LANE_DEV + _RETIRED),
+            random=(
+                "demonstrations",
+                "policy and discriminator initialisations",
+                "environment resets",
+                "evaluation codes and reference points",
+            ),
+            per_draw=("seeds",),
             cost=(2.3, 121))
 def lane_reach(setting: LaneSetting, ctx: Context) -> LaneEvidence:
     seeds = [ctx.seed * 1000 + s for s in setting.seeds]

@@ -222,6 +222,13 @@ _DEVIATIONS = (
                    deviations=(*_DEVIATIONS, "1 seed, 20 epochs and a 2-delta grid: smoke "
                                              "test")),
     full=Training(epochs=30, n_seeds=3, lr=0.003, deltas=DELTAS, deviations=_DEVIATIONS),
+    random=(
+        "the digits train/test split",
+        "the validation split",
+        "initialisation and shuffling",
+        "the removal draws",
+    ),
+    per_draw=("n_seeds",),
     cost=(5.2, 24),
 )
 def training(setting: Training, ctx: Context) -> TrainingEvidence:

@@ -110,6 +110,11 @@ def peers(dark: torch.Tensor) -> dict[str, torch.Tensor]:
                            deviations=("15 steps of 32-px crops, 128-px test images, 1 seed: "
                                        "a smoke test of the pipeline", *_PAPER_SETUP)),
             full=LowLight(seeds=(0, 1, 2), steps=300, crop=64, deviations=_PAPER_SETUP),
+            random=(
+                "darkening of the training and test photos",
+                "initialisations, crops and pairing",
+            ),
+            per_draw=("seeds",),
             cost=(3.8, 237))
 def lowlight_arms(setting: LowLight, ctx: Context) -> LowLightEvidence:
     dev = ctx.device

@@ -162,6 +162,12 @@ _DEVIATIONS = (
                                 "smoke test: 1 seed, 50 steps per task, 8 Pendulum episodes",)),
             full=LongShort(seeds=(0, 1, 2), cue_steps=1000, pendulum_steps=3000,
                            deviations=_DEVIATIONS),
+            random=(
+                "the offline datasets",
+                "initialisations and training batches",
+                "evaluation episodes",
+            ),
+            per_draw=("seeds",),
             cost=(16, 445))
 def long_short(setting: LongShort, ctx: Context) -> LongShortEvidence:
     T = MODEL["context"]

@@ -227,6 +227,7 @@ def _held_out_lams(dir_h: Path, truth_h: ModelForest,
                               "3 evaluated trees and 200/100 Adam steps: smoke test")),
     full=TreeZoo(n_trees=5, fans=_SHAPE, root_steps=1500, finetune_steps=500,
                  deviations=(_SHAPE_DEVIATION, *_ZOO_DEVIATIONS, _STEPS_DEVIATION)),
+    random=("the zoo: initialisations, tasks and minibatches (the digits input pool is fixed)",),
     cost=(2.8, 15),
 )
 def tree_zoo(setting: TreeZoo, ctx: Context) -> TreeEvidence:
@@ -348,6 +349,7 @@ _LORA_DEVIATION = ("merged random rank-r updates (r in 4, 8, 16) of two 64x64 'v
 @experiment(quick=LoraZoo(2, 3, 2, dim=64, deviations=(_LORA_DEVIATION,
                                                       "2 trees of 1 + 3 + 6: smoke test")),
             full=LoraZoo(5, 4, 4, dim=64, deviations=(_LORA_DEVIATION,)),
+            random=("the zoo's rank-r updates and ranks",),
             cost=(0.1, 3))
 def lora_zoo(setting: LoraZoo, ctx: Context) -> LoraEvidence:
     zoo = make_lora_zoo(setting.n_trees, setting.n_children, setting.n_grandchildren,

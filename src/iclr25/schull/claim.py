@@ -120,6 +120,7 @@ def _plot_panel(ctx: Context, sizes: list[int], stats: dict, rows: list[tuple]) 
                                     *_PANEL)),
             full=Panel(n_smiles=40, n_conf=5, n_clouds=100, rigid_max_n=300, planar_sv=0.1,
                        deviations=_PANEL),
+            random=("conformers of the fixed SMILES", "random clouds"),
             cost=(2.2, 7.8))
 def panel(setting: Panel, ctx: Context) -> PanelEvidence:
     mols = molecule_panel(setting.n_smiles, setting.n_conf, seed=ctx.seed)
@@ -379,6 +380,8 @@ _LEARN = ("MMFF94 energies and forces of RDKit conformers, not MD17's DFT trajec
                        deviations=("300 training conformers, 15 epochs (the issue's ~300 and "
                                    "~15; official MD17: 1000 and 1200): CPU budget, forces "
                                    "cost a double backward", *_LEARN)),
+            random=("aspirin conformers and their split", "initialisations and batches"),
+            per_draw=("seeds",),
             cost=(5.3, 143))
 def energy(setting: Learn, ctx: Context) -> LearnEvidence:
     d = _aspirin(setting, ctx.seed, ctx.device)

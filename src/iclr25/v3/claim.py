@@ -138,6 +138,13 @@ def _plot_codebook(ctx: Context, conf: np.ndarray, swap: tuple) -> None:
             full=Sequences(n_train=1000, n_test=300, n_probe=200, epochs=40, seeds=(0, 1, 2),
                            deviations=("1,000 training sequences x 40 epochs (the issue's "
                                        "setting; 3,000 x 40 does not fit 5 minutes)", *_DEV)),
+            random=(
+                "training, test and unseen-colour sequences",
+                "V3's, the ablation's and k-means' seeds",
+                "probe splits",
+                "(fixed: the digit exemplar split)",
+            ),
+            per_draw=("seeds",),
             cost=(5, 120))
 def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
     rows, cols = [], {k: [] for k in ("v3", "ablation", "kmeans", "v3_ood", "km_ood", "cz_s",
