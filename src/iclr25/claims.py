@@ -413,13 +413,6 @@ def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | Non
     count of seeds): over more than one draw they are cut to one repeat each, the draws
     counting as those repeats (:meth:`Setting.drawn`).
     """
-    random, per_draw = tuple(random), tuple(per_draw)
-    if not all(isinstance(r, str) and r for r in random):
-        raise TypeError(f"random must be a tuple of non-empty strings, got {random!r}")
-    fields = {f.name for f in dataclasses.fields(full)}
-    bad = [f for f in per_draw if f not in fields]
-    if bad:
-        raise ValueError(f"per_draw must name fields of {type(full).__name__}, got {bad}")
     if cost is not None and not (len(cost) == 2 and all(
             isinstance(c, (int, float)) and c >= 0 for c in cost)):
         raise ValueError(f"cost must be (quick seconds, full seconds), got {cost!r}")
@@ -431,6 +424,13 @@ def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | Non
         raise TypeError(f"quick and full must be the same Setting type, got "
                         f"{type(quick).__name__} and {type(full).__name__}")
     _check_budget_fields(type(full))
+    random, per_draw = tuple(random), tuple(per_draw)
+    if not all(isinstance(r, str) and r for r in random):
+        raise TypeError(f"random must be a tuple of non-empty strings, got {random!r}")
+    fields = {f.name for f in dataclasses.fields(full)}
+    bad = [f for f in per_draw if f not in fields]
+    if bad:
+        raise ValueError(f"per_draw must name fields of {type(full).__name__}, got {bad}")
 
     def register(fn: Callable) -> Experiment:
         method = _method_of(fn.__module__)
