@@ -147,10 +147,21 @@ class Setting:
         for name in fields:
             v = getattr(self, name)
             changes[name] = v[:1] if isinstance(v, tuple) else 1
-            was.append(f"{name} {_fmt_count(v)} -> {_fmt_count(changes[name])}")
+            if changes[name] != v:
+                was.append(f"{name} {_fmt_count(v)} -> {_fmt_count(changes[name])}")
+        if not was:
+            return self
         note = (f"{draws} draws (--draws): the runner repeats the experiment on independent "
                 f"draws, which replace its own repeats: " + ", ".join(was))
         return dataclasses.replace(self, **changes, deviations=(*self.deviations, note))
+
+
+def meets(value: float, threshold: float, direction: str) -> bool:
+    """Whether ``value`` is on the holding side of ``threshold`` (``direction`` ">=" or
+    "<="); a value that is not finite never is."""
+    if not math.isfinite(value):
+        return False
+    return value >= threshold if direction == ">=" else value <= threshold
 
 
 def _repeats(v: Any) -> int:
@@ -381,9 +392,7 @@ class Claim:
     competitors: Callable[[Evidence], dict[str, float]] | None = None
 
     def holds(self, value: float) -> bool:
-        if not math.isfinite(value):
-            return False
-        return value >= self.threshold if self.direction == ">=" else value <= self.threshold
+        return meets(value, self.threshold, self.direction)
 
 
 _EXPERIMENTS: dict[str, Experiment] = {}
@@ -408,7 +417,7 @@ def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | Non
 
     ``random`` says what one draw of the experiment draws anew (the training seed and every
     testbed, data, zoo or instance draw), each derived from ``ctx.seed``: the runner's
-    ``--draws N`` repeats the experiment at seeds ``seed + 10**6 * d``. ``per_draw`` names
+    ``--draws N`` repeats the experiment at seeds ``seed + 400_000 * d``. ``per_draw`` names
     the Setting's fields of repeats the experiment averages itself (seeds as a tuple, or a
     count of seeds): over more than one draw they are cut to one repeat each, the draws
     counting as those repeats (:meth:`Setting.drawn`).

@@ -149,16 +149,18 @@ def _budget(text: str) -> float:
 
 
 def _draws(text: str | None, scale: Scale) -> int:
-    """``--draws``' value: an integer >= 1 (default 3 at full scale, 1 at quick), else exit 2
-    naming the option."""
+    """``--draws``' value: a whole number from 1 to ``MAX_DRAWS`` (default 3 at full scale, 1
+    at quick), else exit 2 naming the option."""
+    from iclr25._scale import MAX_DRAWS
+
     if text is None:
-        return 1 if scale == Scale.quick else 3
+        return scale.default_draws
     try:
         value = int(text.strip())
     except ValueError:
-        fail(f"--draws must be a whole number of draws >= 1, got {text!r}")
-    if value < 1:
-        fail(f"--draws must be a whole number of draws >= 1, got {text!r}")
+        value = 0
+    if not 1 <= value <= MAX_DRAWS:
+        fail(f"--draws must be a whole number from 1 to {MAX_DRAWS}, got {text!r}")
     return value
 
 

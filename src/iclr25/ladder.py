@@ -31,7 +31,7 @@ from typing import Any
 
 from iclr25 import verdicts
 from iclr25._format import md_table, num, sign
-from iclr25.claims import Claim, Scale, check_budget
+from iclr25.claims import Claim, Scale, check_budget, meets
 from iclr25.runner import (
     Outcome,
     RunSpec,
@@ -89,10 +89,7 @@ def trend(budgets: Sequence[float], values: Sequence[float | None], threshold: f
         return f"no trend ({len(pts)} usable rung{'s' * (len(pts) != 1)})"
     pts.sort()
 
-    def meets(v: float) -> bool:
-        return v >= threshold if direction == ">=" else v <= threshold
-
-    ok = [meets(v) for _, v in pts]
+    ok = [meets(v, threshold, direction) for _, v in pts]
     if all(ok):
         return "holds throughout"
     if ok[-1]:
@@ -110,7 +107,10 @@ def trend(budgets: Sequence[float], values: Sequence[float | None], threshold: f
     moved = -slope * (xs[-1] - xs[0])  # > 0: toward the threshold
     if moved > spread:
         # where the fitted shortfall reaches 0: log2 K = mx - my / slope
-        return f"approaching (crossing near K≈{2 ** (mx - my / slope):.2g})"
+        at = mx - my / slope
+        if at > 30:  # past a billion times the budget: no crossing worth naming
+            return "approaching (no crossing within K=2^30)"
+        return f"approaching (crossing near K≈{float(f'{2 ** at:.2g}'):g})"
     if moved < -spread:
         return "receding"
     return "flat"

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from iclr25 import _forkserver, claims
-from iclr25._scale import Scale
+from iclr25._scale import MAX_DRAWS, Scale
 from iclr25._threads import torch_threads
 from iclr25.claims import Claim, Context, Evidence, Experiment, Setting, check_budget, from_fields
 from iclr25.verdicts import ClaimResult, combine, judge
@@ -48,9 +48,9 @@ __all__ = ["DRAW_STRIDE", "LOST", "Engine", "ExperimentRecord", "Inline", "Outco
 #: the error of every task a :class:`Ray` engine had not finished when its connection died
 LOST = "the connection to the Ray cluster was lost"
 
-#: draw d of a run at seed s runs its experiments at seed s + DRAW_STRIDE * d: far above every
-#: offset an experiment adds to its seed (dbtsw's largest, ~3.2e5), so draws share no seed
-DRAW_STRIDE = 10**6
+#: draw d of a run at seed s runs its experiments at seed s + DRAW_STRIDE * d: above every
+#: offset an experiment adds to its seed (dbtsw's largest, 314,193), so draws share no seed
+DRAW_STRIDE = 400_000
 
 
 def draw_seed(seed: int, draw: int) -> int:
@@ -59,9 +59,8 @@ def draw_seed(seed: int, draw: int) -> int:
 
 
 def default_draws(scale: Scale) -> int:
-    """Draws per experiment when none are asked for: 3 at full scale, 1 at quick (a smoke
-    test)."""
-    return 1 if Scale(scale) == Scale.quick else 3
+    """Draws per experiment when none are asked for (:attr:`Scale.default_draws`)."""
+    return Scale(scale).default_draws
 
 
 @dataclass
@@ -190,8 +189,9 @@ class RunSpec:
         if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
             raise ValueError(f"threads must be an integer >= 1, got {self.threads!r}")
         object.__setattr__(self, "budget", check_budget(self.budget))
-        if isinstance(self.draws, bool) or not isinstance(self.draws, int) or self.draws < 1:
-            raise ValueError(f"draws must be an integer >= 1, got {self.draws!r}")
+        if isinstance(self.draws, bool) or not isinstance(self.draws, int) or not (
+                1 <= self.draws <= MAX_DRAWS):
+            raise ValueError(f"draws must be an integer in [1, {MAX_DRAWS}], got {self.draws!r}")
 
 
 @dataclass(frozen=True)

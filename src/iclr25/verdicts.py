@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iclr25._format import num, sign
-from iclr25.claims import Claim, Comparison, Evidence, Table, _plain, from_fields
+from iclr25.claims import Claim, Comparison, Evidence, Table, _plain, from_fields, meets
 
 if TYPE_CHECKING:
     from iclr25.runner import ExperimentRecord
@@ -55,7 +55,7 @@ VERDICTS: tuple[Verdict, ...] = (
     Verdict("unsettled", "*unsettled*", "tab:purple", "unsettled", "unsettled",
             "over the draws, the mean is within one standard error of the threshold (or the "
             "trivial arm's is): the draws' spread does not separate holding from failing",
-            True),
+            False),
     Verdict("inconclusive", "*inconclusive*", "tab:gray", "inconclusive", "inconclusive",
             "a control is false (the baseline did not learn, beating its own untrained self "
             "by less than a stated margin; the task is saturated; the testbed cannot express "
@@ -267,12 +267,15 @@ def judge(c: Claim, ev: Evidence | None, record: ExperimentRecord | None = None,
 # --- over draws -----------------------------------------------------------------------------------
 
 def _mean_se(xs: Sequence[float]) -> tuple[float, float]:
-    """Mean and standard error of the mean (sample standard deviation / sqrt n; 0 for one)."""
+    """Mean and standard error of the mean (sample standard deviation / sqrt n; 0 for one).
+
+    Equal draws are their value with no error (a summed mean can round off it and land a
+    figure that meets its threshold just below it)."""
     n = len(xs)
-    m = sum(xs) / n
-    if n < 2:
-        return m, 0.0
-    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1) / n)
+    if n < 2 or min(xs) == max(xs):
+        return xs[0], 0.0
+    m = math.fsum(xs) / n
+    return m, math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (n - 1) / n)
 
 
 def settle(mean: float, se: float, threshold: float, direction: str) -> str:
@@ -284,13 +287,9 @@ def settle(mean: float, se: float, threshold: float, direction: str) -> str:
     ('holds', 'fails', 'unsettled')
     """
     toward = se if direction == ">=" else -se
-
-    def meets(v: float) -> bool:
-        return v >= threshold if direction == ">=" else v <= threshold
-
-    if meets(mean - toward):
+    if meets(mean - toward, threshold, direction):
         return "holds"
-    return "fails" if not meets(mean + toward) else "unsettled"
+    return "fails" if not meets(mean + toward, threshold, direction) else "unsettled"
 
 
 def _needed(values: Sequence[float], threshold: float) -> int | None:
@@ -298,7 +297,7 @@ def _needed(values: Sequence[float], threshold: float) -> int | None:
     threshold, at the measured spread (None: the mean sits on the threshold)."""
     m, se = _mean_se(values)
     gap = abs(m - threshold)
-    if gap == 0:
+    if gap <= 1e-9 * max(1.0, abs(threshold)):  # on the threshold, to rounding
         return None
     sd2 = se * se * len(values)
     return math.floor(sd2 / (gap * gap)) + 1
@@ -341,7 +340,9 @@ def combine(per_draw: Sequence[ClaimResult]) -> ClaimResult:
         r.why = why(r)
         return r
     control = None if first.control_ok is None else all(col("control_ok"))
-    read = {k: [r.control_read.get(k) for r in per_draw] for k in first.control_read}
+    # a control may stop reading early on one draw: every field any draw read, per draw
+    read = {k: [r.control_read.get(k) for r in per_draw]
+            for k in dict.fromkeys(k for r in per_draw for k in r.control_read)}
     values = col("measured")
     m, se = _mean_se(values) if all(math.isfinite(v) for v in values) else (math.nan, math.nan)
     arms = {k: _mean_se(v)[0] if None not in v else None for k, v in (
@@ -405,11 +406,17 @@ def _missed(r: ClaimResult) -> str:
     strong = strongest_competitor(r)
     if strong is not None:
         text += f"; the strongest competitor, {strong[0]}, reads {num(strong[1])}"
-    t = r.trivial_value
-    if t is not None and math.isfinite(t) and (t > r.measured if r.direction == ">="
-                                               else t < r.measured):
-        text += f"; the trivial arm ({r.trivial_doc}) reads {num(t)}, better than ours"
+    if _trivial_beats(r):
+        text += (f"; the trivial arm ({r.trivial_doc}) reads {num(r.trivial_value)}, better "
+                 f"than ours")
     return text
+
+
+def _trivial_beats(r: ClaimResult) -> bool:
+    """Whether the trivial arm's figure is better than ours in the claim's direction."""
+    t = r.trivial_value
+    return (t is not None and r.measured is not None and math.isfinite(t)
+            and (t > r.measured if r.direction == ">=" else t < r.measured))
 
 
 def _unsettled(r: ClaimResult) -> str:
@@ -488,7 +495,6 @@ def brief(r: ClaimResult, trend: str | None = None) -> str:
         strong = strongest_competitor(r)
         if strong is not None:
             text += f"; {strong[0]} beats ours ({num(strong[1])})"
-        if t is not None and math.isfinite(t) and (t > r.measured if r.direction == ">="
-                                                   else t < r.measured):
+        if _trivial_beats(r):
             text += f"; trivial arm better ({num(t)})"
     return text + (f"; ladder: {trend}" if trend else "")

@@ -10,7 +10,7 @@ from iclr25 import claims, verdicts
 from iclr25.claims import Comparison, Context, Evidence, Paper, Scale, Setting, claim, experiment
 from iclr25.cli import app
 from iclr25.ladder import parse_budgets, read_ladder, run_ladder, trend, write_ladder
-from iclr25.runner import run
+from iclr25.runner import DRAW_STRIDE, run
 
 runner = CliRunner()
 
@@ -193,10 +193,10 @@ def test_ladder_runs_each_budget_and_measures_the_draw_spread(tmp_path):
     c = gain(exp, control=lambda ev: ev.base > ev.untrained, control_doc="the baseline learned",
              competitors=lambda ev: {"random": ev.random_arm})
     s = claim("zz.spread", experiment=exp, sentence="S", metric="m", unit="", paper_figure="-",
-              threshold=1.0)(lambda ev: ev.spread_arm / 10**6)
+              threshold=1.0)(lambda ev: ev.spread_arm / DRAW_STRIDE)
     lad = run_ladder([c, s], (0.5, 1, 2), Scale.quick, 3, tmp_path, draws=2)
-    # two draws at every budget: seeds 3 and 3 + 10**6
-    d1 = 3 + 10**6
+    # two draws at every budget: seeds 3 and 3 + DRAW_STRIDE
+    d1 = 3 + DRAW_STRIDE
     assert sorted(seen) == [(5, (1, 2), 3), (5, (1, 2), d1), (10, (1, 3), 3), (10, (1, 3), d1),
                             (20, (2, 6), 3), (20, (2, 6), d1)]
     g = lad["claims"]["zz.gain"]
@@ -206,7 +206,7 @@ def test_ladder_runs_each_budget_and_measures_the_draw_spread(tmp_path):
     # the control holds throughout; the line 0.025 -> 0.1 crosses 0.3 near K = 2**4
     assert g["spread"] == 0.0 and g["trend"] == "approaching (crossing near K≈87)"
     sp = lad["claims"]["zz.spread"]
-    # the figure is 0.01 * seed / 10**6: draws 3e-8 and 0.01, one SE = 0.005 at every rung
+    # the figure is 0.01 * seed / DRAW_STRIDE: draws ~0 and 0.01, one SE = 0.005 at every rung
     assert sp["spread"] == pytest.approx(0.005, rel=1e-4) and sp["trend"] == "flat"
     path = write_ladder(lad, tmp_path, {"wall_seconds": 1.0})
     text = path.read_text()

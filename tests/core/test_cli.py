@@ -94,8 +94,10 @@ def test_scale_and_device_reach_the_experiment(registry, tmp_path):
     registry("t.good", 1.0)
     out = runner.invoke(app, ["reproduce", "--scale", "full", "--device", "cpu", "--out",
                               str(tmp_path)])
-    # full scale: three draws at seeds 0, 10**6 and 2 * 10**6
-    assert out.exit_code == 0 and registry.seen == [("t.good", "full", d * 10**6, "cpu")
+    # full scale: three draws at seeds 0, DRAW_STRIDE and 2 * DRAW_STRIDE
+    from iclr25.runner import DRAW_STRIDE
+
+    assert out.exit_code == 0 and registry.seen == [("t.good", "full", d * DRAW_STRIDE, "cpu")
                                                     for d in range(3)]
 
 

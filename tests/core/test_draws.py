@@ -90,6 +90,12 @@ def test_a_control_false_on_one_draw_is_inconclusive_naming_it():
     assert r.why.startswith("The control failed on draw 1 of 3 (the baseline learned)")
 
 
+def test_equal_draws_are_their_value_with_no_error():
+    # a summed mean of three 0.7s rounds below 0.7: equal draws must not land unsettled
+    r = combine([_draw(0.7, threshold=0.7) for _ in range(3)])
+    assert (r.status, r.measured, r.se) == ("holds", 0.7, 0.0)
+
+
 def test_one_draw_is_its_own_verdict():
     one = _draw(0.79)
     r = combine([one])
@@ -141,8 +147,9 @@ def test_draws_repeat_the_experiment_at_strided_seeds_replacing_its_own_repeats(
     assert [x.draw for x in recs] == [0, 1, 2] and recs[1].seed == 7 + DRAW_STRIDE
     assert recs[0].setting["seeds"] == [0]
     assert recs[0].deviations[-1].startswith("3 draws (--draws): the runner repeats")
-    assert r.draws == pytest.approx([1.000007, 2.000007, 3.000007])
-    assert r.measured == pytest.approx(2.000007) and r.status == "holds"
+    e = 7 / DRAW_STRIDE
+    assert r.draws == pytest.approx([1 + e, 2 + e, 3 + e])
+    assert r.measured == pytest.approx(2 + e) and r.status == "holds"
     # one draw keeps the experiment's own repeats
     seen.clear()
     run([c], Scale.full, 7, tmp_path, draws=1)
@@ -170,7 +177,7 @@ def cli_registry(monkeypatch):
     return reg
 
 
-@pytest.mark.parametrize("bad", ["0", "-1", "1.5", "abc", ""])
+@pytest.mark.parametrize("bad", ["0", "-1", "1.5", "abc", "", "11"])
 def test_reproduce_refuses_bad_draws_in_one_line_before_any_work(cli_registry, tmp_path, bad):
     out = runner.invoke(app, ["reproduce", "--draws", bad, "--out", str(tmp_path)])
     assert out.exit_code == 2, out.output
@@ -190,7 +197,7 @@ def test_reproduce_records_the_draws_and_the_report_shows_them(cli_registry, tmp
     text = (tmp_path / "REPORT.md").read_text()
     assert "2 draw(s) per experiment" in text
     assert "  Per draw: 1, 2 (mean 1.5 ± 0.5 SE)." in text
-    assert "| quantity | draw 0 (seed 0) | draw 1 (seed 1000000) | unit |" in text
+    assert "| quantity | draw 0 (seed 0) | draw 1 (seed 400000) | unit |" in text
 
 
 def test_the_report_table_has_a_why_column(tmp_path):

@@ -33,7 +33,7 @@ def test_the_table_names_each_verdict_once_with_a_label_and_a_colour():
     for v in VERDICTS:
         assert v.name in v.label and matplotlib.colors.is_color_like(v.colour)
         assert v.phrase and v.plural and v.meaning
-    assert [v.name for v in VERDICTS if v.on_figure] == ["holds", "fails", "unsettled"]
+    assert [v.name for v in VERDICTS if v.on_figure] == ["holds", "fails"]
     assert verdicts.verdict("error").label == "**error**"
     with pytest.raises(KeyError, match="errored"):
         verdicts.verdict("errored")

@@ -266,7 +266,7 @@ _LANE_DEV = ("64 of the issue's 256 envs: 256 cost 2.8x the CPU per iteration (0
 
 @experiment(quick=LaneSetting(num_envs=32, iterations=3, seeds=(2,),
                              relevance_scale=RELEVANCE_SCALE, n_codes=100, bc_epochs=2,
-                             deviations=_LANE_DEV + (
+                             deviations=_LANE_DEV + _RETIRED + (
                                  "smoke test: 1 seed, 3 iterations, 100 codes",)),
             full=LaneSetting(num_envs=64, iterations=120, seeds=(2, 3, 4),
                              relevance_scale=RELEVANCE_SCALE, deviations=_LANE_DEV + _RETIRED),

@@ -43,8 +43,11 @@ def _spanning_tree(pos: torch.Tensor) -> torch.Tensor:
     construction, the trivial arm of ``schull.connected_sparse``."""
     from scipy.sparse.csgraph import minimum_spanning_tree
 
-    # +1e-12: csgraph reads a zero distance (coincident atoms) as a missing edge
-    t = minimum_spanning_tree(torch.cdist(pos, pos).double().cpu().numpy() + 1e-12).tocoo()
+    d = torch.cdist(pos, pos).double().cpu().numpy()
+    # csgraph reads a zero entry as no edge: coincident atoms get the smallest positive length
+    d[d == 0] = np.finfo(np.float64).tiny
+    np.fill_diagonal(d, 0.0)
+    t = minimum_spanning_tree(d).tocoo()
     ei = torch.as_tensor(np.stack([t.row, t.col]), dtype=torch.long, device=pos.device)
     return torch.cat([ei, ei.flip(0)], dim=1)
 

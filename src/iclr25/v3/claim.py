@@ -22,7 +22,13 @@ import torch
 from iclr25._checks import resolve_seed
 from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
 from iclr25.datasets.views import OOD_COLORS, TRAIN_COLORS, digit_sequences
-from iclr25.v3.metrics import codebook_accuracy, confusion, leakage_report
+from iclr25.v3.metrics import (
+    _fit_kmeans,
+    _fragments,
+    codebook_accuracy,
+    confusion,
+    leakage_report,
+)
 from iclr25.v3.model import V3
 
 
@@ -72,16 +78,11 @@ def _recon_mse(net: torch.nn.Module, X: torch.Tensor) -> float:
 
 def _kmeans_codes(X: torch.Tensor, Xo: torch.Tensor, seed: int
                   ) -> tuple[torch.Tensor, torch.Tensor]:
-    """k-means (K=10) on the raw fragments of ``X``, as :func:`kmeans_codes` (the same fit),
-    and the nearest centroid of each fragment of ``Xo``: (B, N) codes of each."""
-    from sklearn.cluster import KMeans
-
-    def flat(A: torch.Tensor) -> np.ndarray:
-        return A.reshape(A.shape[0] * A.shape[1], -1).cpu().double().numpy()
-
-    km = KMeans(10, n_init=3, random_state=seed).fit(flat(X))
+    """k-means (K=10) on the raw fragments of ``X`` (the fit of :func:`kmeans_codes`) and the
+    nearest centroid of each fragment of ``Xo``: (B, N) codes of each."""
+    km = _fit_kmeans(X, 10, seed)
     return (torch.as_tensor(km.labels_, dtype=torch.int64).reshape(X.shape[:2]),
-            torch.as_tensor(km.predict(flat(Xo)), dtype=torch.int64).reshape(Xo.shape[:2]))
+            torch.as_tensor(km.predict(_fragments(Xo)), dtype=torch.int64).reshape(Xo.shape[:2]))
 
 
 def _mapped_purity(ref_codes: torch.Tensor, ref_labels: torch.Tensor,
