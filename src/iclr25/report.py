@@ -22,7 +22,8 @@ from typing import Any
 
 from iclr25.claims import STATUSES, ClaimResult, ExperimentRecord, Paper, strongest_competitor, why
 
-__all__ = ["environment", "previous_seconds", "read_results", "summary_figure", "write_report"]
+__all__ = ["environment", "method_lines", "previous_seconds", "read_results", "summary_figure",
+           "summary_table", "write_report"]
 
 _CORE = ("torch", "numpy", "scipy", "scikit-learn", "networkx", "safetensors", "typer", "rich",
          "matplotlib")
@@ -183,9 +184,10 @@ def _paper_lines(p: dict[str, Any] | None, method: str) -> list[str]:
             f"{p['authors']}. {p['venue']}. " + " · ".join(links), ""]
 
 
-def _experiment_lines(rec: ExperimentRecord) -> list[str]:
+def _experiment_lines(rec: ExperimentRecord, depth: int = 3) -> list[str]:
     threads = f", {rec.threads} thread{'s' * (rec.threads != 1)}" if rec.threads else ""
-    lines = [f"### Experiment `{rec.id}` ({rec.seconds:.1f} s, {rec.device}{threads})", ""]
+    lines = [f"{'#' * depth} Experiment `{rec.id}` ({rec.seconds:.1f} s, {rec.device}{threads})",
+             ""]
     if rec.deviations:
         lines += ["Deviations from the paper's experiment:", ""]
         lines += [f"- {_fmt(d)}" for d in rec.deviations]
@@ -253,12 +255,46 @@ def _claim_lines(r: ClaimResult, quick: bool, trend: str | None = None) -> list[
     return lines
 
 
+def summary_table(experiments: list[ExperimentRecord], results: list[ClaimResult],
+                  quick: bool) -> list[str]:
+    """The report's table of claims: one row each, an experiment's seconds on its first claim."""
+    lines = ["| claim | measured | vs | threshold | verdict | seconds |",
+             "|---|---|---|---|---|---|"]
+    seconds = {e.id: e.seconds for e in experiments}
+    shown: set[str] = set()
+    for r in results:
+        secs = "shared" if r.experiment in shown else f"{seconds.get(r.experiment, 0.0):.1f}"
+        shown.add(r.experiment)
+        lines.append(f"| `{r.claim_id}` | {_with_unit(r.measured, r.unit)} | {_versus(r)} | "
+                     f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} | "
+                     f"{_verdict(r, quick)} | {secs} |")
+    return lines
+
+
+def method_lines(method: str, experiments: list[ExperimentRecord], results: list[ClaimResult],
+                 quick: bool, trends: dict[str, str] | None = None, depth: int = 3) -> list[str]:
+    """One method's section of the report, below its paper line: its claims (each with its
+    why, joined by its ladder trend from ``trends``), then its experiments under headings of
+    level ``depth`` (the report's 3; a page that nests it deeper passes more).
+    """
+    trends = trends or {}
+    rs = [r for r in results if r.method == method]
+    lines = ["Claims:", ""]
+    for r in rs:
+        lines += _claim_lines(r, quick, trends.get(r.claim_id))
+    lines.append("")
+    ids = dict.fromkeys(r.experiment for r in rs)
+    for rec in experiments:
+        if rec.id in ids:
+            lines += _experiment_lines(rec, depth)
+    return lines
+
+
 def render(env: dict[str, Any], experiments: list[ExperimentRecord],
            results: list[ClaimResult], papers: dict[str, dict[str, Any]], out: Path,
            trends: dict[str, str] | None = None) -> str:
     """The text of REPORT.md; ``trends`` (claim id -> ladder trend) join each claim's why."""
     out = Path(out)
-    trends = trends or {}
     quick = env.get("scale") == "quick"
     count = {k: sum(r.status == k for r in results) for k in STATUSES}
     budget = env.get("budget", 1.0)
@@ -277,31 +313,13 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
     ]
     if quick:
         lines += [f"> {_SMOKE}", ""]
-    lines += ["| claim | measured | vs | threshold | verdict | seconds |",
-              "|---|---|---|---|---|---|"]
-    seconds = {e.id: e.seconds for e in experiments}
-    shown: set[str] = set()
-    for r in results:
-        secs = "shared" if r.experiment in shown else f"{seconds.get(r.experiment, 0.0):.1f}"
-        shown.add(r.experiment)
-        lines.append(f"| `{r.claim_id}` | {_with_unit(r.measured, r.unit)} | {_versus(r)} | "
-                     f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} | "
-                     f"{_verdict(r, quick)} | {secs} |")
+    lines += summary_table(experiments, results, quick)
     if (out / "summary.png").exists():
         lines += ["", "![measured against threshold](summary.png)"]
 
-    by_method: dict[str, list[ClaimResult]] = {}
-    for r in results:
-        by_method.setdefault(r.method, []).append(r)
-    for method, rs in by_method.items():
-        lines += ["", *_paper_lines(papers.get(method), method), "Claims:", ""]
-        for r in rs:
-            lines += _claim_lines(r, quick, trends.get(r.claim_id))
-        lines.append("")
-        ids = dict.fromkeys(r.experiment for r in rs)
-        for rec in experiments:
-            if rec.id in ids:
-                lines += _experiment_lines(rec)
+    for method in dict.fromkeys(r.method for r in results):
+        lines += ["", *_paper_lines(papers.get(method), method),
+                  *method_lines(method, experiments, results, quick, trends)]
 
     lines += ["## Environment", ""]
     lines += _table(["", ""], [[k, v] for k, v in env.items() if k != "packages"])
