@@ -222,6 +222,14 @@ def _copy_figure(src: Path, dst_dir: Path) -> str:
     return f"{dst_dir.parent.name}/{dst_dir.name}/{src.name}"
 
 
+_IDENT = re.compile(r"(?<![\w`])(?=[\w./-]*[A-Za-z]{2})([\w-]+[./_][\w./-]*\w)")
+
+
+def _code(text: str) -> str:
+    """Identifiers and paths in ``text`` as code (they may then wrap in a narrow column)."""
+    return _IDENT.sub(r"`\1`", text)
+
+
 def _agreement(method: str) -> list[str]:
     fixtures = [f for f in tomllib.loads(MANIFEST.read_text())["fixture"]
                 if f["method"] == method] if MANIFEST.exists() else []
@@ -236,8 +244,9 @@ def _agreement(method: str) -> list[str]:
         commit = f.get("commit", "")
         if re.fullmatch(r"[0-9a-f]{7,40}", commit):  # a real commit; "none: ..." says why not
             src += f" @ {commit[:10]}"
-        rows.append([f"`{f['name']}`", f.get("kind", "-"), src, f.get("function", "-"),
-                     f.get("tolerance", "-"), f.get("agreement", "-")])
+        rows.append([f"`{f['name']}`", f.get("kind", "-"), _code(src),
+                     _code(f.get("function", "-")), f.get("tolerance", "-"),
+                     f.get("agreement", "-")])
     return lines + _md_table(["fixture", "kind", "official code", "function", "tolerance",
                               "agreement measured"], rows)
 
@@ -257,17 +266,25 @@ def _benchmark(method: str) -> list[str]:
         state = f" (its run ended: {run['status']})" if run.get("status") else ""
         return [f"`benchmarks/results.json` has no row for `{method}`{state}; "
                 f"`python benchmarks/{method}.py --quick` prints its table.", ""]
-    cols = ["case", "ours", "peer", "peer_name", "unit", "ratio", "target", "met", "load",
-            "date", "agreement"]
-    met = {True: "met", False: "missed"}
-    rows = [[met.get(r.get(c), "-") if c == "met" else None if r.get(c) == "" else r.get(c)
-             for c in cols] for r in mine]
+    met = {True: " (met)", False: " (missed)"}
+
+    def row(r: dict[str, Any]) -> list[Any]:
+        peer = f"{fmt(r.get('peer'))} ({r['peer_name']})" if r.get("peer_name") else r.get("peer")
+        target = r.get("target")
+        target = "-" if target in (None, "", "-") else f"{fmt(target)}{met.get(r.get('met'), '')}"
+        when = ", ".join(x for x in (str(r.get("date") or ""), f"load {fmt(r['load'])}"
+                                     if r.get("load") is not None else "") if x)
+        return [r.get("case"), r.get("ours"), peer, r.get("unit"), r.get("ratio"), target,
+                when or None, r.get("agreement") or None]
+
     return ["From `benchmarks/results.json` (`python benchmarks/run_all.py --quick`): *ours* and "
             "*peer* are medians on the same inputs, CPU time unless the unit says otherwise; "
             "*ratio* is how many times better ours is (peer / ours for times and memory, "
-            "ours / peer for rates and scores); *target* bounds the ratio; *load* is the "
-            "machine's load average when the row was measured; *agreement* is the check that "
-            "both gave the same output.", "", *_md_table(cols, rows)]
+            "ours / peer for rates and scores); *target* bounds the ratio; *measured* gives "
+            "the date and the machine's load average then; *agreement* is the check that "
+            "both gave the same output.", "",
+            *_md_table(["case", "ours", "peer", "unit", "ratio", "target", "measured",
+                        "agreement"], [row(r) for r in mine])]
 
 
 def method_page(method: str, out: Path) -> str:
@@ -299,7 +316,7 @@ def _verdict_counts(results: list[Any]) -> str:
     from iclr25.claims import STATUSES
 
     n = {k: sum(r.status == k for r in results) for k in STATUSES}
-    return ", ".join(f"{v} {k}" for k, v in n.items() if v) or "-"
+    return ", ".join(f"{v} {k}" for k, v in n.items() if v) or "—"
 
 
 def landing_table(out: Path) -> str:
@@ -369,7 +386,9 @@ def generate(app: Any = None) -> None:
 # --- docstrings written as plain text with math: make them safe reStructuredText -------------
 # ``|x|`` is a norm, not a substitution; ``alpha_`` a fitted attribute, not a link; ``*shape``
 # a star, not emphasis. Literals, roles, links, doctests and literal blocks are left alone.
-_KEEP = re.compile(r"(``.+?``|:[\w:+-]+:`[^`]*`|`[^`]*`_{0,2})")
+# a literal may run over a line break (a paragraph is escaped as one text)
+_KEEP = re.compile(r"(``[^`]+?``|:[\w:+-]+:`[^`]*`|`[^`]*`_{0,2})", re.S)
+_LITERAL = re.compile(r"``[^`]+``", re.S)
 # a literal must end before a word character: ``x``\ s (the escaped space renders as nothing)
 _GLUED = re.compile(r"[^\s\\.,:;!?)\]}'\"/`-]")
 
@@ -381,16 +400,27 @@ def _escape(text: str) -> str:
         t = re.sub(r"(?<![\\*])\*\*?(?=[A-Za-z_(])(?![^*\n]*\*)",
                    lambda m: "\\*" * len(m.group()), t)
         t = re.sub(r"(\w*[A-Za-z0-9])_(?=\W|$)", r"\1\\_", t)
-        # split() keeps the markup at odd indices: glue-escape a literal, never its inside
-        if i and parts[i - 1].startswith("``") and _GLUED.match(t):
+        # split() keeps the markup at odd indices: glue-escape after a whole literal only
+        if i and _LITERAL.fullmatch(parts[i - 1]) and _GLUED.match(t):
             t = "\\ " + t
         parts[i] = t
     return "".join(parts)
 
 
 def rst_safe(lines: list[str]) -> list[str]:
-    """``lines`` of a docstring (after napoleon) with stray RST markup escaped."""
-    out, block, indent = [], None, 0
+    """``lines`` of a docstring (after napoleon) with stray RST markup escaped.
+
+    Runs of plain lines (a paragraph, a field's text) are escaped together, so that an
+    inline literal broken over two lines stays one literal; doctests, literal blocks and
+    directives are left alone.
+    """
+    out, run, block, indent = [], [], None, 0
+
+    def flush() -> None:
+        if run:
+            out.extend(_escape("\n".join(run)).split("\n"))
+            run.clear()
+
     for ln in lines:
         s = ln.strip()
         ind = len(ln) - len(ln.lstrip())
@@ -401,13 +431,16 @@ def rst_safe(lines: list[str]) -> list[str]:
         if block is None and s.startswith(">>>"):
             block = "doctest"
         if block or s.startswith(("..", ">>>")) or not s:
+            flush()
             out.append(ln)
         else:
-            out.append(_escape(ln))
+            run.append(ln)
         if block is None and s.endswith("::") and not s.startswith(".."):
+            flush()
             block, indent = "literal", ind
-        elif block is None and s.startswith(".. code") :
+        elif block is None and s.startswith(".. code"):
             block, indent = "literal", ind
+    flush()
     return out
 
 
