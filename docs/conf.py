@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import tomllib
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
 # every example runs at build time on one torch thread, so its time is its CPU time
@@ -68,7 +70,9 @@ html_theme_options = {
     "navbar_end": ["navbar-icon-links"],
     "show_toc_level": 2,
     # the method pages give the column its full width: their evidence is wide tables
-    "secondary_sidebar_items": {"**": ["page-toc"], "methods/*": []},
+    "secondary_sidebar_items": {"**": ["page-toc"],
+                                **{f"methods/{m}": [] for m in tomllib.loads(
+                                    (HERE / "_data" / "methods.toml").read_text())}},
     "footer_start": ["copyright"],
     "footer_end": [],
 }

@@ -269,13 +269,14 @@ def _benchmark(method: str) -> list[str]:
     met = {True: " (met)", False: " (missed)"}
 
     def row(r: dict[str, Any]) -> list[Any]:
-        peer = f"{fmt(r.get('peer'))} ({r['peer_name']})" if r.get("peer_name") else r.get("peer")
+        peer = (f"{fmt(r.get('peer'))} ({_code(r['peer_name'])})" if r.get("peer_name")
+                else r.get("peer"))
         target = r.get("target")
         target = "-" if target in (None, "", "-") else f"{fmt(target)}{met.get(r.get('met'), '')}"
         when = ", ".join(x for x in (str(r.get("date") or ""), f"load {fmt(r['load'])}"
                                      if r.get("load") is not None else "") if x)
-        return [r.get("case"), r.get("ours"), peer, r.get("unit"), r.get("ratio"), target,
-                when or None, r.get("agreement") or None]
+        return [_code(str(r.get("case"))), r.get("ours"), peer, r.get("unit"), r.get("ratio"),
+                target, when or None, _code(str(r.get("agreement") or "-"))]
 
     return ["From `benchmarks/results.json` (`python benchmarks/run_all.py --quick`): *ours* and "
             "*peer* are medians on the same inputs, CPU time unless the unit says otherwise; "
@@ -316,7 +317,8 @@ def _verdict_counts(results: list[Any]) -> str:
     from iclr25.claims import STATUSES
 
     n = {k: sum(r.status == k for r in results) for k in STATUSES}
-    return ", ".join(f"{v} {k}" for k, v in n.items() if v) or "—"
+    word = {"holds": "hold", "fails": "fail", "error": "errored"}  # as the report's count line
+    return ", ".join(f"{v} {word.get(k, k)}" for k, v in n.items() if v) or "—"
 
 
 def landing_table(out: Path) -> str:
