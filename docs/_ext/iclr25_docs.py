@@ -222,12 +222,24 @@ def _copy_figure(src: Path, dst_dir: Path) -> str:
     return f"{dst_dir.parent.name}/{dst_dir.name}/{src.name}"
 
 
-_IDENT = re.compile(r"(?<![\w`])(?=[\w./-]*[A-Za-z]{2})([\w-]+[./_][\w./-]*\w)")
+# an identifier or path (a.b, a_b, a/b, with two letters in a row) or any word of 13
+# characters or more (a number at 4 significant figures is at most 10)
+_IDENT = re.compile(r"(?<![^\s(])((?=[^\s`|]*[A-Za-z]{2})[\w-]+[./_][^\s`|,;]*[\w)]"
+                    r"|[^\s`|]{12,}[^\s`|,;.])")
+
+
+def _as_code(m: re.Match) -> str:
+    word = m.group(1)
+    tail = ""
+    while word.endswith(")") and word.count(")") > word.count("("):  # an enclosing paren
+        word, tail = word[:-1], ")" + tail
+    return f"`{word}`{tail}"
 
 
 def _code(text: str) -> str:
-    """Identifiers and paths in ``text`` as code (they may then wrap in a narrow column)."""
-    return _IDENT.sub(r"`\1`", text)
+    """Identifiers, paths and long words in ``text`` as code (it may break anywhere, so a
+    narrow column wraps them)."""
+    return _IDENT.sub(_as_code, text)
 
 
 def _agreement(method: str) -> list[str]:
@@ -269,13 +281,14 @@ def _benchmark(method: str) -> list[str]:
     met = {True: " (met)", False: " (missed)"}
 
     def row(r: dict[str, Any]) -> list[Any]:
-        peer = (f"{fmt(r.get('peer'))} ({_code(r['peer_name'])})" if r.get("peer_name")
-                else r.get("peer"))
+        peer = (f"{fmt(r.get('peer'))} ({_code(r['peer_name'])})"
+                if r.get("peer_name") not in (None, "", "-") else r.get("peer"))
         target = r.get("target")
         target = "-" if target in (None, "", "-") else f"{fmt(target)}{met.get(r.get('met'), '')}"
         when = ", ".join(x for x in (str(r.get("date") or ""), f"load {fmt(r['load'])}"
                                      if r.get("load") is not None else "") if x)
-        return [_code(str(r.get("case"))), r.get("ours"), peer, r.get("unit"), r.get("ratio"),
+        return [_code(str(r.get("case"))), r.get("ours"), peer, _code(str(r.get("unit") or "-")),
+                r.get("ratio"),
                 target, when or None, _code(str(r.get("agreement") or "-"))]
 
     return ["From `benchmarks/results.json` (`python benchmarks/run_all.py --quick`): *ours* and "

@@ -155,6 +155,12 @@ def test_committed_full_run_matches_the_declared_claims():
                        + "\n".join(wrong) + f"\nre-make it with: {iclr25_docs.REMAKE['full']}")
 
 
+def test_identifiers_in_docs_tables_become_code():
+    """Code may wrap anywhere in a narrow column; an enclosing parenthesis stays outside."""
+    out = iclr25_docs._code("(a camera-ready MoTHer_FullFT.py) and SpectralClustering(x)) 2.4e-9")
+    assert out == "(a camera-ready `MoTHer_FullFT.py`) and `SpectralClustering(x)`) 2.4e-9"
+
+
 def test_agreement_table_shows_no_placeholder_commit():
     table = "\n".join(iclr25_docs._agreement("crh"))
     assert "@ none" not in table and "none (no official code exists)" in table
@@ -501,7 +507,7 @@ def test_benchmark_rows_render_or_say_absent(tmp_path, monkeypatch):
     (tmp_path / "results.json").write_text(json.dumps(
         {"runs": {"oft": {"status": "ok"}, "dcpt": {"status": "failed"}}, "rows": [row]}))
     table = "\n".join(iclr25_docs._benchmark("oft"))
-    assert ("| n = 300 | 1.5 | 40 (OR-Tools) | instances/s | 0.0375 | - | 2026-12-05, load 1.1 "
+    assert ("| n = 300 | 1.5 | 40 (OR-Tools) | `instances/s` | 0.0375 | - | 2026-12-05, load 1.1 "
             "| - |") in table
     assert "its run ended: failed" in iclr25_docs._benchmark("dcpt")[0]
 
