@@ -20,7 +20,7 @@ from typing import Any
 
 import tomllib
 
-from iclr25.report import _fmt as fmt
+from iclr25._format import cell as fmt
 
 DOCS = Path(__file__).resolve().parents[1]
 ROOT = DOCS.parent
@@ -126,8 +126,20 @@ def shared_page(name: str) -> str:
 
 
 def _md_table(columns: list[str], rows: list[list[Any]]) -> list[str]:
-    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
-            *("| " + " | ".join(fmt(v) for v in r) + " |" for r in rows), ""]
+    """A Markdown table as the report writes one (numbers to 4 significant figures), then a
+    blank line."""
+    from iclr25._format import md_table
+
+    return [*md_table(columns, rows), ""]
+
+
+def verdicts_list() -> str:
+    """The reStructuredText list of :data:`iclr25.verdicts.VERDICTS` that ``reproducing.rst``
+    and ``architecture.rst`` include (``api/verdicts.inc``)."""
+    from iclr25.verdicts import VERDICTS
+
+    items = [f"- **{v.name}**: {v.meaning}." for v in VERDICTS]
+    return "\n".join([f"A claim comes to one of {len(VERDICTS)} verdicts:", "", *items, ""])
 
 
 # --- the committed runs ----------------------------------------------------------------------
@@ -327,11 +339,11 @@ def method_page(method: str, out: Path) -> str:
 
 
 def _verdict_counts(results: list[Any]) -> str:
-    from iclr25.claims import STATUSES
+    """``"2 hold, 1 fails"``: the verdicts that occur, in the words of the report's count line."""
+    from iclr25.verdicts import VERDICTS
 
-    n = {k: sum(r.status == k for r in results) for k in STATUSES}
-    word = {"holds": "hold", "fails": "fail", "error": "errored"}  # as the report's count line
-    return ", ".join(f"{v} {word.get(k, k)}" for k, v in n.items() if v) or "—"
+    n = [(sum(r.status == v.name for r in results), v) for v in VERDICTS]
+    return ", ".join(f"{k} {v.phrase if k == 1 else v.plural}" for k, v in n if k) or "—"
 
 
 def landing_table(out: Path) -> str:
@@ -377,6 +389,7 @@ def generate(app: Any = None) -> None:
     for s in SHARED:
         _write(api / f"{s}.rst", shared_page(s))
     _write(meth / "table.rst.inc", landing_table(meth))
+    _write(api / "verdicts.inc", verdicts_list())
     toc = ["   " + m for m in names]
     _write(api / "index.rst", "\n".join([
         ".. _api:", "", *_title("API reference"),

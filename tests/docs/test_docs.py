@@ -213,8 +213,8 @@ def test_method_page_renders_a_full_run_with_its_ladder(tmp_path, monkeypatch):
     assert "verdicts at full scale" in table and "summary_full.png" in table
     row = table[table.index("methods/ies>"):]
     row = row[:row.index("   * -")]
-    assert sum(int(n) for n in re.findall(r"(\d+) (?:hold|fail|inconclusive|"
-                                          r"uninformative|errored)", row)) == counts["ies"]
+    assert sum(int(n) for n in re.findall(r"(\d+) (?:holds?|fails?|inconclusive|"
+                                          r"uninformative|errors?)", row)) == counts["ies"]
 
 
 # --- gallery: one example per method, public API only -------------------------------------
