@@ -26,7 +26,8 @@ from iclr25.claims import Paper
 from iclr25.runner import ExperimentRecord
 from iclr25.verdicts import ClaimResult, brief, strongest_competitor, why
 
-__all__ = ["environment", "previous_seconds", "read_results", "summary_figure", "write_report"]
+__all__ = ["environment", "method_lines", "previous_seconds", "read_results", "summary_figure",
+           "summary_table", "write_report"]
 
 _CORE = ("torch", "numpy", "scipy", "scikit-learn", "networkx", "safetensors", "typer", "rich",
          "matplotlib")
@@ -176,13 +177,14 @@ def _per_draw_lines(recs: list[ExperimentRecord]) -> list[str]:
             *md_table(head, [[n, *(b.get(n) for b in by), units[n]] for n in names]), ""]
 
 
-def _experiment_lines(recs: list[ExperimentRecord]) -> list[str]:
+def _experiment_lines(recs: list[ExperimentRecord], depth: int = 3) -> list[str]:
     """An experiment's section: its setting and, for each draw, its evidence."""
     rec = recs[0]
     threads = f", {rec.threads} thread{'s' * (rec.threads != 1)}" if rec.threads else ""
     secs = sum(r.seconds for r in recs)
     draws = f", {len(recs)} draws" if len(recs) > 1 else ""
-    lines = [f"### Experiment `{rec.id}` ({secs:.1f} s, {rec.device}{threads}{draws})", ""]
+    lines = [f"{'#' * depth} Experiment `{rec.id}` ({secs:.1f} s, {rec.device}{threads}{draws})",
+             ""]
     if rec.deviations:
         lines += ["Deviations from the paper's experiment:", ""]
         lines += [f"- {cell(d)}" for d in rec.deviations]
@@ -263,6 +265,47 @@ def _claim_lines(r: ClaimResult, quick: bool, trend: str | None = None) -> list[
     return lines
 
 
+def summary_table(experiments: list[ExperimentRecord], results: list[ClaimResult],
+                  quick: bool, trends: dict[str, str] | None = None) -> list[str]:
+    """The report's table of claims: one row each with its cause in a few words (joined by
+    its ladder trend from ``trends``), an experiment's seconds (over its draws) on its first
+    claim."""
+    trends = trends or {}
+    lines = ["| claim | measured | vs | threshold | verdict | why | seconds |",
+             "|---|---|---|---|---|---|---|"]
+    seconds: dict[str, float] = {}
+    for e in experiments:
+        seconds[e.id] = seconds.get(e.id, 0.0) + e.seconds
+    shown: set[str] = set()
+    for r in results:
+        secs = "shared" if r.experiment in shown else f"{seconds.get(r.experiment, 0.0):.1f}"
+        shown.add(r.experiment)
+        lines.append(f"| `{r.claim_id}` | {with_unit(r.measured, r.unit)} | {_versus(r)} | "
+                     f"{sign(r.direction)} {with_unit(r.threshold, r.unit)} | "
+                     f"{_verdict(r, quick)} | {cell(brief(r, trends.get(r.claim_id)))} | "
+                     f"{secs} |")
+    return lines
+
+
+def method_lines(method: str, experiments: list[ExperimentRecord], results: list[ClaimResult],
+                 quick: bool, trends: dict[str, str] | None = None, depth: int = 3) -> list[str]:
+    """One method's section of the report, below its paper line: its claims (each with its
+    why, joined by its ladder trend from ``trends``), then its experiments under headings of
+    level ``depth`` (the report's 3; a page that nests it deeper passes more).
+    """
+    trends = trends or {}
+    rs = [r for r in results if r.method == method]
+    lines = ["Claims:", ""]
+    for r in rs:
+        lines += _claim_lines(r, quick, trends.get(r.claim_id))
+    lines.append("")
+    for eid in dict.fromkeys(r.experiment for r in rs):
+        recs = sorted((e for e in experiments if e.id == eid), key=lambda e: e.draw)
+        if recs:
+            lines += _experiment_lines(recs, depth)
+    return lines
+
+
 def _summary_lines(env: dict[str, Any], experiments: list[ExperimentRecord],
                    results: list[ClaimResult], out: Path, trends: dict[str, str],
                    ) -> list[str]:
@@ -283,19 +326,7 @@ def _summary_lines(env: dict[str, Any], experiments: list[ExperimentRecord],
     ]
     if quick:
         lines += [f"> {_SMOKE}", ""]
-    lines += ["| claim | measured | vs | threshold | verdict | why | seconds |",
-              "|---|---|---|---|---|---|---|"]
-    seconds: dict[str, float] = {}
-    for e in experiments:
-        seconds[e.id] = seconds.get(e.id, 0.0) + e.seconds
-    shown: set[str] = set()
-    for r in results:
-        secs = "shared" if r.experiment in shown else f"{seconds.get(r.experiment, 0.0):.1f}"
-        shown.add(r.experiment)
-        lines.append(f"| `{r.claim_id}` | {with_unit(r.measured, r.unit)} | {_versus(r)} | "
-                     f"{sign(r.direction)} {with_unit(r.threshold, r.unit)} | "
-                     f"{_verdict(r, quick)} | {cell(brief(r, trends.get(r.claim_id)))} | "
-                     f"{secs} |")
+    lines += summary_table(experiments, results, quick, trends)
     if (out / "summary.png").exists():
         lines += ["", "![measured against threshold](summary.png)"]
     return lines
@@ -309,18 +340,9 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
     trends = trends or {}
     quick = env.get("scale") == "quick"
     lines = _summary_lines(env, experiments, results, out, trends)
-    by_method: dict[str, list[ClaimResult]] = {}
-    for r in results:
-        by_method.setdefault(r.method, []).append(r)
-    for method, rs in by_method.items():
-        lines += ["", *_paper_lines(papers.get(method), method), "Claims:", ""]
-        for r in rs:
-            lines += _claim_lines(r, quick, trends.get(r.claim_id))
-        lines.append("")
-        for eid in dict.fromkeys(r.experiment for r in rs):
-            recs = sorted((e for e in experiments if e.id == eid), key=lambda e: e.draw)
-            if recs:
-                lines += _experiment_lines(recs)
+    for method in dict.fromkeys(r.method for r in results):
+        lines += ["", *_paper_lines(papers.get(method), method),
+                  *method_lines(method, experiments, results, quick, trends)]
 
     lines += ["## Environment", ""]
     lines += md_table(["", ""], [[k, v] for k, v in env.items() if k != "packages"])
