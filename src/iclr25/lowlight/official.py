@@ -14,8 +14,8 @@ import torch
 
 from iclr25._official import count, need, read_state_dict, renamer
 from iclr25._official import load_official as _fit
+from iclr25.lowlight.estimator import ZeroReferenceEnhancer
 from iclr25.lowlight.networks import RetinexEnhancer
-from iclr25.lowlight.training import ZeroReferenceEnhancer
 
 __all__ = ["load_official"]
 
