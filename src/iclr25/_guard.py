@@ -40,6 +40,9 @@ Four measures, each the most defensible one we can compute for its case:
   MATLAB release's 125 photos (not downloadable), so values are not comparable with
   published NIQE figures; the photos the DCPT reproduction tests on (chelsea, coffee,
   rocket) are left out of it.
+
+:func:`choose_measure` picks one (the restorers call it), :data:`MEASURES` holds each one's
+name, unit, direction and scorer, and :func:`guarded` compares by it.
 """
 
 from __future__ import annotations
@@ -56,8 +59,9 @@ import torch.nn.functional as F
 
 from iclr25._checks import ImageBatch, check_choice
 
-__all__ = ["BLURS", "FALLBACKS", "MEASURES", "PRISTINE", "RestorationWarning", "check_fallback",
-           "choose_measure", "guarded", "niqe", "noise_sigma", "r2r_psnr", "reblur"]
+__all__ = ["BLURS", "FALLBACKS", "MEASURES", "PRISTINE", "Fallback", "Measure", "MeasureSpec",
+           "RestorationWarning", "check_fallback", "choose_measure", "guarded", "niqe",
+           "noise_sigma", "r2r_psnr", "reblur"]
 
 #: What a restorer returns where the check finds its output worse (see :func:`guarded`).
 Fallback = Literal["none", "classical", "input"]

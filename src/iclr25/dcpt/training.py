@@ -320,12 +320,7 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
     steps = check_int(steps, "steps", 1)
     lr = check_range(lr, "lr", 0, low_open=True)
     ema = check_range(ema, "ema", 0, 1, high_open=True)
-    if isinstance(snapshots, (str, bytes)) or not isinstance(snapshots, Sequence):
-        raise TypeError(f"snapshots must be a sequence of step counts, got "
-                        f"{type(snapshots).__name__}")
-    keep = {check_int(n, "snapshots", 1) for n in snapshots}
-    if keep and max(keep) > steps:
-        raise ValueError(f"snapshots must lie in [1, steps={steps}], got {max(keep)}")
+    keep = _check_snapshots(snapshots, steps)
     check_callback(callback)
     seed_int = _seeded(seed)
     dev = _device_of(model)
@@ -337,28 +332,56 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
         p.requires_grad_(False)
     # foreach: the same update bit for bit, without a Python loop over the parameters
     opt = torch.optim.Adam(net.parameters(), lr=lr, foreach=True)
-    hist: dict[str, list[float]] = {"loss": []}
-    kept: dict[int, nn.Module] = {}
     with torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
         torch.manual_seed(seed_int)
-        with progress_bar(steps, "fine-tuning") as advance:
-            batch = first
-            for step in range(steps):
-                if step > 0:
-                    batch = _unpack(next(stream), dev, False, None)
-                lq, gt = batch[0], batch[1]
-                loss = F.l1_loss(net(lq), gt)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                _ema_update(avg, net, min(ema, (1 + step) / (10 + step)))
-                hist["loss"].append(float(loss.detach()))
-                if step + 1 in keep:
-                    kept[step + 1] = copy.deepcopy(avg if ema > 0 else net).eval()
-                if callback is not None:
-                    callback(step, hist["loss"][-1])
-                advance()
+        batches = chain([first], (_unpack(b, dev, False, None) for b in stream))
+        hist, kept = _finetune_loop(net, avg, opt, batches, _Tune(steps, ema, keep, callback))
     return FinetuneResult(avg if ema > 0 else net.eval(), net.eval(), hist, kept)
+
+
+def _check_snapshots(snapshots: object, steps: int) -> set[int]:
+    """The checked step counts of ``snapshots``, each in [1, ``steps``]."""
+    if isinstance(snapshots, (str, bytes)) or not isinstance(snapshots, Sequence):
+        raise TypeError(f"snapshots must be a sequence of step counts, got "
+                        f"{type(snapshots).__name__}")
+    keep = {check_int(n, "snapshots", 1) for n in snapshots}
+    if keep and max(keep) > steps:
+        raise ValueError(f"snapshots must lie in [1, steps={steps}], got {max(keep)}")
+    return keep
+
+
+@dataclass(frozen=True)
+class _Tune:
+    """How fine-tuning runs: ``steps`` steps, the EMA decay's cap ``ema`` (0: no EMA), the
+    step counts after which a copy is kept, and ``callback(step, loss)`` after each step."""
+
+    steps: int
+    ema: float
+    keep: set[int]
+    callback: Callable[[int, float], None] | None
+
+
+def _finetune_loop(net: nn.Module, avg: nn.Module, opt: torch.optim.Optimizer,
+                   batches: Iterator[Batch], run: _Tune
+                   ) -> tuple[dict[str, list[float]], dict[int, nn.Module]]:
+    """The L1 steps on ``(lq, gt)`` batches, ``avg`` kept as the EMA of ``net``: (the loss
+    history, the copies kept by step count)."""
+    hist: dict[str, list[float]] = {"loss": []}
+    kept: dict[int, nn.Module] = {}
+    with progress_bar(run.steps, "fine-tuning") as advance:
+        for step, (lq, gt) in enumerate(batches):
+            loss = F.l1_loss(net(lq), gt)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            _ema_update(avg, net, min(run.ema, (1 + step) / (10 + step)))
+            hist["loss"].append(float(loss.detach()))
+            if step + 1 in run.keep:
+                kept[step + 1] = copy.deepcopy(avg if run.ema > 0 else net).eval()
+            if run.callback is not None:
+                run.callback(step, hist["loss"][-1])
+            advance()
+    return hist, kept
 
 
 @torch.no_grad()

@@ -1,5 +1,13 @@
 """Enhancing with a trained network: :func:`enhance`, each output checked against the input
-and the classical pipelines (:mod:`iclr25._guard`)."""
+and the classical pipelines (:mod:`iclr25._guard`).
+
+Without a reference the check reads NIQE, the no-reference score low-light papers report on
+their unpaired sets (LIME, NPE, MEF, DICM). NIQE reads the luminance's local statistics: it
+sees noise, blotches and lost detail, but neither colour casts nor overall brightness; pass
+``reference=`` where you have one. For the same reason NIQE can rank the dark input above a
+brighter output that PSNR ranks far above it (issue 55's walk: 2 of 3 photos), so without a
+reference prefer ``fallback="classical"`` to ``"input"``.
+"""
 
 from __future__ import annotations
 
@@ -35,13 +43,9 @@ def enhance(model: nn.Module, images: ImageBatch, *, reference: ImageBatch | Non
     the best by the same measure is "the classical result"). Where ours scores below
     either, a :class:`~iclr25.lowlight.RestorationWarning` gives the numbers, and
     ``fallback`` says what is returned. The measure (``iclr25._guard``): PSNR when a
-    ``reference`` is given; otherwise NIQE (lower is better), the no-reference score
-    low-light papers report on their unpaired sets (LIME, NPE, MEF, DICM). NIQE reads the
-    luminance's local statistics: it sees noise, blotches and lost detail, but neither
-    colour casts nor overall brightness; pass ``reference=`` where you have one. For the
-    same reason NIQE can rank the dark input above a brighter output that PSNR ranks far
-    above it (issue 55's walk: 2 of 3 photos), so without a reference prefer
-    ``fallback="classical"`` to ``"input"``.
+    ``reference`` is given; otherwise NIQE (lower is better), blind to colour and overall
+    brightness (see :mod:`iclr25.lowlight.enhancement`: without a reference prefer
+    ``fallback="classical"`` to ``"input"``).
 
     Args:
         model: a :class:`RetinexEnhancer` or :class:`ZeroDCE`.
@@ -79,9 +83,23 @@ def enhance(model: nn.Module, images: ImageBatch, *, reference: ImageBatch | Non
     fallback = check_fallback(fallback, check)
     single = t.ndim == 3
     x = t[None] if single else t
-    p0 = next(model.parameters())
     was = model.training
     model.eval()
+    y = _forward(model, x, tile, batch_size).clamp(0, 1).to(device=t.device, dtype=t.dtype)
+    model.train(was)
+    if check:
+        ref = ref[None] if ref is not None and single else ref
+        y = guarded(x, y, lambda b: b, CLASSICAL, measure=choose_measure(ref, None),
+                    fallback=fallback, reference=ref, what="lowlight.enhance",
+                    category=RestorationWarning)
+    return y[0] if single else y
+
+
+def _forward(model: nn.Module, x: torch.Tensor, tile: int | None, batch_size: int
+             ) -> torch.Tensor:
+    """The enhanced (B, 3, H, W) batch ``x``, ``batch_size`` images per pass, each in
+    non-overlapping ``tile``×``tile`` pieces if ``tile`` is given (on the model's device)."""
+    p0 = next(model.parameters())
     outs = []
     for b in x.split(batch_size):
         b = b.to(p0)
@@ -94,11 +112,4 @@ def enhance(model: nn.Module, images: ImageBatch, *, reference: ImageBatch | Non
             for j in range(0, W, tile):
                 out[..., i:i + tile, j:j + tile] = model(b[..., i:i + tile, j:j + tile]).enhanced
         outs.append(out)
-    model.train(was)
-    y = torch.cat(outs).clamp(0, 1).to(device=t.device, dtype=t.dtype)
-    if check:
-        ref = ref[None] if ref is not None and single else ref
-        y = guarded(x, y, lambda b: b, CLASSICAL, measure=choose_measure(ref, None),
-                    fallback=fallback, reference=ref, what="lowlight.enhance",
-                    category=RestorationWarning)
-    return y[0] if single else y
+    return torch.cat(outs)
