@@ -51,21 +51,19 @@ import functools
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from iclr25._checks import ImageBatch, check_choice
+from iclr25._choices import FALLBACKS, Fallback  # what guarded returns where ours is worse
 
 __all__ = ["BLURS", "FALLBACKS", "MEASURES", "PRISTINE", "Fallback", "Measure", "MeasureSpec",
            "RestorationWarning", "check_fallback", "choose_measure", "guarded", "niqe",
            "noise_sigma", "r2r_psnr", "reblur"]
 
-#: What a restorer returns where the check finds its output worse (see :func:`guarded`).
-Fallback = Literal["none", "classical", "input"]
-FALLBACKS: tuple[str, ...] = get_args(Fallback)
 #: How the check scores an output (the module's docstring; :data:`MEASURES`).
 Measure = Literal["psnr", "r2r", "reblur", "niqe"]
 #: The degradations of a known blur family, whose classical restorer assumes a kernel

@@ -6,12 +6,10 @@ from pathlib import Path
 
 import typer
 
+from iclr25._choices import Backbone, Fallback, Kind
 from iclr25._cli import check_seed, choice, image_jobs, output_path, warning_lines
 from iclr25._cli import fail as _fail
-from iclr25._guard import Fallback, check_fallback
 from iclr25._progress import estimating
-from iclr25.datasets.images import Kind
-from iclr25.dcpt.official import Backbone
 
 _ALL_IN_ONE = "noise,blur,jpeg,haze,low_light"
 
@@ -214,6 +212,7 @@ def restore_cmd(
 ) -> None:
     """Restore an image or every image in a folder, checking each against the input and the
     classical restorer (a warning names both numbers where ours is worse)."""
+    from iclr25._guard import check_fallback
     from iclr25.datasets.images import save_image
     from iclr25.dcpt.baselines import CLASSICAL
     from iclr25.dcpt.io import load

@@ -11,10 +11,10 @@ PromptIR and SwinIR are not (no module of ours has their architecture).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, get_args
 
 import torch
 
+from iclr25._choices import BACKBONES, Backbone  # PromptIR's and SwinIR's are not read
 from iclr25._official import count, need, read_state_dict, renamer
 from iclr25._official import load_official as _fit
 from iclr25.dcpt.io import Checkpoint
@@ -23,9 +23,7 @@ from iclr25.dcpt.restormer import Restormer
 
 __all__ = ["BACKBONES", "load_official"]
 
-#: The released backbones read here (PromptIR and SwinIR are not: no module of ours has them).
-Backbone = Literal["nafnet", "restormer"]
-BACKBONES: tuple[str, ...] = get_args(Backbone)
+
 
 # NAFNet: our key -> DCPT's NAFNetBaseline key
 _NAFNET_NAME = renamer([(r"^decoders\.(\d+)\.", r"decoder\1."), (r"^middle\.", "middle_blks."),

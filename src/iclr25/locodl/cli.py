@@ -16,9 +16,9 @@ from typing import Literal
 import numpy as np
 import typer
 
+from iclr25._choices import Engine
 from iclr25._cli import check_seed, choice, output_path
 from iclr25._io import read_npz, read_table
-from iclr25.locodl.estimator import Engine
 
 #: the method run beside LoCoDL to the same accuracy ("none": no baseline)
 Baseline = Literal["gd", "diana", "none"]

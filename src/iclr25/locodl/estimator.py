@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -20,12 +20,12 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
+from iclr25._choices import Engine
 from iclr25._io import FittedIO
 
 if TYPE_CHECKING:
     from iclr25.locodl.objectives import ClientLogistic
 
-Engine = Literal["simulated", "gloo"]
 
 
 def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: float,

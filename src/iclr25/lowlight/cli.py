@@ -6,11 +6,10 @@ from pathlib import Path
 
 import typer
 
+from iclr25._choices import Fallback, LowLightMethod
 from iclr25._cli import check_seed, choice, image_jobs, output_path, warning_lines
 from iclr25._cli import fail as _fail
-from iclr25._guard import Fallback, check_fallback
 from iclr25._progress import estimating
-from iclr25.lowlight.training import Method
 
 app = typer.Typer(help="Zero-reference low-light denoising and enhancement (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -26,7 +25,8 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
         batch_size: int = typer.Option(2, "--batch-size"),
         lr: float = typer.Option(5e-4, "--lr"),
         width: int = typer.Option(16, "--width", help="Network width (paper: 64)."),
-        method: Method = typer.Option("retinex", "--method", parser=choice(Method, "--method"),
+        method: LowLightMethod = typer.Option("retinex", "--method",
+                                              parser=choice(LowLightMethod, "--method"),
                                       help="The paper's network or the Zero-DCE baseline."),
         seed: int = typer.Option(0, "--seed", callback=check_seed)) -> None:
     """Train on DARK_DIR's images (no references) and save the model.
@@ -80,6 +80,7 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
                 ) -> None:
     """Enhance an image file or every image in a folder, checking each against the input and
     the classical pipelines (a warning names both numbers where ours is worse)."""
+    from iclr25._guard import check_fallback
     from iclr25.datasets.images import save_image
     from iclr25.lowlight.estimator import ZeroReferenceEnhancer
 

@@ -5,13 +5,13 @@ zero-reference training loop."""
 from __future__ import annotations
 
 import os
-from typing import Literal
 
 import numpy as np
 import torch
 from torch import nn
 
 from iclr25._checks import ImageBatch, check_choice, check_int, check_range, resolve_seed
+from iclr25._choices import LowLightMethod as Method
 from iclr25._progress import progress_bar
 from iclr25._train import seeded_init
 from iclr25.datasets.images import _crops, check_images, load_folder
@@ -20,7 +20,6 @@ from iclr25.lowlight.networks import RetinexEnhancer, ZeroDCE
 
 __all__ = ["build_model", "train_enhancer"]
 
-Method = Literal["retinex", "zero_dce"]
 #: Dark images to train on: a batch, a list of images, or a folder of image files.
 Images = ImageBatch | str | os.PathLike
 

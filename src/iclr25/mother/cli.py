@@ -16,12 +16,13 @@ from pathlib import Path
 
 import typer
 
+from iclr25._choices import Direction, Metric
 from iclr25._cli import check_seed, choice, fail, output_path
-from iclr25.mother.distances import Metric
 
-# what mother.claim validated (tests/mother/test_mother_cli.py checks the three agree); the
-# package is imported with this module anyway, torch included
-from iclr25.mother.tree import DEFAULT_DIRECTION, DEFAULT_LAM, Direction
+# what mother.claim validated, = mother.tree's API defaults (tests/mother/test_mother_cli.py
+# checks all three); kept here, not imported, so that `iclr25 mother --help` imports no torch
+DEFAULT_DIRECTION = "pretrain"
+DEFAULT_LAM = 0.2
 
 REPRODUCE = ("iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps 1500 "
              "--finetune-steps 500 --hold-out 3 --seed 0; iclr25 mother recover zoo --trees 5 "

@@ -9,15 +9,14 @@ O(N * largest layer), not O(N * model).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, get_args
+from typing import Any
 
 import torch
 
 from iclr25._checks import check_device, check_range
+from iclr25._choices import METRICS, Metric
 from iclr25.mother.sources import ModelSource, as_sources
 
-Metric = Literal["rms", "l1", "rank"]
-METRICS: tuple[str, ...] = get_args(Metric)
 LayerSpec = str | Sequence[str] | Callable[[str], bool] | None
 
 # float64 temporaries of the Gram / cdist / moment accumulations are processed in column
