@@ -482,20 +482,14 @@ def claim(
 ) -> Callable[[Callable[[Any], float | Comparison]], Claim]:
     """Register ``read(evidence)`` as the claim ``claim_id`` (``"<method>.<name>"``).
 
-    ``read`` returns one field of the experiment's evidence (a float), or a
-    :class:`Comparison` when the claim compares against the arm named by ``baseline``.
-    ``control(evidence) -> bool``, described by ``control_doc``, says whether the run can
-    separate method and baseline at all (the baseline learned: it beats its own untrained
-    self by a stated margin; the task is not saturated; the testbed can express the effect);
-    it must read only the baseline, the testbed or the data.
-
-    ``trivial(evidence)``, described by ``trivial_doc``, is the claim's figure computed with a
-    trivial arm in the method's place (random, identity, the reversed direction, a
-    construction true by design): when it too meets the threshold the verdict is
-    ``uninformative``, never ``holds``. ``competitors(evidence)`` returns ``{arm: value}``
-    for arms in the evidence other than the baseline, in the unit of ``ours`` (of the figure
-    when the claim returns no Comparison; better in the claim's direction): the report names
-    the strongest beside the claim. Everything the claim is judged by is fixed here.
+    ``read`` returns the figure (a float), or a :class:`Comparison` against the arm named by
+    ``baseline``. ``control(evidence) -> bool`` (``control_doc``) says whether the run can
+    separate method and baseline (the baseline learned; the task is not saturated; the
+    testbed can express the effect), reading only the baseline, the testbed or the data.
+    ``trivial(evidence)`` (``trivial_doc``) is the figure with a trivial arm in the method's
+    place (random, identity, reversed, true by construction): when it meets the threshold too
+    the verdict is ``uninformative``. ``competitors(evidence)`` gives ``{arm: value}`` for
+    other arms, in the unit of ``ours``: the report names the strongest. All fixed here.
     """
     if direction not in (">=", "<="):
         raise ValueError(f"direction must be '>=' or '<=', got {direction!r}")

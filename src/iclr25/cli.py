@@ -311,6 +311,19 @@ def _with_progress(total: int, scale: Scale, work: Any, draws: int = 1,
     return value, time.perf_counter() - start, any(lost)
 
 
+def _summary(results: list, scale: Scale, draws: int, path: Path) -> None:
+    """The run's end: each claim over its draws (when there were several), the count line and
+    where the report is."""
+    from iclr25.verdicts import count_line
+
+    if draws > 1:
+        for r in results:
+            typer.echo(_progress_line(r, scale, f" (mean of {draws} draws)"))
+    typer.echo(count_line([r.status for r in results])
+               + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
+    typer.echo(f"Report: {path}")
+
+
 @app.command()
 def reproduce(
     names: list[str] = typer.Argument(None, help="Claim ids or method names (default: all)."),
@@ -342,7 +355,6 @@ def reproduce(
     """
     from iclr25 import claims, runner
     from iclr25.report import environment, previous_seconds, write_report
-    from iclr25.verdicts import count_line
 
     k = _budget(budget)
     n_draws = _draws(draws, scale)
@@ -367,12 +379,7 @@ def reproduce(
     path = write_report(records, results, out, env,
                         {m: p for m, p in papers.items() if any(r.method == m for r in results)},
                         trends)
-    if n_draws > 1:
-        for r in results:
-            typer.echo(_progress_line(r, scale, f" (mean of {n_draws} draws)"))
-    typer.echo(count_line([r.status for r in results])
-               + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
-    typer.echo(f"Report: {path}")
+    _summary(results, scale, n_draws, path)
     _lost(lost)
     if strict and not all(r.holds for r in results):
         raise typer.Exit(1)

@@ -84,6 +84,35 @@ _SMOKE = ("Quick scale is a smoke test: it checks that each pipeline runs end to
 
 # --- the summary chart -------------------------------------------------------------------------
 
+def _panel(ax: Any, r: ClaimResult) -> None:
+    """One claim's panel: the threshold, the holding side shaded, the figure coloured by its
+    verdict, each draw with the mean ± one SE, the trivial arm, both arms in the title."""
+    draws = [v for v in r.draws if v is not None and math.isfinite(v)]
+    trivial = [t for t in (r.trivial_value,) if t is not None and math.isfinite(t)]
+    lo, hi = min(r.measured, r.threshold, *draws, *trivial), max(
+        r.measured, r.threshold, *draws, *trivial)
+    pad = 0.25 * (hi - lo) or 0.25 * max(abs(r.threshold), 1e-3)
+    left, right = lo - pad, hi + pad
+    ax.set_xlim(left, right)
+    ax.axvspan(*((r.threshold, right) if r.direction == ">=" else (left, r.threshold)),
+               color="tab:green", alpha=0.12)
+    ax.axvline(r.threshold, color="k", lw=1)
+    colour = verdicts.verdict(r.status).colour
+    if len(draws) > 1:  # the draw spread: each draw, and the mean ± one SE
+        ax.plot(draws, [0.25] * len(draws), "|", color=colour, ms=9)
+        ax.errorbar([r.measured], [0], xerr=[r.se or 0.0], color=colour, capsize=3)
+    ax.plot([r.measured], [0], "o", color=colour, ms=8)
+    if trivial:
+        ax.plot(trivial, [-0.25], "x", color="k", ms=7)
+    ax.set_ylim(-0.6, 0.6)
+    ax.set_yticks([])
+    base = "" if r.ours is None else (
+        f"  (ours {num(r.ours, 3)} vs baseline {num(r.baseline_value, 3)})")
+    ax.set_title(r.claim_id + base, fontsize=8, loc="left")
+    ax.set_xlabel(r.unit or r.metric, fontsize=7)
+    ax.tick_params(labelsize=7)
+
+
 def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
     """One small panel per claim: the measured value against its threshold, in the claim's unit.
 
@@ -107,33 +136,7 @@ def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
                         top=1 - top / height, hspace=gap / ax_h, wspace=side / ax_w)
     axes = fig.subplots(rows, cols, squeeze=False)
     for ax, r in zip(axes.flat, ran, strict=False):
-        draws = [v for v in r.draws if v is not None and math.isfinite(v)]
-        trivial = [] if r.trivial_value is None or not math.isfinite(r.trivial_value) else [
-            r.trivial_value]
-        lo, hi = min(r.measured, r.threshold, *draws, *trivial), max(
-            r.measured, r.threshold, *draws, *trivial)
-        pad = 0.25 * (hi - lo) or 0.25 * max(abs(r.threshold), 1e-3)
-        left, right = lo - pad, hi + pad
-        ax.set_xlim(left, right)
-        if r.direction == ">=":
-            ax.axvspan(r.threshold, right, color="tab:green", alpha=0.12)
-        else:
-            ax.axvspan(left, r.threshold, color="tab:green", alpha=0.12)
-        ax.axvline(r.threshold, color="k", lw=1)
-        colour = verdicts.verdict(r.status).colour
-        if len(draws) > 1:  # the draw spread: each draw, and the mean ± one SE
-            ax.plot(draws, [0.25] * len(draws), "|", color=colour, ms=9)
-            ax.errorbar([r.measured], [0], xerr=[r.se or 0.0], color=colour, capsize=3)
-        ax.plot([r.measured], [0], "o", color=colour, ms=8)
-        if trivial:
-            ax.plot(trivial, [-0.25], "x", color="k", ms=7)
-        ax.set_ylim(-0.6, 0.6)
-        ax.set_yticks([])
-        base = "" if r.ours is None else (
-            f"  (ours {num(r.ours, 3)} vs baseline {num(r.baseline_value, 3)})")
-        ax.set_title(r.claim_id + base, fontsize=8, loc="left")
-        ax.set_xlabel(r.unit or r.metric, fontsize=7)
-        ax.tick_params(labelsize=7)
+        _panel(ax, r)
     for ax in list(axes.flat)[len(ran):]:
         ax.set_visible(False)
     from matplotlib.lines import Line2D

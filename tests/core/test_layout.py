@@ -58,3 +58,37 @@ def test_every_experiment_declares_what_a_draw_draws():
     for e in exps.values():
         for f in e.per_draw:
             assert isinstance(getattr(e.full, f), (tuple, int)), (e.id, f)
+
+
+def _code_lines(node):
+    """A def's lines from ``def`` to its end, less its docstring's."""
+    import ast
+
+    n = node.end_lineno - node.lineno + 1
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+            and isinstance(first.value.value, str):
+        n -= first.end_lineno - first.lineno + 1
+    return n
+
+
+def test_code_lines_are_counted_without_the_docstring():
+    import ast
+
+    fn = ast.parse('def f(x):\n    """One.\n\n    Two.\n    """\n    y = x\n    return y\n')
+    assert _code_lines(fn.body[0]) == 3
+    assert _code_lines(ast.parse("def g():\n    return 1\n").body[0]) == 2
+
+
+def test_no_function_runs_over_sixty_code_lines():
+    # issue 67: a longer body is cut into named steps (lowlight's _seed_outputs, ies's
+    # _Loop, ...); the docstring does not count (tools/long_functions.py lists both counts)
+    import ast
+    from pathlib import Path
+
+    src = Path(iclr25.__file__).parent
+    long = [f"{p.relative_to(src)}:{node.lineno} {node.name} ({_code_lines(node)})"
+            for p in sorted(src.rglob("*.py")) for node in ast.walk(ast.parse(p.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and _code_lines(node) > 60]
+    assert not long, long

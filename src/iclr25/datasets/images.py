@@ -24,13 +24,14 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._choices import KINDS, Kind  # the degradations degrade() knows, in label order
 from iclr25._optional import require
 
 __all__ = [
@@ -49,10 +50,6 @@ TEST_IMAGES = ("chelsea", "coffee", "rocket")
 #: File suffixes :func:`load_folder` reads and :func:`save_image` writes.
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
 
-Kind = Literal["noise", "blur", "motion_blur", "defocus", "jpeg", "haze", "low_light", "rain",
-               "inpaint", "mosaic"]
-#: The degradations :func:`degrade` knows, in label order for :class:`AllInOnePairs`.
-KINDS: tuple[str, ...] = get_args(Kind)
 
 # Defaults per kind: a number is fixed, a (low, high) pair is drawn uniformly per image.
 _DEFAULTS: dict[str, dict[str, Any]] = {

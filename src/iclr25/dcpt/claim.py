@@ -41,7 +41,8 @@ from iclr25.datasets.images import (
     ssim,
 )
 from iclr25.dcpt.networks import FeatureTap, UNet
-from iclr25.dcpt.training import PretrainResult, finetune, pretrain, restore
+from iclr25.dcpt.restoration import restore
+from iclr25.dcpt.training import PretrainResult, finetune, pretrain
 
 
 @dataclass(frozen=True)

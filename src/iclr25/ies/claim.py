@@ -188,6 +188,32 @@ def _select_delta(split, setting: Training, seed: int, device: torch.device
     return chosen, [(*r, r[1] == chosen) for r in rows]
 
 
+def _seed_runs(setting: Training, s: int, device: torch.device
+               ) -> tuple[dict[str, TrainLog], float, list[tuple], float]:
+    """Seed ``s``'s arms: (each arm's log, IES's delta chosen on validation, the delta
+    search's rows, the untrained MLP's test accuracy in %)."""
+    from iclr25._train import accuracy, seeded_mlp
+
+    split = digits(seed=s, device=device)
+    n = len(split.X_train)
+    kw = dict(epochs=setting.epochs, lr=setting.lr)
+    delta, rows = _select_delta(split, setting, s, device)
+    # train() initialises its MLP from the same seed: this is plain's step-0 self
+    net = seeded_mlp((split.X_train.shape[1], 256, 256, 10), seed=s).to(device)
+    init = 100 * accuracy(net, split.X_test, split.y_test)
+    logs = {"plain": train(*split, seed=s, **kw)}
+    ies = logs["IES"] = train(*split, stopper=InstanceEarlyStopping(n, delta, device=device),
+                              seed=s, **kw)
+    for arm, rule, sched in (("random removal", "random", ies.active),
+                             ("small-loss removal", "small_loss", ies.active),
+                             (ARMS[4], "random", _fixed_rate(n, setting.epochs)),
+                             (ARMS[5], "random", ies.active)):
+        draw = 30_000 + s if arm == ARMS[5] else 20_000 + s
+        stopper = _MatchedRemoval(n, sched, rule, draw, device=device)
+        logs[arm] = train(*split, stopper=stopper, seed=s, **kw)
+    return logs, delta, rows, init
+
+
 def _row(name: str, logs: list[TrainLog]) -> tuple:
     return (name, float(np.mean([g.final_acc for g in logs])),
             float(np.mean([g.best_acc for g in logs])),
@@ -234,33 +260,17 @@ _DEVIATIONS = (
 def training(setting: Training, ctx: Context) -> TrainingEvidence:
     """Plain, IES (delta chosen on validation), random / small-loss removal at IES's rate and
     random removal at a fixed rate, on the same seeds."""
-    from iclr25._train import accuracy, seeded_mlp
-
     seeds = list(range(ctx.seed, ctx.seed + setting.n_seeds))
     runs: dict[str, list[TrainLog]] = {arm: [] for arm in ARMS}
-    kw = dict(epochs=setting.epochs, lr=setting.lr)
     deltas, selection, init = [], [], []
     with torch_threads(1):  # tiny MLP: threads only add contention
         for s in seeds:
-            split = digits(seed=s, device=ctx.device)
-            n = len(split.X_train)
-            delta, rows = _select_delta(split, setting, s, ctx.device)
+            logs, delta, rows, acc0 = _seed_runs(setting, s, ctx.device)
+            for arm, log in logs.items():
+                runs[arm].append(log)
             deltas.append(delta)
             selection.extend(rows)
-            # train() initialises its MLP from the same seed: this is plain's step-0 self
-            net = seeded_mlp((split.X_train.shape[1], 256, 256, 10), seed=s).to(ctx.device)
-            init.append(100 * accuracy(net, split.X_test, split.y_test))
-            runs["plain"].append(train(*split, seed=s, **kw))
-            ies = train(*split, stopper=InstanceEarlyStopping(n, delta, device=ctx.device),
-                        seed=s, **kw)
-            runs["IES"].append(ies)
-            for arm, rule, sched in (("random removal", "random", ies.active),
-                                     ("small-loss removal", "small_loss", ies.active),
-                                     (ARMS[4], "random", _fixed_rate(n, setting.epochs)),
-                                     (ARMS[5], "random", ies.active)):
-                draw = 30_000 + s if arm == ARMS[5] else 20_000 + s
-                stopper = _MatchedRemoval(n, sched, rule, draw, device=ctx.device)
-                runs[arm].append(train(*split, stopper=stopper, seed=s, **kw))
+            init.append(acc0)
 
     def points(arm: str) -> list[float]:
         return [100 * g.final_acc for g in runs[arm]]
