@@ -135,6 +135,39 @@ class Setting:
         note = f"training budget x{budget:g} (--budget): " + ", ".join(was)
         return dataclasses.replace(self, **changes, deviations=(*self.deviations, note))
 
+    def drawn(self, fields: Sequence[str], draws: int) -> Setting:
+        """This setting as one of ``draws`` draws: each of ``fields`` (seeds repeated inside
+        the experiment, a tuple or a count) cut to its first repeat, since the runner's
+        draws now repeat the experiment. ``draws == 1`` or no fields returns it unchanged;
+        otherwise a deviation says what was cut, so the report shows it.
+        """
+        if draws == 1 or not fields:
+            return self
+        changes, was = {}, []
+        for name in fields:
+            v = getattr(self, name)
+            changes[name] = v[:1] if isinstance(v, tuple) else 1
+            if changes[name] != v:
+                was.append(f"{name} {_fmt_count(v)} -> {_fmt_count(changes[name])}")
+        if not was:
+            return self
+        note = (f"{draws} draws (--draws): the runner repeats the experiment on independent "
+                f"draws, which replace its own repeats: " + ", ".join(was))
+        return dataclasses.replace(self, **changes, deviations=(*self.deviations, note))
+
+
+def meets(value: float, threshold: float, direction: str) -> bool:
+    """Whether ``value`` is on the holding side of ``threshold`` (``direction`` ">=" or
+    "<="); a value that is not finite never is."""
+    if not math.isfinite(value):
+        return False
+    return value >= threshold if direction == ">=" else value <= threshold
+
+
+def _repeats(v: Any) -> int:
+    """How many repeats a ``per_draw`` field holds: a tuple's length or a count."""
+    return len(v) if isinstance(v, tuple) else int(v)
+
 
 def _check_budget_fields(cls: type) -> None:
     """A Setting type must name its budget fields: existing fields holding counts."""
@@ -313,9 +346,22 @@ class Experiment:
     quick: Setting
     full: Setting
     cost: tuple[float, float] | None = None  # (quick, full) seconds on one thread
+    random: tuple[str, ...] = ()     # what one draw draws anew (all from ctx.seed)
+    per_draw: tuple[str, ...] = ()   # Setting fields of repeats that the draws replace
 
-    def setting(self, scale: Scale) -> Setting:
-        return self.quick if Scale(scale) == Scale.quick else self.full
+    def setting(self, scale: Scale, draws: int = 1) -> Setting:
+        """The Setting at ``scale``; over ``draws`` > 1 draws, its ``per_draw`` fields cut
+        to one repeat each (:meth:`Setting.drawn`)."""
+        s = self.quick if Scale(scale) == Scale.quick else self.full
+        return s.drawn(self.per_draw, draws)
+
+    def share(self, scale: Scale, draws: int = 1) -> float:
+        """The fraction of the declared cost one draw takes: ``1 / repeats`` when the draws
+        replace the Setting's repeats, else 1."""
+        if draws == 1 or not self.per_draw:
+            return 1.0
+        s = self.quick if Scale(scale) == Scale.quick else self.full
+        return 1.0 / max(_repeats(getattr(s, f)) for f in self.per_draw)
 
     def expected_seconds(self, scale: Scale) -> float | None:
         """The declared one-thread time at ``scale`` (None: not declared)."""
@@ -346,9 +392,7 @@ class Claim:
     competitors: Callable[[Evidence], dict[str, float]] | None = None
 
     def holds(self, value: float) -> bool:
-        if not math.isfinite(value):
-            return False
-        return value >= self.threshold if self.direction == ">=" else value <= self.threshold
+        return meets(value, self.threshold, self.direction)
 
 
 _EXPERIMENTS: dict[str, Experiment] = {}
@@ -364,11 +408,19 @@ def _method_of(module: str) -> str:
 
 
 def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | None = None,
+               random: Sequence[str] = (), per_draw: Sequence[str] = (),
                ) -> Callable[[Callable], Experiment]:
     """Register ``fn(setting, ctx) -> Evidence`` as an experiment with its two settings.
 
     ``cost`` is its measured time in seconds on one thread at (quick, full) scale: the
     runner starts the longest experiments first so that ``--jobs N`` packs well.
+
+    ``random`` says what one draw of the experiment draws anew (the training seed and every
+    testbed, data, zoo or instance draw), each derived from ``ctx.seed``: the runner's
+    ``--draws N`` repeats the experiment at seeds ``seed + 400_000 * d``. ``per_draw`` names
+    the Setting's fields of repeats the experiment averages itself (seeds as a tuple, or a
+    count of seeds): over more than one draw they are cut to one repeat each, the draws
+    counting as those repeats (:meth:`Setting.drawn`).
     """
     if cost is not None and not (len(cost) == 2 and all(
             isinstance(c, (int, float)) and c >= 0 for c in cost)):
@@ -381,6 +433,13 @@ def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | Non
         raise TypeError(f"quick and full must be the same Setting type, got "
                         f"{type(quick).__name__} and {type(full).__name__}")
     _check_budget_fields(type(full))
+    random, per_draw = tuple(random), tuple(per_draw)
+    if not all(isinstance(r, str) and r for r in random):
+        raise TypeError(f"random must be a tuple of non-empty strings, got {random!r}")
+    fields = {f.name for f in dataclasses.fields(full)}
+    bad = [f for f in per_draw if f not in fields]
+    if bad:
+        raise ValueError(f"per_draw must name fields of {type(full).__name__}, got {bad}")
 
     def register(fn: Callable) -> Experiment:
         method = _method_of(fn.__module__)
@@ -388,7 +447,8 @@ def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | Non
         if eid in _EXPERIMENTS and _EXPERIMENTS[eid].fn.__qualname__ != fn.__qualname__:
             raise ValueError(f"experiment {eid!r} is already registered")
         exp = Experiment(eid, method, fn, quick, full,
-                         None if cost is None else (float(cost[0]), float(cost[1])))
+                         None if cost is None else (float(cost[0]), float(cost[1])),
+                         random, per_draw)
         _EXPERIMENTS[eid] = exp
         return exp
 
@@ -422,20 +482,14 @@ def claim(
 ) -> Callable[[Callable[[Any], float | Comparison]], Claim]:
     """Register ``read(evidence)`` as the claim ``claim_id`` (``"<method>.<name>"``).
 
-    ``read`` returns one field of the experiment's evidence (a float), or a
-    :class:`Comparison` when the claim compares against the arm named by ``baseline``.
-    ``control(evidence) -> bool``, described by ``control_doc``, says whether the run can
-    separate method and baseline at all (the baseline learned: it beats its own untrained
-    self by a stated margin; the task is not saturated; the testbed can express the effect);
-    it must read only the baseline, the testbed or the data.
-
-    ``trivial(evidence)``, described by ``trivial_doc``, is the claim's figure computed with a
-    trivial arm in the method's place (random, identity, the reversed direction, a
-    construction true by design): when it too meets the threshold the verdict is
-    ``uninformative``, never ``holds``. ``competitors(evidence)`` returns ``{arm: value}``
-    for arms in the evidence other than the baseline, in the unit of ``ours`` (of the figure
-    when the claim returns no Comparison; better in the claim's direction): the report names
-    the strongest beside the claim. Everything the claim is judged by is fixed here.
+    ``read`` returns the figure (a float), or a :class:`Comparison` against the arm named by
+    ``baseline``. ``control(evidence) -> bool`` (``control_doc``) says whether the run can
+    separate method and baseline (the baseline learned; the task is not saturated; the
+    testbed can express the effect), reading only the baseline, the testbed or the data.
+    ``trivial(evidence)`` (``trivial_doc``) is the figure with a trivial arm in the method's
+    place (random, identity, reversed, true by construction): when it meets the threshold too
+    the verdict is ``uninformative``. ``competitors(evidence)`` gives ``{arm: value}`` for
+    other arms, in the unit of ``ours``: the report names the strongest. All fixed here.
     """
     if direction not in (">=", "<="):
         raise ValueError(f"direction must be '>=' or '<=', got {direction!r}")

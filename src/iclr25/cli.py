@@ -148,6 +148,41 @@ def _budget(text: str) -> float:
     return value
 
 
+def _draws(text: str | None, scale: Scale) -> int:
+    """``--draws``' value: a whole number from 1 to ``MAX_DRAWS`` (default 3 at full scale, 1
+    at quick), else exit 2 naming the option."""
+    from iclr25._scale import MAX_DRAWS
+
+    if text is None:
+        return scale.default_draws
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_DRAWS:
+        fail(f"--draws must be a whole number from 1 to {MAX_DRAWS}, got {text!r}")
+    return value
+
+
+_DRAWS_HELP = ("Independent draws of each experiment (seeds, testbeds, data): a claim is "
+               "judged on their mean and its standard error [default: 3 at full scale, 1 at "
+               "quick].")
+
+
+def _trends(path: Path | None) -> dict[str, str] | None:
+    """``--ladder``'s trends by claim id (None without it), else exit 2 naming the option."""
+    if path is None:
+        return None
+    from iclr25.ladder import read_ladder
+
+    if not path.is_file():
+        fail(f"--ladder {path} is not a file")
+    try:
+        return read_ladder(path)
+    except ValueError as exc:
+        fail(f"--ladder: {exc}")
+
+
 def _cluster(text: str | None, jobs: int | None) -> tuple[str | None, int]:
     """``--cluster`` checked against ``--jobs``: (address or None for local Ray, jobs)."""
     if text is None:
@@ -240,7 +275,8 @@ def _progress_line(r: Any, scale: Scale, at: str) -> str:
             f"{num(r.threshold, 6)} {r.unit}){at}").rstrip()
 
 
-def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float, bool]:
+def _with_progress(total: int, scale: Scale, work: Any, draws: int = 1,
+                   ) -> tuple[Any, float, bool]:
     """``work(started, finished)`` under a progress bar on a terminal, a line per judged
     claim; its value, the wall time and whether the engine lost any task."""
     import time
@@ -266,12 +302,26 @@ def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float, boo
             lost.append(outcome.lost)
             names_running.remove(rec.id)
             progress.update(task, advance=1, description=", ".join(names_running))
-            at = f" (budget x{rec.budget:g}, seed {rec.seed})" if rec.budget != 1 else ""
+            at = f" (budget x{rec.budget:g})" if rec.budget != 1 else ""
+            at += f" (draw {rec.draw}, seed {rec.seed})" if rec.draw or draws > 1 else ""
             for r in outcome.results:
                 typer.echo(_progress_line(r, scale, at))
 
         value = work(started, finished)
     return value, time.perf_counter() - start, any(lost)
+
+
+def _summary(results: list, scale: Scale, draws: int, path: Path) -> None:
+    """The run's end: each claim over its draws (when there were several), the count line and
+    where the report is."""
+    from iclr25.verdicts import count_line
+
+    if draws > 1:
+        for r in results:
+            typer.echo(_progress_line(r, scale, f" (mean of {draws} draws)"))
+    typer.echo(count_line([r.status for r in results])
+               + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
+    typer.echo(f"Report: {path}")
 
 
 @app.command()
@@ -291,41 +341,45 @@ def reproduce(
     budget: str = typer.Option("1", "--budget",
                                help="Multiply every experiment's training budget (steps, "
                                     "epochs, ...) by this, every arm and control alike (> 0)."),
+    draws: str = typer.Option(None, "--draws", help=_DRAWS_HELP),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 unless every claim holds."),
     cluster: str = typer.Option(None, "--cluster", help=_CLUSTER_HELP),
+    ladder_file: Path = typer.Option(None, "--ladder",
+                                     help="A ladder.json from `iclr25 ladder`: each claim's "
+                                          "trend joins its why in the report."),
 ) -> None:
     """Run the claims and write REPORT.md, results.json and figures to --out.
 
-    A run is reproducible given (seed, device, threads per experiment, budget); --jobs only
-    changes how many experiments run at once.
+    A run is reproducible given (seed, device, threads per experiment, budget, draws); --jobs
+    only changes how many experiments run at once.
     """
     from iclr25 import claims, runner
     from iclr25.report import environment, previous_seconds, write_report
-    from iclr25.verdicts import count_line
 
     k = _budget(budget)
+    n_draws = _draws(draws, scale)
+    trends = _trends(ladder_file)
     address, jobs = _cluster(cluster, jobs)
     threads = 1 if cluster is not None and threads is None else threads
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
     seconds = previous_seconds(out / "results.json", scale.value)  # longest first
     with _session(cluster, address) as ray:
         (records, results), wall, lost = _with_progress(
-            len({c.experiment.id for c in selected}), scale,
+            len({c.experiment.id for c in selected}) * n_draws, scale,
             lambda started, finished: runner.run(
                 selected, scale, seed, out / "figures", device=device, on_experiment=started,
-                on_done=finished, jobs=jobs, threads=threads, budget=k, seconds=seconds,
-                cluster=ray))
+                on_done=finished, jobs=jobs, threads=threads, budget=k, draws=n_draws,
+                seconds=seconds, cluster=ray), n_draws)
 
     papers = claims.papers()
     env = environment(seed, scale.value, device, jobs=jobs, threads=threads, budget=k,
-                      cluster=cluster, wall_seconds=wall,
+                      draws=n_draws, cluster=cluster, wall_seconds=wall,
                       experiment_seconds=sum(r.seconds for r in records
                                              if r.seconds == r.seconds))
     path = write_report(records, results, out, env,
-                        {m: p for m, p in papers.items() if any(r.method == m for r in results)})
-    typer.echo(count_line([r.status for r in results])
-               + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
-    typer.echo(f"Report: {path}")
+                        {m: p for m, p in papers.items() if any(r.method == m for r in results)},
+                        trends)
+    _summary(results, scale, n_draws, path)
     _lost(lost)
     if strict and not all(r.holds for r in results):
         raise typer.Exit(1)
@@ -340,9 +394,9 @@ def ladder(
     scale: Scale = typer.Option(Scale.full, "--scale", help="quick or full."),
     out: Path = typer.Option(Path("ladder"), "--out", help="Ladder directory."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed of every rung (>= 0)."),
-    spread_seeds: int = typer.Option(2, "--spread-seeds",
-                                     help="Seeds run at the smallest budget to measure the "
-                                          "seed spread a trend must exceed (>= 1)."),
+    draws: str = typer.Option(None, "--draws", help=_DRAWS_HELP + " Each rung's standard "
+                                                                   "error is the spread a "
+                                                                   "trend must exceed."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
     jobs: int = typer.Option(None, "--jobs", help="Runs at once, each in its own process "
                                                   "[default: 1]."),
@@ -360,20 +414,19 @@ def ladder(
         ks = parse_budgets(budgets)
     except ValueError as exc:
         fail(exc)
-    if spread_seeds < 1:
-        fail(f"--spread-seeds must be >= 1, got {spread_seeds}")
+    n_draws = _draws(draws, scale)
     address, jobs = _cluster(cluster, jobs)
     threads = 1 if cluster is not None and threads is None else threads
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
-    n_tasks = len(ladder_tasks(selected, ks, seed, out, spread_seeds,
-                               RunSpec(scale, device, threads)))
+    n_tasks = len(ladder_tasks(selected, ks, seed, out,
+                               RunSpec(scale, device, threads, draws=n_draws)))
     with _session(cluster, address) as ray:
         result, wall, lost = _with_progress(
             n_tasks, scale,
             lambda started, finished: run_ladder(
                 selected, ks, scale, seed, out, device, jobs=jobs, threads=threads,
-                spread_seeds=spread_seeds, on_experiment=started, on_done=finished,
-                cluster=ray))
+                draws=n_draws, on_experiment=started, on_done=finished,
+                cluster=ray), n_draws)
     env = environment(seed, scale.value, device, jobs=jobs, threads=threads, cluster=cluster,
                       wall_seconds=wall)
     path = write_ladder(result, out, env)
@@ -397,16 +450,7 @@ def report(
 
     if not results.is_file():
         fail(f"RESULTS {results} is not a file")
-    trends = None
-    if ladder_file is not None:
-        from iclr25.ladder import read_ladder
-
-        if not ladder_file.is_file():
-            fail(f"--ladder {ladder_file} is not a file")
-        try:
-            trends = read_ladder(ladder_file)
-        except ValueError as exc:
-            fail(f"--ladder: {exc}")
+    trends = _trends(ladder_file)
     try:
         env, records, claim_results, papers = read_results(results)
     except (ValueError, KeyError, TypeError) as exc:

@@ -36,17 +36,31 @@ import numpy as np
 import torch
 
 from iclr25 import _forkserver, claims
-from iclr25._scale import Scale
+from iclr25._scale import MAX_DRAWS, Scale
 from iclr25._threads import torch_threads
 from iclr25.claims import Claim, Context, Evidence, Experiment, Setting, check_budget, from_fields
-from iclr25.verdicts import ClaimResult, judge
+from iclr25.verdicts import ClaimResult, combine, judge
 
-__all__ = ["LOST", "Engine", "ExperimentRecord", "Inline", "Outcome", "Pool", "Ray", "RunSpec",
-           "Task", "default_threads", "engine_for", "longest_first", "run", "run_experiment",
-           "run_tasks"]
+__all__ = ["DRAW_STRIDE", "LOST", "Engine", "ExperimentRecord", "Inline", "Outcome", "Pool",
+           "Ray", "RunSpec", "Task", "default_draws", "default_threads", "draw_seed",
+           "engine_for", "judged", "longest_first", "run", "run_experiment", "run_tasks"]
 
 #: the error of every task a :class:`Ray` engine had not finished when its connection died
 LOST = "the connection to the Ray cluster was lost"
+
+#: draw d of a run at seed s runs its experiments at seed s + DRAW_STRIDE * d: above every
+#: offset an experiment adds to its seed (dbtsw's largest, 314,193), so draws share no seed
+DRAW_STRIDE = 400_000
+
+
+def draw_seed(seed: int, draw: int) -> int:
+    """The seed an experiment runs at in draw ``draw`` of a run at ``seed``."""
+    return seed + DRAW_STRIDE * draw
+
+
+def default_draws(scale: Scale) -> int:
+    """Draws per experiment when none are asked for (:attr:`Scale.default_draws`)."""
+    return Scale(scale).default_draws
 
 
 @dataclass
@@ -67,6 +81,7 @@ class ExperimentRecord:
     deviations: list[str] = field(default_factory=list)
     threads: int | None = None
     budget: float = 1.0
+    draw: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -97,19 +112,22 @@ def _save_figures(ctx: Context, exp: Experiment, figure_dir: Path, record: Exper
 
 
 def run_experiment(exp: Experiment, scale: Scale, seed: int, device: str | torch.device,
-                   figure_dir: Path, budget: float = 1.0,
-                   ) -> tuple[ExperimentRecord, Evidence | None]:
+                   figure_dir: Path | None, budget: float = 1.0, *, draw: int = 0,
+                   draws: int = 1) -> tuple[ExperimentRecord, Evidence | None]:
     """Run one experiment on a forked global RNG; an exception becomes ``error``.
 
-    ``budget`` multiplies the setting's budget fields (:meth:`Setting.scaled`).
+    ``budget`` multiplies the setting's budget fields (:meth:`Setting.scaled`). The run is
+    draw ``draw`` of ``draws`` (:meth:`Experiment.setting`): it runs at
+    ``draw_seed(seed, draw)``. Figures are saved to ``figure_dir`` (None: not saved).
     """
     scale = Scale(scale)
     dev = torch.device(device)
+    seed = draw_seed(seed, draw)
     ctx = Context(scale=scale, seed=seed, device=dev)
-    setting = exp.setting(scale).scaled(budget)
+    setting = exp.setting(scale, draws).scaled(budget)
     record = ExperimentRecord(exp.id, exp.method, scale.value, seed, str(dev), 0.0,
                               _setting_dict(setting), deviations=list(setting.deviations),
-                              threads=torch.get_num_threads(), budget=float(budget))
+                              threads=torch.get_num_threads(), budget=float(budget), draw=draw)
     cuda = [dev.index or 0] if dev.type == "cuda" else []
     start = time.perf_counter()
     # forked so that code which still draws from the global RNG is seeded, and the
@@ -133,7 +151,8 @@ def run_experiment(exp: Experiment, scale: Scale, seed: int, device: str | torch
         random.setstate(state[0])
         np.random.set_state(state[1])
         record.seconds = time.perf_counter() - start
-    _save_figures(ctx, exp, figure_dir, record)
+    if figure_dir is not None:
+        _save_figures(ctx, exp, figure_dir, record)
     return record, ev
 
 
@@ -150,8 +169,9 @@ class RunSpec:
 
     ``scale`` picks the Setting; ``device`` is a torch device name; ``threads`` the torch
     threads it runs on; ``budget`` multiplies the Setting's budget fields
-    (:meth:`iclr25.claims.Setting.scaled`); ``draws`` is how many times the experiment is
-    drawn (seeds ``seed, seed + 1, ...``); this runner draws once.
+    (:meth:`iclr25.claims.Setting.scaled`); ``draws`` is how many independent draws of
+    each experiment are run (:func:`draw_seed`), the claims judged over them
+    (:func:`iclr25.verdicts.combine`).
 
     Raises:
         ValueError: naming the field, for a value out of its range.
@@ -169,20 +189,30 @@ class RunSpec:
         if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
             raise ValueError(f"threads must be an integer >= 1, got {self.threads!r}")
         object.__setattr__(self, "budget", check_budget(self.budget))
-        if self.draws != 1 or isinstance(self.draws, bool):
-            raise ValueError(f"draws must be 1 (one run per seed), got {self.draws!r}")
+        if isinstance(self.draws, bool) or not isinstance(self.draws, int) or not (
+                1 <= self.draws <= MAX_DRAWS):
+            raise ValueError(f"draws must be an integer in [1, {MAX_DRAWS}], got {self.draws!r}")
 
 
 @dataclass(frozen=True)
 class Task:
-    """One experiment to run at one seed as ``spec`` says, with the claims that read it; its
-    figures go to ``figure_dir``."""
+    """Draw ``draw`` of one experiment at one seed, as ``spec`` says, with the claims that
+    read it; its figures go to ``figure_dir`` (draw 0's only: the report shows them once)."""
 
     exp: Experiment
     claims: tuple[Claim, ...]
     seed: int
     figure_dir: Path
     spec: RunSpec
+    draw: int = 0
+
+    def run(self) -> tuple[ExperimentRecord, Evidence | None]:
+        """Run the experiment here, on the spec's threads."""
+        s = self.spec
+        with torch_threads(s.threads):  # an experiment that changes the count leaves it here
+            return run_experiment(self.exp, s.scale, self.seed, s.device,
+                                  self.figure_dir if self.draw == 0 else None, s.budget,
+                                  draw=self.draw, draws=s.draws)
 
 
 @dataclass(frozen=True)
@@ -218,12 +248,13 @@ class _Order:
     seed: int
     figure_dir: str
     spec: RunSpec
+    draw: int = 0
 
     @classmethod
     def of(cls, t: Task) -> _Order:
         modules = dict.fromkeys([t.exp.fn.__module__, *(c.read.__module__ for c in t.claims)])
         return cls(tuple(modules), t.exp.id, tuple(c.id for c in t.claims), t.seed,
-                   str(t.figure_dir), t.spec)
+                   str(t.figure_dir), t.spec, t.draw)
 
 
 def _perform(order: _Order) -> Outcome:
@@ -231,21 +262,22 @@ def _perform(order: _Order) -> Outcome:
     modules, run the experiment on the order's threads, judge its claims."""
     for m in order.modules:
         importlib.import_module(m)
-    s = order.spec
-    with torch_threads(s.threads):  # an experiment that changes the count leaves it here
-        rec, ev = run_experiment(claims._EXPERIMENTS[order.experiment], s.scale, order.seed,
-                                 s.device, Path(order.figure_dir), s.budget)
-    return Outcome(rec, [judge(claims._CLAIMS[cid], ev, rec) for cid in order.claims])
+    cs = tuple(claims._CLAIMS[cid] for cid in order.claims)
+    task = Task(claims._EXPERIMENTS[order.experiment], cs, order.seed, Path(order.figure_dir),
+                order.spec, order.draw)
+    rec, ev = task.run()
+    return Outcome(rec, [judge(c, ev, rec) for c in cs])
 
 
 def _failed(task: Task, why: str, lost: bool = False) -> Outcome:
     """The outcome of a task that could not report: every claim an error, saying ``why``."""
     s = task.spec
-    setting = task.exp.setting(s.scale).scaled(s.budget)
-    rec = ExperimentRecord(task.exp.id, task.exp.method, s.scale.value, task.seed, s.device,
-                           float("nan"), _setting_dict(setting), error=why,
+    setting = task.exp.setting(s.scale, s.draws).scaled(s.budget)
+    rec = ExperimentRecord(task.exp.id, task.exp.method, s.scale.value,
+                           draw_seed(task.seed, task.draw), s.device, float("nan"),
+                           _setting_dict(setting), error=why,
                            deviations=list(setting.deviations), threads=s.threads,
-                           budget=s.budget)
+                           budget=s.budget, draw=task.draw)
     return Outcome(rec, [judge(c, None, rec) for c in task.claims], lost)
 
 
@@ -264,12 +296,15 @@ def longest_first(tasks: Sequence[Task], seconds: dict[str, float] | None = None
     """Task indices, the longest expected first (stable among equals).
 
     The expected time is ``seconds[experiment id]`` (a previous run's), else the experiment's
-    declared cost at the task's scale; a task with neither goes first, in registry order,
-    since it may be long. A task's time is assumed to grow in proportion to its budget.
+    declared cost at the task's scale (the share of it one draw takes,
+    :meth:`iclr25.claims.Experiment.share`); a task with neither goes first, in registry
+    order, since it may be long. A task's time is assumed to grow in proportion to its budget.
     """
     def expected(i: int) -> float:
         t = tasks[i]
-        base = (seconds or {}).get(t.exp.id, t.exp.expected_seconds(t.spec.scale))
+        base = (seconds or {}).get(t.exp.id)
+        if base is None and (cost := t.exp.expected_seconds(t.spec.scale)) is not None:
+            base = cost * t.exp.share(t.spec.scale, t.spec.draws)
         return math.inf if base is None or not math.isfinite(base) else base * t.spec.budget
 
     return sorted(range(len(tasks)), key=lambda i: -expected(i))
@@ -304,9 +339,7 @@ class Inline:
         for i in order:
             t = tasks[i]
             started(i)
-            with torch_threads(t.spec.threads):
-                rec, ev = run_experiment(t.exp, t.spec.scale, t.seed, t.spec.device,
-                                         t.figure_dir, t.spec.budget)
+            rec, ev = t.run()
             finish(i, Outcome(rec, [judge(c, ev, rec) for c in t.claims]))
 
 
@@ -527,21 +560,32 @@ def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
         device: str | torch.device = "cpu",
         on_experiment: Callable[[Experiment], None] | None = None,
         *, jobs: int = 1, threads: int | None = None, budget: float = 1.0,
-        on_done: Callable[[Outcome], None] | None = None,
+        draws: int | None = None, on_done: Callable[[Outcome], None] | None = None,
         seconds: dict[str, float] | None = None, cluster: Any = None,
         ) -> tuple[list[ExperimentRecord], list[ClaimResult]]:
-    """Run each experiment the claims need once, at ``budget``, then judge every claim.
+    """Run each experiment the claims need on ``draws`` independent draws, at ``budget``,
+    then judge every claim over its draws (:func:`iclr25.verdicts.combine`).
 
-    ``jobs`` and ``cluster`` pick the engine (:func:`engine_for`); each experiment runs on
-    ``threads`` torch threads (default: the cores shared out among ``jobs``). See
-    :func:`run_tasks` for ``seconds``, ``on_experiment`` and ``on_done``. Returns the records
-    in the experiments' first-claim order and the results in the order of ``selected``.
+    ``draws`` defaults to :func:`default_draws` of the scale. ``jobs`` and ``cluster`` pick
+    the engine (:func:`engine_for`); each experiment runs on ``threads`` torch threads
+    (default: the cores shared out among ``jobs``). See :func:`run_tasks` for ``seconds``,
+    ``on_experiment`` and ``on_done``. Returns the records (each experiment's draws in
+    order, experiments in first-claim order) and the results in the order of ``selected``.
     """
     engine = engine_for(jobs, cluster)
     spec = RunSpec(scale, str(torch.device(device)),
-                   default_threads(jobs) if threads is None else threads, budget)
-    tasks = [Task(exp, tuple(cs), seed, Path(figure_dir), spec)
-             for exp, cs in _grouped(selected).values()]
+                   default_threads(jobs) if threads is None else threads, budget,
+                   default_draws(scale) if draws is None else draws)
+    tasks = [Task(exp, tuple(cs), seed, Path(figure_dir), spec, d)
+             for exp, cs in _grouped(selected).values() for d in range(spec.draws)]
     done = run_tasks(tasks, engine, on_experiment, on_done=on_done, seconds=seconds)
-    by_id = {r.claim_id: r for o in done for r in o.results}
-    return [o.record for o in done], [by_id[c.id] for c in selected]
+    return [o.record for o in done], judged(selected, done)
+
+
+def judged(selected: Sequence[Claim], done: Sequence[Outcome]) -> list[ClaimResult]:
+    """Each claim of ``selected`` judged over its draws' outcomes (in draw order)."""
+    per: dict[str, list[tuple[int, ClaimResult]]] = {}
+    for o in done:
+        for r in o.results:
+            per.setdefault(r.claim_id, []).append((o.record.draw, r))
+    return [combine([r for _, r in sorted(per[c.id], key=lambda x: x[0])]) for c in selected]

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iclr25._format import num, sign
-from iclr25.claims import Claim, Comparison, Evidence, Table, _plain, from_fields
+from iclr25.claims import Claim, Comparison, Evidence, Table, _plain, from_fields, meets
 
 if TYPE_CHECKING:
     from iclr25.runner import ExperimentRecord
 
-__all__ = ["STATUSES", "VERDICTS", "ClaimResult", "Verdict", "count_line", "judge",
-           "strongest_competitor", "verdict", "why"]
+__all__ = ["STATUSES", "VERDICTS", "ClaimResult", "Verdict", "brief", "combine", "count_line",
+           "judge", "settle", "strongest_competitor", "verdict", "why"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,10 @@ VERDICTS: tuple[Verdict, ...] = (
             "trivial arm (if any) does not meet it too", True),
     Verdict("fails", "**fails**", "tab:red", "fails", "fail",
             "the measured figure misses the threshold while the run could show it", True),
+    Verdict("unsettled", "*unsettled*", "tab:purple", "unsettled", "unsettled",
+            "over the draws, the mean is within one standard error of the threshold (or the "
+            "trivial arm's is): the draws' spread does not separate holding from failing",
+            False),
     Verdict("inconclusive", "*inconclusive*", "tab:gray", "inconclusive", "inconclusive",
             "a control is false (the baseline did not learn, beating its own untrained self "
             "by less than a stated margin; the task is saturated; the testbed cannot express "
@@ -105,6 +109,11 @@ class ClaimResult:
     read; ``trivial_value`` is the trivial arm's figure; ``competitors`` the other arms'
     values; ``reason`` says why a verdict is inconclusive, uninformative or an error, and
     ``why`` is the measured sentence the report ends a claim that does not hold with.
+
+    Over several draws (:func:`combine`) the figures and arms are the means over the draws,
+    ``draws``/``ours_draws``/``baseline_draws``/``trivial_draws`` the per-draw values, ``se``
+    the standard error of the figure's mean and ``draws_needed`` how many draws would separate
+    an ``unsettled`` mean from the threshold at the measured spread (None: no number would).
     """
 
     claim_id: str
@@ -132,6 +141,12 @@ class ClaimResult:
     competitors: dict[str, float] = field(default_factory=dict)
     why: str | None = None
     budget: float = 1.0
+    draws: list[float | None] = field(default_factory=list)
+    ours_draws: list[float | None] = field(default_factory=list)
+    baseline_draws: list[float | None] = field(default_factory=list)
+    trivial_draws: list[float | None] = field(default_factory=list)
+    se: float | None = None
+    draws_needed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -249,6 +264,127 @@ def judge(c: Claim, ev: Evidence | None, record: ExperimentRecord | None = None,
     return r
 
 
+# --- over draws -----------------------------------------------------------------------------------
+
+def _mean_se(xs: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean (sample standard deviation / sqrt n; 0 for one).
+
+    Equal draws are their value with no error (a summed mean can round off it and land a
+    figure that meets its threshold just below it)."""
+    n = len(xs)
+    if n < 2 or min(xs) == max(xs):
+        return xs[0], 0.0
+    m = math.fsum(xs) / n
+    return m, math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (n - 1) / n)
+
+
+def settle(mean: float, se: float, threshold: float, direction: str) -> str:
+    """The draw rule: ``"holds"`` when ``mean`` moved one ``se`` toward failing still meets
+    the threshold, ``"fails"`` when moved one ``se`` toward holding it still misses, else
+    ``"unsettled"``. With ``se == 0`` (one draw) it is the plain comparison.
+
+    >>> settle(0.8, 0.05, 0.7, ">="), settle(0.6, 0.05, 0.7, ">="), settle(0.72, 0.05, 0.7, ">=")
+    ('holds', 'fails', 'unsettled')
+    """
+    toward = se if direction == ">=" else -se
+    if meets(mean - toward, threshold, direction):
+        return "holds"
+    return "fails" if not meets(mean + toward, threshold, direction) else "unsettled"
+
+
+def _needed(values: Sequence[float], threshold: float) -> int | None:
+    """Draws that would make one standard error smaller than the mean's distance to the
+    threshold, at the measured spread (None: the mean sits on the threshold)."""
+    m, se = _mean_se(values)
+    gap = abs(m - threshold)
+    if gap <= 1e-9 * max(1.0, abs(threshold)):  # on the threshold, to rounding
+        return None
+    sd2 = se * se * len(values)
+    return math.floor(sd2 / (gap * gap)) + 1
+
+
+def _means(per: Sequence[dict[str, float]]) -> dict[str, float]:
+    keys = dict.fromkeys(k for d in per for k in d)
+    return {k: _mean_se([d[k] for d in per if k in d])[0] for k in keys}
+
+
+def combine(per_draw: Sequence[ClaimResult]) -> ClaimResult:
+    """One claim's verdict over its draws (one :func:`judge` result per draw, in draw order).
+
+    An error in any draw makes the claim an error naming the draw; a control false on any
+    draw, or a figure that is not finite, makes it inconclusive; otherwise the figure is the
+    mean over the draws, judged by :func:`settle` (one standard error of the mean), and a
+    declared trivial arm by the same rule: a figure that holds while the trivial arm holds too
+    is uninformative, while the trivial arm is unsettled it is unsettled. One draw is its own
+    verdict.
+    """
+    if not per_draw:
+        raise ValueError("per_draw must hold at least one draw's result")
+    first, n = per_draw[0], len(per_draw)
+
+    def col(name: str) -> list[Any]:
+        return [getattr(r, name) for r in per_draw]
+
+    figures = dict(draws=col("measured"), ours_draws=col("ours"),
+                   baseline_draws=col("baseline_value"), trivial_draws=col("trivial_value"))
+    if n == 1:
+        return dataclasses.replace(first, **figures, se=None if first.measured is None else 0.0)
+    keep = {f.name: getattr(first, f.name) for f in dataclasses.fields(ClaimResult)
+            if f.name in _DECLARED}
+    bad = [d for d, r in enumerate(per_draw) if r.status == "error"]
+    if bad:
+        r = ClaimResult(measured=None, holds=False, status="error", **keep, **figures,
+                        reason=f"draw {bad[0]} of {n} raised",
+                        error=f"draw {bad[0]} of {n} (seed offset {bad[0]} x 10^6):\n"
+                              f"{per_draw[bad[0]].error}")
+        r.why = why(r)
+        return r
+    control = None if first.control_ok is None else all(col("control_ok"))
+    # a control may stop reading early on one draw: every field any draw read, per draw
+    read = {k: [r.control_read.get(k) for r in per_draw]
+            for k in dict.fromkeys(k for r in per_draw for k in r.control_read)}
+    values = col("measured")
+    m, se = _mean_se(values) if all(math.isfinite(v) for v in values) else (math.nan, math.nan)
+    arms = {k: _mean_se(v)[0] if None not in v else None for k, v in (
+        ("ours", col("ours")), ("baseline_value", col("baseline_value")),
+        ("trivial_value", col("trivial_value")))}
+    r = ClaimResult(measured=m, holds=False, status="", control_ok=control, control_read=read,
+                    competitors=_means(col("competitors")), se=se, **arms, **keep, **figures)
+    off = [d for d, ok in enumerate(col("control_ok")) if ok is False]
+    r.status, r.reason = _over_draws(r, off, n)
+    r.holds = r.status == "holds"
+    if r.status == "unsettled":
+        on_trivial = settle(m, se, r.threshold, r.direction) == "holds"
+        r.draws_needed = _needed(r.trivial_draws if on_trivial else values, r.threshold)
+    r.why = why(r)
+    return r
+
+
+_DECLARED = ("claim_id", "method", "experiment", "sentence", "metric", "unit", "paper_figure",
+             "threshold", "direction", "baseline", "control_doc", "trivial_doc", "budget")
+
+
+def _over_draws(r: ClaimResult, off: list[int], n: int) -> tuple[str, str | None]:
+    """``(verdict, reason)`` of a claim whose draws all gave a result (``off``: the draws
+    whose control failed): see :func:`combine`."""
+    if off:
+        return "inconclusive", (f"control failed on draw{'s' * (len(off) > 1)} "
+                                f"{', '.join(map(str, off))} of {n}: {r.control_doc}")
+    if not math.isfinite(r.measured):
+        return "inconclusive", "a draw gave no usable figure"
+    status = settle(r.measured, r.se, r.threshold, r.direction)
+    if status != "holds" or r.trivial_value is None:
+        return status, None
+    t_mean, t_se = _mean_se(r.trivial_draws)
+    trivial = settle(t_mean, t_se, r.threshold, r.direction)
+    if trivial == "holds":
+        return "uninformative", f"the trivial arm ({r.trivial_doc}) meets the threshold too"
+    if trivial == "unsettled":
+        return "unsettled", (f"the trivial arm ({r.trivial_doc}) is within one standard error "
+                             f"of the threshold")
+    return "holds", None
+
+
 def strongest_competitor(r: ClaimResult) -> tuple[str, float] | None:
     """The competitor that beats ``ours`` by the most, in the claim's direction (or None)."""
     ours = r.ours if r.ours is not None else r.measured
@@ -270,7 +406,32 @@ def _missed(r: ClaimResult) -> str:
     strong = strongest_competitor(r)
     if strong is not None:
         text += f"; the strongest competitor, {strong[0]}, reads {num(strong[1])}"
+    if _trivial_beats(r):
+        text += (f"; the trivial arm ({r.trivial_doc}) reads {num(r.trivial_value)}, better "
+                 f"than ours")
     return text
+
+
+def _trivial_beats(r: ClaimResult) -> bool:
+    """Whether the trivial arm's figure is better than ours in the claim's direction."""
+    t = r.trivial_value
+    return (t is not None and r.measured is not None and math.isfinite(t)
+            and (t > r.measured if r.direction == ">=" else t < r.measured))
+
+
+def _unsettled(r: ClaimResult) -> str:
+    """Why the draws do not decide: the per-draw values and the draws that would."""
+    on_trivial = r.reason is not None
+    draws = [v for v in (r.trivial_draws if on_trivial else r.draws) if v is not None] or [
+        r.trivial_value if on_trivial else r.measured]
+    mean, se = _mean_se(draws)
+    what = f"the trivial arm ({r.trivial_doc})" if on_trivial else "the figure"
+    text = (f"{what} reads {num(mean)} ± {num(se, 2)} (mean ± SE of {len(draws)} draws: "
+            f"{', '.join(num(v) for v in draws)}), within one standard error of "
+            f"{sign(r.direction)} {num(r.threshold, 6)}")
+    if r.draws_needed is None:
+        return text + "; no number of draws separates a mean that sits on the threshold"
+    return text + f"; about {r.draws_needed} draws would separate them at this spread"
 
 
 def why(r: ClaimResult, trend: str | None = None) -> str | None:
@@ -282,14 +443,18 @@ def why(r: ClaimResult, trend: str | None = None) -> str | None:
     if r.status == "holds":
         return None
     if r.status == "error":
-        text = "the experiment raised before giving a figure"
+        text = f"{r.reason or 'the experiment raised'} before giving a figure"
+    elif r.status == "unsettled":
+        text = _unsettled(r)
     elif r.status == "uninformative":
         text = (f"the trivial arm ({r.trivial_doc}) reads {num(r.trivial_value)}, which also "
                 f"meets {sign(r.direction)} {num(r.threshold, 6)}, so meeting it says nothing "
                 f"about the method")
     elif r.control_ok is False:
         read = ", ".join(f"{k} = {num(v)}" for k, v in r.control_read.items())
-        text = f"the control failed ({(r.control_doc or '').rstrip('.')})"
+        where = f" {r.reason.split(':')[0].removeprefix('control failed ')}" if (
+            r.reason and len(r.draws) > 1) else ""
+        text = f"the control failed{where} ({(r.control_doc or '').rstrip('.')})"
         text += f"; it read {read}" if read else ""
     elif r.measured is None or not math.isfinite(r.measured):
         text = r.reason or "the run gave no usable figure"
@@ -298,3 +463,38 @@ def why(r: ClaimResult, trend: str | None = None) -> str | None:
     if trend is not None:
         text += f"; ladder: {trend}"
     return text[0].upper() + text[1:] + "."
+
+
+def brief(r: ClaimResult, trend: str | None = None) -> str:
+    """The cause of a verdict in a few words, for the report's table of claims: what beat
+    ours, which control failed, how far the figure is, or what the draws could not settle.
+
+    >>> r = ClaimResult("m.c", "m", "m.e", "s", "metric", "dB", "p", 1.0, ">=", 0.5, False,
+    ...                 "fails")
+    >>> brief(r)
+    'short by 0.5'
+    """
+    t = r.trivial_value
+    if r.status == "error":
+        text = r.reason or "the experiment raised"
+    elif r.status == "uninformative":
+        text = f"trivial arm meets it too ({num(t)})"
+    elif r.status == "unsettled":
+        text = (f"trivial arm within one SE ({len(r.trivial_draws)} draws)" if r.reason
+                else f"within one SE of the threshold ({len(r.draws)} draws)")
+    elif r.control_ok is False:
+        read = ", ".join(f"{k} = {num(v)}" for k, v in r.control_read.items())
+        text = f"control failed ({read})" if read else "control failed"
+    elif r.measured is None or not math.isfinite(r.measured):
+        text = "no usable figure"
+    elif r.status == "holds":
+        margin = abs(r.measured - r.threshold)
+        text = f"meets it by {num(margin, 3)}" + (f" ± {num(r.se, 2)} SE" if r.se else "")
+    else:
+        text = f"short by {num(abs(r.threshold - r.measured), 3)}"
+        strong = strongest_competitor(r)
+        if strong is not None:
+            text += f"; {strong[0]} beats ours ({num(strong[1])})"
+        if _trivial_beats(r):
+            text += f"; trivial arm better ({num(t)})"
+    return text + (f"; ladder: {trend}" if trend else "")

@@ -194,7 +194,7 @@ def test_select_by_id_and_method():
 
 def test_records_round_trip_through_json(tmp_path):
     c = declare(make(), "zz.rt")
-    (rec,), (res,) = runner.run([c], Scale.full, 7, tmp_path)
+    (rec,), (res,) = runner.run([c], Scale.full, 7, tmp_path, draws=1)
     assert ExperimentRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
     assert ClaimResult.from_dict(json.loads(json.dumps(res.to_dict()))) == res
     with pytest.raises(ValueError, match="missing fields"):

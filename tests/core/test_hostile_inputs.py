@@ -76,6 +76,18 @@ def _cast(v, like):
     return np.asarray(v).astype(like.dtype)
 
 
+#: the cases that change the shape (or the type): the hostile copy, or None where it has no
+#: such copy
+_RESHAPED = {
+    "ndim+": lambda v: v[None],
+    "ndim-": lambda v: v[0] if v.ndim >= 1 and len(v) else None,
+    "empty": lambda v: v[:0] if v.ndim >= 1 and len(v) else None,
+    "rows": lambda v: v[:-1] if v.ndim >= 1 and len(v) >= 2 else None,
+    "cols": lambda v: v[..., :-1] if v.ndim >= 2 and v.shape[-1] >= 2 else None,
+    "object": lambda v: object(),
+}
+
+
 def _hostile(v, case: str):
     """The hostile copy of ``v`` for ``case``, or None when the case does not apply."""
     t = isinstance(v, torch.Tensor)
@@ -93,18 +105,8 @@ def _hostile(v, case: str):
         out = v.clone() if t else v.copy()
         out.reshape(-1)[len(out.reshape(-1)) // 2] = math.nan if case == "nan" else math.inf
         return out
-    if case == "ndim+":
-        return v[None]
-    if case == "ndim-":
-        return v[0] if v.ndim >= 1 and len(v) else None
-    if case == "empty":
-        return v[:0] if v.ndim >= 1 and len(v) else None
-    if case == "rows":
-        return v[:-1] if v.ndim >= 1 and len(v) >= 2 else None
-    if case == "cols":
-        return v[..., :-1] if v.ndim >= 2 and v.shape[-1] >= 2 else None
-    if case == "object":
-        return object()
+    if case in _RESHAPED:
+        return _RESHAPED[case](v)
     if case in ("neg", "big"):
         if _floating(v) or v.dtype in (torch.bool, np.bool_) or (v.numel() if t else v.size) == 0:
             return None

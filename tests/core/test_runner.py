@@ -22,8 +22,9 @@ def test_a_run_spec_is_checked_and_normalised():
         RunSpec(Scale.full, threads=True)
     with pytest.raises(ValueError, match="budget must be a positive number"):
         RunSpec(Scale.full, budget=-1)
-    with pytest.raises(ValueError, match="draws must be 1"):
-        RunSpec(Scale.full, draws=2)
+    with pytest.raises(ValueError, match=r"draws must be an integer in \[1, 10\]"):
+        RunSpec(Scale.full, draws=0)
+    assert RunSpec(Scale.full, draws=3).draws == 3
     with pytest.raises(ValueError):
         RunSpec("huge")
     with pytest.raises(AttributeError):

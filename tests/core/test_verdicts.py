@@ -1,6 +1,7 @@
 """The verdict table is the one list of verdicts: every consumer reads it (issue 67)."""
 
 import ast
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -15,9 +16,9 @@ from iclr25.runner import ExperimentRecord
 from iclr25.verdicts import STATUSES, VERDICTS, ClaimResult, Verdict, count_line, judge
 
 DOCS_EXT = Path(__file__).resolve().parents[2] / "docs" / "_ext"
-# a sixth verdict, as a later issue adds one: only the table changes
-UNSETTLED = Verdict("unsettled", "*unsettled*", "tab:purple", "unsettled", "unsettled",
-                    "the draws disagree about the verdict", False)
+# a seventh verdict, as a later issue may add one: only the table changes
+DISPUTED = Verdict("disputed", "*disputed*", "tab:pink", "disputed", "disputed",
+                   "two engines disagree about the verdict", False)
 
 
 def _result(cid, status, measured=0.5):
@@ -28,7 +29,7 @@ def _result(cid, status, measured=0.5):
 
 def test_the_table_names_each_verdict_once_with_a_label_and_a_colour():
     assert STATUSES == tuple(v.name for v in VERDICTS)
-    assert len(set(STATUSES)) == len(STATUSES) == 5
+    assert len(set(STATUSES)) == len(STATUSES) == 6
     for v in VERDICTS:
         assert v.name in v.label and matplotlib.colors.is_color_like(v.colour)
         assert v.phrase and v.plural and v.meaning
@@ -39,9 +40,10 @@ def test_the_table_names_each_verdict_once_with_a_label_and_a_colour():
 
 
 def test_the_count_line_names_every_verdict_with_its_number():
-    assert count_line(["holds", "error", "error", "fails", "fails"]) == (
-        "1 holds, 2 fail, 0 inconclusive, 0 uninformative, 2 errors")
-    assert count_line([]) == "0 hold, 0 fail, 0 inconclusive, 0 uninformative, 0 errors"
+    assert count_line(["holds", "error", "error", "fails", "fails", "unsettled"]) == (
+        "1 holds, 2 fail, 1 unsettled, 0 inconclusive, 0 uninformative, 2 errors")
+    assert count_line([]) == ("0 hold, 0 fail, 0 unsettled, 0 inconclusive, 0 uninformative, "
+                              "0 errors")
     with pytest.raises(KeyError, match="nope"):
         count_line(["nope"])
 
@@ -66,7 +68,7 @@ def test_no_consumer_spells_a_verdict_out(path):
 
 
 def test_every_consumer_shows_a_verdict_added_to_the_table(monkeypatch, tmp_path):
-    monkeypatch.setattr(verdicts, "VERDICTS", (*VERDICTS, UNSETTLED))
+    monkeypatch.setattr(verdicts, "VERDICTS", (*VERDICTS, DISPUTED))
     results = [_result(f"mm.{v.name}", v.name) for v in verdicts.VERDICTS]
     # the report: its count sentence, each claim's label, the chart's colour and legend
     legends = []
@@ -74,20 +76,20 @@ def test_every_consumer_shows_a_verdict_added_to_the_table(monkeypatch, tmp_path
                         lambda self, handles, **kw: legends.append([h.get_label()
                                                                     for h in handles]))
     assert report.summary_figure(results, tmp_path / "s.png") is not None
-    assert set(STATUSES) | {"unsettled"} <= set(legends[0])
+    assert set(STATUSES) | {"disputed"} <= set(legends[0])
     env = {"scale": "full", "seed": 0, "device": "cpu", "packages": {}}
     text = report.render(env, [], results, {}, tmp_path)
-    assert "1 uninformative, 1 error, 1 unsettled." in text
+    assert "1 uninformative, 1 error, 1 disputed." in text
     for v in verdicts.VERDICTS:
         assert f"| {v.label} |" in text
     # the command line's count line is the same function
-    assert count_line([r.status for r in results]).endswith("1 unsettled")
+    assert count_line([r.status for r in results]).endswith("1 disputed")
     # the ladder notes the rungs whose verdict does not stand on the figure alone
     c = _claim()
-    rungs = [ladder.Rung(b, 0, _result(c.id, s, 0.1 * b))
-             for b, s in ((1.0, "fails"), (2.0, "unsettled"), (4.0, "error"))]
-    got = ladder._ladder_claim(c, rungs, 0)
-    assert got.trend.endswith("; error at K=4; unsettled at K=2"), got.trend
+    rungs = [dataclasses.replace(_result(c.id, s, 0.1 * b), budget=b)
+             for b, s in ((1.0, "fails"), (2.0, "disputed"), (4.0, "error"))]
+    got = ladder._ladder_claim(c, rungs, 1)
+    assert got.trend.endswith("; error at K=4; disputed at K=2"), got.trend
     # the documentation's list
     sys.path.insert(0, str(DOCS_EXT))
     try:
@@ -95,7 +97,7 @@ def test_every_consumer_shows_a_verdict_added_to_the_table(monkeypatch, tmp_path
     finally:
         sys.path.remove(str(DOCS_EXT))
     listed = iclr25_docs.verdicts_list()
-    assert "one of 6 verdicts" in listed
+    assert "one of 7 verdicts" in listed
     assert all(f"- **{v.name}**: {v.meaning}." in listed for v in verdicts.VERDICTS)
 
 
@@ -137,5 +139,6 @@ def test_readme_names_every_verdict():
     # README cannot read the table: this keeps its sentence from going stale
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     para = readme.split("**Every verdict says why.**", 1)[1].split("\n\n", 1)[0]
-    assert f"one of {len(VERDICTS)}:" in " ".join(para.split()).replace("five", "5")
+    words = {5: "five", 6: "six", 7: "seven"}
+    assert f"one of {words[len(VERDICTS)]}:" in " ".join(para.split())
     assert all(f"**{v.name}**" in para for v in VERDICTS)

@@ -54,12 +54,3 @@ def test_selected_behaviours_are_uninformative_when_ig_m_succeeds_too():
     assert _judge("gsd.selected_behaviours_succeed", **LANE).status == "holds"
     r = _judge("gsd.selected_behaviours_succeed", **{**LANE, "selected_success_igm": 0.99})
     assert r.status == "uninformative" and r.trivial_value == 0.99
-
-
-def test_relevance_scale_uninformative_when_the_selection_picks_the_default():
-    r = _judge("gsd.relevance_scale_selected", chosen_relevance_scale=0.3,
-               used_relevance_scale=0.3)
-    assert r.status == "holds" and r.trivial_value > 0
-    r = _judge("gsd.relevance_scale_selected", chosen_relevance_scale=0.01,
-               used_relevance_scale=0.01)
-    assert r.status == "uninformative"

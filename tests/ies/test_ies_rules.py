@@ -41,6 +41,7 @@ def _ev(**kw):
     base = dict(saved=0.3, plain_acc=95.0, init_acc=10.0, ies_acc=94.8, random_acc=93.0,
                 small_loss_acc=94.5, control_acc=93.5, random2_acc=93.2, acc_diff=-0.2,
                 random_diff=-2.0, random_vs_random=0.2, random_vs_small_loss=-1.5,
+                plain_vs_small_loss=-0.1,  # removal regularised: plain below small-loss
                 beats_random=1.8, beats_small_loss=0.3, random_cost=1.5, plain_gain=85.0,
                 best_acc_diff=0.0, delta_per_seed=[1e-2], acc_diff_per_seed=[-0.2],
                 beats_random_per_seed=[1.8], beats_small_loss_per_seed=[0.3],
@@ -88,3 +89,11 @@ def test_beats_random_is_uninformative_when_two_random_draws_differ_as_much():
 def test_beats_small_loss_is_uninformative_when_random_removal_matches_small_loss():
     r = judge(beats_small_loss, _ev(random_vs_small_loss=0.0))
     assert r.status == "uninformative"
+
+
+def test_beats_small_loss_is_uninformative_when_plain_training_ties_small_loss():
+    # issue 74: with a small delta IES and small-loss removal both remove ~nothing and tie at
+    # 0.0; plain training (nothing removed) meets ">= 0" the same way
+    ev = _ev(ies_acc=95.0, small_loss_acc=95.0, beats_small_loss=0.0, plain_vs_small_loss=0.0)
+    r = judge(beats_small_loss, ev)
+    assert r.status == "uninformative" and r.trivial_value == 0.0

@@ -212,6 +212,13 @@ _PILOT = (
                                  "2,000 probe pairs (official 100 epochs of 10,000 pairs, "
                                  "probes on 10,000): the issue's 8-minute CPU budget",
                                  *_PILOT, *_PAPER_DEVIATIONS)),
+    random=(
+        "the trifeatures images of every split",
+        "encoder and CoMM initialisations",
+        "augmentations and batches",
+        "(fixed: the shape-texture pairing and the test combinations)",
+    ),
+    per_draw=("seeds",),
     cost=(8, 240),
 )
 def trifeatures(setting: Trifeatures, ctx: Context) -> TrifeaturesEvidence:

@@ -113,6 +113,8 @@ def _plot_bits_to_tolerance(setting: Bits, ctx: Context, rows: list, ours: list)
                deviations=(*_DEVIATIONS, "smoke test: tolerance 1e-4, 1 seed")),
     full=Bits(n_clients=10, kappa=1e3, tol=1e-6, seeds=(0, 1, 2), cap=3.0,
               adiana_js=(0, 1, 2, 3, 4, 5, 6, 7, 8), deviations=_DEVIATIONS),
+    random=("coins and compressors of every client (the data split is fixed)",),
+    per_draw=("seeds",),
     cost=(11, 45),
 )
 def bits(setting: Bits, ctx: Context) -> BitsEvidence:

@@ -120,6 +120,7 @@ _DEVIATIONS = (
                  sweep_regs=(1e-2, 3e-3, 1e-3), sweep_iters=5000, sweep_layers=(20, 60, 100),
                  deviations=("3 seeds at n = 300 (the paper goes to thousands of nodes on a "
                              "GPU): CPU budget",) + _DEVIATIONS),
+    random=("layered instances: points and supplies",),
     cost=(1, 28),
 )
 def layered(setting: Layered, ctx: Context) -> LayeredEvidence:

@@ -87,6 +87,8 @@ def _sigma_err(reg: HeteroscedasticRegressor, X: torch.Tensor, sigma: torch.Tens
             full=Sinusoid(n=5000, n_test=5000, epochs=5, lr=1e-3, seeds=(0, 1, 2),
                           deviations=("5 epochs, 3 seeds: the claim is about the first "
                                       "epochs", *_ARCH)),
+            random=("training and test data", "initialisation and shuffling"),
+            per_draw=("seeds",),
             cost=(1.7, 10))
 def sinusoid(setting: Sinusoid, ctx: Context) -> SinusoidEvidence:
     grid = torch.linspace(-5, 5, 401, dtype=torch.float64).unsqueeze(1)
@@ -338,6 +340,8 @@ def _plot_cov_curves(setting: Multivariate, ctx: Context, methods: list,
                               detail_dim=4, beta_nll=False,
                               deviations=(*_MV, *_ARCH, "β-NLL not trained at full scale: a "
                                           "fifth of the budget, and no claim reads it")),
+            random=("the distribution, training and test points", "initialisation and shuffling"),
+            per_draw=("seeds",),
             cost=(7.2, 139))
 def multivariate(setting: Multivariate, ctx: Context) -> MultivariateEvidence:
     methods = [m for m in METHODS if setting.beta_nll or m[0] != "beta-nll"]
