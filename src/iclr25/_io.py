@@ -3,6 +3,7 @@ readers: the same checks and the same messages everywhere."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -135,6 +136,37 @@ def read_npz(path: str | Path, name: str = "FILE", required: tuple[str, ...] = (
         raise ValueError(f"{name} {p}: array {kinds[0]} must hold numbers, got dtype "
                          f"{out[kinds[0]].dtype}")
     return out
+
+
+def read_json(path: str | Path, name: str = "FILE", required: tuple[str, ...] = ()) -> dict:
+    """The JSON object of a file with the ``required`` keys; each way of failing has its own
+    message naming ``name`` and the file: missing, not readable (permission denied), empty,
+    not valid JSON (with the line and column), not an object, or missing a key.
+
+    Raises:
+        ValueError: as above.
+    """
+    p = check_readable(Path(path), name)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except PermissionError:
+        raise ValueError(f"{name} {p} is not readable (permission denied)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{name} {p} cannot be read as UTF-8 text ({exc})") from None
+    if not text.strip():
+        raise ValueError(f"{name} {p} is empty, expected a JSON object")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name} {p} is not valid JSON (line {exc.lineno}, column "
+                         f"{exc.colno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{name} {p} must hold a JSON object, got a {type(data).__name__}")
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise ValueError(f"{name} {p} has no key {', '.join(map(repr, missing))} (it holds "
+                         f"{', '.join(map(repr, data)) or 'no keys'})")
+    return data
 
 
 def read_table(path: str | Path, name: str = "FILE") -> tuple[list[str], np.ndarray]:

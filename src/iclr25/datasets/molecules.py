@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25._checks import ArrayLike, check_int
+from iclr25._checks import check_int
+from iclr25._contract import FloatArray, Ints1D, checked
 
 __all__ = ["ELEMENTS", "Conformers", "conformers", "read_sdf", "read_xyz", "write_xyz"]
 
@@ -25,6 +26,7 @@ ELEMENTS = (
 _NUMBER = {s.lower(): z for z, s in enumerate(ELEMENTS) if z}
 
 
+@checked
 @dataclass(frozen=True)
 class Conformers:
     """Conformers of one molecule.
@@ -54,6 +56,7 @@ def _rdkit():
     return Chem, AllChem
 
 
+@checked
 def conformers(smiles: str, n: int, *, seed: int = 0) -> Conformers:
     """``n`` ETKDGv3 conformers of a molecule with hydrogens, MMFF94 energy and forces.
 
@@ -104,6 +107,7 @@ def conformers(smiles: str, n: int, *, seed: int = 0) -> Conformers:
                       torch.from_numpy(forces))
 
 
+@checked
 def read_xyz(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Read a (multi-frame) .xyz file: a list of ``(z (N,) int64, pos (N, 3) float64)``.
 
@@ -155,12 +159,16 @@ def read_xyz(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]
     return frames
 
 
-def write_xyz(path: str | os.PathLike, z: ArrayLike, pos: ArrayLike, comment: str = "") -> Path:
+@checked
+def write_xyz(path: str | os.PathLike, z: Ints1D, pos: FloatArray, comment: str = "") -> Path:
     """Write one or more frames to .xyz: ``pos`` (N, 3) or (C, N, 3), ``z`` (N,)."""
     zz = torch.as_tensor(z).tolist()
     pp = torch.as_tensor(pos, dtype=torch.float64)
     if pp.ndim == 2:
         pp = pp[None]
+    if pp.ndim != 3 or pp.shape[-1] != 3 or pp.shape[1] != len(zz):
+        raise ValueError(f"pos must be (N, 3) or (C, N, 3) with N = len(z) = {len(zz)} atoms, "
+                         f"got shape {tuple(pp.shape)}")
     out = []
     for frame in pp.tolist():
         out.append(str(len(zz)))
@@ -171,6 +179,7 @@ def write_xyz(path: str | os.PathLike, z: ArrayLike, pos: ArrayLike, comment: st
     return Path(path)
 
 
+@checked
 def read_sdf(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Read every molecule of an .sdf file with RDKit (hydrogens kept).
 

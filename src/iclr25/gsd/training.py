@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import cat_batches, check_choice, check_int, check_range, resolve_seed
+from iclr25._contract import checked
 from iclr25._progress import track
 from iclr25.datasets.control import OfflineDataset
 from iclr25.gsd.gym import GymVec, make_env, unit_actions
@@ -39,6 +40,7 @@ __all__ = ["GSDConfig", "GSDResult", "Regularizer", "build_networks", "gradient_
 Regularizer = Literal["gsd", "none", "spectral"]
 
 
+@checked
 @dataclass(frozen=True)
 class GSDConfig:
     """Every choice of a run (defaults: the spec's LaneReach setting)."""
@@ -88,6 +90,7 @@ class GSDConfig:
         check_range(self.info_weight, "info_weight", 0.0)
 
 
+@checked
 @dataclass
 class GSDResult:
     """The trained networks, one dict of diagnostics per iteration, and the env trained on
@@ -118,6 +121,7 @@ def build_networks(cfg: GSDConfig, obs_dim: int, act_dim: int, *, seed: int = 0,
     return {name: net.to(device or "cpu") for name, net in nets.items()}
 
 
+@checked
 def gradient_penalty(disc: BoundedDiscriminator, x_expert: torch.Tensor,
                      x_policy: torch.Tensor, center: float = 1.0,
                      u: torch.Tensor | None = None) -> torch.Tensor:
@@ -149,6 +153,7 @@ def _check_demos(demos: OfflineDataset, env) -> None:
         raise ValueError("demos actions lie outside the env's action space [-1, 1]")
 
 
+@checked
 def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *,
           seed: int = 0, device: torch.device | str | None = None,
           verbose: bool | None = None) -> GSDResult:
@@ -381,6 +386,7 @@ def config_dict(cfg: GSDConfig) -> dict:
     return d
 
 
+@checked
 def style_coded_bc(demos: OfflineDataset, n_styles: int, *, epochs: int = 30,
                    hidden: tuple[int, ...] = (64, 64), seed: int = 0,
                    device: torch.device | str | None = None) -> LatentPolicy:

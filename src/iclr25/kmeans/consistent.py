@@ -26,6 +26,7 @@ from iclr25._checks import (
     check_same_length,
     resolve_seed,
 )
+from iclr25._contract import checked
 from iclr25._io import FittedIO
 
 __all__ = ["OFFLINE", "ConsistentKMeans", "clustering_cost", "dz_seeding"]
@@ -43,6 +44,7 @@ def _dist_z(X: torch.Tensor, C: torch.Tensor, z: float) -> torch.Tensor:
     return D.square() if z == 2 else D.pow(z)
 
 
+@checked
 def clustering_cost(X: Any, centers: Any, sample_weight: Any = None, *, z: float = 2.0) -> float:
     """The (k, z)-clustering cost ``Σ_p w_p min_s ‖p − s‖^z`` (z=2: k-means inertia).
 
@@ -67,6 +69,7 @@ def clustering_cost(X: Any, centers: Any, sample_weight: Any = None, *, z: float
     return float((w * _dist_z(Xt, C.to(Xt.device), z).min(1).values).sum())
 
 
+@checked
 def dz_seeding(X: torch.Tensor, w: torch.Tensor, k: int, g: torch.Generator, *,
                z: float = 2.0, n_init: int = 1) -> torch.Tensor:
     """Best of ``n_init`` D^z seedings (k-means++ for z=2): k rows of X, (k, d).
@@ -180,6 +183,7 @@ def _out(t: torch.Tensor, like: Any) -> Any:
 
 # --- the estimator --------------------------------------------------------------------------
 
+@checked
 class ConsistentKMeans(FittedIO, ClusterMixin, TransformerMixin, BaseEstimator):
     """Online k-means (or (k, z)-clustering) whose centres rarely change as points stream in.
 

@@ -12,6 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._contract import checked
 from iclr25._io import FittedIO
 
 Engine = Literal["simulated", "gloo"]
@@ -37,6 +38,7 @@ def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: flo
             f"before the change between rounds reached tol {tol:g} ({seen}); {hint}")
 
 
+@checked
 class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     """Binary logistic regression trained with LoCoDL on data split over clients.
 

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import ArrayLike
+from iclr25._contract import checked
 from iclr25._io import read_matrix, read_npz
 from iclr25._optional import require
 
@@ -42,6 +43,7 @@ def _read_ply(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(obj.vertices, dtype=np.float64), normals
 
 
+@checked
 def read_point_cloud(path: str | os.PathLike) -> tuple[torch.Tensor, torch.Tensor]:
     """Read an oriented point cloud: (points, normals) as float64 tensors.
 
@@ -82,6 +84,7 @@ def read_point_cloud(path: str | os.PathLike) -> tuple[torch.Tensor, torch.Tenso
             torch.from_numpy(np.array(nrm, dtype=np.float64)))
 
 
+@checked
 def write_mesh(path: str | os.PathLike, verts: ArrayLike, faces: ArrayLike) -> Path:
     """Write a triangle mesh with trimesh: ``.ply``, ``.obj`` or ``.stl``.
 

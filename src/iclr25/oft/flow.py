@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range
+from iclr25._contract import checked
 from iclr25.oft.arcs import Arcs, DenseArcs, SparseArcs, use_sparse
 from iclr25.oft.bookkeeping import STAGE_THR, _schedule
 from iclr25.oft.capacity import _real, edge_capacity
@@ -46,6 +47,7 @@ Clip = Literal["exact", "paper"]
 Layout = Literal["auto", "dense", "sparse"]
 
 
+@checked
 def oft_sinkhorn(
     s: object,
     C: object,
@@ -309,6 +311,7 @@ def _violations(arcs: Arcs, F: torch.Tensor, s: torch.Tensor, cap: torch.Tensor 
     return res
 
 
+@checked
 def flow_violations(
     F: object, s: object, *, capacity: object = None, node_capacity: object = None,
 ) -> dict[str, torch.Tensor]:
@@ -355,6 +358,7 @@ def flow_violations(
 
 # --- exact reference ----------------------------------------------------------------------
 
+@checked
 def min_cost_flow(
     s: object, C: object, *, capacity: object = None, node_capacity: object = None,
     log: bool = False,
@@ -441,6 +445,7 @@ def _lp(lp: _ArcLP, b: int) -> tuple[np.ndarray, float]:
     return np.maximum(res.x, 0), res.fun
 
 
+@checked
 def flow_cost(F: object, C: object) -> torch.Tensor | float:
     """``<C, F>`` over real edges (``inf`` costs and the diagonal skipped).
 

@@ -26,6 +26,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
+from iclr25._contract import checked
 from iclr25._io import FittedIO
 from iclr25._progress import track
 from iclr25._train import seeded_init
@@ -40,6 +41,7 @@ from iclr25.urlost.organize import (
 __all__ = ["URLOST", "URLOSTMAE", "GroupLinear", "grid_patches"]
 
 
+@checked
 def grid_patches(height: int, width: int, patch: int) -> torch.Tensor:
     """Index groups of the ``patch`` x ``patch`` tiles of a row-major ``height`` x ``width``
     grid: the tokens of a standard ViT/MAE.
@@ -70,6 +72,7 @@ def _check_groups(groups: ArrayLike) -> torch.Tensor:
     return g
 
 
+@checked
 class GroupLinear(nn.Module):
     """The self-organizing layer: one linear map per token group (URLOST §3.3).
 
@@ -114,6 +117,7 @@ class _Block(nn.TransformerEncoderLayer):
                          batch_first=True, norm_first=True)
 
 
+@checked
 class URLOSTMAE(nn.Module):
     """A masked autoencoder over self-organized tokens (URLOST §3.4; He et al., 2022).
 
@@ -200,6 +204,7 @@ class URLOSTMAE(nn.Module):
         return ((pred - target) ** 2 * weight).sum() / weight.sum()
 
 
+@checked
 class URLOST(FittedIO, TransformerMixin, BaseEstimator):
     """URLOST: self-organized tokens plus a masked autoencoder, for data with no known
     topology (Yun et al., ICLR 2025).
