@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_int, resolve_seed
-from iclr25._contract import checked
+from iclr25._contract import PositiveInt, checked
 from iclr25.gsd.testbed import LaneReachVec, make_vec
 
 __all__ = ["Evaluation", "recovery_error", "select_behaviours", "evaluate"]
@@ -83,7 +83,7 @@ def evaluate(
     env: str | LaneReachVec,
     *,
     targets: Sequence[float] | torch.Tensor,
-    n_codes: int = 300,
+    n_codes: PositiveInt = 300,
     budgets: Sequence[int] = (10,),
     z_dim: int | None = None,
     seed: int | torch.Generator | None = 0,
