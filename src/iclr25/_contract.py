@@ -30,6 +30,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, TypeAlias, TypeVar
 
 import numpy as np
@@ -97,6 +98,7 @@ Floats2D: TypeAlias = Annotated[ArrayLike, Array("float", 2)]
 Ints1D: TypeAlias = Annotated[ArrayLike, Array("int", 1)]
 RealArray: TypeAlias = Annotated[ArrayLike, Array("real")]
 Reals1D: TypeAlias = Annotated[ArrayLike, Array("real", 1)]
+Ints2D: TypeAlias = Annotated[ArrayLike, Array("int", 2)]
 FloatDtype: TypeAlias = Annotated[torch.dtype, FloatingDtype()]
 PathLike: TypeAlias = str | os.PathLike
 Positive: TypeAlias = Annotated[float, Range(0.0, low_open=True)]
@@ -123,7 +125,7 @@ def given(value: object) -> str:
 # A test is (what it expects, predicate); a predicate returns None when the value fits, or a
 # reason (the "got ..." part) when it does not.
 
-Test = tuple[str, Callable[[object], "str | None"]]
+Rule = tuple[str, Callable[[object], "str | None"]]
 
 
 class OutOfRange(str):
@@ -158,7 +160,7 @@ def _dtype_kind(value: object) -> tuple[str, int] | None:
     return (a.dtype.kind.replace("u", "i"), a.ndim) if a.dtype.kind in "biufc" else None
 
 
-def _array(meta: Array) -> Test:
+def _array(meta: Array) -> Rule:
     def test(v: object) -> str | None:
         kd = _dtype_kind(v)
         if kd is None:
@@ -174,7 +176,7 @@ def _array(meta: Array) -> Test:
     return meta.describe(), test
 
 
-def _range(base: Test, meta: Range) -> Test:
+def _range(base: Rule, meta: Range) -> Rule:
     want, inner = base
 
     def test(v: object) -> str | None:
@@ -185,11 +187,11 @@ def _range(base: Test, meta: Range) -> Test:
     return f"{want} in {meta.describe()[len('a number in '):]}", test
 
 
-def _isinstance(cls: type, want: str) -> Test:
+def _isinstance(cls: type, want: str) -> Rule:
     return want, lambda v: None if isinstance(v, cls) else given(v)
 
 
-def _not_text(cls: type, want: str) -> Test:
+def _not_text(cls: type, want: str) -> Rule:
     """A container that is not a string (``'ab'`` is not a pair of names)."""
     def test(v: object) -> str | None:
         if isinstance(v, (str, bytes)) or not isinstance(v, cls):
@@ -198,19 +200,20 @@ def _not_text(cls: type, want: str) -> Test:
     return want, test
 
 
-def _tuple(args: tuple) -> Test:
+def _tuple(args: tuple) -> Rule:
     if len(args) == 2 and args[1] is Ellipsis or not args:
         return _not_text(cabc.Sequence, "a sequence")
     want = f"a sequence of {len(args)}"
 
     def test(v: object) -> str | None:
-        if isinstance(v, (str, bytes)) or not isinstance(v, (cabc.Sequence, np.ndarray)):
+        if isinstance(v, (str, bytes)) or not isinstance(v, (cabc.Sequence, np.ndarray)) or (
+                isinstance(v, np.ndarray) and v.ndim == 0):
             return given(v)
         return None if len(v) == len(args) else f"{given(v)} (length {len(v)})"
     return want, test
 
 
-def _sequence(args: tuple) -> Test:
+def _sequence(args: tuple) -> Rule:
     numeric = bool(args) and args[0] in (int, float)
     want = "a sequence" + (" of numbers" if numeric else "")
 
@@ -223,7 +226,7 @@ def _sequence(args: tuple) -> Test:
     return want, test
 
 
-_SIMPLE: dict[object, Test] = {
+_SIMPLE: dict[object, Rule] = {
     bool: ("a bool", lambda v: None if isinstance(v, (bool, np.bool_)) else given(v)),
     int: ("an int", lambda v: None if hasattr(v, "__index__") and not isinstance(
         v, (bool, np.bool_)) and not isinstance(v, (torch.Tensor, np.ndarray)) else given(v)),
@@ -236,10 +239,12 @@ _SIMPLE: dict[object, Test] = {
     torch.Tensor: ("an array", lambda v: None if _dtype_kind(v) else given(v)),
     np.ndarray: ("an array", lambda v: None if _dtype_kind(v) else given(v)),
     os.PathLike: ("a path", lambda v: None if isinstance(v, (str, os.PathLike)) else given(v)),
+    # a function annotated ``Path`` calls ``Path(p)`` on what it is given: a str is a path
+    Path: ("a path", lambda v: None if isinstance(v, (str, os.PathLike)) else given(v)),
 }
 
 
-def _union(tests: list[Test]) -> Test:
+def _union(tests: list[Rule]) -> Rule:
     want = " or ".join(dict.fromkeys(w for w, _ in tests))
 
     def test(v: object) -> str | None:
@@ -248,14 +253,14 @@ def _union(tests: list[Test]) -> Test:
     return want, test
 
 
-def _class(tp: type) -> Test | None:
+def _class(tp: type) -> Rule | None:
     if getattr(tp, "_is_protocol", False) and not getattr(tp, "_is_runtime_protocol", False):
         return None
     article = "an" if tp.__name__[:1].lower() in "aeiou" else "a"
     return _isinstance(tp, f"{article} {tp.__name__}")
 
 
-_ORIGINS: dict[object, Callable[[tuple], Test]] = {
+_ORIGINS: dict[object, Callable[[tuple], Rule]] = {
     cabc.Mapping: lambda a: _isinstance(cabc.Mapping, "a mapping"),
     cabc.MutableMapping: lambda a: _isinstance(cabc.Mapping, "a mapping"),
     dict: lambda a: _isinstance(cabc.Mapping, "a mapping"),
@@ -273,7 +278,7 @@ _ORIGINS: dict[object, Callable[[tuple], Test]] = {
 }
 
 
-def test_for(tp: object) -> Test | None:
+def rule_for(tp: object) -> Rule | None:
     """What an annotation admits, as a test; None when it admits anything (``Any``, a
     ``TypeVar``, a non-runtime protocol)."""
     if tp is Any or tp is object or isinstance(tp, TypeVar) or isinstance(tp, str):
@@ -281,7 +286,7 @@ def test_for(tp: object) -> Test | None:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is Annotated:
-        test = test_for(args[0])
+        test = rule_for(args[0])
         for meta in args[1:]:
             if isinstance(meta, Array):
                 test = _array(meta)
@@ -292,11 +297,11 @@ def test_for(tp: object) -> Test | None:
                     v, torch.dtype) and v.is_floating_point else given(v))
         return test
     if origin in (typing.Union, types.UnionType):
-        tests = [test_for(a) for a in args]
+        tests = [rule_for(a) for a in args]
         return None if any(t is None for t in tests) else _union(tests)  # type: ignore[arg-type]
     if origin is typing.Literal:
         return (" or ".join(map(repr, args)),
-                lambda v: None if any(v == a and type(v) is type(a) for a in args)
+                lambda v: None if any(type(v) is type(a) and v == a for a in args)
                 else given(v))
     if origin is not None:
         make = _ORIGINS.get(origin)
@@ -328,19 +333,19 @@ def hints(fn: Callable) -> dict[str, object]:
         return out
 
 
-def _tests(fn: Callable) -> dict[str, tuple[Test, bool]]:
+def _tests(fn: Callable) -> dict[str, tuple[Rule, bool]]:
     """Each annotated parameter's test and whether it is ``*args``."""
     found = hints(fn)
     out = {}
     for p in inspect.signature(fn).parameters.values():
         if p.name in found and p.kind is not p.VAR_KEYWORD:
-            test = test_for(found[p.name])
+            test = rule_for(found[p.name])
             if test is not None:
                 out[p.name] = (test, p.kind is p.VAR_POSITIONAL)
     return out
 
 
-def refusal(name: str, test: Test, value: object) -> TypeError | ValueError | None:
+def refusal(name: str, test: Rule, value: object) -> TypeError | ValueError | None:
     """The error ``checked`` raises for ``value`` of parameter ``name``, or None if it fits:
     a ValueError when only a range is missed (a number of the right type), else TypeError."""
     want, pred = test
@@ -371,7 +376,7 @@ def checked(obj: F) -> F:
         return obj
     fn: Callable = obj  # type: ignore[assignment]
     sig = inspect.signature(fn)
-    cache: list[dict[str, tuple[Test, bool]]] = []
+    cache: list[dict[str, tuple[Rule, bool]]] = []
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -390,7 +395,7 @@ def checked(obj: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def contract(obj: Callable) -> dict[str, Test]:
+def contract(obj: Callable) -> dict[str, Rule]:
     """``{parameter: test}`` of a function or class as :func:`checked` reads it."""
     fn = obj.__init__ if isinstance(obj, type) else obj  # type: ignore[misc]
     return {k: t for k, (t, _) in _tests(inspect.unwrap(fn)).items()}

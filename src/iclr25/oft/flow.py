@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range
-from iclr25._contract import checked
+from iclr25._contract import RealArray, checked
 from iclr25.oft.arcs import Arcs, DenseArcs, SparseArcs, use_sparse
 from iclr25.oft.bookkeeping import STAGE_THR, _schedule
 from iclr25.oft.capacity import _real, edge_capacity
@@ -49,12 +49,12 @@ Layout = Literal["auto", "dense", "sparse"]
 
 @checked
 def oft_sinkhorn(
-    s: object,
-    C: object,
+    s: RealArray,
+    C: RealArray,
     reg: float = 1e-3,
     *,
-    capacity: object = None,
-    node_capacity: object = None,
+    capacity: RealArray | None = None,
+    node_capacity: RealArray | None = None,
     virtual_flow: float = 1e-8,
     method: Method = "sinkhorn",
     epsilon_scaling: bool = True,
@@ -313,7 +313,8 @@ def _violations(arcs: Arcs, F: torch.Tensor, s: torch.Tensor, cap: torch.Tensor 
 
 @checked
 def flow_violations(
-    F: object, s: object, *, capacity: object = None, node_capacity: object = None,
+    F: RealArray, s: RealArray, *, capacity: RealArray | None = None,
+    node_capacity: RealArray | None = None,
 ) -> dict[str, torch.Tensor]:
     """How far a flow is from feasible: balance, edge and node capacity, negativity.
 
@@ -360,7 +361,8 @@ def flow_violations(
 
 @checked
 def min_cost_flow(
-    s: object, C: object, *, capacity: object = None, node_capacity: object = None,
+    s: RealArray, C: RealArray, *, capacity: RealArray | None = None,
+    node_capacity: RealArray | None = None,
     log: bool = False,
 ) -> torch.Tensor | tuple[torch.Tensor, dict[str, Any]]:
     """Exact min-cost flow by linear programming (HiGHS via ``scipy.optimize.linprog``).
@@ -446,7 +448,7 @@ def _lp(lp: _ArcLP, b: int) -> tuple[np.ndarray, float]:
 
 
 @checked
-def flow_cost(F: object, C: object) -> torch.Tensor | float:
+def flow_cost(F: RealArray, C: RealArray) -> torch.Tensor | float:
     """``<C, F>`` over real edges (``inf`` costs and the diagonal skipped).
 
     ``F`` and ``C`` may be dense or torch sparse (stored entries; a pair ``C`` does not store

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from iclr25._contract import FloatDtype, checked
+from iclr25._contract import FloatDtype, RealArray, checked
 from iclr25.oft.arcs import coo
 from iclr25.oft.problem import _check_problem, _on_arc_list
 
@@ -96,7 +96,8 @@ def _merged_arcs(arcs: list[_Arc], n: int, name: str
 
 
 @checked
-def write_dimacs(path: str | os.PathLike, s: object, C: object, capacity: object = None,
+def write_dimacs(path: str | os.PathLike, s: RealArray, C: RealArray,
+                 capacity: RealArray | None = None,
                  *, comment: str = "") -> None:
     """Write a min-cost flow problem as a DIMACS ``.min`` file (integral values as ints).
 

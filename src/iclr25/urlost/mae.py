@@ -26,7 +26,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
-from iclr25._contract import checked
+from iclr25._contract import Ints2D, RealArray, Reals1D, checked
 from iclr25._io import FittedIO
 from iclr25._progress import track
 from iclr25._train import seeded_init
@@ -236,8 +236,8 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_clusters: int = 16, *, n_neighbors: int = 10,
-                 dependence: Dependence = "corr", density: object = None, w: float = 1.0,
-                 groups: object = None, shared: bool = False, dim: int = 64, depth: int = 2,
+                 dependence: Dependence = "corr", density: Reals1D | None = None, w: float = 1.0,
+                 groups: Ints2D | None = None, shared: bool = False, dim: int = 64, depth: int = 2,
                  heads: int = 4, decoder_depth: int = 1, mask_ratio: float = 0.75,
                  epochs: int = 20, batch_size: int = 256, lr: float = 2e-3,
                  weight_decay: float = 0.05, seed: int | torch.Generator | None = 0) -> None:
@@ -277,7 +277,7 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         check_int(self.heads, "heads", 1)
         check_range(self.mask_ratio, "mask_ratio", 0, 1, low_open=True, high_open=True)
 
-    def fit(self, X: object, y: object = None) -> URLOST:
+    def fit(self, X: RealArray, y: object = None) -> URLOST:
         """Cluster X's columns and train the MAE on X (n, d). Returns self."""
         x = _check_X(X)
         n, d = x.shape
@@ -327,7 +327,7 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "model_")
 
     @torch.no_grad()
-    def transform(self, X: object, batch_size: int = 1024) -> torch.Tensor:
+    def transform(self, X: RealArray, batch_size: int = 1024) -> torch.Tensor:
         """Mean-pooled token features (n, dim) of X (n, d), on X's device."""
         self._check_fitted()
         x = _check_X(X)

@@ -18,7 +18,7 @@ import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
-from iclr25._contract import checked
+from iclr25._contract import Reals1D, checked
 from iclr25._io import FittedIO
 
 __all__ = [
@@ -472,8 +472,8 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_clusters: int = 16, *, n_neighbors: int = 10,
-                 dependence: Dependence = "corr", density: object = None, w: float = 1.0,
-                 bins: int = 16, drop_first: bool = False, flat: bool = False,
+                 dependence: Dependence = "corr", density: Reals1D | None = None,
+                 w: float = 1.0, bins: int = 16, drop_first: bool = False, flat: bool = False,
                  seed: int | torch.Generator | None = 0) -> None:
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors
