@@ -249,15 +249,26 @@ def _union(tests: list[Rule]) -> Rule:
 
     def test(v: object) -> str | None:
         reasons = [t(v) for _, t in tests]
-        return None if any(r is None for r in reasons) else reasons[-1]
+        if any(r is None for r in reasons):
+            return None
+        # a value of a member's type that misses only its range says so (a ValueError)
+        return next((r for r in reasons if isinstance(r, OutOfRange)), reasons[-1])
     return want, test
+
+
+def _literal(options: tuple, v: object) -> str | None:
+    """One of ``options``; a value of their type that is not one is out of range."""
+    if any(type(v) is type(a) and v == a for a in options):
+        return None
+    return OutOfRange(given(v)) if any(type(v) is type(a) for a in options) else given(v)
 
 
 def _class(tp: type) -> Rule | None:
     if getattr(tp, "_is_protocol", False) and not getattr(tp, "_is_runtime_protocol", False):
         return None
-    article = "an" if tp.__name__[:1].lower() in "aeiou" else "a"
-    return _isinstance(tp, f"{article} {tp.__name__}")
+    name = f"nn.{tp.__name__}" if tp.__module__.startswith("torch.nn") else tp.__name__
+    article = "an" if name[:1].lower() in "aeiou" or name.startswith("nn.") else "a"
+    return _isinstance(tp, f"{article} {name}")
 
 
 _ORIGINS: dict[object, Callable[[tuple], Rule]] = {
@@ -300,9 +311,7 @@ def rule_for(tp: object) -> Rule | None:
         tests = [rule_for(a) for a in args]
         return None if any(t is None for t in tests) else _union(tests)  # type: ignore[arg-type]
     if origin is typing.Literal:
-        return (" or ".join(map(repr, args)),
-                lambda v: None if any(type(v) is type(a) and v == a for a in args)
-                else given(v))
+        return " or ".join(map(repr, args)), functools.partial(_literal, args)
     if origin is not None:
         make = _ORIGINS.get(origin)
         return make(args) if make else (_class(origin) if isinstance(origin, type) else None)

@@ -20,6 +20,7 @@ import enum
 import inspect
 import math
 import os
+import re
 import typing
 from pathlib import Path
 
@@ -171,10 +172,18 @@ def _ranges(annotation: object) -> list[tuple[Range, bool]]:
     return out
 
 
+def _arrays(annotation: object) -> bool:
+    """Whether the annotation names an array kind (then every dtype and rank is drawn)."""
+    return "Array(" in repr(annotation)
+
+
 def hostile(annotation: object) -> st.SearchStrategy:
-    """Values of any type from the pool, and values outside the annotation's intervals."""
+    """Values of any type from the pool, arrays of every dtype and rank where an array is
+    meant, and values outside the annotation's intervals."""
     other = st.sampled_from(POOL).flatmap(st.from_type)
     near = [_outside(m, i) for m, i in _ranges(annotation)]
+    if _arrays(annotation):
+        near += [tensors(), tensors().map(lambda t: t.numpy()), tensors().map(torch.Tensor.tolist)]
     return st.one_of(other, *near) if near else other
 
 
@@ -280,3 +289,60 @@ def test_missing_and_directory_paths_are_refused_by_path_parameters(tmp_path):
     with pytest.raises(ValueError, match="cannot be read as UTF-8"):
         read_json(tmp_path / "bad.json", "FILE")
     assert os.path.exists(tmp_path)
+
+
+# --- files: every public reader, given a missing, unreadable, empty or corrupt file --------
+
+def _readers() -> list[tuple[str, object, str]]:
+    """``(label, function, parameter)``: public functions that read a path and need nothing
+    else (every other parameter has a default); their names say they read."""
+    out = []
+    for label, obj, fn in ENTRIES:
+        if inspect.isclass(obj) or not label.split(".")[-1].startswith(("read", "load")):
+            continue
+        params = _parameters(fn)
+        paths = [p for p in params if "PathLike" in str(hints(inspect.unwrap(fn)).get(p.name))]
+        if len(paths) == 1 and all(p.default is not p.empty for p in params if p not in paths):
+            out.append((label, fn, paths[0].name))
+    return out
+
+
+READERS = _readers()
+
+
+def test_the_readers_are_found():
+    assert {"matern.read_point_cloud", "oft.read_dimacs", "schull.read_sdf",
+            "schull.read_xyz"} <= {label for label, _, _ in READERS}
+
+
+@pytest.mark.parametrize(("label", "fn", "param"), READERS, ids=[r[0] for r in READERS])
+def test_a_reader_refuses_every_broken_file_naming_it(label, fn, param, tmp_path_factory,
+                                                      monkeypatch):
+    real_access = os.access
+
+    @settings(max_examples=25, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(kind=st.sampled_from(["missing", "folder", "unreadable", "empty", "bytes", "text"]),
+           payload=st.binary(max_size=64) | st.text(max_size=64).map(str.encode))
+    def check(kind, payload):
+        folder = tmp_path_factory.mktemp("files")
+        p = folder / ("f" + {"matern.read_point_cloud": ".xyz"}.get(label, ".txt"))
+        if kind == "folder":
+            p.mkdir()
+        elif kind != "missing":
+            p.write_bytes(b"" if kind == "empty" else payload)
+        deny = kind == "unreadable"
+        monkeypatch.setattr(os, "access", lambda q, mode, *a, **k: False if deny and os.fspath(
+            q) == os.fspath(p) and mode & os.R_OK else real_access(q, mode, *a, **k))
+        try:
+            fn(**{param: p})
+        except ValueError as exc:
+            msg = str(exc)
+            assert p.name in msg or str(p) in msg or param in msg, msg
+            want = {"missing": "does not exist|no such file", "folder": "not a file|directory",
+                    "unreadable": "permission denied"}.get(kind)
+            assert want is None or re.search(want, msg, re.IGNORECASE), (kind, msg)
+            return
+        assert kind in ("bytes", "text"), f"{label} read a {kind} file without a word"
+
+    check()

@@ -28,7 +28,7 @@ def test_a_list_of_pairs_is_not_a_mapping_of_parents():
 
 def test_none_where_a_model_is_expected():
     # main: AttributeError: 'NoneType' object has no attribute 'parameters'
-    with pytest.raises(TypeError, match=r"model must be a Module, got NoneType"):
+    with pytest.raises(TypeError, match=r"model must be an nn.Module, got NoneType"):
         ies.record_losses(ies.InstanceEarlyStopping(4), None, torch.randn(4, 3),
                           torch.tensor([0, 1, 0, 1]), torch.arange(4))
 

@@ -15,6 +15,7 @@ import torch
 
 from iclr25._checks import check_int
 from iclr25._contract import FloatArray, Ints1D, checked
+from iclr25._io import check_readable
 
 __all__ = ["ELEMENTS", "Conformers", "conformers", "read_sdf", "read_xyz", "write_xyz"]
 
@@ -116,6 +117,8 @@ def read_xyz(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]
             a malformed coordinate line (naming the line number).
     """
     p = Path(path)
+    if p.exists():
+        check_readable(p, "path")  # a folder, or permission denied
     try:
         lines = p.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -191,8 +194,9 @@ def read_sdf(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]
     """
     Chem, _ = _rdkit()
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise ValueError(f"path: no such file {p}")
+    check_readable(p, "path")  # a folder, or permission denied
     try:
         supplier = Chem.SDMolSupplier(str(p), removeHs=False, sanitize=False)
         mols = list(supplier)

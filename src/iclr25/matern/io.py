@@ -10,7 +10,7 @@ import torch
 
 from iclr25._checks import ArrayLike
 from iclr25._contract import checked
-from iclr25._io import read_matrix, read_npz
+from iclr25._io import check_readable, read_matrix, read_npz
 from iclr25._optional import require
 
 trimesh = require("trimesh", "3d")
@@ -63,8 +63,9 @@ def read_point_cloud(path: str | os.PathLike) -> tuple[torch.Tensor, torch.Tenso
     p = Path(path)
     if p.suffix.lower() not in POINT_SUFFIXES:
         raise ValueError(f"path must end in {', '.join(POINT_SUFFIXES)}, got {p.name!r}")
-    if not p.is_file():
+    if not p.exists():
         raise ValueError(f"path: no such file {p}")
+    check_readable(p, "path")  # a folder, or permission denied
     suffix = p.suffix.lower()
     if suffix == ".ply":
         pts, nrm = _read_ply(p)

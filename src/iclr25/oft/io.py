@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from iclr25._contract import FloatDtype, RealArray, checked
+from iclr25._io import check_readable
 from iclr25.oft.arcs import coo
 from iclr25.oft.problem import _check_problem, _on_arc_list
 
@@ -46,6 +47,8 @@ def read_dimacs(
             parallel arcs with different costs, malformed lines (with the line number).
     """
     p = Path(path)
+    if p.exists():
+        check_readable(p, "path")  # a folder, or permission denied
     try:
         lines = p.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
