@@ -203,7 +203,7 @@ def _not_text(cls: type, want: str) -> Rule:
 def _tuple(args: tuple) -> Rule:
     if len(args) == 2 and args[1] is Ellipsis or not args:
         return _not_text(cabc.Sequence, "a sequence")
-    want = f"a sequence of {len(args)}"
+    want = "a pair" if len(args) == 2 else f"a sequence of {len(args)}"
 
     def test(v: object) -> str | None:
         if isinstance(v, (str, bytes)) or not isinstance(v, (cabc.Sequence, np.ndarray)) or (
@@ -365,21 +365,54 @@ def refusal(name: str, test: Rule, value: object) -> TypeError | ValueError | No
     return cls(f"{name} must be {want}, got {reason}")
 
 
+#: the methods that fit a scikit-learn estimator, where its constructor's parameters are checked
+FITS = ("fit", "partial_fit", "fit_predict", "fit_transform")
+
+
+def is_estimator(cls: type) -> bool:
+    """A scikit-learn estimator (``get_params`` and its own fit method): its ``__init__``
+    only stores (scikit-learn's rule, which ``clone`` and ``set_params`` rely on), so its
+    parameters are checked when it is fitted."""
+    return hasattr(cls, "get_params") and any(k in vars(cls) for k in FITS)
+
+
+def _params_checked(fit: Callable, cls: type) -> Callable:
+    """``fit`` that first checks ``self.get_params()`` against ``cls.__init__``'s
+    annotations."""
+    cache: list[dict[str, tuple[Rule, bool]]] = []
+
+    @functools.wraps(fit)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not cache:
+            cache.append(_tests(inspect.unwrap(cls.__init__)))  # type: ignore[misc]
+        params = self.get_params(deep=False)
+        for name, (rule, star) in cache[0].items():
+            err = None if star or name not in params else refusal(name, rule, params[name])
+            if err is not None:
+                raise err
+        return fit(self, *args, **kwargs)
+
+    return wrapper
+
+
 def checked(obj: F) -> F:
     """Check every annotated argument of a function (or of a class's ``__init__`` and public
     methods) against its annotation before the call; see the module's docstring. The tests
     are built on the first call (annotations may name what is imported later) and kept."""
     if isinstance(obj, type):
-        # the constructor and every public method the class defines (not inherited ones,
-        # nor properties, static or class methods)
+        # the constructor and every public method the class defines (not inherited ones, nor
+        # properties); a scikit-learn estimator's constructor parameters when it is fitted
+        estimator = is_estimator(obj)
         for key, member in list(vars(obj).items()):
-            if key != "__init__" and key.startswith("_"):
+            if key.startswith("_") and (key != "__init__" or estimator):
                 continue
             if inspect.isfunction(member):
+                if key in FITS and estimator:
+                    member = _params_checked(member, obj)  # the arguments are checked first
                 setattr(obj, key, checked(member))
             elif isinstance(member, (classmethod, staticmethod)):
                 setattr(obj, key, type(member)(checked(member.__func__)))
-        if "__init__" not in vars(obj) and obj.__init__ is not object.__init__:
+        if "__init__" not in vars(obj) and obj.__init__ is not object.__init__ and not estimator:
             obj.__init__ = checked(obj.__init__)  # type: ignore[misc]  # an inherited one
         obj.__checked__ = True  # type: ignore[attr-defined]
         return obj
@@ -390,7 +423,7 @@ def checked(obj: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if not cache:
-            cache.append(_tests(fn))
+            cache.append(_tests(inspect.unwrap(fn)))
         bound = sig.bind_partial(*args, **kwargs).arguments
         for name, (test, star) in cache[0].items():
             if name in bound:

@@ -295,8 +295,8 @@ class ConsistentKMeans(FittedIO, ClusterMixin, TransformerMixin, BaseEstimator):
         self.change_log_: list[tuple[int, int, str]] = []
 
     # -- public API --
-    def fit(self, X: RealArray, y: Any = None,
-            sample_weight: Reals1D | None = None) -> ConsistentKMeans:
+    def fit(self, X: Any, y: Any = None,
+            sample_weight: Any = None) -> ConsistentKMeans:
         """Reset, then stream the rows of X (one arrival each) through :meth:`partial_fit`.
 
         Args:
@@ -311,8 +311,8 @@ class ConsistentKMeans(FittedIO, ClusterMixin, TransformerMixin, BaseEstimator):
         self._reset(Xt.device)
         return self._stream(Xt, w, X)
 
-    def partial_fit(self, X: RealArray, y: Any = None,
-                    sample_weight: Reals1D | None = None) -> ConsistentKMeans:
+    def partial_fit(self, X: Any, y: Any = None,
+                    sample_weight: Any = None) -> ConsistentKMeans:
         """Stream the rows of X, in order, one arrival each; continues any earlier stream.
 
         Args:
@@ -335,22 +335,22 @@ class ConsistentKMeans(FittedIO, ClusterMixin, TransformerMixin, BaseEstimator):
             self._reset(Xt.device)
         return self._stream(Xt.to(self._device), w.to(self._device), X)
 
-    def predict(self, X: RealArray) -> Any:
+    def predict(self, X: Any) -> Any:
         """Slot (cluster id) of the nearest centre for each row, (n,) int64."""
         Xt = self._validate_predict(X)
         return _out(_dist_z(Xt, self._C, 1.0).argmin(1), X)
 
-    def transform(self, X: RealArray) -> Any:
+    def transform(self, X: Any) -> Any:
         """Euclidean distance of each row to each centre, (n, k)."""
         Xt = self._validate_predict(X)
         return _out(_dist_z(Xt, self._C, 1.0), X)
 
-    def fit_predict(self, X: RealArray, y: Any = None,
-                    sample_weight: Reals1D | None = None) -> Any:
+    def fit_predict(self, X: Any, y: Any = None,
+                    sample_weight: Any = None) -> Any:
         """:meth:`fit` then the labels of X, (n,) int64."""
         return self.fit(X, sample_weight=sample_weight).labels_
 
-    def score(self, X: RealArray, y: Any = None, sample_weight: Reals1D | None = None) -> float:
+    def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """Minus the (k, z) cost of X under the current centres (higher is better)."""
         Xt = self._validate_predict(X)
         w = _as_weight(sample_weight, len(Xt), Xt.device)
