@@ -215,7 +215,10 @@ def _tuple(args: tuple) -> Rule:
 
 def _sequence(args: tuple) -> Rule:
     numeric = bool(args) and args[0] in (int, float)
-    want = "a sequence" + (" of numbers" if numeric else "")
+    inner = rule_for(args[0]) if args else None
+    items = "numbers" if numeric else "values" if inner is None else \
+        inner[0].removeprefix("a ").removeprefix("an ")
+    want = f"a list of {items}"
 
     def test(v: object) -> str | None:
         if isinstance(v, (str, bytes)):
@@ -311,7 +314,7 @@ def rule_for(tp: object) -> Rule | None:
         tests = [rule_for(a) for a in args]
         return None if any(t is None for t in tests) else _union(tests)  # type: ignore[arg-type]
     if origin is typing.Literal:
-        return " or ".join(map(repr, args)), functools.partial(_literal, args)
+        return "one of " + ", ".join(map(repr, args)), functools.partial(_literal, args)
     if origin is not None:
         make = _ORIGINS.get(origin)
         return make(args) if make else (_class(origin) if isinstance(origin, type) else None)
