@@ -208,8 +208,11 @@ def _call(fn: object, bound_self: bool, name: str, value: object) -> None:
     if bound_self:  # an unbound method: the check runs before self is used
         fn(object(), **{name: value})  # type: ignore[operator]
     elif inspect.isclass(fn) and is_estimator(fn):
-        # scikit-learn's rule: the constructor stores, fit checks (before reading X)
-        getattr(fn(**{name: value}), next(k for k in FITS if k in vars(fn)))()
+        # scikit-learn's rule: the constructor stores, fit checks (before reading X); the
+        # other required parameters (COX's n_classes) get a valid int
+        required = {p.name: 2 for p in _parameters(fn) if p.default is p.empty}
+        est = fn(**{**required, name: value})
+        getattr(est, next(k for k in FITS if k in vars(fn)))()
     else:
         fn(**{name: value})  # type: ignore[operator]
 
