@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import tomllib
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
 # every example runs at build time on one torch thread, so its time is its CPU time
@@ -24,6 +26,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
     "sphinx_click",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
@@ -31,7 +34,6 @@ extensions = [
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "_data", "_ext", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
-suppress_warnings = ["myst.header"]  # the report's headings start below the page's title
 
 # docstrings are Google style (Args/Returns/Raises), with shapes and defaults in the text
 napoleon_google_docstring = True
@@ -56,6 +58,10 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "min_reported_time": 0,
     "abort_on_example_error": False,
+    # "Examples using X" on the API pages (the minigallery directives iclr25_docs writes)
+    "doc_module": ("iclr25",),
+    "backreferences_dir": "api/backreferences",
+    "reference_url": {"iclr25": None},
 }
 
 html_theme = "pydata_sphinx_theme"
@@ -63,9 +69,13 @@ html_title = "iclr25"
 html_theme_options = {
     "navbar_end": ["navbar-icon-links"],
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # the method pages give the column its full width: their evidence is wide tables
+    "secondary_sidebar_items": {"**": ["page-toc"],
+                                **{f"methods/{m}": [] for m in tomllib.loads(
+                                    (HERE / "_data" / "methods.toml").read_text())}},
     "footer_start": ["copyright"],
     "footer_end": [],
 }
 html_show_sourcelink = False
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["iclr25.css"]

@@ -1,6 +1,6 @@
 """
-Learn one embedding of two sensors without labels
-=================================================
+CoMM — Learn one embedding of two sensors without labels
+========================================================
 
 CoMM (ICLR 2025) learns a multimodal representation by contrasting augmented versions of the
 *fused* input, so it can pick up information that only the combination of modalities

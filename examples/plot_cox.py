@@ -1,6 +1,6 @@
 """
-Teach a new sensor from an aligned model and a handful of pairs
-===============================================================
+COX — Teach a new sensor from an aligned model and a handful of pairs
+=====================================================================
 
 Out-of-modal generalisation (COX, ICLR 2025): you have a modality with good, labelled
 embeddings (the "in-modal" one, e.g. images through a pretrained encoder) and a new sensor

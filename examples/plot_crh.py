@@ -1,6 +1,6 @@
 """
-Probe whether a trained network's representations align with its gradients and weights
-======================================================================================
+CRH — Probe whether a trained network's representations align with its gradients and weights
+============================================================================================
 
 The Canonical Representation Hypothesis (CRH, ICLR 2025) says that, after training with
 weight decay, a layer's representation covariance, its gradient covariance and its weight

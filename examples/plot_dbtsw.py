@@ -1,6 +1,6 @@
 """
-Move a point cloud onto another with the tree-sliced Wasserstein distance
-=========================================================================
+Db-TSW — Move a point cloud onto another with the tree-sliced Wasserstein distance
+==================================================================================
 
 :func:`iclr25.dbtsw.db_tsw` is the Distance-based Tree-Sliced Wasserstein distance (Db-TSW,
 ICLR 2025) between two weighted point clouds, with POT's calling convention

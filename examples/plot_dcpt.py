@@ -1,6 +1,6 @@
 """
-Pre-train an image restorer by classifying degradations
-=======================================================
+DCPT — Pre-train an image restorer by classifying degradations
+==============================================================
 
 DCPT (ICLR 2025) pre-trains a universal image restorer with the weakest supervision there
 is: which degradation an input has (noise, blur, rain, ...). :func:`iclr25.dcpt.pretrain`

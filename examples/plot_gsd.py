@@ -1,6 +1,6 @@
 """
-Discover new, useful behaviours from a few styles of demonstration
-==================================================================
+GSD — Discover new, useful behaviours from a few styles of demonstration
+========================================================================
 
 Guided Strategy Discovery (GSD, ICLR 2025) learns a latent-conditioned policy π(a | s, z)
 from demonstrations of several styles, and rewards the policy for diverse behaviour *along

@@ -1,6 +1,6 @@
 """
-Stop training the samples a classifier has already mastered
-===========================================================
+IES — Stop training the samples a classifier has already mastered
+=================================================================
 
 Instance-dependent early stopping (IES, Yuan et al., ICLR 2025) drops a training sample from
 back-propagation once the second-order difference of its loss stays near zero. It plugs into

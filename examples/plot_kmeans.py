@@ -1,6 +1,6 @@
 """
-Cluster a stream of locations without reshuffling the centres
-=============================================================
+Consistent k-means — Cluster a stream of locations without reshuffling the centres
+==================================================================================
 
 A service that places k depots (or k cache servers, or k moderators) as requests arrive
 wants good clusters *and* few changes: every moved centre costs something.

@@ -1,6 +1,6 @@
 """
-Federated logistic regression with a compressed uplink
-======================================================
+LoCoDL — Federated logistic regression with a compressed uplink
+===============================================================
 
 LoCoDL (ICLR 2025) trains a model across clients with two tricks at once: local steps (the
 clients talk only now and then) and compression (they send a few coordinates, not the whole

@@ -1,6 +1,6 @@
 """
-Re-train a classifier head on long-tailed data with label over-smoothing
-=========================================================================
+LOS — Re-train a classifier head on long-tailed data with label over-smoothing
+==============================================================================
 
 Decoupled training for long-tailed recognition learns features on the imbalanced data, then
 re-trains only the classifier head. Label Over-Smoothing (LOS, ICLR 2025) re-trains it with

@@ -1,6 +1,6 @@
 """
-Brighten and denoise a dark photo with no reference image
-=========================================================
+Low-light — Brighten and denoise a dark photo with no reference image
+=====================================================================
 
 Real low-light photos are dark, noisy and unevenly lit, and nobody has the well-lit version
 to train on. The zero-reference method of ICLR 2025 trains a Retinex network (noise,

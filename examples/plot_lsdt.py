@@ -1,6 +1,6 @@
 """
-Train a long-short decision transformer on an offline D4RL-style dataset
-========================================================================
+LSDT — Train a long-short decision transformer on an offline D4RL-style dataset
+===============================================================================
 
 The Long-Short Decision Transformer (LSDT, ICLR 2025) splits each block of a Decision
 Transformer into an attention branch, for long-range dependencies, and a dynamic-convolution

@@ -1,6 +1,6 @@
 """
-Reconstruct a watertight mesh from a scanned point cloud with a Matérn kernel
-=============================================================================
+Matérn — Reconstruct a watertight mesh from a scanned point cloud with a Matérn kernel
+======================================================================================
 
 A 3-D scanner gives points with normals, usually as a ``.ply`` or ``.xyz`` file.
 :class:`iclr25.matern.KernelSurface` fits an implicit surface to them by kernel ridge

@@ -1,6 +1,6 @@
 """
-Recover who was fine-tuned from whom in a folder of checkpoints
-===============================================================
+MoTHer — Recover who was fine-tuned from whom in a folder of checkpoints
+========================================================================
 
 You have a folder of ``.safetensors`` checkpoints of one architecture, and no record of which
 model was fine-tuned from which. :func:`iclr25.mother.recover_tree` reads the weights one

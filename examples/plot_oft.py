@@ -1,6 +1,6 @@
 """
-Solve a min-cost flow problem from a DIMACS file with OFT-Sinkhorn
-==================================================================
+OFT — Solve a min-cost flow problem from a DIMACS file with OFT-Sinkhorn
+========================================================================
 
 Min-cost flow instances are usually exchanged as DIMACS ``.min`` files (the format NETGEN
 writes). :func:`iclr25.oft.read_dimacs` reads one into dense supplies, costs and capacities;

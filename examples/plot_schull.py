@@ -1,6 +1,6 @@
 """
-Build sparse, connected, rigid graphs of molecules from an SDF file
-===================================================================
+SCHull — Build sparse, connected, rigid graphs of molecules from an SDF file
+============================================================================
 
 A geometric GNN needs a graph over a molecule's atoms. A radius cutoff is the usual choice,
 but it can leave a molecule in pieces or crowd it with edges. SCHull (ICLR 2025) projects the

@@ -1,6 +1,6 @@
 """
-Predict where a robot arm ends up, and how uncertain that is
-============================================================
+ToSS — Predict where a robot arm ends up, and how uncertain that is
+===================================================================
 
 Heteroscedastic regression predicts a target's mean and its input-dependent covariance
 Σ(x). :class:`iclr25.toss.HeteroscedasticRegressor` trains an MLP with ToSS (ICLR 2025): the

@@ -1,6 +1,6 @@
 """
-Recover the layout of sensors nobody told you about
-===================================================
+URLOST — Recover the layout of sensors nobody told you about
+============================================================
 
 URLOST (ICLR 2025) learns from data with no known topology: the columns could be pixels in
 a scrambled order, electrodes, or genes. Its first step,

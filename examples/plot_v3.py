@@ -1,6 +1,6 @@
 """
-Separate what is written from how it is written, without labels
-===============================================================
+V3 — Separate what is written from how it is written, without labels
+====================================================================
 
 V3 (ICLR 2025) disentangles content from style in sequences of observations by a statistical
 insight: content varies *within* a sequence and repeats across sequences, while style stays

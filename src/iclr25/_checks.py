@@ -10,14 +10,24 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeAlias, get_args
+from typing import TYPE_CHECKING, Any, TypeAlias, Union, get_args
 
 import numpy as np
 import torch
 
+if TYPE_CHECKING:
+    import scipy.sparse
+
 #: What an array argument accepts: a tensor, a numpy array or (nested) sequences of numbers,
 #: converted once at the boundary (:func:`as_tensor`, :func:`check_tensor`).
 ArrayLike: TypeAlias = torch.Tensor | np.ndarray | Sequence[Any]
+#: What a matrix argument that may be sparse accepts: an :data:`ArrayLike`, a ``scipy.sparse``
+#: matrix or array, or a sparse torch tensor (rows kept sparse where it is read).
+ArrayOrSparse: TypeAlias = Union[ArrayLike, "scipy.sparse.spmatrix",  # noqa: UP007
+                                 "scipy.sparse.sparray"]  # (quoted: scipy loads lazily)
+#: What an image argument accepts: values in [0, 1], one (C, H, W) image or a (B, C, H, W)
+#: batch, as a tensor, an array or nested sequences (:func:`check_image_batch`).
+ImageBatch: TypeAlias = ArrayLike
 
 
 def check_tensor(
@@ -101,7 +111,7 @@ def check_in_range(
     return v
 
 
-# --- the API contract's helpers (DESIGN.md): every method validates through these ----------
+# --- the API contract's helpers: every method validates through these -----------------------
 
 def as_tensor(
     x: ArrayLike,

@@ -1,14 +1,19 @@
-"""What every command line of the package shares: one way to refuse bad usage, and one way to
-check the files a verb reads and writes before any work (their contents are read by
-:mod:`iclr25._io`, whose errors name the file)."""
+"""What every command line of the package shares: one way to refuse bad usage, one way to
+take a choice among the names of a ``Literal``, and one way to check the files a verb reads
+and writes before any work (their contents are read by :mod:`iclr25._io`, whose errors name
+the file)."""
 
 from __future__ import annotations
 
 import os
+import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar, get_args
 
 import typer
+
+T = TypeVar("T")
 
 #: numpy and scikit-learn seeds are 32-bit: a larger seed is bad usage (exit 2), not an
 #: experiment that errors later
@@ -26,6 +31,26 @@ def check_seed(value: int | None) -> int | None:
     if value is not None and not 0 <= value <= SEED_MAX:
         fail(f"--seed must be >= 0 and < 2**32, got {value}")
     return value
+
+
+def choice(names: Any, option: str) -> Callable[[str], str]:
+    """An option's ``parser=`` taking one of the names of the ``Literal`` ``names``.
+
+    Annotate the parameter with the same ``Literal``: typer's help then lists the names.
+    Any other value exits 2 with one line naming ``option`` and the names (typer's own check
+    of a ``Literal`` prints a framed usage message instead)::
+
+        fallback: Fallback = typer.Option("none", "--fallback",
+                                          parser=choice(Fallback, "--fallback"))
+    """
+    allowed = get_args(names)
+
+    def parse(value: str) -> str:
+        if value not in allowed:
+            fail(f"{option} must be one of {', '.join(allowed)}; got {value!r}")
+        return value
+
+    return parse
 
 
 def _suffix_ok(p: Path, option: str, suffixes: tuple[str, ...] | None) -> None:
@@ -71,3 +96,51 @@ def input_file(path: Path, option: str = "FILE", *,
     if p.stat().st_size == 0:
         fail(f"{option} {p} is empty")
     return p
+
+
+def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[tuple]:
+    """What an image verb (restore, enhance) does: ``(name, image, reference or None, path
+    to write)`` for each image of IN, all read and checked before any work.
+
+    IN (``source``) is an image file or a folder of images; OUT (``dest``) an image path in
+    an existing folder for one image, a folder (made if missing) for a folder; --reference
+    an image for one image, else a folder with an image of the same name and size for each.
+    Anything else exits 2 naming the argument.
+    """
+    from iclr25.datasets.images import IMAGE_SUFFIXES, load_folder
+
+    try:
+        images = load_folder(source)
+    except ValueError as exc:
+        fail(f"IN: {exc}")
+    refs = None
+    if reference is not None:
+        try:
+            refs = load_folder(reference)
+        except ValueError as exc:
+            fail(f"--reference: {exc}")
+        if reference.is_file():
+            refs = {next(iter(images)): next(iter(refs.values()))}
+        missing = [n for n in images if n not in refs or refs[n].shape != images[n].shape]
+        if missing:
+            fail(f"--reference has no image of the same size for {missing[0]}")
+    if source.is_file():
+        if dest.suffix.lower() not in IMAGE_SUFFIXES or not dest.parent.is_dir():
+            fail(f"OUT must be an image path in an existing folder, got {dest}")
+        targets = {next(iter(images)): dest}
+    else:
+        if dest.exists() and not dest.is_dir():
+            fail(f"OUT must be a folder when IN is a folder, got file {dest}")
+        dest.mkdir(parents=True, exist_ok=True)
+        targets = {n: dest / n for n in images}
+    return [(n, images[n], None if refs is None else refs[n], p) for n, p in targets.items()]
+
+
+def warning_lines(name: str, fn: Callable[[], T]) -> T:
+    """``fn()``, each warning it gives printed on stderr as ``warning: NAME: message``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn()
+    for w in caught:
+        typer.echo(f"warning: {name}: {w.message}", err=True)
+    return out

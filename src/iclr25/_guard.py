@@ -40,26 +40,35 @@ Four measures, each the most defensible one we can compute for its case:
   MATLAB release's 125 photos (not downloadable), so values are not comparable with
   published NIQE figures; the photos the DCPT reproduction tests on (chelsea, coffee,
   rocket) are left out of it.
+
+:func:`choose_measure` picks one (the restorers call it), :data:`MEASURES` holds each one's
+name, unit, direction and scorer, and :func:`guarded` compares by it.
 """
 
 from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from iclr25._checks import check_choice
+from iclr25._checks import ImageBatch, check_choice
+from iclr25._choices import FALLBACKS, Fallback  # what guarded returns where ours is worse
 
-__all__ = ["FALLBACKS", "PRISTINE", "RestorationWarning", "check_fallback", "guarded", "niqe",
+__all__ = ["BLURS", "FALLBACKS", "MEASURES", "PRISTINE", "Fallback", "Measure", "MeasureSpec",
+           "RestorationWarning", "check_fallback", "choose_measure", "guarded", "niqe",
            "noise_sigma", "r2r_psnr", "reblur"]
 
-Fallback = Literal["none", "classical", "input"]
-FALLBACKS: tuple[str, ...] = ("none", "classical", "input")
+#: How the check scores an output (the module's docstring; :data:`MEASURES`).
+Measure = Literal["psnr", "r2r", "reblur", "niqe"]
+#: The degradations of a known blur family, whose classical restorer assumes a kernel
+#: (``iclr25.dcpt.baselines.psfs``): the re-blur measure reads them.
+BLURS = ("blur", "defocus")
 #: scikit-image photos the NIQE pristine model is fitted on (natural, sharp, noise-free).
 PRISTINE = ("astronaut", "motorcycle_left", "camera", "brick", "grass", "gravel", "coins")
 
@@ -73,21 +82,29 @@ class RestorationWarning(UserWarning):
     (one class per package, so each is documented once); catching this catches both."""
 
 
-def check_fallback(fallback: object, check: object, has_classical: bool = True,
-                   why: str = "") -> str:
-    """The checked ``fallback`` (before any work): a name in :data:`FALLBACKS`."""
-    check_choice(fallback, "fallback", FALLBACKS)
+def check_fallback(fallback: object, check: object, *, degradation: str | None = None,
+                   classical: Collection[str] | None = None, cli: bool = False) -> Fallback:
+    """The checked ``fallback`` (before any work): a name in :data:`FALLBACKS`.
+
+    Any fallback but "none" needs the check (the check chooses it); "classical" needs a
+    classical result: ``classical`` names the degradations that have one (None: every input
+    has one), ``degradation`` the input's. ``cli``: the message names the options as the
+    command line spells them (``--fallback``, ``--no-check``, ``--degradation``).
+    """
+    check_choice(fallback, "--fallback" if cli else "fallback", FALLBACKS)
     if not isinstance(check, bool):
         raise TypeError(f"check must be True or False, got {check!r}")
+    said = f"--fallback {fallback}" if cli else f"fallback={fallback!r}"
     if fallback != "none" and not check:
-        raise ValueError(f"fallback={fallback!r} needs check=True (the fallback is chosen by "
-                         "the check)")
-    if fallback == "classical" and not has_classical:
-        raise ValueError(f"fallback='classical': {why}")
-    return str(fallback)
+        raise ValueError(f"{said} needs the check, which chooses the fallback; drop "
+                         f"{'--no-check' if cli else 'check=False'}")
+    if fallback == "classical" and classical is not None and degradation not in classical:
+        raise ValueError(f"{said} needs {'--degradation' if cli else 'degradation'} with a "
+                         f"classical restorer ({', '.join(classical)}); got {degradation!r}")
+    return fallback  # type: ignore[return-value]  # checked above
 
 
-def check_reference(reference: object, like: torch.Tensor) -> torch.Tensor | None:
+def check_reference(reference: ImageBatch | None, like: torch.Tensor) -> torch.Tensor | None:
     """The checked ``reference`` images (or None): a batch of ``like``'s shape (B, C, H, W)."""
     if reference is None:
         return None
@@ -263,84 +280,162 @@ def reblur(x: torch.Tensor, psf: torch.Tensor) -> torch.Tensor:
 
 # --- the comparison ---------------------------------------------------------------------------
 
-_WHAT = {"psnr": ("PSNR against the reference", "dB", True),
-         "r2r": ("PSNR estimated without a reference (recorrupted-to-recorrupted)", "dB", True),
-         "reblur": ("PSNR of the output re-blurred against the input", "dB", True),
-         "niqe": ("NIQE, lower is better", "", False)}
+def choose_measure(reference: torch.Tensor | None, degradation: str | None) -> Measure:
+    """The measure :func:`guarded` scores with: PSNR against a ``reference`` where there is
+    one; else, by the ``degradation`` (None: unknown), the recorrupted-to-recorrupted
+    estimate for noise, the re-blurred PSNR for :data:`BLURS`, NIQE otherwise."""
+    if reference is not None:
+        return "psnr"
+    if degradation == "noise":
+        return "r2r"
+    return "reblur" if degradation in BLURS else "niqe"
+
+
+@dataclass
+class _Inputs:
+    """What a scorer reads besides the output: the input batch ``x`` (B, C, H, W), the
+    reference (or None) and the re-blur kernels; the input's noise σ is estimated once."""
+
+    x: torch.Tensor
+    reference: torch.Tensor | None
+    psfs: Sequence[torch.Tensor]
+
+    @functools.cached_property
+    def sigma(self) -> torch.Tensor:
+        return noise_sigma(self.x).cpu()
+
+
+#: ``score(out, f, inputs)``: (B,) scores of ``out = f(inputs.x)``; ``f`` is called again by
+#: the recorrupted-to-recorrupted estimate only.
+Scorer = Callable[[torch.Tensor, Restorer, _Inputs], torch.Tensor]
+
+
+def _psnr(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+    from iclr25.datasets.images import psnr
+
+    return psnr(out, inp.reference, reduction="none").cpu()
+
+
+def _r2r(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+    return r2r_psnr(f, inp.x, inp.sigma)
+
+
+def _reblur(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+    from iclr25.datasets.images import psnr
+
+    return torch.stack([psnr(reblur(out, k), inp.x, reduction="none").cpu()
+                        for k in inp.psfs]).amax(0)
+
+
+def _niqe(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+    return niqe(out)
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """One measure: the name the warning gives, its unit, whether higher is better, and its
+    scorer."""
+
+    name: str
+    unit: str
+    higher: bool
+    score: Scorer
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether score ``a`` is strictly better than ``b`` (False where either is NaN)."""
+        return a > b if self.higher else a < b
+
+
+MEASURES: dict[Measure, MeasureSpec] = {
+    "psnr": MeasureSpec("PSNR against the reference", "dB", True, _psnr),
+    "r2r": MeasureSpec("PSNR estimated without a reference (recorrupted-to-recorrupted)", "dB",
+                       True, _r2r),
+    "reblur": MeasureSpec("PSNR of the output re-blurred against the input", "dB", True,
+                          _reblur),
+    "niqe": MeasureSpec("NIQE, lower is better", "", False, _niqe),
+}
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One image's scores: ours, the input's, and the best classical result's (its name,
+    None without classical restorers)."""
+
+    ours: float
+    inp: float
+    best: str | None
+    cls: float
+
+    def below(self, spec: MeasureSpec) -> tuple[bool, bool]:
+        """Whether ours scores below (the best classical result, the input)."""
+        return (self.best is not None and spec.better(self.cls, self.ours),
+                spec.better(self.inp, self.ours))
+
+
+def _row(i: int, s_ours: torch.Tensor, s_in: torch.Tensor, s_cls: Mapping[str, torch.Tensor],
+         spec: MeasureSpec) -> _Row:
+    best = None
+    for k, s in s_cls.items():   # the first of the best, as the classical result
+        if best is None or spec.better(float(s[i]), float(s_cls[best][i])):
+            best = k
+    cls = float(s_cls[best][i]) if best is not None else float("nan")
+    return _Row(float(s_ours[i]), float(s_in[i]), best, cls)
+
+
+def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str) -> str:
+    """The warning for one image whose output scores below the classical result or the
+    input, saying what ``fallback`` returned."""
+    below_cls, below_in = row.below(spec)
+    u = f" {spec.unit}" if spec.unit else ""
+    parts = [f"ours {row.ours:.2f}{u}"]
+    if row.best is not None:
+        parts.append(f"classical {row.best} {row.cls:.2f}{u}")
+    parts.append(f"input {row.inp:.2f}{u}")
+    if fallback == "classical" and below_cls:
+        act = f"returned the classical {row.best} result (fallback='classical')"
+    elif fallback == "input" and below_in:
+        act = "returned the input unchanged (fallback='input')"
+    else:
+        alts = ([f"fallback='classical' returns the {row.best} result"] if below_cls else []) \
+            + (["fallback='input' returns the input"] if below_in else [])
+        act = "returned ours; " + " and ".join(alts)
+    return (f"{img} scores below the {'classical result' if below_cls else 'input'}"
+            f"{' and the input' if below_cls and below_in else ''} "
+            f"({spec.name}): {', '.join(parts)}; {act}")
 
 
 def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
-            classical: Mapping[str, Restorer], *, measure: str, fallback: str,
+            classical: Mapping[str, Restorer], *, measure: Measure, fallback: Fallback,
             reference: torch.Tensor | None = None, what: str = "restore",
             psfs: Sequence[torch.Tensor] = (), category: type[Warning] = RestorationWarning,
             stacklevel: int = 4) -> torch.Tensor:
     """Score ours, each classical result and the input; warn and fall back per image.
 
     ``x`` (B, 3, H, W) the input; ``ours = f(x)`` (``f`` is called again by ``r2r``);
-    ``psfs``: the candidate (k, k) kernels of ``"reblur"`` (the best-fitting one counts);
+    ``measure``: a key of :data:`MEASURES` (:func:`choose_measure`); ``psfs``: the
+    candidate (k, k) kernels of ``"reblur"`` (the best-fitting one counts);
     ``classical``: name -> restorer of a batch; the best-scoring one is "the classical
     result". Where ours scores below it or below the input, a :class:`RestorationWarning`
     gives the numbers; ``fallback`` "classical" then returns the classical result (where it
     scores above ours), "input" the input (where it scores above ours), "none" ours.
     """
-    name, unit, higher = _WHAT[measure]
+    spec = MEASURES[measure]
+    inp = _Inputs(x, reference, psfs)
     cands = {k: c(x) for k, c in classical.items()}
-    if measure == "psnr":
-        from iclr25.datasets.images import psnr
-
-        def score(out: torch.Tensor, fn: Restorer | None) -> torch.Tensor:
-            return psnr(out, reference, reduction="none").cpu()
-        s_in = score(x, None)
-    elif measure == "r2r":
-        sigma = noise_sigma(x).cpu()
-
-        def score(out: torch.Tensor, fn: Restorer | None) -> torch.Tensor:
-            return r2r_psnr(fn, x, sigma)
-        s_in = score(x, lambda b: b)
-    elif measure == "reblur":
-        from iclr25.datasets.images import psnr
-
-        def score(out: torch.Tensor, fn: Restorer | None) -> torch.Tensor:
-            return torch.stack([psnr(reblur(out, k), x, reduction="none").cpu()
-                                for k in psfs]).amax(0)
-        s_in = score(x, None)
-    else:
-        def score(out: torch.Tensor, fn: Restorer | None) -> torch.Tensor:
-            return niqe(out)
-        s_in = niqe(x)
-    s_ours = score(ours, f)
-    s_cls = {k: score(v, classical[k]) for k, v in cands.items()}
-    better = (lambda a, b: a > b) if higher else (lambda a, b: a < b)
+    s_in = spec.score(x, lambda b: b, inp)
+    s_ours = spec.score(ours, f, inp)
+    s_cls = {k: spec.score(v, classical[k], inp) for k, v in cands.items()}
     out = ours.clone()
     for i in range(len(x)):
-        best = None
-        for k, s in s_cls.items():
-            if best is None or better(float(s[i]), float(s_cls[best][i])):
-                best = k
-        below_cls = best is not None and better(float(s_cls[best][i]), float(s_ours[i]))
-        below_in = better(float(s_in[i]), float(s_ours[i]))
+        row = _row(i, s_ours, s_in, s_cls, spec)
+        below_cls, below_in = row.below(spec)
         if not (below_cls or below_in):
             continue
-        u = f" {unit}" if unit else ""
-        parts = [f"ours {float(s_ours[i]):.2f}{u}"]
-        if best is not None:
-            parts.append(f"classical {best} {float(s_cls[best][i]):.2f}{u}")
-        parts.append(f"input {float(s_in[i]):.2f}{u}")
         if fallback == "classical" and below_cls:
-            out[i] = cands[best][i].to(out)
-            act = f"returned the classical {best} result (fallback='classical')"
+            out[i] = cands[row.best][i].to(out)
         elif fallback == "input" and below_in:
             out[i] = x[i].to(out)
-            act = "returned the input unchanged (fallback='input')"
-        else:
-            alts = ([f"fallback='classical' returns the {best} result"] if below_cls else []) \
-                + (["fallback='input' returns the input"] if below_in else [])
-            act = "returned ours; " + " and ".join(alts)
         img = f"image {i}" if len(x) > 1 else "the output"
-        warnings.warn(f"{what}: {img} scores below the "
-                      f"{'classical result' if below_cls else 'input'}"
-                      f"{' and the input' if below_cls and below_in else ''} "
-                      f"({name}): {', '.join(parts)}; {act}",
-                      category, stacklevel=stacklevel)
+        warnings.warn(f"{what}: {_message(spec, row, img, fallback)}", category,
+                      stacklevel=stacklevel)
     return out
-

@@ -148,6 +148,41 @@ def _budget(text: str) -> float:
     return value
 
 
+def _draws(text: str | None, scale: Scale) -> int:
+    """``--draws``' value: a whole number from 1 to ``MAX_DRAWS`` (default 3 at full scale, 1
+    at quick), else exit 2 naming the option."""
+    from iclr25._scale import MAX_DRAWS
+
+    if text is None:
+        return scale.default_draws
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_DRAWS:
+        fail(f"--draws must be a whole number from 1 to {MAX_DRAWS}, got {text!r}")
+    return value
+
+
+_DRAWS_HELP = ("Independent draws of each experiment (seeds, testbeds, data): a claim is "
+               "judged on their mean and its standard error [default: 3 at full scale, 1 at "
+               "quick].")
+
+
+def _trends(path: Path | None) -> dict[str, str] | None:
+    """``--ladder``'s trends by claim id (None without it), else exit 2 naming the option."""
+    if path is None:
+        return None
+    from iclr25.ladder import read_ladder
+
+    if not path.is_file():
+        fail(f"--ladder {path} is not a file")
+    try:
+        return read_ladder(path)
+    except ValueError as exc:
+        fail(f"--ladder: {exc}")
+
+
 def _cluster(text: str | None, jobs: int | None) -> tuple[str | None, int]:
     """``--cluster`` checked against ``--jobs``: (address or None for local Ray, jobs)."""
     if text is None:
@@ -179,11 +214,11 @@ def _session(cluster: str | None, address: str | None) -> Any:
         yield ray
 
 
-def _lost(errors: list[str | None]) -> None:
-    """End the run with one line (exit 1) when the cluster connection was lost."""
-    from iclr25._cluster import LOST
+def _lost(lost: bool) -> None:
+    """End the run with one line (exit 1) when the engine lost tasks (a lost cluster)."""
+    from iclr25.runner import LOST
 
-    if any(LOST in (e or "") for e in errors):
+    if lost:
         typer.echo(f"error: {LOST}; the finished experiments are in the report", err=True)
         raise typer.Exit(1)
 
@@ -212,8 +247,9 @@ def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, job
         _forkserver.start()  # its imports run beside this process's, before torch's
     from iclr25 import claims
     from iclr25._checks import check_writable_dir
+    from iclr25.runner import default_threads
 
-    threads = claims.default_threads(jobs) if threads is None else threads
+    threads = default_threads(jobs) if threads is None else threads
     device = _device(device)
     registry = claims.discover()
     if not registry:
@@ -230,9 +266,19 @@ def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, job
     return selected, device, threads
 
 
-def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float]:
+def _progress_line(r: Any, scale: Scale, at: str) -> str:
+    """A judged claim as ``iclr25 reproduce`` prints it."""
+    from iclr25._format import num
+
+    verdict = f"smoke:{r.status}" if scale == Scale.quick else r.status
+    return (f"{verdict:>13}  {r.claim_id}  {num(r.measured)} ({r.direction} "
+            f"{num(r.threshold, 6)} {r.unit}){at}").rstrip()
+
+
+def _with_progress(total: int, scale: Scale, work: Any, draws: int = 1,
+                   ) -> tuple[Any, float, bool]:
     """``work(started, finished)`` under a progress bar on a terminal, a line per judged
-    claim; its value and the wall time."""
+    claim; its value, the wall time and whether the engine lost any task."""
     import time
 
     from rich.console import Console
@@ -240,6 +286,7 @@ def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float]:
 
     console = Console(stderr=True)
     start = time.perf_counter()
+    lost = []
     with Progress(TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                   console=console, disable=not console.is_terminal) as progress:
@@ -250,26 +297,31 @@ def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float]:
             names_running.append(exp.id)
             progress.update(task, description=", ".join(names_running))
 
-        def finished(rec: Any, results: list) -> None:
+        def finished(outcome: Any) -> None:
+            rec = outcome.record
+            lost.append(outcome.lost)
             names_running.remove(rec.id)
             progress.update(task, advance=1, description=", ".join(names_running))
-            at = f" (budget x{rec.budget:g}, seed {rec.seed})" if rec.budget != 1 else ""
-            for r in results:
-                measured = "-" if r.measured is None else f"{r.measured:.4g}"
-                verdict = f"smoke:{r.status}" if scale == Scale.quick else r.status
-                typer.echo(f"{verdict:>13}  {r.claim_id}  {measured} ({r.direction} "
-                           f"{r.threshold:g} {r.unit}){at}".rstrip())
+            at = f" (budget x{rec.budget:g})" if rec.budget != 1 else ""
+            at += f" (draw {rec.draw}, seed {rec.seed})" if rec.draw or draws > 1 else ""
+            for r in outcome.results:
+                typer.echo(_progress_line(r, scale, at))
 
         value = work(started, finished)
-    return value, time.perf_counter() - start
+    return value, time.perf_counter() - start, any(lost)
 
 
-def _count_line(results: list) -> str:
-    from iclr25.claims import STATUSES
+def _summary(results: list, scale: Scale, draws: int, path: Path) -> None:
+    """The run's end: each claim over its draws (when there were several), the count line and
+    where the report is."""
+    from iclr25.verdicts import count_line
 
-    n = {k: sum(r.status == k for r in results) for k in STATUSES}
-    return (f"{n['holds']} hold, {n['fails']} fail, {n['inconclusive']} inconclusive, "
-            f"{n['uninformative']} uninformative, {n['error']} errored")
+    if draws > 1:
+        for r in results:
+            typer.echo(_progress_line(r, scale, f" (mean of {draws} draws)"))
+    typer.echo(count_line([r.status for r in results])
+               + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
+    typer.echo(f"Report: {path}")
 
 
 @app.command()
@@ -289,42 +341,47 @@ def reproduce(
     budget: str = typer.Option("1", "--budget",
                                help="Multiply every experiment's training budget (steps, "
                                     "epochs, ...) by this, every arm and control alike (> 0)."),
+    draws: str = typer.Option(None, "--draws", help=_DRAWS_HELP),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 unless every claim holds."),
     cluster: str = typer.Option(None, "--cluster", help=_CLUSTER_HELP),
+    ladder_file: Path = typer.Option(None, "--ladder",
+                                     help="A ladder.json from `iclr25 ladder`: each claim's "
+                                          "trend joins its why in the report."),
 ) -> None:
     """Run the claims and write REPORT.md, results.json and figures to --out.
 
-    A run is reproducible given (seed, device, threads per experiment, budget); --jobs only
-    changes how many experiments run at once.
+    A run is reproducible given (seed, device, threads per experiment, budget, draws); --jobs
+    only changes how many experiments run at once.
     """
-    from iclr25 import claims
+    from iclr25 import claims, runner
     from iclr25.report import environment, previous_seconds, write_report
 
     k = _budget(budget)
+    n_draws = _draws(draws, scale)
+    trends = _trends(ladder_file)
     address, jobs = _cluster(cluster, jobs)
     threads = 1 if cluster is not None and threads is None else threads
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
     seconds = previous_seconds(out / "results.json", scale.value)  # longest first
     with _session(cluster, address) as ray:
-        (records, results), wall = _with_progress(
-            len({c.experiment.id for c in selected}), scale,
-            lambda started, finished: claims.run(
+        (records, results), wall, lost = _with_progress(
+            len({c.experiment.id for c in selected}) * n_draws, scale,
+            lambda started, finished: runner.run(
                 selected, scale, seed, out / "figures", device=device, on_experiment=started,
-                on_done=finished, jobs=jobs, threads=threads, budget=k, seconds=seconds,
-                cluster=ray))
+                on_done=finished, jobs=jobs, threads=threads, budget=k, draws=n_draws,
+                seconds=seconds, cluster=ray), n_draws)
 
     papers = claims.papers()
     env = environment(seed, scale.value, device, jobs=jobs, threads=threads, budget=k,
-                      cluster=cluster, wall_seconds=wall,
+                      draws=n_draws, cluster=cluster, wall_seconds=wall,
                       experiment_seconds=sum(r.seconds for r in records
                                              if r.seconds == r.seconds))
     path = write_report(records, results, out, env,
-                        {m: p for m, p in papers.items() if any(r.method == m for r in results)})
-    typer.echo(_count_line(results)
-               + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
-    typer.echo(f"Report: {path}")
-    _lost([r.error for r in results])
-    if strict and any(r.status != "holds" for r in results):
+                        {m: p for m, p in papers.items() if any(r.method == m for r in results)},
+                        trends)
+    _summary(results, scale, n_draws, path)
+    _lost(lost)
+    if strict and not all(r.holds for r in results):
         raise typer.Exit(1)
 
 
@@ -337,9 +394,9 @@ def ladder(
     scale: Scale = typer.Option(Scale.full, "--scale", help="quick or full."),
     out: Path = typer.Option(Path("ladder"), "--out", help="Ladder directory."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed of every rung (>= 0)."),
-    spread_seeds: int = typer.Option(2, "--spread-seeds",
-                                     help="Seeds run at the smallest budget to measure the "
-                                          "seed spread a trend must exceed (>= 1)."),
+    draws: str = typer.Option(None, "--draws", help=_DRAWS_HELP + " Each rung's standard "
+                                                                   "error is the spread a "
+                                                                   "trend must exceed."),
     device: str = typer.Option("cpu", "--device", help="cpu or cuda."),
     jobs: int = typer.Option(None, "--jobs", help="Runs at once, each in its own process "
                                                   "[default: 1]."),
@@ -351,31 +408,32 @@ def ladder(
     claim: would more compute close the gap?"""
     from iclr25.ladder import ladder_tasks, parse_budgets, run_ladder, write_ladder
     from iclr25.report import environment
+    from iclr25.runner import RunSpec
 
     try:
         ks = parse_budgets(budgets)
     except ValueError as exc:
         fail(exc)
-    if spread_seeds < 1:
-        fail(f"--spread-seeds must be >= 1, got {spread_seeds}")
+    n_draws = _draws(draws, scale)
     address, jobs = _cluster(cluster, jobs)
     threads = 1 if cluster is not None and threads is None else threads
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
-    n_tasks = len(ladder_tasks(selected, ks, seed, out, spread_seeds))
+    n_tasks = len(ladder_tasks(selected, ks, seed, out,
+                               RunSpec(scale, device, threads, draws=n_draws)))
     with _session(cluster, address) as ray:
-        result, wall = _with_progress(
+        result, wall, lost = _with_progress(
             n_tasks, scale,
             lambda started, finished: run_ladder(
                 selected, ks, scale, seed, out, device, jobs=jobs, threads=threads,
-                spread_seeds=spread_seeds, on_experiment=started, on_done=finished,
-                cluster=ray))
+                draws=n_draws, on_experiment=started, on_done=finished,
+                cluster=ray), n_draws)
     env = environment(seed, scale.value, device, jobs=jobs, threads=threads, cluster=cluster,
                       wall_seconds=wall)
     path = write_ladder(result, out, env)
     for cid, lc in result["claims"].items():
         typer.echo(f"{cid}: {lc['trend']}")
     typer.echo(f"Ladder: {path}")
-    _lost([rec.get("error") for rec in result["records"]])
+    _lost(lost)
 
 
 @app.command()
@@ -392,16 +450,7 @@ def report(
 
     if not results.is_file():
         fail(f"RESULTS {results} is not a file")
-    trends = None
-    if ladder_file is not None:
-        from iclr25.ladder import read_ladder
-
-        if not ladder_file.is_file():
-            fail(f"--ladder {ladder_file} is not a file")
-        try:
-            trends = read_ladder(ladder_file)
-        except ValueError as exc:
-            fail(f"--ladder: {exc}")
+    trends = _trends(ladder_file)
     try:
         env, records, claim_results, papers = read_results(results)
     except (ValueError, KeyError, TypeError) as exc:

@@ -1,15 +1,18 @@
 """Budget ladders: would more compute close the gap?
 
-``iclr25 ladder NAMES --budgets 0.5,1,2,4`` runs each selected experiment once per training
-budget (:meth:`iclr25.claims.Setting.scaled`) and, at the smallest budget, on ``spread_seeds``
-seeds to measure how far a claim's figure moves by the seed alone. Each claim then gets one
-trend by :func:`trend`, a rule fixed here and tested:
+``iclr25 ladder NAMES --budgets 0.5,1,2,4`` runs each selected experiment on ``draws``
+independent draws per training budget (:meth:`iclr25.claims.Setting.scaled`); each rung is
+judged over its draws (:func:`iclr25.verdicts.combine`), and the largest standard error over
+the rungs is the spread a trend must exceed. Each claim then gets one trend by :func:`trend`,
+a rule fixed here and tested:
 
 - ``holds throughout``: the figure meets the threshold at every budget;
 - ``crosses at K=k``: it meets the threshold from budget ``k`` on, and not below;
+- ``stops holding at K=k``: it meets the threshold below budget ``k`` and misses from ``k`` on;
 - ``approaching`` / ``receding``: the least-squares line of the shortfall against log budget
-  moves toward / away from the threshold, over the ladder, by more than the seed spread;
-- ``flat``: it moves by no more than the seed spread.
+  moves toward / away from the threshold, over the ladder, by more than the spread; an
+  approaching line gives the budget where it would cross (``crossing near K≈k``);
+- ``flat``: it moves by no more than the spread.
 
 ``ladder.json`` keeps every run's claims and records at full precision; ``LADDER.md`` shows a
 table per claim and one figure each: the claim's figure and each arm's value against the
@@ -18,6 +21,7 @@ budget (log axis), the threshold as a line.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -25,17 +29,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iclr25.claims import (
-    Claim,
-    ClaimResult,
-    Scale,
+from iclr25 import verdicts
+from iclr25._format import md_table, num, sign
+from iclr25.claims import Claim, Scale, check_budget, meets
+from iclr25.runner import (
+    Outcome,
+    RunSpec,
     Task,
     _grouped,
-    check_budget,
+    default_draws,
+    default_threads,
+    engine_for,
+    judged,
     run_tasks,
 )
+from iclr25.verdicts import ClaimResult
 
-__all__ = ["Rung", "ladder_tasks", "parse_budgets", "read_ladder", "run_ladder", "trend",
+__all__ = ["LadderClaim", "ladder_tasks", "parse_budgets", "read_ladder", "run_ladder", "trend",
            "write_ladder"]
 
 
@@ -66,7 +76,12 @@ def trend(budgets: Sequence[float], values: Sequence[float | None], threshold: f
     """The ladder's verdict on one claim: see the module docstring for the rule.
 
     ``values[i]`` is the claim's figure at ``budgets[i]`` (None or NaN: the run gave none);
-    ``spread`` is how far the figure moved across seeds at one budget (>= 0).
+    ``spread`` is how far the figure moves by the draw alone at one budget (>= 0).
+
+    >>> trend([1, 2, 4], [0.9, 0.8, 0.6], 0.7, ">=", 0.0)
+    'stops holding at K=4'
+    >>> trend([1, 2, 4], [0.4, 0.5, 0.6], 0.7, ">=", 0.01)
+    'approaching (crossing near K≈8)'
     """
     pts = [(b, float(v)) for b, v in zip(budgets, values, strict=True)
            if v is not None and math.isfinite(v)]
@@ -74,15 +89,15 @@ def trend(budgets: Sequence[float], values: Sequence[float | None], threshold: f
         return f"no trend ({len(pts)} usable rung{'s' * (len(pts) != 1)})"
     pts.sort()
 
-    def meets(v: float) -> bool:
-        return v >= threshold if direction == ">=" else v <= threshold
-
-    ok = [meets(v) for _, v in pts]
+    ok = [meets(v, threshold, direction) for _, v in pts]
     if all(ok):
         return "holds throughout"
     if ok[-1]:
         first = max(i for i, m in enumerate(ok) if not m) + 1
         return f"crosses at K={pts[first][0]:g}"
+    if any(ok):
+        last = max(i for i, m in enumerate(ok) if m)
+        return f"stops holding at K={pts[last + 1][0]:g}"
     # shortfall: how far the figure is from the threshold, positive when short of it
     xs = [math.log2(b) for b, _ in pts]
     ys = [(threshold - v) if direction == ">=" else (v - threshold) for _, v in pts]
@@ -91,24 +106,20 @@ def trend(budgets: Sequence[float], values: Sequence[float | None], threshold: f
              / sum((x - mx) ** 2 for x in xs))
     moved = -slope * (xs[-1] - xs[0])  # > 0: toward the threshold
     if moved > spread:
-        return "approaching"
+        # where the fitted shortfall reaches 0: log2 K = mx - my / slope
+        at = mx - my / slope
+        if at > 30:  # past a billion times the budget: no crossing worth naming
+            return "approaching (no crossing within K=2^30)"
+        return f"approaching (crossing near K≈{float(f'{2 ** at:.2g}'):g})"
     if moved < -spread:
         return "receding"
     return "flat"
 
 
 @dataclass
-class Rung:
-    """One claim's figure and arms at one budget and seed."""
-
-    budget: float
-    seed: int
-    result: ClaimResult
-
-
-@dataclass
 class LadderClaim:
-    """A claim's ladder: its rungs, seed spread and trend."""
+    """A claim's ladder: its figure per budget (the mean over the rung's draws), the arms,
+    the draw spread and the trend; ``rungs`` keeps each budget's combined result."""
 
     claim_id: str
     threshold: float
@@ -118,7 +129,7 @@ class LadderClaim:
     values: list[float | None]
     arms: dict[str, list[float | None]]
     spread: float
-    spread_seeds: list[int]
+    draws: int
     trend: str
     trains: bool = True
     rungs: list[dict[str, Any]] = field(default_factory=list)
@@ -137,74 +148,74 @@ def _arms(r: ClaimResult) -> dict[str, float | None]:
 
 
 def ladder_tasks(selected: Sequence[Claim], budgets: Sequence[float], seed: int, out: Path,
-                 spread_seeds: int = 2) -> list[Task]:
-    """The runs a ladder makes: each experiment at every budget, and on ``spread_seeds`` seeds
-    at the smallest; an experiment whose Setting declares no budget fields runs once."""
+                 spec: RunSpec) -> list[Task]:
+    """The runs a ladder makes: each experiment's ``spec.draws`` draws at every budget; an
+    experiment whose Setting declares no budget fields runs at one budget. Each runs as
+    ``spec`` says, at its own budget."""
     budgets = tuple(sorted(check_budget(b, "--budgets") for b in budgets))
-    if not isinstance(spread_seeds, int) or spread_seeds < 1:
-        raise ValueError(f"spread_seeds must be an integer >= 1, got {spread_seeds!r}")
     tasks = []
     for exp, cs in _grouped(selected).values():
-        trains = bool(type(exp.full).budget_fields)
-        rungs = budgets if trains else (1.0,)  # a budget changes nothing: one run
-        seeds_low = range(seed, seed + (spread_seeds if trains else 1))
+        rungs = budgets if type(exp.full).budget_fields else (1.0,)  # nothing trains: one
         for b in rungs:
-            for s in (seeds_low if b == rungs[0] else (seed,)):
-                tasks.append(Task(exp, tuple(cs), s, b, Path(out) / "figures" / f"K{b:g}-s{s}"))
+            tasks += [Task(exp, tuple(cs), seed, Path(out) / "figures" / f"K{b:g}",
+                           dataclasses.replace(spec, budget=b), d) for d in range(spec.draws)]
     return tasks
 
 
 def run_ladder(selected: Sequence[Claim], budgets: Sequence[float], scale: Scale, seed: int,
                out: Path, device: str = "cpu", *, jobs: int = 1, threads: int | None = None,
-               spread_seeds: int = 2, on_experiment: Any = None, on_done: Any = None,
+               draws: int | None = None, on_experiment: Any = None, on_done: Any = None,
                cluster: Any = None) -> dict[str, Any]:
     """Run the :func:`ladder_tasks` of ``selected`` and return the ladder.
 
-    The seed spread is measured at the smallest budget on seeds ``seed .. seed +
-    spread_seeds - 1``. Tasks go to up to ``jobs`` worker processes at once, or to the Ray
-    ``cluster`` (see :func:`iclr25.claims.run_tasks`).
+    Each rung is judged over its ``draws`` draws (default :func:`iclr25.runner.default_draws`
+    of the scale). ``jobs`` and ``cluster`` pick the engine and ``threads`` each run's torch
+    threads (see :func:`iclr25.runner.run`); ``on_done`` receives each
+    :class:`iclr25.runner.Outcome`.
     """
     budgets = tuple(sorted(check_budget(b, "--budgets") for b in budgets))
-    tasks = ladder_tasks(selected, budgets, seed, out, spread_seeds)
-    done = run_tasks(tasks, scale, device, on_experiment, jobs=jobs, threads=threads,
-                     on_done=on_done, cluster=cluster)
-    rungs_by_claim: dict[str, list[Rung]] = {}
-    records = []
-    for t, (rec, results) in zip(tasks, done, strict=True):
-        records.append(rec.to_dict())
-        for r in results:
-            rungs_by_claim.setdefault(r.claim_id, []).append(Rung(t.budget, t.seed, r))
-    claims_out = {c.id: _ladder_claim(c, rungs_by_claim[c.id], seed) for c in selected}
+    engine = engine_for(jobs, cluster)
+    spec = RunSpec(scale, device, default_threads(jobs) if threads is None else threads,
+                   draws=default_draws(scale) if draws is None else draws)
+    tasks = ladder_tasks(selected, budgets, seed, out, spec)
+    done = run_tasks(tasks, engine, on_experiment, on_done=on_done)
+    records = [o.record.to_dict() for o in done]
+    by_budget: dict[float, list[Outcome]] = {}
+    for t, o in zip(tasks, done, strict=True):
+        by_budget.setdefault(t.spec.budget, []).append(o)
+    rungs: dict[str, list[ClaimResult]] = {}
+    for b in sorted(by_budget):
+        ran = {r.claim_id for o in by_budget[b] for r in o.results}
+        for r in judged([c for c in selected if c.id in ran], by_budget[b]):
+            rungs.setdefault(r.claim_id, []).append(r)
+    claims_out = {c.id: _ladder_claim(c, rungs[c.id], spec.draws) for c in selected}
     return {"scale": Scale(scale).value, "seed": seed, "device": device,
-            "budgets": list(budgets), "spread_seeds": spread_seeds,
+            "budgets": list(budgets), "draws": spec.draws,
             "claims": {k: v.__dict__ for k, v in claims_out.items()}, "records": records}
 
 
-def _ladder_claim(c: Claim, rungs: list[Rung], seed: int) -> LadderClaim:
+def _ladder_claim(c: Claim, rungs: list[ClaimResult], draws: int) -> LadderClaim:
     trains = bool(type(c.experiment.full).budget_fields)
-    main = sorted((r for r in rungs if r.seed == seed), key=lambda r: r.budget)
-    budgets = [r.budget for r in main]
-    values = [r.result.measured for r in main]
-    low = [r.result.measured for r in rungs if r.budget == budgets[0]]
-    low = [v for v in low if v is not None and math.isfinite(v)]
-    spread = (max(low) - min(low)) if len(low) > 1 else 0.0
+    rungs = sorted(rungs, key=lambda r: r.budget)
+    budgets = [r.budget for r in rungs]
+    values = [r.measured for r in rungs]
+    spread = max((r.se for r in rungs if r.se is not None and math.isfinite(r.se)),
+                 default=0.0)
     names: list[str] = []
-    for r in main:
-        names += [n for n in _arms(r.result) if n not in names]
-    arms = {n: [_arms(r.result).get(n) for r in main] for n in names}
+    for r in rungs:
+        names += [n for n in _arms(r) if n not in names]
+    arms = {n: [_arms(r).get(n) for r in rungs] for n in names}
     if trains:
         label = trend(budgets, values, c.threshold, c.direction, spread)
     else:
         label = "no budget (nothing in the experiment trains)"
     # the trend reads the figure alone: say where a verdict could not stand on it
-    for status in ("inconclusive", "uninformative", "error"):
-        at = [f"{r.budget:g}" for r in main if r.result.status == status]
-        if at:
-            label += f"; {status} at K={', '.join(at)}"
+    for v in verdicts.VERDICTS:
+        at = [f"{r.budget:g}" for r in rungs if r.status == v.name]
+        if at and not v.on_figure:
+            label += f"; {v.name} at K={', '.join(at)}"
     return LadderClaim(c.id, c.threshold, c.direction, c.unit, budgets, values, arms, spread,
-                       sorted({r.seed for r in rungs if r.budget == budgets[0]}), label, trains,
-                       [{"budget": r.budget, "seed": r.seed, **r.result.to_dict()}
-                        for r in rungs])
+                       draws, label, trains, [r.to_dict() for r in rungs])
 
 
 def _figure(name: str, lc: dict[str, Any], path: Path) -> None:
@@ -216,8 +227,7 @@ def _figure(name: str, lc: dict[str, Any], path: Path) -> None:
     left.plot(b, [math.nan if v is None else v for v in lc["values"]], "o-", color="k",
               label="claim's figure")
     left.axhline(lc["threshold"], color="tab:red", ls="--",
-                 label=f"threshold {'≥' if lc['direction'] == '>=' else '≤'} "
-                       f"{lc['threshold']:g}")
+                 label=f"threshold {sign(lc['direction'])} {num(lc['threshold'], 6)}")
     left.set_title(f"{name}: {lc['trend']}", fontsize=9, loc="left")
     left.set_ylabel(lc["unit"] or "figure")
     for arm, vals in lc["arms"].items():
@@ -243,40 +253,36 @@ def write_ladder(ladder: dict[str, Any], out: Path, env: dict[str, Any] | None =
              f"{len(ladder['claims'])} claims at scale `{ladder['scale']}`, seed "
              f"{ladder['seed']}, device {ladder['device']}, budgets "
              f"{', '.join(f'{b:g}' for b in ladder['budgets'])} (× each Setting's budget "
-             f"fields); seed spread from {ladder['spread_seeds']} seed(s) at the smallest "
-             f"budget.", ""]
+             f"fields); {ladder['draws']} draw(s) per rung, the spread the largest standard "
+             f"error of a rung's mean.", ""]
     if env and env.get("wall_seconds") is not None:
         lines += [f"Wall time {env['wall_seconds']:.0f} s with {env.get('jobs', 1)} job(s) of "
                   f"{env.get('threads', '?')} thread(s).", ""]
-    lines += ["| claim | trend | " + " | ".join(f"K={b:g}" for b in ladder["budgets"])
-              + " | spread | threshold |",
-              "|---|---|" + "---|" * len(ladder["budgets"]) + "---|---|"]
+    ks = [f"K={b:g}" for b in ladder["budgets"]]
+    rows = []
     for cid, lc in ladder["claims"].items():
         by_b = dict(zip(lc["budgets"], lc["values"], strict=True))
         # an experiment that trains nothing ran once: its figure stands for every budget
-        cells = [_num(by_b.get(b) if lc["trains"] else lc["values"][0])
-                 for b in ladder["budgets"]]
-        lines.append(f"| `{cid}` | {lc['trend']} | " + " | ".join(cells)
-                     + f" | {_num(lc['spread'])} | "
-                     f"{'≥' if lc['direction'] == '>=' else '≤'} {lc['threshold']:g} |")
+        cells = [by_b.get(b) if lc["trains"] else lc["values"][0] for b in ladder["budgets"]]
+        rows.append([f"`{cid}`", lc["trend"], *_rung(cells), _rung([lc["spread"]])[0],
+                     f"{sign(lc['direction'])} {num(lc['threshold'], 6)}"])
+    lines += md_table(["claim", "trend", *ks, "spread", "threshold"], rows)
     (out / "figures").mkdir(exist_ok=True)
     for cid, lc in ladder["claims"].items():
-        fig = out / "figures" / f"ladder.{cid}.png"
-        _figure(cid, lc, fig)
+        _figure(cid, lc, out / "figures" / f"ladder.{cid}.png")
         lines += ["", f"## `{cid}`: {lc['trend']}", ""]
-        lines += ["| arm | " + " | ".join(f"K={b:g}" for b in lc["budgets"]) + " |",
-                  "|---|" + "---|" * len(lc["budgets"])]
-        lines.append("| claim's figure | " + " | ".join(_num(v) for v in lc["values"]) + " |")
-        for arm, vals in lc["arms"].items():
-            lines.append(f"| {arm} | " + " | ".join(_num(v) for v in vals) + " |")
+        lines += md_table(["arm", *(f"K={b:g}" for b in lc["budgets"])],
+                          [["claim's figure", *_rung(lc["values"])],
+                           *([arm, *_rung(vals)] for arm, vals in lc["arms"].items())])
         lines += ["", f"![{cid}](figures/ladder.{cid}.png)"]
     path = out / "LADDER.md"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def _num(v: Any) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+def _rung(values: Sequence[Any]) -> list[Any]:
+    """Figures of rungs for :func:`md_table`: a NaN (a rung that gave none) shown as ``-``."""
+    return [None if isinstance(v, float) and math.isnan(v) else v for v in values]
 
 
 def read_ladder(path: Path) -> dict[str, str]:

@@ -20,9 +20,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from iclr25.claims import STATUSES, ClaimResult, ExperimentRecord, Paper, strongest_competitor, why
+from iclr25 import verdicts
+from iclr25._format import cell, md_table, num, sign, with_unit
+from iclr25.claims import Paper
+from iclr25.runner import ExperimentRecord
+from iclr25.verdicts import ClaimResult, brief, strongest_competitor, why
 
-__all__ = ["environment", "previous_seconds", "read_results", "summary_figure", "write_report"]
+__all__ = ["environment", "method_lines", "previous_seconds", "read_results", "summary_figure",
+           "summary_table", "write_report"]
 
 _CORE = ("torch", "numpy", "scipy", "scikit-learn", "networkx", "safetensors", "typer", "rich",
          "matplotlib")
@@ -72,48 +77,41 @@ def environment(seed: int, scale: str, device: str = "cpu", **run: Any) -> dict[
     }
 
 
-# --- formatting --------------------------------------------------------------------------------
-
-def _fmt(v: Any) -> str:
-    """A cell: floats to 4 significant figures, lists shortened, text escaped for a table."""
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v) or math.isinf(v):
-            return str(v)
-        return f"{v:.4g}"
-    if isinstance(v, (list, tuple)):
-        shown = ", ".join(_fmt(x) for x in v[:8])
-        return f"[{shown}{', ...' if len(v) > 8 else ''}]"
-    return str(v).replace("|", "\\|").replace("\n", " ")
-
-
-def _with_unit(v: Any, unit: str) -> str:
-    return f"{_fmt(v)} {unit}".rstrip() if unit and v is not None else _fmt(v)
-
-
-_VERDICT = {"holds": "holds", "fails": "**fails**", "inconclusive": "*inconclusive*",
-            "uninformative": "*uninformative*", "error": "**error**"}
-_COLOUR = {"holds": "tab:green", "fails": "tab:red", "inconclusive": "tab:gray",
-           "uninformative": "tab:orange", "error": "tab:red"}
 _SMOKE = ("Quick scale is a smoke test: it checks that each pipeline runs end to end on tiny "
           "budgets, not whether the paper's claim holds; verdicts are marked `smoke:`. Run "
           "`iclr25 reproduce --scale full` for the evidence.")
-_SIGN = {">=": "≥", "<=": "≤"}
-
-
-def _table(columns: list[str], rows: list[list[Any]]) -> list[str]:
-    out = ["| " + " | ".join(_fmt(c) for c in columns) + " |",
-           "|" + "---|" * len(columns)]
-    out += ["| " + " | ".join(_fmt(c) for c in r) + " |" for r in rows]
-    return out
 
 
 # --- the summary chart -------------------------------------------------------------------------
+
+def _panel(ax: Any, r: ClaimResult) -> None:
+    """One claim's panel: the threshold, the holding side shaded, the figure coloured by its
+    verdict, each draw with the mean ± one SE, the trivial arm, both arms in the title."""
+    draws = [v for v in r.draws if v is not None and math.isfinite(v)]
+    trivial = [t for t in (r.trivial_value,) if t is not None and math.isfinite(t)]
+    lo, hi = min(r.measured, r.threshold, *draws, *trivial), max(
+        r.measured, r.threshold, *draws, *trivial)
+    pad = 0.25 * (hi - lo) or 0.25 * max(abs(r.threshold), 1e-3)
+    left, right = lo - pad, hi + pad
+    ax.set_xlim(left, right)
+    ax.axvspan(*((r.threshold, right) if r.direction == ">=" else (left, r.threshold)),
+               color="tab:green", alpha=0.12)
+    ax.axvline(r.threshold, color="k", lw=1)
+    colour = verdicts.verdict(r.status).colour
+    if len(draws) > 1:  # the draw spread: each draw, and the mean ± one SE
+        ax.plot(draws, [0.25] * len(draws), "|", color=colour, ms=9)
+        ax.errorbar([r.measured], [0], xerr=[r.se or 0.0], color=colour, capsize=3)
+    ax.plot([r.measured], [0], "o", color=colour, ms=8)
+    if trivial:
+        ax.plot(trivial, [-0.25], "x", color="k", ms=7)
+    ax.set_ylim(-0.6, 0.6)
+    ax.set_yticks([])
+    base = "" if r.ours is None else (
+        f"  (ours {num(r.ours, 3)} vs baseline {num(r.baseline_value, 3)})")
+    ax.set_title(r.claim_id + base, fontsize=8, loc="left")
+    ax.set_xlabel(r.unit or r.metric, fontsize=7)
+    ax.tick_params(labelsize=7)
+
 
 def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
     """One small panel per claim: the measured value against its threshold, in the claim's unit.
@@ -130,7 +128,7 @@ def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
     cols = 3
     rows = math.ceil(len(ran) / cols)
     # margins fixed in inches (the fonts are fixed): tight layouts would draw the figure twice more
-    width, height, top, bottom, gap, side = 4.2 * cols, 1.05 * rows + 0.3, 0.6, 0.4, 0.55, 0.3
+    width, height, top, bottom, gap, side = 4.2 * cols, 1.05 * rows + 0.5, 0.8, 0.4, 0.55, 0.3
     ax_h = (height - top - bottom - gap * (rows - 1)) / rows
     ax_w = (width - 2 * side - side * (cols - 1)) / cols
     fig = Figure(figsize=(width, height))
@@ -138,30 +136,19 @@ def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
                         top=1 - top / height, hspace=gap / ax_h, wspace=side / ax_w)
     axes = fig.subplots(rows, cols, squeeze=False)
     for ax, r in zip(axes.flat, ran, strict=False):
-        lo, hi = sorted((r.measured, r.threshold))
-        pad = 0.25 * (hi - lo) or 0.25 * max(abs(r.threshold), 1e-3)
-        left, right = lo - pad, hi + pad
-        ax.set_xlim(left, right)
-        if r.direction == ">=":
-            ax.axvspan(r.threshold, right, color="tab:green", alpha=0.12)
-        else:
-            ax.axvspan(left, r.threshold, color="tab:green", alpha=0.12)
-        ax.axvline(r.threshold, color="k", lw=1)
-        ax.plot([r.measured], [0], "o", color=_COLOUR[r.status], ms=8)
-        ax.set_yticks([])
-        ax.set_title(r.claim_id, fontsize=8, loc="left")
-        ax.set_xlabel(r.unit or r.metric, fontsize=7)
-        ax.tick_params(labelsize=7)
+        _panel(ax, r)
     for ax in list(axes.flat)[len(ran):]:
         ax.set_visible(False)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    shown = [k for k in STATUSES if any(r.status == k for r in ran)]
-    handles = [Line2D([], [], ls="", marker="o", color=_COLOUR[k], label=k) for k in shown]
-    handles += [Line2D([], [], color="k", lw=1, label="threshold"),
+    shown = [v for v in verdicts.VERDICTS if any(r.status == v.name for r in ran)]
+    handles = [Line2D([], [], ls="", marker="o", color=v.colour, label=v.name) for v in shown]
+    handles += [Line2D([], [], ls="", marker="|", color="k", label="each draw (± SE bar)"),
+                Line2D([], [], ls="", marker="x", color="k", label="trivial arm"),
+                Line2D([], [], color="k", lw=1, label="threshold"),
                 Patch(color="tab:green", alpha=0.12, label="side where the claim holds")]
-    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8,
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 5), fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, 1 - 0.05 / height))
     fig.savefig(path, dpi=100)
     return path
@@ -183,35 +170,55 @@ def _paper_lines(p: dict[str, Any] | None, method: str) -> list[str]:
             f"{p['authors']}. {p['venue']}. " + " · ".join(links), ""]
 
 
-def _experiment_lines(rec: ExperimentRecord) -> list[str]:
+def _per_draw_lines(recs: list[ExperimentRecord]) -> list[str]:
+    """The scalars of every draw side by side (their tables are draw 0's, in the next lines)."""
+    names = [n for n, _, _ in recs[0].scalars]
+    by = [{n: v for n, v, _ in r.scalars} for r in recs]
+    units = {n: u for n, _, u in recs[0].scalars}
+    head = ["quantity", *(f"draw {r.draw} (seed {r.seed})" for r in recs), "unit"]
+    return [f"Per draw ({len(recs)} draws; the tables and figures below are draw 0's):", "",
+            *md_table(head, [[n, *(b.get(n) for b in by), units[n]] for n in names]), ""]
+
+
+def _experiment_lines(recs: list[ExperimentRecord], depth: int = 3) -> list[str]:
+    """An experiment's section: its setting and, for each draw, its evidence."""
+    rec = recs[0]
     threads = f", {rec.threads} thread{'s' * (rec.threads != 1)}" if rec.threads else ""
-    lines = [f"### Experiment `{rec.id}` ({rec.seconds:.1f} s, {rec.device}{threads})", ""]
+    secs = sum(r.seconds for r in recs)
+    draws = f", {len(recs)} draws" if len(recs) > 1 else ""
+    lines = [f"{'#' * depth} Experiment `{rec.id}` ({secs:.1f} s, {rec.device}{threads}{draws})",
+             ""]
     if rec.deviations:
         lines += ["Deviations from the paper's experiment:", ""]
-        lines += [f"- {_fmt(d)}" for d in rec.deviations]
+        lines += [f"- {cell(d)}" for d in rec.deviations]
         lines.append("")
     if rec.setting:
         lines += ["Setting:", ""]
-        lines += _table(["parameter", "value"], [[k, v] for k, v in rec.setting.items()]
+        lines += md_table(["parameter", "value"], [[k, v] for k, v in rec.setting.items()]
                         + [["budget (× the budget fields)", rec.budget]])
         lines.append("")
-    if rec.scalars:
-        lines += _table(["quantity", "value", "unit"],
+    if len(recs) > 1 and rec.scalars:
+        lines += _per_draw_lines(recs)
+    elif rec.scalars:
+        lines += md_table(["quantity", "value", "unit"],
                         [[n, v, u] for n, v, u in rec.scalars])
         lines.append("")
     for t in rec.tables:
-        lines += [f"*{_fmt(t['title'])}*", ""]
-        lines += _table(t["columns"], t["rows"])
+        lines += [f"*{cell(t['title'])}*", ""]
+        lines += md_table(t["columns"], t["rows"])
         lines.append("")
     for fig in rec.figures:
         lines += [f"![{Path(fig).stem}]({Path(fig).as_posix()})", ""]
-    if rec.error:
-        lines += ["The experiment raised:", "", "```", rec.error.rstrip(), "```", ""]
+    for r in recs:
+        if r.error:
+            lines += [f"Draw {r.draw} (seed {r.seed}) raised:" if len(recs) > 1 else
+                      "The experiment raised:", "", "```", r.error.rstrip(), "```", ""]
     return lines
 
 
 def _verdict(r: ClaimResult, quick: bool) -> str:
-    return f"smoke: {_VERDICT[r.status]}" if quick else _VERDICT[r.status]
+    label = verdicts.verdict(r.status).label
+    return f"smoke: {label}" if quick else label
 
 
 def _versus(r: ClaimResult) -> str:
@@ -219,37 +226,112 @@ def _versus(r: ClaimResult) -> str:
     if r.baseline is None:
         return "-"
     if r.ours is None or r.baseline_value is None:
-        return f"vs {_fmt(r.baseline)}"
-    return f"ours {_fmt(r.ours)} vs {_fmt(r.baseline)} {_fmt(r.baseline_value)}"
+        return f"vs {cell(r.baseline)}"
+    return f"ours {cell(r.ours)} vs {cell(r.baseline)} {cell(r.baseline_value)}"
 
 
 def _claim_lines(r: ClaimResult, quick: bool, trend: str | None = None) -> list[str]:
     lines = [f"- **`{r.claim_id}`** {r.sentence}",
-             f"  {r.metric}: measured {_with_unit(r.measured, r.unit)}, threshold "
-             f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} "
+             f"  {r.metric}: measured {with_unit(r.measured, r.unit)}, threshold "
+             f"{sign(r.direction)} {with_unit(r.threshold, r.unit)} "
              f"({_verdict(r, quick).replace('*', '')}); paper: {r.paper_figure}."]
+    if len(r.draws) > 1:
+        lines.append(f"  Per draw: {', '.join(cell(v) for v in r.draws)} (mean "
+                     f"{cell(r.measured)} ± {cell(r.se)} SE)" + (
+                         f"; ours {', '.join(cell(v) for v in r.ours_draws)}, baseline "
+                         f"{', '.join(cell(v) for v in r.baseline_draws)}."
+                         if r.ours is not None else "."))
     if r.baseline is not None:
-        lines.append(f"  Baseline: {_fmt(r.baseline)}" + (
-            f"; ours {_fmt(r.ours)}, baseline {_fmt(r.baseline_value)}."
+        lines.append(f"  Baseline: {cell(r.baseline)}" + (
+            f"; ours {cell(r.ours)}, baseline {cell(r.baseline_value)}."
             if r.ours is not None else "."))
     strong = strongest_competitor(r)
     if strong is not None:
-        lines.append(f"  Strongest competitor: {_fmt(strong[0])} {_fmt(strong[1])} "
-                     f"(ours {_fmt(r.ours if r.ours is not None else r.measured)}).")
+        lines.append(f"  Strongest competitor: {cell(strong[0])} {cell(strong[1])} "
+                     f"(ours {cell(r.ours if r.ours is not None else r.measured)}).")
     if r.trivial_doc is not None:
         lines.append(f"  Trivial arm ({r.trivial_doc.rstrip('.')}): "
-                     f"{_with_unit(r.trivial_value, r.unit)}.")
+                     f"{with_unit(r.trivial_value, r.unit)}.")
     if r.control_doc is not None:
-        read = ", ".join(f"{k} = {_fmt(v)}" for k, v in r.control_read.items())
+        read = ", ".join(f"{k} = {cell(v)}" for k, v in r.control_read.items())
         state = {True: "passed", False: "**failed**", None: "not evaluated"}[r.control_ok]
         doc = r.control_doc.rstrip()
         doc += "" if doc.endswith((".", "!", "?")) else "."
-        lines.append(f"  Control ({state}): {doc}" + (f" Read: {read}." if read else ""))
+        # a failed control's reading is the why's, printed there once
+        lines.append(f"  Control ({state}): {doc}" + (
+            f" Read: {read}." if read and r.control_ok is not False else ""))
     reason = why(r, trend)
     if reason is not None:
         lines.append(f"  Why: {reason}")
     if r.error and not r.error.startswith("experiment "):
         lines += ["", "  ```", *("  " + ln for ln in r.error.rstrip().splitlines()), "  ```"]
+    return lines
+
+
+def summary_table(experiments: list[ExperimentRecord], results: list[ClaimResult],
+                  quick: bool, trends: dict[str, str] | None = None) -> list[str]:
+    """The report's table of claims: one row each with its cause in a few words (joined by
+    its ladder trend from ``trends``), an experiment's seconds (over its draws) on its first
+    claim."""
+    trends = trends or {}
+    lines = ["| claim | measured | vs | threshold | verdict | why | seconds |",
+             "|---|---|---|---|---|---|---|"]
+    seconds: dict[str, float] = {}
+    for e in experiments:
+        seconds[e.id] = seconds.get(e.id, 0.0) + e.seconds
+    shown: set[str] = set()
+    for r in results:
+        secs = "shared" if r.experiment in shown else f"{seconds.get(r.experiment, 0.0):.1f}"
+        shown.add(r.experiment)
+        lines.append(f"| `{r.claim_id}` | {with_unit(r.measured, r.unit)} | {_versus(r)} | "
+                     f"{sign(r.direction)} {with_unit(r.threshold, r.unit)} | "
+                     f"{_verdict(r, quick)} | {cell(brief(r, trends.get(r.claim_id)))} | "
+                     f"{secs} |")
+    return lines
+
+
+def method_lines(method: str, experiments: list[ExperimentRecord], results: list[ClaimResult],
+                 quick: bool, trends: dict[str, str] | None = None, depth: int = 3) -> list[str]:
+    """One method's section of the report, below its paper line: its claims (each with its
+    why, joined by its ladder trend from ``trends``), then its experiments under headings of
+    level ``depth`` (the report's 3; a page that nests it deeper passes more).
+    """
+    trends = trends or {}
+    rs = [r for r in results if r.method == method]
+    lines = ["Claims:", ""]
+    for r in rs:
+        lines += _claim_lines(r, quick, trends.get(r.claim_id))
+    lines.append("")
+    for eid in dict.fromkeys(r.experiment for r in rs):
+        recs = sorted((e for e in experiments if e.id == eid), key=lambda e: e.draw)
+        if recs:
+            lines += _experiment_lines(recs, depth)
+    return lines
+
+
+def _summary_lines(env: dict[str, Any], experiments: list[ExperimentRecord],
+                   results: list[ClaimResult], out: Path, trends: dict[str, str],
+                   ) -> list[str]:
+    """The report's head: the run in one sentence, the smoke note and the table of claims."""
+    quick = env.get("scale") == "quick"
+    timing = ""
+    if env.get("wall_seconds") is not None:
+        timing = (f" Wall time {env['wall_seconds']:.0f} s with {env.get('jobs', 1)} job(s) of "
+                  f"{env.get('threads', '?')} thread(s); experiments' own times sum to "
+                  f"{env.get('experiment_seconds', 0.0):.0f} s.")
+    lines = [
+        "# iclr25 reproduction report", "",
+        f"{len(results)} claims at scale `{env['scale']}`, seed {env['seed']}, device "
+        f"{env['device']}, training budget ×{env.get('budget', 1.0):g}, "
+        f"{env.get('draws', 1)} draw(s) per experiment: "
+        f"{verdicts.count_line([r.status for r in results])}. Seconds are each "
+        "experiment's own time, shown on the first claim that reads it." + timing, "",
+    ]
+    if quick:
+        lines += [f"> {_SMOKE}", ""]
+    lines += summary_table(experiments, results, quick, trends)
+    if (out / "summary.png").exists():
+        lines += ["", "![measured against threshold](summary.png)"]
     return lines
 
 
@@ -260,53 +342,15 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
     out = Path(out)
     trends = trends or {}
     quick = env.get("scale") == "quick"
-    count = {k: sum(r.status == k for r in results) for k in STATUSES}
-    budget = env.get("budget", 1.0)
-    timing = ""
-    if env.get("wall_seconds") is not None:
-        timing = (f" Wall time {env['wall_seconds']:.0f} s with {env.get('jobs', 1)} job(s) of "
-                  f"{env.get('threads', '?')} thread(s); experiments' own times sum to "
-                  f"{env.get('experiment_seconds', 0.0):.0f} s.")
-    lines = [
-        "# iclr25 reproduction report", "",
-        f"{len(results)} claims at scale `{env['scale']}`, seed {env['seed']}, device "
-        f"{env['device']}, training budget ×{budget:g}: {count['holds']} hold, "
-        f"{count['fails']} fail, {count['inconclusive']} inconclusive, "
-        f"{count['uninformative']} uninformative, {count['error']} errored. Seconds are each "
-        "experiment's own time, shown on the first claim that reads it." + timing, "",
-    ]
-    if quick:
-        lines += [f"> {_SMOKE}", ""]
-    lines += ["| claim | measured | vs | threshold | verdict | seconds |",
-              "|---|---|---|---|---|---|"]
-    seconds = {e.id: e.seconds for e in experiments}
-    shown: set[str] = set()
-    for r in results:
-        secs = "shared" if r.experiment in shown else f"{seconds.get(r.experiment, 0.0):.1f}"
-        shown.add(r.experiment)
-        lines.append(f"| `{r.claim_id}` | {_with_unit(r.measured, r.unit)} | {_versus(r)} | "
-                     f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} | "
-                     f"{_verdict(r, quick)} | {secs} |")
-    if (out / "summary.png").exists():
-        lines += ["", "![measured against threshold](summary.png)"]
-
-    by_method: dict[str, list[ClaimResult]] = {}
-    for r in results:
-        by_method.setdefault(r.method, []).append(r)
-    for method, rs in by_method.items():
-        lines += ["", *_paper_lines(papers.get(method), method), "Claims:", ""]
-        for r in rs:
-            lines += _claim_lines(r, quick, trends.get(r.claim_id))
-        lines.append("")
-        ids = dict.fromkeys(r.experiment for r in rs)
-        for rec in experiments:
-            if rec.id in ids:
-                lines += _experiment_lines(rec)
+    lines = _summary_lines(env, experiments, results, out, trends)
+    for method in dict.fromkeys(r.method for r in results):
+        lines += ["", *_paper_lines(papers.get(method), method),
+                  *method_lines(method, experiments, results, quick, trends)]
 
     lines += ["## Environment", ""]
-    lines += _table(["", ""], [[k, v] for k, v in env.items() if k != "packages"])
+    lines += md_table(["", ""], [[k, v] for k, v in env.items() if k != "packages"])
     lines += ["", "Installed versions (`-`: not installed):", ""]
-    lines += _table(["package", "version"], [[k, v] for k, v in env["packages"].items()])
+    lines += md_table(["package", "version"], [[k, v] for k, v in env["packages"].items()])
     return "\n".join(lines) + "\n"
 
 

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 import pytest
 from typer.testing import CliRunner
 
-from iclr25 import claims
+from iclr25 import claims, verdicts
 from iclr25.claims import Comparison, Context, Evidence, Paper, Scale, Setting, claim, experiment
 from iclr25.cli import app
 from iclr25.ladder import parse_budgets, read_ladder, run_ladder, trend, write_ladder
+from iclr25.runner import DRAW_STRIDE, run
 
 runner = CliRunner()
 
@@ -57,7 +58,7 @@ def gain(exp, cid="zz.gain", threshold=0.3, **kw):
 def test_budget_scales_every_budget_field_and_is_recorded(tmp_path):
     seen = []
     c = gain(toy(seen))
-    (rec,), (r,) = claims.run([c], Scale.full, 0, tmp_path, budget=2.5)
+    (rec,), (r,) = run([c], Scale.full, 0, tmp_path, budget=2.5, draws=1)
     assert seen == [(100, (3, 8), 0)]  # 40 x 2.5; (1, 3) x 2.5 rounded half up, lr untouched
     assert rec.budget == 2.5 and r.budget == 2.5
     assert rec.setting["steps"] == 100 and rec.setting["lr"] == 0.1
@@ -101,7 +102,7 @@ def test_trivial_arm_meeting_the_threshold_is_uninformative(tmp_path):
     informative = gain(exp, "zz.a", trivial=lambda ev: ev.base - ev.base,
                        trivial_doc="the baseline against itself")
     vacuous = gain(exp, "zz.b", trivial=lambda ev: ev.random_arm, trivial_doc="a random arm")
-    _, (a, b) = claims.run([informative, vacuous], Scale.full, 0, tmp_path, budget=2)
+    _, (a, b) = run([informative, vacuous], Scale.full, 0, tmp_path, budget=2, draws=1)
     assert (a.status, a.measured, a.trivial_value) == ("holds", pytest.approx(0.4), 0.0)
     assert (b.status, b.holds, b.trivial_value) == ("uninformative", False, 0.5)
     assert b.why.startswith("The trivial arm (a random arm) reads 0.5, which also meets ≥ 0.3")
@@ -110,7 +111,7 @@ def test_trivial_arm_meeting_the_threshold_is_uninformative(tmp_path):
 def test_a_baseline_that_did_not_learn_is_inconclusive_with_its_reading(tmp_path):
     c = gain(toy(), control=lambda ev: ev.base - ev.untrained >= 0.5,
              control_doc="the baseline beats its untrained self by 0.5 points")
-    _, (r,) = claims.run([c], Scale.full, 0, tmp_path)  # base 0.2: it did not learn enough
+    _, (r,) = run([c], Scale.full, 0, tmp_path, draws=1)  # base 0.2: it did not learn enough
     assert r.status == "inconclusive" and r.control_ok is False
     assert r.control_read == {"base": 0.2, "untrained": 0.0}
     assert r.why == ("The control failed (the baseline beats its untrained self by 0.5 "
@@ -119,18 +120,18 @@ def test_a_baseline_that_did_not_learn_is_inconclusive_with_its_reading(tmp_path
 
 def test_a_failing_claim_names_the_strongest_competitor(tmp_path):
     c = gain(toy(), competitors=lambda ev: {"random": ev.random_arm, "weak": 0.0})
-    _, (r,) = claims.run([c], Scale.full, 0, tmp_path)  # ours 0.4 - base 0.2 = 0.2 < 0.3
+    _, (r,) = run([c], Scale.full, 0, tmp_path, draws=1)  # ours 0.4 - base 0.2 = 0.2 < 0.3
     assert r.status == "fails" and r.competitors == {"random": 0.5, "weak": 0.0}
     assert r.why == ("0.2 misses ≥ 0.3 by 0.1 (ours 0.4 vs plain 0.2); the strongest "
                      "competitor, random, reads 0.5.")
-    assert claims.why(r, "approaching").endswith("; ladder: approaching.")
+    assert verdicts.why(r, "approaching").endswith("; ladder: approaching.")
 
 
 def test_holds_has_no_why_and_competitors_below_ours_are_not_named(tmp_path):
     c = gain(toy(), threshold=0.1, competitors=lambda ev: {"weak": 0.0})
-    _, (r,) = claims.run([c], Scale.full, 0, tmp_path)
+    _, (r,) = run([c], Scale.full, 0, tmp_path, draws=1)
     assert r.status == "holds" and r.why is None
-    assert claims.strongest_competitor(r) is None
+    assert verdicts.strongest_competitor(r) is None
 
 
 def test_trivial_needs_its_sentence():
@@ -155,12 +156,23 @@ B = (0.5, 1, 2, 4)
     ((2.0, 1.5, 1.2, 0.9), "<=", 0.01, "crosses at K=4"),
     ((2.0, 1.8, 1.6, 1.4), "<=", 0.01, "approaching"),
     ((1.4, 1.6, 1.8, 2.0), "<=", 0.01, "receding"),
-    ((0.1, None, float("nan"), 0.2), ">=", 0.01, "approaching"),
+    ((0.1, None, float("nan"), 0.2), ">=", 0.01, "approaching (crossing near K≈32)"),
+    ((0.4, 0.35, 0.2, 0.1), ">=", 0.01, "stops holding at K=2"),    # issue 74
+    ((0.4, 0.2, 0.35, 0.1), ">=", 0.01, "stops holding at K=4"),    # the last rung it met
+    ((0.9, 1.1, 1.3, 1.5), "<=", 0.01, "stops holding at K=1"),
     ((None, None, 0.1, float("nan")), ">=", 0.01, "no trend (1 usable rung)"),
 ])
 def test_trend_rule_on_known_sequences(values, direction, spread, expected):
     threshold = 0.3 if direction == ">=" else 1.0
-    assert trend(B, values, threshold, direction, spread) == expected
+    got = trend(B, values, threshold, direction, spread)
+    # an approaching line also says where it would cross (checked on its own below)
+    assert got == expected or (expected == "approaching" and got.startswith("approaching ("))
+
+
+def test_an_approaching_trend_extrapolates_its_crossing():
+    # shortfall 0.2, 0.1 at K = 1, 2: one step of log2 K closes 0.1, so it crosses at K = 4
+    assert trend((1, 2), (0.1, 0.2), 0.3, ">=", 0.0) == "approaching (crossing near K≈4)"
+    assert trend((1, 4), (2.0, 1.5), 1.0, "<=", 0.0) == "approaching (crossing near K≈16)"
 
 
 @pytest.mark.parametrize("text", ["", "1,,2", "0,1", "-1", "a,1", "1,1", "inf", "nan"])
@@ -175,42 +187,47 @@ def test_budgets_are_sorted():
 
 # --- the ladder ------------------------------------------------------------------------------
 
-def test_ladder_runs_each_budget_and_measures_the_seed_spread(tmp_path):
+def test_ladder_runs_each_budget_and_measures_the_draw_spread(tmp_path):
     seen = []
     exp = toy(seen)
     c = gain(exp, control=lambda ev: ev.base > ev.untrained, control_doc="the baseline learned",
              competitors=lambda ev: {"random": ev.random_arm})
     s = claim("zz.spread", experiment=exp, sentence="S", metric="m", unit="", paper_figure="-",
-              threshold=1.0)(lambda ev: ev.spread_arm)
-    lad = run_ladder([c, s], (0.5, 1, 2), Scale.quick, 3, tmp_path, spread_seeds=2)
-    # one run per budget at seed 3, and a second seed at the smallest budget
-    assert sorted(seen) == [(5, (1, 2), 3), (5, (1, 2), 4), (10, (1, 3), 3), (20, (2, 6), 3)]
+              threshold=1.0)(lambda ev: ev.spread_arm / DRAW_STRIDE)
+    lad = run_ladder([c, s], (0.5, 1, 2), Scale.quick, 3, tmp_path, draws=2)
+    # two draws at every budget: seeds 3 and 3 + DRAW_STRIDE
+    d1 = 3 + DRAW_STRIDE
+    assert sorted(seen) == [(5, (1, 2), 3), (5, (1, 2), d1), (10, (1, 3), 3), (10, (1, 3), d1),
+                            (20, (2, 6), 3), (20, (2, 6), d1)]
     g = lad["claims"]["zz.gain"]
     assert g["values"] == pytest.approx([0.025, 0.05, 0.1])
     assert g["arms"]["ours"] == pytest.approx([0.05, 0.1, 0.2])
     assert g["arms"]["random"] == [0.5, 0.5, 0.5]
-    assert g["spread"] == 0.0 and g["trend"] == "approaching"  # the control holds throughout
+    # the control holds throughout; the line 0.025 -> 0.1 crosses 0.3 near K = 2**4
+    assert g["spread"] == 0.0 and g["trend"] == "approaching (crossing near K≈87)"
     sp = lad["claims"]["zz.spread"]
-    assert sp["spread"] == pytest.approx(0.01) and sp["trend"] == "flat"
+    # the figure is 0.01 * seed / DRAW_STRIDE: draws ~0 and 0.01, one SE = 0.005 at every rung
+    assert sp["spread"] == pytest.approx(0.005, rel=1e-4) and sp["trend"] == "flat"
     path = write_ladder(lad, tmp_path, {"wall_seconds": 1.0})
     text = path.read_text()
-    assert "| `zz.gain` | approaching | 0.025 | 0.05 | 0.1 | 0 | ≥ 0.3 |" in text
+    assert ("| `zz.gain` | approaching (crossing near K≈87) | 0.025 | 0.05 | 0.1 | 0 | ≥ 0.3 |"
+            in text)
     for cid in ("zz.gain", "zz.spread"):
         assert (tmp_path / "figures" / f"ladder.{cid}.png").read_bytes()[:4] == b"\x89PNG"
-    assert read_ladder(tmp_path / "ladder.json") == {"zz.gain": "approaching",
-                                                     "zz.spread": "flat"}
+    assert read_ladder(tmp_path / "ladder.json") == {
+        "zz.gain": "approaching (crossing near K≈87)", "zz.spread": "flat"}
 
 
 def test_the_trend_says_where_a_verdict_could_not_stand(tmp_path):
     exp = toy()
     c = gain(exp, control=lambda ev: ev.base >= 0.1, control_doc="the baseline learned",
              trivial=lambda ev: ev.random_arm, trivial_doc="a random arm")
-    lad = run_ladder([c], (0.5, 1, 4), Scale.full, 0, tmp_path, spread_seeds=1)
+    lad = run_ladder([c], (0.5, 1, 4), Scale.full, 0, tmp_path, draws=1)
     # base 0.1 at K=0.5 (control passes), ours-base 0.1/0.2/0.8; random 0.5 meets 0.3 at K=4
     assert lad["claims"]["zz.gain"]["trend"] == "crosses at K=4; uninformative at K=4"
     lad = run_ladder([gain(exp, "zz.b", control=lambda ev: ev.base >= 0.2,
                            control_doc="the baseline learned")], (0.5, 1, 4), Scale.full, 0,
-                     tmp_path, spread_seeds=1)
+                     tmp_path, draws=1)
     assert lad["claims"]["zz.b"]["trend"] == "crosses at K=4; inconclusive at K=0.5"
 
 
@@ -255,7 +272,8 @@ def test_reproduce_records_the_budget(cli_registry, tmp_path):
     assert data["environment"]["budget"] == 2.0 and data["experiments"][0]["budget"] == 2.0
     assert data["claims"][0]["measured"] == pytest.approx(0.4)  # 80 steps x 0.005
     text = (tmp_path / "REPORT.md").read_text()
-    assert "training budget ×2: 1 hold" in text and "| budget (× the budget fields) | 2 |" in text
+    assert "training budget ×2, 3 draw(s) per experiment: 1 holds" in text
+    assert "| budget (× the budget fields) | 2 |" in text
 
 
 @pytest.mark.parametrize("bad", ["", "0,1", "1,1", "x", "1,-2"])
@@ -272,7 +290,7 @@ def test_ladder_then_report_with_its_trends(cli_registry, tmp_path):
     out = runner.invoke(app, ["reproduce", "--scale", "full", "--out", str(tmp_path / "r")])
     assert out.exit_code == 0, out.output
     out = runner.invoke(app, ["ladder", "--scale", "full", "--budgets", "0.5,1,2",
-                              "--spread-seeds", "1", "--out", str(tmp_path / "l")])
+                              "--draws", "1", "--out", str(tmp_path / "l")])
     assert out.exit_code == 0, out.output
     assert "zz.gain: crosses at K=2" in out.output
     assert (tmp_path / "l" / "LADDER.md").exists()
@@ -282,6 +300,12 @@ def test_ladder_then_report_with_its_trends(cli_registry, tmp_path):
     text = (tmp_path / "r" / "REPORT.md").read_text()
     assert ("Why: 0.2 misses ≥ 0.3 by 0.1 (ours 0.4 vs plain 0.2); ladder: crosses at K=2."
             in text)
+    assert "| short by 0.1; ladder: crosses at K=2 |" in text
+    # reproduce --ladder puts the same trends in the report it writes
+    out = runner.invoke(app, ["reproduce", "--scale", "full", "--out", str(tmp_path / "r2"),
+                              "--ladder", str(tmp_path / "l" / "ladder.json")])
+    assert out.exit_code == 0, out.output
+    assert "ladder: crosses at K=2." in (tmp_path / "r2" / "REPORT.md").read_text()
 
 
 def test_report_refuses_a_ladder_that_is_not_one(cli_registry, tmp_path):

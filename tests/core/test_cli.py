@@ -74,7 +74,8 @@ def test_reproduce_writes_report_and_continues_after_error(registry, tmp_path):
     assert status == {"t.good": "holds", "t.bad": "fails", "t.raises": "error"}
     assert all(r["seed"] == 4 for r in data["experiments"])
     assert "experiment blew up" in (tmp_path / "REPORT.md").read_text()
-    assert ("1 hold, 1 fail, 0 inconclusive, 0 uninformative, 1 errored (quick scale: a smoke "
+    assert ("1 holds, 1 fails, 0 unsettled, 0 inconclusive, 0 uninformative, 1 error (quick "
+            "scale: a smoke "
             "test") in out.output
     assert "smoke:holds  t.good" in out.output
     env = data["environment"]
@@ -93,7 +94,11 @@ def test_scale_and_device_reach_the_experiment(registry, tmp_path):
     registry("t.good", 1.0)
     out = runner.invoke(app, ["reproduce", "--scale", "full", "--device", "cpu", "--out",
                               str(tmp_path)])
-    assert out.exit_code == 0 and registry.seen == [("t.good", "full", 0, "cpu")]
+    # full scale: three draws at seeds 0, DRAW_STRIDE and 2 * DRAW_STRIDE
+    from iclr25.runner import DRAW_STRIDE
+
+    assert out.exit_code == 0 and registry.seen == [("t.good", "full", d * DRAW_STRIDE, "cpu")
+                                                    for d in range(3)]
 
 
 @pytest.mark.parametrize(("args", "message"), [

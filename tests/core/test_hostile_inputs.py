@@ -12,6 +12,7 @@ argument at a time to a hostile value:
 * ``empty``: no rows (``x[:0]``).
 * ``rows``/``cols``: a shape that disagrees with a partner argument or a fitted model
   (one row or column fewer).
+* ``object``: a plain ``object()``.
 * ``neg``/``big``: one entry -1 or 10**6 in an integer argument (a label, index or count
   out of range).
 
@@ -39,9 +40,8 @@ from _public import public_objects
 import iclr25
 
 PKG_DIR = str(Path(iclr25.__file__).parent)
-# a value of another type (``object()``, None, a str, ...) is the derived sweep's
-# (test_contract_sweep.py: drawn for every annotated parameter, not only the arrays here)
-CASES = ("int", "bool", "nan", "inf", "ndim+", "ndim-", "empty", "rows", "cols", "neg", "big")
+CASES = ("int", "bool", "nan", "inf", "ndim+", "ndim-", "empty", "rows", "cols", "object",
+         "neg", "big")
 
 
 def _public() -> list[str]:
@@ -76,6 +76,18 @@ def _cast(v, like):
     return np.asarray(v).astype(like.dtype)
 
 
+#: the cases that change the shape (or the type): the hostile copy, or None where it has no
+#: such copy
+_RESHAPED = {
+    "ndim+": lambda v: v[None],
+    "ndim-": lambda v: v[0] if v.ndim >= 1 and len(v) else None,
+    "empty": lambda v: v[:0] if v.ndim >= 1 and len(v) else None,
+    "rows": lambda v: v[:-1] if v.ndim >= 1 and len(v) >= 2 else None,
+    "cols": lambda v: v[..., :-1] if v.ndim >= 2 and v.shape[-1] >= 2 else None,
+    "object": lambda v: object(),
+}
+
+
 def _hostile(v, case: str):
     """The hostile copy of ``v`` for ``case``, or None when the case does not apply."""
     t = isinstance(v, torch.Tensor)
@@ -93,16 +105,8 @@ def _hostile(v, case: str):
         out = v.clone() if t else v.copy()
         out.reshape(-1)[len(out.reshape(-1)) // 2] = math.nan if case == "nan" else math.inf
         return out
-    if case == "ndim+":
-        return v[None]
-    if case == "ndim-":
-        return v[0] if v.ndim >= 1 and len(v) else None
-    if case == "empty":
-        return v[:0] if v.ndim >= 1 and len(v) else None
-    if case == "rows":
-        return v[:-1] if v.ndim >= 1 and len(v) >= 2 else None
-    if case == "cols":
-        return v[..., :-1] if v.ndim >= 2 and v.shape[-1] >= 2 else None
+    if case in _RESHAPED:
+        return _RESHAPED[case](v)
     if case in ("neg", "big"):
         if _floating(v) or v.dtype in (torch.bool, np.bool_) or (v.numel() if t else v.size) == 0:
             return None

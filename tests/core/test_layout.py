@@ -1,4 +1,4 @@
-"""The package layout stays as DESIGN.md has it: modules named for what they hold."""
+"""The package layout stays as docs/architecture.rst has it: modules named for what they hold."""
 
 from __future__ import annotations
 
@@ -46,3 +46,49 @@ def test_no_private_function_takes_more_than_seven_parameters():
     wide = [f"{p.relative_to(src)}:{line} {name} ({n})" for p in sorted(src.rglob("*.py"))
             for name, line, n in _private_functions(ast.parse(p.read_text())) if n > 7]
     assert not wide, wide
+
+
+def test_every_experiment_declares_what_a_draw_draws():
+    # issue 74: the runner repeats experiments on independent draws; each says what is
+    # random in it, and the fields of repeats the draws replace are fields of its Setting
+    from iclr25 import claims
+
+    exps = {c.experiment.id: c.experiment for c in claims.discover().values()}
+    assert not [e.id for e in exps.values() if not e.random]
+    for e in exps.values():
+        for f in e.per_draw:
+            assert isinstance(getattr(e.full, f), (tuple, int)), (e.id, f)
+
+
+def _code_lines(node):
+    """A def's lines from ``def`` to its end, less its docstring's."""
+    import ast
+
+    n = node.end_lineno - node.lineno + 1
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+            and isinstance(first.value.value, str):
+        n -= first.end_lineno - first.lineno + 1
+    return n
+
+
+def test_code_lines_are_counted_without_the_docstring():
+    import ast
+
+    fn = ast.parse('def f(x):\n    """One.\n\n    Two.\n    """\n    y = x\n    return y\n')
+    assert _code_lines(fn.body[0]) == 3
+    assert _code_lines(ast.parse("def g():\n    return 1\n").body[0]) == 2
+
+
+def test_no_function_runs_over_sixty_code_lines():
+    # issue 67: a longer body is cut into named steps (lowlight's _seed_outputs, ies's
+    # _Loop, ...); the docstring does not count (tools/long_functions.py lists both counts)
+    import ast
+    from pathlib import Path
+
+    src = Path(iclr25.__file__).parent
+    long = [f"{p.relative_to(src)}:{node.lineno} {node.name} ({_code_lines(node)})"
+            for p in sorted(src.rglob("*.py")) for node in ast.walk(ast.parse(p.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and _code_lines(node) > 60]
+    assert not long, long

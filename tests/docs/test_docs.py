@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -34,7 +35,8 @@ import iclr25_docs  # noqa: E402
 
 # --- API reference: generated from __all__ -------------------------------------------------
 
-_DIRECTIVE = re.compile(r"^\.\. (?:autoclass|autofunction|autodata|py:data):: (\S+)$", re.M)
+_DIRECTIVE = re.compile(r"^\.\. (?:autoclass|autoexception|autofunction|autodata|py:data):: (\S+)$",
+                        re.M)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -60,6 +62,159 @@ def test_rst_safe_escapes_math_but_not_markup():
     assert out[0] == r"norm \|x - y\| of alpha\_ (M, \*fragment)"
     assert out[1] == "``a|b_`` :class:`F_`"
     assert out[2] == ">>> a | b" and out[6] == "    c | d_"
+
+
+def test_rst_safe_glues_a_literal_to_its_word_outside_it():
+    """``x``s needs an escaped space after the literal; a literal's inside is never touched
+    (the old pattern matched from one literal's end to the next's start and put the escape
+    inside the second one, 344 times)."""
+    out = iclr25_docs.rst_safe(["then ``(x - m) * c`` and ``a``s, ``b``."])
+    assert out == [r"then ``(x - m) * c`` and ``a``\ s, ``b``."]
+    # a literal over a line break is one literal: nothing escaped inside it
+    out = iclr25_docs.rst_safe(["with ``b ~ U[1 - x,", "1 + x]`` and ``alpha_``, y_ |z|"])
+    assert out == ["with ``b ~ U[1 - x,", r"1 + x]`` and ``alpha_``, y\_ \|z\|"]
+
+
+def test_site_names_cover_every_method():
+    names = iclr25_docs.site_names()
+    assert list(names) == METHODS  # README order, one entry each
+    for m, entry in names.items():
+        assert set(entry) == {"name", "field", "line"} and all(entry.values()), m
+
+
+def test_every_warning_a_method_defines_is_public():
+    """A warning a call can emit is documented by name: it is in its method's ``__all__``."""
+    import pkgutil
+
+    missing = []
+    for method in METHODS:
+        pkg = importlib.import_module(f"iclr25.{method}")
+        for info in pkgutil.iter_modules(pkg.__path__, f"iclr25.{method}."):
+            if info.name.rsplit(".", 1)[1] in ("cli", "claim"):
+                continue
+            mod = importlib.import_module(info.name)
+            for name, obj in vars(mod).items():
+                if (isinstance(obj, type) and issubclass(obj, Warning)
+                        and obj.__module__ == info.name and name not in pkg.__all__):
+                    missing.append(f"{info.name}.{name}")
+    assert not missing, missing
+
+
+def test_api_page_documents_warnings_and_examples():
+    page = iclr25_docs.api_page("cox")
+    assert ".. autoexception:: iclr25.cox.COXMatchingWarning" in page
+    assert ".. minigallery:: iclr25.cox.COX\n" in page
+    assert page.startswith(".. _api-cox:\n\nCOX — iclr25.cox\n")
+
+
+def test_datasets_page_documents_every_public_name():
+    page = iclr25_docs.shared_page("datasets")
+    for sub in ("", ".control", ".images", ".molecules", ".views"):
+        mod = importlib.import_module(f"iclr25.datasets{sub}")
+        for name in mod.__all__:
+            assert re.search(rf":: iclr25\.datasets{re.escape(sub)}\.{name}$|"
+                             rf"^\.\. py:data:: {name}$", page, re.M), f"{sub} {name}"
+
+
+def _results_with(tmp_path: Path, edit) -> Path:
+    """The committed quick results.json with its claims edited by ``edit``."""
+    data = json.loads((iclr25_docs.QUICK / "results.json").read_text())
+    edit(data["claims"])
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_full_run_disagreements_name_each_change(tmp_path):
+    assert iclr25_docs.full_run_disagreements(_results_with(tmp_path, lambda c: None)) == []
+
+    def edit(claims):
+        claims[0]["threshold"] += 1.0
+        claims[1]["direction"] = "<=" if claims[1]["direction"] == ">=" else ">="
+        claims[2]["claim_id"] += "_renamed"
+        del claims[3]
+
+    data = json.loads((iclr25_docs.QUICK / "results.json").read_text())["claims"]
+    out = "\n".join(iclr25_docs.full_run_disagreements(_results_with(tmp_path, edit)))
+    assert f"{data[0]['claim_id']}: threshold" in out
+    assert f"{data[1]['claim_id']}: direction" in out
+    assert f"{data[2]['claim_id']}_renamed: in the run, not declared" in out
+    assert f"{data[2]['claim_id']}: declared, not in the run" in out
+    assert f"{data[3]['claim_id']}: declared, not in the run" in out
+
+
+def test_committed_full_run_matches_the_declared_claims():
+    path = iclr25_docs.FULL / "results.json"
+    if not path.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no committed full run ({path}); make it with: "
+                        f"{iclr25_docs.REMAKE['full']}")
+        pytest.skip("no committed full run in docs/_data/full")
+    wrong = iclr25_docs.full_run_disagreements(path)
+    assert not wrong, ("the committed full run and the declared claims disagree:\n"
+                       + "\n".join(wrong) + f"\nre-make it with: {iclr25_docs.REMAKE['full']}")
+
+
+def test_identifiers_in_docs_tables_become_code():
+    """Code may wrap anywhere in a narrow column; an enclosing parenthesis stays outside."""
+    out = iclr25_docs._code("(a camera-ready MoTHer_FullFT.py) and SpectralClustering(x)) 2.4e-9")
+    assert out == "(a camera-ready `MoTHer_FullFT.py`) and `SpectralClustering(x)`) 2.4e-9"
+
+
+def test_agreement_table_shows_no_placeholder_commit():
+    table = "\n".join(iclr25_docs._agreement("crh"))
+    assert "@ none" not in table and "none (no official code exists)" in table
+
+
+def test_benchmark_counts_print_as_integers(tmp_path, monkeypatch):
+    monkeypatch.setattr(iclr25_docs, "BENCH", tmp_path / "results.json")
+    row = {"method": "oft", "case": "n = 300", "ours": 44.0, "peer": 2.5, "unit": "s",
+           "ratio": 0.05, "load": 1.1}
+    (tmp_path / "results.json").write_text(json.dumps({"rows": [row]}))
+    table = "\n".join(iclr25_docs._benchmark("oft"))
+    assert "| n = 300 | 44 | 2.5 | s |" in table and "44.0" not in table
+
+
+def test_method_page_puts_the_full_run_first(tmp_path):
+    page = iclr25_docs.method_page("mother", tmp_path)
+    assert page.startswith("# MoTHer — Unsupervised Model Tree Heritage Recovery\n")
+    full = page.index("## Full-scale reproduction")
+    quick = page.index("## Quick run: a smoke test")
+    assert full < quick
+    assert "smoke:" in page[quick:] and "smoke:" not in page[full:quick]
+    # no heading skips a level: the report's sections sit one below the page's
+    levels = [len(m) for m in re.findall(r"^(#+) ", page, re.M)]
+    assert all(b <= a + 1 for a, b in zip(levels, levels[1:], strict=False)), levels
+
+
+def test_method_page_renders_a_full_run_with_its_ladder(tmp_path, monkeypatch):
+    """A full run and its ladder.json in docs/_data/full: verdicts without ``smoke:``, each
+    why joined by its trend, the ladder's figure shown; the landing table counts verdicts."""
+    data = tmp_path / "_data"
+    shutil.copytree(iclr25_docs.DATA / "quick", data / "quick")
+    shutil.copytree(iclr25_docs.DATA / "quick", data / "full")
+    shutil.copy(iclr25_docs.DATA / "methods.toml", data)
+    shutil.copy(iclr25_docs.DATA / "abstracts.json", data)
+    run = json.loads((data / "full" / "results.json").read_text())
+    run["environment"]["scale"] = "full"
+    (data / "full" / "results.json").write_text(json.dumps(run))
+    cid = next(c["claim_id"] for c in run["claims"] if c["method"] == "ies")
+    (data / "full" / "ladder.json").write_text(json.dumps(
+        {"kind": "iclr25-ladder", "claims": {cid: {"trend": "receding 0.1/0.2 (0.5-1)"}}}))
+    (data / "full" / "figures" / f"ladder.{cid}.png").write_bytes(b"png")
+    monkeypatch.setattr(iclr25_docs, "DATA", data)
+    page = iclr25_docs.method_page("ies", tmp_path / "methods")
+    full = page[page.index("## Full-scale reproduction"):page.index("## Quick run")]
+    assert "smoke:" not in full and "receding 0.1/0.2 (0.5-1)" in full
+    assert f"_figures/full/ladder.{cid}.png" in full
+    assert (tmp_path / "methods" / "_figures" / "full" / f"ladder.{cid}.png").exists()
+    counts = {m: sum(c["method"] == m for c in run["claims"]) for m in ("ies", "oft")}
+    table = iclr25_docs.landing_table(tmp_path / "methods")
+    assert "verdicts at full scale" in table and "summary_full.png" in table
+    row = table[table.index("methods/ies>"):]
+    row = row[:row.index("   * -")]
+    assert sum(int(n) for n in re.findall(r"(\d+) (?:holds?|fails?|inconclusive|"
+                                          r"uninformative|errors?)", row)) == counts["ies"]
 
 
 # --- gallery: one example per method, public API only -------------------------------------
@@ -169,6 +324,12 @@ def test_every_api_name_is_on_its_page(site):
     assert not missing, missing
 
 
+def test_gallery_titles_start_with_the_short_name():
+    for method, entry in iclr25_docs.site_names().items():
+        title = ast.get_docstring(ast.parse((EXAMPLES / f"plot_{method}.py").read_text()))
+        assert title.startswith(f"{entry['name']} — "), method
+
+
 def test_gallery_examples_ran_and_show_their_figure(site):
     for method in METHODS:
         page = site / "auto_examples" / f"plot_{method}.html"
@@ -179,11 +340,107 @@ def test_gallery_examples_ran_and_show_their_figure(site):
         assert "Traceback" not in page.read_text(encoding="utf-8"), f"{page.name} raised"
 
 
-def test_method_pages_render_the_quick_results(site):
+class _Text(HTMLParser):
+    """A page's rendered text outside code blocks, scripts and styles."""
+
+    SKIP = ("pre", "script", "style")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth, self.parts = 0, []
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += tag in self.SKIP
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in self.SKIP
+
+    def handle_data(self, data):
+        if not self.depth:
+            self.parts.append(data)
+
+
+def _text(page: Path) -> str:
+    p = _Text()
+    p.feed(page.read_text(encoding="utf-8"))
+    return "".join(p.parts)
+
+
+def _pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*.html") if "_static" not in p.parts)
+
+
+def test_no_escape_sequence_in_rendered_text(site):
+    """Docstring escapes (``\\ ``) are markup: none may reach a page's text."""
+    found = [f"{p.relative_to(site)}: ...{t[max(0, t.index(chr(92) + ' ') - 40):][:80]!r}"
+             for p in _pages(site) if chr(92) + " " in (t := _text(p))]
+    assert not found, "\n".join(found[:20])
+
+
+def test_method_pages_show_the_full_run_before_the_quick_run(site):
+    full = iclr25_docs.read_run("full")
     for method in METHODS:
-        html = (site / "methods" / f"{method}.html").read_text(encoding="utf-8")
-        assert "What our reproduction measured" in html
-        assert f"{method}." in html and "<table" in html, f"{method}: no results table"
+        text = _text(site / "methods" / f"{method}.html")
+        i_full = text.index("Full-scale reproduction: the evidence")
+        i_quick = text.index("Quick run: a smoke test")
+        assert i_full < i_quick, method
+        # each claim of the method shows in the full section with its verdict and why
+        claims = [r.claim_id for r in full[2] if r.method == method] if full else []
+        for cid in claims:
+            assert cid in text[i_full:i_quick], f"{method}: {cid} not in the full section"
+        assert "smoke:" in text[i_quick:], f"{method}: the quick run is not labelled smoke"
+
+
+def test_agreement_tables_have_no_placeholder(site):
+    for method in METHODS:
+        assert "@ none" not in _text(site / "methods" / f"{method}.html"), method
+
+
+def test_landing_page_has_install_commands_and_the_method_table(site):
+    html = (site / "index.html").read_text(encoding="utf-8")
+    text = _text(site / "index.html")
+    shown = unescape(re.sub(r"<[^>]+>", "", html))  # code blocks too, highlighting removed
+    assert 'pip install torch==2.13.0 && pip install ".[all]"' in shown
+    assert "&& iclr25 reproduce" in shown and "&& pytest" in shown
+    table = re.search(r'<table class="[^"]*iclr25-methods.*?</table>', html, re.S)
+    assert table, "no method table on the landing page"
+    rows = re.findall(r"<tr", table.group(0))
+    assert len(rows) == len(METHODS) + 1
+    for entry in iclr25_docs.site_names().values():
+        assert entry["name"] in text and entry["field"] in text
+    assert any("summary_" in src for src, _ in _parse(site / "index.html").imgs)
+
+
+def test_every_short_name_is_in_the_navigation(site):
+    """The sidebar of the method pages and the guide lists each method by its short name."""
+    for section in ("methods", "guide"):
+        html = (site / section / "index.html").read_text(encoding="utf-8")
+        nav = " ".join(re.findall(r"<nav.*?</nav>", html, re.S))
+        for method, entry in iclr25_docs.site_names().items():
+            assert re.search(rf'href="{method}\.html"[^>]*>\s*{re.escape(entry["name"])} —',
+                             nav), f"{section}: {entry['name']} not in the navigation"
+
+
+def test_a_user_guide_page_per_method(site):
+    for method in METHODS:
+        text = _text(site / "guide" / f"{method}.html")
+        for heading in ("The API in five lines", "Choosing the settings",
+                        "Limits you will meet"):
+            assert heading in text, f"guide/{method}: no {heading!r}"
+    for method in ("dcpt", "lowlight"):
+        text = _text(site / "guide" / f"{method}.html")
+        assert all(w in text for w in ("fallback", "load_official", "RestorationWarning"))
+
+
+def test_api_pages_link_source_and_examples(site):
+    for method in METHODS:
+        html = (site / "api" / f"{method}.html").read_text(encoding="utf-8")
+        assert "_modules/iclr25/" in html, f"api/{method}: no [source] link"
+        assert f"plot_{method}.html" in html, f"api/{method}: no example back-reference"
+    html = (site / "api" / "datasets.html").read_text(encoding="utf-8")
+    assert 'id="iclr25.datasets.digits"' in html
+    assert 'id="iclr25.cox.COXMatchingWarning"' in (site / "api" / "cox.html").read_text(
+        encoding="utf-8")
 
 
 # --- the built site in headless Chromium ---------------------------------------------------
@@ -250,5 +507,64 @@ def test_benchmark_rows_render_or_say_absent(tmp_path, monkeypatch):
     (tmp_path / "results.json").write_text(json.dumps(
         {"runs": {"oft": {"status": "ok"}, "dcpt": {"status": "failed"}}, "rows": [row]}))
     table = "\n".join(iclr25_docs._benchmark("oft"))
-    assert "| n = 300 | 1.5 | 40.0 | OR-Tools | instances/s | 0.0375 | - | - | 1.1 |" in table
+    assert ("| n = 300 | 1.5 | 40 (OR-Tools) | `instances/s` | 0.0375 | - | 2026-12-05, load 1.1 "
+            "| - |") in table
     assert "its run ended: failed" in iclr25_docs._benchmark("dcpt")[0]
+
+
+_MEASURE = """<html><head><title>measure</title></head><body>
+<iframe id="f" width="1200" height="900"></iframe><pre id="out">pending</pre>
+<script>
+const pages = {pages};
+const out = {{}};
+const frame = document.getElementById("f");
+function next(i) {{
+  if (i === pages.length) {{
+    document.getElementById("out").textContent = JSON.stringify(out); return;
+  }}
+  frame.onload = () => {{
+    const d = frame.contentDocument;
+    const article = d.querySelector("article.bd-article") || d.body;
+    const edge = article.getBoundingClientRect().right;
+    // each table against the box that would scroll it (the theme's wrapper) and the column
+    out[pages[i]] = [...article.querySelectorAll("table")].map(t => {{
+      const box = t.closest(".pst-scrollable-table-container") || t.parentElement;
+      const style = d.defaultView.getComputedStyle(box).overflowX;
+      return [Math.round(t.getBoundingClientRect().width - box.clientWidth),
+              Math.round(box.getBoundingClientRect().right - edge), style,
+              (t.textContent || "").trim().slice(0, 40)];
+    }});
+    next(i + 1);
+  }};
+  frame.src = pages[i];
+}}
+next(0);
+</script></body></html>"""
+
+
+_OWN_TABLES = ("case\nours\npeer", "fixture\nkind", "#\nmethod")
+
+
+def test_no_table_is_wider_than_its_column_in_chromium(site, tmp_path):
+    """Measured in Chromium at 1200 px: no table runs past the article's column. A table
+    fits the box around it, or (a per-seed table of many numbers) that box scrolls it
+    sideways; the box itself ends inside the column. The docs' own tables (benchmark,
+    agreement, the landing page's methods) fit."""
+    pages = [site / "methods" / f"{m}.html" for m in METHODS] + [site / "index.html"]
+    harness = tmp_path / "measure.html"
+    harness.write_text(_MEASURE.format(pages=json.dumps([p.resolve().as_uri() for p in pages])))
+    out = subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--allow-file-access-from-files", "--virtual-time-budget=120000", "--dump-dom",
+         harness.as_uri()], capture_output=True, text=True, timeout=300)
+    found = re.search(r'<pre id="out">(.*?)</pre>', out.stdout, re.S)
+    assert found and found.group(1) != "pending", f"chromium gave no result: {out.stderr[-2000:]}"
+    text = found.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    widths = json.loads(text)
+    assert len(widths) == len(pages) and sum(map(len, widths.values())) > len(pages)
+    wide = [f"{Path(unquote(urlsplit(u).path)).name}: {over} px wider than its box, the box "
+            f"{past} px past the column, overflow-x {scroll} ({head!r})"
+            for u, tables in widths.items() for over, past, scroll, head in tables
+            if past > 1 or over > 1 and (scroll not in ("auto", "scroll")
+                                         or head.startswith(_OWN_TABLES))]
+    assert not wide, "\n".join(wide[:20])

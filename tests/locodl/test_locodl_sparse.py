@@ -89,7 +89,7 @@ def test_cli_reads_libsvm_and_prints_the_baseline_bits(tmp_path):
 @pytest.mark.parametrize(("labels", "extra", "message"), [
     ([1, 2, 3], [], "LibSVM labels must be two classes (binary logistic regression), found 3"),
     ([0, 1], ["--label", "y"], "--label is for a .csv DATA"),
-    ([0, 1], ["--baseline", "sgd"], "--baseline must be 'gd', 'diana' or 'none'"),
+    ([0, 1], ["--baseline", "sgd"], "--baseline must be one of gd, diana, none; got 'sgd'"),
     ([0, 1], ["--engine", "gloo"], "--engine gloo needs dense DATA"),
 ])
 def test_cli_bad_libsvm_input_exits_2_in_one_line(tmp_path, labels, extra, message):

@@ -20,7 +20,7 @@ from iclr25.lowlight import (  # noqa: E402
 )
 from iclr25.lowlight.baselines import gamma_to_mean  # noqa: E402
 from iclr25.lowlight.cli import app  # noqa: E402
-from iclr25.lowlight.training import CLASSICAL  # noqa: E402
+from iclr25.lowlight.enhancement import CLASSICAL  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -358,7 +358,7 @@ def test_cli_data_train_evaluate(tmp_path):
     r = runner.invoke(app, ["train", str(d), "--paper-scale", "--steps", "1", "--n-blocks", "1",
                             "--rtg-scale", "1", "--out", str(p2)])
     assert r.exit_code == 0, r.output
-    from iclr25.lsdt.training import load
+    from iclr25.lsdt.io import load
     paper = load(p2)
     assert paper.context == 20 and len(paper.blocks) == 1  # paper K, the flag given wins
     r = runner.invoke(app, ["evaluate", str(p), "--env", "Pendulum-v1", "--target-return", "0"])

@@ -96,7 +96,7 @@ class TrifeaturesEvidence(Evidence):
         "fraction", "shape accuracy of the same encoder trained with labels (the control)")
     supervised_texture: float = scalar("fraction", "texture accuracy, likewise")
     supervised_color: float = scalar("fraction", "colour accuracy, likewise")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 ARMS = ("comm", "cross", "cross_self", "random")
@@ -212,6 +212,13 @@ _PILOT = (
                                  "2,000 probe pairs (official 100 epochs of 10,000 pairs, "
                                  "probes on 10,000): the issue's 8-minute CPU budget",
                                  *_PILOT, *_PAPER_DEVIATIONS)),
+    random=(
+        "the trifeatures images of every split",
+        "encoder and CoMM initialisations",
+        "augmentations and batches",
+        "(fixed: the shape-texture pairing and the test combinations)",
+    ),
+    per_draw=("seeds",),
     cost=(8, 240),
 )
 def trifeatures(setting: Trifeatures, ctx: Context) -> TrifeaturesEvidence:

@@ -181,7 +181,14 @@ def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
                   progress=f"{'/'.join(objectives)} pre-training", verbose=verbose)
     for m in models:
         m.eval()
-    history: list[list[float]] = [[] for _ in models]
+    return _epoch_means(per_batch, counts, len(models))
+
+
+def _epoch_means(per_batch: list[list[float]], counts: list[int], n_models: int
+                 ) -> list[list[float]]:
+    """Each model's mean loss per epoch, from every step's losses and the steps per epoch
+    (NaN for an epoch without a step)."""
+    history: list[list[float]] = [[] for _ in range(n_models)]
     ends = np.cumsum([0, *counts])
     for a, b in zip(ends[:-1], ends[1:], strict=True):
         for k, h in enumerate(history):

@@ -468,21 +468,7 @@ class COX(FittedIO, BaseEstimator):
                         loss = loss + self.spread_weight * F.relu(
                             self._spread - h.std(0)).mean()
             if step >= explore_from and len(unl):
-                u = unl[draw(len(unl))]
-                h = net.encoder(X[u])
-                logits = [net.im_heads[m](h) for m in self.names_]
-                if len(logits) == 1:
-                    logits = logits * 2
-                idx, pseudo = select_agreement([lg.detach() for lg in logits], self.k,
-                                               self.min_confidence)
-                oom = net.head(h)
-                if len(idx):
-                    loss = loss + F.cross_entropy(oom[idx], pseudo)
-                if self.kl_weight > 0:
-                    rest = torch.ones(len(u), dtype=torch.bool, device=dev)
-                    rest[idx] = False
-                    if bool(rest.any()):
-                        loss = loss + self.kl_weight * prior_kl(oom[rest], self.prior_)
+                loss = self._explore(loss, net.encoder(X[unl[draw(len(unl))]]))
             self.loss_[step] = loss.detach()
             optim.opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -490,6 +476,26 @@ class COX(FittedIO, BaseEstimator):
             optim.opt.step()
             optim.sched.step()
             optim.advance()
+
+    def _explore(self, loss: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """``loss`` plus the exploration terms on a batch ``h`` of encoded unlabelled OOM
+        samples: cross-entropy to the pseudo-labels where the image heads agree, and the KL
+        to the prior elsewhere."""
+        net = self.net_
+        logits = [net.im_heads[m](h) for m in self.names_]
+        if len(logits) == 1:
+            logits = logits * 2
+        idx, pseudo = select_agreement([lg.detach() for lg in logits], self.k,
+                                       self.min_confidence)
+        oom = net.head(h)
+        if len(idx):
+            loss = loss + F.cross_entropy(oom[idx], pseudo)
+        if self.kl_weight > 0:
+            rest = torch.ones(len(h), dtype=torch.bool, device=h.device)
+            rest[idx] = False
+            if bool(rest.any()):
+                loss = loss + self.kl_weight * prior_kl(oom[rest], self.prior_)
+        return loss
 
     # ------------------------------------------------------------------ inference
     def _check_fitted(self) -> None:

@@ -82,10 +82,10 @@ class SweepEvidence(Evidence):
     train_acc_untrained: float = scalar("fraction", "train accuracy at random init, seed mean")
     backward_per_seed: list = scalar("α", "min of the backward relations, per seed")
     increase_per_seed: list = scalar("α")
-    scores: Table = None
-    per_seed: Table = None
-    exponents: Table = None
-    digits: Table = None
+    scores: Table | None = None
+    per_seed: Table | None = None
+    exponents: Table | None = None
+    digits: Table | None = None
 
 
 def _train_and_probe(X: torch.Tensor, y: torch.Tensor, wd: float, steps: int, seed: int,
@@ -116,6 +116,22 @@ def _six(run: dict, rels: tuple[str, ...] = tuple(RELATIONS)) -> float:
     return float(np.mean([run["scores"][r] for r in rels]))
 
 
+def _scores_table(runs: dict[float, list[dict]], untrained: list[dict], curve: list[float],
+                  acc: dict[float, float]) -> Table:
+    """α per relation by weight decay and for the untrained MLPs, with the six-relation mean,
+    the rotation-null means and the training accuracy."""
+    rels = tuple(RELATIONS)
+    return Table("alignment α by weight decay (seed mean) and rotation-null mean |α|",
+                 ("wd", *rels, "six-mean", *[f"null {r}" for r in rels], "train acc"),
+                 [(wd, *[_mean(rs, "scores", r) for r in rels], c,
+                   *[_mean(rs, "null", r) for r in rels],
+                   acc[wd]) for (wd, rs), c in zip(runs.items(), curve, strict=True)]
+                 + [("untrained", *[_mean(untrained, "scores", r) for r in rels],
+                     _six({"scores": {r: _mean(untrained, "scores", r) for r in rels}}),
+                     *[_mean(untrained, "null", r) for r in rels],
+                     float(np.mean([r["train_acc"] for r in untrained])))])
+
+
 _DEVIATIONS = (
     "MLP 32-64-64-10 on a synthetic teacher (20% label noise) instead of the paper's "
     "ResNet-18 on CIFAR-10 and transformers: offline CPU budget",
@@ -130,6 +146,8 @@ _DEVIATIONS = (
                             "weight decays: smoke test")),
     full=Sweep(steps=20000, wds=(0.0, 1e-3, 3e-3, 1e-2), n_seeds=3, null_draws=100,
                digits=True, deviations=_DEVIATIONS),
+    random=("the teacher's data", "initialisations and batches", "the rotation null"),
+    per_draw=("n_seeds",),
     cost=(18, 124),
 )
 def sweep(setting: Sweep, ctx: Context) -> SweepEvidence:
@@ -176,15 +194,7 @@ def sweep(setting: Sweep, ctx: Context) -> SweepEvidence:
         train_acc_untrained=float(np.mean([r["train_acc"] for r in untrained])),
         backward_per_seed=[min(r["scores"][k] for k in BACKWARD) for r in hi],
         increase_per_seed=inc,
-        scores=Table("alignment α by weight decay (seed mean) and rotation-null mean |α|",
-                     ("wd", *rels, "six-mean", *[f"null {r}" for r in rels], "train acc"),
-                     [(wd, *[_mean(rs, "scores", r) for r in rels], c,
-                       *[_mean(rs, "null", r) for r in rels],
-                       acc[wd]) for (wd, rs), c in zip(runs.items(), curve, strict=True)]
-                     + [("untrained", *[_mean(untrained, "scores", r) for r in rels],
-                         _six({"scores": {r: _mean(untrained, "scores", r) for r in rels}}),
-                         *[_mean(untrained, "null", r) for r in rels],
-                         float(np.mean([r["train_acc"] for r in untrained])))]),
+        scores=_scores_table(runs, untrained, curve, acc),
         per_seed=Table("alignment α per seed", ("wd", "seed", *rels),
                        [(wd, s, *[r["scores"][k] for k in rels])
                         for wd, rs in runs.items() for s, r in zip(seeds, rs, strict=True)]),

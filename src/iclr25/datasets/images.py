@@ -24,13 +24,14 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._choices import KINDS, Kind  # the degradations degrade() knows, in label order
 from iclr25._optional import require
 
 __all__ = [
@@ -49,10 +50,6 @@ TEST_IMAGES = ("chelsea", "coffee", "rocket")
 #: File suffixes :func:`load_folder` reads and :func:`save_image` writes.
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
 
-Kind = Literal["noise", "blur", "motion_blur", "defocus", "jpeg", "haze", "low_light", "rain",
-               "inpaint", "mosaic"]
-#: The degradations :func:`degrade` knows, in label order for :class:`AllInOnePairs`.
-KINDS: tuple[str, ...] = get_args(Kind)
 
 # Defaults per kind: a number is fixed, a (low, high) pair is drawn uniformly per image.
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -355,24 +352,24 @@ def degrade(x: ArrayLike, kind: str, *, seed: int | torch.Generator | None = Non
     the CPU. Each parameter is a number (fixed) or a ``(low, high)`` pair drawn uniformly per
     image; anything not given takes the default below.
 
-    ========== ==============================================================================
-    kind       model (defaults)
-    ========== ==============================================================================
-    noise      J + σ·N(0, 1), ``sigma`` = 25/255
-    blur       Gaussian, ``sigma`` ∈ [1.5, 2.5], radius int(4σ + 0.5), scipy ``mode="mirror"``
+    =========== ==============================================================================
+    kind        model (defaults)
+    =========== ==============================================================================
+    noise       J + σ·N(0, 1), ``sigma`` = 25/255
+    blur        Gaussian, ``sigma`` ∈ [1.5, 2.5], radius int(4σ + 0.5), scipy ``mode="mirror"``
     motion_blur line kernel, ``length`` ∈ [7, 13] px, ``angle`` ∈ [0, 180)°
-    defocus    disk kernel, ``radius`` ∈ [2, 4] px
-    jpeg       Pillow JPEG round trip, ``quality`` ∈ [8, 15] (integers)
-    haze       J·t + A(1 − t), t = exp(−β·ramp), ramp a random linear depth in [0, 1],
-               ``beta`` ∈ [0.6, 1.2], ``airlight`` A ∈ [0.8, 1]
-    low_light  Poisson(λ·k·J^g)/λ + N(0, σ_r²), ``k`` ∈ [0.08, 0.2], ``gamma`` g ∈ [1.5, 2.2],
-               ``lam`` λ = 300, ``read_sigma`` σ_r = 0.01
-    rain       sparse drops smeared along one ``angle`` by ``length`` px, added with
-               ``intensity``, ``density`` ∈ [0.004, 0.01]
-    inpaint    ``n_lines`` ∈ [4, 8] random strokes of ``thickness`` ∈ [2, 4] px, each image's
-               strokes all white or all black (DCPT's inpainting set)
-    mosaic     RGGB Bayer sampling, bilinear demosaicing
-    ========== ==============================================================================
+    defocus     disk kernel, ``radius`` ∈ [2, 4] px
+    jpeg        Pillow JPEG round trip, ``quality`` ∈ [8, 15] (integers)
+    haze        J·t + A(1 − t), t = exp(−β·ramp), ramp a random linear depth in [0, 1],
+                ``beta`` ∈ [0.6, 1.2], ``airlight`` A ∈ [0.8, 1]
+    low_light   Poisson(λ·k·J^g)/λ + N(0, σ_r²), ``k`` ∈ [0.08, 0.2], ``gamma`` g ∈ [1.5, 2.2],
+                ``lam`` λ = 300, ``read_sigma`` σ_r = 0.01
+    rain        sparse drops smeared along one ``angle`` by ``length`` px, added with
+                ``intensity``, ``density`` ∈ [0.004, 0.01]
+    inpaint     ``n_lines`` ∈ [4, 8] random strokes of ``thickness`` ∈ [2, 4] px, each image's
+                strokes all white or all black (DCPT's inpainting set)
+    mosaic      RGGB Bayer sampling, bilinear demosaicing
+    =========== ==============================================================================
 
     The result is clipped to [0, 1] (so noise is slightly non-Gaussian at the extremes).
 

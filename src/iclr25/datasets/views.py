@@ -332,7 +332,7 @@ class RandomSensor(torch.nn.Module):
 
 def random_sensor(d_in: int, d_out: int, depth: int = 2, noise: float = 0.1, *,
                   seed: int | torch.Generator | None = 0) -> RandomSensor:
-    """A fixed random sensor ``x -> tanh(... tanh(x W1) ... Wk) + N(0, noise^2)``.
+    """A fixed random sensor ``x -> tanh(… tanh(x W1) … Wk) + N(0, noise^2)``.
 
     Args:
         d_in, d_out: input and output widths. depth: number of tanh layers (>= 1).

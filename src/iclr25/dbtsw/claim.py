@@ -74,9 +74,9 @@ class FlowEvidence(Evidence):
     drop_sw: float = scalar("decades", "SW: start minus last-checkpoint log10 W2², 20-D")
     drop_tswsl: float = scalar("decades", "TSW-SL: start minus last checkpoint, 20-D")
     drop_sw_2d: float = scalar("decades", "SW: start minus last checkpoint, 2-D")
-    auc: Table = None
-    per_seed: Table = None
-    selection: Table = None
+    auc: Table | None = None
+    per_seed: Table | None = None
+    selection: Table | None = None
 
 
 def _argsort0(x: torch.Tensor) -> torch.Tensor:
@@ -228,6 +228,12 @@ def _panel(panel: tuple[Callable, str, tuple[int, ...]], setting: Flow, ctx: Con
                           "p = 1 (the paper's definition); the official flow scripts use p = 2",
                           "metric: AUC of log10 W2² over checkpoints every 50 steps, not the "
                           "paper's W2 at fixed iterations")),
+    random=(
+        "target and starting clouds",
+        "projections and trees of every flow",
+        "the learning-rate selection's seeds",
+    ),
+    per_draw=("eval_seeds", "eval_seeds_2d"),
     cost=(8.3, 47),
 )
 def gradient_flow(setting: Flow, ctx: Context) -> FlowEvidence:

@@ -13,24 +13,15 @@ require("PIL", "image")
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
 from iclr25.dcpt.baselines import CLASSICAL, classical  # noqa: E402
+from iclr25.dcpt.io import Checkpoint, load, save  # noqa: E402
 from iclr25.dcpt.loss import FocalLoss, dcpt_loss, focal_loss  # noqa: E402
 from iclr25.dcpt.nafnet import NAFNet  # noqa: E402
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet  # noqa: E402
 from iclr25.dcpt.official import load_official  # noqa: E402
+from iclr25.dcpt.probe import classify, feature_probe  # noqa: E402
+from iclr25.dcpt.restoration import RestorationWarning, restore  # noqa: E402
 from iclr25.dcpt.restormer import Restormer  # noqa: E402
-from iclr25.dcpt.training import (  # noqa: E402
-    Checkpoint,
-    FinetuneResult,
-    PretrainResult,
-    RestorationWarning,
-    classify,
-    feature_probe,
-    finetune,
-    load,
-    pretrain,
-    restore,
-    save,
-)
+from iclr25.dcpt.training import FinetuneResult, PretrainResult, finetune, pretrain  # noqa: E402
 
 PAPER = Paper(
     number=16,

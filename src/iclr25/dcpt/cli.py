@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import typer
 
-from iclr25._cli import check_seed, output_path
+from iclr25._choices import Backbone, Fallback, Kind
+from iclr25._cli import check_seed, choice, image_jobs, output_path, warning_lines
 from iclr25._cli import fail as _fail
 from iclr25._progress import estimating
 
@@ -100,8 +100,9 @@ def pretrain_cmd(
     max_side: int = typer.Option(None, "--max-side", help="Shrink images to this side."),
 ) -> None:
     """Pre-train a U-Net restorer by degradation classification (DCPT)."""
+    from iclr25.dcpt.io import save
     from iclr25.dcpt.networks import UNet
-    from iclr25.dcpt.training import pretrain, save
+    from iclr25.dcpt.training import pretrain
 
     for name, v, low in (("--steps", steps, 1), ("--width", width, 1), ("--size", size, 8),
                          ("--batch", batch, 1), ("--seed", seed, 0)):
@@ -129,7 +130,9 @@ def finetune_cmd(
     model: Path = typer.Argument(..., help="A .safetensors from `dcpt pretrain` (or earlier)."),
     clean_dir: Path = typer.Argument(None, help="Folder of clean images (degraded on the fly)."),
     pairs: Path = typer.Option(None, "--pairs", help="Instead: DIR/<kind>/{lq,gt}/NAME.png."),
-    degradation: str = typer.Option(None, "--degradation", help="Fine-tune for this one "
+    degradation: Kind | None = typer.Option(None, "--degradation",
+                                            parser=choice(Kind, "--degradation"),
+                                            help="Fine-tune for this one "
                                     "degradation: the recommended path when you know it "
                                     "(noise σ = 25/255 on three photos: 27.9 dB against 19.8 "
                                     "all-in-one, input 20.5, at the defaults); the "
@@ -150,8 +153,8 @@ def finetune_cmd(
 ) -> None:
     """Fine-tune a (pre-trained) restorer with L1 on degraded/clean pairs: for one
     --degradation (recommended when you know it) or all-in-one over --kinds."""
-    from iclr25.datasets.images import KINDS
-    from iclr25.dcpt.training import finetune, load, save
+    from iclr25.dcpt.io import load, save
+    from iclr25.dcpt.training import finetune
 
     for name, v, low in (("--steps", steps, 1), ("--size", size, 8), ("--batch", batch, 1),
                          ("--seed", seed, 0)):
@@ -161,8 +164,6 @@ def finetune_cmd(
         _fail(f"--lr must be > 0, got {lr}")
     if degradation is not None and kinds is not None:
         _fail("give --degradation (one kind) or --kinds (all-in-one), not both")
-    if degradation is not None and degradation not in KINDS:
-        _fail(f"--degradation must be one of {', '.join(KINDS)}; got {degradation!r}")
     if degradation is not None and pairs is not None:
         _fail("--degradation degrades CLEAN_DIR on the fly; with --pairs, keep only that "
               "kind's folder")
@@ -191,10 +192,13 @@ def restore_cmd(
     model: Path = typer.Argument(..., help="A .safetensors restorer."),
     source: Path = typer.Argument(..., help="An image file or a folder of images."),
     dest: Path = typer.Argument(..., help="Output file (for one image) or folder."),
-    degradation: str = typer.Option(None, "--degradation", help="The degradation, if known "
+    degradation: Kind | None = typer.Option(None, "--degradation",
+                                            parser=choice(Kind, "--degradation"),
+                                            help="The degradation, if known "
                                     "(default: the one the model was fine-tuned for): picks "
                                     "the classical restorer the output is checked against."),
-    fallback: str = typer.Option("none", "--fallback", help="Where ours scores below the "
+    fallback: Fallback = typer.Option("none", "--fallback", parser=choice(Fallback, "--fallback"),
+                                      help="Where ours scores below the "
                                  "alternative: none (warn, keep ours; the default), classical "
                                  "(write the classical result), input (write the input)."),
     reference: Path = typer.Option(None, "--reference", help="Clean image (or folder, same "
@@ -208,52 +212,24 @@ def restore_cmd(
 ) -> None:
     """Restore an image or every image in a folder, checking each against the input and the
     classical restorer (a warning names both numbers where ours is worse)."""
-    from iclr25._guard import FALLBACKS
-    from iclr25.datasets.images import IMAGE_SUFFIXES, KINDS, load_folder, save_image
+    from iclr25._guard import check_fallback
+    from iclr25.datasets.images import save_image
     from iclr25.dcpt.baselines import CLASSICAL
-    from iclr25.dcpt.training import load, restore
+    from iclr25.dcpt.io import load
+    from iclr25.dcpt.restoration import restore
 
     if tile is not None and tile < 8:
         _fail(f"--tile must be >= 8, got {tile}")
-    if fallback not in FALLBACKS:
-        _fail(f"--fallback must be one of {', '.join(FALLBACKS)}; got {fallback!r}")
-    if degradation is not None and degradation not in KINDS:
-        _fail(f"--degradation must be one of {', '.join(KINDS)}; got {degradation!r}")
-    if fallback != "none" and not check:
-        _fail(f"--fallback {fallback} needs the check (drop --no-check)")
     try:
         ck = load(model)
-        images = load_folder(source)
-        refs = None if reference is None else load_folder(reference)
+        degradation = degradation or ck.degradation
+        check_fallback(fallback, check, degradation=degradation, classical=CLASSICAL, cli=True)
     except ValueError as exc:
         _fail(str(exc))
-    degradation = degradation or ck.degradation
-    if fallback == "classical" and degradation not in CLASSICAL:
-        _fail(f"--fallback classical needs --degradation with a classical restorer "
-              f"({', '.join(CLASSICAL)}); got {degradation}")
-    if refs is not None:
-        if reference.is_file():
-            refs = {next(iter(images)): next(iter(refs.values()))}
-        missing = [n for n in images if n not in refs or refs[n].shape != images[n].shape]
-        if missing:
-            _fail(f"--reference has no image of the same size for {missing[0]}")
-    if source.is_file():
-        if dest.suffix.lower() not in IMAGE_SUFFIXES or not dest.parent.is_dir():
-            _fail(f"OUT must be an image path in an existing directory, got {dest}")
-        targets = {next(iter(images)): dest}
-    else:
-        if dest.exists() and not dest.is_dir():
-            _fail(f"OUT must be a folder when IN is a folder, got file {dest}")
-        dest.mkdir(parents=True, exist_ok=True)
-        targets = {n: dest / n for n in images}
-    for name, path in targets.items():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            out = restore(ck.model, images[name], degradation=degradation, fallback=fallback,
-                          check=check, tile=tile,
-                          reference=None if refs is None else refs[name])
-        for w in caught:
-            typer.echo(f"warning: {name}: {w.message}", err=True)
+    for name, x, ref, path in image_jobs(source, dest, reference):
+        out = warning_lines(name, lambda x=x, ref=ref: restore(
+            ck.model, x, degradation=degradation, fallback=fallback, check=check, tile=tile,
+            reference=ref))
         save_image(out, path)
         typer.echo(f"wrote {path}")
 
@@ -265,7 +241,8 @@ def classify_cmd(
 ) -> None:
     """Name the degradation of each image (from the restorer's features)."""
     from iclr25.datasets.images import load_folder
-    from iclr25.dcpt.training import classify, load
+    from iclr25.dcpt.io import load
+    from iclr25.dcpt.probe import classify
 
     try:
         ck = load(model)
@@ -284,15 +261,16 @@ def classify_cmd(
 @app.command("convert")
 def convert_cmd(
     official: Path = typer.Argument(..., help="A released DCPT .pth (or .safetensors of it)."),
-    backbone: str = typer.Option(..., "--backbone", help="nafnet | restormer (the file's "
-                                 "architecture, e.g. dcpt_nafnet_5d.pth: nafnet)."),
+    backbone: Backbone = typer.Option(..., "--backbone", parser=choice(Backbone, "--backbone"),
+                                      help="The file's architecture (e.g. "
+                                      "dcpt_nafnet_5d.pth: nafnet)."),
     out: Path = typer.Option(..., "--out", help="Output .safetensors for restore."),
 ) -> None:
     """Read a released DCPT checkpoint into a model file that `restore` takes.
 
     The files are linked from the README of MILab-PKU/dcpt (a Google Drive folder)."""
+    from iclr25.dcpt.io import save
     from iclr25.dcpt.official import BACKBONES, load_official
-    from iclr25.dcpt.training import save
 
     if backbone not in BACKBONES:
         _fail(f"--backbone must be one of {', '.join(BACKBONES)}, got {backbone!r}")

@@ -156,6 +156,12 @@ class FeatureTap:
         self.remove()
 
 
+def _device_of(model: nn.Module) -> torch.device:
+    """Where ``model``'s parameters live (CPU for a model without any)."""
+    p = next(model.parameters(), None)
+    return p.device if p is not None else torch.device("cpu")
+
+
 def _pad_to(x: torch.Tensor, m: int) -> torch.Tensor:
     """(B, C, H, W) padded at the right and bottom to multiples of ``m``: reflected, or
     replicated where the image is no larger than the pad (reflect needs pad < size)."""

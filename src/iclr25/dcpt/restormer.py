@@ -1,5 +1,5 @@
 """Restormer (Zamir et al., CVPR 2022) as DCPT's ``basicsr/archs/restormer_arch.py:Restormer``,
-the backbone of its released ``dcpt_restormer_5d.pth``.
+the backbone of its released ``dcpt_restormer_5d.pth`` (its key map: :mod:`iclr25.dcpt.official`).
 
 DCPT's variant differs from the original Restormer in three ways, all kept here: bias-free
 LayerNorm with eps 1e-6, and attention weights ReLU(q̂·k̂ᵀ·τ) instead of a softmax. Four
@@ -16,11 +16,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import check_image_batch, check_int
-from iclr25._official import count, need
-from iclr25._official import load_official as _fit
 from iclr25.dcpt.networks import _pad_to
 
-__all__ = ["Restormer", "from_official"]
+__all__ = ["Restormer"]
 
 
 def _conv(cin: int, cout: int, k: int = 1, groups: int = 1) -> nn.Conv2d:
@@ -168,48 +166,3 @@ class Restormer(nn.Module):
         h = torch.cat([F.pixel_shuffle(self.ups[0](h), 2), skips[0]], -3)
         h = self.refinement(self.decoders[0](h))
         return (inp + self.output(h))[..., :H, :W]
-
-
-_PREFIX = {"embed.": "patch_embed.proj.", "latent.": "latent.body.",
-           "refinement.": "refinement.body.", "output.": "output.",
-           **{f"encoders.{i}.": f"encoder_level{i + 1}.body." for i in range(3)},
-           **{f"decoders.{i}.": f"decoder_level{i + 1}.body." for i in range(3)},
-           **{f"downs.{i}.": f"down{i + 1}_{i + 2}.body.0." for i in range(3)},
-           **{f"ups.{i}.": f"up{i + 2}_{i + 1}.body.0." for i in range(3)},
-           "reduces.0.": "reduce_chan_level2.", "reduces.1.": "reduce_chan_level3."}
-_INNER = {".norm1.weight": ".norm1.body.weight", ".norm2.weight": ".norm2.body.weight",
-          ".attn.qkv_dw.": ".attn.qkv_dwconv.", ".attn.proj.": ".attn.project_out.",
-          ".ffn.inp.": ".ffn.project_in.", ".ffn.dw.": ".ffn.dwconv.",
-          ".ffn.out.": ".ffn.project_out."}
-
-
-def _official_name(k: str) -> str:
-    """Our key -> the key of DCPT's Restormer."""
-    head = next(p for p in _PREFIX if k.startswith(p))
-    k = _PREFIX[head] + k[len(head):]
-    for a, b in _INNER.items():
-        k = k.replace(a, b)
-    return k
-
-
-def from_official(state: dict[str, torch.Tensor], what: str = "checkpoint") -> Restormer:
-    """A :class:`Restormer` holding DCPT's Restormer state dict ``state`` (sizes read from it).
-
-    Agreement with the official module (``basicsr/archs/restormer_arch.py:Restormer`` run in
-    a scratch folder with its defaults, the 5D config, 26.1 M parameters; its init +
-    N(0, 0.02²), loaded by both; random 1×3×64×64 and 1×3×44×60 images, the official input
-    reflect-padded to 8 as its test does): max |difference| 2.4e-7 (float32), 6.7e-16
-    (float64).
-
-    Raises:
-        ValueError: naming the first key that does not fit (missing, unexpected, or of the
-            wrong shape).
-    """
-    levels = ("encoder_level1", "encoder_level2", "encoder_level3", "latent")
-    blocks = [count(state, f"{lv}.body") for lv in levels]
-    heads = [need(state, f"{lv}.body.0.attn.temperature", what).shape[0] if n else 1
-             for lv, n in zip(levels, blocks, strict=True)]
-    net = Restormer(dim=need(state, "patch_embed.proj.weight", what).shape[0],
-                    num_blocks=blocks, heads=heads,
-                    num_refinement_blocks=count(state, "refinement.body"))
-    return _fit(net, state, _official_name, what=what)

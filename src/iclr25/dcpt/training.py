@@ -1,52 +1,32 @@
-"""DCPT pre-training, all-in-one fine-tuning, the feature probe, restoration and checkpoints.
+"""DCPT pre-training and all-in-one fine-tuning.
 
 The recipe (paper §3, Fig. 2): pre-train any restorer with :func:`pretrain` using only each
 input's degradation label (plus the clean-image term), then fine-tune it on (lq, gt) pairs
-with :func:`finetune` exactly as one would train from scratch.
+with :func:`finetune` exactly as one would train from scratch. Restoring is
+:mod:`~iclr25.dcpt.restoration`'s, checkpoints :mod:`~iclr25.dcpt.io`'s, the feature probe
+:mod:`~iclr25.dcpt.probe`'s.
 """
 
 from __future__ import annotations
 
 import copy
-import json
-import os
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import (
-    ArrayLike,
-    check_callback,
-    check_choice,
-    check_int,
-    check_labels,
-    check_range,
-    resolve_seed,
-)
-from iclr25._guard import Fallback, check_fallback, check_reference, guarded
-from iclr25._guard import RestorationWarning as _RestorationWarning
+from iclr25._checks import check_callback, check_int, check_labels, check_range, resolve_seed
 from iclr25._progress import progress_bar
-from iclr25.datasets.images import KINDS, check_images
-from iclr25.dcpt.baselines import CLASSICAL, _classical, psfs
+from iclr25.datasets.images import check_images
 from iclr25.dcpt.loss import _check_layers, _dcpt_step
-from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, UNet
+from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, _device_of
 
-__all__ = ["Checkpoint", "FinetuneResult", "PretrainResult", "RestorationWarning", "feature_probe",
-           "finetune", "load", "pretrain", "restore", "save"]
+__all__ = ["FinetuneResult", "PretrainResult", "finetune", "pretrain"]
 
 Batch = tuple[torch.Tensor, ...]
-
-
-class RestorationWarning(_RestorationWarning):
-    """:func:`restore`'s output scored below the classical result or the input (both numbers
-    in the message)."""
 
 
 @dataclass
@@ -72,10 +52,6 @@ class FinetuneResult:
     history: dict[str, list[float]] = field(default_factory=dict)
     snapshots: dict[int, nn.Module] = field(default_factory=dict)
 
-
-def _device_of(model: nn.Module) -> torch.device:
-    p = next(model.parameters(), None)
-    return p.device if p is not None else torch.device("cpu")
 
 
 def _stream(data: Iterable[Batch] | Batch, steps: int) -> Iterator[Batch]:
@@ -173,6 +149,7 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
 
     Examples:
         >>> from iclr25.datasets.images import AllInOnePairs, load_image
+        >>> from iclr25.dcpt.networks import UNet
         >>> pairs = AllInOnePairs([load_image("astronaut", max_side=64)], ("noise", "blur"),
         ...                       size=16, batch_size=4, seed=0)
         >>> res = pretrain(UNet(width=4), pairs, n_classes=2, steps=2, num_res_blocks=1)
@@ -343,12 +320,7 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
     steps = check_int(steps, "steps", 1)
     lr = check_range(lr, "lr", 0, low_open=True)
     ema = check_range(ema, "ema", 0, 1, high_open=True)
-    if isinstance(snapshots, (str, bytes)) or not isinstance(snapshots, Sequence):
-        raise TypeError(f"snapshots must be a sequence of step counts, got "
-                        f"{type(snapshots).__name__}")
-    keep = {check_int(n, "snapshots", 1) for n in snapshots}
-    if keep and max(keep) > steps:
-        raise ValueError(f"snapshots must lie in [1, steps={steps}], got {max(keep)}")
+    keep = _check_snapshots(snapshots, steps)
     check_callback(callback)
     seed_int = _seeded(seed)
     dev = _device_of(model)
@@ -360,28 +332,56 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr:
         p.requires_grad_(False)
     # foreach: the same update bit for bit, without a Python loop over the parameters
     opt = torch.optim.Adam(net.parameters(), lr=lr, foreach=True)
-    hist: dict[str, list[float]] = {"loss": []}
-    kept: dict[int, nn.Module] = {}
     with torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
         torch.manual_seed(seed_int)
-        with progress_bar(steps, "fine-tuning") as advance:
-            batch = first
-            for step in range(steps):
-                if step > 0:
-                    batch = _unpack(next(stream), dev, False, None)
-                lq, gt = batch[0], batch[1]
-                loss = F.l1_loss(net(lq), gt)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                _ema_update(avg, net, min(ema, (1 + step) / (10 + step)))
-                hist["loss"].append(float(loss.detach()))
-                if step + 1 in keep:
-                    kept[step + 1] = copy.deepcopy(avg if ema > 0 else net).eval()
-                if callback is not None:
-                    callback(step, hist["loss"][-1])
-                advance()
+        batches = chain([first], (_unpack(b, dev, False, None) for b in stream))
+        hist, kept = _finetune_loop(net, avg, opt, batches, _Tune(steps, ema, keep, callback))
     return FinetuneResult(avg if ema > 0 else net.eval(), net.eval(), hist, kept)
+
+
+def _check_snapshots(snapshots: object, steps: int) -> set[int]:
+    """The checked step counts of ``snapshots``, each in [1, ``steps``]."""
+    if isinstance(snapshots, (str, bytes)) or not isinstance(snapshots, Sequence):
+        raise TypeError(f"snapshots must be a sequence of step counts, got "
+                        f"{type(snapshots).__name__}")
+    keep = {check_int(n, "snapshots", 1) for n in snapshots}
+    if keep and max(keep) > steps:
+        raise ValueError(f"snapshots must lie in [1, steps={steps}], got {max(keep)}")
+    return keep
+
+
+@dataclass(frozen=True)
+class _Tune:
+    """How fine-tuning runs: ``steps`` steps, the EMA decay's cap ``ema`` (0: no EMA), the
+    step counts after which a copy is kept, and ``callback(step, loss)`` after each step."""
+
+    steps: int
+    ema: float
+    keep: set[int]
+    callback: Callable[[int, float], None] | None
+
+
+def _finetune_loop(net: nn.Module, avg: nn.Module, opt: torch.optim.Optimizer,
+                   batches: Iterator[Batch], run: _Tune
+                   ) -> tuple[dict[str, list[float]], dict[int, nn.Module]]:
+    """The L1 steps on ``(lq, gt)`` batches, ``avg`` kept as the EMA of ``net``: (the loss
+    history, the copies kept by step count)."""
+    hist: dict[str, list[float]] = {"loss": []}
+    kept: dict[int, nn.Module] = {}
+    with progress_bar(run.steps, "fine-tuning") as advance:
+        for step, (lq, gt) in enumerate(batches):
+            loss = F.l1_loss(net(lq), gt)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            _ema_update(avg, net, min(run.ema, (1 + step) / (10 + step)))
+            hist["loss"].append(float(loss.detach()))
+            if step + 1 in run.keep:
+                kept[step + 1] = copy.deepcopy(avg if run.ema > 0 else net).eval()
+            if run.callback is not None:
+                run.callback(step, hist["loss"][-1])
+            advance()
+    return hist, kept
 
 
 @torch.no_grad()
@@ -392,334 +392,3 @@ def _ema_update(avg: nn.Module, net: nn.Module, decay: float) -> None:
     for ba, bn in zip(avg.buffers(), net.buffers(), strict=True):
         ba.copy_(bn)
 
-
-@torch.no_grad()
-def tapped_features(model: nn.Module, x: torch.Tensor, layers: Sequence[str],
-                    batch_size: int = 64) -> torch.Tensor:
-    """Global-average-pooled tapped features, concatenated: (B, sum of channels)."""
-    out = []
-    was = model.training
-    model.eval()
-    try:
-        with FeatureTap(model, layers) as tap:
-            for chunk in x.split(batch_size):
-                tap.clear()
-                model(chunk)
-                out.append(torch.cat([f.mean((-2, -1)) for f in tap.features], 1))
-    finally:
-        model.train(was)
-    return torch.cat(out)
-
-
-def feature_probe(model: nn.Module, lq: ArrayLike, y: ArrayLike, *, layers: Sequence[str],
-                  n_neighbors: int = 5, test_size: float = 0.33, repeats: int = 5,
-                  seed: int = 0) -> float:
-    """How well the degradation can be read off a network's features (the paper's Fig. 1).
-
-    As the official ``knn.py``: global-average-pooled features of the tapped layers, a
-    ``KNeighborsClassifier(n_neighbors)`` on a ``train_test_split(test_size)``, mean test
-    accuracy over ``repeats`` splits (seeds ``seed, seed + 1, ...``).
-
-    Returns:
-        Mean held-out top-1 accuracy, a float in [0, 1].
-
-    Raises:
-        ValueError/TypeError: bad images or labels, unknown layers, bad probe parameters.
-    """
-    from sklearn.model_selection import train_test_split
-    from sklearn.neighbors import KNeighborsClassifier
-
-    x = check_images(lq, "lq")
-    if x.ndim != 4:
-        raise ValueError(f"lq must be a (B, 3, H, W) batch, got {tuple(x.shape)}")
-    t = check_labels(y, "y", n=x.shape[0])
-    n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
-    test_size = check_range(test_size, "test_size", 0, 1, low_open=True, high_open=True)
-    repeats = check_int(repeats, "repeats", 1)
-    seed = check_int(seed, "seed", 0)
-    if isinstance(layers, str):
-        raise TypeError("layers must be a sequence of module names, got a single string")
-    FeatureTap(model, layers).remove()
-    feats = tapped_features(model, x.to(_device_of(model)), layers).cpu().double().numpy()
-    labels = t.cpu().numpy()
-    accs = []
-    for r in range(repeats):
-        a, b, ya, yb = train_test_split(feats, labels, test_size=test_size,
-                                        random_state=seed + r)
-        accs.append(KNeighborsClassifier(min(n_neighbors, len(a))).fit(a, ya).score(b, yb))
-    return float(np.mean(accs))
-
-
-@torch.no_grad()
-def restore(model: nn.Module, images: object, *, degradation: str | None = None,
-            reference: object = None, fallback: Fallback = "none", check: bool = True,
-            tile: int | None = None, overlap: int = 16, batch_size: int = 16) -> torch.Tensor:
-    """Run a restorer on images in [0, 1], checking that it did not make them worse.
-
-    Each output is scored beside the input and the classical restorer for ``degradation``
-    (:func:`~iclr25.dcpt.baselines.classical`: NL-means for noise, Richardson-Lucy for blur
-    and defocus, unsharp masking for motion blur, a gamma curve for low light). Where ours
-    scores below either, a :class:`~iclr25.dcpt.RestorationWarning` gives the numbers;
-    ``fallback`` says what is returned then. The measure (``iclr25._guard``):
-
-    * ``reference`` given: PSNR against it;
-    * ``degradation="noise"``: the recorrupted-to-recorrupted estimate of the PSNR against
-      the unseen clean image (unbiased for Gaussian noise of any σ; σ estimated from the
-      image), so the check reads the same figure a reference would (at 1.12σ, so about
-      1 dB below it for every arm alike);
-    * ``degradation="blur"`` or ``"defocus"``: the discrepancy principle: the PSNR of the
-      output re-blurred by the classical restorer's kernel against the input (a faithful
-      restoration explains the blurred photo; one that changes content or tone does not);
-      biased towards Richardson-Lucy, which fits this very term: on blur narrower than
-      the kernel it can prefer Richardson-Lucy to a network that beats it;
-    * otherwise: NIQE (lower is better), the no-reference score restoration papers report
-      where no reference exists; it sees noise, blur, ringing and blocking, not colour.
-
-    Knowing the degradation matters twice: it picks the classical restorer, and a model
-    fine-tuned for that one degradation (``iclr25 dcpt finetune --degradation KIND``, the
-    recommended path) restores it better than the all-in-one model (noise σ = 25/255 on three
-    held-out photos, the CLI's defaults: 27.9 dB against 19.8 dB, the input 20.5).
-
-    Args:
-        model: the restorer (its device is used; input and output stay on the input's).
-        images: (3, H, W) or (B, 3, H, W).
-        degradation: one of :data:`~iclr25.datasets.images.KINDS` if known (None: the check
-            compares with the input only).
-        reference: clean image(s) of ``images``' shape: the check uses PSNR.
-        fallback: where ours scores below the alternative: "none" (default) warns and
-            returns ours; "classical" returns the classical result (needs a
-            ``degradation`` that has one); "input" returns the input unchanged.
-        check: False skips the comparison (the plain network output, as in the
-            reproduction); ``fallback`` must then be "none".
-        tile: if given, process overlapping ``tile``×``tile`` windows (stride
-            ``tile − overlap``) and average them, so large images fit in memory.
-        overlap: pixels shared by neighbouring tiles.
-        batch_size: images (or tiles) per forward pass.
-
-    Returns:
-        Restored tensor of the input's shape, dtype and device, clipped to [0, 1].
-
-    Raises:
-        ValueError/TypeError: bad images, reference, degradation, fallback (a ``fallback``
-            that cannot apply, e.g. "classical" without a degradation that has a classical
-            restorer), tile or batch size; all before any work.
-
-    Warns:
-        RestorationWarning: ours scores below the classical result or the input.
-    """
-    x = check_images(images, "images")
-    batch_size = check_int(batch_size, "batch_size", 1)
-    if tile is not None:
-        tile = check_int(tile, "tile", 8)
-        overlap = check_int(overlap, "overlap", 0, tile - 1)
-    if degradation is not None:
-        check_choice(degradation, "degradation", KINDS)
-    ref = check_reference(reference, x)
-    fallback = check_fallback(
-        fallback, check, degradation in CLASSICAL,
-        f"no classical restorer for degradation={degradation!r}; those with one: "
-        f"{', '.join(CLASSICAL)}")
-    single = x.ndim == 3
-    xb = x[None] if single else x
-    dev = _device_of(model)
-
-    def run(b: torch.Tensor) -> torch.Tensor:
-        if tile is None:
-            out = torch.cat([model(c.to(dev, torch.float32)) for c in b.split(batch_size)])
-        else:
-            out = _tiled(model, b, tile, overlap, batch_size, dev)
-        return out.clamp(0, 1).to(x.device, x.dtype)
-
-    was = model.training
-    model.eval()
-    try:
-        out = run(xb)
-        if check:
-            ks = psfs(degradation) if degradation is not None else []
-            measure = ("psnr" if ref is not None else "r2r" if degradation == "noise"
-                       else "reblur" if ks else "niqe")
-            cls = ({CLASSICAL[degradation]: lambda b: _classical(b, degradation)}
-                   if degradation in CLASSICAL else {})
-            out = guarded(xb, out, run, cls, measure=measure, fallback=fallback,
-                          reference=None if ref is None else (ref[None] if single else ref),
-                          what="dcpt.restore", psfs=ks,
-                          category=RestorationWarning)
-    finally:
-        model.train(was)
-    return out[0] if single else out
-
-
-def _tiled(model: nn.Module, x: torch.Tensor, tile: int, overlap: int, batch_size: int,
-           dev: torch.device) -> torch.Tensor:
-    B, C, H, W = x.shape
-    stride = tile - overlap
-
-    def starts(n: int) -> list[int]:
-        if n <= tile:
-            return [0]
-        s = list(range(0, n - tile, stride))
-        return s + [n - tile]
-
-    acc = torch.zeros(B, C, H, W, device=dev)
-    cnt = torch.zeros(1, 1, H, W, device=dev)
-    for i in starts(H):  # a loop over tiles, each a batched forward pass
-        for j in starts(W):
-            patch = x[:, :, i:i + tile, j:j + tile].to(dev, torch.float32)
-            res = torch.cat([model(c) for c in patch.split(batch_size)])
-            acc[:, :, i:i + tile, j:j + tile] += res
-            cnt[:, :, i:i + tile, j:j + tile] += 1
-    return acc / cnt
-
-
-# --- checkpoints ------------------------------------------------------------------------------
-
-@dataclass
-class Checkpoint:
-    """What :func:`load` returns."""
-
-    model: nn.Module
-    classifier: DegradationClassifier | None = None
-    kinds: tuple[str, ...] | None = None
-    layers: tuple[str, ...] | None = None
-    degradation: str | None = None   # the one degradation it was fine-tuned for, if any
-
-
-def _backbones() -> dict[str, type[nn.Module]]:
-    """The restorers besides :class:`UNet` that :func:`save` records and :func:`load`
-    rebuilds by name (the backbones of DCPT's released checkpoints)."""
-    from iclr25.dcpt.nafnet import NAFNet
-    from iclr25.dcpt.restormer import Restormer
-
-    return {"NAFNet": NAFNet, "Restormer": Restormer}
-
-
-def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifier | None = None,
-         kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None,
-         degradation: str | None = None) -> Path:
-    """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
-
-    A :class:`UNet`'s width/depth (a ``NAFNet``'s or ``Restormer``'s sizes) are stored
-    so :func:`load` can rebuild it; any other model is reloaded into an instance passed to
-    :func:`load`. The order is gsd's and lsdt's: ``save(obj, path)``; the old
-    ``save(path, model)`` still works, with a DeprecationWarning. ``degradation`` records the
-    one degradation the model was fine-tuned for (``iclr25 dcpt restore`` then checks
-    against its classical restorer by default).
-
-    Raises:
-        ValueError: ``path`` not ending in .safetensors or its directory missing;
-            ``kinds`` length not matching the classifier; unknown ``degradation``.
-    """
-    from safetensors.torch import save_file
-
-    if isinstance(model, (str, os.PathLike)) and isinstance(path, nn.Module):
-        warnings.warn("dcpt.save(path, model) is deprecated: call save(model, path)",
-                      DeprecationWarning, stacklevel=2)
-        model, path = path, model
-
-    p = Path(path)
-    if p.suffix != ".safetensors":
-        raise ValueError(f"path must end in .safetensors, got {p.name!r}")
-    if not p.parent.is_dir():
-        raise ValueError(f"path: directory {p.parent} does not exist")
-    meta: dict[str, object] = {}
-    if isinstance(model, UNet):
-        meta["unet"] = {"width": model.width, "depth": model.depth}
-    elif type(model).__name__ in _backbones():
-        meta["backbone"] = {"name": type(model).__name__, "config": model.config()}
-    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    if classifier is not None:
-        if kinds is not None and len(kinds) != classifier.n_classes:
-            raise ValueError(f"kinds has {len(kinds)} names but the classifier has "
-                             f"{classifier.n_classes} classes")
-        meta["classifier"] = {"feature_dims": list(classifier.feature_dims),
-                              "n_classes": classifier.n_classes,
-                              "num_res_blocks": classifier.num_res_blocks}
-        tensors.update({f"classifier.{k}": v.detach().cpu().contiguous()
-                        for k, v in classifier.state_dict().items()})
-    if kinds is not None:
-        meta["kinds"] = list(kinds)
-    if layers is not None:
-        meta["layers"] = list(layers)
-    if degradation is not None:
-        meta["degradation"] = check_choice(degradation, "degradation", KINDS)
-    save_file(tensors, str(p), metadata={"iclr25.dcpt": json.dumps(meta)})
-    return p
-
-
-def load(path: str | Path, model: nn.Module | None = None, *,
-         device: torch.device | str | None = None) -> Checkpoint:
-    """Read a checkpoint written by :func:`save`.
-
-    Args:
-        path: the ``.safetensors`` file.
-        model: an instance to load the weights into (needed for non-:class:`UNet` models);
-            it is not modified, a loaded copy is returned.
-        device: where the loaded modules live (default CPU).
-
-    Raises:
-        ValueError: unreadable file, not a DCPT checkpoint, or weights not matching ``model``.
-    """
-    from safetensors import safe_open
-
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"path {p} is not a file")
-    try:
-        with safe_open(str(p), framework="pt") as f:
-            meta_raw = (f.metadata() or {}).get("iclr25.dcpt")
-            tensors = {k: f.get_tensor(k) for k in f.keys()}
-    except Exception as exc:  # safetensors raises its own error types
-        raise ValueError(f"cannot read checkpoint {p}: {exc}") from None
-    if meta_raw is None:
-        raise ValueError(f"{p} is not an iclr25.dcpt checkpoint (no metadata)")
-    meta = json.loads(meta_raw)
-    if model is None:
-        if "unet" in meta:
-            net: nn.Module = UNet(**meta["unet"])
-        elif meta.get("backbone", {}).get("name") in _backbones():
-            net = _backbones()[meta["backbone"]["name"]](**meta["backbone"]["config"])
-        else:
-            raise ValueError(f"{p} holds a custom model: pass an instance as model=")
-    else:
-        net = copy.deepcopy(model)
-    try:
-        net.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
-    except RuntimeError as exc:
-        raise ValueError(f"weights in {p} do not match the model: {exc}") from None
-    clf = None
-    if "classifier" in meta:
-        clf = DegradationClassifier(**meta["classifier"])
-        try:    # files from before the official last down-sampling block lack its weights
-            clf.load_state_dict({k[11:]: v for k, v in tensors.items()
-                                 if k.startswith("classifier.")})
-        except RuntimeError as exc:
-            raise ValueError(f"classifier weights in {p} do not match: {exc}") from None
-        clf = clf.to(device or "cpu").eval()
-    kinds = tuple(meta["kinds"]) if "kinds" in meta else None
-    layers = tuple(meta["layers"]) if "layers" in meta else getattr(net, "tap_layers", None)
-    return Checkpoint(net.to(device or "cpu").eval(), clf, kinds, layers,
-                      meta.get("degradation"))
-
-
-@torch.no_grad()
-def classify(checkpoint: Checkpoint, images: object) -> torch.Tensor:
-    """Degradation probabilities (B, n_classes) for images, from a checkpoint with a classifier.
-
-    Raises:
-        ValueError: the checkpoint has no classifier or no tap layers; bad images.
-    """
-    if checkpoint.classifier is None or checkpoint.layers is None:
-        raise ValueError("checkpoint has no degradation classifier (save it with classifier=)")
-    x = check_images(images, "images")
-    xb = x[None] if x.ndim == 3 else x
-    model = checkpoint.model
-    dev = _device_of(model)
-    was = model.training
-    model.eval()
-    try:
-        with FeatureTap(model, checkpoint.layers) as tap:
-            model(xb.to(dev, torch.float32))
-            p = torch.softmax(checkpoint.classifier(tap.features), 1)
-    finally:
-        model.train(was)
-    return p.to(x.device)

@@ -43,8 +43,8 @@ class BitsEvidence(Evidence):
     best_kbits: float = scalar("kbit", "bits of the best of GD/Scaffnew/DIANA, seed mean "
                                "(capped runs count the cap)")
     adiana_kbits: float = scalar("kbit", "bits of ADIANA at its best step, seed mean")
-    per_seed: Table = None
-    adiana_steps: Table = None
+    per_seed: Table | None = None
+    adiana_steps: Table | None = None
 
 
 def _bits(run, cap_bits: float) -> float:
@@ -113,6 +113,8 @@ def _plot_bits_to_tolerance(setting: Bits, ctx: Context, rows: list, ours: list)
                deviations=(*_DEVIATIONS, "smoke test: tolerance 1e-4, 1 seed")),
     full=Bits(n_clients=10, kappa=1e3, tol=1e-6, seeds=(0, 1, 2), cap=3.0,
               adiana_js=(0, 1, 2, 3, 4, 5, 6, 7, 8), deviations=_DEVIATIONS),
+    random=("coins and compressors of every client (the data split is fixed)",),
+    per_draw=("seeds",),
     cost=(11, 45),
 )
 def bits(setting: Bits, ctx: Context) -> BitsEvidence:

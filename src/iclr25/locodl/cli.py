@@ -11,12 +11,17 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import typer
 
-from iclr25._cli import check_seed, output_path
+from iclr25._choices import Engine
+from iclr25._cli import check_seed, choice, output_path
 from iclr25._io import read_npz, read_table
+
+#: the method run beside LoCoDL to the same accuracy ("none": no baseline)
+Baseline = Literal["gd", "diana", "none"]
 
 app = typer.Typer(help="LoCoDL: federated logistic regression with local steps and a "
                   "compressed uplink (ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -89,14 +94,16 @@ def fit(
                                    "ceil(d/10), a tenth of the d features (LoCoDL's rounds "
                                    "grow with d/k); or rand-k, natural, rand-k+natural, none."),
     alpha: float = typer.Option(1e-3, "--alpha", help="ℓ2 weight α > 0."),
-    engine: str = typer.Option("simulated", "--engine", help="simulated or gloo (torchrun)."),
+    engine: Engine = typer.Option("simulated", "--engine", parser=choice(Engine, "--engine"),
+                                  help="In this process, or in gloo processes (torchrun)."),
     nproc: int = typer.Option(2, "--nproc", help="Processes of the gloo engine."),
     max_iter: int = typer.Option(100_000, "--max-iter", help="Iterations at most; stopping "
                                  "there before --tol prints a warning with the hint."),
     tol: float = typer.Option(1e-10, "--tol"),
     seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(None, "--out", help="Write the coefficients (.npy)."),
-    baseline: str = typer.Option("gd", "--baseline", help="Also run gd or diana (same data, "
+    baseline: Baseline = typer.Option("gd", "--baseline", parser=choice(Baseline, "--baseline"),
+                                      help="Also run gd or diana (same data, "
                                  "clients, compressor for diana) to LoCoDL's final distance "
                                  "to the optimum and print its uplink bits; none skips it."),
 ) -> None:
@@ -108,33 +115,13 @@ def fit(
     from sklearn.exceptions import ConvergenceWarning
 
     from iclr25.locodl.estimator import LoCoDLClassifier, cap_message
-    from iclr25.locodl.objectives import ClientLogistic, is_sparse
 
     try:
-        if engine not in ("simulated", "gloo"):
-            raise ValueError(f"--engine must be 'simulated' or 'gloo', got {engine!r}")
-        if baseline not in ("gd", "diana", "none"):
-            raise ValueError(f"--baseline must be 'gd', 'diana' or 'none', got {baseline!r}")
         output_path(out, suffixes=(".npy",))
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_data(data, label, client_column)
-        clf._check_params(X.shape[0])
-        try:
-            name = clf._compressor_name(X.shape[1])
-        except ValueError as exc:
-            raise ValueError(f"--{exc}") from None  # "--compressor 'rand-9' does not fit..."
-        if cid is None and clients > X.shape[0]:  # would be clamped to one client per row
-            raise ValueError(f"--clients must be <= the {X.shape[0]} rows of DATA, got "
-                             f"{clients}")
-        if cid is None:
-            cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
-        objective = ClientLogistic(X, y, cid, alpha)
-        if not 1 <= nproc <= objective.n_clients:
-            raise ValueError(f"--nproc must lie in [1, {objective.n_clients}], got {nproc}")
-        if engine == "gloo" and is_sparse(X):
-            raise ValueError("--engine gloo needs dense DATA (.csv/.npz); a LibSVM file runs "
-                             "with --engine simulated")
+        name, cid, objective = _setup(clf, X, y, cid, engine, nproc)
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -152,6 +139,30 @@ def fit(
     if out is not None:
         np.save(out, coef)
         typer.echo(f"wrote {out}")
+
+
+def _setup(clf, X, y, cid, engine: str, nproc: int):
+    """(compressor name, client of each row, objective) of a fit, checked before any work;
+    without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
+    from iclr25.locodl.objectives import ClientLogistic, is_sparse
+
+    clf._check_params(X.shape[0])
+    try:
+        name = clf._compressor_name(X.shape[1])
+    except ValueError as exc:
+        raise ValueError(f"--{exc}") from None  # "--compressor 'rand-9' does not fit..."
+    clients = clf.n_clients
+    if cid is None and clients > X.shape[0]:  # would be clamped to one client per row
+        raise ValueError(f"--clients must be <= the {X.shape[0]} rows of DATA, got {clients}")
+    if cid is None:
+        cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
+    objective = ClientLogistic(X, y, cid, clf.alpha)
+    if not 1 <= nproc <= objective.n_clients:
+        raise ValueError(f"--nproc must lie in [1, {objective.n_clients}], got {nproc}")
+    if engine == "gloo" and is_sparse(X):
+        raise ValueError("--engine gloo needs dense DATA (.csv/.npz); a LibSVM file runs "
+                         "with --engine simulated")
+    return name, cid, objective
 
 
 def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -11,11 +11,22 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import (
+    ArrayLike,
+    ArrayOrSparse,
+    as_tensor,
+    check_choice,
+    check_int,
+    check_range,
+    resolve_seed,
+)
+from iclr25._choices import Engine
 from iclr25._contract import checked
 from iclr25._io import FittedIO
 
-Engine = Literal["simulated", "gloo"]
+if TYPE_CHECKING:
+    from iclr25.locodl.objectives import ClientLogistic
+
 
 
 def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: float,
@@ -104,7 +115,8 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         check_int(self.n_proc, "n_proc", 1)
         resolve_seed(self.seed)  # names the argument unless an int, a Generator or None
 
-    def fit(self, X: object, y: ArrayLike, client_ids: ArrayLike | None = None) -> LoCoDLClassifier:
+    def fit(self, X: ArrayOrSparse, y: ArrayLike, client_ids: ArrayLike | None = None
+            ) -> LoCoDLClassifier:
         """Fit on X (N, d) with two-class labels y (N,); client_ids (N,) or None.
 
         X may be dense or ``scipy.sparse`` (e.g. from ``load_svmlight_file``); sparse rows
@@ -114,31 +126,8 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             ValueError/TypeError: naming X, y, client_ids or the bad parameter.
         """
         from iclr25.locodl.algorithms import locodl
-        from iclr25.locodl.objectives import ClientLogistic, check_sparse, is_sparse
 
-        if is_sparse(X):
-            Xt = check_sparse(X)
-            if self.engine == "gloo":
-                raise ValueError("engine='gloo' needs a dense X; sparse X runs with "
-                                 "engine='simulated'")
-        else:
-            Xt = as_tensor(X, "X", ndim=2)
-            if not Xt.is_floating_point():
-                Xt = Xt.to(torch.float64)
-        N = Xt.shape[0]
-        self._check_params(N)
-        yt = as_tensor(y, "y", ndim=1)
-        if len(yt) != N:
-            raise ValueError(f"y must have one label per row of X ({N}), got {len(yt)}")
-        if client_ids is None:
-            if self.n_clients > N:
-                raise ValueError(f"n_clients must be <= the number of rows ({N}), got "
-                                 f"{self.n_clients}")
-            client_ids = torch.arange(N) * self.n_clients // N
-        objective = ClientLogistic(Xt, yt, client_ids, self.alpha)
-        if self.n_proc > objective.n_clients:
-            raise ValueError(f"n_proc must be <= the number of clients "
-                             f"({objective.n_clients}), got {self.n_proc}")
+        Xt, yt, client_ids, objective = self._objective(X, y, client_ids)
         self.classes_ = objective.classes.cpu().numpy()
         # an int as it is (a Generator: the seed it was made with; None: a fresh one), since
         # the gloo engine hands it to other processes
@@ -173,6 +162,36 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
                 stacklevel=2)
         return self
 
+    def _objective(self, X: ArrayOrSparse, y: ArrayLike, client_ids: ArrayLike | None
+                   ) -> tuple[ArrayOrSparse, torch.Tensor, ArrayLike, ClientLogistic]:
+        """The checked ``(X, y, client ids, ClientLogistic objective)`` of :meth:`fit`."""
+        from iclr25.locodl.objectives import ClientLogistic, check_sparse, is_sparse
+
+        if is_sparse(X):
+            Xt = check_sparse(X)
+            if self.engine == "gloo":
+                raise ValueError("engine='gloo' needs a dense X; sparse X runs with "
+                                 "engine='simulated'")
+        else:
+            Xt = as_tensor(X, "X", ndim=2)
+            if not Xt.is_floating_point():
+                Xt = Xt.to(torch.float64)
+        N = Xt.shape[0]
+        self._check_params(N)
+        yt = as_tensor(y, "y", ndim=1)
+        if len(yt) != N:
+            raise ValueError(f"y must have one label per row of X ({N}), got {len(yt)}")
+        if client_ids is None:
+            if self.n_clients > N:
+                raise ValueError(f"n_clients must be <= the number of rows ({N}), got "
+                                 f"{self.n_clients}")
+            client_ids = torch.arange(N) * self.n_clients // N
+        objective = ClientLogistic(Xt, yt, client_ids, self.alpha)
+        if self.n_proc > objective.n_clients:
+            raise ValueError(f"n_proc must be <= the number of clients "
+                             f"({objective.n_clients}), got {self.n_proc}")
+        return Xt, yt, client_ids, objective
+
     def _compressor_name(self, d: int) -> object:
         """The compressor to run on R^d: ``"auto"`` resolved, else as given (checked on d)."""
         from iclr25.locodl.compressors import auto_compressor, make_compressor
@@ -186,7 +205,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
                              f"{exc}") from None
         return self.compressor
 
-    def decision_function(self, X: object) -> np.ndarray:
+    def decision_function(self, X: ArrayOrSparse) -> np.ndarray:
         """aᵀx for each row of a dense or scipy.sparse X: (N,)."""
         from iclr25.locodl.objectives import check_sparse, is_sparse
 
@@ -198,12 +217,12 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             return np.asarray(Xt.astype(np.float64) @ self.coef_[0])
         return Xt.cpu().double().numpy() @ self.coef_[0]
 
-    def predict_proba(self, X: object) -> np.ndarray:
+    def predict_proba(self, X: ArrayOrSparse) -> np.ndarray:
         """(N, 2) class probabilities, columns in ``classes_`` order."""
         p = 1 / (1 + np.exp(-self.decision_function(X)))
         return np.stack([1 - p, p], axis=1)
 
-    def predict(self, X: object) -> np.ndarray:
+    def predict(self, X: ArrayOrSparse) -> np.ndarray:
         """(N,) predicted labels."""
         scores = self.decision_function(X)  # checks fitted before classes_ is read
         return self.classes_[(scores > 0).astype(int)]

@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from iclr25._checks import ArrayLike, as_tensor, check_range
+from iclr25._checks import ArrayLike, ArrayOrSparse, as_tensor, check_range
 from iclr25._contract import checked
 
 
-def is_sparse(X: object) -> bool:
+def is_sparse(X: ArrayOrSparse) -> bool:
     """True for a scipy.sparse matrix/array or a non-strided (sparse) torch tensor."""
     import scipy.sparse
 
@@ -26,7 +26,7 @@ def is_sparse(X: object) -> bool:
                                         and X.layout != torch.strided)
 
 
-def check_sparse(X: object, name: str = "X"):
+def check_sparse(X: ArrayOrSparse, name: str = "X"):
     """A 2-D, real, finite, non-empty scipy CSR copy of the sparse ``X`` (float32/64)."""
     import scipy.sparse
 
@@ -90,7 +90,8 @@ class _ClientObjective:
 
     sparse = False
 
-    def __init__(self, X: object, y: ArrayLike, clients: ArrayLike, alpha: float) -> None:
+    def __init__(self, X: ArrayOrSparse, y: ArrayLike, clients: ArrayLike, alpha: float
+                 ) -> None:
         if is_sparse(X):
             self._init_sparse(check_sparse(X), y, clients, alpha)
             return

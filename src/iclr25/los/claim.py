@@ -93,9 +93,9 @@ class LongTailEvidence(Evidence):
     stage1_few: float = scalar("%", "few-shot accuracy of the stage-1 head, no re-training")
     untrained_acc: float = scalar("%", "balanced accuracy of the same MLP at random init")
     gain_per_seed: list = scalar("points")
-    by_group: Table = None
-    per_seed: Table = None
-    sweep: Table = None
+    by_group: Table | None = None
+    per_seed: Table | None = None
+    sweep: Table | None = None
 
 
 def _evaluate(z: torch.Tensor, y: torch.Tensor, counts: torch.Tensor) -> dict:
@@ -148,6 +148,8 @@ def _mean_of(runs: list[dict], key: str, metric: str) -> float:
     full=LongTail(n_seeds=3, stage1_epochs=60, stage1_batch=64, test_per_class=100,
                   eps=(0.0, 0.1, 0.5, 0.9, 0.98), baselines=("cbce", "la", "lws"),
                   deviations=_DEVIATIONS),
+    random=("the long-tailed mixture data", "stage-1 training", "stage-2 heads"),
+    per_draw=("n_seeds",),
     cost=(18, 84),
 )
 def long_tail(setting: LongTail, ctx: Context) -> LongTailEvidence:

@@ -11,6 +11,8 @@ require("PIL", "image")
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.images import psnr, ssim  # noqa: E402
 from iclr25.lowlight.dct import dct_2d, frequency_bands, idct_2d  # noqa: E402
+from iclr25.lowlight.enhancement import RestorationWarning, enhance  # noqa: E402
+from iclr25.lowlight.estimator import ZeroReferenceEnhancer  # noqa: E402
 from iclr25.lowlight.losses import (  # noqa: E402
     ColorConstancyLoss,
     ExposureLoss,
@@ -24,6 +26,7 @@ from iclr25.lowlight.losses import (  # noqa: E402
     spatial_consistency_loss,
     zero_reference_loss,
 )
+from iclr25.lowlight.metrics import noise_to_signal  # noqa: E402
 from iclr25.lowlight.networks import (  # noqa: E402
     CurveNet,
     EnhanceOutput,
@@ -35,13 +38,7 @@ from iclr25.lowlight.networks import (  # noqa: E402
     ZeroDCE,
 )
 from iclr25.lowlight.official import load_official  # noqa: E402
-from iclr25.lowlight.training import (  # noqa: E402
-    RestorationWarning,
-    ZeroReferenceEnhancer,
-    enhance,
-    noise_to_signal,
-    train_enhancer,
-)
+from iclr25.lowlight.training import train_enhancer  # noqa: E402
 
 PAPER = Paper(
     number=17,

@@ -10,6 +10,7 @@ import torch
 from iclr25._checks import ArrayLike
 from iclr25._optional import require
 from iclr25.datasets.images import check_images
+from iclr25.lowlight.metrics import noise_to_signal
 
 __all__ = ["clahe", "gamma_to_mean", "gamma_nl_means"]
 
@@ -45,8 +46,6 @@ def gamma_to_mean(x: ArrayLike, *, target: float = 0.5) -> torch.Tensor:
 def gamma_nl_means(x: ArrayLike, *, target: float = 0.5) -> torch.Tensor:
     """:func:`gamma_to_mean` then ``denoise_nl_means`` with σ from ``estimate_sigma``-style MAD."""
     restoration = require("skimage.restoration", "image")
-    from iclr25.lowlight.training import noise_to_signal
-
     t = gamma_to_mean(x, target=target)
     b = t[None] if t.ndim == 3 else t
     outs = []

@@ -33,7 +33,9 @@ from iclr25.claims import (
 )
 from iclr25.datasets.images import RGB_IMAGES, TEST_IMAGES, degrade, load_image, psnr, ssim
 from iclr25.lowlight.baselines import clahe, gamma_nl_means, gamma_to_mean
-from iclr25.lowlight.training import build_model, enhance, noise_to_signal, train_enhancer
+from iclr25.lowlight.enhancement import enhance
+from iclr25.lowlight.metrics import noise_to_signal
+from iclr25.lowlight.training import build_model, train_enhancer
 
 TRAIN_IMAGES = tuple(n for n in RGB_IMAGES if n not in TEST_IMAGES)
 CLASSICAL = ("clahe", "gamma", "gamma_nlm")
@@ -85,8 +87,8 @@ class LowLightEvidence(Evidence):
     brightness_zero_dce: float = scalar("", "mean of Zero-DCE's enhanced test images")
     brightness_full: float = scalar("", "mean of the full method's enhanced test images")
     brightness_truth: float = scalar("", "mean of the clean test images")
-    by_arm: Table = None
-    per_seed: Table = None
+    by_arm: Table | None = None
+    per_seed: Table | None = None
 
 
 def _net(width: int, seed: int) -> torch.nn.Module:
@@ -106,10 +108,54 @@ def peers(dark: torch.Tensor) -> dict[str, torch.Tensor]:
     return {"clahe": clahe(dark), "gamma": gamma_to_mean(dark), "gamma_nlm": gamma_nl_means(dark)}
 
 
+def _seed_outputs(setting: LowLight, dev: torch.device, base: int,
+                  clean_test: list[torch.Tensor]
+                  ) -> tuple[dict[str, list[torch.Tensor]], dict[str, float]]:
+    """One seed (``base``): every arm's outputs on the darkened test images (the input's
+    too), and the untrained Zero-DCE and ablation networks' mean PSNR on them."""
+    train = [degrade(load_image(n, max_side=setting.max_side).to(dev), "low_light",
+                     seed=base + i) for i, n in enumerate(TRAIN_IMAGES)]
+    dark = [degrade(J, "low_light", seed=base + 100 + i) for i, J in enumerate(clean_test)]
+    kw = dict(steps=setting.steps, crop=setting.crop, batch_size=setting.batch_size,
+              lr=setting.lr, seed=base)
+    nets = {"full": _net(setting.width, base).to(dev),
+            "ablation": _net(setting.width, base).to(dev),
+            "zero_dce": build_model("zero_dce", seed=base).to(dev)}
+    init = {f"{a}_init": copy.deepcopy(nets[a]) for a in ("zero_dce", "ablation")}
+    for name, net in nets.items():
+        train_enhancer(net, train, pairing=name != "ablation", **kw)
+    untrained = {a: float(np.mean([psnr(enhance(n, y, check=False), J) for y, J in zip(
+        dark, clean_test, strict=True)])) for a, n in init.items()}
+    outs = {"input": dark} | {a: [] for a in CLASSICAL}
+    for y in dark:
+        for a, o in peers(y).items():
+            outs[a].append(o)
+    outs |= {a: [enhance(n, y, check=False) for y in dark] for a, n in nets.items()}
+    return outs, untrained
+
+
+def _arm_scores(outs: list[torch.Tensor], clean: list[torch.Tensor]) -> dict[str, float]:
+    """One arm's mean plain and GT-mean PSNR/SSIM, noise-to-signal and brightness."""
+    pairs = list(zip(outs, clean, strict=True))
+    g = [gt_mean(o, J) for o, J in pairs]
+    return {k: float(np.mean(v)) for k, v in (
+        ("psnr", [psnr(o, J) for o, J in pairs]),
+        ("ssim", [ssim(o, J) for o, J in pairs]),
+        ("gpsnr", [psnr(o, J) for o, (_, J) in zip(g, pairs, strict=True)]),
+        ("gssim", [ssim(o, J) for o, (_, J) in zip(g, pairs, strict=True)]),
+        ("nsr", [noise_to_signal(o) for o in outs]),
+        ("bright", [float(o.mean()) for o in outs]))}
+
+
 @experiment(quick=LowLight(seeds=(0,), steps=15, crop=32, test_side=128,
                            deviations=("15 steps of 32-px crops, 128-px test images, 1 seed: "
                                        "a smoke test of the pipeline", *_PAPER_SETUP)),
             full=LowLight(seeds=(0, 1, 2), steps=300, crop=64, deviations=_PAPER_SETUP),
+            random=(
+                "darkening of the training and test photos",
+                "initialisations, crops and pairing",
+            ),
+            per_draw=("seeds",),
             cost=(3.8, 237))
 def lowlight_arms(setting: LowLight, ctx: Context) -> LowLightEvidence:
     dev = ctx.device
@@ -118,38 +164,13 @@ def lowlight_arms(setting: LowLight, ctx: Context) -> LowLightEvidence:
     agg = {a: {k: [] for k in keys} for a in ARMS}
     rows, shown, agg_init = [], None, {}
     for seed in setting.seeds:
-        base = ctx.seed * 1000 + seed
-        train = [degrade(load_image(n, max_side=setting.max_side).to(dev), "low_light",
-                         seed=base + i) for i, n in enumerate(TRAIN_IMAGES)]
-        dark = [degrade(J, "low_light", seed=base + 100 + i) for i, J in enumerate(clean_test)]
-        kw = dict(steps=setting.steps, crop=setting.crop, batch_size=setting.batch_size,
-                  lr=setting.lr, seed=base)
-        nets = {"full": _net(setting.width, base).to(dev),
-                "ablation": _net(setting.width, base).to(dev),
-                "zero_dce": build_model("zero_dce", seed=base).to(dev)}
-        init = {f"{a}_init": copy.deepcopy(nets[a]) for a in ("zero_dce", "ablation")}
-        for name, net in nets.items():
-            train_enhancer(net, train, pairing=name != "ablation", **kw)
-        untrained = {a: float(np.mean([psnr(enhance(n, y, check=False), J) for y, J in zip(
-            dark, clean_test, strict=True)])) for a, n in init.items()}
+        outs, untrained = _seed_outputs(setting, dev, ctx.seed * 1000 + seed, clean_test)
         for a, v in untrained.items():
             agg_init.setdefault(a, []).append(v)
-        outs = {"input": dark} | {a: [] for a in CLASSICAL}
-        for y in dark:
-            for a, o in peers(y).items():
-                outs[a].append(o)
-        outs |= {a: [enhance(n, y, check=False) for y in dark] for a, n in nets.items()}
         row = [seed]
         for a in ARMS:
-            pairs = list(zip(outs[a], clean_test, strict=True))
-            g = [gt_mean(o, J) for o, J in pairs]
-            for k, v in (("psnr", [psnr(o, J) for o, J in pairs]),
-                         ("ssim", [ssim(o, J) for o, J in pairs]),
-                         ("gpsnr", [psnr(o, J) for o, (_, J) in zip(g, pairs, strict=True)]),
-                         ("gssim", [ssim(o, J) for o, (_, J) in zip(g, pairs, strict=True)]),
-                         ("nsr", [noise_to_signal(o) for o in outs[a]]),
-                         ("bright", [float(o.mean()) for o in outs[a]])):
-                agg[a][k].append(float(np.mean(v)))
+            for k, v in _arm_scores(outs[a], clean_test).items():
+                agg[a][k].append(v)
             row += [agg[a]["psnr"][-1], agg[a]["gpsnr"][-1]]
         rows.append(tuple(row))
         if shown is None:

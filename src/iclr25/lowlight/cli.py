@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import typer
 
-from iclr25._cli import check_seed, output_path
+from iclr25._choices import Fallback, LowLightMethod
+from iclr25._cli import check_seed, choice, image_jobs, output_path, warning_lines
 from iclr25._cli import fail as _fail
 from iclr25._progress import estimating
 
@@ -25,14 +25,16 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
         batch_size: int = typer.Option(2, "--batch-size"),
         lr: float = typer.Option(5e-4, "--lr"),
         width: int = typer.Option(16, "--width", help="Network width (paper: 64)."),
-        method: str = typer.Option("retinex", "--method", help="retinex | zero_dce"),
+        method: LowLightMethod = typer.Option("retinex", "--method",
+                                              parser=choice(LowLightMethod, "--method"),
+                                      help="The paper's network or the Zero-DCE baseline."),
         seed: int = typer.Option(0, "--seed", callback=check_seed)) -> None:
     """Train on DARK_DIR's images (no references) and save the model.
 
     The defaults are the reproduction's CPU setting (300 steps, width 16, 64-px crops), which
     beats Zero-DCE at full scale: about a minute and a half of CPU on a few bundled photos."""
     from iclr25.datasets.images import load_folder
-    from iclr25.lowlight.training import ZeroReferenceEnhancer
+    from iclr25.lowlight.estimator import ZeroReferenceEnhancer
 
     if steps < 1:
         _fail(f"--steps must be >= 1, got {steps}")
@@ -40,8 +42,6 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
         _fail(f"--lr must be > 0, got {lr}")
     if crop < 4 or crop % 2:
         _fail(f"--crop must be an even number >= 4, got {crop}")
-    if method not in ("retinex", "zero_dce"):
-        _fail(f"--method must be retinex or zero_dce, got {method!r}")
     output_path(out)
     try:
         images = list(load_folder(dark_dir).values())
@@ -62,7 +62,9 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
 def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fit"),
                 inp: Path = typer.Argument(..., help="image file or folder"),
                 out: Path = typer.Argument(..., help="output file or folder"),
-                fallback: str = typer.Option("none", "--fallback", help="Where ours scores "
+                fallback: Fallback = typer.Option("none", "--fallback",
+                                                  parser=choice(Fallback, "--fallback"),
+                                                  help="Where ours scores "
                                              "below the alternative: none (warn, keep ours; "
                                              "the default), classical (write the best of "
                                              "gamma / CLAHE / gamma + NL-means), input (write "
@@ -78,52 +80,26 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
                 ) -> None:
     """Enhance an image file or every image in a folder, checking each against the input and
     the classical pipelines (a warning names both numbers where ours is worse)."""
-    from iclr25._guard import FALLBACKS
-    from iclr25.datasets.images import IMAGE_SUFFIXES, load_folder, save_image
-    from iclr25.lowlight.training import ZeroReferenceEnhancer
+    from iclr25._guard import check_fallback
+    from iclr25.datasets.images import save_image
+    from iclr25.lowlight.estimator import ZeroReferenceEnhancer
 
     if tile is not None and tile < 8:
         _fail(f"--tile must be >= 8, got {tile}")
-    if fallback not in FALLBACKS:
-        _fail(f"--fallback must be one of {', '.join(FALLBACKS)}; got {fallback!r}")
-    if fallback != "none" and not check:
-        _fail(f"--fallback {fallback} needs the check (drop --no-check)")
+    try:
+        check_fallback(fallback, check, cli=True)
+    except ValueError as exc:
+        _fail(str(exc))
     try:
         est = ZeroReferenceEnhancer.load(model)
     except ValueError as exc:
         _fail(f"MODEL: {exc}")
-    try:
-        images = load_folder(inp)
-    except ValueError as exc:
-        _fail(f"IN: {exc}")
-    refs = None
-    if reference is not None:
-        try:
-            refs = load_folder(reference)
-        except ValueError as exc:
-            _fail(f"--reference: {exc}")
-        if reference.is_file():
-            refs = {next(iter(images)): next(iter(refs.values()))}
-        missing = [n for n in images if n not in refs or refs[n].shape != images[n].shape]
-        if missing:
-            _fail(f"--reference has no image of the same size for {missing[0]}")
-    if inp.is_file():
-        if out.suffix.lower() not in IMAGE_SUFFIXES or not out.parent.is_dir():
-            _fail(f"OUT must be an image path in an existing folder, got {out}")
-        targets = {next(iter(images)): out}
-    else:
-        if not out.is_dir():
-            _fail(f"OUT {out} must be an existing folder when IN is a folder")
-        targets = {n: out / n for n in images}
-    for name, x in images.items():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            y = est.transform(x, tile=tile, fallback=fallback, check=check,
-                              reference=None if refs is None else refs[name])
-        for w in caught:
-            typer.echo(f"warning: {name}: {w.message}", err=True)
-        save_image(y, targets[name])
-    typer.echo(f"enhanced {len(images)} image(s) -> {out}")
+    jobs = image_jobs(inp, out, reference)
+    for name, x, ref, path in jobs:
+        y = warning_lines(name, lambda x=x, ref=ref: est.transform(
+            x, tile=tile, fallback=fallback, check=check, reference=ref))
+        save_image(y, path)
+    typer.echo(f"enhanced {len(jobs)} image(s) -> {out}")
 
 
 @app.command("convert")

@@ -4,6 +4,20 @@
 The README of that repository links three files on Google Drive (``LOLv1_test.pth``,
 ``LOLv2_test.pth``, ``SICE_test.pth``), each the ``state_dict()`` of its ``net/lformer.py:net``
 (widths 64/48/64, 2 transformer blocks per sub-network, LCnet width 32).
+
+Agreement with the official module: the official ``net`` (its ``net/lformer.py`` and
+``dct_util.py`` run on the CPU in a scratch folder, ``.cuda()`` calls removed) with
+random weights (its init + N(0, 0.05²), α's last bias 0.7), saved and read back by
+``load_official``, on random 1×3×64×96 and 1×3×80×80 images in [0, 0.3], with the B2
+shuffle set to the identity in both (the official draws a fresh permutation on every
+call; ours fixes it by ``shuffle_seed``): max |difference| 6.0e-7 for the enhanced
+image (values up to 1.8), 3.6e-7 for L, 4.8e-7 for R, 2.4e-7 for X (float32; the same
+with ``fast=False``). With the shuffles drawn (1×3×80×96), ours differs from an official
+call by 9.8e-6, as two official calls differ from each other (1.1e-5).
+
+Differences left: the official ``L_net`` adds ``mean(x, dim=1)`` of shape (B, H, W) to
+(B, 1, H, W), which broadcasts to (B, B, H, W) for B > 1 (ours is per image; equal for
+B = 1), and ours reflect-pads an odd side by one pixel.
 """
 
 from __future__ import annotations
@@ -14,8 +28,8 @@ import torch
 
 from iclr25._official import count, need, read_state_dict, renamer
 from iclr25._official import load_official as _fit
+from iclr25.lowlight.estimator import ZeroReferenceEnhancer
 from iclr25.lowlight.networks import RetinexEnhancer
-from iclr25.lowlight.training import ZeroReferenceEnhancer
 
 __all__ = ["load_official"]
 
@@ -51,20 +65,6 @@ def load_official(path: str | Path, *, key: str | None = None,
     every shape is checked; the four weights the official forward never reads are dropped
     (``R_net.encoder.*.attn.q_dwconv``, ``illp.conv2``, ``L_enhance_net.patch_embed`` and
     ``.encoder``).
-
-    Agreement with the official module: the official ``net`` (its ``net/lformer.py`` and
-    ``dct_util.py`` run on the CPU in a scratch folder, ``.cuda()`` calls removed) with
-    random weights (its init + N(0, 0.05²), α's last bias 0.7), saved and read back by
-    ``load_official``, on random 1×3×64×96 and 1×3×80×80 images in [0, 0.3], with the B2
-    shuffle set to the identity in both (the official draws a fresh permutation on every
-    call; ours fixes it by ``shuffle_seed``): max |difference| 6.0e-7 for the enhanced
-    image (values up to 1.8), 3.6e-7 for L, 4.8e-7 for R, 2.4e-7 for X (float32; the same
-    with ``fast=False``). With the shuffles drawn (1×3×80×96), ours differs from an official
-    call by 9.8e-6, as two official calls differ from each other (1.1e-5).
-
-    Differences left: the official ``L_net`` adds ``mean(x, dim=1)`` of shape (B, H, W) to
-    (B, 1, H, W), which broadcasts to (B, B, H, W) for B > 1 (ours is per image; equal for
-    B = 1), and ours reflect-pads an odd side by one pixel.
 
     Args:
         path: the official ``.pth`` (e.g. ``LOLv1_test.pth``) or a ``.safetensors`` of the

@@ -11,6 +11,8 @@ require("gymnasium", "rl")
 
 from iclr25.claims import Paper  # noqa: E402
 from iclr25.datasets.control import pendulum_swingup  # noqa: E402
+from iclr25.lsdt.evaluation import EvalResult, evaluate  # noqa: E402
+from iclr25.lsdt.io import load, save  # noqa: E402
 from iclr25.lsdt.model import (  # noqa: E402
     Block,
     DynamicConv1d,
@@ -29,14 +31,7 @@ from iclr25.lsdt.testbed import (  # noqa: E402
     normalized_score,
     pendulum_dataset,
 )
-from iclr25.lsdt.training import (  # noqa: E402
-    EvalResult,
-    SequenceSampler,
-    evaluate,
-    load,
-    save,
-    train,
-)
+from iclr25.lsdt.training import SequenceSampler, train  # noqa: E402
 
 PAPER = Paper(
     number=19,

@@ -35,6 +35,7 @@ import torch
 from iclr25._train import seeded_init
 from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
 from iclr25.datasets.control import OfflineDataset
+from iclr25.lsdt.evaluation import evaluate
 from iclr25.lsdt.model import (
     LongShortDecisionTransformer,
     decision_convformer,
@@ -48,7 +49,7 @@ from iclr25.lsdt.testbed import (
     normalized_score,
     pendulum_dataset,
 )
-from iclr25.lsdt.training import _normalise, evaluate, train
+from iclr25.lsdt.training import _normalise, train
 
 ARMS = ("DT", "DC", "LSDT")
 MODEL = dict(hidden=32, n_blocks=2, n_heads=2, context=6)
@@ -106,7 +107,7 @@ class LongShortEvidence(Evidence):
                                                                  "(by trained return), step 0")
     dc_receptive_field: int = scalar("tokens")
     cue_distance: int = scalar("tokens")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 def _data(setting: LongShort, seed: int) -> tuple[OfflineDataset, OfflineDataset]:
@@ -162,6 +163,12 @@ _DEVIATIONS = (
                                 "smoke test: 1 seed, 50 steps per task, 8 Pendulum episodes",)),
             full=LongShort(seeds=(0, 1, 2), cue_steps=1000, pendulum_steps=3000,
                            deviations=_DEVIATIONS),
+            random=(
+                "the offline datasets",
+                "initialisations and training batches",
+                "evaluation episodes",
+            ),
+            per_draw=("seeds",),
             cost=(16, 445))
 def long_short(setting: LongShort, ctx: Context) -> LongShortEvidence:
     T = MODEL["context"]

@@ -74,8 +74,9 @@ def train_cmd(
 
     from iclr25._progress import estimating
     from iclr25.datasets.control import OfflineDataset
+    from iclr25.lsdt.io import save
     from iclr25.lsdt.model import LongShortDecisionTransformer
-    from iclr25.lsdt.training import save, train
+    from iclr25.lsdt.training import train
 
     output_path(out, suffixes=(".safetensors",))
     given = dict(hidden=hidden, n_blocks=n_blocks, context=context, steps=steps,
@@ -109,13 +110,14 @@ def evaluate_cmd(
 ) -> None:
     """Roll the model out; print the mean return, the normalised score and the data's return."""
     from iclr25.datasets.control import OfflineDataset
+    from iclr25.lsdt.evaluation import evaluate
+    from iclr25.lsdt.io import load
     from iclr25.lsdt.testbed import (
         DELAYED_CUE_ID,
         PENDULUM_EXPERT_RETURN,
         PENDULUM_RANDOM_RETURN,
         normalized_score,
     )
-    from iclr25.lsdt.training import evaluate, load
 
     try:
         data_return = None

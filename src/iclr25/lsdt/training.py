@@ -2,32 +2,23 @@
 
 Read top to bottom: sample DT windows from episodes, predict actions at state tokens,
 masked MSE, AdamW with linear warm-up then cosine decay, gradient clipping (the official
-``scripts/train.py`` recipe). :func:`evaluate` rolls the policy out conditioned on a target
-return that is decreased by the rewards received.
+``scripts/train.py`` recipe). Rolling a policy out is
+:mod:`~iclr25.lsdt.evaluation`'s, saving and loading :mod:`~iclr25.lsdt.io`'s.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_file, save_file
 
 from iclr25._checks import check_int, check_range, resolve_seed
-from iclr25._optional import require
 from iclr25._progress import progress_bar
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
-gym = require("gymnasium", "rl")
-
-__all__ = ["EvalResult", "SequenceSampler", "evaluate", "load", "save", "train"]
+__all__ = ["SequenceSampler", "train"]
 
 _Schedule = torch.optim.lr_scheduler.LambdaLR
 
@@ -181,119 +172,3 @@ def _train_step(model: LongShortDecisionTransformer, opt: torch.optim.Optimizer,
     opt.step()
     sched.step()
     return float(loss.detach())
-
-
-@dataclass
-class EvalResult:
-    """Episode returns (n_episodes,) and their mean."""
-
-    returns: torch.Tensor
-    mean_return: float
-
-
-@torch.no_grad()
-def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return: float,
-             n_episodes: int = 10, seed: int | torch.Generator | None = 0,
-             **env_kwargs) -> EvalResult:
-    """Roll the model out in ``n_episodes`` copies of a gymnasium env, stepping them together.
-
-    The returns-to-go token starts at ``target_return / rtg_scale`` and drops by each reward.
-    Episode i is reset with seed ``seed + i`` (an int ``seed``; a generator or None draws the
-    base seed).
-
-    Raises:
-        ValueError: an unknown ``env_id``; env spaces that differ from the model's dims; an
-            env time limit longer than the model's ``max_timestep``; ``n_episodes < 1``.
-    """
-    n = check_int(n_episodes, "n_episodes", 1)
-    target_return = check_range(target_return, "target_return")
-    base = check_int(seed, "seed", 0) if isinstance(seed, int) else \
-        int(torch.randint(2**31 - n, (1,), generator=resolve_seed(seed)))
-    envs, o_dim = _make_envs(model, env_id, n, env_kwargs)
-    p = next(model.parameters())
-    model.eval()
-    obs = torch.tensor(np.stack([e.reset(seed=base + i)[0] for i, e in enumerate(envs)]),
-                       dtype=p.dtype, device=p.device)
-    states, actions = [obs], []
-    rtg = [torch.full((n, 1), target_return, dtype=p.dtype, device=p.device) / model.rtg_scale]
-    done = torch.zeros(n, dtype=torch.bool)
-    total = torch.zeros(n, dtype=torch.float64)
-    t = 0
-    while not bool(done.all()) and t < model.max_timestep:
-        K = model.context
-        S = torch.stack(states[-K:], 1)
-        placeholder = torch.zeros(n, model.act_dim, dtype=p.dtype, device=p.device)
-        A = torch.stack([*(actions[-(K - 1):] if K > 1 else []), placeholder], 1)
-        R = torch.stack(rtg[-K:], 1)
-        T = torch.arange(t - S.shape[1] + 1, t + 1, device=p.device).repeat(n, 1)
-        act = model.get_action(R, S, A, T)
-        a_np = act.cpu().numpy()
-        nxt, rew = [], torch.zeros(n, dtype=p.dtype)
-        for i, e in enumerate(envs):
-            if done[i]:
-                nxt.append(np.zeros(o_dim, np.float32))
-                continue
-            o, r, term, trunc, _ = e.step(a_np[i])
-            total[i] += r
-            rew[i] = r
-            done[i] = bool(term or trunc)
-            nxt.append(np.asarray(o, np.float32))
-        actions.append(act)
-        states.append(torch.tensor(np.stack(nxt), dtype=p.dtype, device=p.device))
-        rtg.append(rtg[-1] - rew.to(p.device)[:, None] / model.rtg_scale)
-        t += 1
-    return EvalResult(total.float(), float(total.mean()))
-
-
-def _make_envs(model: LongShortDecisionTransformer, env_id: str, n: int, env_kwargs: dict
-               ) -> tuple[list, int]:
-    """``n`` copies of the env and its observation size, checked against the model."""
-    try:
-        envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
-    except gym.error.Error as exc:
-        raise ValueError(f"env_id {env_id!r} is not a registered gymnasium env ({exc})") from None
-    limit = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
-    if limit is not None and limit > model.max_timestep:
-        raise ValueError(f"env_id {env_id!r} runs {limit} steps but the model embeds only "
-                         f"max_timestep={model.max_timestep}; returns would be cut short")
-    o_dim = int(np.prod(envs[0].observation_space.shape))
-    a_dim = int(np.prod(envs[0].action_space.shape))
-    if (o_dim, a_dim) != (model.obs_dim, model.act_dim):
-        raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but the model "
-                         f"expects ({model.obs_dim}, {model.act_dim})")
-    return envs, o_dim
-
-
-def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
-    """Write weights (incl. normalisation buffers) and config (metadata) to ``.safetensors``.
-
-    Raises:
-        ValueError: ``path`` does not end in ``.safetensors``.
-    """
-    path = Path(path)
-    if path.suffix != ".safetensors":
-        raise ValueError(f"path must end in .safetensors, got {path.name!r}")
-    tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    save_file(tensors, str(path), metadata={"config": json.dumps(model.config)})
-    return path
-
-
-def load(path: str | Path, *, device: str | torch.device | None = None
-         ) -> LongShortDecisionTransformer:
-    """Read a model written by :func:`save`, in eval mode, on ``device`` (default CPU).
-
-    Raises:
-        ValueError: missing or unreadable file, or missing config/weights.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"path {str(path)!r} does not exist")
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            config = json.loads((f.metadata() or {})["config"])
-        model = LongShortDecisionTransformer(**config)
-        model.load_state_dict(load_file(str(path)))
-    except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,
-            json.JSONDecodeError) as exc:
-        raise ValueError(f"path {str(path)!r} is not a saved LSDT model ({exc})") from None
-    return model.to(device or "cpu").eval()

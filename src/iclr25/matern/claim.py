@@ -51,9 +51,9 @@ class BumpyEvidence(Evidence):
     iou_arccos: float = scalar("IoU", "mean over sizes and seeds")
     iou_small_h: float = scalar("IoU", "Matérn 1/2, h=0.1, smallest n, seed mean")
     iou_large_h: float = scalar("IoU", "Matérn 1/2, h=2.0, smallest n, seed mean")
-    per_run: Table = None
-    sweep: Table = None
-    chamfer: Table = None
+    per_run: Table | None = None
+    sweep: Table | None = None
+    chamfer: Table | None = None
 
 
 def _test_points(n_uniform: int, n_near: int, std: float, seed: int):
@@ -95,6 +95,8 @@ _DEVIATIONS = (
     full=Bumpy(sizes=(300, 1000), seeds=(0, 1, 2), n_uniform=30_000, n_near=20_000,
                near_std=0.02, sweep_nu=NUS, sweep_h=(0.05, 0.1, 0.2, 0.5, 1.0, 2.0), reg=1e-7,
                offset=0.005, chamfer_res=64, deviations=_DEVIATIONS),
+    random=("the point clouds sampled on the shape", "test points"),
+    per_draw=("seeds",),
     cost=(22, 46),
 )
 def bumpy(setting: Bumpy, ctx: Context) -> BumpyEvidence:

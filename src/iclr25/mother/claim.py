@@ -111,10 +111,10 @@ class TreeEvidence(Evidence):
                                                     "not matter there)")
     lam_reversed: float = scalar("", "chosen on the held-out trees, direction reversed")
     n_models: int = scalar("models")
-    held_out: Table = None
-    sweep: Table = None
-    per_tree: Table = None
-    cli: Table = None
+    held_out: Table | None = None
+    sweep: Table | None = None
+    per_tree: Table | None = None
+    cli: Table | None = None
 
 
 def _cli_commands(setting: TreeZoo, seed: int, lam: float) -> Table:
@@ -221,12 +221,32 @@ def _held_out_lams(dir_h: Path, truth_h: ModelForest,
     return choose_lam(held_scores), held_scores, choose_lam(rev_scores)
 
 
+def _along_edges(truth: ModelForest, forests: tuple[ModelForest, ModelForest],
+                 names: list[str], ku: list[float], regime: str
+                 ) -> tuple[dict[tuple[str, str], float], list[tuple]]:
+    """The kurtosis change (child − parent) along each true edge, and per tree: its edges,
+    the directed accuracy of ``forests`` (recovered, reversed), the share of rising edges,
+    the mean change, its sign, the root's kurtosis and the training regime."""
+    forest, rev = forests
+    idx = {n: i for i, n in enumerate(names)}
+    change = {e: ku[idx[e[1]]] - ku[idx[e[0]]] for e in truth.edges}
+    per_tree = []
+    for t, edges in enumerate(_tree_edges(truth)):
+        rises = float(np.mean([change[e] > 0 for e in edges]))
+        sign = "rises" if rises >= 0.8 else "falls" if rises <= 0.2 else "mixed"
+        per_tree.append((t, len(edges), edge_accuracy(forest, edges), edge_accuracy(rev, edges),
+                         rises, float(np.mean([change[e] for e in edges])), sign,
+                         ku[idx[truth.roots[t]]], regime))
+    return change, per_tree
+
+
 @experiment(
     quick=TreeZoo(n_trees=3, fans=_SHAPE, root_steps=200, finetune_steps=100,
                   deviations=(_SHAPE_DEVIATION, *_ZOO_DEVIATIONS,
                               "3 evaluated trees and 200/100 Adam steps: smoke test")),
     full=TreeZoo(n_trees=5, fans=_SHAPE, root_steps=1500, finetune_steps=500,
                  deviations=(_SHAPE_DEVIATION, *_ZOO_DEVIATIONS, _STEPS_DEVIATION)),
+    random=("the zoo: initialisations, tasks and minibatches (the digits input pool is fixed)",),
     cost=(2.8, 15),
 )
 def tree_zoo(setting: TreeZoo, ctx: Context) -> TreeEvidence:
@@ -250,17 +270,8 @@ def tree_zoo(setting: TreeZoo, ctx: Context) -> TreeEvidence:
     sweep = {(penalty, lam): _scores(build_forest(d_e["rms"], ku_e, names, direction=DIRECTION,
                                                   lam=lam, n_trees=K, penalty=penalty), truth)
              for penalty in ("binary", "margin") for lam in LAM_GRID}
-    idx = {n: i for i, n in enumerate(names)}
-    ku = ku_e.cpu().tolist()
-    change = {e: ku[idx[e[1]]] - ku[idx[e[0]]] for e in truth.edges}
-    regime = _regime(setting)
-    per_tree = []
-    for t, edges in enumerate(_tree_edges(truth)):
-        rises = float(np.mean([change[e] > 0 for e in edges]))
-        sign = "rises" if rises >= 0.8 else "falls" if rises <= 0.2 else "mixed"
-        per_tree.append((t, len(edges), edge_accuracy(forest, edges), edge_accuracy(rev, edges),
-                         rises, float(np.mean([change[e] for e in edges])), sign,
-                         ku[idx[truth.roots[t]]], regime))
+    change, per_tree = _along_edges(truth, (forest, rev), names, ku_e.cpu().tolist(),
+                                    _regime(setting))
     f_l1 = build_forest(d_e["rms"], ku_e, names, direction=DIRECTION, lam=lam_star, n_trees=K,
                         cluster_distances=d_e["l1"])
     undirected, directed, clustering = _scores(forest, truth)
@@ -348,6 +359,7 @@ _LORA_DEVIATION = ("merged random rank-r updates (r in 4, 8, 16) of two 64x64 'v
 @experiment(quick=LoraZoo(2, 3, 2, dim=64, deviations=(_LORA_DEVIATION,
                                                       "2 trees of 1 + 3 + 6: smoke test")),
             full=LoraZoo(5, 4, 4, dim=64, deviations=(_LORA_DEVIATION,)),
+            random=("the zoo's rank-r updates and ranks",),
             cost=(0.1, 3))
 def lora_zoo(setting: LoraZoo, ctx: Context) -> LoraEvidence:
     zoo = make_lora_zoo(setting.n_trees, setting.n_children, setting.n_grandchildren,

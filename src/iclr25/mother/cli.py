@@ -16,12 +16,14 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import check_seed, fail, output_path
+from iclr25._choices import Direction, Metric
+from iclr25._cli import check_seed, choice, fail, output_path
 
 # what mother.claim validated, = mother.tree's API defaults (tests/mother/test_mother_cli.py
 # checks all three); kept here, not imported, so that `iclr25 mother --help` imports no torch
 DEFAULT_DIRECTION = "pretrain"
 DEFAULT_LAM = 0.2
+
 REPRODUCE = ("iclr25 mother make-zoo zoo --trees 5 --fans 1,1,2,1,2 --root-steps 1500 "
              "--finetune-steps 500 --hold-out 3 --seed 0; iclr25 mother recover zoo --trees 5 "
              "--out forest.png")
@@ -36,8 +38,8 @@ def recover(
                                      ".safetensors / .pt / .pth / .bin files and/or Hugging "
                                      "Face model folders (model.safetensors or "
                                      "pytorch_model.bin, sharded with their *.index.json)."),
-    direction: str = typer.Option(
-        DEFAULT_DIRECTION, "--direction",
+    direction: Direction = typer.Option(
+        DEFAULT_DIRECTION, "--direction", parser=choice(Direction, "--direction"),
         help="Training regime: 'pretrain' = kurtosis increases parent->child (the "
              "reproduction's Adam-trained zoo; paper's Stable Diffusion); 'finetune' = "
              "kurtosis decreases parent->child (paper's ViT fine-tuning, with --lam 0.3); "
@@ -46,8 +48,9 @@ def recover(
     lam: float = typer.Option(DEFAULT_LAM, "--lam", help="Direction penalty weight, relative "
                               "to the mean distance (default: the λ the reproduction chose "
                               "on its held-out tree; paper: 0.3 for ViT fine-tunes)."),
-    metric: str = typer.Option("rms", "--metric", help="'rms' (full fine-tuning) or 'rank' "
-                               "(LoRA-merged models)."),
+    metric: Metric = typer.Option("rms", "--metric", parser=choice(Metric, "--metric"),
+                                  help="'rms' (full fine-tuning), 'rank' (LoRA-merged "
+                                  "models) or 'l1'."),
     layers: str = typer.Option(None, "--layers", help="Only square matrices whose name "
                                "contains this (default: all square matrices)."),
     out: Path = typer.Option(None, "--out", help="Write the forest: .dot, .json or .png."),

@@ -9,16 +9,15 @@ O(N * largest layer), not O(N * model).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, get_args
+from typing import Any
 
 import torch
 
 from iclr25._checks import check_device, check_range
+from iclr25._choices import METRICS, Metric
 from iclr25._contract import checked
 from iclr25.mother.sources import ModelSource, as_sources
 
-Metric = Literal["rms", "l1", "rank"]
-METRICS: tuple[str, ...] = get_args(Metric)
 LayerSpec = str | Sequence[str] | Callable[[str], bool] | None
 
 # float64 temporaries of the Gram / cdist / moment accumulations are processed in column
@@ -56,20 +55,7 @@ def select_layers(sources: Sequence[ModelSource], layers: LayerSpec = None) -> l
     if len(sources) < 2:
         raise ValueError(f"models must hold at least 2 models, got {len(sources)}")
     ref = sources[0].shapes
-    square = [k for k, s in ref.items() if _is_square(s)]
-    if layers is None:
-        chosen = square
-    elif isinstance(layers, str):
-        chosen = [k for k in square if layers in k]
-    elif callable(layers):
-        chosen = [k for k in square if layers(k)]
-    else:
-        chosen = [str(k) for k in layers]
-        for k in chosen:
-            if k not in ref:
-                raise ValueError(f"layers: model {sources[0].name!r} has no tensor {k!r}")
-            if len(ref[k]) != 2:
-                raise ValueError(f"layers: {k!r} has shape {ref[k]}, expected a 2-D matrix")
+    chosen = _chosen(ref, layers, sources[0].name)
     if not chosen:
         raise ValueError(f"layers={layers!r} selects no square weight matrix in model "
                          f"{sources[0].name!r} (tensors: {list(ref)[:8]}...)")
@@ -82,6 +68,25 @@ def select_layers(sources: Sequence[ModelSource], layers: LayerSpec = None) -> l
             if shapes[k] != ref[k]:
                 raise ValueError(f"model {src.name!r}: tensor {k!r} has shape {shapes[k]}, but "
                                  f"{ref[k]} in {sources[0].name!r}: architectures do not match")
+    return chosen
+
+
+def _chosen(ref: dict[str, tuple[int, ...]], layers: LayerSpec, first: str) -> list[str]:
+    """The names ``layers`` selects among the first model's tensors ``ref`` (name -> shape),
+    a sequence of names checked to be 2-D tensors of the model named ``first``."""
+    square = [k for k, s in ref.items() if _is_square(s)]
+    if layers is None:
+        return square
+    if isinstance(layers, str):
+        return [k for k in square if layers in k]
+    if callable(layers):
+        return [k for k in square if layers(k)]
+    chosen = [str(k) for k in layers]
+    for k in chosen:
+        if k not in ref:
+            raise ValueError(f"layers: model {first!r} has no tensor {k!r}")
+        if len(ref[k]) != 2:
+            raise ValueError(f"layers: {k!r} has shape {ref[k]}, expected a 2-D matrix")
     return chosen
 
 

@@ -200,24 +200,12 @@ def _check_fans(n_children: int | None, n_grandchildren: int | None,
 
 
 def make_zoo(
-    n_trees: int = 5,
-    n_children: int | None = None,
-    n_grandchildren: int | None = None,
-    *,
-    fans: Sequence[int] | None = None,
-    width: int = 64,
-    depth: int = 3,
-    n_classes: int = 4,
-    root_steps: int = 1500,
-    finetune_steps: int = 500,
-    root_lr: float = 3e-3,
-    finetune_lr: float = 1e-3,
-    batch_size: int = 64,
-    subset: float = 0.7,
-    out_dir: str | Path | None = None,
-    seed: int | torch.Generator | None = 0,
-    device: torch.device | str | None = None,
-    verbose: bool | None = None,
+    n_trees: int = 5, n_children: int | None = None, n_grandchildren: int | None = None, *,
+    fans: Sequence[int] | None = None, width: int = 64, depth: int = 3, n_classes: int = 4,
+    root_steps: int = 1500, finetune_steps: int = 500, root_lr: float = 3e-3,
+    finetune_lr: float = 1e-3, batch_size: int = 64, subset: float = 0.7,
+    out_dir: str | Path | None = None, seed: int | torch.Generator | None = 0,
+    device: torch.device | str | None = None, verbose: bool | None = None,
 ) -> Zoo:
     """Trees of small MLPs trained on sklearn digits, each child fine-tuned from its parent.
 
@@ -257,33 +245,54 @@ def make_zoo(
     check_int(batch_size, "batch_size", 1)
     check_range(subset, "subset", 0.0, 1.0, low_open=True)
     g, X = resolve_seed(seed), digits(seed=0, device=device).X_train
-    m = max(batch_size, int(subset * len(X)))
-
-    def generation(body: list[torch.Tensor], steps: int, lr: float) -> list[torch.Tensor]:
-        B = body[0].shape[0]
-        Y, sub = _tasks(B, n_classes, m, g)
-        head = [_uniform((B, n_classes, width), width, g), _uniform((B, n_classes), width, g)]
-        return _train_batch(body + [h.to(X.device) for h in head], X, (Y.to(X.device), sub),
-                            (steps, lr, batch_size), g, advance)
-
-    n_gens, size = 1, n_trees  # generations with models: training stops at an empty one
-    for fan in fans:
-        if size * fan == 0:
-            break
-        n_gens, size = n_gens + 1, size * fan
+    task = _Tasks(X, g, n_classes, width, max(batch_size, int(subset * len(X))), batch_size)
     init = _init(n_trees, [X.shape[1]] + [width] * depth, g)
-    with progress_bar(root_steps + (n_gens - 1) * finetune_steps, "training the zoo",
-                      verbose=verbose) as advance:
-        gens = [generation([p.to(X.device) for p in init], root_steps, root_lr)]
+    with progress_bar(root_steps + (_generations(n_trees, fans) - 1) * finetune_steps,
+                      "training the zoo", verbose=verbose) as advance:
+        gens = [task.train([p.to(X.device) for p in init], root_steps, root_lr, advance)]
         for fan in fans:
             if gens[-1][0].shape[0] * fan == 0:
                 break
-            gens.append(generation([p.repeat_interleave(fan, dim=0) for p in gens[-1][:-2]],
-                                   finetune_steps, finetune_lr))
+            gens.append(task.train([p.repeat_interleave(fan, dim=0) for p in gens[-1][:-2]],
+                                   finetune_steps, finetune_lr, advance))
     zoo = _assemble(gens, depth, _names(n_trees, fans))
     if out_dir is not None:
         zoo.save(out_dir)
     return zoo
+
+
+@dataclass(frozen=True)
+class _Tasks:
+    """How :func:`make_zoo` trains a generation: on digits ``X`` (drawing from ``g``), each
+    model on its own task of ``n_classes`` classes over ``m`` training images, with a new
+    head on the ``width``-unit body, in batches of ``batch_size``."""
+
+    X: torch.Tensor
+    g: torch.Generator
+    n_classes: int
+    width: int
+    m: int
+    batch_size: int
+
+    def train(self, body: list[torch.Tensor], steps: int, lr: float,
+              advance: Callable[[], Any]) -> list[torch.Tensor]:
+        """The B stacked bodies ``body``, each with a new task and head, trained by Adam."""
+        X, g, k, width = self.X, self.g, self.n_classes, self.width
+        B = body[0].shape[0]
+        Y, sub = _tasks(B, k, self.m, g)
+        head = [_uniform((B, k, width), width, g), _uniform((B, k), width, g)]
+        return _train_batch(body + [h.to(X.device) for h in head], X, (Y.to(X.device), sub),
+                            (steps, lr, self.batch_size), g, advance)
+
+
+def _generations(n_trees: int, fans: tuple[int, ...]) -> int:
+    """Generations that hold models: training stops at the first empty one."""
+    n_gens, size = 1, n_trees
+    for fan in fans:
+        if size * fan == 0:
+            break
+        n_gens, size = n_gens + 1, size * fan
+    return n_gens
 
 
 def make_lora_zoo(

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_range
+from iclr25._choices import Direction
 from iclr25._contract import Floats1D, Floats2D, checked
 from iclr25.mother.distances import METRICS, LayerSpec, Metric, check_rtol, stream_statistics
 from iclr25.mother.sources import as_sources, check_architecture
@@ -30,7 +31,6 @@ from iclr25.mother.sources import as_sources, check_architecture
 #: increases parent -> child; the paper's setting for large-scale continued training
 #: (Stable Diffusion v1.1 -> v1.5, official ``rev=True``), and what Adam fine-tuning of small
 #: MLPs does in our generated zoo. "none": no direction penalty (root is arbitrary).
-Direction = Literal["finetune", "decreasing", "pretrain", "increasing", "none"]
 DIRECTIONS: dict[str, int] = dict(zip(get_args(Direction), (-1, -1, 1, 1, 0), strict=True))
 Penalty = Literal["binary", "margin"]
 PENALTIES: tuple[str, ...] = get_args(Penalty)

@@ -83,9 +83,9 @@ class LayeredEvidence(Evidence):
                               "the direct source-sink edges to the LP optimum")
     blind_gap_capacitated: float = scalar("fraction", "the same flow against the capacitated "
                                           "optimum, 1 if it breaks a cap")
-    per_seed: Table = None
-    capacitated: Table = None
-    sweep: Table = None
+    per_seed: Table | None = None
+    capacitated: Table | None = None
+    sweep: Table | None = None
 
 
 def _gap(cost: float, opt: float, viol: float, cap_viol: float = 0.0,
@@ -118,6 +118,7 @@ _DEVIATIONS = (
                  sweep_regs=(1e-2, 3e-3, 1e-3), sweep_iters=5000, sweep_layers=(20, 60, 100),
                  deviations=("3 seeds at n = 300 (the paper goes to thousands of nodes on a "
                              "GPU): CPU budget",) + _DEVIATIONS),
+    random=("layered instances: points and supplies",),
     cost=(1, 28),
 )
 def layered(setting: Layered, ctx: Context) -> LayeredEvidence:

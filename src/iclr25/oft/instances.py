@@ -75,14 +75,13 @@ def make_netgen(
     """A NETGEN-like random sparse min-cost flow problem (Klingman, Napier & Stutz 1974).
 
     As NETGEN: sources first, sinks last, transshipment nodes between; a skeleton of chains
-    (each source -> a random run of transshipment nodes -> a few sinks, every node on one
-    chain) with capacity equal to the total supply, and each sink's demand what the skeleton
-    brings it (each source's supply split at random over its chain's sinks), so the problem
-    is feasible; then random arcs up to ``n_arcs`` (no self-loops or duplicates). Integer
-    costs in [1, 100], total supply ``100·n_sources`` split at random over the sources; with
-    ``capacitated`` the random arcs get integer capacities in [10, 50] (a tenth to half the
-    mean source supply), else every arc carries the total supply. Write it with
-    :func:`~iclr25.oft.write_dimacs`.
+    (each source -> a random run of transshipment nodes -> a few sinks, every node on one chain)
+    with capacity equal to the total supply, and each sink's demand what the skeleton brings it
+    (each source's supply split at random over its chain's sinks), so the problem is feasible;
+    then random arcs up to ``n_arcs`` (no self-loops or duplicates). Integer costs in [1, 100],
+    total supply ``100·n_sources`` split at random over the sources; with ``capacitated`` the
+    random arcs get integer capacities in [10, 50] (a tenth to half the mean source supply),
+    else every arc carries the total supply. Write it with :func:`~iclr25.oft.write_dimacs`.
 
     Args:
         n_nodes: nodes (>= 2); n_arcs: arcs (>= 2·n_nodes, room for the skeleton's
@@ -121,15 +120,14 @@ def make_netgen(
     key = key[first.argsort()][:m]  # skeleton arcs come first, then the draws in order
     skeleton = torch.arange(key.numel()) < n_skel
     cost = torch.randint(1, 101, (key.numel(),), generator=gen).double()
-    if capacitated:
-        cap = torch.randint(10, 51, (key.numel(),), generator=gen).double()
-        cap = torch.where(skeleton, float(total), cap)
+    if capacitated:  # the skeleton carries the total supply
+        cap = torch.where(skeleton, float(total),
+                          torch.randint(10, 51, (key.numel(),), generator=gen).double())
     else:
         cap = torch.full((key.numel(),), float(total), dtype=torch.float64)
     order = key.argsort()
     idx = torch.stack([key[order] // n, key[order] % n])
-    return (s, coo(idx, cost[order], (n, n)),
-            coo(idx, cap[order], (n, n)))
+    return s, coo(idx, cost[order], (n, n)), coo(idx, cap[order], (n, n))
 
 
 def _skeleton(n: int, a: int, b: int, gen: torch.Generator

@@ -47,8 +47,8 @@ class SinusoidEvidence(Evidence):
     sigma_err_beta_nll: float = scalar("fraction", "same, β-NLL (β = 0.5)")
     sigma_err_constant: float = scalar("fraction", "same, σ̂ = std(Y_train), a prediction "
                                                    "that ignores x")
-    per_seed: Table = None
-    by_epoch: Table = None
+    per_seed: Table | None = None
+    by_epoch: Table | None = None
 
 
 METHODS_1D = (("toss", "ToSS"), ("nll", "NLL"), ("tic", "TIC"), ("beta-nll", "β-NLL"))
@@ -87,6 +87,8 @@ def _sigma_err(reg: HeteroscedasticRegressor, X: torch.Tensor, sigma: torch.Tens
             full=Sinusoid(n=5000, n_test=5000, epochs=5, lr=1e-3, seeds=(0, 1, 2),
                           deviations=("5 epochs, 3 seeds: the claim is about the first "
                                       "epochs", *_ARCH)),
+            random=("training and test data", "initialisation and shuffling"),
+            per_draw=("seeds",),
             cost=(1.7, 10))
 def sinusoid(setting: Sinusoid, ctx: Context) -> SinusoidEvidence:
     grid = torch.linspace(-5, 5, 401, dtype=torch.float64).unsqueeze(1)
@@ -217,10 +219,10 @@ class MultivariateEvidence(Evidence):
     local_linear_ratio: float = scalar("ToSS-ll/NLL", "same, center='local_linear' labels")
     label_error: float = scalar("fraction", "cov_error of the default pseudo-labels (train)")
     label_error_local_linear: float = scalar("fraction", "same, local_linear labels")
-    by_method: Table = None
-    per_seed: Table = None
-    by_epoch: Table = None
-    detail: Table = None
+    by_method: Table | None = None
+    per_seed: Table | None = None
+    by_epoch: Table | None = None
+    detail: Table | None = None
 
 
 METHODS = (("nll", "mean", "NLL"), ("tic", "mean", "TIC"), ("beta-nll", "mean", "β-NLL"),
@@ -338,6 +340,8 @@ def _plot_cov_curves(setting: Multivariate, ctx: Context, methods: list,
                               detail_dim=4, beta_nll=False,
                               deviations=(*_MV, *_ARCH, "β-NLL not trained at full scale: a "
                                           "fifth of the budget, and no claim reads it")),
+            random=("the distribution, training and test points", "initialisation and shuffling"),
+            per_draw=("seeds",),
             cost=(7.2, 139))
 def multivariate(setting: Multivariate, ctx: Context) -> MultivariateEvidence:
     methods = [m for m in METHODS if setting.beta_nll or m[0] != "beta-nll"]

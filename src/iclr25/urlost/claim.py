@@ -43,7 +43,7 @@ class TopologyEvidence(Evidence):
     ratio: float = scalar("× random", "intra-cluster distance ÷ random groups, mean of seeds")
     patch_ratio: float = scalar("× random", "the same for 4x4 grid patches (the ideal)")
     sklearn_ratio: float = scalar("× random", "sklearn SpectralClustering on the same graph")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 _TOPOLOGY_DEV = ("16x16 permuted digits (256 pixels) instead of permuted CIFAR-10 (1,024 "
@@ -57,6 +57,8 @@ _TOPOLOGY_DEV = ("16x16 permuted digits (256 pixels) instead of permuted CIFAR-1
                                        *_TOPOLOGY_DEV)),
             full=Topology(copies=6, n_clusters=16, k=10, seeds=(0, 1, 2),
                           deviations=_TOPOLOGY_DEV),
+            random=("permuted digits: split, jitter, noise, permutation", "clustering seeds"),
+            per_draw=("seeds",),
             cost=(0.5, 2.2))
 def topology(setting: Topology, ctx: Context) -> TopologyEvidence:
     from sklearn.cluster import SpectralClustering
@@ -135,7 +137,7 @@ class RetinaEvidence(Evidence):
     std_adjusted: float = scalar("Σr² std", "q = r^0.5")
     std_plain: float = scalar("Σr² std", "q = 1")
     n_sensors: int = scalar("sensors")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 _RETINA_DEV = ("~200 sensors on 48x48 digits instead of the paper's 1,038 on 96x96 CIFAR-10, "
@@ -149,6 +151,8 @@ _RETINA_DEV = ("~200 sensors on 48x48 digits instead of the paper's 1,038 on 96x
                          deviations=("smoke test: one seed", *_RETINA_DEV)),
             full=Retina(copies=4, n_rings=24, n_angles=24, n_clusters=16, k=10,
                         exponent=0.5, w=0.5, seeds=(0, 1, 2), deviations=_RETINA_DEV),
+            random=("foveated digits: split, jitter, noise", "clustering seeds"),
+            per_draw=("seeds",),
             cost=(1.4, 15))
 def retina(setting: Retina, ctx: Context) -> RetinaEvidence:
     from iclr25.urlost import SelfOrganizingClusters
@@ -221,7 +225,7 @@ class RepresentationEvidence(Evidence):
     random_init: float = scalar("accuracy", "the patch MAE's encoder untrained, mean of seeds")
     raw_pixels: float = scalar("accuracy", "probe on the permuted pixels, mean of seeds")
     pca_lr: float = scalar("accuracy", "probe on PCA of the pretraining images, mean of seeds")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 def _five_arms(setting: Representation, D: dict[str, torch.Tensor], seed: int,
@@ -266,6 +270,12 @@ def _five_arms(setting: Representation, D: dict[str, torch.Tensor], seed: int,
                                     "5-shot linear probe on mean-pooled tokens instead of the "
                                     "paper's full-label linear probe: full labels saturate "
                                     "(every model ≈ 0.96 on digits)")),
+            random=(
+                "permuted digits: split, jitter, noise, permutation",
+                "model initialisations and batches",
+                "PCA and label draws of the probe",
+            ),
+            per_draw=("seeds",),
             cost=(12, 170))
 def representation(setting: Representation, ctx: Context) -> RepresentationEvidence:
     from iclr25.urlost.testbed import permuted_digits
@@ -304,6 +314,8 @@ def representation(setting: Representation, ctx: Context) -> RepresentationEvide
        control=lambda ev: ev.patch_mae - ev.random_init >= 0.02,
        control_doc="the patch MAE learned: its probe beats the same encoder untrained by "
                    ">= 0.02",
+       trivial=lambda ev: ev.raw_pixels - ev.patch_mae,
+       trivial_doc="raw pixels (the identity map) in URLOST's place, minus the same patch MAE",
        competitors=lambda ev: {"raw pixels": ev.raw_pixels, "PCA + LR": ev.pca_lr})
 def representation_gain(ev: RepresentationEvidence) -> Comparison:
     return Comparison(ours=ev.urlost, baseline=ev.patch_mae, value=ev.gain)

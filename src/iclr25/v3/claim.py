@@ -7,8 +7,8 @@ on raw fragments; the code -> digit map should carry over to unseen colours.
 The score is the paper's macro purity (official ``tester.py``: each code's share of its most
 frequent digit, averaged over the codes in use); one-to-one (Hungarian) accuracy is reported
 beside it. The baseline is the better of the ablation and k-means, since a collapsed ablation
-alone would be a strawman. ``ood_colours`` is inconclusive unless V3 names the digits on the
-training colours (purity >= 0.5): with nothing learned there is nothing to lose.
+alone would be a strawman. ``ood_colours``' control reads the testbed through k-means: the
+digits are nameable on the training colours (k-means purity at least twice chance).
 """
 
 from __future__ import annotations
@@ -22,7 +22,13 @@ import torch
 from iclr25._checks import resolve_seed
 from iclr25.claims import Comparison, Context, Evidence, Setting, Table, claim, experiment, scalar
 from iclr25.datasets.views import OOD_COLORS, TRAIN_COLORS, digit_sequences
-from iclr25.v3.metrics import codebook_accuracy, confusion, kmeans_codes, leakage_report
+from iclr25.v3.metrics import (
+    _fit_kmeans,
+    _fragments,
+    codebook_accuracy,
+    confusion,
+    leakage_report,
+)
 from iclr25.v3.model import V3
 
 
@@ -47,15 +53,18 @@ class SequencesEvidence(Evidence):
     ablation_mse: float = scalar("", "test reconstruction MSE of the trained ablation, mean")
     ablation_init_mse: float = scalar("", "the same network untrained (its initial weights)")
     kmeans_purity: float = scalar("purity", "k-means K=10 on raw test fragments, mean")
-    v3: list = None
-    ablation: list = None
-    kmeans: list = None
-    v3_ood: list = None
-    colour_from_z_s: list = None
-    colour_from_z_c: list = None
-    digit_from_z_s: list = None
-    active_codes: list = None
-    per_seed: Table = None
+    kmeans_ood_drop: float = scalar("purity", "k-means' code map on unseen colours minus its "
+                                              "in-distribution purity, mean (trivial arm)")
+    v3: list[float] | None = None
+    ablation: list[float] | None = None
+    kmeans: list[float] | None = None
+    kmeans_ood: list[float] | None = None
+    v3_ood: list[float] | None = None
+    colour_from_z_s: list[float] | None = None
+    colour_from_z_c: list[float] | None = None
+    digit_from_z_s: list[float] | None = None
+    active_codes: list[int] | None = None
+    per_seed: Table | None = None
 
 
 @torch.no_grad()
@@ -65,6 +74,15 @@ def _recon_mse(net: torch.nn.Module, X: torch.Tensor) -> float:
     zc, zs = net.encode(X)
     return float(torch.nn.functional.mse_loss(net.decode(net.vq.codebook[net.vq.quantize(zc)],
                                                          zs), X))
+
+
+def _kmeans_codes(X: torch.Tensor, Xo: torch.Tensor, seed: int
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """k-means (K=10) on the raw fragments of ``X`` (the fit of :func:`kmeans_codes`) and the
+    nearest centroid of each fragment of ``Xo``: (B, N) codes of each."""
+    km = _fit_kmeans(X, 10, seed)
+    return (torch.as_tensor(km.labels_, dtype=torch.int64).reshape(X.shape[:2]),
+            torch.as_tensor(km.predict(_fragments(Xo)), dtype=torch.int64).reshape(Xo.shape[:2]))
 
 
 def _mapped_purity(ref_codes: torch.Tensor, ref_labels: torch.Tensor,
@@ -121,10 +139,17 @@ def _plot_codebook(ctx: Context, conf: np.ndarray, swap: tuple) -> None:
             full=Sequences(n_train=1000, n_test=300, n_probe=200, epochs=40, seeds=(0, 1, 2),
                            deviations=("1,000 training sequences x 40 epochs (the issue's "
                                        "setting; 3,000 x 40 does not fit 5 minutes)", *_DEV)),
+            random=(
+                "training, test and unseen-colour sequences",
+                "V3's, the ablation's and k-means' seeds",
+                "probe splits",
+                "(fixed: the digit exemplar split)",
+            ),
+            per_draw=("seeds",),
             cost=(5, 120))
 def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
-    rows, cols = [], {k: [] for k in ("v3", "ablation", "kmeans", "v3_ood", "cz_s", "cz_c",
-                                      "dz_s", "active", "v3_1to1", "mse", "mse0")}
+    rows, cols = [], {k: [] for k in ("v3", "ablation", "kmeans", "v3_ood", "km_ood", "cz_s",
+                                      "cz_c", "dz_s", "active", "v3_1to1", "mse", "mse0")}
     conf = None
     dev = ctx.device
     for seed in setting.seeds:
@@ -138,7 +163,8 @@ def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
         codes = v3.predict(Xt).cpu()
         acc = codebook_accuracy(codes, ct, one_to_one=False)
         acc_abl = codebook_accuracy(abl.predict(Xt), ct, one_to_one=False)
-        acc_km = codebook_accuracy(kmeans_codes(Xt, 10, seed=s), ct, one_to_one=False)
+        km_t, km_o = _kmeans_codes(Xt, Xo, s)
+        acc_km = codebook_accuracy(km_t, ct, one_to_one=False)
         mse0 = _recon_mse(abl._initial_model(X, resolve_seed(s)), Xt)   # the ablation untrained
         acc_ood = _mapped_purity(codes, ct, v3.predict(Xo), co)
         p = setting.n_probe
@@ -147,6 +173,7 @@ def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
         active = int(torch.unique(codes).numel())
         one = codebook_accuracy(codes, ct)
         for k, v in (("v3", acc), ("ablation", acc_abl), ("kmeans", acc_km), ("v3_ood", acc_ood),
+                     ("km_ood", _mapped_purity(km_t, ct, km_o, co)),
                      ("cz_s", leak["style_from_z_s_knn"]), ("cz_c", leak["style_from_z_c_knn"]),
                      ("dz_s", leak["content_from_z_s_knn"]), ("active", active),
                      ("v3_1to1", one), ("mse", _recon_mse(abl.model_, Xt)), ("mse0", mse0)):
@@ -170,7 +197,8 @@ def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
         colour_from_z_s=cols["cz_s"], colour_from_z_c=cols["cz_c"], digit_from_z_s=cols["dz_s"],
         active_codes=cols["active"], ablation_mse=float(np.mean(cols["mse"])),
         ablation_init_mse=float(np.mean(cols["mse0"])),
-        kmeans_purity=float(np.mean(cols["kmeans"])),
+        kmeans_purity=float(np.mean(cols["kmeans"])), kmeans_ood=cols["km_ood"],
+        kmeans_ood_drop=float(np.mean(np.asarray(cols["km_ood"]) - np.asarray(cols["kmeans"]))),
         per_seed=Table("per seed (macro purity; one-to-one accuracy; kNN(5) probes on test "
                        "fragments)", ("seed", "V3", "ablation", "k-means", "V3 OOD",
                                       "V3 one-to-one", "colour<-z_s", "colour<-z_c",
@@ -208,8 +236,15 @@ def codebook_acc(ev: SequencesEvidence) -> float:
               "colours, minus in-distribution purity",
        unit="purity", paper_figure="zero-shot OOD colours on PhoneNums (unverified)",
        threshold=-0.15, direction=">=", baseline="V3 on the training colours",
-       control=lambda ev: ev.v3_purity >= 0.5,
-       control_doc="V3 names the digits on the training colours (purity >= 0.5), so there is "
-                   "something to lose on unseen colours")
+       # a control reads the testbed or a baseline, never V3 (issue 74): V3's own low purity
+       # is the method's failure, reported as the claim's figure, not a testbed limit
+       control=lambda ev: ev.kmeans_purity >= 0.2,
+       control_doc="the digits are nameable on the training colours: k-means (K=10) on the raw "
+                   "test fragments reaches macro purity >= 0.2, twice chance (0.1)",
+       # a map that learned nothing has nothing to lose: k-means on raw fragments (colour
+       # included) is the trivial arm whose map should break on unseen colours
+       trivial=lambda ev: ev.kmeans_ood_drop,
+       trivial_doc="k-means (K=10) on the raw fragments, its code -> digit map carried to the "
+                   "unseen colours the same way")
 def ood_colours(ev: SequencesEvidence) -> Comparison:
     return Comparison(ours=ev.ood_purity, baseline=ev.v3_purity, value=ev.ood_drop)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -71,14 +73,23 @@ def codebook_accuracy(codes: ArrayLike, labels: ArrayLike, one_to_one: bool = Tr
 def kmeans_codes(X: FloatArray, k: PositiveInt = 10, *, seed: NonNegativeInt = 0) -> torch.Tensor:
     """Baseline: k-means (scikit-learn, 3 inits) on raw flattened fragments; (B, N) codes on
     ``X``'s device."""
-    from sklearn.cluster import KMeans
-
     X = as_tensor(X, "X")
     if X.ndim < 3:
         raise ValueError(f"X must be (B, N, ...), got shape {tuple(X.shape)}")
-    flat = X.reshape(X.shape[0] * X.shape[1], -1).cpu().double().numpy()
-    km = KMeans(k, n_init=3, random_state=seed).fit(flat)
+    km = _fit_kmeans(X, k, seed)
     return torch.as_tensor(km.labels_, dtype=torch.int64, device=X.device).reshape(X.shape[:2])
+
+
+def _fragments(X: torch.Tensor) -> np.ndarray:
+    """``(B, N, ...)`` fragments as ``(B * N, features)`` float64 rows for scikit-learn."""
+    return X.reshape(X.shape[0] * X.shape[1], -1).cpu().double().numpy()
+
+
+def _fit_kmeans(X: torch.Tensor, k: int, seed: int) -> Any:
+    """The fitted ``KMeans`` (3 inits) of :func:`kmeans_codes` on ``X``'s fragments."""
+    from sklearn.cluster import KMeans
+
+    return KMeans(k, n_init=3, random_state=seed).fit(_fragments(X))
 
 
 def _probe_scores(Z: np.ndarray, y: np.ndarray, seed: int, linear: bool = True

@@ -1,0 +1,99 @@
+"""Reading the degradation off a restorer's features: :func:`feature_probe` (the paper's
+Fig. 1, a k-NN on pooled features) and :func:`classify` (a checkpoint's classifier)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from iclr25._checks import ArrayLike, ImageBatch, check_int, check_labels, check_range
+from iclr25.datasets.images import check_images
+from iclr25.dcpt.io import Checkpoint
+from iclr25.dcpt.networks import FeatureTap, _device_of
+
+__all__ = ["classify", "feature_probe", "tapped_features"]
+
+
+@torch.no_grad()
+def tapped_features(model: nn.Module, x: torch.Tensor, layers: Sequence[str],
+                    batch_size: int = 64) -> torch.Tensor:
+    """Global-average-pooled tapped features, concatenated: (B, sum of channels)."""
+    out = []
+    was = model.training
+    model.eval()
+    try:
+        with FeatureTap(model, layers) as tap:
+            for chunk in x.split(batch_size):
+                tap.clear()
+                model(chunk)
+                out.append(torch.cat([f.mean((-2, -1)) for f in tap.features], 1))
+    finally:
+        model.train(was)
+    return torch.cat(out)
+
+
+def feature_probe(model: nn.Module, lq: ArrayLike, y: ArrayLike, *, layers: Sequence[str],
+                  n_neighbors: int = 5, test_size: float = 0.33, repeats: int = 5,
+                  seed: int = 0) -> float:
+    """How well the degradation can be read off a network's features (the paper's Fig. 1).
+
+    As the official ``knn.py``: global-average-pooled features of the tapped layers, a
+    ``KNeighborsClassifier(n_neighbors)`` on a ``train_test_split(test_size)``, mean test
+    accuracy over ``repeats`` splits (seeds ``seed, seed + 1, ...``).
+
+    Returns:
+        Mean held-out top-1 accuracy, a float in [0, 1].
+
+    Raises:
+        ValueError/TypeError: bad images or labels, unknown layers, bad probe parameters.
+    """
+    from sklearn.model_selection import train_test_split
+    from sklearn.neighbors import KNeighborsClassifier
+
+    x = check_images(lq, "lq")
+    if x.ndim != 4:
+        raise ValueError(f"lq must be a (B, 3, H, W) batch, got {tuple(x.shape)}")
+    t = check_labels(y, "y", n=x.shape[0])
+    n_neighbors = check_int(n_neighbors, "n_neighbors", 1)
+    test_size = check_range(test_size, "test_size", 0, 1, low_open=True, high_open=True)
+    repeats = check_int(repeats, "repeats", 1)
+    seed = check_int(seed, "seed", 0)
+    if isinstance(layers, str):
+        raise TypeError("layers must be a sequence of module names, got a single string")
+    FeatureTap(model, layers).remove()
+    feats = tapped_features(model, x.to(_device_of(model)), layers).cpu().double().numpy()
+    labels = t.cpu().numpy()
+    accs = []
+    for r in range(repeats):
+        a, b, ya, yb = train_test_split(feats, labels, test_size=test_size,
+                                        random_state=seed + r)
+        accs.append(KNeighborsClassifier(min(n_neighbors, len(a))).fit(a, ya).score(b, yb))
+    return float(np.mean(accs))
+
+
+
+@torch.no_grad()
+def classify(checkpoint: Checkpoint, images: ImageBatch) -> torch.Tensor:
+    """Degradation probabilities (B, n_classes) for images, from a checkpoint with a classifier.
+
+    Raises:
+        ValueError: the checkpoint has no classifier or no tap layers; bad images.
+    """
+    if checkpoint.classifier is None or checkpoint.layers is None:
+        raise ValueError("checkpoint has no degradation classifier (save it with classifier=)")
+    x = check_images(images, "images")
+    xb = x[None] if x.ndim == 3 else x
+    model = checkpoint.model
+    dev = _device_of(model)
+    was = model.training
+    model.eval()
+    try:
+        with FeatureTap(model, checkpoint.layers) as tap:
+            model(xb.to(dev, torch.float32))
+            p = torch.softmax(checkpoint.classifier(tap.features), 1)
+    finally:
+        model.train(was)
+    return p.to(x.device)
