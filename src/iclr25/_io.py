@@ -3,6 +3,7 @@ readers: the same checks and the same messages everywhere."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -28,6 +29,35 @@ def _is_number(cell: str) -> bool:
         return False
     return True
 
+
+
+def _text_rows(p: Path, name: str, suffix: str) -> np.ndarray:
+    """The numbers of a text table (a header line skipped), checked row by row."""
+    rows: list[list[float]] = []
+    with p.open(encoding="utf-8") as fh:
+        for line, text in enumerate(fh, start=1):
+            cells = [c.strip() for c in text.split(",")] if suffix == ".csv" else text.split()
+            if not any(cells):
+                continue
+            if not all(map(_is_number, cells)):
+                if line == 1 and not any(map(_is_number, cells)):
+                    continue  # header
+                bad = next(c for c in cells if not _is_number(c))
+                raise ValueError(f"{name} {p} line {line}: non-numeric cell {bad!r}")
+            rows.append([float(c) for c in cells])
+            if len(rows[-1]) != len(rows[0]):
+                raise ValueError(f"{name} {p} line {line}: {len(rows[-1])} cells, expected "
+                                 f"{len(rows[0])}")
+    return np.asarray(rows, dtype=np.float64)
+
+
+def _read_text_table(p: Path, name: str, suffix: str) -> np.ndarray:
+    """:func:`_text_rows`, with a file that is not text named as such (not a decode error)."""
+    try:
+        return _text_rows(p, name, suffix)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name} {p} is not a text table (byte {exc.start} is not UTF-8)"
+                         ) from None
 
 def read_matrix(path: str | Path, name: str = "FILE", *,
                 suffixes: tuple[str, ...] = (".npy", ".csv")) -> np.ndarray:
@@ -57,22 +87,7 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
         if X.dtype.kind not in "biuf":
             raise ValueError(f"{name} {p} must hold real numbers, got dtype {X.dtype}")
     else:
-        rows: list[list[float]] = []
-        with p.open() as fh:
-            for line, text in enumerate(fh, start=1):
-                cells = [c.strip() for c in text.split(",")] if suffix == ".csv" else text.split()
-                if not any(cells):
-                    continue
-                if not all(map(_is_number, cells)):
-                    if line == 1 and not any(map(_is_number, cells)):
-                        continue  # header
-                    bad = next(c for c in cells if not _is_number(c))
-                    raise ValueError(f"{name} {p} line {line}: non-numeric cell {bad!r}")
-                rows.append([float(c) for c in cells])
-                if len(rows[-1]) != len(rows[0]):
-                    raise ValueError(f"{name} {p} line {line}: {len(rows[-1])} cells, expected "
-                                     f"{len(rows[0])}")
-        X = np.asarray(rows, dtype=np.float64)
+        X = _read_text_table(p, name, suffix)
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2 or X.size == 0:
@@ -137,6 +152,37 @@ def read_npz(path: str | Path, name: str = "FILE", required: tuple[str, ...] = (
     return out
 
 
+def read_json(path: str | Path, name: str = "FILE", required: tuple[str, ...] = ()) -> dict:
+    """The JSON object of a file with the ``required`` keys; each way of failing has its own
+    message naming ``name`` and the file: missing, not readable (permission denied), empty,
+    not valid JSON (with the line and column), not an object, or missing a key.
+
+    Raises:
+        ValueError: as above.
+    """
+    p = check_readable(Path(path), name)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except PermissionError:
+        raise ValueError(f"{name} {p} is not readable (permission denied)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{name} {p} cannot be read as UTF-8 text ({exc})") from None
+    if not text.strip():
+        raise ValueError(f"{name} {p} is empty, expected a JSON object")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name} {p} is not valid JSON (line {exc.lineno}, column "
+                         f"{exc.colno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{name} {p} must hold a JSON object, got a {type(data).__name__}")
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise ValueError(f"{name} {p} has no key {', '.join(map(repr, missing))} (it holds "
+                         f"{', '.join(map(repr, data)) or 'no keys'})")
+    return data
+
+
 def read_table(path: str | Path, name: str = "FILE") -> tuple[list[str], np.ndarray]:
     """``(column names, (n, columns) float64 array)`` of a ``.csv`` file with a header row: the
     same checks and messages as :func:`read_matrix`, plus a header of one name per column.
@@ -150,8 +196,12 @@ def read_table(path: str | Path, name: str = "FILE") -> tuple[list[str], np.ndar
     if p.suffix.lower() != ".csv":
         raise ValueError(f"{name} must end in .csv, got {p.name}")
     check_readable(p, name)
-    with p.open(newline="") as fh:
-        header = [h.strip() for h in next(csv.reader(fh), [])]
+    try:
+        with p.open(newline="", encoding="utf-8") as fh:
+            header = [h.strip() for h in next(csv.reader(fh), [])]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name} {p} is not a text table (byte {exc.start} is not UTF-8)"
+                         ) from None
     if not header or any(map(_is_number, header)):
         raise ValueError(f"{name} {p} must start with a header row of column names")
     X = read_matrix(p, name, suffixes=(".csv",))

@@ -28,8 +28,8 @@ def test_problem_errors(solver):
         ((s, torch.where(C == 3, -1.0, C)), ValueError, "C must be >= 0"),
         ((torch.tensor([1.0, 0.0, -0.5]), C), ValueError, "s must sum to 0"),
         ((torch.zeros(3), C), ValueError, "s is all zero"),
-        ((s.bool(), C), TypeError, "s must be numeric"),
-        ((s, C.to(torch.complex128)), TypeError, "C must be real"),
+        ((s.bool(), C), TypeError, "s must be .*real"),
+        ((s, C.to(torch.complex128)), TypeError, "C must be .*real"),
         ((torch.stack([s, s]), torch.stack([C, C, C])), ValueError, "batch size"),
     ]
     for args, exc, msg in cases:

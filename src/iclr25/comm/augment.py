@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr25._checks import ArrayLike, as_tensor, check_int, check_range, resolve_seed
+from iclr25._contract import checked
 
 __all__ = ["BrightnessContrast", "ColorJitter", "Compose", "GaussianNoise", "RandomDrop",
            "RandomShift", "ResizedCropFlip"]
@@ -24,6 +25,7 @@ def _floating(x: ArrayLike, name: str = "x", ndim: tuple[int, ...] | None = None
     return t
 
 
+@checked
 class GaussianNoise:
     """``x + N(0, std^2)``, element-wise (MultiBench's ``noise``; std 0.1 by default)."""
 
@@ -40,6 +42,7 @@ class GaussianNoise:
         return f"GaussianNoise(std={self.std})"
 
 
+@checked
 class RandomDrop:
     """Zero a random fraction, drawn uniformly in ``[0, max_fraction]`` per sample, of the
     entries along the last axis (MultiBench's ``drop``: features or time steps)."""
@@ -63,6 +66,7 @@ class RandomDrop:
         return f"RandomDrop(max_fraction={self.max_fraction})"
 
 
+@checked
 class RandomShift:
     """Shift (n, C, H, W) images by integers in ``[-max_shift, max_shift]`` on each axis,
     zero-filled (the "random crop after padding" of SimCLR on small images)."""
@@ -88,6 +92,7 @@ class RandomShift:
         return f"RandomShift(max_shift={self.max_shift})"
 
 
+@checked
 class BrightnessContrast:
     """Per-image brightness and contrast jitter, hue untouched (ColorJitter's first two
     factors): ``x * b``, then ``(x - mean) * c + mean`` with ``b ~ U[1 - brightness,
@@ -113,6 +118,7 @@ class BrightnessContrast:
         return f"BrightnessContrast(brightness={self.brightness}, contrast={self.contrast})"
 
 
+@checked
 class Compose:
     """Apply augmentations in order, all drawing from one generator."""
 
@@ -133,6 +139,7 @@ class Compose:
         return f"Compose({', '.join(map(repr, self.augmentations))})"
 
 
+@checked
 class ResizedCropFlip:
     """SimCLR's ``RandomResizedCrop`` and ``RandomHorizontalFlip`` on (n, C, H, W) images,
     vectorised: each image gets a crop of area fraction in ``scale`` and aspect ratio
@@ -175,6 +182,7 @@ class ResizedCropFlip:
 _YIQ = torch.tensor([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]])
 
 
+@checked
 class ColorJitter:
     """SimCLR's colour distortion on (n, 3, H, W) RGB images in [0, 1], vectorised:
     with probability ``p`` brightness, contrast, saturation (factors uniform in ``1 +- x``)

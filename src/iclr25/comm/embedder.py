@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
+from iclr25._contract import checked
 from iclr25._io import FittedIO
 from iclr25.comm.augment import Compose, GaussianNoise, RandomDrop
 from iclr25.comm.model import CoMM, FeatureTokenizer, mlp_encoder
@@ -53,6 +54,7 @@ def _modalities(Xs: object, name: str, allow_missing: bool, widths: Sequence[int
     return out
 
 
+@checked
 class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
     """Learn a fused embedding of row-aligned vector modalities with CoMM (self-supervised).
 

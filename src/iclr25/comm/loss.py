@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import ArrayLike, as_tensor, check_int, check_range
+from iclr25._contract import checked
 
 __all__ = ["ClipLoss", "CoMMLoss", "InfoNCELoss", "clip_loss", "comm_loss", "infonce",
            "modality_masks"]
@@ -48,6 +49,7 @@ def _infonce(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tens
     return F.cross_entropy(sim, pos)
 
 
+@checked
 def infonce(z1: ArrayLike, z2: ArrayLike, temperature: float = 0.1) -> torch.Tensor:
     """SimCLR's NT-Xent between two batches of embeddings, L2-normalised inside.
 
@@ -78,6 +80,7 @@ def infonce(z1: ArrayLike, z2: ArrayLike, temperature: float = 0.1) -> torch.Ten
     return _infonce(a, b, _temperature(temperature))
 
 
+@checked
 def clip_loss(z1: ArrayLike, z2: ArrayLike, temperature: float = 0.1) -> torch.Tensor:
     """The symmetric cross-modal InfoNCE of CLIP (open_clip's ``ClipLoss``): the "Cross"
     baseline of the paper, which aligns modality 1 with modality 2 and keeps mainly their
@@ -103,6 +106,7 @@ def clip_loss(z1: ArrayLike, z2: ArrayLike, temperature: float = 0.1) -> torch.T
     return (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target)) / 2
 
 
+@checked
 def modality_masks(n: int, device: torch.device | str | None = None) -> torch.Tensor:
     """The n+1 modality masks of CoMM: the n one-hot masks, then the all-True mask.
 
@@ -157,6 +161,7 @@ def _comm_terms(a: list[torch.Tensor], b: list[torch.Tensor], temperature: float
                         for u, v in zip(a, b, strict=True)])
 
 
+@checked
 def comm_loss(z1: Sequence[torch.Tensor], z2: Sequence[torch.Tensor],
               temperature: float = 0.1, weights: ArrayLike | None = None) -> torch.Tensor:
     """The CoMM loss between the n+1 masked embeddings of two augmented views.
@@ -194,6 +199,7 @@ def comm_loss(z1: Sequence[torch.Tensor], z2: Sequence[torch.Tensor],
     return (terms * (w / w.sum()).to(terms)).sum()
 
 
+@checked
 class InfoNCELoss(nn.Module):
     """``nn.Module`` twin of :func:`infonce`."""
 
@@ -205,6 +211,7 @@ class InfoNCELoss(nn.Module):
         return infonce(z1, z2, self.temperature)
 
 
+@checked
 class ClipLoss(nn.Module):
     """``nn.Module`` twin of :func:`clip_loss`."""
 
@@ -216,6 +223,7 @@ class ClipLoss(nn.Module):
         return clip_loss(z1, z2, self.temperature)
 
 
+@checked
 class CoMMLoss(nn.Module):
     """``nn.Module`` twin of :func:`comm_loss`; the last call's n+1 terms are in ``.terms``.
 

@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from iclr25._checks import ArrayLike, check_batch, check_int, resolve_seed
+from iclr25._contract import checked
 from iclr25._train import seeded_init
 from iclr25.comm.loss import CoMMLoss, _check_weights, modality_masks
 
@@ -19,6 +20,7 @@ __all__ = ["CoMM", "FeatureTokenizer", "FusionTransformer", "PatchTokenizer", "c
            "mlp_encoder"]
 
 
+@checked
 def conv_encoder(in_channels: int = 3, widths: Sequence[int] = (16, 32, 64), *,
                  seed: int | torch.Generator | None = 0) -> nn.Sequential:
     """A small CNN: 3x3 convolutions of stride 2 with ReLU, ``(B, C, H, W) -> (B, widths[-1],
@@ -33,6 +35,7 @@ def conv_encoder(in_channels: int = 3, widths: Sequence[int] = (16, 32, 64), *,
     return nn.Sequential(*layers)
 
 
+@checked
 def mlp_encoder(n_features: int, n_tokens: int = 8, hidden: int = 128, *,
                 seed: int | torch.Generator | None = 0) -> nn.Sequential:
     """A 2-layer ReLU MLP ``(B, n_features) -> (B, n_tokens)`` for vector modalities, to be
@@ -66,6 +69,7 @@ def _sincos_2d(h: int, w: int, dim: int, device: torch.device, dtype: torch.dtyp
         return out.to(dtype)
 
 
+@checked
 class PatchTokenizer(nn.Module):
     """Feature map -> tokens: ``(B, channels, h, w) -> (B, h*w, dim)``, a linear map of each
     position's channels plus fixed 2-D sin-cos position embeddings and a learned modality
@@ -89,6 +93,7 @@ class PatchTokenizer(nn.Module):
         return tok + _sincos_2d(h, w, tok.shape[-1], x.device, tok.dtype) + self.modality
 
 
+@checked
 class FeatureTokenizer(nn.Module):
     """Vector -> tokens, one per feature (FT-Transformer; ``FeaturesInputAdapter``):
     ``(B, n_features) -> (B, n_features, dim)``, token j = ``x_j * W_j + b_j``."""
@@ -107,6 +112,7 @@ class FeatureTokenizer(nn.Module):
         return x[:, :, None] * self.weight + self.bias
 
 
+@checked
 class FusionTransformer(nn.Module):
     """Fuse token lists of several modalities into one (B, dim) embedding: concatenate the
     tokens of the present modalities (absent ones are *dropped*, not zeroed), prepend a
@@ -168,6 +174,7 @@ def _cls_only(blk: nn.TransformerEncoderLayer, x: torch.Tensor) -> torch.Tensor:
     return c[:, 0]
 
 
+@checked
 class CoMM(nn.Module):
     """CoMM's multimodal encoder and contrastive objective.
 

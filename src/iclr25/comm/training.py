@@ -19,6 +19,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
+from iclr25._contract import checked
 from iclr25._train import fit_minibatch
 from iclr25.comm.loss import _infonce, clip_loss
 from iclr25.comm.model import CoMM
@@ -39,6 +40,7 @@ def _unimodal(model: CoMM, v: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     return model.embeddings(v, torch.eye(n, dtype=torch.bool))
 
 
+@checked
 def objective_loss(model: CoMM, v1: Sequence[torch.Tensor], v2: Sequence[torch.Tensor],
                    objective: Objective = "comm") -> torch.Tensor:
     """The loss of ``objective`` between two augmented views, on ``model``'s encoders and
@@ -89,6 +91,7 @@ class _Step(nn.Module):
                             for m, o in zip(self.models, self.objectives, strict=True)])
 
 
+@checked
 def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
              objective: Objective = "comm", epochs: int = 20, batch_size: int = 128,
              lr: float = 1e-3, weight_decay: float = 1e-2,
@@ -193,6 +196,7 @@ def _epoch_means(per_batch: list[list[float]], counts: list[int], n_models: int
     return history
 
 
+@checked
 def features(model: CoMM, xs: Sequence[object], objective: Objective = "comm", *,
              batch_size: int = 1024) -> torch.Tensor:
     """Frozen features for probing: the fused embedding (``comm``, ``simclr``) or the
@@ -229,6 +233,7 @@ def features_many(model: CoMM, xs: Sequence[object], objectives: Sequence[Object
     return [torch.cat(c) for c in out]
 
 
+@checked
 def linear_probe(F_tr: ArrayLike, y_tr: ArrayLike, F_te: ArrayLike, y_te: ArrayLike, *,
                  max_iter: int = 200, cv: int = 3) -> float:
     """Balanced accuracy of a linear probe on frozen features (the paper's evaluation).

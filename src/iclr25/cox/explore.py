@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_int, check_range
+from iclr25._contract import checked
 
 __all__ = ["entropy_discrepancy", "prior_kl", "select_agreement"]
 
@@ -26,6 +27,7 @@ def _pair(a: ArrayLike, b: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     return a, b
 
 
+@checked
 def entropy_discrepancy(logits_a: torch.Tensor, logits_b: torch.Tensor) -> torch.Tensor:
     """Per-sample ``|H(softmax(a)) - H(softmax(b))|`` (nats).
 
@@ -42,6 +44,7 @@ def entropy_discrepancy(logits_a: torch.Tensor, logits_b: torch.Tensor) -> torch
     return (_entropy(a) - _entropy(b)).abs()
 
 
+@checked
 def select_agreement(logits_list: Sequence[torch.Tensor], k: int = 8,
                      min_confidence: float = 0.8) -> tuple[torch.Tensor, torch.Tensor]:
     """Agreement samples: rows where every head's argmax agrees, every max-probability is
@@ -87,6 +90,7 @@ def select_agreement(logits_list: Sequence[torch.Tensor], k: int = 8,
     return order, pseudo
 
 
+@checked
 def prior_kl(oom_logits: torch.Tensor, prior: torch.Tensor) -> torch.Tensor:
     """``KL(prior || mean_i softmax(oom_logits_i))``, computed on log-probabilities.
 

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_labels, check_range
+from iclr25._contract import checked
 from iclr25._optional import require
 
 __all__ = ["MATCHERS", "emergent_correspondences", "match_purity"]
@@ -62,6 +63,7 @@ def _nn_both(A: torch.Tensor, B: torch.Tensor, chunk: int, tile: int = 1024
     return _argmax_in_tiles(A, B, row_tile, tile), _argmax_in_tiles(B, A, col_tile, chunk)
 
 
+@checked
 def emergent_correspondences(Z_im: torch.Tensor, Z_oom: torch.Tensor,
                              method: Matcher = "mnn", *, chunk: int = 512,
                              epsilon: float = 5e-3) -> torch.Tensor:
@@ -133,6 +135,7 @@ def _gw_pairs(An: torch.Tensor, Bn: torch.Tensor, epsilon: float) -> torch.Tenso
     return _mutual(T.argmax(1), T.argmax(0))
 
 
+@checked
 def match_purity(pairs: torch.Tensor, y_im: torch.Tensor, y_oom: torch.Tensor) -> float:
     """Fraction of matched pairs whose IM and OOM rows share a class (chance ~ 1/C).
 

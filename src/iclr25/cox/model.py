@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from iclr25._checks import ArrayLike, as_tensor, check_int, check_range, check_tensor, resolve_seed
+from iclr25._contract import checked
 from iclr25._io import FittedIO
 from iclr25._progress import progress_bar
 from iclr25._train import seeded_mlp
@@ -113,6 +114,7 @@ def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.
     return yo
 
 
+@checked
 class COX(FittedIO, BaseEstimator):
     """Out-of-modal generalisation: learn an OOM encoder and classifier from few (or no)
     cross-modal pairs, through frozen, aligned IM embeddings with labels.

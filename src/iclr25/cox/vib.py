@@ -8,11 +8,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import as_tensor, check_batch, check_int, check_range, resolve_seed
+from iclr25._contract import checked
 from iclr25._train import seeded_mlp
 
 __all__ = ["VIB", "VIBLoss", "vib_loss"]
 
 
+@checked
 def vib_loss(pred: torch.Tensor, target: torch.Tensor, mu: torch.Tensor, logvar: torch.Tensor,
              beta: float = 0.0) -> torch.Tensor:
     """Reconstruction plus compression: ``MSE(pred, target) + beta * KL(N(mu, s^2) || N(0, I))``.
@@ -54,6 +56,7 @@ def vib_loss(pred: torch.Tensor, target: torch.Tensor, mu: torch.Tensor, logvar:
     return rec + beta * kl
 
 
+@checked
 class VIBLoss(nn.Module):
     """Module twin of :func:`vib_loss` with a fixed ``beta``."""
 
@@ -66,6 +69,7 @@ class VIBLoss(nn.Module):
         return vib_loss(pred, target, mu, logvar, self.beta)
 
 
+@checked
 class VIB(nn.Module):
     """Variational bottleneck ``h -> (pred, mu, logvar)``: ``pred = g(z)``,
     ``z ~ N(mu, sigma^2)``, as the official ``models/vib.py`` (its output is the decoder's).

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_int, check_range, resolve_seed
+from iclr25._contract import FloatDtype, checked
 
 
 def _check_square(A: ArrayLike, name: str) -> torch.Tensor:
@@ -86,6 +87,7 @@ def _alignments(mats: torch.Tensor, offdiag: bool) -> torch.Tensor:
     return scores.masked_fill(~(ok[:, None] & ok[None, :]), float("nan"))
 
 
+@checked
 def alignment_score(A: torch.Tensor, B: torch.Tensor, offdiag: bool = True) -> float:
     """Pearson correlation of the entries of two square matrices (the CRH alignment α).
 
@@ -129,9 +131,10 @@ def _alignment(A: torch.Tensor, B: torch.Tensor, offdiag: bool) -> float:
     return min(1.0, max(-1.0, float(a @ b)))
 
 
+@checked
 def random_orthogonal(
     d: int, *, seed: int | torch.Generator | None = None,
-    dtype: torch.dtype = torch.float64, device: torch.device | str | None = None,
+    dtype: FloatDtype = torch.float64, device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """A Haar-distributed random orthogonal (d, d) matrix (QR of a Gaussian with sign fix).
 
@@ -154,6 +157,7 @@ def random_orthogonal(
     return Q.to(dtype=dtype, device=device)
 
 
+@checked
 def rotation_null(
     A: torch.Tensor, B: torch.Tensor, *, seed: int | torch.Generator | None = 0,
     n_draws: int = 100, offdiag: bool = True,
@@ -194,6 +198,7 @@ class PowerLawFit(NamedTuple):
     n_used: int
 
 
+@checked
 def power_law_exponent(A: torch.Tensor, Z: torch.Tensor, *, rtol: float = 1e-6) -> PowerLawFit:
     """Fit the PAH exponent α in ``A ∝ Z^α`` from the spectrum of Z.
 

@@ -28,6 +28,7 @@ from iclr25._checks import (
     check_tensor,
     run_model,
 )
+from iclr25._contract import checked
 from iclr25.crh.alignment import PowerLawFit, _alignments, _eigh, _power_law, rotation_null
 
 #: relation name -> (first matrix, second matrix), in the paper's order.
@@ -53,6 +54,7 @@ def _sum_cross_entropy(output: torch.Tensor, target: torch.Tensor) -> torch.Tens
     return F.cross_entropy(output, target, reduction="sum")
 
 
+@checked
 @dataclass
 class LayerAlignment:
     """The probe's result for one linear layer.
@@ -120,6 +122,7 @@ class _Moments:
         return 0.5 * (m + m.T)
 
 
+@checked
 class AlignmentProbe:
     """Measure the six CRH alignment relations and the PAH exponents of linear layers.
 

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import check_in_range
+from iclr25._contract import checked
 
 
 class Split(NamedTuple):
@@ -19,6 +20,7 @@ class Split(NamedTuple):
     y_test: torch.Tensor
 
 
+@checked
 def digits(
     test_size: float = 0.25,
     seed: int = 0,

@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr25._checks import ArrayLike, check_int
+from iclr25._checks import check_int
+from iclr25._contract import FloatArray, Ints1D, checked
+from iclr25._io import check_readable
 
 __all__ = ["ELEMENTS", "Conformers", "conformers", "read_sdf", "read_xyz", "write_xyz"]
 
@@ -25,6 +27,7 @@ ELEMENTS = (
 _NUMBER = {s.lower(): z for z, s in enumerate(ELEMENTS) if z}
 
 
+@checked
 @dataclass(frozen=True)
 class Conformers:
     """Conformers of one molecule.
@@ -54,6 +57,7 @@ def _rdkit():
     return Chem, AllChem
 
 
+@checked
 def conformers(smiles: str, n: int, *, seed: int = 0) -> Conformers:
     """``n`` ETKDGv3 conformers of a molecule with hydrogens, MMFF94 energy and forces.
 
@@ -104,6 +108,7 @@ def conformers(smiles: str, n: int, *, seed: int = 0) -> Conformers:
                       torch.from_numpy(forces))
 
 
+@checked
 def read_xyz(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Read a (multi-frame) .xyz file: a list of ``(z (N,) int64, pos (N, 3) float64)``.
 
@@ -112,6 +117,8 @@ def read_xyz(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]
             a malformed coordinate line (naming the line number).
     """
     p = Path(path)
+    if p.exists():
+        check_readable(p, "path")  # a folder, or permission denied
     try:
         lines = p.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -155,12 +162,16 @@ def read_xyz(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]
     return frames
 
 
-def write_xyz(path: str | os.PathLike, z: ArrayLike, pos: ArrayLike, comment: str = "") -> Path:
+@checked
+def write_xyz(path: str | os.PathLike, z: Ints1D, pos: FloatArray, comment: str = "") -> Path:
     """Write one or more frames to .xyz: ``pos`` (N, 3) or (C, N, 3), ``z`` (N,)."""
     zz = torch.as_tensor(z).tolist()
     pp = torch.as_tensor(pos, dtype=torch.float64)
     if pp.ndim == 2:
         pp = pp[None]
+    if pp.ndim != 3 or pp.shape[-1] != 3 or pp.shape[1] != len(zz):
+        raise ValueError(f"pos must be (N, 3) or (C, N, 3) with N = len(z) = {len(zz)} atoms, "
+                         f"got shape {tuple(pp.shape)}")
     out = []
     for frame in pp.tolist():
         out.append(str(len(zz)))
@@ -171,6 +182,7 @@ def write_xyz(path: str | os.PathLike, z: ArrayLike, pos: ArrayLike, comment: st
     return Path(path)
 
 
+@checked
 def read_sdf(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Read every molecule of an .sdf file with RDKit (hydrogens kept).
 
@@ -182,8 +194,9 @@ def read_sdf(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]
     """
     Chem, _ = _rdkit()
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise ValueError(f"path: no such file {p}")
+    check_readable(p, "path")  # a folder, or permission denied
     try:
         supplier = Chem.SDMolSupplier(str(p), removeHs=False, sanitize=False)
         mols = list(supplier)

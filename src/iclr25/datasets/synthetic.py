@@ -5,8 +5,10 @@ from __future__ import annotations
 import torch
 
 from iclr25._checks import check_in_range, check_tensor
+from iclr25._contract import checked
 
 
+@checked
 def gaussian_mixture(
     counts: torch.Tensor | list[int],
     dim: int,
@@ -49,6 +51,7 @@ def gaussian_mixture(
     return X.float(), y, centers
 
 
+@checked
 def teacher_classification(
     n: int, dim: int = 32, n_classes: int = 10, hidden: int = 64, *, seed: int = 0,
     label_noise: float = 0.0,

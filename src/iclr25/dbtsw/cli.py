@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
@@ -45,8 +46,9 @@ def distance(
     output_path(out, suffixes=(".csv",))
     if trees < 1 or lines < 1:
         _fail("--trees and --lines must be >= 1")
-    if delta < 0 or p < 1 or seed < 0:
-        _fail("--delta must be >= 0, --p >= 1 and --seed >= 0")
+    for option, value, low in (("--delta", delta, 0.0), ("--p", p, 1.0)):
+        if not math.isfinite(value) or value < low:  # NaN compares False: named as such
+            _fail(f"{option} must be a finite number >= {low:g}, got {value}")
     try:
         clouds = [torch.from_numpy(read_matrix(f, "FILES", suffixes=CLOUD_SUFFIXES)) for f in files]
     except ValueError as exc:

@@ -25,6 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._contract import checked
 
 __all__ = ["DbTSWLoss", "Directions", "db_tsw", "sample_trees", "tree_wasserstein"]
 
@@ -34,6 +35,7 @@ DEFAULT_SEED = 0
 """Seed of the tree draw when none is given, shared by :func:`db_tsw` and ``iclr25 dbtsw``."""
 
 
+@checked
 def sample_trees(
     n_trees: int,
     n_lines: int,
@@ -114,6 +116,7 @@ def _root_mean(mean: Tensor | float, dim: int, device: torch.device | str | None
     return m, device, dtype
 
 
+@checked
 def tree_wasserstein(
     coords: Tensor, masses: Tensor, p: float = 1.0
 ) -> Tensor:
@@ -266,6 +269,7 @@ def _line_distances(Z: Tensor, r: Tensor, th: Tensor, coords: Tensor) -> Tensor:
     return dist.index_put(tuple(idx.unbind(1)), torch.cat(vals))
 
 
+@checked
 def db_tsw(
     X_s: Tensor,
     X_t: Tensor,
@@ -415,6 +419,7 @@ def _project(Z: Tensor, theta: Tensor, roots: Tensor
     return Zc, rc, th, coords.permute(0, 2, 3, 1)
 
 
+@checked
 class DbTSWLoss(nn.Module):
     """``nn.Module`` twin of :func:`db_tsw`: draws fresh trees at every call.
 

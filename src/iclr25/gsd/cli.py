@@ -123,9 +123,9 @@ def evaluate_cmd(
     demos: Path = typer.Option(None, "--demos", help="The training demonstrations: prints "
                                "their VL (the closest demonstrated behaviour to each target) "
                                "and spread beside the policy's."),
-    n_codes: int = typer.Option(None, "--n-codes", help="Default 300 on LaneReach, 50 "
-                                "elsewhere."),
-    budget: int = typer.Option(10, "--budget"),
+    n_codes: int = typer.Option(None, "--n-codes", min=1, help="Default 300 on LaneReach, "
+                                "50 elsewhere."),
+    budget: int = typer.Option(10, "--budget", min=1),
     seed: int = typer.Option(0, "--seed", callback=check_seed),
 ) -> None:
     """Print VL_K (recovery error) beside the demonstrations' VL, and success (LaneReach), or
@@ -149,15 +149,17 @@ def evaluate_cmd(
                        f"as --env asks", err=True)
         demo_f = None if demos is None else _demo_factors(demos, fac)
         if lane:
-            ev = evaluate(result.policy, env, targets=values, n_codes=n_codes or 300,
-                          budgets=(budget,), seed=seed)
+            ev = evaluate(result.policy, env, targets=values,
+                          n_codes=300 if n_codes is None else n_codes, budgets=(budget,),
+                          seed=seed)
         else:
             if (result.policy.obs_dim, result.policy.act_dim) != dims:
                 raise ValueError(f"policy: trained for obs/action dims {result.policy.obs_dim}"
                                  f"/{result.policy.act_dim}, but {env} has "
                                  f"{dims[0]}/{dims[1]}")
             ev = evaluate_gym(result.policy, env, factor=fac, targets=values,
-                              n_codes=n_codes or 50, budgets=(budget,), seed=seed)
+                              n_codes=50 if n_codes is None else n_codes, budgets=(budget,),
+                              seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(exc)
     _print_evaluation(ev, values, budget, demo_f, fac)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_int, resolve_seed
+from iclr25._contract import PositiveInt, checked
 from iclr25.gsd.testbed import LaneReachVec, make_vec
 
 __all__ = ["Evaluation", "recovery_error", "select_behaviours", "evaluate"]
@@ -21,6 +22,7 @@ def _check_budget(factors: ArrayLike, targets: ArrayLike, budget: int
     return f, t, budget
 
 
+@checked
 def select_behaviours(factors: ArrayLike, targets: ArrayLike, budget: int = 10) -> torch.Tensor:
     """Index of the behaviour closest to each target within each chunk of ``budget``.
 
@@ -35,6 +37,7 @@ def select_behaviours(factors: ArrayLike, targets: ArrayLike, budget: int = 10) 
     return best + budget * torch.arange(n_chunks, device=f.device)[:, None]
 
 
+@checked
 def recovery_error(factors: ArrayLike, targets: ArrayLike, budget: int = 10) -> float:
     """``VL_K``: mean over chunks of ``budget`` behaviours of min |f − target|, mean over targets.
 
@@ -61,6 +64,7 @@ def recovery_error(factors: ArrayLike, targets: ArrayLike, budget: int = 10) -> 
     return float((f[idx] - t[None, :]).abs().mean())
 
 
+@checked
 @dataclass(frozen=True)
 class Evaluation:
     """What :func:`evaluate` measured: per-code rollouts and the recovery metrics."""
@@ -73,12 +77,13 @@ class Evaluation:
     selected_success: float      # success of the per-chunk argmin behaviours (first budget)
 
 
+@checked
 def evaluate(
     policy: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     env: str | LaneReachVec,
     *,
     targets: Sequence[float] | torch.Tensor,
-    n_codes: int = 300,
+    n_codes: PositiveInt = 300,
     budgets: Sequence[int] = (10,),
     z_dim: int | None = None,
     seed: int | torch.Generator | None = 0,

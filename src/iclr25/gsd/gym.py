@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_int, resolve_seed
+from iclr25._contract import PositiveInt, checked
 from iclr25.datasets.control import OfflineDataset
 from iclr25.gsd.evaluation import recovery_error
 from iclr25.gsd.testbed import _BATCHED, make_vec
@@ -213,13 +214,14 @@ class GymEvaluation:
     vl: dict[int, float]         # budget -> VL_K over the targets (empty without targets)
 
 
+@checked
 def evaluate_gym(
     policy: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     env_id: str,
     *,
     factor: str | Factor,
     targets: Sequence[float] | torch.Tensor | None = None,
-    n_codes: int = 100,
+    n_codes: PositiveInt = 100,
     budgets: Sequence[int] = (10,),
     z_dim: int | None = None,
     seed: int | torch.Generator | None = 0,

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Annotated
 
 import torch
 from torch import nn
 
-from iclr25._checks import cat_batches, check_int, check_range
+from iclr25._checks import cat_batches, check_int, check_range, run_model
+from iclr25._contract import Range, checked
 from iclr25._train import seeded_init, seeded_mlp
 
 __all__ = ["BoundedDiscriminator", "GaussianPosterior", "LatentPolicy"]
 
 
+@checked
 class LatentPolicy(nn.Module):
     """π(a | s, z): Gaussian actor on ``[s, z]`` with a state-independent log-std, plus a critic.
 
@@ -63,6 +66,11 @@ class LatentPolicy(nn.Module):
         return mean + self.log_std.exp() * noise
 
 
+#: a discriminator's bound c: c·sigmoid(f) and −c/2 finite in float32, else D is ±inf
+Clip = Annotated[float, Range(0.0, float(torch.finfo(torch.float32).max))]
+
+
+@checked
 class BoundedDiscriminator(nn.Module):
     """The official ``PairDiscriminator``: D(s, a) = c·sigmoid(f(s, a)) + b, bounded by c.
 
@@ -74,10 +82,11 @@ class BoundedDiscriminator(nn.Module):
     unbounded InfoGAIL discriminator D = f, without offset.
 
     Raises:
-        ValueError: ``clip < 0``.
+        ValueError: ``clip`` outside [0, 3.4e38] (its offset −c/2 and c·sigmoid must be
+            finite in float32, or D leaves its range).
     """
 
-    def __init__(self, obs_dim: int, act_dim: int, clip: float = 10.0, *,
+    def __init__(self, obs_dim: int, act_dim: int, clip: Clip = 10.0, *,
                  hidden: Sequence[int] = (64, 64), seed: int = 0) -> None:
         super().__init__()
         self.clip = check_range(clip, "clip", 0.0)
@@ -90,7 +99,7 @@ class BoundedDiscriminator(nn.Module):
     def logits(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
         """(n,) f(s, a), the network's raw output."""
         x = cat_batches(obs=(obs, self.obs_dim), act=(act, self.act_dim))
-        return self.net(x).squeeze(-1)
+        return run_model(self.net, x, "obs and act").squeeze(-1)
 
     def pure(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
         """(n,) c·sigmoid(f) ∈ [0, c] when clip > 0 (no offset: the relevance score), else f.
@@ -111,6 +120,7 @@ class BoundedDiscriminator(nn.Module):
         return self.pure(obs, act) + self.offset
 
 
+@checked
 class GaussianPosterior(nn.Module):
     """q(z | s, a) = N(μ(s, a), diag σ(s, a)²), log σ clamped to [-20, 2].
 

@@ -16,12 +16,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import as_tensor, cat_batches, check_range
+from iclr25._contract import checked
 from iclr25.datasets.control import OfflineDataset
 from iclr25.gsd.networks import BoundedDiscriminator, GaussianPosterior
 
 __all__ = ["DualVariable", "infer_demo_codes", "infogail_reward", "relevance_constraint"]
 
 
+@checked
 def infogail_reward(d: torch.Tensor, log_q: torch.Tensor, info_weight: float = 0.1
                     ) -> torch.Tensor:
     """Per-step policy reward ``softplus(D(s, a)) + λ_I·log q(z | s, a)``.
@@ -45,6 +47,7 @@ def infogail_reward(d: torch.Tensor, log_q: torch.Tensor, info_weight: float = 0
     return F.softplus(d) + info_weight * log_q
 
 
+@checked
 def relevance_constraint(
     posterior: GaussianPosterior,
     discriminator: BoundedDiscriminator,
@@ -90,6 +93,7 @@ def relevance_constraint(
     return violation, limit, step
 
 
+@checked
 class DualVariable(nn.Module):
     """The Lagrange multiplier λ = exp(log λ) of the relevance constraint, with its own Adam.
 
@@ -125,6 +129,7 @@ class DualVariable(nn.Module):
         return self.value
 
 
+@checked
 def infer_demo_codes(posterior: GaussianPosterior, demos: OfflineDataset) -> torch.Tensor:
     """Each demonstration's code: precision-weighted mean of the per-step posterior means.
 

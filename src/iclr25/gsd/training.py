@@ -27,10 +27,17 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import cat_batches, check_choice, check_int, check_range, resolve_seed
+from iclr25._contract import (
+    NonNegative,
+    Positive,
+    PositiveInt,
+    Probability,
+    checked,
+)
 from iclr25._progress import track
 from iclr25.datasets.control import OfflineDataset
 from iclr25.gsd.gym import GymVec, make_env, unit_actions
-from iclr25.gsd.networks import BoundedDiscriminator, GaussianPosterior, LatentPolicy
+from iclr25.gsd.networks import BoundedDiscriminator, Clip, GaussianPosterior, LatentPolicy
 from iclr25.gsd.regularizer import DualVariable, infogail_reward, relevance_constraint
 
 __all__ = ["GSDConfig", "GSDResult", "Regularizer", "build_networks", "gradient_penalty",
@@ -39,37 +46,38 @@ __all__ = ["GSDConfig", "GSDResult", "Regularizer", "build_networks", "gradient_
 Regularizer = Literal["gsd", "none", "spectral"]
 
 
+@checked
 @dataclass(frozen=True)
 class GSDConfig:
     """Every choice of a run (defaults: the spec's LaneReach setting)."""
 
     regularizer: Regularizer = "gsd"
-    clip: float = 10.0               # c; 0 = unbounded discriminator (IG)
-    z_dim: int = 2
+    clip: Clip = 10.0               # c; 0 = unbounded discriminator (IG)
+    z_dim: PositiveInt = 2
     hidden: tuple[int, ...] = (64, 64)
-    num_envs: int = 256
-    iterations: int = 120            # one episode (the env's horizon) per env per iteration
-    info_weight: float = 0.1         # λ_I
-    relevance_scale: float = 1e-2    # λ_C
-    dual_init: float = 100.0         # λ₀
-    dual_lr: float = 1e-3
-    slack: float = 1e-6
-    sn_lipschitz: float = 1.0        # input scale of the spectral-norm posterior
-    gp_weight: float = 0.1
-    gp_center: float = 1.0           # official ``gp_center``: ‖∇D‖ is pulled towards 1
-    d_steps: int = 5                 # official ``d_step``: discriminator steps per iteration
-    disc_batch: int = 256            # official ``mini_batch_size``: expert pairs per step
-    disc_lr: float = 1e-3            # official ``learning_rate_d``
-    posterior_lr: float = 1e-3
-    policy_lr: float = 3e-4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    update_epochs: int = 4
-    num_minibatches: int = 4
-    clip_coef: float = 0.2
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
+    num_envs: PositiveInt = 256
+    iterations: PositiveInt = 120            # one episode (the env's horizon) per env per iteration
+    info_weight: NonNegative = 0.1         # λ_I
+    relevance_scale: Positive = 1e-2    # λ_C
+    dual_init: Positive = 100.0         # λ₀
+    dual_lr: Positive = 1e-3
+    slack: NonNegative = 1e-6
+    sn_lipschitz: Positive = 1.0        # input scale of the spectral-norm posterior
+    gp_weight: NonNegative = 0.1
+    gp_center: NonNegative = 1.0           # official ``gp_center``: ‖∇D‖ is pulled towards 1
+    d_steps: PositiveInt = 5  # official ``d_step``: discriminator steps per iteration
+    disc_batch: PositiveInt = 256  # official ``mini_batch_size``: expert pairs per step
+    disc_lr: Positive = 1e-3            # official ``learning_rate_d``
+    posterior_lr: Positive = 1e-3
+    policy_lr: Positive = 3e-4
+    gamma: Probability = 0.99
+    gae_lambda: Probability = 0.95
+    update_epochs: PositiveInt = 4
+    num_minibatches: PositiveInt = 4
+    clip_coef: Positive = 0.2
+    ent_coef: NonNegative = 0.0
+    vf_coef: NonNegative = 0.5
+    max_grad_norm: Positive = 0.5
 
     def __post_init__(self) -> None:
         check_choice(self.regularizer, "regularizer", Regularizer)
@@ -83,11 +91,12 @@ class GSDConfig:
         check_int(self.d_steps, "d_steps", 1)
         check_int(self.disc_batch, "disc_batch", 1)
         check_range(self.gp_weight, "gp_weight", 0.0)
-        check_range(self.relevance_scale, "scale", 0.0, low_open=True)
+        check_range(self.relevance_scale, "relevance_scale", 0.0, low_open=True)
         check_range(self.dual_init, "dual_init", 0.0, low_open=True)
         check_range(self.info_weight, "info_weight", 0.0)
 
 
+@checked
 @dataclass
 class GSDResult:
     """The trained networks, one dict of diagnostics per iteration, and the env trained on
@@ -118,6 +127,7 @@ def build_networks(cfg: GSDConfig, obs_dim: int, act_dim: int, *, seed: int = 0,
     return {name: net.to(device or "cpu") for name, net in nets.items()}
 
 
+@checked
 def gradient_penalty(disc: BoundedDiscriminator, x_expert: torch.Tensor,
                      x_policy: torch.Tensor, center: float = 1.0,
                      u: torch.Tensor | None = None) -> torch.Tensor:
@@ -149,6 +159,7 @@ def _check_demos(demos: OfflineDataset, env) -> None:
         raise ValueError("demos actions lie outside the env's action space [-1, 1]")
 
 
+@checked
 def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *,
           seed: int = 0, device: torch.device | str | None = None,
           verbose: bool | None = None) -> GSDResult:
@@ -381,6 +392,7 @@ def config_dict(cfg: GSDConfig) -> dict:
     return d
 
 
+@checked
 def style_coded_bc(demos: OfflineDataset, n_styles: int, *, epochs: int = 30,
                    hidden: tuple[int, ...] = (64, 64), seed: int = 0,
                    device: torch.device | str | None = None) -> LatentPolicy:

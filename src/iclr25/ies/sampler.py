@@ -16,9 +16,11 @@ from iclr25._checks import (
     resolve_seed,
     run_model,
 )
+from iclr25._contract import checked
 from iclr25.ies.stopping import InstanceEarlyStopping
 
 
+@checked
 class IESSampler(Sampler[int]):
     """Yield the active indices of an :class:`InstanceEarlyStopping` once per epoch, shuffled.
 
@@ -56,6 +58,7 @@ class IESSampler(Sampler[int]):
         return int(self.stopper.active_mask.sum())
 
 
+@checked
 def per_sample_cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Cross-entropy per sample, ``(b, C), (b,) -> (b,)``; the default loss of the hooks.
 
@@ -75,6 +78,7 @@ def _to_model(X: torch.Tensor, model: torch.nn.Module) -> torch.Tensor:
     return X.to(device=first.device, dtype=first.dtype if X.is_floating_point() else X.dtype)
 
 
+@checked
 @torch.no_grad()
 def record_losses(
     stopper: InstanceEarlyStopping,

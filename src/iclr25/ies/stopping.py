@@ -21,10 +21,12 @@ from iclr25._checks import (
     check_same_length,
     check_tensor,
 )
+from iclr25._contract import checked
 
 Mode = Literal["shipped", "algorithm1"]
 
 
+@checked
 class InstanceEarlyStopping:
     """Instance-dependent early stopping (IES): exclude samples whose loss curve has flattened.
 
@@ -339,6 +341,7 @@ class InstanceEarlyStopping:
                 f" epochs={self.epochs})")
 
 
+@checked
 class LossThresholdStopping(InstanceEarlyStopping):
     """Baseline: exclude samples whose latest recorded loss is below ``threshold``.
 

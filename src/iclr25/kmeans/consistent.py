@@ -26,6 +26,7 @@ from iclr25._checks import (
     check_same_length,
     resolve_seed,
 )
+from iclr25._contract import RealArray, Reals1D, checked
 from iclr25._io import FittedIO
 
 __all__ = ["OFFLINE", "ConsistentKMeans", "clustering_cost", "dz_seeding"]
@@ -43,7 +44,9 @@ def _dist_z(X: torch.Tensor, C: torch.Tensor, z: float) -> torch.Tensor:
     return D.square() if z == 2 else D.pow(z)
 
 
-def clustering_cost(X: Any, centers: Any, sample_weight: Any = None, *, z: float = 2.0) -> float:
+@checked
+def clustering_cost(X: RealArray, centers: RealArray, sample_weight: Reals1D | None = None,
+                    *, z: float = 2.0) -> float:
     """The (k, z)-clustering cost ``Σ_p w_p min_s ‖p − s‖^z`` (z=2: k-means inertia).
 
     Args:
@@ -67,6 +70,7 @@ def clustering_cost(X: Any, centers: Any, sample_weight: Any = None, *, z: float
     return float((w * _dist_z(Xt, C.to(Xt.device), z).min(1).values).sum())
 
 
+@checked
 def dz_seeding(X: torch.Tensor, w: torch.Tensor, k: int, g: torch.Generator, *,
                z: float = 2.0, n_init: int = 1) -> torch.Tensor:
     """Best of ``n_init`` D^z seedings (k-means++ for z=2): k rows of X, (k, d).
@@ -180,6 +184,7 @@ def _out(t: torch.Tensor, like: Any) -> Any:
 
 # --- the estimator --------------------------------------------------------------------------
 
+@checked
 class ConsistentKMeans(FittedIO, ClusterMixin, TransformerMixin, BaseEstimator):
     """Online k-means (or (k, z)-clustering) whose centres rarely change as points stream in.
 
@@ -290,7 +295,8 @@ class ConsistentKMeans(FittedIO, ClusterMixin, TransformerMixin, BaseEstimator):
         self.change_log_: list[tuple[int, int, str]] = []
 
     # -- public API --
-    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> ConsistentKMeans:
+    def fit(self, X: Any, y: Any = None,
+            sample_weight: Any = None) -> ConsistentKMeans:
         """Reset, then stream the rows of X (one arrival each) through :meth:`partial_fit`.
 
         Args:
@@ -305,7 +311,8 @@ class ConsistentKMeans(FittedIO, ClusterMixin, TransformerMixin, BaseEstimator):
         self._reset(Xt.device)
         return self._stream(Xt, w, X)
 
-    def partial_fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> ConsistentKMeans:
+    def partial_fit(self, X: Any, y: Any = None,
+                    sample_weight: Any = None) -> ConsistentKMeans:
         """Stream the rows of X, in order, one arrival each; continues any earlier stream.
 
         Args:
@@ -338,7 +345,8 @@ class ConsistentKMeans(FittedIO, ClusterMixin, TransformerMixin, BaseEstimator):
         Xt = self._validate_predict(X)
         return _out(_dist_z(Xt, self._C, 1.0), X)
 
-    def fit_predict(self, X: Any, y: Any = None, sample_weight: Any = None) -> Any:
+    def fit_predict(self, X: Any, y: Any = None,
+                    sample_weight: Any = None) -> Any:
         """:meth:`fit` then the labels of X, (n,) int64."""
         return self.fit(X, sample_weight=sample_weight).labels_
 

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import check_int, check_range
+from iclr25._contract import Floats1D, NonNegative, Positive, PositiveInt, checked
 from iclr25._progress import progress_bar
 from iclr25.locodl.comm import SimulatedComm
 from iclr25.locodl.compressors import (
@@ -41,6 +42,7 @@ from iclr25.locodl.objectives import _ClientObjective
 _SHOW_EVERY = 100  # iterations between progress updates (an iteration can take microseconds)
 
 
+@checked
 @dataclass
 class Run:
     """The result of one optimisation run.
@@ -207,9 +209,12 @@ def _locodl_params(S: _Setup, gamma: float | None, p: float | None, rho: float |
     return gamma, p, rho, chi
 
 
-def locodl(objective, compressor: str | Compressor = RandK(1), *, gamma: float | None = None,
+@checked
+def locodl(objective: _ClientObjective,
+           compressor: str | Compressor = RandK(1), *, gamma: float | None = None,
            p: float | None = None, rho: float | None = None, chi: float | None = None,
-           max_iter: int = 100_000, tol: float | None = None, x_star=None, comm=None,
+           max_iter: int = 100_000, tol: float | None = None, x_star: Floats1D | None = None,
+           comm: SimulatedComm | None = None,
            seed: int | torch.Generator | None = 0, max_bits: float | None = None,
            verbose: bool | None = False) -> Run:
     """Minimise (1/n) Σ f_i + g with LoCoDL: local steps, compressed uplink (Algorithm 1).
@@ -285,8 +290,11 @@ def locodl(objective, compressor: str | Compressor = RandK(1), *, gamma: float |
     return out
 
 
-def gd(objective, compressor: str | Compressor = "none", *, gamma: float | None = None,
-       max_iter: int = 100_000, tol: float | None = None, x_star=None, comm=None,
+@checked
+def gd(objective: _ClientObjective,
+       compressor: str | Compressor = "none", *, gamma: float | None = None,
+       max_iter: int = 100_000, tol: float | None = None, x_star: Floats1D | None = None,
+           comm: SimulatedComm | None = None,
        seed: int | torch.Generator | None = 0, max_bits: float | None = None,
        verbose: bool | None = False) -> Run:
     """Distributed gradient descent: every round each client sends ∇F_i(x) uncompressed.
@@ -315,9 +323,12 @@ def gd(objective, compressor: str | Compressor = "none", *, gamma: float | None 
     return S.run(x, t, t, gamma=gamma)
 
 
-def scaffnew(objective, compressor: str | Compressor = "none", *, gamma: float | None = None,
+@checked
+def scaffnew(objective: _ClientObjective,
+             compressor: str | Compressor = "none", *, gamma: float | None = None,
              p: float | None = None, max_iter: int = 100_000, tol: float | None = None,
-             x_star=None, comm=None, seed: int | torch.Generator | None = 0,
+             x_star: Floats1D | None = None,
+           comm: SimulatedComm | None = None, seed: int | torch.Generator | None = 0,
              max_bits: float | None = None) -> Run:
     """Scaffnew/ProxSkip (Mishchenko et al., ICML 2022): local steps with control variates h_i,
     averaging with probability p; uncompressed. γ = 1/L_F, p = 1/√κ_F by default."""
@@ -350,9 +361,12 @@ def scaffnew(objective, compressor: str | Compressor = "none", *, gamma: float |
     return S.run(x, rounds, t, gamma=gamma, p=p)
 
 
-def diana(objective, compressor: str | Compressor = RandK(1), *, gamma: float | None = None,
+@checked
+def diana(objective: _ClientObjective,
+          compressor: str | Compressor = RandK(1), *, gamma: float | None = None,
           alpha: float | None = None, max_iter: int = 100_000, tol: float | None = None,
-          x_star=None, comm=None, seed: int | torch.Generator | None = 0,
+          x_star: Floats1D | None = None,
+           comm: SimulatedComm | None = None, seed: int | torch.Generator | None = 0,
           max_bits: float | None = None, verbose: bool | None = False) -> Run:
     """DIANA (Mishchenko et al. 2019): clients send C(∇F_i(x) − h_i) and learn shifts h_i;
     α = 1/(1+ω), γ = 1/((1 + 2ω/n) L_F) by default; ``verbose`` as :func:`locodl`."""
@@ -380,13 +394,22 @@ def diana(objective, compressor: str | Compressor = RandK(1), *, gamma: float | 
     return S.run(x, t, t, gamma=gamma, alpha=a)
 
 
-def adiana_params(L: float, mu: float, omega: float, n: int, eta: float | None = None) -> dict:
+@checked
+def adiana_params(L: Positive, mu: Positive, omega: NonNegative, n: PositiveInt,
+                  eta: Positive | None = None) -> dict:
     """ADIANA's theorem parameters (Li, Kovalev, Qian, Richtárik 2020, Theorem for Alg. 2).
 
     α = 1/(1+ω); p = min(1, max(1, √(n/(32ω)) − 1)/(2(1+ω))); η = min(1/(2L),
     n/(64ω(2p(ω+1)+1)² L)); θ1 = min(1/4, √(ημ/p)), θ2 = 1/2, γ = η/(2(θ1 + ημ)), β = 1 − γμ.
     A given ``eta`` replaces η and θ1, γ, β follow from it.
+
+    Raises:
+        ValueError: ``mu > L`` (no function is more strongly convex than it is smooth), or
+            a constant out of range (``n`` clients >= 1).
     """
+    if mu > L:
+        raise ValueError(f"mu must be <= L (strong convexity cannot exceed smoothness), got "
+                         f"mu={mu:g} > L={L:g}")
     if omega == 0:
         p, eta0 = 1.0, 1 / (2 * L)
     else:
@@ -399,8 +422,11 @@ def adiana_params(L: float, mu: float, omega: float, n: int, eta: float | None =
                 beta=1 - gam * mu)
 
 
-def adiana(objective, compressor: str | Compressor = RandK(1), *, gamma: float | None = None,
-           max_iter: int = 100_000, tol: float | None = None, x_star=None, comm=None,
+@checked
+def adiana(objective: _ClientObjective,
+           compressor: str | Compressor = RandK(1), *, gamma: float | None = None,
+           max_iter: int = 100_000, tol: float | None = None, x_star: Floats1D | None = None,
+           comm: SimulatedComm | None = None,
            seed: int | torch.Generator | None = 0, max_bits: float | None = None) -> Run:
     """ADIANA (Li et al., ICML 2020, Algorithm 2): accelerated DIANA; each round a client sends
     two compressed vectors, C(∇F_i(x^k) − h_i) and C(∇F_i(w^k) − h_i). ``gamma`` is its step η

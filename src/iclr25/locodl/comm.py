@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import torch
 
+from iclr25._contract import checked
 
+
+@checked
 class SimulatedComm:
     """All n clients as rows of one (n, d) tensor in this process (the paper's setting)."""
 
@@ -48,6 +51,7 @@ class SimulatedComm:
         return "SimulatedComm()"
 
 
+@checked
 class DistributedComm(SimulatedComm):
     """Clients split in contiguous blocks over the ranks of a torch.distributed process group.
 

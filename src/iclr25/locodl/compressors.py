@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import torch
 
 from iclr25._checks import check_int
+from iclr25._contract import checked
 
 
 class ClientStreams:
@@ -92,6 +93,7 @@ def _check_block(V: object) -> torch.Tensor:
     return V
 
 
+@checked
 class Compressor:
     """Base: an unbiased random map on rows; subclasses define ω, the bits and the draw."""
 
@@ -147,6 +149,7 @@ def densify(idx: torch.Tensor | None, val: torch.Tensor, d: int) -> torch.Tensor
     return out.scatter_(1, idx, val)
 
 
+@checked
 class Identity(Compressor):
     """No compression: ω = 0, float_bits·d bits."""
 
@@ -160,6 +163,7 @@ class Identity(Compressor):
         return "Identity()"
 
 
+@checked
 class RandK(Compressor):
     """rand-k: keep k coordinates drawn uniformly without replacement, scaled by d/k.
 
@@ -204,6 +208,7 @@ class RandK(Compressor):
         return f"RandK({self.k})"
 
 
+@checked
 class Natural(Compressor):
     """Natural compression (Horváth et al. 2022): round |x| to a neighbouring power of two,
     up with probability |x|/2^⌊log2|x|⌋ − 1; ω = 1/8, 9 bits (sign, exponent) per value."""
@@ -224,6 +229,7 @@ class Natural(Compressor):
         return "Natural()"
 
 
+@checked
 class ComposedCompressor(Compressor):
     """C1∘C2 with independent draws: ω = (1+ω1)(1+ω2) − 1 (LoCoDL §2).
 
@@ -282,6 +288,7 @@ def auto_compressor(d: int) -> str:
     return f"rand-{-(-check_int(d, 'd', 1) // 10)}"
 
 
+@checked
 def make_compressor(spec: str | Compressor) -> Compressor:
     """A compressor from its name: ``"none"``, ``"natural"``, ``"rand-k"``, ``"a+b"``
     (composition, e.g. ``"rand-3+natural"``); a Compressor is returned as is.

@@ -21,6 +21,7 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._choices import Engine
+from iclr25._contract import checked
 from iclr25._io import FittedIO
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: flo
             f"before the change between rounds reached tol {tol:g} ({seen}); {hint}")
 
 
+@checked
 class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     """Binary logistic regression trained with LoCoDL on data split over clients.
 

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import ArrayLike, ArrayOrSparse, as_tensor, check_range
+from iclr25._contract import checked
 
 
 def is_sparse(X: ArrayOrSparse) -> bool:
@@ -242,6 +243,7 @@ class _ClientObjective:
         return float(loss + self.alpha / 2 * (x @ x))
 
 
+@checked
 class ClientLogistic(_ClientObjective):
     """Logistic loss split over clients: mean_s log(1 + exp(−b_s a_sᵀx)) + (α/2)‖x‖².
 
@@ -303,6 +305,7 @@ class ClientLogistic(_ClientObjective):
         return torch.as_tensor(x, dtype=self.dtype, device=self.device)
 
 
+@checked
 class ClientRidge(_ClientObjective):
     """Least squares split over clients: mean_s ½(a_sᵀx − b_s)² + (α/2)‖x‖².
 

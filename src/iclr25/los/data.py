@@ -12,8 +12,10 @@ from iclr25._checks import (
     check_same_length,
     resolve_seed,
 )
+from iclr25._contract import checked
 
 
+@checked
 def long_tailed_counts(n_max: int, n_classes: int, imbalance_ratio: float) -> torch.Tensor:
     """Per-class counts ``n_k = int(n_max * (1/IR)^(k/(K-1)))``, k = 0..K-1 (head first).
 
@@ -42,6 +44,7 @@ def long_tailed_counts(n_max: int, n_classes: int, imbalance_ratio: float) -> to
     return counts
 
 
+@checked
 def make_long_tailed(
     X: torch.Tensor, y: torch.Tensor, imbalance_ratio: float, *, n_max: int | None = None,
     seed: int | torch.Generator | None = 0,

@@ -15,6 +15,7 @@ from iclr25._checks import (
     check_range,
     check_same_length,
 )
+from iclr25._contract import FloatDtype, checked
 
 Reduction = Literal["mean", "sum", "none"]
 
@@ -35,8 +36,9 @@ def class_counts(y: ArrayLike, n_classes: int, name: str = "y") -> torch.Tensor:
     return counts
 
 
+@checked
 def smoothed_targets(y: ArrayLike, n_classes: int, smoothing: float,
-                     dtype: torch.dtype = torch.float32) -> torch.Tensor:
+                     dtype: FloatDtype = torch.float32) -> torch.Tensor:
     """The smoothed target distribution ``q = (1 - eps) * onehot(y) + eps / K``.
 
     Args:
@@ -55,6 +57,7 @@ def smoothed_targets(y: ArrayLike, n_classes: int, smoothing: float,
     return q.scatter_add(1, y[:, None], torch.full_like(q[:, :1], 1.0 - smoothing))
 
 
+@checked
 def label_over_smoothing_loss(
     logits: torch.Tensor, y: torch.Tensor, smoothing: float = 0.98,
     reduction: Reduction = "mean",
@@ -114,6 +117,7 @@ def los_per_sample(logits: torch.Tensor, y: torch.Tensor, smoothing: float) -> t
     return (1.0 - smoothing) * nll - smoothing * logp.mean(1)
 
 
+@checked
 class LabelOverSmoothingLoss(nn.Module):
     """``nn.Module`` twin of :func:`label_over_smoothing_loss` (for training loops).
 

@@ -27,6 +27,7 @@ from iclr25._checks import (
     check_labels,
     check_same_length,
 )
+from iclr25._contract import checked
 from iclr25.los.loss import class_counts
 
 Variant = Literal["class", "sample"]
@@ -80,6 +81,7 @@ def _pos_neg_moments(
     return mu_p, mu_n, var_p, var_n
 
 
+@checked
 def logits_magnitude(
     logits: torch.Tensor, y: torch.Tensor, *, variant: Variant = "class",
 ) -> torch.Tensor:
@@ -118,6 +120,7 @@ def logits_magnitude(
     return mu_p - mu_n
 
 
+@checked
 def regularized_std(
     logits: torch.Tensor, y: torch.Tensor, *, variant: Variant = "class",
     spread: Spread = "pooled",
@@ -151,6 +154,7 @@ def regularized_std(
     return var.sqrt() / (mu_p - mu_n)
 
 
+@checked
 def per_class_accuracy(y_pred: ArrayLike, y: ArrayLike, n_classes: int) -> torch.Tensor:
     """Recall of each class, as (K,) float64 fractions in [0, 1].
 
@@ -169,12 +173,14 @@ def per_class_accuracy(y_pred: ArrayLike, y: ArrayLike, n_classes: int) -> torch
     return hit.double() / total.double()
 
 
+@checked
 def balanced_accuracy(y_pred: ArrayLike, y: ArrayLike, n_classes: int) -> float:
     """Mean per-class recall as a fraction in [0, 1] (``sklearn.metrics.balanced_accuracy_score``
     with the arguments in the order ``(y_pred, y)``)."""
     return float(per_class_accuracy(y_pred, y, n_classes).mean())
 
 
+@checked
 def shot_groups(train_counts: ArrayLike, many: int = 100,
                 few: int = 20) -> dict[str, torch.Tensor]:
     """Boolean (K,) masks of many-shot (> many), medium ([few, many]), few-shot (< few) classes.
@@ -189,6 +195,7 @@ def shot_groups(train_counts: ArrayLike, many: int = 100,
     return {"many": c > many, "medium": (c >= few) & (c <= many), "few": c < few}
 
 
+@checked
 def group_accuracy(
     y_pred: ArrayLike, y: ArrayLike, train_counts: ArrayLike, many: int = 100, few: int = 20,
 ) -> dict[str, float]:

@@ -33,6 +33,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
+from iclr25._contract import Reals1D, checked
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch
 from iclr25.los.loss import check_smoothing, class_counts, los_per_sample
@@ -51,7 +52,8 @@ RANDOM_HEAD = (
 )
 
 
-def class_balanced_weights(counts: ArrayLike, beta: float = 0.9999) -> torch.Tensor:
+@checked
+def class_balanced_weights(counts: Reals1D, beta: float = 0.9999) -> torch.Tensor:
     """Effective-number weights ``w_k ∝ (1 - beta) / (1 - beta^{n_k})``, summing to K.
 
     Cui et al., "Class-Balanced Loss Based on Effective Number of Samples", CVPR 2019, Eq. 8.
@@ -189,6 +191,7 @@ def _class_balanced_batches(y: torch.Tensor, counts: torch.Tensor, batch_size: i
     return batches
 
 
+@checked
 def retrain_classifier(
     features: torch.Tensor,
     y: torch.Tensor,
@@ -292,6 +295,7 @@ def retrain_classifier(
     return model.folded() if isinstance(model, _ScaledHead) else head
 
 
+@checked
 class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     """scikit-learn estimator for stage-2 re-training (:func:`retrain_classifier`).
 

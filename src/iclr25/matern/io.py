@@ -9,7 +9,8 @@ import numpy as np
 import torch
 
 from iclr25._checks import ArrayLike
-from iclr25._io import read_matrix, read_npz
+from iclr25._contract import checked
+from iclr25._io import check_readable, read_matrix, read_npz
 from iclr25._optional import require
 
 trimesh = require("trimesh", "3d")
@@ -42,6 +43,7 @@ def _read_ply(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(obj.vertices, dtype=np.float64), normals
 
 
+@checked
 def read_point_cloud(path: str | os.PathLike) -> tuple[torch.Tensor, torch.Tensor]:
     """Read an oriented point cloud: (points, normals) as float64 tensors.
 
@@ -61,8 +63,9 @@ def read_point_cloud(path: str | os.PathLike) -> tuple[torch.Tensor, torch.Tenso
     p = Path(path)
     if p.suffix.lower() not in POINT_SUFFIXES:
         raise ValueError(f"path must end in {', '.join(POINT_SUFFIXES)}, got {p.name!r}")
-    if not p.is_file():
+    if not p.exists():
         raise ValueError(f"path: no such file {p}")
+    check_readable(p, "path")  # a folder, or permission denied
     suffix = p.suffix.lower()
     if suffix == ".ply":
         pts, nrm = _read_ply(p)
@@ -82,6 +85,7 @@ def read_point_cloud(path: str | os.PathLike) -> tuple[torch.Tensor, torch.Tenso
             torch.from_numpy(np.array(nrm, dtype=np.float64)))
 
 
+@checked
 def write_mesh(path: str | os.PathLike, verts: ArrayLike, faces: ArrayLike) -> Path:
     """Write a triangle mesh with trimesh: ``.ply``, ``.obj`` or ``.stl``.
 

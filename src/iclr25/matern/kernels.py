@@ -15,6 +15,7 @@ from typing import Literal
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_range
+from iclr25._contract import checked
 
 Nu = Literal[0.5, 1.5, 2.5, "inf"]
 NUS = (0.5, 1.5, 2.5, math.inf)
@@ -218,6 +219,7 @@ def _single_blocks(q: torch.Tensor, ct: torch.Tensor, alpha: torch.Tensor, nu: f
     return work
 
 
+@checked
 def matern_kernel(X: ArrayLike, Y: ArrayLike | None = None, *, nu: float | str = 1.5,
                   length_scale: float = 0.5) -> torch.Tensor:
     """Matérn Gram matrix ``k(x_i, y_j)`` of bandwidth ``h = length_scale``.
@@ -302,6 +304,7 @@ def arccos_apply(Q: torch.Tensor, C: torch.Tensor, alpha: torch.Tensor, variance
     return out
 
 
+@checked
 def arccos_kernel(X: ArrayLike, Y: ArrayLike | None = None, *, variance: float = 1.0,
                   ) -> torch.Tensor:
     """First-order arc-cosine kernel of Neural Splines (Williams et al., CVPR 2021).

@@ -7,8 +7,10 @@ import torch
 from scipy.spatial import cKDTree
 
 from iclr25._checks import ArrayLike, as_tensor
+from iclr25._contract import checked
 
 
+@checked
 def iou(occ_pred: ArrayLike, occ_true: ArrayLike) -> float:
     """Intersection over union of two boolean occupancy vectors on the same query points.
 
@@ -35,6 +37,7 @@ def iou(occ_pred: ArrayLike, occ_true: ArrayLike) -> float:
     return 1.0 if union == 0 else int((a & b).sum()) / union
 
 
+@checked
 def chamfer_l1(X: ArrayLike, Y: ArrayLike) -> float:
     """Symmetric Chamfer-L1 distance: ½ (mean_x min_y |x - y| + mean_y min_x |x - y|).
 

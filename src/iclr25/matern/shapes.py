@@ -12,6 +12,7 @@ from typing import Literal
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, resolve_seed
+from iclr25._contract import checked
 
 ShapeName = Literal["bumpy_sphere", "torus", "spheres"]
 
@@ -94,6 +95,7 @@ def _sample(name: str, n: int, g: torch.Generator) -> tuple[torch.Tensor, torch.
     return torch.cat(pts)[:n], torch.cat(nrms)[:n]
 
 
+@checked
 def make_shape(
     name: ShapeName, n_points: int, *, seed: int | torch.Generator | None = None,
     dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",

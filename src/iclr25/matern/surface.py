@@ -25,6 +25,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
+from iclr25._contract import checked
 from iclr25._io import FittedIO
 from iclr25._optional import require
 from iclr25._progress import progress_bar, track
@@ -43,6 +44,10 @@ KernelName = Literal["matern", "arccos"]
 _MAX_RETRIES = 4
 _MAX_BLOCK = 2**24      # kernel entries per evaluation block (128 MB in float64)
 _NYSTROM_WARN = 0.5     # relative training residual above which a Nyström fit warns
+#: a Nyström fit warns when it gets the side (inside/outside) of fewer than this fraction of its
+#: own off-surface points x ± offset·n right (the exact fit gets all of them: f ≈ ±offset)
+NYSTROM_OCCUPANCY = 0.9
+_OCCUPANCY_SAMPLE = 1024  # off-surface points the agreement is measured on (evenly spaced)
 
 
 def _check_points(points: ArrayLike, normals: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
@@ -77,6 +82,7 @@ def _check_points(points: ArrayLike, normals: ArrayLike) -> tuple[torch.Tensor, 
     return P, N / nn[:, None]          # a normalised copy; the input is untouched
 
 
+@checked
 def farthest_point_sampling(X: torch.Tensor, m: int, *,
                             seed: int | torch.Generator | None = None) -> torch.Tensor:
     """Indices of ``m`` farthest-point samples of (n, d) ``X`` from a seeded random start.
@@ -97,6 +103,7 @@ def farthest_point_sampling(X: torch.Tensor, m: int, *,
     return idx.to(X.device)
 
 
+@checked
 class KernelSurface(FittedIO, BaseEstimator):
     """Watertight implicit surface from an oriented point cloud by kernel ridge regression.
 
@@ -235,7 +242,27 @@ class KernelSurface(FittedIO, BaseEstimator):
                           f"the surface may differ from the exact fit: raise n_centers, or "
                           f"use n_centers=None for the exact solve", RuntimeWarning,
                           stacklevel=3)
-        return torch.linalg.solve_triangular(L.T, beta[:, None], upper=True)[:, 0]
+        alpha = torch.linalg.solve_triangular(L.T, beta[:, None], upper=True)[:, 0]
+        self._warn_occupancy(Xa, y, C, alpha)
+        return alpha
+
+    def _warn_occupancy(self, Xa: torch.Tensor, y: torch.Tensor, C: torch.Tensor,
+                        alpha: torch.Tensor) -> None:
+        """Warn when the fit puts fewer than NYSTROM_OCCUPANCY of the off-surface points
+        (targets ±offset, the last 2n rows of ``Xa``) on their side of the surface; measured
+        on at most _OCCUPANCY_SAMPLE of them, O(sample·M)."""
+        n = len(Xa) // 3
+        idx = torch.linspace(n, len(Xa) - 1, min(2 * n, _OCCUPANCY_SAMPLE),
+                             device=Xa.device).round().long()
+        f = self._gram(C, Xa[idx]).T @ alpha
+        agree = float((torch.sign(f) == torch.sign(y[idx])).double().mean())
+        if agree < NYSTROM_OCCUPANCY:
+            warnings.warn(f"the Nyström fit with n_centers={len(C)} puts only {agree:.0%} of "
+                          f"its off-surface points on their side of the surface (the exact "
+                          f"fit: all; warned below {NYSTROM_OCCUPANCY:.0%}), so its occupancy "
+                          f"differs from the exact fit's near the surface: raise n_centers, "
+                          f"or use n_centers=None for the exact solve", RuntimeWarning,
+                          stacklevel=4)
 
     # evaluation --------------------------------------------------------------------------------
     def _check_fitted(self) -> None:

@@ -15,6 +15,7 @@ import torch
 
 from iclr25._checks import check_device, check_range
 from iclr25._choices import METRICS, Metric
+from iclr25._contract import checked
 from iclr25.mother.sources import ModelSource, as_sources
 
 LayerSpec = str | Sequence[str] | Callable[[str], bool] | None
@@ -32,6 +33,7 @@ def _is_square(shape: tuple[int, ...]) -> bool:
     return len(shape) == 2 and shape[0] == shape[1]
 
 
+@checked
 def select_layers(sources: Sequence[ModelSource], layers: LayerSpec = None) -> list[str]:
     """Names of the layers used for distances, checked to exist with one shape in every model.
 
@@ -260,6 +262,7 @@ def _layer_kurtosis(W: torch.Tensor, sources: Sequence[ModelSource], key: str) -
     return k
 
 
+@checked
 def pairwise_distances(
     models: Any,
     layers: LayerSpec = None,
@@ -298,6 +301,7 @@ def pairwise_distances(
     return d[metric]
 
 
+@checked
 def kurtosis_scores(
     models: Any,
     layers: LayerSpec = None,

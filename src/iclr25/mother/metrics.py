@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
 
 import networkx as nx
 import numpy as np
 
+from iclr25._contract import checked
 from iclr25.mother.tree import ModelForest
+
+#: a forest as the metrics take it: a ModelForest, a networkx DiGraph (parent -> child), a
+#: ``{child: parent}`` mapping (roots map to None) or an iterable of (parent, child) pairs
+Forest: TypeAlias = ModelForest | nx.DiGraph | Mapping[Hashable, Hashable | None] | Iterable[
+    Sequence[Hashable]]
+#: tree labels: a ModelForest, a ``{model: label}`` mapping or a 1-D label sequence or array
+Labels: TypeAlias = ModelForest | Mapping[Hashable, Hashable] | Iterable[Hashable]
 
 
 def _edges(x: Any, name: str) -> set[tuple[Any, Any]]:
@@ -19,17 +27,20 @@ def _edges(x: Any, name: str) -> set[tuple[Any, Any]]:
         return set(x.edges())
     if isinstance(x, Mapping):
         return {(p, c) for c, p in x.items() if p is not None}
-    try:
-        out = {tuple(e) for e in x}
-    except TypeError as exc:
+    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
         raise TypeError(f"{name} must be a ModelForest, DiGraph, {{child: parent}} mapping or "
-                        f"(parent, child) edge list, got {type(x).__name__}") from exc
-    if any(len(e) != 2 for e in out):
-        raise ValueError(f"{name}: every edge must be a (parent, child) pair")
-    return out  # type: ignore[return-value]
+                        f"(parent, child) edge list, got {type(x).__name__}")
+    edges = list(x)
+    # a string is not a pair: 'ab' would read as ('a', 'b')
+    bad = [e for e in edges if isinstance(e, (str, bytes)) or not isinstance(e, Sequence)
+           or len(e) != 2]
+    if bad:
+        raise ValueError(f"{name}: every edge must be a (parent, child) pair, got {bad[0]!r}")
+    return {tuple(e) for e in edges}  # type: ignore[misc]
 
 
-def edge_accuracy(pred: Any, truth: Any, directed: bool = True) -> float:
+@checked
+def edge_accuracy(pred: Forest, truth: Forest, directed: bool = True) -> float:
     """Fraction of ground-truth edges that the prediction recovers.
 
     Args:
@@ -80,7 +91,8 @@ def _codes(vals: list[Any]) -> np.ndarray:
     return np.array([index.setdefault(v, len(index)) for v in vals], dtype=np.int64)
 
 
-def clustering_accuracy(pred: Any, truth: Any) -> float:
+@checked
+def clustering_accuracy(pred: Labels, truth: Labels) -> float:
     """Accuracy of tree assignment under the best matching of predicted to true trees.
 
     Args:

@@ -13,7 +13,6 @@ only file headers.
 from __future__ import annotations
 
 import copy
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -21,12 +20,16 @@ from typing import Any
 
 import torch
 
+from iclr25._contract import checked
+from iclr25._io import read_json
+
 SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
 # a Hugging Face model folder's weights, in the order transformers prefers them
 HF_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
               "pytorch_model.bin.index.json")
 
 
+@checked
 class ModelSource:
     """One model: its name and lazy per-tensor access. Subclasses implement ``_shapes``/``get``."""
 
@@ -157,12 +160,13 @@ def _hf_folder(folder: Path, name: str | None = None) -> ModelSource | None:
             continue
         if not weights.endswith(".index.json"):
             return _from_path(path, name)
-        try:
-            weight_map = json.loads(path.read_text())["weight_map"]
-            files = sorted(set(weight_map.values()))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"model {name!r}: unreadable shard index {str(path)!r} "
-                             f"({exc})") from exc
+        weight_map = read_json(path, f"model {name!r}: shard index", ("weight_map",))[
+            "weight_map"]
+        if not isinstance(weight_map, dict) or not all(
+                isinstance(v, str) for v in weight_map.values()):
+            raise ValueError(f"model {name!r}: shard index {path}: 'weight_map' must map "
+                             f"tensor names to file names")
+        files = sorted(set(weight_map.values()))
         shards = {f: _from_path(folder / f, f"{name}/{f}") for f in files}
         return ShardedSource(shards, weight_map, name)
     return None
@@ -260,6 +264,7 @@ def _sequence_sources(models: Any, names: Iterable[str] | None) -> list[ModelSou
     return srcs
 
 
+@checked
 def as_sources(models: Any, names: Iterable[str] | None = None) -> list[ModelSource]:
     """Named lazy sources for ``models``.
 

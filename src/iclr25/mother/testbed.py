@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from iclr25._checks import check_int, check_range, resolve_seed
+from iclr25._io import read_json
 from iclr25._progress import progress_bar
 from iclr25._threads import torch_threads
 from iclr25._train import fit_minibatch
@@ -346,6 +347,10 @@ def make_lora_zoo(
 def load_truth(directory: str | Path) -> ModelForest:
     """The true forest saved by ``Zoo.save`` (``tree.json``)."""
     path = Path(directory) / "tree.json"
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"no tree.json in {str(directory)!r}")
-    return ModelForest.from_parents(json.loads(path.read_text())["parents"])
+    parents = read_json(path, "tree.json", required=("parents",))["parents"]
+    if not isinstance(parents, dict):
+        raise ValueError(f"tree.json {path}: 'parents' must map each model to its parent, got "
+                         f"a {type(parents).__name__}")
+    return ModelForest.from_parents(parents)

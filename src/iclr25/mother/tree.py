@@ -21,6 +21,7 @@ import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_range
 from iclr25._choices import Direction
+from iclr25._contract import Floats1D, Floats2D, checked
 from iclr25.mother.distances import METRICS, LayerSpec, Metric, check_rtol, stream_statistics
 from iclr25.mother.sources import as_sources, check_architecture
 
@@ -82,7 +83,8 @@ def _check_n_trees(n_trees: object, n_models: int) -> None:
                          f"got {n_trees}")
 
 
-def direction_penalty(ku: torch.Tensor, direction: Direction = DEFAULT_DIRECTION,
+@checked
+def direction_penalty(ku: Floats1D, direction: Direction = DEFAULT_DIRECTION,
                       penalty: Penalty = "binary") -> torch.Tensor:
     """(N, N) penalty ``T[p, c]`` of the edge p -> c for kurtosis moving the wrong way.
 
@@ -109,7 +111,8 @@ def direction_penalty(ku: torch.Tensor, direction: Direction = DEFAULT_DIRECTION
     return wrong.clamp_min(0) / scale if scale > 0 else torch.zeros_like(wrong)
 
 
-def edge_costs(D: torch.Tensor, ku: torch.Tensor, lam: float = DEFAULT_LAM,
+@checked
+def edge_costs(D: Floats2D, ku: Floats1D, lam: float = DEFAULT_LAM,
                direction: Direction = DEFAULT_DIRECTION, penalty: Penalty = "binary",
                ) -> torch.Tensor:
     """(N, N) cost ``C[p, c] = D[p, c] + lam * mean(D) * T[p, c]``, ``+inf`` on the diagonal.
@@ -151,7 +154,8 @@ def arborescence(C: torch.Tensor) -> np.ndarray:
     return parents
 
 
-def cluster_trees(D: torch.Tensor, n_trees: int) -> np.ndarray:
+@checked
+def cluster_trees(D: Floats2D, n_trees: int) -> np.ndarray:
     """Split models into ``n_trees`` trees by Ward linkage on the distance matrix.
 
     Args:
@@ -182,6 +186,7 @@ def cluster_trees(D: torch.Tensor, n_trees: int) -> np.ndarray:
     return np.argsort(np.argsort(first)).astype(np.int64)[inverse.reshape(-1)]
 
 
+@checked
 @dataclass
 class ModelForest:
     """A recovered (or ground-truth) set of model trees.
@@ -340,16 +345,17 @@ class ModelForest:
         return path
 
 
+@checked
 def build_forest(
-    D: torch.Tensor,
-    ku: torch.Tensor | None,
+    D: Floats2D,
+    ku: Floats1D | None,
     names: Sequence[str] | None = None,
     *,
     direction: Direction = DEFAULT_DIRECTION,
     lam: float = DEFAULT_LAM,
     n_trees: int | None = None,
     penalty: Penalty = "binary",
-    cluster_distances: torch.Tensor | None = None,
+    cluster_distances: Floats2D | None = None,
 ) -> ModelForest:
     """Recover the forest from precomputed distances and kurtosis scores.
 
@@ -401,6 +407,7 @@ def build_forest(
                        kurtosis=None if ku is None else ku.detach().double().cpu())
 
 
+@checked
 def recover_tree(
     models: Any,
     direction: Direction = DEFAULT_DIRECTION,

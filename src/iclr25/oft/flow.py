@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_choice, check_int, check_range
+from iclr25._contract import RealArray, checked
 from iclr25.oft.arcs import Arcs, DenseArcs, SparseArcs, use_sparse
 from iclr25.oft.bookkeeping import STAGE_THR, _schedule
 from iclr25.oft.capacity import _real, edge_capacity
@@ -46,13 +47,14 @@ Clip = Literal["exact", "paper"]
 Layout = Literal["auto", "dense", "sparse"]
 
 
+@checked
 def oft_sinkhorn(
-    s: object,
-    C: object,
+    s: RealArray,
+    C: RealArray,
     reg: float = 1e-3,
     *,
-    capacity: object = None,
-    node_capacity: object = None,
+    capacity: RealArray | None = None,
+    node_capacity: RealArray | None = None,
     virtual_flow: float = 1e-8,
     method: Method = "sinkhorn",
     epsilon_scaling: bool = True,
@@ -316,8 +318,10 @@ def _violations(arcs: Arcs, F: torch.Tensor, s: torch.Tensor, cap: torch.Tensor 
     return res
 
 
+@checked
 def flow_violations(
-    F: object, s: object, *, capacity: object = None, node_capacity: object = None,
+    F: RealArray, s: RealArray, *, capacity: RealArray | None = None,
+    node_capacity: RealArray | None = None,
 ) -> dict[str, torch.Tensor]:
     """How far a flow is from feasible: balance, edge and node capacity, negativity.
 
@@ -362,8 +366,10 @@ def flow_violations(
 
 # --- exact reference ----------------------------------------------------------------------
 
+@checked
 def min_cost_flow(
-    s: object, C: object, *, capacity: object = None, node_capacity: object = None,
+    s: RealArray, C: RealArray, *, capacity: RealArray | None = None,
+    node_capacity: RealArray | None = None,
     log: bool = False,
 ) -> torch.Tensor | tuple[torch.Tensor, dict[str, Any]]:
     """Exact min-cost flow by linear programming (HiGHS via ``scipy.optimize.linprog``).
@@ -448,7 +454,8 @@ def _lp(lp: _ArcLP, b: int) -> tuple[np.ndarray, float]:
     return np.maximum(res.x, 0), res.fun
 
 
-def flow_cost(F: object, C: object) -> torch.Tensor | float:
+@checked
+def flow_cost(F: RealArray, C: RealArray) -> torch.Tensor | float:
     """``<C, F>`` over real edges (``inf`` costs and the diagonal skipped).
 
     ``F`` and ``C`` may be dense or torch sparse (stored entries; a pair ``C`` does not store

@@ -7,11 +7,13 @@ from typing import Literal
 import torch
 
 from iclr25._checks import check_choice, check_int, resolve_seed
+from iclr25._contract import checked
 from iclr25.oft.arcs import coo
 
 Masses = Literal["random", "uniform"]
 
 
+@checked
 def make_layered(
     n_sources: int, n_transit: int, n_sinks: int, *, masses: Masses = "random",
     seed: int | torch.Generator | None = None, dtype: torch.dtype = torch.float64,
@@ -65,6 +67,7 @@ def make_layered(
     return s.to(device=device, dtype=dtype), C.to(device=device, dtype=dtype)
 
 
+@checked
 def make_netgen(
     n_nodes: int, n_arcs: int, *, n_sources: int | None = None, n_sinks: int | None = None,
     capacitated: bool = True, seed: int | torch.Generator | None = None,

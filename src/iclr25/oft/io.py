@@ -5,16 +5,20 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
+from iclr25._contract import FloatDtype, RealArray, checked
+from iclr25._io import check_readable
 from iclr25.oft.arcs import coo
 from iclr25.oft.problem import _check_problem, _on_arc_list
 
 
+@checked
 def read_dimacs(
-    path: str | os.PathLike, *, sparse: bool = False, dtype: torch.dtype = torch.float64,
+    path: str | os.PathLike, *, sparse: bool = False, dtype: FloatDtype = torch.float64,
     device: torch.device | str = "cpu",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Read a DIMACS min-cost flow file (``.min``, as written by NETGEN).
@@ -43,6 +47,8 @@ def read_dimacs(
             parallel arcs with different costs, malformed lines (with the line number).
     """
     p = Path(path)
+    if p.exists():
+        check_readable(p, "path")  # a folder, or permission denied
     try:
         lines = p.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -92,7 +98,9 @@ def _merged_arcs(arcs: list[_Arc], n: int, name: str
     return uniq // n, uniq % n, cap, a[first, 3]
 
 
-def write_dimacs(path: str | os.PathLike, s: object, C: object, capacity: object = None,
+@checked
+def write_dimacs(path: str | os.PathLike, s: RealArray, C: RealArray,
+                 capacity: RealArray | None = None,
                  *, comment: str = "") -> None:
     """Write a min-cost flow problem as a DIMACS ``.min`` file (integral values as ints).
 
@@ -148,7 +156,7 @@ def _parse_dimacs(lines: list[str], name: str,
             elif tag == "n":
                 if len(parts) != 3:
                     raise ValueError("expected 'n ID SUPPLY'")
-                supplies.append((int(parts[1]), float(parts[2])))
+                supplies.append((_field(parts[1], "ID", int), _field(parts[2], "SUPPLY", float)))
             elif tag == "a":
                 arcs.append((*_a_line(parts), k))
             else:
@@ -162,11 +170,24 @@ def _parse_dimacs(lines: list[str], name: str,
     return n, supplies, arcs
 
 
+def _field(text: str, what: str, kind: type) -> Any:
+    """One field of a line as ``kind``: "SRC must be an integer, got 'x'" rather than Python's
+    ``invalid literal for int()``."""
+    try:
+        v = kind(text)
+    except ValueError:
+        v = None
+    if v is None or v != v:
+        raise ValueError(f"{what} must be {'an integer' if kind is int else 'a number'}, "
+                         f"got {text!r}")
+    return v
+
+
 def _p_line(parts: list[str]) -> int:
     if len(parts) != 4 or parts[1] != "min":
         raise ValueError("expected 'p min NODES ARCS'")
-    n = int(parts[2])
-    int(parts[3])
+    n = _field(parts[2], "NODES", int)
+    _field(parts[3], "ARCS", int)
     if n < 1:
         raise ValueError("NODES must be >= 1")
     return n
@@ -175,8 +196,8 @@ def _p_line(parts: list[str]) -> int:
 def _a_line(parts: list[str]) -> tuple[int, int, float, float]:
     if len(parts) != 6:
         raise ValueError("expected 'a SRC DST LOW CAP COST'")
-    i, j = int(parts[1]), int(parts[2])
-    low, cap, cost = float(parts[3]), float(parts[4]), float(parts[5])
+    i, j = _field(parts[1], "SRC", int), _field(parts[2], "DST", int)
+    low, cap, cost = (_field(parts[k], w, float) for k, w in ((3, "LOW"), (4, "CAP"), (5, "COST")))
     if low != 0:
         raise ValueError(f"lower bound {low:g} > 0 is not supported")
     if cap < 0 or cost < 0:
@@ -184,6 +205,7 @@ def _a_line(parts: list[str]) -> tuple[int, int, float, float]:
     return i, j, cap, cost
 
 
+@checked
 def from_networkx(
     G: object, *, demand: str = "demand", capacity: str = "capacity", weight: str = "weight",
     dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",

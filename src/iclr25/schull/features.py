@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_range
+from iclr25._contract import checked
 from iclr25.schull.graph import check_pos_batch, unit_directions
 
 __all__ = ["reference_neighbours", "schull_features"]
@@ -59,6 +60,7 @@ def _dihedral(axis: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Ten
                                    torch.where(bad, torch.ones_like(x), x)))
 
 
+@checked
 def schull_features(pos: ArrayLike, edge_index: ArrayLike, batch: ArrayLike | None = None, *,
                     tol: float = 1e-2) -> torch.Tensor:
     """Invariant features of SCHull edges: ``[chord, θ, φ, τ0, τ1, r_i, r_j]`` (E, 7).

@@ -18,6 +18,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import ConvexHull, cKDTree
 
 from iclr25._checks import ArrayLike, as_tensor, check_batch, check_range
+from iclr25._contract import checked
 
 __all__ = ["SCHullGraph", "check_pos_batch", "schull_graph", "unit_directions"]
 
@@ -86,6 +87,7 @@ def check_pos_batch(pos: ArrayLike, batch: ArrayLike | None = None, *, name: str
     return p, b
 
 
+@checked
 def unit_directions(pos: torch.Tensor, batch: torch.Tensor | None = None, *,
                     tol: float = 1e-2) -> tuple[torch.Tensor, torch.Tensor]:
     """Unit direction ``u`` (N, 3) and distance ``r`` (N,) of each atom from its centroid.
@@ -206,6 +208,7 @@ def _hull_edges(reps: np.ndarray, ur: np.ndarray, batch: np.ndarray,
     return pieces
 
 
+@checked
 def schull_graph(pos: ArrayLike, batch: ArrayLike | None = None, *, tol: float = 1e-2,
                  merge_tol: float = 1e-6) -> SCHullGraph:
     """Build the SCHull graph of a structure (or a batch of them) from atom positions.

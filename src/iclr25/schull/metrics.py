@@ -8,6 +8,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from iclr25._checks import ArrayLike, as_tensor, check_int, check_range
+from iclr25._contract import checked
 
 __all__ = ["is_connected", "is_rigid", "num_undirected_edges", "rigidity_rank"]
 
@@ -26,12 +27,14 @@ def _edges(edge_index: ArrayLike, num_nodes: int) -> np.ndarray:
     return np.unique(e, axis=1) if e.size else e
 
 
+@checked
 def num_undirected_edges(edge_index: ArrayLike, num_nodes: int) -> int:
     """Number of distinct undirected edges (self-loops and both directions counted once)."""
     check_int(num_nodes, "num_nodes", 1)
     return int(_edges(edge_index, num_nodes).shape[1])
 
 
+@checked
 def is_connected(edge_index: ArrayLike, num_nodes: int) -> bool:
     """Whether the undirected graph on ``num_nodes`` nodes is connected (scipy csgraph)."""
     check_int(num_nodes, "num_nodes", 1)
@@ -40,6 +43,7 @@ def is_connected(edge_index: ArrayLike, num_nodes: int) -> bool:
     return connected_components(adj, directed=False)[0] == 1
 
 
+@checked
 def rigidity_rank(pos: ArrayLike, edge_index: ArrayLike, *, tol: float = 1e-8) -> int:
     """Rank of the rigidity matrix (rows ``p_i - p_j`` at i, ``p_j - p_i`` at j), by SVD.
 
@@ -63,6 +67,7 @@ def rigidity_rank(pos: ArrayLike, edge_index: ArrayLike, *, tol: float = 1e-8) -
     return int((s > tol * s[0]).sum())
 
 
+@checked
 def is_rigid(pos: ArrayLike, edge_index: ArrayLike, *, tol: float = 1e-8) -> bool:
     """Whether the framework is infinitesimally rigid: rigidity rank ``3 N - 6`` (N >= 3)."""
     n = len(as_tensor(pos, "pos", ndim=2))

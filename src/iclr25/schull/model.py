@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from iclr25._checks import check_int, check_range
+from iclr25._contract import checked
 from iclr25.schull.features import schull_features
 from iclr25.schull.neighbors import radius_graph
 
@@ -47,6 +48,7 @@ class _Interaction(nn.Module):
         return h + self.act(self.cat(torch.cat(parts, dim=1)))
 
 
+@checked
 class SchNetCHA(nn.Module):
     """SchNet on a radius graph plus a SCHull branch; ``cha_rate=1`` is plain SchNet.
 

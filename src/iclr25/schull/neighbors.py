@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from iclr25._checks import ArrayLike, check_int, check_range
+from iclr25._contract import checked
 from iclr25.schull.graph import check_pos_batch
 
 __all__ = ["knn_graph", "radius_graph"]
@@ -34,6 +35,7 @@ def _blocks(pos: torch.Tensor, batch: torch.Tensor | None, rows: int):
         yield lo, c0, d, mask
 
 
+@checked
 def radius_graph(pos: ArrayLike, r: float, batch: ArrayLike | None = None, loop: bool = False,
                  max_num_neighbors: int = 32) -> torch.Tensor:
     """Edges between atoms closer than ``r`` (same structure), like PyG's ``radius_graph``.
@@ -71,6 +73,7 @@ def radius_graph(pos: ArrayLike, r: float, batch: ArrayLike | None = None, loop:
     return torch.cat(out, dim=1)
 
 
+@checked
 def knn_graph(pos: ArrayLike, k: int, batch: ArrayLike | None = None, loop: bool = False,
               ) -> torch.Tensor:
     """Each atom's ``k`` nearest atoms in its structure, like PyG's ``knn_graph``.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from iclr25._checks import check_range
+from iclr25._contract import checked
 from iclr25._optional import require
 
 require("torch_geometric", "graph")
@@ -16,6 +17,7 @@ from iclr25.schull.graph import schull_graph  # noqa: E402
 __all__ = ["SCHull"]
 
 
+@checked
 class SCHull(BaseTransform):
     """Add the SCHull graph of ``data.pos`` beside the graph already there.
 

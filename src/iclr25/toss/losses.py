@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_range
+from iclr25._contract import checked
 
 __all__ = [
     "BetaNLLLoss", "GaussianNLLLoss", "W2BoundLoss", "beta_nll_loss", "gaussian_nll_loss",
@@ -64,6 +65,7 @@ def _reduce(x: torch.Tensor, reduction: str) -> torch.Tensor:
     return x
 
 
+@checked
 def w2_bound(mean_p: ArrayLike, sqrt_cov_p: ArrayLike, mean_t: ArrayLike,
              sqrt_cov_t: ArrayLike) -> torch.Tensor:
     """ToSS's upper bound on the squared 2-Wasserstein distance between two Gaussians.
@@ -110,6 +112,7 @@ def _w2_bound(mp: torch.Tensor, sp: torch.Tensor, mt: torch.Tensor,
     return (mp - mt).square().sum(-1) + (sp - st).square().sum((-2, -1))
 
 
+@checked
 class W2BoundLoss(nn.Module):
     """:func:`w2_bound` as a module: ``loss(mean_p, sqrt_cov_p, mean_t, sqrt_cov_t)``.
 
@@ -126,6 +129,7 @@ class W2BoundLoss(nn.Module):
         return _reduce(w2_bound(mean_p, sqrt_cov_p, mean_t, sqrt_cov_t), self.reduction)
 
 
+@checked
 def sqrtm_psd(cov: ArrayLike, name: str = "cov") -> torch.Tensor:
     """Symmetric PSD square root of (..., q, q) matrices by ``eigh`` (negative eigenvalues
     from round-off are clipped to 0)."""
@@ -136,6 +140,7 @@ def sqrtm_psd(cov: ArrayLike, name: str = "cov") -> torch.Tensor:
     return (v * w.clamp_min(0).sqrt().unsqueeze(-2)) @ v.mT
 
 
+@checked
 def gaussian_w2(mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike, cov2: ArrayLike,
                 ) -> torch.Tensor:
     """Exact squared 2-Wasserstein distance between N(mean1, cov1) and N(mean2, cov2).
@@ -176,6 +181,7 @@ def _nll_tril(mean: torch.Tensor, scale_tril: torch.Tensor, y: torch.Tensor) -> 
     return 0.5 * z.squeeze(-1).square().sum(-1) + half_logdet + 0.5 * q * math.log(2 * math.pi)
 
 
+@checked
 def gaussian_nll_loss(mean: ArrayLike, scale_tril: ArrayLike, y: ArrayLike) -> torch.Tensor:
     """Full-covariance Gaussian negative log-likelihood, per sample.
 
@@ -200,6 +206,7 @@ def gaussian_nll_loss(mean: ArrayLike, scale_tril: ArrayLike, y: ArrayLike) -> t
     return _nll_tril(m, L, t)
 
 
+@checked
 def beta_nll_loss(mean: ArrayLike, scale_tril: ArrayLike, y: ArrayLike, beta: float = 0.5
                   ) -> torch.Tensor:
     """β-NLL (Seitzer et al., 2022) for full covariances, per sample.
@@ -228,6 +235,7 @@ def beta_nll_loss(mean: ArrayLike, scale_tril: ArrayLike, y: ArrayLike, beta: fl
     return weight * _nll_tril(m, L, t)
 
 
+@checked
 class GaussianNLLLoss(nn.Module):
     """:func:`gaussian_nll_loss` as a module: ``loss(mean, scale_tril, y)``."""
 
@@ -240,6 +248,7 @@ class GaussianNLLLoss(nn.Module):
         return _reduce(gaussian_nll_loss(mean, scale_tril, y), self.reduction)
 
 
+@checked
 class BetaNLLLoss(nn.Module):
     """:func:`beta_nll_loss` as a module: ``loss(mean, scale_tril, y)``."""
 

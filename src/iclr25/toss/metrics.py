@@ -7,6 +7,7 @@ import math
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor
+from iclr25._contract import checked
 
 __all__ = ["cov_error", "gaussian_nll", "tac"]
 
@@ -29,6 +30,7 @@ def _gaussians(mean: ArrayLike, cov: ArrayLike, Y: ArrayLike) -> tuple[torch.Ten
     return m, chol, y
 
 
+@checked
 def tac(mean: ArrayLike, cov: ArrayLike, Y: ArrayLike) -> float:
     """Task Agnostic Correlations error (TIC-TAC, Shukla et al. 2024): mean |y_j − E[y_j|y_−j]|.
 
@@ -48,6 +50,7 @@ def tac(mean: ArrayLike, cov: ArrayLike, Y: ArrayLike) -> float:
     return float(r.abs().mean())
 
 
+@checked
 def gaussian_nll(mean: ArrayLike, cov: ArrayLike, Y: ArrayLike) -> float:
     """Mean negative log-likelihood (nats, with the 2π constant) of Y under N(mean, cov).
 
@@ -64,6 +67,7 @@ def gaussian_nll(mean: ArrayLike, cov: ArrayLike, Y: ArrayLike) -> float:
     return float((0.5 * z.square().sum(-1) + 0.5 * logdet).mean() + 0.5 * q * math.log(2 * math.pi))
 
 
+@checked
 def cov_error(cov_pred: ArrayLike, cov_true: ArrayLike) -> float:
     """Mean relative Frobenius error ‖Σ̂ − Σ‖_F / ‖Σ‖_F over samples.
 

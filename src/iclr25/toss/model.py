@@ -27,6 +27,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
+from iclr25._contract import checked
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init, seeded_mlp
 from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
@@ -38,6 +39,7 @@ __all__ = ["CovarianceHead", "HeteroscedasticRegressor"]
 Loss = Literal["toss", "nll", "beta-nll", "tic", "w2-labels"]
 
 
+@checked
 class CovarianceHead(nn.Module):
     """Linear head giving a mean and an SPD matrix from features.
 
@@ -151,6 +153,7 @@ class _Net(nn.Module):
         return eps[:, :1, None] * JJ + eps[:, 1:, None] * HH + L @ L.mT
 
 
+@checked
 class HeteroscedasticRegressor(FittedIO, BaseEstimator):
     """Predict a vector target's mean and input-dependent covariance Σ(x) with an MLP.
 

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range
+from iclr25._contract import checked
 
 __all__ = ["pseudo_covariance", "whiten"]
 
@@ -32,6 +33,7 @@ def _floating(x: ArrayLike, name: str) -> torch.Tensor:
     return t
 
 
+@checked
 def whiten(X: ArrayLike) -> np.ndarray:
     """X centred and whitened by its sample covariance (ddof = 1), as float64 numpy.
 
@@ -62,6 +64,7 @@ def whiten(X: ArrayLike) -> np.ndarray:
     return np.linalg.solve(chol, xs.T).T
 
 
+@checked
 def pseudo_covariance(
     X: ArrayLike,
     Y: ArrayLike,

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import torch
 
 from iclr25._checks import check_int, resolve_seed
+from iclr25._contract import checked
 
 __all__ = ["HeteroscedasticData", "make_heteroscedastic", "make_sinusoid"]
 
@@ -41,6 +42,7 @@ def _mvn(mean: torch.Tensor, cov: torch.Tensor, gen: torch.Generator) -> torch.T
     return mean + (L @ eps.unsqueeze(-1)).squeeze(-1)
 
 
+@checked
 def make_heteroscedastic(n: int, dim: int, *, seed: int | torch.Generator | None = None,
                          device: torch.device | str | None = None) -> HeteroscedasticData:
     """TIC-TAC's multivariate sampler with in = out = ``dim``.
@@ -90,6 +92,7 @@ def make_heteroscedastic(n: int, dim: int, *, seed: int | torch.Generator | None
     return HeteroscedasticData(*(t.to(device) for t in (X, Y, mean, Sigma)))
 
 
+@checked
 def make_sinusoid(n: int, *, varying_amplitude: bool = True,
                   seed: int | torch.Generator | None = None,
                   device: torch.device | str | None = None) -> HeteroscedasticData:

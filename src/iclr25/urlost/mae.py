@@ -26,6 +26,7 @@ from iclr25._checks import (
     check_range,
     resolve_seed,
 )
+from iclr25._contract import Ints2D, RealArray, Reals1D, checked
 from iclr25._io import FittedIO
 from iclr25._progress import track
 from iclr25._train import seeded_init
@@ -40,6 +41,7 @@ from iclr25.urlost.organize import (
 __all__ = ["URLOST", "URLOSTMAE", "GroupLinear", "grid_patches"]
 
 
+@checked
 def grid_patches(height: int, width: int, patch: int) -> torch.Tensor:
     """Index groups of the ``patch`` x ``patch`` tiles of a row-major ``height`` x ``width``
     grid: the tokens of a standard ViT/MAE.
@@ -70,6 +72,7 @@ def _check_groups(groups: ArrayLike) -> torch.Tensor:
     return g
 
 
+@checked
 class GroupLinear(nn.Module):
     """The self-organizing layer: one linear map per token group (URLOST §3.3).
 
@@ -114,6 +117,7 @@ class _Block(nn.TransformerEncoderLayer):
                          batch_first=True, norm_first=True)
 
 
+@checked
 class URLOSTMAE(nn.Module):
     """A masked autoencoder over self-organized tokens (URLOST §3.4; He et al., 2022).
 
@@ -200,6 +204,7 @@ class URLOSTMAE(nn.Module):
         return ((pred - target) ** 2 * weight).sum() / weight.sum()
 
 
+@checked
 class URLOST(FittedIO, TransformerMixin, BaseEstimator):
     """URLOST: self-organized tokens plus a masked autoencoder, for data with no known
     topology (Yun et al., ICLR 2025).
@@ -231,8 +236,8 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_clusters: int = 16, *, n_neighbors: int = 10,
-                 dependence: Dependence = "corr", density: object = None, w: float = 1.0,
-                 groups: object = None, shared: bool = False, dim: int = 64, depth: int = 2,
+                 dependence: Dependence = "corr", density: Reals1D | None = None, w: float = 1.0,
+                 groups: Ints2D | None = None, shared: bool = False, dim: int = 64, depth: int = 2,
                  heads: int = 4, decoder_depth: int = 1, mask_ratio: float = 0.75,
                  epochs: int = 20, batch_size: int = 256, lr: float = 2e-3,
                  weight_decay: float = 0.05, seed: int | torch.Generator | None = 0) -> None:
@@ -272,7 +277,7 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         check_int(self.heads, "heads", 1)
         check_range(self.mask_ratio, "mask_ratio", 0, 1, low_open=True, high_open=True)
 
-    def fit(self, X: object, y: object = None) -> URLOST:
+    def fit(self, X: RealArray, y: object = None) -> URLOST:
         """Cluster X's columns and train the MAE on X (n, d). Returns self."""
         x = _check_X(X)
         n, d = x.shape
@@ -322,7 +327,7 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "model_")
 
     @torch.no_grad()
-    def transform(self, X: object, batch_size: int = 1024) -> torch.Tensor:
+    def transform(self, X: RealArray, batch_size: int = 1024) -> torch.Tensor:
         """Mean-pooled token features (n, dim) of X (n, d), on X's device."""
         self._check_fitted()
         x = _check_X(X)

@@ -18,6 +18,7 @@ import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._contract import Reals1D, checked
 from iclr25._io import FittedIO
 
 __all__ = [
@@ -47,6 +48,7 @@ def _nonconstant(x: torch.Tensor, name: str) -> None:
                          "their dependence is undefined: drop them first")
 
 
+@checked
 def equal_width_bins(X: ArrayLike, bins: int = 16) -> torch.Tensor:
     """Discretise each column of ``X`` into ``bins`` equal-width bins over its [min, max]:
     the rule of ``np.histogram2d(x, y, bins)`` that the official ``calc_MI`` uses.
@@ -76,6 +78,7 @@ def equal_width_bins(X: ArrayLike, bins: int = 16) -> torch.Tensor:
     return codes.clamp_(0, bins - 1).T.contiguous()
 
 
+@checked
 def dependence(X: ArrayLike, method: Dependence = "corr", bins: int = 16,
                block: int = 64) -> torch.Tensor:
     """Pairwise dependence between the columns of ``X`` (URLOST §3.1, step 1).
@@ -160,6 +163,7 @@ def _mutual_information(x: torch.Tensor, bins: int, block: int) -> torch.Tensor:
     return out.clamp_(min=0.0).to(x.dtype)
 
 
+@checked
 def knn_affinity(S: ArrayLike, k: int = 10) -> torch.Tensor:
     """k-nearest-neighbour affinity graph of a similarity matrix (URLOST §3.1, step 2).
 
@@ -225,6 +229,7 @@ def _check_q(q: ArrayLike, d: int, like: torch.Tensor) -> torch.Tensor:
     return qq
 
 
+@checked
 def density_adjusted_laplacian(W: ArrayLike, q: ArrayLike | None = None, w: float = 1.0,
                                ) -> torch.Tensor:
     """L̃ = (Q·Dʷ)^{-1/2} (D − W) (Q·Dʷ)^{-1/2} (URLOST §3.2, eq. 3).
@@ -254,6 +259,7 @@ def density_adjusted_laplacian(W: ArrayLike, q: ArrayLike | None = None, w: floa
     return s[:, None] * (torch.diag(deg) - W) * s[None, :]
 
 
+@checked
 def discretize(vectors: np.ndarray, *, max_restarts: int = 30, max_iter: int = 20,
                seed: int | torch.Generator | None = 0) -> np.ndarray:
     """Yu & Shi (2003) discretisation of a spectral embedding into cluster labels.
@@ -308,6 +314,7 @@ def discretize(vectors: np.ndarray, *, max_restarts: int = 30, max_iter: int = 2
     return labels
 
 
+@checked
 def spectral_clusters(W: ArrayLike, n_clusters: int, q: ArrayLike | None = None, w: float = 1.0,
                       drop_first: bool = False, *,
                       seed: int | torch.Generator | None = 0) -> torch.Tensor:
@@ -379,6 +386,7 @@ def _smallest_eigenvectors(Wn: np.ndarray, deg: np.ndarray, s: np.ndarray, m: in
     return U[:, np.argsort(np.einsum("ij,ij->j", U, L @ U))]
 
 
+@checked
 def groups_from_labels(labels: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     """Padded index groups of a labelling: the tokens' pixel lists.
 
@@ -409,6 +417,7 @@ def groups_from_labels(labels: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     return groups, groups < 0
 
 
+@checked
 def group_tokens(X: ArrayLike, groups: ArrayLike) -> torch.Tensor:
     """Gather the columns of ``X`` into padded tokens: ``(n, d) -> (n, G, m)``, zero at the
     padding (index -1) of ``groups`` (G, m)."""
@@ -421,6 +430,7 @@ def group_tokens(X: ArrayLike, groups: ArrayLike) -> torch.Tensor:
     return tok.masked_fill(pad.to(x.device), 0.0)
 
 
+@checked
 class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
     """Cluster the dimensions (columns) of data with no known topology into tokens.
 
@@ -462,8 +472,8 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_clusters: int = 16, *, n_neighbors: int = 10,
-                 dependence: Dependence = "corr", density: object = None, w: float = 1.0,
-                 bins: int = 16, drop_first: bool = False, flat: bool = False,
+                 dependence: Dependence = "corr", density: Reals1D | None = None,
+                 w: float = 1.0, bins: int = 16, drop_first: bool = False, flat: bool = False,
                  seed: int | torch.Generator | None = 0) -> None:
         self.n_clusters = n_clusters
         self.n_neighbors = n_neighbors

@@ -9,10 +9,12 @@ import torch
 import torch.nn.functional as F
 
 from iclr25._checks import ArrayLike, as_tensor, check_int
+from iclr25._contract import checked
 
 __all__ = ["foveate", "retina_sampler"]
 
 
+@checked
 def retina_sampler(image_size: int, n_rings: int = 20, n_angles: int = 24,
                    max_kernel: int = 7) -> tuple[torch.Tensor, torch.Tensor]:
     """Sensor positions and receptive-field radii of a foveated lattice.
@@ -64,6 +66,7 @@ def _unique_rows(c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return c[first], first
 
 
+@checked
 def foveate(images: ArrayLike, coords: ArrayLike, radii: ArrayLike) -> torch.Tensor:
     """Sample images through a retina: each sensor reads its pixel of the image blurred by
     a Gaussian of its kernel size (2·radius, σ = size/4); one convolution per kernel size.

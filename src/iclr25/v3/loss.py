@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from iclr25._checks import ArrayLike, check_choice, check_tensor
+from iclr25._contract import checked
 
 __all__ = ["TERMS", "V3Loss", "V3Terms", "mpd", "v3_loss"]
 
@@ -23,6 +24,7 @@ Variant = Literal["pure", "adapted"]
 _CLOSE = 1e-2
 
 
+@checked
 def mpd(x: torch.Tensor) -> torch.Tensor:
     """Mean pairwise L2 distance between the rows of the last two axes.
 
@@ -138,6 +140,7 @@ def _ratios(zc: torch.Tensor, zq: torch.Tensor, zs: torch.Tensor,
     }
 
 
+@checked
 def v3_loss(z_c: torch.Tensor, z_c_q: torch.Tensor, z_s: torch.Tensor, *,
             relativity: float = 15.0, eps: float = 1e-5,
             weights: dict[str, float] | None = None, variant: Variant = "pure") -> V3Terms:
@@ -192,6 +195,7 @@ def v3_loss(z_c: torch.Tensor, z_c_q: torch.Tensor, z_s: torch.Tensor, *,
                    hinge["fragment"], ratios)
 
 
+@checked
 class V3Loss(nn.Module):
     """Module twin of :func:`v3_loss`; ``forward(z_c, z_c_q, z_s) -> V3Terms``."""
 

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_same_length
+from iclr25._contract import FloatArray, NonNegativeInt, PositiveInt, checked
 
 __all__ = ["codebook_accuracy", "confusion", "kmeans_codes", "leakage_report"]
 
@@ -25,6 +26,7 @@ def _pair(codes: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return c.cpu().numpy(), y.cpu().numpy()
 
 
+@checked
 def confusion(codes: ArrayLike, labels: ArrayLike) -> np.ndarray:
     """Counts (n_codes, n_labels): how often each code meets each label (flattened inputs)."""
     c, y = _pair(codes, labels)
@@ -33,6 +35,7 @@ def confusion(codes: ArrayLike, labels: ArrayLike) -> np.ndarray:
     return m
 
 
+@checked
 def codebook_accuracy(codes: ArrayLike, labels: ArrayLike, one_to_one: bool = True) -> float:
     """Accuracy of the codes as names of the labels.
 
@@ -66,7 +69,8 @@ def codebook_accuracy(codes: ArrayLike, labels: ArrayLike, one_to_one: bool = Tr
     return float((m[used].max(1) / m[used].sum(1)).mean())
 
 
-def kmeans_codes(X: ArrayLike, k: int = 10, *, seed: int = 0) -> torch.Tensor:
+@checked
+def kmeans_codes(X: FloatArray, k: PositiveInt = 10, *, seed: NonNegativeInt = 0) -> torch.Tensor:
     """Baseline: k-means (scikit-learn, 3 inits) on raw flattened fragments; (B, N) codes on
     ``X``'s device."""
     X = as_tensor(X, "X")
@@ -107,6 +111,7 @@ def _probe_scores(Z: np.ndarray, y: np.ndarray, seed: int, linear: bool = True
     return float(knn), float(lin)
 
 
+@checked
 def leakage_report(model: object, X: ArrayLike, content: ArrayLike, style: ArrayLike, *,
                    seed: int = 0, linear: bool = True) -> dict[str, float]:
     """kNN(5) and linear probe accuracies of content and style from z_c and z_s.

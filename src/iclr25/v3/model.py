@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, resolve_seed
+from iclr25._contract import checked
 from iclr25._io import FittedIO
 from iclr25._progress import track
 from iclr25._train import seeded_init, shuffled_batches
@@ -29,6 +30,7 @@ BUNDLES = {
 }
 
 
+@checked
 def check_sequences(X: ArrayLike, name: str = "X", *, min_samples: int = 2,
                     min_fragments: int = 2) -> torch.Tensor:
     """A floating (B, N, ...) batch of sequences, all finite (B >= 2, N >= 2 by default)."""
@@ -44,6 +46,7 @@ def check_sequences(X: ArrayLike, name: str = "X", *, min_samples: int = 2,
     return X
 
 
+@checked
 def mlp_fragment_nets(fragment_shape: tuple[int, ...], d_content: int, d_style: int,
                       hidden: int = 256, *, groups: int = 8,
                       seed: int = 0) -> tuple[nn.Module, nn.Module]:
@@ -66,6 +69,7 @@ def mlp_fragment_nets(fragment_shape: tuple[int, ...], d_content: int, d_style: 
     return enc, dec
 
 
+@checked
 class ContentStyleAE(nn.Module):
     """Per-fragment encoder -> (z_c, z_s), EMA VQ on z_c, decoder on (z_c^vq, z_s).
 
@@ -118,6 +122,7 @@ class ContentStyleAE(nn.Module):
                     commit=commit)
 
 
+@checked
 class V3(FittedIO, BaseEstimator):
     """Unsupervised content/style disentanglement with a content codebook (V3).
 

@@ -9,10 +9,12 @@ import torch
 from torch import nn
 
 from iclr25._checks import check_int, check_tensor
+from iclr25._contract import checked
 
 __all__ = ["EMAVectorQuantizer", "kmeans"]
 
 
+@checked
 def kmeans(x: torch.Tensor, k: int, iters: int = 10, *,
            generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """Lloyd's k-means from k distinct random rows; returns (centroids (k, d), counts (k,))."""
@@ -30,6 +32,7 @@ def kmeans(x: torch.Tensor, k: int, iters: int = 10, *,
     return c, torch.bincount(codes, minlength=k).to(x.dtype)
 
 
+@checked
 class EMAVectorQuantizer(nn.Module):
     """Nearest-codeword quantiser whose codebook follows an exponential moving average.
 
