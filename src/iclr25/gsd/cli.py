@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
 from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25.gsd.training import Regularizer
+
+#: the arms (``iclr25.gsd.training.Regularizer``, spelt here so help imports no torch)
+Regularizer = Literal["gsd", "none", "spectral"]
 
 app = typer.Typer(help="GSD: diverse policies that generalise beyond the demos (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)

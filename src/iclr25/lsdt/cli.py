@@ -8,7 +8,6 @@ import typer
 
 from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25._train import seeded_init
 
 app = typer.Typer(help="LSDT: one decision transformer for long and short dependencies "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -73,6 +72,7 @@ def train_cmd(
     """Train a Long-Short Decision Transformer on DATASET."""
 
     from iclr25._progress import estimating
+    from iclr25._train import seeded_init
     from iclr25.datasets.control import OfflineDataset
     from iclr25.lsdt.model import LongShortDecisionTransformer
     from iclr25.lsdt.training import save, train
