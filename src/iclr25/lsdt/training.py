@@ -274,7 +274,8 @@ def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
     if path.suffix != ".safetensors":
         raise ValueError(f"path must end in .safetensors, got {path.name!r}")
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    save_file(tensors, str(path), metadata={"config": json.dumps(model.config)})
+    save_file(tensors, str(path), metadata={"method": "lsdt",
+                                            "config": json.dumps(model.config)})
     return path
 
 
@@ -290,7 +291,13 @@ def load(path: str | Path, *, device: str | torch.device | None = None
         raise ValueError(f"path {str(path)!r} does not exist")
     try:
         with safe_open(str(path), framework="pt") as f:
-            config = json.loads((f.metadata() or {})["config"])
+            meta = f.metadata() or {}
+        if meta.get("method", "lsdt") != "lsdt" or "obs_dim" in meta:
+            # a GSD policy's header also has a config (and its dims, and since issue 68 its
+            # method): say what the file is, not which keyword LSDT's __init__ lacks
+            raise ValueError(f"path {str(path)!r} is a GSD policy (written by `gsd train`), "
+                             f"not an LSDT model: evaluate it with `iclr25 gsd evaluate`")
+        config = json.loads(meta["config"])
         model = LongShortDecisionTransformer(**config)
         model.load_state_dict(load_file(str(path)))
     except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,
