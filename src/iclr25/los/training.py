@@ -31,6 +31,7 @@ from iclr25._checks import (
     check_int,
     check_labels,
     check_range,
+    like_input,
     resolve_seed,
 )
 from iclr25._io import FittedIO
@@ -376,19 +377,15 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
                              f"expecting {self.n_features_in_} features as input")
         return self.head_(X)
 
-    @staticmethod
-    def _like(out: torch.Tensor, X: ArrayLike) -> torch.Tensor | np.ndarray:
-        return out if isinstance(X, torch.Tensor) else out.cpu().numpy()
-
     def decision_function(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
         """(n, K) logits; for K = 2, scikit-learn's (n,) ``z_1 - z_0``."""
         z = self._logits(X)
-        return self._like(z[:, 1] - z[:, 0] if z.shape[1] == 2 else z, X)
+        return like_input(z[:, 1] - z[:, 0] if z.shape[1] == 2 else z, X)
 
     def predict_proba(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
         """(n, K) softmax probabilities."""
-        return self._like(self._logits(X).softmax(1), X)
+        return like_input(self._logits(X).softmax(1), X)
 
     def predict(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
         """(n,) predicted labels (int64)."""
-        return self._like(self._logits(X).argmax(1), X)
+        return like_input(self._logits(X).argmax(1), X)
