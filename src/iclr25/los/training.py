@@ -305,6 +305,16 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     tensor, a numpy array otherwise. Features may be float16/32/64 (cast to the head's dtype
     at predict time).
 
+    When LOS helps: it re-trains the classifier of a network whose features were learned
+    end-to-end on the long-tailed data (decoupled training's stage 2): there the stage-1
+    head is biased towards the head classes through its logit magnitudes, which over-smoothed
+    targets even out. On fixed features that were not learned on the imbalanced labels
+    (tabular columns, a frozen pretrained encoder) there is no such head to correct, and a
+    re-weighted linear model, ``sklearn.linear_model.LogisticRegression(
+    class_weight="balanced")``, is the baseline to beat and may well win (issue 68: 0.533
+    against LOS's 0.487 balanced accuracy on plain features): compare the two by
+    ``iclr25.los.balanced_accuracy`` on held-out data before choosing.
+
     Fitted attributes: ``head_`` (nn.Linear), ``classes_``, ``n_classes_``,
     ``class_counts_`` ((K,) int64 tensor), ``n_features_in_``.
 
