@@ -4,7 +4,7 @@ labelled in-modal (IM) embeddings (Huang et al., ICLR 2025)."""
 from iclr25.claims import Paper
 from iclr25.cox.explore import entropy_discrepancy, prior_kl, select_agreement
 from iclr25.cox.match import MATCHERS, emergent_correspondences, match_purity
-from iclr25.cox.model import COX, COXConvergenceWarning
+from iclr25.cox.model import COX, COXConvergenceWarning, COXFloorWarning
 from iclr25.cox.vib import VIB, VIBLoss, vib_loss
 
 PAPER = Paper(
@@ -19,6 +19,7 @@ PAPER = Paper(
 __all__ = [
     "COX",
     "COXConvergenceWarning",
+    "COXFloorWarning",
     "MATCHERS",
     "PAPER",
     "VIB",

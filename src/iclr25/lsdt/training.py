@@ -27,7 +27,8 @@ from iclr25.lsdt.model import LongShortDecisionTransformer
 
 gym = require("gymnasium", "rl")
 
-__all__ = ["EvalResult", "SequenceSampler", "evaluate", "load", "save", "train"]
+__all__ = ["EvalResult", "SequenceSampler", "data_returns", "evaluate", "load",
+           "returns_summary", "save", "train"]
 
 _Schedule = torch.optim.lr_scheduler.LambdaLR
 
@@ -264,8 +265,11 @@ def _make_envs(model: LongShortDecisionTransformer, env_id: str, n: int, env_kwa
     return envs, o_dim
 
 
-def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
-    """Write weights (incl. normalisation buffers) and config (metadata) to ``.safetensors``.
+def save(model: LongShortDecisionTransformer, path: str | Path, *,
+         data: OfflineDataset | None = None) -> Path:
+    """Write weights (incl. normalisation buffers) and config (metadata) to ``.safetensors``;
+    with ``data`` (the training data), its episode returns' summary too (see
+    :func:`data_returns`), from which evaluation suggests target returns.
 
     Raises:
         ValueError: ``path`` does not end in ``.safetensors``.
@@ -274,9 +278,31 @@ def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
     if path.suffix != ".safetensors":
         raise ValueError(f"path must end in .safetensors, got {path.name!r}")
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    save_file(tensors, str(path), metadata={"method": "lsdt",
-                                            "config": json.dumps(model.config)})
+    meta = {"method": "lsdt", "config": json.dumps(model.config)}
+    if data is not None:
+        meta["data_returns"] = json.dumps(returns_summary(data.returns()))
+    save_file(tensors, str(path), metadata=meta)
     return path
+
+
+def returns_summary(returns: torch.Tensor) -> dict[str, float]:
+    """``{"min", "median", "p90", "max", "mean"}`` of (E,) episode returns: the targets a
+    decision transformer can be conditioned on (it rarely exceeds the best of its data)."""
+    r = returns.double()
+    q = torch.quantile(r, torch.tensor([0.5, 0.9], dtype=r.dtype))
+    return {"min": float(r.min()), "median": float(q[0]), "p90": float(q[1]),
+            "max": float(r.max()), "mean": float(r.mean())}
+
+
+def data_returns(path: str | Path) -> dict[str, float] | None:
+    """The training data's :func:`returns_summary` recorded by :func:`save` (None: the file
+    records none, e.g. written before it was recorded)."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            raw = (f.metadata() or {}).get("data_returns")
+    except (OSError, SafetensorError):
+        return None
+    return None if raw is None else json.loads(raw)
 
 
 def load(path: str | Path, *, device: str | torch.device | None = None
