@@ -256,3 +256,16 @@ def test_a_package_deferred_for_help_initialises_on_first_use():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["False", "_Deferred", "kmeans", "module", "True", "True"]
+
+
+def test_a_warning_at_the_command_line_is_one_line_without_a_source_path():
+    # issue 68: COX's warning printed a site-packages path and the source line
+    import subprocess
+    import sys
+
+    code = ("import warnings, iclr25.cli as c\n"
+            "c.app = lambda: warnings.warn('the objective has not reached a plateau')\n"
+            "c.main()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stderr == "warning: the objective has not reached a plateau\n"
