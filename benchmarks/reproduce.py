@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from iclr25 import claims
+from iclr25 import claims, runner
 from iclr25.report import read_results
 
 
@@ -41,7 +41,7 @@ def time_experiments(names: list[str], scale: str, seed: int) -> list[tuple[str,
     with tempfile.TemporaryDirectory() as figs, claims.torch_threads(1):
         for exp in experiments:
             c0, w0 = _cpu(), time.perf_counter()
-            rec, _ = claims.run_experiment(exp, claims.Scale(scale), seed, "cpu", Path(figs))
+            rec, _ = runner.run_experiment(exp, claims.Scale(scale), seed, "cpu", Path(figs))
             rows.append((exp.id, _cpu() - c0, time.perf_counter() - w0))
             if rec.error:
                 print(f"  {exp.id} raised: {rec.error.strip().splitlines()[-1]}")

@@ -73,11 +73,20 @@ def api_page(method: str) -> str:
 
 
 def _md_table(columns: list[str], rows: list[list[Any]]) -> list[str]:
-    def cell(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
+    """A Markdown table as the report writes one (numbers to 4 significant figures), then a
+    blank line."""
+    from iclr25._format import md_table
 
-    return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
-            *("| " + " | ".join(cell(v) for v in r) + " |" for r in rows), ""]
+    return [*md_table(columns, rows), ""]
+
+
+def verdicts_list() -> str:
+    """The reStructuredText list of :data:`iclr25.verdicts.VERDICTS` that ``reproducing.rst``
+    and ``architecture.rst`` include (``api/verdicts.inc``)."""
+    from iclr25.verdicts import VERDICTS
+
+    items = [f"- **{v.name}**: {v.meaning}." for v in VERDICTS]
+    return "\n".join([f"A claim comes to one of {len(VERDICTS)} verdicts:", "", *items, ""])
 
 
 def _reproduction(method: str, out: Path) -> list[str]:
@@ -215,6 +224,7 @@ def generate(app: Any = None) -> None:
     for m in names:
         _write(api / f"{m}.rst", api_page(m))
         _write(meth / f"{m}.md", method_page(m, meth))
+    _write(api / "verdicts.inc", verdicts_list())
     toc = ["   " + m for m in names]
     _write(api / "index.rst", "\n".join([
         ".. _api:", "", *_title("API reference"),

@@ -101,7 +101,7 @@ def check_in_range(
     return v
 
 
-# --- the API contract's helpers (DESIGN.md): every method validates through these ----------
+# --- the API contract's helpers: every method validates through these -----------------------
 
 def as_tensor(
     x: ArrayLike,

@@ -1,9 +1,9 @@
 """The server that forks the runner's worker processes (``--jobs N``).
 
-It imports torch and every method's claim module once, so each worker it forks starts with
-them imported instead of importing them again. This module imports neither, so that the CLI
-can start the server first and the server's imports run beside the CLI's own. Forking the
-CLI's process instead would be unsafe once torch has threads; spawning re-imports.
+It imports torch, the runner and every method's claim module once, so each worker it forks
+starts with them imported instead of importing them again. This module imports none of them,
+so that the CLI can start the server first and the server's imports run beside the CLI's own.
+Forking the CLI's process instead would be unsafe once torch has threads; spawning re-imports.
 """
 
 from __future__ import annotations
@@ -25,6 +25,6 @@ def start() -> None:
     import iclr25
 
     CONTEXT.set_forkserver_preload(
-        ["iclr25.claims", *(f"iclr25.{m.name}.claim" for m in pkgutil.iter_modules(iclr25.__path__)
+        ["iclr25.runner", *(f"iclr25.{m.name}.claim" for m in pkgutil.iter_modules(iclr25.__path__)
                             if m.ispkg and not m.name.startswith("_"))])
     multiprocessing.forkserver.ensure_running()

@@ -31,8 +31,11 @@ saturated, the testbed can express the effect): when it is false the verdict is
 ``inconclusive``, never ``holds``. A control reads only the baseline, the testbed or the data,
 never the method's own result, and the report prints the numbers it read. An experiment
 runs once per (scale, seed, device) however many claims read it, and is timed on its own.
-A package is a method because its ``__init__`` defines ``PAPER``. The CLI and the report
-only talk to this module.
+A package is a method because its ``__init__`` defines ``PAPER``.
+
+This module holds the declarations and their discovery; :mod:`iclr25.verdicts` judges a
+claim's evidence, :mod:`iclr25.runner` runs experiments and :mod:`iclr25.report` writes what
+they gave (``docs/architecture.rst`` follows a claim through all four).
 """
 
 from __future__ import annotations
@@ -41,30 +44,21 @@ import dataclasses
 import importlib
 import math
 import multiprocessing
-import os
 import pkgutil
-import random
-import signal
-import time
-import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait as _wait_any
-from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar, get_args
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import torch
 
-from iclr25 import _forkserver
 from iclr25._scale import Scale
 from iclr25._threads import torch_threads
 
 __all__ = [
-    "Claim", "ClaimResult", "Comparison", "Context", "Evidence", "Experiment",
-    "ExperimentRecord", "Paper", "Scale", "Setting", "Table", "claim", "discover", "experiment",
-    "papers", "run", "scalar", "select", "torch_threads",
+    "Claim", "Comparison", "Context", "Evidence", "Experiment", "Paper", "Scale", "Setting",
+    "Table", "claim", "discover", "experiment", "papers", "scalar", "select", "torch_threads",
 ]
 
 Direction = Literal[">=", "<="]
@@ -401,6 +395,14 @@ def experiment(*, quick: Setting, full: Setting, cost: tuple[float, float] | Non
     return register
 
 
+def _check_reader(name: str, fn: Any, doc: str | None, does: str, why: str) -> None:
+    """A claim's optional reader (its control, its trivial arm) comes with its sentence."""
+    if (fn is None) != (doc is None):
+        raise ValueError(f"{name} and {name}_doc go together: {why}")
+    if fn is not None and not callable(fn):
+        raise TypeError(f"{name} must {does}")
+
+
 def claim(
     claim_id: str,
     *,
@@ -445,16 +447,10 @@ def claim(
         raise ValueError(f"threshold must be finite, got {threshold!r}")
     if baseline is not None and not (isinstance(baseline, str) and baseline.strip()):
         raise ValueError(f"baseline must name the arm compared against, got {baseline!r}")
-    if (control is None) != (control_doc is None):
-        raise ValueError("control and control_doc go together: a control needs the sentence "
-                         "saying what it checks")
-    if control is not None and not callable(control):
-        raise TypeError("control must be a predicate over the experiment's evidence")
-    if (trivial is None) != (trivial_doc is None):
-        raise ValueError("trivial and trivial_doc go together: a trivial arm needs the "
-                         "sentence naming it")
-    if trivial is not None and not callable(trivial):
-        raise TypeError("trivial must read the trivial arm's figure from the evidence")
+    _check_reader("control", control, control_doc, "be a predicate over the experiment's evidence",
+                  "a control needs the sentence saying what it checks")
+    _check_reader("trivial", trivial, trivial_doc, "read the trivial arm's figure from the "
+                  "evidence", "a trivial arm needs the sentence naming it")
     if competitors is not None and not callable(competitors):
         raise TypeError("competitors must read {arm: value} from the evidence")
     method = claim_id.split(".")[0]
@@ -552,90 +548,13 @@ def select(names: Sequence[str], registry: dict[str, Claim]) -> list[Claim]:
     return [c for c in registry.values() if c.id in chosen]
 
 
-# --- running ----------------------------------------------------------------------------------
+def from_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of dataclass ``cls`` in ``data`` (a record read back from JSON);
+    keys it does not know are dropped.
 
-@dataclass
-class ExperimentRecord:
-    """One experiment run, as stored in results.json and rendered once in the report."""
-
-    id: str
-    method: str
-    scale: str
-    seed: int
-    device: str
-    seconds: float
-    setting: dict[str, Any]
-    scalars: list[tuple[str, Any, str]] = field(default_factory=list)
-    tables: list[dict[str, Any]] = field(default_factory=list)
-    figures: list[str] = field(default_factory=list)
-    error: str | None = None
-    deviations: list[str] = field(default_factory=list)
-    threads: int | None = None
-    budget: float = 1.0
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["scalars"] = [list(s) for s in self.scalars]
-        return d
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ExperimentRecord:
-        d = _fields(cls, data)
-        d["scalars"] = [tuple(s) for s in d["scalars"]]
-        return cls(**d)
-
-
-Status = Literal["holds", "fails", "inconclusive", "uninformative", "error"]
-STATUSES: tuple[str, ...] = get_args(Status)
-
-
-@dataclass
-class ClaimResult:
-    """The record of one claim; ``status`` is one of :data:`STATUSES`.
-
-    ``measured`` is the figure judged against the threshold; ``ours`` and ``baseline_value``
-    are the two arms' values when the claim returned a :class:`Comparison`. ``control_ok`` is
-    the declared control's verdict (None: no control) and ``control_read`` the evidence it
-    read; ``trivial_value`` is the trivial arm's figure; ``competitors`` the other arms'
-    values; ``reason`` says why a verdict is inconclusive, uninformative or errored, and
-    ``why`` is the measured sentence the report ends a claim that does not hold with.
+    Raises:
+        ValueError: ``data`` lacks a field that has no default.
     """
-
-    claim_id: str
-    method: str
-    experiment: str
-    sentence: str
-    metric: str
-    unit: str
-    paper_figure: str
-    threshold: float
-    direction: str
-    measured: float | None
-    holds: bool
-    status: str
-    error: str | None = None
-    baseline: str | None = None
-    ours: float | None = None
-    baseline_value: float | None = None
-    control_doc: str | None = None
-    control_ok: bool | None = None
-    control_read: dict[str, Any] = field(default_factory=dict)
-    reason: str | None = None
-    trivial_doc: str | None = None
-    trivial_value: float | None = None
-    competitors: dict[str, float] = field(default_factory=dict)
-    why: str | None = None
-    budget: float = 1.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ClaimResult:
-        return cls(**_fields(cls, data))
-
-
-def _fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     names = {f.name for f in dataclasses.fields(cls)}
     required = {f.name for f in dataclasses.fields(cls)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
@@ -643,460 +562,3 @@ def _fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     if missing:
         raise ValueError(f"{cls.__name__} data is missing fields: {sorted(missing)}")
     return {k: data[k] for k in names if k in data}
-
-
-def _setting_dict(s: Setting) -> dict[str, Any]:
-    return {f.name: (list(v) if isinstance(v := getattr(s, f.name), tuple) else v)
-            for f in dataclasses.fields(s) if f.name != "deviations"}
-
-
-def run_experiment(exp: Experiment, scale: Scale, seed: int, device: str | torch.device,
-                   figure_dir: Path, budget: float = 1.0,
-                   ) -> tuple[ExperimentRecord, Evidence | None]:
-    """Run one experiment on a forked global RNG; an exception becomes ``error``.
-
-    ``budget`` multiplies the setting's budget fields (:meth:`Setting.scaled`).
-    """
-    scale = Scale(scale)
-    dev = torch.device(device)
-    ctx = Context(scale=scale, seed=seed, device=dev)
-    setting = exp.setting(scale).scaled(budget)
-    record = ExperimentRecord(exp.id, exp.method, scale.value, seed, str(dev), 0.0,
-                              _setting_dict(setting), deviations=list(setting.deviations),
-                              threads=torch.get_num_threads(), budget=float(budget))
-    cuda = [dev.index or 0] if dev.type == "cuda" else []
-    start = time.perf_counter()
-    # forked so that code which still draws from the global RNG is seeded, and the
-    # caller's RNG state is left as it was
-    state = random.getstate(), np.random.get_state()
-    try:
-        with torch.random.fork_rng(devices=cuda):
-            random.seed(seed)
-            np.random.seed(seed)
-            torch.manual_seed(seed)
-            ev = exp.fn(setting, ctx)
-        if not isinstance(ev, Evidence):
-            raise TypeError(f"experiment {exp.id} returned {type(ev).__name__}, "
-                            f"expected an Evidence dataclass")
-        record.scalars = ev.scalars()
-        record.tables = [t.to_dict() for t in ev.tables()]
-    except Exception:
-        record.error = traceback.format_exc()
-        ev = None
-    finally:
-        random.setstate(state[0])
-        np.random.set_state(state[1])
-        record.seconds = time.perf_counter() - start
-    if ctx.figures:
-        figure_dir = Path(figure_dir)
-        figure_dir.mkdir(parents=True, exist_ok=True)
-        for name, fig in ctx.figures.items():
-            path = figure_dir / f"{exp.id}.{name}.png"
-            fig.savefig(path, dpi=110, bbox_inches="tight")
-            record.figures.append(str(path))
-    return record, ev
-
-
-class _Reads:
-    """The evidence as a control sees it: every field it reads is recorded for the report."""
-
-    def __init__(self, ev: Evidence) -> None:
-        self._ev = ev
-        self.read: dict[str, Any] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        v = getattr(self._ev, name)
-        if isinstance(v, Table):
-            self.read[name] = f"table {v.title!r}"
-        elif isinstance(v, (list, tuple)):
-            self.read[name] = [_plain(x) for x in v]
-        else:
-            try:
-                self.read[name] = _plain(v)
-            except TypeError:
-                self.read[name] = type(v).__name__
-        return v
-
-
-def _figure(got: float | Comparison) -> float:
-    return float(got.value) if isinstance(got, Comparison) else float(got)
-
-
-def judge(c: Claim, ev: Evidence | None, record: ExperimentRecord) -> ClaimResult:
-    """Read a claim's figure (its control, trivial arm and competitors) and give the verdict.
-
-    A false control or a NaN/inf reading makes the verdict ``inconclusive`` with its reason;
-    a figure that meets the threshold while the trivial arm's does too is ``uninformative``;
-    otherwise the figure is compared with the threshold. Every verdict but ``holds`` carries
-    its measured ``why``.
-    """
-    common = dict(claim_id=c.id, method=c.method, experiment=c.experiment.id,
-                  sentence=c.sentence, metric=c.metric, unit=c.unit,
-                  paper_figure=c.paper_figure, threshold=c.threshold, direction=c.direction,
-                  baseline=c.baseline, control_doc=c.control_doc, trivial_doc=c.trivial_doc,
-                  budget=record.budget)
-    if ev is None:
-        r = ClaimResult(measured=None, holds=False, status="error",
-                        error=f"experiment {record.id} failed:\n{record.error}", **common)
-        r.why = why(r)
-        return r
-    try:
-        got = c.read(ev)
-        if isinstance(got, Comparison):
-            if c.baseline is None:
-                raise TypeError(f"claim {c.id} returned a Comparison but declares no baseline=")
-            ours, base = float(got.ours), float(got.baseline)
-        else:
-            ours, base = None, None
-        value = _figure(got)
-        control_ok, read = None, {}
-        if c.control is not None:
-            reads = _Reads(ev)
-            control_ok = bool(c.control(reads))
-            read = reads.read
-        trivial = None if c.trivial is None else _figure(c.trivial(ev))
-        competitors = {} if c.competitors is None else {
-            str(k): float(v) for k, v in c.competitors(ev).items()}
-    except Exception:
-        r = ClaimResult(measured=None, holds=False, status="error",
-                        error=traceback.format_exc(), **common)
-        r.why = why(r)
-        return r
-    reason, status = None, None
-    if control_ok is False:
-        reason, status = f"control failed: {c.control_doc}", "inconclusive"
-    elif not math.isfinite(value):
-        reason = f"the measured value is {value}: the run gave no usable figure"
-        status = "inconclusive"
-    elif c.holds(value) and trivial is not None and c.holds(trivial):
-        reason = f"the trivial arm ({c.trivial_doc}) meets the threshold too"
-        status = "uninformative"
-    else:
-        status = "holds" if c.holds(value) else "fails"
-    r = ClaimResult(measured=value, holds=status == "holds", status=status, ours=ours,
-                    baseline_value=base, control_ok=control_ok, control_read=read,
-                    reason=reason, trivial_value=trivial, competitors=competitors, **common)
-    r.why = why(r)
-    return r
-
-
-def _g(v: float | None) -> str:
-    return "-" if v is None else f"{v:.4g}"
-
-
-def strongest_competitor(r: ClaimResult) -> tuple[str, float] | None:
-    """The competitor that beats ``ours`` by the most, in the claim's direction (or None)."""
-    ours = r.ours if r.ours is not None else r.measured
-    if ours is None or not r.competitors:
-        return None
-    better = max if r.direction == ">=" else min
-    name = better(r.competitors, key=lambda k: r.competitors[k])
-    v = r.competitors[name]
-    beats = v > ours if r.direction == ">=" else v < ours
-    return (name, v) if beats and math.isfinite(v) else None
-
-
-def why(r: ClaimResult, trend: str | None = None) -> str | None:
-    """One sentence, from measured figures only, saying why a claim does not hold.
-
-    ``None`` for a claim that holds. ``trend`` is the ladder's trend of the claim (see
-    :func:`iclr25.ladder.trend`), appended when a ladder was run.
-    """
-    if r.status == "holds":
-        return None
-    sign = "≥" if r.direction == ">=" else "≤"
-    if r.status == "error":
-        text = "the experiment raised before giving a figure"
-    elif r.status == "uninformative":
-        text = (f"the trivial arm ({r.trivial_doc}) reads {_g(r.trivial_value)}, which also "
-                f"meets {sign} {r.threshold:g}, so meeting it says nothing about the method")
-    elif r.control_ok is False:
-        read = ", ".join(f"{k} = {_fmt_read(v)}" for k, v in r.control_read.items())
-        text = f"the control failed ({(r.control_doc or '').rstrip('.')})"
-        text += f"; it read {read}" if read else ""
-    elif r.measured is None or not math.isfinite(r.measured):
-        text = r.reason or "the run gave no usable figure"
-    else:
-        gap = abs(r.threshold - r.measured)
-        text = f"{_g(r.measured)} misses {sign} {r.threshold:g} by {gap:.3g}"
-        if r.ours is not None:
-            text += f" (ours {_g(r.ours)} vs {r.baseline} {_g(r.baseline_value)})"
-        strong = strongest_competitor(r)
-        if strong is not None:
-            text += f"; the strongest competitor, {strong[0]}, reads {_g(strong[1])}"
-    if trend is not None:
-        text += f"; ladder: {trend}"
-    return text[0].upper() + text[1:] + "."
-
-
-def _fmt_read(v: Any) -> str:
-    if isinstance(v, float):
-        return _g(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_fmt_read(x) for x in v[:8]) + (", ..." if len(v) > 8 else "") + "]"
-    return str(v)
-
-
-def default_threads(jobs: int) -> int:
-    """Torch threads per experiment when ``jobs`` run at once: the cores shared out."""
-    return max(1, (os.cpu_count() or 1) // jobs)
-
-
-def _grouped(selected: Sequence[Claim]) -> dict[str, tuple[Experiment, list[Claim]]]:
-    groups: dict[str, tuple[Experiment, list[Claim]]] = {}
-    for c in selected:
-        groups.setdefault(c.experiment.id, (c.experiment, []))[1].append(c)
-    return groups
-
-
-@dataclass(frozen=True)
-class Task:
-    """One experiment to run at one (seed, budget), with the claims that read it."""
-
-    exp: Experiment
-    claims: tuple[Claim, ...]
-    seed: int
-    budget: float
-    figure_dir: Path
-
-
-@dataclass(frozen=True)
-class _Order:
-    """A task as a worker process or a Ray task receives it: the experiment and claims by id,
-    with the modules that register them (registered objects do not pickle)."""
-
-    modules: tuple[str, ...]
-    experiment: str
-    claims: tuple[str, ...]
-    scale: str
-    seed: int
-    device: str
-    budget: float
-    threads: int
-    figure_dir: str
-
-    @classmethod
-    def of(cls, t: Task, how: tuple[Scale, str, int]) -> _Order:
-        """The order for task ``t`` run at ``how`` = (scale, device, threads)."""
-        scale, device, threads = how
-        modules = dict.fromkeys([t.exp.fn.__module__, *(c.read.__module__ for c in t.claims)])
-        return cls(tuple(modules), t.exp.id, tuple(c.id for c in t.claims), scale.value,
-                   t.seed, device, t.budget, threads, str(t.figure_dir))
-
-
-def _perform(order: _Order) -> tuple[ExperimentRecord, list[ClaimResult]]:
-    """What a worker (a process of ``--jobs``, or a Ray task) does with an order: import the
-    modules, run the experiment on the order's threads, judge its claims."""
-    for m in order.modules:
-        importlib.import_module(m)
-    with torch_threads(order.threads):  # an experiment that changes the count leaves it here
-        rec, ev = run_experiment(_EXPERIMENTS[order.experiment], Scale(order.scale),
-                                 order.seed, order.device, Path(order.figure_dir), order.budget)
-    return rec, [judge(_CLAIMS[cid], ev, rec) for cid in order.claims]
-
-
-def _serve(conn: Any) -> None:
-    """A worker that lives for the run: performs the orders it is sent, one at a time."""
-    while (order := conn.recv()) is not None:
-        conn.send(_perform(order))
-    conn.close()
-
-
-def _failed(task: Task, why: str, scale: Scale, device: str, threads: int,
-            ) -> tuple[ExperimentRecord, list[ClaimResult]]:
-    """The record and verdicts of a task that could not report: every claim errors, ``why``."""
-    setting = task.exp.setting(scale).scaled(task.budget)
-    rec = ExperimentRecord(task.exp.id, task.exp.method, scale.value, task.seed, device,
-                           float("nan"), _setting_dict(setting), error=why,
-                           deviations=list(setting.deviations), threads=threads,
-                           budget=task.budget)
-    return rec, [judge(c, None, rec) for c in task.claims]
-
-
-def _died(task: Task, exitcode: int | None, scale: Scale, device: str, threads: int,
-          ) -> tuple[ExperimentRecord, list[ClaimResult]]:
-    if exitcode is not None and exitcode < 0:
-        try:
-            why = f"killed by {signal.Signals(-exitcode).name} (out of memory, or killed)"
-        except ValueError:
-            why = f"killed by signal {-exitcode}"
-    else:
-        why = f"exited with status {exitcode} before reporting"
-    return _failed(task, f"worker process {why}", scale, device, threads)
-
-
-Finish = Callable[[int, ExperimentRecord, list[ClaimResult]], None]
-
-
-def longest_first(tasks: Sequence[Task], scale: Scale,
-                  seconds: dict[str, float] | None = None) -> list[int]:
-    """Task indices, the longest expected first (stable among equals).
-
-    The expected time is ``seconds[experiment id]`` (a previous run's), else the experiment's
-    declared cost; a task with neither goes first, in registry order, since it may be long.
-    A task's time is assumed to grow in proportion to its budget.
-    """
-    def expected(i: int) -> float:
-        t = tasks[i]
-        base = (seconds or {}).get(t.exp.id, t.exp.expected_seconds(scale))
-        return math.inf if base is None or not math.isfinite(base) else base * t.budget
-
-    return sorted(range(len(tasks)), key=lambda i: -expected(i))
-
-
-class _Workers:
-    """Up to ``jobs`` worker processes, each started once and fed task after task."""
-
-    def __init__(self, jobs: int) -> None:
-        _forkserver.start()
-        self.mp = _forkserver.CONTEXT
-        self.jobs = jobs
-        self.idle: list[tuple[Any, Any]] = []
-        self.busy: dict[Any, tuple[Any, int]] = {}  # connection -> (process, task index)
-
-    def _start(self) -> tuple[Any, Any]:
-        mine, theirs = self.mp.Pipe(duplex=True)
-        # not a daemon: an experiment may run its jobs in a process pool (Context.map_jobs)
-        proc = self.mp.Process(target=_serve, args=(theirs,), daemon=False)
-        proc.start()
-        theirs.close()  # the child holds the only other end: its death reads as EOF
-        return mine, proc
-
-    def can_take(self) -> bool:
-        return len(self.busy) < self.jobs
-
-    def send(self, i: int, order: _Order) -> None:
-        conn, proc = self.idle.pop() if self.idle else self._start()
-        conn.send(order)
-        self.busy[conn] = proc, i
-
-    def results(self) -> Iterator[tuple[int, Any, int | None]]:
-        """``(task index, (record, results) or None, exit code)`` for each task that ends."""
-        for conn in _wait_any(list(self.busy)):
-            proc, i = self.busy.pop(conn)
-            try:
-                got = conn.recv()
-            except (EOFError, OSError):  # the worker died: it is not reused
-                proc.join()
-                conn.close()
-                yield i, None, proc.exitcode
-                continue
-            self.idle.append((conn, proc))
-            yield i, got, None
-
-    def close(self) -> None:
-        for conn, proc in self.idle:
-            try:
-                conn.send(None)
-            except OSError:
-                pass
-            conn.close()
-            proc.join()
-        for conn, (proc, _i) in self.busy.items():  # an interrupt: no worker outlives the run
-            if proc.is_alive():
-                proc.terminate()
-            proc.join()
-            conn.close()
-        self.idle, self.busy = [], {}
-
-
-def _run_in_workers(tasks: Sequence[Task], jobs: int, how: tuple[Scale, str, int],
-                    on_experiment: Callable[[Experiment], None] | None,
-                    finish: Finish, order: Sequence[int]) -> None:
-    """Run ``tasks`` in ``order`` on up to ``jobs`` worker processes that live for the run.
-
-    ``how`` is (scale, device, threads); ``finish`` receives each task's index, record and
-    judged claims as it ends, in the order they end. A worker that dies errors only its own
-    task's claims, and a new one takes the next task.
-    """
-    scale, device, threads = how
-    pending = list(order)
-    workers = _Workers(jobs)
-    try:
-        while pending or workers.busy:
-            while pending and workers.can_take():
-                i = pending.pop(0)
-                workers.send(i, _Order.of(tasks[i], how))
-                if on_experiment is not None:
-                    on_experiment(tasks[i].exp)
-            for i, got, exitcode in workers.results():
-                rec, results = got if got is not None else _died(tasks[i], exitcode, scale,
-                                                                  device, threads)
-                finish(i, rec, results)
-    finally:
-        workers.close()
-
-
-def run_tasks(tasks: Sequence[Task], scale: Scale, device: str | torch.device = "cpu",
-              on_experiment: Callable[[Experiment], None] | None = None, *, jobs: int = 1,
-              threads: int | None = None,
-              on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
-              seconds: dict[str, float] | None = None, cluster: Any = None,
-              ) -> list[tuple[ExperimentRecord, list[ClaimResult]]]:
-    """Run each task (an experiment at a seed and budget) and judge its claims.
-
-    With ``jobs > 1`` the tasks run on that many worker processes that live for the
-    run, each with ``threads`` torch threads (default: the cores shared out), the longest
-    expected first (:func:`longest_first`, from ``seconds`` of a previous run or the declared
-    costs); a worker that dies marks its task's claims ``error`` and the others complete.
-    With ``jobs == 1`` they run here, one after another, in the given order. Given (seed,
-    device, threads, budget) the values do not depend on ``jobs`` or the order. The results
-    come back in the tasks' order. ``on_experiment`` is called as each task starts and
-    ``on_done`` as it finishes. ``cluster`` (the ``ray`` module of an open
-    :func:`iclr25._cluster.ray_session`) runs every task as a Ray task instead, asking for
-    ``threads`` CPUs each; ``jobs`` is then the cluster's business.
-    """
-    scale = Scale(scale)
-    if not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
-    threads = default_threads(jobs) if threads is None else threads
-    if not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
-    for t in tasks:
-        check_budget(t.budget)
-    device = str(torch.device(device))
-    done: dict[int, tuple[ExperimentRecord, list[ClaimResult]]] = {}
-
-    def finish(i: int, rec: ExperimentRecord, results: list[ClaimResult]) -> None:
-        done[i] = rec, results
-        if on_done is not None:
-            on_done(rec, results)
-
-    if cluster is not None:
-        from iclr25._cluster import run_on_ray
-
-        run_on_ray(cluster, tasks, (scale, device, threads), on_experiment, finish,
-                   longest_first(tasks, scale, seconds),
-                   lambda t, why: _failed(t, why, scale, device, threads))
-    elif jobs == 1:
-        with torch_threads(threads):
-            for i, t in enumerate(tasks):
-                if on_experiment is not None:
-                    on_experiment(t.exp)
-                rec, ev = run_experiment(t.exp, scale, t.seed, device, t.figure_dir, t.budget)
-                finish(i, rec, [judge(c, ev, rec) for c in t.claims])
-    else:
-        _run_in_workers(tasks, jobs, (scale, device, threads), on_experiment, finish,
-                        longest_first(tasks, scale, seconds))
-    return [done[i] for i in range(len(tasks))]
-
-
-def run(selected: Sequence[Claim], scale: Scale, seed: int, figure_dir: Path,
-        device: str | torch.device = "cpu",
-        on_experiment: Callable[[Experiment], None] | None = None,
-        *, jobs: int = 1, threads: int | None = None, budget: float = 1.0,
-        on_done: Callable[[ExperimentRecord, list[ClaimResult]], None] | None = None,
-        seconds: dict[str, float] | None = None, cluster: Any = None,
-        ) -> tuple[list[ExperimentRecord], list[ClaimResult]]:
-    """Run each experiment the claims need once, at ``budget``, then judge every claim.
-
-    See :func:`run_tasks` for ``jobs``, ``threads``, ``seconds``, ``cluster``,
-    ``on_experiment`` and ``on_done``.
-    """
-    budget = check_budget(budget)
-    tasks = [Task(exp, tuple(cs), seed, budget, Path(figure_dir))
-             for exp, cs in _grouped(selected).values()]
-    done = run_tasks(tasks, scale, device, on_experiment, jobs=jobs, threads=threads,
-                     on_done=on_done, seconds=seconds, cluster=cluster)
-    by_id = {r.claim_id: r for _, rs in done for r in rs}
-    return [rec for rec, _ in done], [by_id[c.id] for c in selected]

@@ -179,11 +179,11 @@ def _session(cluster: str | None, address: str | None) -> Any:
         yield ray
 
 
-def _lost(errors: list[str | None]) -> None:
-    """End the run with one line (exit 1) when the cluster connection was lost."""
-    from iclr25._cluster import LOST
+def _lost(lost: bool) -> None:
+    """End the run with one line (exit 1) when the engine lost tasks (a lost cluster)."""
+    from iclr25.runner import LOST
 
-    if any(LOST in (e or "") for e in errors):
+    if lost:
         typer.echo(f"error: {LOST}; the finished experiments are in the report", err=True)
         raise typer.Exit(1)
 
@@ -212,8 +212,9 @@ def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, job
         _forkserver.start()  # its imports run beside this process's, before torch's
     from iclr25 import claims
     from iclr25._checks import check_writable_dir
+    from iclr25.runner import default_threads
 
-    threads = claims.default_threads(jobs) if threads is None else threads
+    threads = default_threads(jobs) if threads is None else threads
     device = _device(device)
     registry = claims.discover()
     if not registry:
@@ -230,9 +231,18 @@ def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, job
     return selected, device, threads
 
 
-def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float]:
+def _progress_line(r: Any, scale: Scale, at: str) -> str:
+    """A judged claim as ``iclr25 reproduce`` prints it."""
+    from iclr25._format import num
+
+    verdict = f"smoke:{r.status}" if scale == Scale.quick else r.status
+    return (f"{verdict:>13}  {r.claim_id}  {num(r.measured)} ({r.direction} "
+            f"{num(r.threshold, 6)} {r.unit}){at}").rstrip()
+
+
+def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float, bool]:
     """``work(started, finished)`` under a progress bar on a terminal, a line per judged
-    claim; its value and the wall time."""
+    claim; its value, the wall time and whether the engine lost any task."""
     import time
 
     from rich.console import Console
@@ -240,6 +250,7 @@ def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float]:
 
     console = Console(stderr=True)
     start = time.perf_counter()
+    lost = []
     with Progress(TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                   console=console, disable=not console.is_terminal) as progress:
@@ -250,26 +261,17 @@ def _with_progress(total: int, scale: Scale, work: Any) -> tuple[Any, float]:
             names_running.append(exp.id)
             progress.update(task, description=", ".join(names_running))
 
-        def finished(rec: Any, results: list) -> None:
+        def finished(outcome: Any) -> None:
+            rec = outcome.record
+            lost.append(outcome.lost)
             names_running.remove(rec.id)
             progress.update(task, advance=1, description=", ".join(names_running))
             at = f" (budget x{rec.budget:g}, seed {rec.seed})" if rec.budget != 1 else ""
-            for r in results:
-                measured = "-" if r.measured is None else f"{r.measured:.4g}"
-                verdict = f"smoke:{r.status}" if scale == Scale.quick else r.status
-                typer.echo(f"{verdict:>13}  {r.claim_id}  {measured} ({r.direction} "
-                           f"{r.threshold:g} {r.unit}){at}".rstrip())
+            for r in outcome.results:
+                typer.echo(_progress_line(r, scale, at))
 
         value = work(started, finished)
-    return value, time.perf_counter() - start
-
-
-def _count_line(results: list) -> str:
-    from iclr25.claims import STATUSES
-
-    n = {k: sum(r.status == k for r in results) for k in STATUSES}
-    return (f"{n['holds']} hold, {n['fails']} fail, {n['inconclusive']} inconclusive, "
-            f"{n['uninformative']} uninformative, {n['error']} errored")
+    return value, time.perf_counter() - start, any(lost)
 
 
 @app.command()
@@ -297,8 +299,9 @@ def reproduce(
     A run is reproducible given (seed, device, threads per experiment, budget); --jobs only
     changes how many experiments run at once.
     """
-    from iclr25 import claims
+    from iclr25 import claims, runner
     from iclr25.report import environment, previous_seconds, write_report
+    from iclr25.verdicts import count_line
 
     k = _budget(budget)
     address, jobs = _cluster(cluster, jobs)
@@ -306,9 +309,9 @@ def reproduce(
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
     seconds = previous_seconds(out / "results.json", scale.value)  # longest first
     with _session(cluster, address) as ray:
-        (records, results), wall = _with_progress(
+        (records, results), wall, lost = _with_progress(
             len({c.experiment.id for c in selected}), scale,
-            lambda started, finished: claims.run(
+            lambda started, finished: runner.run(
                 selected, scale, seed, out / "figures", device=device, on_experiment=started,
                 on_done=finished, jobs=jobs, threads=threads, budget=k, seconds=seconds,
                 cluster=ray))
@@ -320,11 +323,11 @@ def reproduce(
                                              if r.seconds == r.seconds))
     path = write_report(records, results, out, env,
                         {m: p for m, p in papers.items() if any(r.method == m for r in results)})
-    typer.echo(_count_line(results)
+    typer.echo(count_line([r.status for r in results])
                + (" (quick scale: a smoke test, not evidence)" if scale == Scale.quick else ""))
     typer.echo(f"Report: {path}")
-    _lost([r.error for r in results])
-    if strict and any(r.status != "holds" for r in results):
+    _lost(lost)
+    if strict and not all(r.holds for r in results):
         raise typer.Exit(1)
 
 
@@ -351,6 +354,7 @@ def ladder(
     claim: would more compute close the gap?"""
     from iclr25.ladder import ladder_tasks, parse_budgets, run_ladder, write_ladder
     from iclr25.report import environment
+    from iclr25.runner import RunSpec
 
     try:
         ks = parse_budgets(budgets)
@@ -361,9 +365,10 @@ def ladder(
     address, jobs = _cluster(cluster, jobs)
     threads = 1 if cluster is not None and threads is None else threads
     selected, device, threads = _checked_run(names, out, seed, device, jobs, threads)
-    n_tasks = len(ladder_tasks(selected, ks, seed, out, spread_seeds))
+    n_tasks = len(ladder_tasks(selected, ks, seed, out, spread_seeds,
+                               RunSpec(scale, device, threads)))
     with _session(cluster, address) as ray:
-        result, wall = _with_progress(
+        result, wall, lost = _with_progress(
             n_tasks, scale,
             lambda started, finished: run_ladder(
                 selected, ks, scale, seed, out, device, jobs=jobs, threads=threads,
@@ -375,7 +380,7 @@ def ladder(
     for cid, lc in result["claims"].items():
         typer.echo(f"{cid}: {lc['trend']}")
     typer.echo(f"Ladder: {path}")
-    _lost([rec.get("error") for rec in result["records"]])
+    _lost(lost)
 
 
 @app.command()

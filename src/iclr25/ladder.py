@@ -18,6 +18,7 @@ budget (log axis), the threshold as a line.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -25,15 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iclr25.claims import (
-    Claim,
-    ClaimResult,
-    Scale,
-    Task,
-    _grouped,
-    check_budget,
-    run_tasks,
-)
+from iclr25 import verdicts
+from iclr25._format import md_table, num, sign
+from iclr25.claims import Claim, Scale, check_budget
+from iclr25.runner import RunSpec, Task, _grouped, default_threads, engine_for, run_tasks
+from iclr25.verdicts import ClaimResult
 
 __all__ = ["Rung", "ladder_tasks", "parse_budgets", "read_ladder", "run_ladder", "trend",
            "write_ladder"]
@@ -137,9 +134,10 @@ def _arms(r: ClaimResult) -> dict[str, float | None]:
 
 
 def ladder_tasks(selected: Sequence[Claim], budgets: Sequence[float], seed: int, out: Path,
-                 spread_seeds: int = 2) -> list[Task]:
+                 spread_seeds: int, spec: RunSpec) -> list[Task]:
     """The runs a ladder makes: each experiment at every budget, and on ``spread_seeds`` seeds
-    at the smallest; an experiment whose Setting declares no budget fields runs once."""
+    at the smallest; an experiment whose Setting declares no budget fields runs once. Each
+    runs as ``spec`` says, at its own budget."""
     budgets = tuple(sorted(check_budget(b, "--budgets") for b in budgets))
     if not isinstance(spread_seeds, int) or spread_seeds < 1:
         raise ValueError(f"spread_seeds must be an integer >= 1, got {spread_seeds!r}")
@@ -150,7 +148,8 @@ def ladder_tasks(selected: Sequence[Claim], budgets: Sequence[float], seed: int,
         seeds_low = range(seed, seed + (spread_seeds if trains else 1))
         for b in rungs:
             for s in (seeds_low if b == rungs[0] else (seed,)):
-                tasks.append(Task(exp, tuple(cs), s, b, Path(out) / "figures" / f"K{b:g}-s{s}"))
+                tasks.append(Task(exp, tuple(cs), s, Path(out) / "figures" / f"K{b:g}-s{s}",
+                                  dataclasses.replace(spec, budget=b)))
     return tasks
 
 
@@ -161,19 +160,21 @@ def run_ladder(selected: Sequence[Claim], budgets: Sequence[float], scale: Scale
     """Run the :func:`ladder_tasks` of ``selected`` and return the ladder.
 
     The seed spread is measured at the smallest budget on seeds ``seed .. seed +
-    spread_seeds - 1``. Tasks go to up to ``jobs`` worker processes at once, or to the Ray
-    ``cluster`` (see :func:`iclr25.claims.run_tasks`).
+    spread_seeds - 1``. ``jobs`` and ``cluster`` pick the engine and ``threads`` each run's
+    torch threads (see :func:`iclr25.runner.run`); ``on_done`` receives each
+    :class:`iclr25.runner.Outcome`.
     """
     budgets = tuple(sorted(check_budget(b, "--budgets") for b in budgets))
-    tasks = ladder_tasks(selected, budgets, seed, out, spread_seeds)
-    done = run_tasks(tasks, scale, device, on_experiment, jobs=jobs, threads=threads,
-                     on_done=on_done, cluster=cluster)
+    engine = engine_for(jobs, cluster)
+    spec = RunSpec(scale, device, default_threads(jobs) if threads is None else threads)
+    tasks = ladder_tasks(selected, budgets, seed, out, spread_seeds, spec)
+    done = run_tasks(tasks, engine, on_experiment, on_done=on_done)
     rungs_by_claim: dict[str, list[Rung]] = {}
     records = []
-    for t, (rec, results) in zip(tasks, done, strict=True):
-        records.append(rec.to_dict())
-        for r in results:
-            rungs_by_claim.setdefault(r.claim_id, []).append(Rung(t.budget, t.seed, r))
+    for t, outcome in zip(tasks, done, strict=True):
+        records.append(outcome.record.to_dict())
+        for r in outcome.results:
+            rungs_by_claim.setdefault(r.claim_id, []).append(Rung(t.spec.budget, t.seed, r))
     claims_out = {c.id: _ladder_claim(c, rungs_by_claim[c.id], seed) for c in selected}
     return {"scale": Scale(scale).value, "seed": seed, "device": device,
             "budgets": list(budgets), "spread_seeds": spread_seeds,
@@ -197,10 +198,10 @@ def _ladder_claim(c: Claim, rungs: list[Rung], seed: int) -> LadderClaim:
     else:
         label = "no budget (nothing in the experiment trains)"
     # the trend reads the figure alone: say where a verdict could not stand on it
-    for status in ("inconclusive", "uninformative", "error"):
-        at = [f"{r.budget:g}" for r in main if r.result.status == status]
-        if at:
-            label += f"; {status} at K={', '.join(at)}"
+    for v in verdicts.VERDICTS:
+        at = [f"{r.budget:g}" for r in main if r.result.status == v.name]
+        if at and not v.on_figure:
+            label += f"; {v.name} at K={', '.join(at)}"
     return LadderClaim(c.id, c.threshold, c.direction, c.unit, budgets, values, arms, spread,
                        sorted({r.seed for r in rungs if r.budget == budgets[0]}), label, trains,
                        [{"budget": r.budget, "seed": r.seed, **r.result.to_dict()}
@@ -216,8 +217,7 @@ def _figure(name: str, lc: dict[str, Any], path: Path) -> None:
     left.plot(b, [math.nan if v is None else v for v in lc["values"]], "o-", color="k",
               label="claim's figure")
     left.axhline(lc["threshold"], color="tab:red", ls="--",
-                 label=f"threshold {'≥' if lc['direction'] == '>=' else '≤'} "
-                       f"{lc['threshold']:g}")
+                 label=f"threshold {sign(lc['direction'])} {num(lc['threshold'], 6)}")
     left.set_title(f"{name}: {lc['trend']}", fontsize=9, loc="left")
     left.set_ylabel(lc["unit"] or "figure")
     for arm, vals in lc["arms"].items():
@@ -248,35 +248,31 @@ def write_ladder(ladder: dict[str, Any], out: Path, env: dict[str, Any] | None =
     if env and env.get("wall_seconds") is not None:
         lines += [f"Wall time {env['wall_seconds']:.0f} s with {env.get('jobs', 1)} job(s) of "
                   f"{env.get('threads', '?')} thread(s).", ""]
-    lines += ["| claim | trend | " + " | ".join(f"K={b:g}" for b in ladder["budgets"])
-              + " | spread | threshold |",
-              "|---|---|" + "---|" * len(ladder["budgets"]) + "---|---|"]
+    ks = [f"K={b:g}" for b in ladder["budgets"]]
+    rows = []
     for cid, lc in ladder["claims"].items():
         by_b = dict(zip(lc["budgets"], lc["values"], strict=True))
         # an experiment that trains nothing ran once: its figure stands for every budget
-        cells = [_num(by_b.get(b) if lc["trains"] else lc["values"][0])
-                 for b in ladder["budgets"]]
-        lines.append(f"| `{cid}` | {lc['trend']} | " + " | ".join(cells)
-                     + f" | {_num(lc['spread'])} | "
-                     f"{'≥' if lc['direction'] == '>=' else '≤'} {lc['threshold']:g} |")
+        cells = [by_b.get(b) if lc["trains"] else lc["values"][0] for b in ladder["budgets"]]
+        rows.append([f"`{cid}`", lc["trend"], *_rung(cells), _rung([lc["spread"]])[0],
+                     f"{sign(lc['direction'])} {num(lc['threshold'], 6)}"])
+    lines += md_table(["claim", "trend", *ks, "spread", "threshold"], rows)
     (out / "figures").mkdir(exist_ok=True)
     for cid, lc in ladder["claims"].items():
-        fig = out / "figures" / f"ladder.{cid}.png"
-        _figure(cid, lc, fig)
+        _figure(cid, lc, out / "figures" / f"ladder.{cid}.png")
         lines += ["", f"## `{cid}`: {lc['trend']}", ""]
-        lines += ["| arm | " + " | ".join(f"K={b:g}" for b in lc["budgets"]) + " |",
-                  "|---|" + "---|" * len(lc["budgets"])]
-        lines.append("| claim's figure | " + " | ".join(_num(v) for v in lc["values"]) + " |")
-        for arm, vals in lc["arms"].items():
-            lines.append(f"| {arm} | " + " | ".join(_num(v) for v in vals) + " |")
+        lines += md_table(["arm", *(f"K={b:g}" for b in lc["budgets"])],
+                          [["claim's figure", *_rung(lc["values"])],
+                           *([arm, *_rung(vals)] for arm, vals in lc["arms"].items())])
         lines += ["", f"![{cid}](figures/ladder.{cid}.png)"]
     path = out / "LADDER.md"
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
-def _num(v: Any) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+def _rung(values: Sequence[Any]) -> list[Any]:
+    """Figures of rungs for :func:`md_table`: a NaN (a rung that gave none) shown as ``-``."""
+    return [None if isinstance(v, float) and math.isnan(v) else v for v in values]
 
 
 def read_ladder(path: Path) -> dict[str, str]:

@@ -20,7 +20,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from iclr25.claims import STATUSES, ClaimResult, ExperimentRecord, Paper, strongest_competitor, why
+from iclr25 import verdicts
+from iclr25._format import cell, md_table, sign, with_unit
+from iclr25.claims import Paper
+from iclr25.runner import ExperimentRecord
+from iclr25.verdicts import ClaimResult, strongest_competitor, why
 
 __all__ = ["environment", "previous_seconds", "read_results", "summary_figure", "write_report"]
 
@@ -72,45 +76,9 @@ def environment(seed: int, scale: str, device: str = "cpu", **run: Any) -> dict[
     }
 
 
-# --- formatting --------------------------------------------------------------------------------
-
-def _fmt(v: Any) -> str:
-    """A cell: floats to 4 significant figures, lists shortened, text escaped for a table."""
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v) or math.isinf(v):
-            return str(v)
-        return f"{v:.4g}"
-    if isinstance(v, (list, tuple)):
-        shown = ", ".join(_fmt(x) for x in v[:8])
-        return f"[{shown}{', ...' if len(v) > 8 else ''}]"
-    return str(v).replace("|", "\\|").replace("\n", " ")
-
-
-def _with_unit(v: Any, unit: str) -> str:
-    return f"{_fmt(v)} {unit}".rstrip() if unit and v is not None else _fmt(v)
-
-
-_VERDICT = {"holds": "holds", "fails": "**fails**", "inconclusive": "*inconclusive*",
-            "uninformative": "*uninformative*", "error": "**error**"}
-_COLOUR = {"holds": "tab:green", "fails": "tab:red", "inconclusive": "tab:gray",
-           "uninformative": "tab:orange", "error": "tab:red"}
 _SMOKE = ("Quick scale is a smoke test: it checks that each pipeline runs end to end on tiny "
           "budgets, not whether the paper's claim holds; verdicts are marked `smoke:`. Run "
           "`iclr25 reproduce --scale full` for the evidence.")
-_SIGN = {">=": "≥", "<=": "≤"}
-
-
-def _table(columns: list[str], rows: list[list[Any]]) -> list[str]:
-    out = ["| " + " | ".join(_fmt(c) for c in columns) + " |",
-           "|" + "---|" * len(columns)]
-    out += ["| " + " | ".join(_fmt(c) for c in r) + " |" for r in rows]
-    return out
 
 
 # --- the summary chart -------------------------------------------------------------------------
@@ -147,7 +115,7 @@ def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
         else:
             ax.axvspan(left, r.threshold, color="tab:green", alpha=0.12)
         ax.axvline(r.threshold, color="k", lw=1)
-        ax.plot([r.measured], [0], "o", color=_COLOUR[r.status], ms=8)
+        ax.plot([r.measured], [0], "o", color=verdicts.verdict(r.status).colour, ms=8)
         ax.set_yticks([])
         ax.set_title(r.claim_id, fontsize=8, loc="left")
         ax.set_xlabel(r.unit or r.metric, fontsize=7)
@@ -157,8 +125,8 @@ def summary_figure(results: list[ClaimResult], path: Path) -> Path | None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    shown = [k for k in STATUSES if any(r.status == k for r in ran)]
-    handles = [Line2D([], [], ls="", marker="o", color=_COLOUR[k], label=k) for k in shown]
+    shown = [v for v in verdicts.VERDICTS if any(r.status == v.name for r in ran)]
+    handles = [Line2D([], [], ls="", marker="o", color=v.colour, label=v.name) for v in shown]
     handles += [Line2D([], [], color="k", lw=1, label="threshold"),
                 Patch(color="tab:green", alpha=0.12, label="side where the claim holds")]
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8,
@@ -188,20 +156,20 @@ def _experiment_lines(rec: ExperimentRecord) -> list[str]:
     lines = [f"### Experiment `{rec.id}` ({rec.seconds:.1f} s, {rec.device}{threads})", ""]
     if rec.deviations:
         lines += ["Deviations from the paper's experiment:", ""]
-        lines += [f"- {_fmt(d)}" for d in rec.deviations]
+        lines += [f"- {cell(d)}" for d in rec.deviations]
         lines.append("")
     if rec.setting:
         lines += ["Setting:", ""]
-        lines += _table(["parameter", "value"], [[k, v] for k, v in rec.setting.items()]
+        lines += md_table(["parameter", "value"], [[k, v] for k, v in rec.setting.items()]
                         + [["budget (× the budget fields)", rec.budget]])
         lines.append("")
     if rec.scalars:
-        lines += _table(["quantity", "value", "unit"],
+        lines += md_table(["quantity", "value", "unit"],
                         [[n, v, u] for n, v, u in rec.scalars])
         lines.append("")
     for t in rec.tables:
-        lines += [f"*{_fmt(t['title'])}*", ""]
-        lines += _table(t["columns"], t["rows"])
+        lines += [f"*{cell(t['title'])}*", ""]
+        lines += md_table(t["columns"], t["rows"])
         lines.append("")
     for fig in rec.figures:
         lines += [f"![{Path(fig).stem}]({Path(fig).as_posix()})", ""]
@@ -211,7 +179,8 @@ def _experiment_lines(rec: ExperimentRecord) -> list[str]:
 
 
 def _verdict(r: ClaimResult, quick: bool) -> str:
-    return f"smoke: {_VERDICT[r.status]}" if quick else _VERDICT[r.status]
+    label = verdicts.verdict(r.status).label
+    return f"smoke: {label}" if quick else label
 
 
 def _versus(r: ClaimResult) -> str:
@@ -219,28 +188,28 @@ def _versus(r: ClaimResult) -> str:
     if r.baseline is None:
         return "-"
     if r.ours is None or r.baseline_value is None:
-        return f"vs {_fmt(r.baseline)}"
-    return f"ours {_fmt(r.ours)} vs {_fmt(r.baseline)} {_fmt(r.baseline_value)}"
+        return f"vs {cell(r.baseline)}"
+    return f"ours {cell(r.ours)} vs {cell(r.baseline)} {cell(r.baseline_value)}"
 
 
 def _claim_lines(r: ClaimResult, quick: bool, trend: str | None = None) -> list[str]:
     lines = [f"- **`{r.claim_id}`** {r.sentence}",
-             f"  {r.metric}: measured {_with_unit(r.measured, r.unit)}, threshold "
-             f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} "
+             f"  {r.metric}: measured {with_unit(r.measured, r.unit)}, threshold "
+             f"{sign(r.direction)} {with_unit(r.threshold, r.unit)} "
              f"({_verdict(r, quick).replace('*', '')}); paper: {r.paper_figure}."]
     if r.baseline is not None:
-        lines.append(f"  Baseline: {_fmt(r.baseline)}" + (
-            f"; ours {_fmt(r.ours)}, baseline {_fmt(r.baseline_value)}."
+        lines.append(f"  Baseline: {cell(r.baseline)}" + (
+            f"; ours {cell(r.ours)}, baseline {cell(r.baseline_value)}."
             if r.ours is not None else "."))
     strong = strongest_competitor(r)
     if strong is not None:
-        lines.append(f"  Strongest competitor: {_fmt(strong[0])} {_fmt(strong[1])} "
-                     f"(ours {_fmt(r.ours if r.ours is not None else r.measured)}).")
+        lines.append(f"  Strongest competitor: {cell(strong[0])} {cell(strong[1])} "
+                     f"(ours {cell(r.ours if r.ours is not None else r.measured)}).")
     if r.trivial_doc is not None:
         lines.append(f"  Trivial arm ({r.trivial_doc.rstrip('.')}): "
-                     f"{_with_unit(r.trivial_value, r.unit)}.")
+                     f"{with_unit(r.trivial_value, r.unit)}.")
     if r.control_doc is not None:
-        read = ", ".join(f"{k} = {_fmt(v)}" for k, v in r.control_read.items())
+        read = ", ".join(f"{k} = {cell(v)}" for k, v in r.control_read.items())
         state = {True: "passed", False: "**failed**", None: "not evaluated"}[r.control_ok]
         doc = r.control_doc.rstrip()
         doc += "" if doc.endswith((".", "!", "?")) else "."
@@ -253,15 +222,10 @@ def _claim_lines(r: ClaimResult, quick: bool, trend: str | None = None) -> list[
     return lines
 
 
-def render(env: dict[str, Any], experiments: list[ExperimentRecord],
-           results: list[ClaimResult], papers: dict[str, dict[str, Any]], out: Path,
-           trends: dict[str, str] | None = None) -> str:
-    """The text of REPORT.md; ``trends`` (claim id -> ladder trend) join each claim's why."""
-    out = Path(out)
-    trends = trends or {}
+def _summary_lines(env: dict[str, Any], experiments: list[ExperimentRecord],
+                   results: list[ClaimResult], out: Path) -> list[str]:
+    """The report's head: the run in one sentence, the smoke note and the table of claims."""
     quick = env.get("scale") == "quick"
-    count = {k: sum(r.status == k for r in results) for k in STATUSES}
-    budget = env.get("budget", 1.0)
     timing = ""
     if env.get("wall_seconds") is not None:
         timing = (f" Wall time {env['wall_seconds']:.0f} s with {env.get('jobs', 1)} job(s) of "
@@ -270,9 +234,8 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
     lines = [
         "# iclr25 reproduction report", "",
         f"{len(results)} claims at scale `{env['scale']}`, seed {env['seed']}, device "
-        f"{env['device']}, training budget ×{budget:g}: {count['holds']} hold, "
-        f"{count['fails']} fail, {count['inconclusive']} inconclusive, "
-        f"{count['uninformative']} uninformative, {count['error']} errored. Seconds are each "
+        f"{env['device']}, training budget ×{env.get('budget', 1.0):g}: "
+        f"{verdicts.count_line([r.status for r in results])}. Seconds are each "
         "experiment's own time, shown on the first claim that reads it." + timing, "",
     ]
     if quick:
@@ -284,12 +247,22 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
     for r in results:
         secs = "shared" if r.experiment in shown else f"{seconds.get(r.experiment, 0.0):.1f}"
         shown.add(r.experiment)
-        lines.append(f"| `{r.claim_id}` | {_with_unit(r.measured, r.unit)} | {_versus(r)} | "
-                     f"{_SIGN[r.direction]} {_with_unit(r.threshold, r.unit)} | "
+        lines.append(f"| `{r.claim_id}` | {with_unit(r.measured, r.unit)} | {_versus(r)} | "
+                     f"{sign(r.direction)} {with_unit(r.threshold, r.unit)} | "
                      f"{_verdict(r, quick)} | {secs} |")
     if (out / "summary.png").exists():
         lines += ["", "![measured against threshold](summary.png)"]
+    return lines
 
+
+def render(env: dict[str, Any], experiments: list[ExperimentRecord],
+           results: list[ClaimResult], papers: dict[str, dict[str, Any]], out: Path,
+           trends: dict[str, str] | None = None) -> str:
+    """The text of REPORT.md; ``trends`` (claim id -> ladder trend) join each claim's why."""
+    out = Path(out)
+    trends = trends or {}
+    quick = env.get("scale") == "quick"
+    lines = _summary_lines(env, experiments, results, out)
     by_method: dict[str, list[ClaimResult]] = {}
     for r in results:
         by_method.setdefault(r.method, []).append(r)
@@ -304,9 +277,9 @@ def render(env: dict[str, Any], experiments: list[ExperimentRecord],
                 lines += _experiment_lines(rec)
 
     lines += ["## Environment", ""]
-    lines += _table(["", ""], [[k, v] for k, v in env.items() if k != "packages"])
+    lines += md_table(["", ""], [[k, v] for k, v in env.items() if k != "packages"])
     lines += ["", "Installed versions (`-`: not installed):", ""]
-    lines += _table(["package", "version"], [[k, v] for k, v in env["packages"].items()])
+    lines += md_table(["package", "version"], [[k, v] for k, v in env["packages"].items()])
     return "\n".join(lines) + "\n"
 
 

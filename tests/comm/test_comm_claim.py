@@ -5,11 +5,9 @@ import dataclasses
 
 import pytest
 
-from iclr25.claims import ExperimentRecord, judge
 from iclr25.comm.claim import TrifeaturesEvidence, redundancy, synergy, uniqueness
+from iclr25.verdicts import judge
 
-RECORD = ExperimentRecord(id="comm.trifeatures", method="comm", scale="full", seed=0,
-                          device="cpu", seconds=1.0, setting={})
 # CoMM keeps R, U and S; Cross learned R (0.7 vs its random-init 0.35); labels read all
 GOOD = dict(comm_S=0.70, cross_S=0.50, cross_self_S=0.52, random_S=0.50,
             comm_U=0.60, cross_U=0.15, cross_self_U=0.50, random_U=0.12,
@@ -38,19 +36,18 @@ def _ev(**change):
     (dict(comm_S=0.52, comm_U=0.30, comm_R=0.80), ("fails", "fails", "fails")),
 ])
 def test_verdicts(change, want):
-    got = tuple(judge(c, _ev(**change), RECORD).status for c in (synergy, uniqueness,
-                                                                  redundancy))
+    got = tuple(judge(c, _ev(**change)).status for c in (synergy, uniqueness, redundancy))
     assert got == want
 
 
 def test_controls_read_only_the_baseline_and_the_testbed():
     for c in (synergy, uniqueness, redundancy):
-        r = judge(c, _ev(), RECORD)
+        r = judge(c, _ev())
         assert not any(k.startswith(("comm_", "random_S", "random_U", "cross_self"))
                        for k in r.control_read), r.control_read
         assert {"cross_R", "random_cross_R"} <= set(r.control_read)
-    assert "supervised_color" in judge(synergy, _ev(), RECORD).control_read
-    r = judge(uniqueness, _ev(), RECORD)
+    assert "supervised_color" in judge(synergy, _ev()).control_read
+    r = judge(uniqueness, _ev())
     assert r.competitors == {"Cross+Self": 0.50, "random-init encoder": 0.12}
     assert r.trivial_value == pytest.approx(0.12 - 0.15)
 

@@ -12,8 +12,9 @@ from unittest import mock
 
 import pytest
 
-from iclr25 import claims
+from iclr25 import claims, runner
 from iclr25.claims import Scale, torch_threads
+from iclr25.verdicts import judge
 
 REGISTRY = claims.discover()
 EXPERIMENTS = {c.experiment.id: c.experiment for c in REGISTRY.values()}
@@ -40,8 +41,8 @@ def _run(exp, figure_dir, device, seed=0):
     key = exp.id, str(device), seed
     if key not in _RUNS:
         _running.append(exp.id)
-        with torch_threads(1), mock.patch.object(claims, "Context", _WatchedContext):
-            _RUNS[key] = claims.run_experiment(exp, Scale.quick, seed, device,
+        with torch_threads(1), mock.patch.object(runner, "Context", _WatchedContext):
+            _RUNS[key] = runner.run_experiment(exp, Scale.quick, seed, device,
                                                figure_dir / f"{device}-{seed}")
     return _RUNS[key]
 
@@ -57,7 +58,7 @@ def test_claim_runs_at_quick_scale(cid, figure_dir, device):
     record, evidence = _run(c.experiment, figure_dir, device)
     assert record.error is None, record.error
     assert record.device == str(device)
-    result = claims.judge(c, evidence, record)
+    result = judge(c, evidence, record)
     assert result.status in ("holds", "fails", "inconclusive", "uninformative"), result.error
     assert isinstance(result.measured, float)
     if result.status in ("inconclusive", "uninformative"):

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 import pytest
 from typer.testing import CliRunner
 
-from iclr25 import claims
+from iclr25 import claims, verdicts
 from iclr25.claims import Comparison, Context, Evidence, Paper, Scale, Setting, claim, experiment
 from iclr25.cli import app
 from iclr25.ladder import parse_budgets, read_ladder, run_ladder, trend, write_ladder
+from iclr25.runner import run
 
 runner = CliRunner()
 
@@ -57,7 +58,7 @@ def gain(exp, cid="zz.gain", threshold=0.3, **kw):
 def test_budget_scales_every_budget_field_and_is_recorded(tmp_path):
     seen = []
     c = gain(toy(seen))
-    (rec,), (r,) = claims.run([c], Scale.full, 0, tmp_path, budget=2.5)
+    (rec,), (r,) = run([c], Scale.full, 0, tmp_path, budget=2.5)
     assert seen == [(100, (3, 8), 0)]  # 40 x 2.5; (1, 3) x 2.5 rounded half up, lr untouched
     assert rec.budget == 2.5 and r.budget == 2.5
     assert rec.setting["steps"] == 100 and rec.setting["lr"] == 0.1
@@ -101,7 +102,7 @@ def test_trivial_arm_meeting_the_threshold_is_uninformative(tmp_path):
     informative = gain(exp, "zz.a", trivial=lambda ev: ev.base - ev.base,
                        trivial_doc="the baseline against itself")
     vacuous = gain(exp, "zz.b", trivial=lambda ev: ev.random_arm, trivial_doc="a random arm")
-    _, (a, b) = claims.run([informative, vacuous], Scale.full, 0, tmp_path, budget=2)
+    _, (a, b) = run([informative, vacuous], Scale.full, 0, tmp_path, budget=2)
     assert (a.status, a.measured, a.trivial_value) == ("holds", pytest.approx(0.4), 0.0)
     assert (b.status, b.holds, b.trivial_value) == ("uninformative", False, 0.5)
     assert b.why.startswith("The trivial arm (a random arm) reads 0.5, which also meets ≥ 0.3")
@@ -110,7 +111,7 @@ def test_trivial_arm_meeting_the_threshold_is_uninformative(tmp_path):
 def test_a_baseline_that_did_not_learn_is_inconclusive_with_its_reading(tmp_path):
     c = gain(toy(), control=lambda ev: ev.base - ev.untrained >= 0.5,
              control_doc="the baseline beats its untrained self by 0.5 points")
-    _, (r,) = claims.run([c], Scale.full, 0, tmp_path)  # base 0.2: it did not learn enough
+    _, (r,) = run([c], Scale.full, 0, tmp_path)  # base 0.2: it did not learn enough
     assert r.status == "inconclusive" and r.control_ok is False
     assert r.control_read == {"base": 0.2, "untrained": 0.0}
     assert r.why == ("The control failed (the baseline beats its untrained self by 0.5 "
@@ -119,18 +120,18 @@ def test_a_baseline_that_did_not_learn_is_inconclusive_with_its_reading(tmp_path
 
 def test_a_failing_claim_names_the_strongest_competitor(tmp_path):
     c = gain(toy(), competitors=lambda ev: {"random": ev.random_arm, "weak": 0.0})
-    _, (r,) = claims.run([c], Scale.full, 0, tmp_path)  # ours 0.4 - base 0.2 = 0.2 < 0.3
+    _, (r,) = run([c], Scale.full, 0, tmp_path)  # ours 0.4 - base 0.2 = 0.2 < 0.3
     assert r.status == "fails" and r.competitors == {"random": 0.5, "weak": 0.0}
     assert r.why == ("0.2 misses ≥ 0.3 by 0.1 (ours 0.4 vs plain 0.2); the strongest "
                      "competitor, random, reads 0.5.")
-    assert claims.why(r, "approaching").endswith("; ladder: approaching.")
+    assert verdicts.why(r, "approaching").endswith("; ladder: approaching.")
 
 
 def test_holds_has_no_why_and_competitors_below_ours_are_not_named(tmp_path):
     c = gain(toy(), threshold=0.1, competitors=lambda ev: {"weak": 0.0})
-    _, (r,) = claims.run([c], Scale.full, 0, tmp_path)
+    _, (r,) = run([c], Scale.full, 0, tmp_path)
     assert r.status == "holds" and r.why is None
-    assert claims.strongest_competitor(r) is None
+    assert verdicts.strongest_competitor(r) is None
 
 
 def test_trivial_needs_its_sentence():
@@ -255,7 +256,7 @@ def test_reproduce_records_the_budget(cli_registry, tmp_path):
     assert data["environment"]["budget"] == 2.0 and data["experiments"][0]["budget"] == 2.0
     assert data["claims"][0]["measured"] == pytest.approx(0.4)  # 80 steps x 0.005
     text = (tmp_path / "REPORT.md").read_text()
-    assert "training budget ×2: 1 hold" in text and "| budget (× the budget fields) | 2 |" in text
+    assert "training budget ×2: 1 holds" in text and "| budget (× the budget fields) | 2 |" in text
 
 
 @pytest.mark.parametrize("bad", ["", "0,1", "1,1", "x", "1,-2"])

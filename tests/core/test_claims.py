@@ -6,12 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from iclr25 import claims
+from iclr25 import claims, runner
 from iclr25.claims import (
-    ClaimResult,
     Context,
     Evidence,
-    ExperimentRecord,
     Paper,
     Scale,
     Setting,
@@ -20,6 +18,8 @@ from iclr25.claims import (
     experiment,
     scalar,
 )
+from iclr25.runner import ExperimentRecord
+from iclr25.verdicts import ClaimResult
 
 
 @pytest.fixture(autouse=True)
@@ -39,8 +39,8 @@ class Toy(Setting):
 @dataclass
 class ToyEvidence(Evidence):
     value: float = scalar("fraction")
-    per_seed: list = None
-    table: Table = None
+    per_seed: list[float] | None = None
+    table: Table | None = None
 
 
 def make(calls=None, value=0.7, fail=False):
@@ -68,7 +68,7 @@ def test_experiment_runs_once_for_all_its_claims(tmp_path):
     calls = []
     exp = make(calls)
     a, b = declare(exp, "zz.a"), declare(exp, "zz.b", threshold=0.9)
-    records, results = claims.run([a, b], Scale.quick, 3, tmp_path)
+    records, results = runner.run([a, b], Scale.quick, 3, tmp_path)
     assert calls == [(2, "quick", 3, "cpu")]
     assert len(records) == 1 and records[0].id == "test_claims.toy"
     assert records[0].setting == {"n": 2, "label": "x"}
@@ -80,13 +80,13 @@ def test_experiment_runs_once_for_all_its_claims(tmp_path):
 def test_full_scale_uses_full_setting(tmp_path):
     calls = []
     c = declare(make(calls), "zz.a")
-    claims.run([c], "full", 0, tmp_path)
+    runner.run([c], "full", 0, tmp_path)
     assert calls[0][:2] == (5, "full")
 
 
 def test_evidence_is_typed_and_plain(tmp_path):
     c = declare(make(), "zz.a")
-    (rec,), _ = claims.run([c], Scale.quick, 0, tmp_path)
+    (rec,), _ = runner.run([c], Scale.quick, 0, tmp_path)
     names = {n: (v, u) for n, v, u in rec.scalars}
     assert names["value"] == (0.7, "fraction")
     assert isinstance(names["per_seed"][0][0], float)
@@ -100,7 +100,7 @@ def test_evidence_is_typed_and_plain(tmp_path):
                           (float("inf"), ">=", "inconclusive")])
 def test_threshold_direction(tmp_path, value, direction, status):
     c = declare(make(value=value), "zz.dir", direction=direction)
-    _, (r,) = claims.run([c], Scale.quick, 0, tmp_path)
+    _, (r,) = runner.run([c], Scale.quick, 0, tmp_path)
     assert r.status == status and r.holds is (status == "holds")
     if status == "inconclusive":
         assert "no usable figure" in r.reason
@@ -108,7 +108,7 @@ def test_threshold_direction(tmp_path, value, direction, status):
 
 def test_raising_experiment_errors_every_claim_reading_it(tmp_path):
     exp = make(fail=True)
-    records, results = claims.run([declare(exp, "zz.a"), declare(exp, "zz.b")], "quick", 0,
+    records, results = runner.run([declare(exp, "zz.a"), declare(exp, "zz.b")], "quick", 0,
                                   tmp_path)
     assert "kaboom" in records[0].error and "Traceback" in records[0].error
     assert [r.status for r in results] == ["error", "error"]
@@ -119,7 +119,7 @@ def test_raising_read_errors_only_that_claim(tmp_path):
     exp = make()
     good = declare(exp, "zz.good")
     bad = declare(exp, "zz.bad", read=lambda ev: ev.missing)
-    _, results = claims.run([good, bad], "quick", 0, tmp_path)
+    _, results = runner.run([good, bad], "quick", 0, tmp_path)
     assert [r.status for r in results] == ["holds", "error"]
     assert "missing" in results[1].error
 
@@ -129,7 +129,7 @@ def test_experiment_must_return_evidence(tmp_path):
     def wrong(setting, ctx):
         return 0.9
 
-    records, (r,) = claims.run([declare(wrong, "zz.w")], "quick", 0, tmp_path)
+    records, (r,) = runner.run([declare(wrong, "zz.w")], "quick", 0, tmp_path)
     assert r.status == "error" and "expected an Evidence" in records[0].error
 
 
@@ -194,7 +194,7 @@ def test_select_by_id_and_method():
 
 def test_records_round_trip_through_json(tmp_path):
     c = declare(make(), "zz.rt")
-    (rec,), (res,) = claims.run([c], Scale.full, 7, tmp_path)
+    (rec,), (res,) = runner.run([c], Scale.full, 7, tmp_path)
     assert ExperimentRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
     assert ClaimResult.from_dict(json.loads(json.dumps(res.to_dict()))) == res
     with pytest.raises(ValueError, match="missing fields"):
@@ -210,9 +210,9 @@ def test_seeded_and_global_rng_left_alone(tmp_path):
     random.seed(1)
     np.random.seed(1)
     torch.manual_seed(1)
-    a = claims.run([c], "quick", 5, tmp_path)[1][0].measured
-    b = claims.run([c], "quick", 5, tmp_path)[1][0].measured
-    d = claims.run([c], "quick", 6, tmp_path)[1][0].measured
+    a = runner.run([c], "quick", 5, tmp_path)[1][0].measured
+    b = runner.run([c], "quick", 5, tmp_path)[1][0].measured
+    d = runner.run([c], "quick", 6, tmp_path)[1][0].measured
     assert a == b != d
     assert (random.random(), np.random.rand(), float(torch.rand(()))) == before
 
@@ -243,14 +243,14 @@ def test_comparison_names_its_baseline_and_both_values(tmp_path):
     c = claim("zz.cmp", experiment=exp, sentence="S", metric="gain", unit="points",
               paper_figure="-", threshold=0.1, baseline="plain")(
         lambda ev: claims.Comparison(ours=ev.value, baseline=0.7, value=ev.value - 0.7))
-    _, (r,) = claims.run([c], Scale.quick, 0, tmp_path)
+    _, (r,) = runner.run([c], Scale.quick, 0, tmp_path)
     assert (r.status, r.baseline, r.ours, r.baseline_value) == ("holds", "plain", 0.9, 0.7)
     assert r.measured == pytest.approx(0.2)
 
 
 def test_comparison_without_declared_baseline_is_an_error(tmp_path):
     c = declare(make(), "zz.nob", read=lambda ev: claims.Comparison(1.0, 0.5, 0.5))
-    _, (r,) = claims.run([c], Scale.quick, 0, tmp_path)
+    _, (r,) = runner.run([c], Scale.quick, 0, tmp_path)
     assert r.status == "error" and "declares no baseline" in r.error
 
 
@@ -263,7 +263,7 @@ def test_false_control_is_inconclusive_whatever_the_value(tmp_path, value, contr
               threshold=0.5, baseline="b", control=lambda ev: (ev.table.title == "t")
               and control_ok and ev.per_seed[1] == 2,
               control_doc="The baseline learned.")(lambda ev: ev.value)
-    _, (r,) = claims.run([c], Scale.quick, 0, tmp_path)
+    _, (r,) = runner.run([c], Scale.quick, 0, tmp_path)
     assert r.status == status and r.holds is (status == "holds")
     assert r.control_ok is control_ok and r.control_doc == "The baseline learned."
     assert r.control_read["table"] == "table 't'"  # what the control read, for the report
@@ -286,7 +286,7 @@ def test_deviations_are_recorded_apart_from_the_setting(tmp_path):
     def dev(setting, ctx):
         return ToyEvidence(value=1.0)
 
-    (rec,), _ = claims.run([declare(dev, "zz.dev")], "quick", 0, tmp_path)
+    (rec,), _ = runner.run([declare(dev, "zz.dev")], "quick", 0, tmp_path)
     assert rec.deviations == ["1 of 10 steps: CPU budget"]
     assert rec.setting == {"n": 1, "label": "x"}
     with pytest.raises(TypeError, match="deviations"):
@@ -343,14 +343,14 @@ def test_jobs_give_the_same_values_and_survive_a_dead_worker(tmp_path, monkeypat
     mod = importlib.import_module("jobworker")
     try:
         reg = [claims._CLAIMS[f"jobworker.{n}"] for n in ("draws", "dies", "pool")]
-        records, results = claims.run(reg, Scale.quick, 3, tmp_path, jobs=2, threads=1)
+        records, results = runner.run(reg, Scale.quick, 3, tmp_path, jobs=2, threads=1)
         assert results[0].status == "holds" and records[0].threads == 1
         assert results[1].status == "error" and "SIGKILL" in results[1].error
         assert results[2].status == "holds" and results[2].measured == 3.0, results[2].error
-        _, (alone,) = claims.run(reg[:1], Scale.quick, 3, tmp_path, jobs=1, threads=1)
+        _, (alone,) = runner.run(reg[:1], Scale.quick, 3, tmp_path, jobs=1, threads=1)
         assert alone.measured == results[0].measured
         with pytest.raises(ValueError, match="jobs"):
-            claims.run(reg, Scale.quick, 3, tmp_path, jobs=0)
+            runner.run(reg, Scale.quick, 3, tmp_path, jobs=0)
     finally:
         del mod
         import sys
@@ -409,7 +409,7 @@ def test_workers_live_for_the_run_and_take_the_longest_first(tmp_path, monkeypat
     try:
         reg = [claims._CLAIMS[f"joborder.{n}"] for n in "abcd"]
         started = []
-        records, results = claims.run(reg, Scale.quick, 5, tmp_path, jobs=2, threads=1,
+        records, results = runner.run(reg, Scale.quick, 5, tmp_path, jobs=2, threads=1,
                                       on_experiment=lambda e: started.append(e.id))
         assert started == [f"joborder.{n}" for n in "dcba"]  # longest declared first
         assert [r.claim_id for r in results] == [c.id for c in reg]  # reported in order
@@ -417,11 +417,11 @@ def test_workers_live_for_the_run_and_take_the_longest_first(tmp_path, monkeypat
         assert len({s["pid"] for s in scalars}) <= 2
         # forked from a server that imported every claim module once, not spawned bare
         assert all(s["preloaded"] == 1.0 for s in scalars)
-        _, alone = claims.run(reg, Scale.quick, 5, tmp_path, jobs=1, threads=1)
+        _, alone = runner.run(reg, Scale.quick, 5, tmp_path, jobs=1, threads=1)
         assert [r.measured for r in alone] == [r.measured for r in results]
         # a previous run's times win over the declared costs
         started.clear()
-        claims.run(reg, Scale.quick, 5, tmp_path, jobs=2, threads=1,
+        runner.run(reg, Scale.quick, 5, tmp_path, jobs=2, threads=1,
                    on_experiment=lambda e: started.append(e.id),
                    seconds={"joborder.b": 99.0, "joborder.a": 50.0})
         assert started[:2] == ["joborder.b", "joborder.a"]

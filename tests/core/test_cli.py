@@ -75,7 +75,7 @@ def test_reproduce_writes_report_and_continues_after_error(registry, tmp_path):
     assert status == {"t.good": "holds", "t.bad": "fails", "t.raises": "error"}
     assert all(r["seed"] == 4 for r in data["experiments"])
     assert "experiment blew up" in (tmp_path / "REPORT.md").read_text()
-    assert ("1 hold, 1 fail, 0 inconclusive, 0 uninformative, 1 errored (quick scale: a smoke "
+    assert ("1 holds, 1 fails, 0 inconclusive, 0 uninformative, 1 error (quick scale: a smoke "
             "test") in out.output
     assert "smoke:holds  t.good" in out.output
     env = data["environment"]

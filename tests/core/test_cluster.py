@@ -10,6 +10,7 @@ from iclr25 import claims
 from iclr25._cluster import parse_cluster
 from iclr25.claims import Scale
 from iclr25.cli import app
+from iclr25.runner import run
 
 runner = CliRunner()
 
@@ -85,12 +86,12 @@ def test_a_local_ray_run_equals_jobs_1_and_a_killed_task_errors_alone(toy, tmp_p
     from iclr25._cluster import ray_session
 
     with ray_session(None) as ray:
-        records, results = claims.run(toy[:3], Scale.quick, 7, tmp_path / "ray", threads=1,
+        records, results = run(toy[:3], Scale.quick, 7, tmp_path / "ray", threads=1,
                                       budget=2, cluster=ray)
-        _, (mapped,) = claims.run(toy[3:], Scale.full, 7, tmp_path / "ray", threads=2,
+        _, (mapped,) = run(toy[3:], Scale.full, 7, tmp_path / "ray", threads=2,
                                   cluster=ray)
-    _, alone = claims.run(toy[:2], Scale.quick, 7, tmp_path / "local", threads=1, budget=2)
-    _, (forked,) = claims.run(toy[3:], Scale.full, 7, tmp_path / "local", threads=2)
+    _, alone = run(toy[:2], Scale.quick, 7, tmp_path / "local", threads=1, budget=2)
+    _, (forked,) = run(toy[3:], Scale.full, 7, tmp_path / "local", threads=2)
     assert mapped.status == "holds", mapped.error
     assert mapped.measured == forked.measured
     assert 30 < mapped.measured < 33  # three jobs, each on one thread
@@ -104,12 +105,12 @@ def test_a_local_ray_run_equals_jobs_1_and_a_killed_task_errors_alone(toy, tmp_p
 
 def test_map_jobs_gives_the_same_values_under_jobs_2_and_alone(toy, tmp_path):
     mapped = toy[3:]  # three jobs, each in a forked worker of one thread
-    _, (both,) = claims.run(mapped, Scale.full, 7, tmp_path, jobs=2, threads=2)
-    _, (alone,) = claims.run(mapped, Scale.full, 7, tmp_path, threads=2)
+    _, (both,) = run(mapped, Scale.full, 7, tmp_path, jobs=2, threads=2)
+    _, (alone,) = run(mapped, Scale.full, 7, tmp_path, threads=2)
     assert both.status == alone.status == "holds", (both.error, alone.error)
     assert both.measured == alone.measured and 30 < both.measured < 33
     # quick scale (a smoke test): its one job runs in the experiment, on its two threads
-    _, (quick,) = claims.run(mapped, Scale.quick, 7, tmp_path, threads=2)
+    _, (quick,) = run(mapped, Scale.quick, 7, tmp_path, threads=2)
     assert 20 < quick.measured < 21
 
 
@@ -140,9 +141,9 @@ def test_cli_refuses_bad_cluster_use_in_one_line(toy, tmp_path, monkeypatch, arg
         assert len(lines) == 1 and words in lines[0], out.output
 
 
-def test_a_lost_connection_keeps_what_finished_and_errors_the_rest(toy, tmp_path):
+def test_a_lost_connection_keeps_what_finished_and_marks_the_rest_lost(toy, tmp_path):
     pytest.importorskip("ray")
-    from iclr25._cluster import LOST, run_on_ray
+    from iclr25.runner import LOST, Ray, RunSpec, Task, run_tasks
 
     class FakeRay:
         """Runs the first task here, then loses the cluster."""
@@ -173,10 +174,35 @@ def test_a_lost_connection_keeps_what_finished_and_errors_the_rest(toy, tmp_path
         def get(self, ref):
             return self.fn(ref.msg)
 
-    tasks = [claims.Task(c.experiment, (c,), 1, 1.0, tmp_path) for c in toy[:2]]
-    done = {}
-    run_on_ray(FakeRay(), tasks, (Scale.quick, "cpu", 1), None,
-               lambda i, rec, rs: done.__setitem__(i, rs), [0, 1],
-               lambda t, why: claims._failed(t, why, Scale.quick, "cpu", 1))
-    assert done[0][0].status == "holds"
-    assert done[1][0].status == "error" and LOST in done[1][0].error
+    spec = RunSpec(Scale.quick, "cpu", 1)
+    tasks = [Task(c.experiment, (c,), 1, tmp_path, spec) for c in toy[:2]]
+    seen = []
+    done = run_tasks(tasks, Ray(FakeRay()), on_done=seen.append)
+    assert [o.lost for o in done] == [False, True] and len(seen) == 2
+    assert done[0].results[0].status == "holds"
+    assert done[1].results[0].status == "error" and LOST in done[1].results[0].error
+    assert LOST in done[1].record.error
+
+
+def test_the_cli_ends_a_lost_run_with_one_line_after_the_report(toy, tmp_path, monkeypatch):
+    """The lost flag of an outcome, not its error text, ends the run (exit 1)."""
+    from iclr25 import runner as runner_module
+
+    def lose(selected, scale, seed, figure_dir, device="cpu", on_experiment=None, *,
+             on_done=None, **kw):
+        spec = runner_module.RunSpec(scale, device, 1)
+        tasks = [runner_module.Task(c.experiment, (c,), seed, figure_dir, spec)
+                 for c in selected]
+        outcomes = [runner_module._failed(t, "an engine's own words", lost=True)
+                    for t in tasks]
+        for t, o in zip(tasks, outcomes, strict=True):
+            on_experiment(t.exp)
+            on_done(o)
+        return [o.record for o in outcomes], [r for o in outcomes for r in o.results]
+
+    monkeypatch.setattr(claims, "discover", lambda: {c.id: c for c in toy[:1]})
+    monkeypatch.setattr(runner_module, "run", lose)
+    out = runner.invoke(app, ["reproduce", "raytoy", "--out", str(tmp_path)])
+    assert out.exit_code == 1, out.output
+    assert out.output.strip().splitlines()[-1].startswith("error: the connection")
+    assert (tmp_path / "REPORT.md").exists()

@@ -1,4 +1,4 @@
-"""Checks every method package must pass (DESIGN.md's layout and API contract)."""
+"""Checks every method package must pass (the layout and API contract of docs/architecture.rst)."""
 
 import ast
 import importlib

@@ -1,4 +1,4 @@
-"""The package layout stays as DESIGN.md has it: modules named for what they hold."""
+"""The package layout stays as docs/architecture.rst has it: modules named for what they hold."""
 
 from __future__ import annotations
 

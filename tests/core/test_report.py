@@ -3,8 +3,10 @@ import json
 import matplotlib
 import pytest
 
-from iclr25.claims import ClaimResult, ExperimentRecord, Paper
+from iclr25.claims import Paper
 from iclr25.report import environment, read_results, summary_figure, write_report
+from iclr25.runner import ExperimentRecord
+from iclr25.verdicts import ClaimResult
 
 PAPER = Paper(number=3, short="mm", title="A Paper | With Pipe", authors="A. Author",
               arxiv="2401.00001", code="owner/repo")
@@ -48,8 +50,8 @@ def test_top_table_marks_quick_verdicts_as_smoke_and_shared_time_once(written):
     assert rows[0] == "| `mm.a` | 0.9 points | - | ≥ 0.8 points | smoke: holds | 9.9 |"
     assert rows[1] == "| `mm.b` | 0.5 points | - | ≥ 0.8 points | smoke: **fails** | shared |"
     assert rows[2] == "| `mm.c` | - | - | ≥ 0.8 points | smoke: **error** | 0.5 |"
-    assert ("3 claims at scale `quick`, seed 0, device cpu, training budget ×1: 1 hold, 1 fail, "
-            "0 inconclusive, 0 uninformative, 1 errored") in text
+    assert ("3 claims at scale `quick`, seed 0, device cpu, training budget ×1: 1 holds, 1 fails, "
+            "0 inconclusive, 0 uninformative, 1 error") in text
     assert "Quick scale is a smoke test" in text
 
 
@@ -69,7 +71,7 @@ def test_full_report_shows_baseline_control_and_deviations(tmp_path):
     assert rows[0] == ("| `mm.a` | 0.1 points | ours 0.97 vs plain 0.87 | ≥ 0.05 points | "
                        "holds | 9.9 |")
     assert rows[1] == "| `mm.b` | 0.3 points | vs IG+M | ≥ 0.8 points | *inconclusive* | shared |"
-    assert "1 hold, 0 fail, 1 inconclusive, 0 uninformative, 0 errored" in text
+    assert "1 holds, 0 fail, 1 inconclusive, 0 uninformative, 0 errors" in text
     assert "smoke" not in text
     assert "Control (**failed**): IG+M imitates. Read: igm_factor = 1.4." in text
     assert "Why: The control failed (IG+M imitates); it read igm_factor = 1.4." in text

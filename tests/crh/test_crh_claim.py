@@ -3,16 +3,14 @@ untrained network (or the rotation null) must not meet the thresholds."""
 
 import pytest
 
-from iclr25.claims import ExperimentRecord, judge
 from iclr25.crh.claim import (
     SweepEvidence,
     backward_above_null,
     backward_alignment,
     increases_with_weight_decay,
 )
+from iclr25.verdicts import judge
 
-RECORD = ExperimentRecord(id="crh.sweep", method="crh", scale="full", seed=0, device="cpu",
-                          seconds=1.0, setting={})
 CLAIMS = [backward_alignment, increases_with_weight_decay, backward_above_null]
 
 
@@ -27,26 +25,26 @@ def _ev(*, acc_min=0.85, acc0=0.10, b_init=0.3, ratio_init=1.5, null_rising=0.0)
 
 @pytest.mark.parametrize("claim", CLAIMS)
 def test_holds_when_the_networks_learned(claim):
-    r = judge(claim, _ev(), RECORD)
+    r = judge(claim, _ev())
     assert r.status == "holds" and r.control_ok is True
 
 
 @pytest.mark.parametrize("claim", CLAIMS)
 def test_networks_that_did_not_learn_make_it_inconclusive(claim):
     # 15 points over random init: under the 20-point margin
-    r = judge(claim, _ev(acc_min=0.25, acc0=0.10), RECORD)
+    r = judge(claim, _ev(acc_min=0.25, acc0=0.10))
     assert r.status == "inconclusive"
     assert r.control_read == {"train_acc_min": 0.25, "train_acc_untrained": 0.10}
 
 
 def test_alignment_present_at_init_is_uninformative():
-    r = judge(backward_alignment, _ev(b_init=0.8), RECORD)
+    r = judge(backward_alignment, _ev(b_init=0.8))
     assert r.status == "uninformative" and r.trivial_value == pytest.approx(0.8)
-    r = judge(backward_above_null, _ev(ratio_init=4.0), RECORD)
+    r = judge(backward_above_null, _ev(ratio_init=4.0))
     assert r.status == "uninformative"
 
 
 def test_a_rise_the_rotation_null_shares_is_uninformative():
-    r = judge(increases_with_weight_decay, _ev(null_rising=1.0), RECORD)
+    r = judge(increases_with_weight_decay, _ev(null_rising=1.0))
     assert r.status == "uninformative"
-    assert judge(increases_with_weight_decay, _ev(null_rising=0.5), RECORD).status == "holds"
+    assert judge(increases_with_weight_decay, _ev(null_rising=0.5)).status == "holds"

@@ -3,11 +3,8 @@ decade of W2² from its start (its untrained, step-0 self) for the gap to count.
 
 import pytest
 
-from iclr25.claims import ExperimentRecord, judge
 from iclr25.dbtsw.claim import FlowEvidence, flow_2d, flow_vs_sw, splitting_vs_tswsl
-
-RECORD = ExperimentRecord(id="dbtsw.gradient_flow", method="dbtsw", scale="full", seed=0,
-                          device="cpu", seconds=1.0, setting={})
+from iclr25.verdicts import judge
 
 
 def _ev(drop=2.0):
@@ -20,6 +17,6 @@ def _ev(drop=2.0):
                                           (splitting_vs_tswsl, "drop_tswsl"),
                                           (flow_2d, "drop_sw_2d")])
 def test_a_baseline_that_did_not_move_is_inconclusive(claim, field):
-    assert judge(claim, _ev(2.0), RECORD).status == "holds"
-    r = judge(claim, _ev(0.9), RECORD)  # under the one-decade margin
+    assert judge(claim, _ev(2.0)).status == "holds"
+    r = judge(claim, _ev(0.9))  # under the one-decade margin
     assert r.status == "inconclusive" and r.control_read == {field: 0.9}

@@ -7,6 +7,7 @@ pytest.importorskip("gymnasium")
 
 from iclr25 import claims  # noqa: E402
 from iclr25.gsd.claim import choose_testbed, separable  # noqa: E402
+from iclr25.verdicts import judge  # noqa: E402
 
 # the pilot's table (held-out seed 7): (name, IG+M VL10 on its lanes, untrained, IG+M VL10 on
 # the targets, experts on uniform lanes)
@@ -29,8 +30,7 @@ def test_rule_takes_the_first_separable_candidate_in_order():
 
 def _judge(cid, **fields):
     c = claims.discover()[cid]
-    rec = claims.ExperimentRecord(c.experiment.id, "gsd", "quick", 0, "cpu", 0.0, {})
-    return claims.judge(c, SimpleNamespace(**fields), rec)
+    return judge(c, SimpleNamespace(**fields))
 
 
 LANE = dict(vl10_gsd=0.08, vl10_igm=0.127, vl10_ratio=0.08 / 0.127, vl10_igm_sn=0.12,

@@ -2,7 +2,6 @@
 
 import pytest
 
-from iclr25.claims import ExperimentRecord, judge
 from iclr25.ies.claim import (
     TrainingEvidence,
     _fixed_rate,
@@ -12,9 +11,7 @@ from iclr25.ies.claim import (
     beats_small_loss,
     pick_delta,
 )
-
-RECORD = ExperimentRecord(id="ies.training", method="ies", scale="full", seed=0,
-                          device="cpu", seconds=1.0, setting={})
+from iclr25.verdicts import judge
 
 
 @pytest.mark.parametrize("val_acc, plain, chosen", [
@@ -54,40 +51,40 @@ def _ev(**kw):
 
 def test_verdicts_hold_on_a_separating_run():
     for c in (backprop_saved, accuracy_kept, beats_random_removal, beats_small_loss):
-        assert judge(c, _ev(), RECORD).status == "holds", c.id
+        assert judge(c, _ev()).status == "holds", c.id
 
 
 @pytest.mark.parametrize("kw", [dict(plain_gain=40.0), dict(random_cost=0.5)])
 def test_control_makes_a_run_that_cannot_separate_inconclusive(kw):
     for c in (accuracy_kept, beats_random_removal, beats_small_loss):
-        r = judge(c, _ev(**kw), RECORD)
+        r = judge(c, _ev(**kw))
         assert r.status == "inconclusive", c.id
         # the control reads the baseline arms only, never IES's own result
         assert set(r.control_read) <= {"plain_gain", "random_cost"}
     # the saving claim asks only whether the baseline learned
-    assert judge(backprop_saved, _ev(**kw), RECORD).status == (
+    assert judge(backprop_saved, _ev(**kw)).status == (
         "inconclusive" if "plain_gain" in kw else "holds")
 
 
 def test_accuracy_kept_is_uninformative_when_random_removal_keeps_it_too():
-    r = judge(accuracy_kept, _ev(random_diff=-0.3), RECORD)
+    r = judge(accuracy_kept, _ev(random_diff=-0.3))
     assert r.status == "uninformative"
     assert r.trivial_value == pytest.approx(-0.3)
 
 
 def test_small_loss_is_named_beside_beats_random_and_gates_its_own_claim():
     ev = _ev(small_loss_acc=95.5, beats_small_loss=-0.7)
-    r = judge(beats_random_removal, ev, RECORD)
+    r = judge(beats_random_removal, ev)
     assert r.status == "holds" and r.competitors == {
         "small-loss removal at IES's rate": 95.5}
-    assert judge(beats_small_loss, ev, RECORD).status == "fails"
+    assert judge(beats_small_loss, ev).status == "fails"
 
 
 def test_beats_random_is_uninformative_when_two_random_draws_differ_as_much():
-    r = judge(beats_random_removal, _ev(random_vs_random=0.6), RECORD)
+    r = judge(beats_random_removal, _ev(random_vs_random=0.6))
     assert r.status == "uninformative" and r.trivial_value == pytest.approx(0.6)
 
 
 def test_beats_small_loss_is_uninformative_when_random_removal_matches_small_loss():
-    r = judge(beats_small_loss, _ev(random_vs_small_loss=0.0), RECORD)
+    r = judge(beats_small_loss, _ev(random_vs_small_loss=0.0))
     assert r.status == "uninformative"

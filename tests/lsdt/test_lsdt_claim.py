@@ -7,6 +7,7 @@ pytest.importorskip("gymnasium")
 
 from iclr25 import claims  # noqa: E402
 from iclr25.lsdt.claim import _long_range  # noqa: E402
+from iclr25.verdicts import judge  # noqa: E402
 
 
 def test_long_range_needs_both_margins():
@@ -24,8 +25,7 @@ def _judge(**fields):
     c = claims.discover()["lsdt.long_range"]
     ev = SimpleNamespace(**fields)
     ev.long_range = _long_range(ev.cue_success_lsdt, ev.cue_success_dt, ev.cue_success_dc)
-    rec = claims.ExperimentRecord(c.experiment.id, "lsdt", "quick", 0, "cpu", 0.0, {})
-    return claims.judge(c, ev, rec)
+    return judge(c, ev)
 
 
 def test_lsdt_below_dt_fails_even_far_above_dc():

@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 from iclr25 import claims
 from iclr25.mother.claim import LAM_GRID, choose_lam
+from iclr25.verdicts import judge
 
 
 def _scores(**by_lam):
@@ -33,8 +34,7 @@ def test_lambda_zero_is_never_chosen():
 
 def _judge(cid, **fields):
     c = claims.discover()[cid]
-    rec = claims.ExperimentRecord(c.experiment.id, "mother", "quick", 0, "cpu", 0.0, {})
-    return claims.judge(c, SimpleNamespace(**fields), rec)
+    return judge(c, SimpleNamespace(**fields))
 
 
 def test_directed_accuracy_is_uninformative_when_the_reversed_direction_scores_as_well():

@@ -3,7 +3,6 @@
 
 import pytest
 
-from iclr25.claims import ExperimentRecord, judge
 from iclr25.oft import flow_cost, flow_violations, make_layered, min_cost_flow
 from iclr25.oft.claim import (
     INFEASIBLE,
@@ -13,9 +12,7 @@ from iclr25.oft.claim import (
     capacitated,
     near_optimal,
 )
-
-RECORD = ExperimentRecord(id="oft.layered", method="oft", scale="full", seed=0, device="cpu",
-                          seconds=1.0, setting={})
+from iclr25.verdicts import judge
 
 
 def _ev(*, gap=0.01, lp_violation=1e-12, lp_cost=0.5, blind=0.8, bind=0.05):
@@ -29,19 +26,19 @@ def _ev(*, gap=0.01, lp_violation=1e-12, lp_cost=0.5, blind=0.8, bind=0.05):
 
 @pytest.mark.parametrize("claim", [near_optimal, capacitated])
 def test_verdicts_read_the_lp_and_the_cost_blind_flow(claim):
-    assert judge(claim, _ev(), RECORD).status == "holds"
-    assert judge(claim, _ev(gap=0.05), RECORD).status == "fails"
+    assert judge(claim, _ev()).status == "holds"
+    assert judge(claim, _ev(gap=0.05)).status == "fails"
     # HiGHS's flow off balance by 1e-4 of the mass: no optimum to measure the gap against
-    r = judge(claim, _ev(lp_violation=1e-4), RECORD)
+    r = judge(claim, _ev(lp_violation=1e-4))
     assert r.status == "inconclusive" and r.control_read["lp_violation"] == 1e-4
-    assert judge(claim, _ev(lp_cost=float("nan")), RECORD).status == "inconclusive"
+    assert judge(claim, _ev(lp_cost=float("nan"))).status == "inconclusive"
     # a degenerate instance where ignoring cost is within 2% of the optimum
-    r = judge(claim, _ev(blind=0.015), RECORD)
+    r = judge(claim, _ev(blind=0.015))
     assert r.status == "uninformative" and r.trivial_value == 0.015
 
 
 def test_capacitated_control_still_needs_binding_caps():
-    r = judge(capacitated, _ev(bind=0.001), RECORD)
+    r = judge(capacitated, _ev(bind=0.001))
     assert r.status == "inconclusive"
 
 

@@ -4,11 +4,8 @@ import pytest
 
 pytest.importorskip("rdkit")
 
-from iclr25.claims import ExperimentRecord, judge  # noqa: E402
 from iclr25.schull.claim import LearnEvidence, energy_mae, pick_force_weight  # noqa: E402
-
-RECORD = ExperimentRecord(id="schull.energy", method="schull", scale="full", seed=0,
-                          device="cpu", seconds=1.0, setting={})
+from iclr25.verdicts import judge  # noqa: E402
 
 
 def _ev(schnet, cha, median, init=3.0):
@@ -25,7 +22,7 @@ def _ev(schnet, cha, median, init=3.0):
     (1.6, 0.8, 2.0, "inconclusive"),   # SchNet above 0.75 x median: uninformative
 ])
 def test_energy_mae_verdicts(schnet, cha, median, status):
-    r = judge(energy_mae, _ev(schnet, cha, median), RECORD)
+    r = judge(energy_mae, _ev(schnet, cha, median))
     assert r.status == status
     assert r.measured == pytest.approx(1 - cha / schnet)
     assert (r.ours, r.baseline_value) == (pytest.approx(cha), pytest.approx(schnet))
@@ -35,7 +32,7 @@ def test_energy_mae_verdicts(schnet, cha, median, status):
 
 def test_energy_mae_inconclusive_when_schnet_does_not_beat_its_untrained_self():
     # below 0.75 x the median, but not 0.75 x its own untrained MAE
-    assert judge(energy_mae, _ev(1.0, 0.5, 2.0, init=1.2), RECORD).status == "inconclusive"
+    assert judge(energy_mae, _ev(1.0, 0.5, 2.0, init=1.2)).status == "inconclusive"
 
 
 @pytest.mark.parametrize("mae, median, chosen", [

@@ -3,7 +3,7 @@ constant self) by 10%, or the verdict is inconclusive."""
 
 import pytest
 
-from iclr25.claims import ExperimentRecord, Table, judge
+from iclr25.claims import Table
 from iclr25.toss.claim import (
     MultivariateEvidence,
     SinusoidEvidence,
@@ -12,9 +12,7 @@ from iclr25.toss.claim import (
     univariate_epochs,
     vs_tic,
 )
-
-RECORD = ExperimentRecord(id="toss.multivariate", method="toss", scale="full", seed=0,
-                          device="cpu", seconds=1.0, setting={})
+from iclr25.verdicts import judge
 
 
 def _ev(toss, tic, constant, nll=float("nan")):
@@ -36,7 +34,7 @@ def _ev(toss, tic, constant, nll=float("nan")):
     (0.2, 0.85, 0.9, "inconclusive"),   # better, but not by the 10% margin
 ])
 def test_vs_tic_verdicts(toss, tic, constant, status):
-    r = judge(vs_tic, _ev(toss, tic, constant), RECORD)
+    r = judge(vs_tic, _ev(toss, tic, constant))
     assert r.status == status
     assert r.measured == pytest.approx(toss / tic)
     assert r.baseline == "TIC" and r.baseline_value == pytest.approx(tic)
@@ -44,12 +42,12 @@ def test_vs_tic_verdicts(toss, tic, constant, status):
 
 
 def test_self_supervised_needs_nll_to_learn_and_names_tic():
-    r = judge(self_supervised, _ev(0.3, 0.2, 0.9, nll=0.5), RECORD)
+    r = judge(self_supervised, _ev(0.3, 0.2, 0.9, nll=0.5))
     assert r.status == "holds" and r.competitors == {"TIC": 0.2}
-    r = judge(self_supervised, _ev(0.3, 0.2, 0.9, nll=0.85), RECORD)
+    r = judge(self_supervised, _ev(0.3, 0.2, 0.9, nll=0.85))
     assert r.status == "inconclusive"
     assert set(r.control_read) == {"cov_error_nll", "cov_error_constant"}
-    assert judge(supervised_bound, _ev(0.3, 0.2, 0.9, nll=0.85), RECORD).status \
+    assert judge(supervised_bound, _ev(0.3, 0.2, 0.9, nll=0.85)).status \
         == "inconclusive"
 
 
@@ -65,7 +63,7 @@ def _ev1d(toss, nll, constant):
     (0.1, 0.55, 0.58, "inconclusive"),  # NLL within 10% of the constant σ̂ after its epochs
 ])
 def test_univariate_control_is_nll_against_a_constant_sigma(toss, nll, constant, status):
-    r = judge(univariate_epochs, _ev1d(toss, nll, constant), RECORD)
+    r = judge(univariate_epochs, _ev1d(toss, nll, constant))
     assert r.status == status
     assert set(r.control_read) == {"sigma_err_nll", "sigma_err_constant"}
     assert r.competitors == {"TIC": 0.4, "β-NLL": 0.3}

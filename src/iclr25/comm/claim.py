@@ -96,7 +96,7 @@ class TrifeaturesEvidence(Evidence):
         "fraction", "shape accuracy of the same encoder trained with labels (the control)")
     supervised_texture: float = scalar("fraction", "texture accuracy, likewise")
     supervised_color: float = scalar("fraction", "colour accuracy, likewise")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 ARMS = ("comm", "cross", "cross_self", "random")

@@ -53,15 +53,15 @@ class SemiEvidence(Evidence):
     supervised_mean: float = scalar("fraction", "the ERM network on every OOM label, mean")
     spreading_mean: float = scalar("fraction", "LabelSpreading(knn) on the raw OOM input, mean")
     self_training_mean: float = scalar("fraction", "self-training (logistic), mean")
-    cox: list = None
-    erm: list = None
-    untrained: list = None
-    supervised: list = None
-    spreading: list = None
-    self_training: list = None
-    no_explore: list = None
-    no_prior_kl: list = None
-    per_seed: Table = None
+    cox: list[float] | None = None
+    erm: list[float] | None = None
+    untrained: list[float] | None = None
+    supervised: list[float] | None = None
+    spreading: list[float] | None = None
+    self_training: list[float] | None = None
+    no_explore: list[float] | None = None
+    no_prior_kl: list[float] | None = None
+    per_seed: Table | None = None
 
 
 def _erm(d, y_oom, steps: int, seed: int) -> float:  # noqa: ANN001
@@ -180,8 +180,8 @@ class UnpairedEvidence(Evidence):
     accuracy: float = scalar("fraction", "OOM test accuracy without pairs or OOM labels")
     im_nn_purity: float = scalar("fraction", "IM rows whose nearest other IM row shares "
                                              "their class (the IM encoders learned), mean")
-    matches_per_round: list = None  # mean over seeds, round 0 = bootstrap
-    per_round: Table = None
+    matches_per_round: list[float] | None = None  # mean over seeds, round 0 = bootstrap
+    per_round: Table | None = None
 
 
 @experiment(quick=Digits(rate=0.0, steps=100, im_steps=150, ablations=False, seeds=(0,),

@@ -82,10 +82,10 @@ class SweepEvidence(Evidence):
     train_acc_untrained: float = scalar("fraction", "train accuracy at random init, seed mean")
     backward_per_seed: list = scalar("α", "min of the backward relations, per seed")
     increase_per_seed: list = scalar("α")
-    scores: Table = None
-    per_seed: Table = None
-    exponents: Table = None
-    digits: Table = None
+    scores: Table | None = None
+    per_seed: Table | None = None
+    exponents: Table | None = None
+    digits: Table | None = None
 
 
 def _train_and_probe(X: torch.Tensor, y: torch.Tensor, wd: float, steps: int, seed: int,

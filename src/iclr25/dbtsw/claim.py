@@ -74,9 +74,9 @@ class FlowEvidence(Evidence):
     drop_sw: float = scalar("decades", "SW: start minus last-checkpoint log10 W2², 20-D")
     drop_tswsl: float = scalar("decades", "TSW-SL: start minus last checkpoint, 20-D")
     drop_sw_2d: float = scalar("decades", "SW: start minus last checkpoint, 2-D")
-    auc: Table = None
-    per_seed: Table = None
-    selection: Table = None
+    auc: Table | None = None
+    per_seed: Table | None = None
+    selection: Table | None = None
 
 
 def _argsort0(x: torch.Tensor) -> torch.Tensor:

@@ -86,9 +86,9 @@ class AllInOneEvidence(Evidence):
     scratch_ssim: float = scalar("")
     dcpt_ssim: float = scalar("")
     stats_knn_accuracy: float = scalar("fraction", "5-NN on per-channel mean/std of the input")
-    per_kind: Table = None
-    per_seed: Table = None
-    confusion: Table = None
+    per_kind: Table | None = None
+    per_seed: Table | None = None
+    confusion: Table | None = None
 
 
 _DEV = ("a width-12 U-Net (~0.1 M parameters) on 32-px crops of scikit-image's photos with "

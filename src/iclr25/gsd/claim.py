@@ -136,7 +136,7 @@ class SelectionEvidence(Evidence):
                                                   "demonstrated lanes")
     used_relevance_scale: float = scalar("λ_C", "RELEVANCE_SCALE, used by the held-out claim")
     vl10_chosen: float = scalar("|f − target|")
-    by_scale: Table = None
+    by_scale: Table | None = None
 
 
 _TESTBED_DEV = (
@@ -236,8 +236,8 @@ class LaneEvidence(Evidence):
     vl10_copy_lanes: float = scalar("|f − target|", "a policy that only copies the lanes")
     vl10_uniform_experts: float = scalar("|f − target|", "experts on uniform lanes")
     uniform_experts_success: float = scalar("fraction", "experts on uniform lanes reach x >= 1")
-    per_seed: Table = None
-    vl_by_budget: Table = None
+    per_seed: Table | None = None
+    vl_by_budget: Table | None = None
 
 
 def _code_blind_vl() -> float:

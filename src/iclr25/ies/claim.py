@@ -102,9 +102,9 @@ class TrainingEvidence(Evidence):
     beats_small_loss_per_seed: list = scalar("points")
     random_cost_per_seed: list = scalar("points")
     saved_per_seed: list = scalar("fraction")
-    summary: Table = None
-    per_seed: Table = None
-    selection: Table = None
+    summary: Table | None = None
+    per_seed: Table | None = None
+    selection: Table | None = None
 
 
 def pick_delta(val_acc: dict[float, float], plain_val_acc: float,

@@ -41,7 +41,7 @@ class StreamEvidence(Evidence):
     rerun_n: int = scalar("points", "arrivals the re-run baseline streamed")
     cost_ratio_mean: float = scalar("× KMeans", "mean over runs and checkpoints")
     cost_ratio_max: float = scalar("× KMeans", "max over runs and checkpoints")
-    per_run: Table = None
+    per_run: Table | None = None
 
 
 _DEVIATIONS = (

@@ -43,8 +43,8 @@ class BitsEvidence(Evidence):
     best_kbits: float = scalar("kbit", "bits of the best of GD/Scaffnew/DIANA, seed mean "
                                "(capped runs count the cap)")
     adiana_kbits: float = scalar("kbit", "bits of ADIANA at its best step, seed mean")
-    per_seed: Table = None
-    adiana_steps: Table = None
+    per_seed: Table | None = None
+    adiana_steps: Table | None = None
 
 
 def _bits(run, cap_bits: float) -> float:

@@ -93,9 +93,9 @@ class LongTailEvidence(Evidence):
     stage1_few: float = scalar("%", "few-shot accuracy of the stage-1 head, no re-training")
     untrained_acc: float = scalar("%", "balanced accuracy of the same MLP at random init")
     gain_per_seed: list = scalar("points")
-    by_group: Table = None
-    per_seed: Table = None
-    sweep: Table = None
+    by_group: Table | None = None
+    per_seed: Table | None = None
+    sweep: Table | None = None
 
 
 def _evaluate(z: torch.Tensor, y: torch.Tensor, counts: torch.Tensor) -> dict:

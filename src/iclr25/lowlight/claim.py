@@ -85,8 +85,8 @@ class LowLightEvidence(Evidence):
     brightness_zero_dce: float = scalar("", "mean of Zero-DCE's enhanced test images")
     brightness_full: float = scalar("", "mean of the full method's enhanced test images")
     brightness_truth: float = scalar("", "mean of the clean test images")
-    by_arm: Table = None
-    per_seed: Table = None
+    by_arm: Table | None = None
+    per_seed: Table | None = None
 
 
 def _net(width: int, seed: int) -> torch.nn.Module:

@@ -106,7 +106,7 @@ class LongShortEvidence(Evidence):
                                                                  "(by trained return), step 0")
     dc_receptive_field: int = scalar("tokens")
     cue_distance: int = scalar("tokens")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 def _data(setting: LongShort, seed: int) -> tuple[OfflineDataset, OfflineDataset]:

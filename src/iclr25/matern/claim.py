@@ -51,9 +51,9 @@ class BumpyEvidence(Evidence):
     iou_arccos: float = scalar("IoU", "mean over sizes and seeds")
     iou_small_h: float = scalar("IoU", "Matérn 1/2, h=0.1, smallest n, seed mean")
     iou_large_h: float = scalar("IoU", "Matérn 1/2, h=2.0, smallest n, seed mean")
-    per_run: Table = None
-    sweep: Table = None
-    chamfer: Table = None
+    per_run: Table | None = None
+    sweep: Table | None = None
+    chamfer: Table | None = None
 
 
 def _test_points(n_uniform: int, n_near: int, std: float, seed: int):

@@ -111,10 +111,10 @@ class TreeEvidence(Evidence):
                                                     "not matter there)")
     lam_reversed: float = scalar("", "chosen on the held-out trees, direction reversed")
     n_models: int = scalar("models")
-    held_out: Table = None
-    sweep: Table = None
-    per_tree: Table = None
-    cli: Table = None
+    held_out: Table | None = None
+    sweep: Table | None = None
+    per_tree: Table | None = None
+    cli: Table | None = None
 
 
 def _cli_commands(setting: TreeZoo, seed: int, lam: float) -> Table:

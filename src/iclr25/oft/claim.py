@@ -83,9 +83,9 @@ class LayeredEvidence(Evidence):
                               "the direct source-sink edges to the LP optimum")
     blind_gap_capacitated: float = scalar("fraction", "the same flow against the capacitated "
                                           "optimum, 1 if it breaks a cap")
-    per_seed: Table = None
-    capacitated: Table = None
-    sweep: Table = None
+    per_seed: Table | None = None
+    capacitated: Table | None = None
+    sweep: Table | None = None
 
 
 def _gap(cost: float, opt: float, viol: float, cap_viol: float = 0.0,

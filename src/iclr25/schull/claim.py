@@ -67,8 +67,8 @@ class PanelEvidence(Evidence):
     rigid: float = scalar("fraction", "SCHull: rigidity rank 3N-6 on non-planar structures")
     n_structures: int = scalar("structures")
     n_rigid_eligible: int = scalar("structures")
-    by_kind: Table = None
-    failures: Table = None
+    by_kind: Table | None = None
+    failures: Table | None = None
 
 
 _PANEL = ("RDKit conformers of fixed SMILES and random clouds, not the paper's QM9/MD17/"
@@ -210,7 +210,7 @@ class LearnEvidence(Evidence):
     force_gain: float = scalar("fraction", "1 - force MAE(CHA)/force MAE(SchNet), seed means")
     params_schnet: int = scalar("parameters")
     params_cha: int = scalar("parameters")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 def _matched_hidden(hidden_cha: int, layers: int, cutoff: float) -> int:

@@ -47,8 +47,8 @@ class SinusoidEvidence(Evidence):
     sigma_err_beta_nll: float = scalar("fraction", "same, β-NLL (β = 0.5)")
     sigma_err_constant: float = scalar("fraction", "same, σ̂ = std(Y_train), a prediction "
                                                    "that ignores x")
-    per_seed: Table = None
-    by_epoch: Table = None
+    per_seed: Table | None = None
+    by_epoch: Table | None = None
 
 
 METHODS_1D = (("toss", "ToSS"), ("nll", "NLL"), ("tic", "TIC"), ("beta-nll", "β-NLL"))
@@ -217,10 +217,10 @@ class MultivariateEvidence(Evidence):
     local_linear_ratio: float = scalar("ToSS-ll/NLL", "same, center='local_linear' labels")
     label_error: float = scalar("fraction", "cov_error of the default pseudo-labels (train)")
     label_error_local_linear: float = scalar("fraction", "same, local_linear labels")
-    by_method: Table = None
-    per_seed: Table = None
-    by_epoch: Table = None
-    detail: Table = None
+    by_method: Table | None = None
+    per_seed: Table | None = None
+    by_epoch: Table | None = None
+    detail: Table | None = None
 
 
 METHODS = (("nll", "mean", "NLL"), ("tic", "mean", "TIC"), ("beta-nll", "mean", "β-NLL"),

@@ -43,7 +43,7 @@ class TopologyEvidence(Evidence):
     ratio: float = scalar("× random", "intra-cluster distance ÷ random groups, mean of seeds")
     patch_ratio: float = scalar("× random", "the same for 4x4 grid patches (the ideal)")
     sklearn_ratio: float = scalar("× random", "sklearn SpectralClustering on the same graph")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 _TOPOLOGY_DEV = ("16x16 permuted digits (256 pixels) instead of permuted CIFAR-10 (1,024 "
@@ -135,7 +135,7 @@ class RetinaEvidence(Evidence):
     std_adjusted: float = scalar("Σr² std", "q = r^0.5")
     std_plain: float = scalar("Σr² std", "q = 1")
     n_sensors: int = scalar("sensors")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 _RETINA_DEV = ("~200 sensors on 48x48 digits instead of the paper's 1,038 on 96x96 CIFAR-10, "
@@ -221,7 +221,7 @@ class RepresentationEvidence(Evidence):
     random_init: float = scalar("accuracy", "the patch MAE's encoder untrained, mean of seeds")
     raw_pixels: float = scalar("accuracy", "probe on the permuted pixels, mean of seeds")
     pca_lr: float = scalar("accuracy", "probe on PCA of the pretraining images, mean of seeds")
-    per_seed: Table = None
+    per_seed: Table | None = None
 
 
 def _five_arms(setting: Representation, D: dict[str, torch.Tensor], seed: int,

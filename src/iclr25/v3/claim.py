@@ -47,15 +47,15 @@ class SequencesEvidence(Evidence):
     ablation_mse: float = scalar("", "test reconstruction MSE of the trained ablation, mean")
     ablation_init_mse: float = scalar("", "the same network untrained (its initial weights)")
     kmeans_purity: float = scalar("purity", "k-means K=10 on raw test fragments, mean")
-    v3: list = None
-    ablation: list = None
-    kmeans: list = None
-    v3_ood: list = None
-    colour_from_z_s: list = None
-    colour_from_z_c: list = None
-    digit_from_z_s: list = None
-    active_codes: list = None
-    per_seed: Table = None
+    v3: list[float] | None = None
+    ablation: list[float] | None = None
+    kmeans: list[float] | None = None
+    v3_ood: list[float] | None = None
+    colour_from_z_s: list[float] | None = None
+    colour_from_z_c: list[float] | None = None
+    digit_from_z_s: list[float] | None = None
+    active_codes: list[int] | None = None
+    per_seed: Table | None = None
 
 
 @torch.no_grad()
