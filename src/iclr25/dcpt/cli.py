@@ -136,8 +136,9 @@ def finetune_cmd(
                                     "checkpoint records it and `restore` checks against its "
                                     "classical restorer."),
     kinds: str = typer.Option(None, "--kinds", help="Instead: all-in-one over these "
-                              "comma-separated degradations (default when neither is given: "
-                              "noise,blur,jpeg,haze,low_light)."),
+                              "comma-separated degradations (e.g. "
+                              "noise,blur,jpeg,haze,low_light); one of --degradation and "
+                              "--kinds is needed."),
     steps: int = typer.Option(80, "--steps", help="Fine-tuning steps (>= 1); 80 fit in about "
                               "2 minutes on 2 cores; the reproduction uses 200, the "
                               "paper-scale run --steps 1000 or more."),
@@ -161,6 +162,10 @@ def finetune_cmd(
         _fail(f"--lr must be > 0, got {lr}")
     if degradation is not None and kinds is not None:
         _fail("give --degradation (one kind) or --kinds (all-in-one), not both")
+    if degradation is None and kinds is None and pairs is None:
+        # issue 68: the silent all-in-one default made 6 of 6 photos worse than their input
+        _fail(f"give --degradation KIND (the kind your photos have: one of "
+              f"{', '.join(KINDS)}; recommended) or --kinds K1,K2,... (all-in-one)")
     if degradation is not None and degradation not in KINDS:
         _fail(f"--degradation must be one of {', '.join(KINDS)}; got {degradation!r}")
     if degradation is not None and pairs is not None:
@@ -181,9 +186,8 @@ def finetune_cmd(
     typer.echo(f"fine-tuned {what} {steps} steps: last L1 {res.history['loss'][-1]:.4f}; "
                f"wrote {out}")
     if degradation is None:
-        typer.echo("hint: if you know the degradation, --degradation KIND fine-tunes for it "
-                   "(better than all-in-one) and makes `restore` check against its classical "
-                   "restorer")
+        typer.echo("note: all-in-one: `restore` names each image's degradation with the "
+                   "model's classifier and checks against that kind's classical restorer")
 
 
 @app.command("restore")
@@ -194,9 +198,10 @@ def restore_cmd(
     degradation: str = typer.Option(None, "--degradation", help="The degradation, if known "
                                     "(default: the one the model was fine-tuned for): picks "
                                     "the classical restorer the output is checked against."),
-    fallback: str = typer.Option("none", "--fallback", help="Where ours scores below the "
-                                 "alternative: none (warn, keep ours; the default), classical "
-                                 "(write the classical result), input (write the input)."),
+    fallback: str = typer.Option(None, "--fallback", help="Where ours scores below the "
+                                 "alternative: input (write the input; the default, so that "
+                                 "no output scores below its input), classical (write the "
+                                 "classical result), none (warn, keep ours)."),
     reference: Path = typer.Option(None, "--reference", help="Clean image (or folder, same "
                                    "file names): the check uses PSNR against it."),
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "
@@ -208,19 +213,11 @@ def restore_cmd(
 ) -> None:
     """Restore an image or every image in a folder, checking each against the input and the
     classical restorer (a warning names both numbers where ours is worse)."""
-    from iclr25._guard import FALLBACKS
-    from iclr25.datasets.images import IMAGE_SUFFIXES, KINDS, load_folder, save_image
+    from iclr25.datasets.images import IMAGE_SUFFIXES, load_folder, save_image
     from iclr25.dcpt.baselines import CLASSICAL
     from iclr25.dcpt.training import load, restore
 
-    if tile is not None and tile < 8:
-        _fail(f"--tile must be >= 8, got {tile}")
-    if fallback not in FALLBACKS:
-        _fail(f"--fallback must be one of {', '.join(FALLBACKS)}; got {fallback!r}")
-    if degradation is not None and degradation not in KINDS:
-        _fail(f"--degradation must be one of {', '.join(KINDS)}; got {degradation!r}")
-    if fallback != "none" and not check:
-        _fail(f"--fallback {fallback} needs the check (drop --no-check)")
+    fallback = _restore_options(tile, fallback, check, degradation)
     try:
         ck = load(model)
         images = load_folder(source)
@@ -228,9 +225,11 @@ def restore_cmd(
     except ValueError as exc:
         _fail(str(exc))
     degradation = degradation or ck.degradation
-    if fallback == "classical" and degradation not in CLASSICAL:
-        _fail(f"--fallback classical needs --degradation with a classical restorer "
-              f"({', '.join(CLASSICAL)}); got {degradation}")
+    named = degradation is None and ck.classifier is not None and bool(ck.kinds)
+    if fallback == "classical" and degradation not in CLASSICAL and not named:
+        _fail(f"--fallback classical needs the degradation (--degradation, one with a "
+              f"classical restorer: {', '.join(CLASSICAL)}; or a model with its degradation "
+              f"classifier, from `dcpt pretrain`); got {degradation or 'none known'}")
     if refs is not None:
         if reference.is_file():
             refs = {next(iter(images)): next(iter(refs.values()))}
@@ -247,15 +246,53 @@ def restore_cmd(
         dest.mkdir(parents=True, exist_ok=True)
         targets = {n: dest / n for n in images}
     for name, path in targets.items():
+        kind, fb = degradation, fallback
+        if named:  # DCPT's own classifier names the degradation (issue 68)
+            kind = _classified(ck, images[name], name)
+            if fb == "classical" and kind not in CLASSICAL:
+                typer.echo(f"note: {name}: {kind} has no classical restorer: --fallback "
+                           f"input for it", err=True)
+                fb = "input"
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            out = restore(ck.model, images[name], degradation=degradation, fallback=fallback,
+            out = restore(ck.model, images[name], degradation=kind, fallback=fb,
                           check=check, tile=tile,
                           reference=None if refs is None else refs[name])
         for w in caught:
             typer.echo(f"warning: {name}: {w.message}", err=True)
         save_image(out, path)
         typer.echo(f"wrote {path}")
+
+
+def _restore_options(tile: int | None, fallback: str | None, check: bool,
+                     degradation: str | None) -> str:
+    """``restore``'s options checked before any work; the fallback (default: "input" with
+    the check, so that no output scores below its input; "none" without)."""
+    from iclr25._guard import FALLBACKS
+    from iclr25.datasets.images import KINDS
+
+    if tile is not None and tile < 8:
+        _fail(f"--tile must be >= 8, got {tile}")
+    if fallback is None:
+        fallback = "input" if check else "none"
+    if fallback not in FALLBACKS:
+        _fail(f"--fallback must be one of {', '.join(FALLBACKS)}; got {fallback!r}")
+    if degradation is not None and degradation not in KINDS:
+        _fail(f"--degradation must be one of {', '.join(KINDS)}; got {degradation!r}")
+    if fallback != "none" and not check:
+        _fail(f"--fallback {fallback} needs the check (drop --no-check)")
+    return fallback
+
+
+def _classified(ck, x, name: str) -> str:
+    """The kind the checkpoint's classifier names for image ``x`` (printed on stderr)."""
+    from iclr25.dcpt.training import classify
+
+    p = classify(ck, x)[0]
+    k = int(p.argmax())
+    typer.echo(f"{name}: degradation classified as {ck.kinds[k]} ({float(p[k]):.2f}); "
+               f"--degradation KIND overrides", err=True)
+    return ck.kinds[k]
 
 
 @app.command("classify")
