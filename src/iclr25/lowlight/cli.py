@@ -107,13 +107,17 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
         missing = [n for n in images if n not in refs or refs[n].shape != images[n].shape]
         if missing:
             _fail(f"--reference has no image of the same size for {missing[0]}")
+    # a missing output folder is made, as every verb does (`dcpt restore` did, this refused)
     if inp.is_file():
-        if out.suffix.lower() not in IMAGE_SUFFIXES or not out.parent.is_dir():
-            _fail(f"OUT must be an image path in an existing folder, got {out}")
+        output_path(out, "OUT", suffixes=IMAGE_SUFFIXES)
         targets = {next(iter(images)): out}
     else:
-        if not out.is_dir():
-            _fail(f"OUT {out} must be an existing folder when IN is a folder")
+        if out.exists() and not out.is_dir():
+            _fail(f"OUT must be a folder when IN is a folder, got file {out}")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            _fail(f"OUT: cannot create folder {out} ({exc.strerror})")
         targets = {n: out / n for n in images}
     for name, x in images.items():
         with warnings.catch_warnings(record=True) as caught:
