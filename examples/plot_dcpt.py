@@ -8,7 +8,8 @@ trains any image-to-image network so that a light classifier can tell the degrad
 its features; :func:`~iclr25.dcpt.finetune` then trains it for all-in-one restoration, and
 :func:`~iclr25.dcpt.restore` runs it on photos of any size. The pre-trained checkpoint
 keeps the classifier, so :func:`~iclr25.dcpt.classify` can tell you what is wrong with a new
-photo.
+photo, and restoration is then checked for that degradation: an output that scores below
+its input is replaced by the input.
 
 Here the training photos are three of scikit-image's bundled pictures, degraded on the fly
 by noise, blur and rain (:class:`iclr25.datasets.images.AllInOnePairs`); a fourth picture,
@@ -51,10 +52,15 @@ clean = load_image("chelsea", max_side=128)
 degraded = torch.stack([degrade(clean, kind, seed=1) for kind in kinds])
 # the classifier was trained on 48-pixel crops: ask it about crops of that size
 probs = dcpt.classify(pretrained, degraded[..., 30:78, 40:88])
-restored = dcpt.restore(restorer, degraded)
+guesses = [kinds[int(p.argmax())] for p in probs]
+# the checked path (what `iclr25 dcpt restore` does by default): each photo restored for the
+# degradation the classifier named, scored beside the input and that kind's classical
+# restorer; fallback="input" returns the input wherever ours scores below it
+restored = torch.cat([dcpt.restore(restorer, degraded[j:j + 1], degradation=guess,
+                                   fallback="input") for j, guess in enumerate(guesses)])
 fig, axes = plt.subplots(2, 3, figsize=(9, 6))
 for j, kind in enumerate(kinds):
-    guess = kinds[int(probs[j].argmax())]
+    guess = guesses[j]
     before = dcpt.psnr(degraded[j], clean)
     after = dcpt.psnr(restored[j], clean)
     axes[0, j].imshow(degraded[j].permute(1, 2, 0).numpy())

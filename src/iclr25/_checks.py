@@ -179,6 +179,16 @@ def check_labels(y: ArrayLike, name: str = "y", n_classes: int | None = None, *,
     return t
 
 
+def like_input(out: Any, X: object) -> Any:
+    """An estimator's output in its input's kind: a tensor (or a tuple of them) for tensor
+    input, numpy arrays for numpy arrays and lists (scikit-learn's habit)."""
+    if isinstance(X, torch.Tensor):
+        return out
+    if isinstance(out, tuple):
+        return tuple(t.detach().cpu().numpy() for t in out)
+    return out.detach().cpu().numpy()
+
+
 def check_int(value: object, name: str, low: int | None = None,
               high: int | None = None) -> int:
     """An ``int`` (not bool, not float) in ``[low, high]``."""

@@ -102,8 +102,8 @@ def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[
     """What an image verb (restore, enhance) does: ``(name, image, reference or None, path
     to write)`` for each image of IN, all read and checked before any work.
 
-    IN (``source``) is an image file or a folder of images; OUT (``dest``) an image path in
-    an existing folder for one image, a folder (made if missing) for a folder; --reference
+    IN (``source``) is an image file or a folder of images; OUT (``dest``) an image path for
+    one image, a folder for a folder (a missing folder made in both cases); --reference
     an image for one image, else a folder with an image of the same name and size for each.
     Anything else exits 2 naming the argument.
     """
@@ -124,14 +124,15 @@ def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[
         missing = [n for n in images if n not in refs or refs[n].shape != images[n].shape]
         if missing:
             fail(f"--reference has no image of the same size for {missing[0]}")
-    if source.is_file():
-        if dest.suffix.lower() not in IMAGE_SUFFIXES or not dest.parent.is_dir():
-            fail(f"OUT must be an image path in an existing folder, got {dest}")
-        targets = {next(iter(images)): dest}
+    if source.is_file():  # a missing folder is made, as every verb does (output_path)
+        targets = {next(iter(images)): output_path(dest, "OUT", suffixes=IMAGE_SUFFIXES)}
     else:
         if dest.exists() and not dest.is_dir():
             fail(f"OUT must be a folder when IN is a folder, got file {dest}")
-        dest.mkdir(parents=True, exist_ok=True)
+        try:
+            dest.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            fail(f"OUT: cannot create folder {dest} ({exc.strerror})")
         targets = {n: dest / n for n in images}
     return [(n, images[n], None if refs is None else refs[n], p) for n, p in targets.items()]
 

@@ -99,6 +99,19 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
     return X
 
 
+def column_names(path: str | Path, d: int) -> list[str]:
+    """The ``d`` column names of a file :func:`read_matrix` read: a ``.csv`` header's, else
+    ``x0 .. x{d-1}`` (an array, or a table with no header row)."""
+    p = Path(path)
+    if p.suffix.lower() == ".csv":
+        with p.open() as fh:
+            first = next((line for line in fh if line.strip()), "")
+        cells = [c.strip() for c in first.split(",")]
+        if len(cells) == d and not any(map(_is_number, cells)):
+            return cells
+    return [f"x{j}" for j in range(d)]
+
+
 def read_npy(path: str | Path, name: str = "FILE") -> np.ndarray:
     """The array of a ``.npy`` file, read without pickles; errors name ``name`` and the file.
 

@@ -22,6 +22,7 @@ T = TypeVar("T")
 
 ESTIMATE_AFTER_S = 3.0
 """Seconds of a bar's run after which :func:`estimating` prints the run-time estimate."""
+_clock = time.monotonic  # the estimate's clock (a test sets its own)
 _ESTIMATE = contextvars.ContextVar("iclr25_progress_estimate", default=False)
 
 
@@ -78,22 +79,30 @@ def progress_bar(total: int | None, description: str, *, verbose: bool | None = 
                   TextColumn("{task.fields[info]}"), console=console,
                   transient=console.is_terminal) as bar:  # off a terminal: one final line
         task = bar.add_task(description, total=total, info="")
-        start, done = time.monotonic(), 0
+        start, done = _clock(), 0
+        first: tuple[float, int] | None = None  # (time, steps) at the first advance
         pending = bool(total) and _ESTIMATE.get()
 
         def advance(n: int = 1, **info: Any) -> None:
-            nonlocal done, pending
+            nonlocal done, pending, first
             text = "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
                              for k, v in info.items())
             bar.update(task, advance=n, **({"info": text} if info else {}))
             done += n
-            elapsed = time.monotonic() - start
-            if pending and elapsed >= ESTIMATE_AFTER_S and 0 < done < total:
+            now = _clock()
+            if first is None:
+                # one-time work (a bootstrap, warm-up, the first step's lazy set-up) ends at
+                # the first advance: it is counted once, never extrapolated (a 13-s fit whose
+                # first step took 3.2 s printed "about 42m 42s in all")
+                first = (now, done)
+                return
+            if pending and now - start >= ESTIMATE_AFTER_S and done < total:
                 pending = False
-                whole = elapsed * total / done
+                rate = (now - first[0]) / (done - first[1])
+                whole = first[0] - start + rate * (total - first[1])
                 bar.console.print(f"{description}: about {_duration(whole)} in all, "
-                                  f"{_duration(whole - elapsed)} left (estimated from the "
-                                  f"first {done} of {total} steps)")
+                                  f"{_duration(whole - (now - start))} left (estimated from "
+                                  f"steps {first[1] + 1}-{done} of {total}, after the first)")
 
         yield advance
 

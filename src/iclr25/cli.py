@@ -466,7 +466,19 @@ def report(
     typer.echo(f"Report: {write_report(records, claim_results, out, env, papers, trends)}")
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """A warning at the command line: ``warning: message`` on stderr, without the file path
+    and source line Python shows by default (they named site-packages, meaningless to a user
+    of the command)."""
+    import sys
+
+    print(f"warning: {message}", file=file or sys.stderr)
+
+
 def main() -> None:
+    import warnings
+
+    warnings.showwarning = _one_line_warning
     try:
         app()
     finally:

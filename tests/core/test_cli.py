@@ -1,3 +1,4 @@
+import importlib.util
 import json
 import os
 from dataclasses import dataclass
@@ -215,6 +216,38 @@ def test_list_and_method_help_import_no_torch(argv):
         assert not [m for m in loaded if m.split(".")[1] in claims.method_packages()]
 
 
+@pytest.mark.parametrize("method", sorted(m for m in claims.method_packages()
+                                          if importlib.util.find_spec(f"iclr25.{m}.cli")))
+def test_every_method_and_verb_help_imports_no_torch(method):
+    # issue 68: dbtsw, gsd and lsdt help (and their 7 verb helps) imported torch (1.3-1.6 s)
+    import subprocess
+    import sys
+
+    code = ("import sys; from iclr25.cli import app\n"
+            "def run(argv):\n    try:\n        app(argv)\n    except SystemExit:\n        pass\n"
+            f"run([{method!r}, '--help'])\n"
+            f"sub = sys.modules['iclr25.{method}.cli'].app\n"
+            "verbs = [c.name or c.callback.__name__ for c in sub.registered_commands]\n"
+            f"for v in verbs:\n    run([{method!r}, v, '--help'])\n"
+            "print(len(verbs), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1].split()
+    assert out[1] == "False", (method, out)
+
+
+def test_cli_spellings_match_the_api():
+    # spelt in the cli modules so that help imports no torch: one vocabulary, checked here
+    import typing
+
+    from iclr25.dbtsw import cli as dbtsw_cli
+    from iclr25.dbtsw.distance import DEFAULT_SEED
+    from iclr25.gsd import cli as gsd_cli
+    from iclr25.gsd.training import Regularizer
+
+    assert dbtsw_cli.DEFAULT_SEED == DEFAULT_SEED
+    assert typing.get_args(gsd_cli.Regularizer) == typing.get_args(Regularizer)
+
+
 def test_a_package_deferred_for_help_initialises_on_first_use():
     import subprocess
     import sys
@@ -228,3 +261,16 @@ def test_a_package_deferred_for_help_initialises_on_first_use():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["False", "_Deferred", "kmeans", "module", "True", "True"]
+
+
+def test_a_warning_at_the_command_line_is_one_line_without_a_source_path():
+    # issue 68: COX's warning printed a site-packages path and the source line
+    import subprocess
+    import sys
+
+    code = ("import warnings, iclr25.cli as c\n"
+            "c.app = lambda: warnings.warn('the objective has not reached a plateau')\n"
+            "c.main()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stderr == "warning: the objective has not reached a plateau\n"

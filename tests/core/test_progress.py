@@ -67,13 +67,27 @@ def test_estimate_printed_once_inside_estimating_only(capsys, monkeypatch):
             advance()
             advance()
     err = capsys.readouterr().err
-    assert err.count("in all") == 1 and "first 1 of 4 steps" in err
+    assert err.count("in all") == 1 and "steps 2-2 of 4, after the first" in err
     with progress_bar(4, "fit", verbose=True) as advance:  # outside estimating(): no estimate
         advance()
     assert "in all" not in capsys.readouterr().err
     with estimating(), progress_bar(4, "fit") as advance:  # not a terminal: silent
         advance()
     assert capsys.readouterr().err == ""
+
+
+def test_estimate_counts_one_time_work_once(capsys, monkeypatch):
+    # issue 68: a 13-s fit whose first step (with its set-up) took 3.2 s was extrapolated
+    # from that step alone: "about 42m 42s in all"
+    clock = iter([0.0, 3.2, 3.21, 3.22, 3.23])  # start, then after each of 4 advances
+    monkeypatch.setattr(_progress, "_clock", lambda: next(clock))
+    with estimating(), progress_bar(800, "fit", verbose=True) as advance:
+        for _ in range(4):
+            advance()
+    err = capsys.readouterr().err
+    # step 2 took 0.01 s: 3.2 s once + 799 x 0.01 s = 11.19 s, not 800 x 3.2 s
+    assert err.count("in all") == 1 and "about 11s in all" in err, err
+    assert "steps 2-2 of 800" in err, err
 
 
 def test_duration_format():

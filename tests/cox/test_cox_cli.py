@@ -74,3 +74,4 @@ def test_predict_unreadable_model(files):
     (files / "m.pt").write_text("nope")
     r = runner.invoke(app, ["predict", str(files / "m.pt"), str(files / "X.npy")])
     assert r.exit_code == 2 and "path" in r.output
+

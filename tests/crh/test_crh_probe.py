@@ -184,3 +184,14 @@ def test_inplace_activation_after_the_layer():
     b = AlignmentProbe(inplace, layers="0").run(batches(X, y, 10))["0"]
     for k in a.matrices:
         assert torch.allclose(a.matrices[k], b.matrices[k], atol=1e-12), k
+
+
+def test_a_result_prints_in_a_few_lines():
+    # issue 68: printing the results printed six whole d x d matrices per layer
+    model, (X, y) = make_model(), make_data()
+    res = AlignmentProbe(model, layers="0").run(batches(X, y, 16))
+    text = repr(res)
+    assert "H_a: (6, 6)" in text and "H_b: (5, 5)" in text and "tensor(" not in text
+    assert len(text.splitlines()) == 1
+    for rel, score in res["0"].scores.items():
+        assert f"{rel}: {score:.3f}" in text

@@ -378,6 +378,17 @@ def test_cli_pretrain_restore_classify(tmp_path, img):
     out = tmp_path / "restored.png"
     r = CliRunner().invoke(app, ["restore", str(model), str(noisy), str(out)])
     assert r.exit_code == 0, r.output and out.exists()
+    # issue 68: no --degradation: DCPT's own classifier names it, and --fallback classical
+    # (refused before: "got None") then works with that kind's classical restorer
+    r = CliRunner().invoke(app, ["restore", str(model), str(noisy), str(out), "--fallback",
+                                 "classical"])
+    assert r.exit_code == 0, r.output
+    named = CliRunner().invoke(app, ["classify", str(model), str(noisy)]).output.split("\t")[1]
+    assert f"noisy.png: degradation classified as {named} (" in r.output
+    r = CliRunner().invoke(app, ["finetune", str(model), str(clean), "--steps", "1", "--out",
+                                 str(tmp_path / "x.safetensors")])
+    assert r.exit_code == 2 and r.output.count("\n") == 1
+    assert r.output.startswith("error: give --degradation KIND")
     r = CliRunner().invoke(app, ["classify", str(model), str(noisy)])
     assert r.exit_code == 0 and "noisy.png" in r.output
     assert r.output.split("\t")[1] in ("noise", "blur")

@@ -128,6 +128,18 @@ def test_cli_fallback_classical_writes_the_classical_output(tmp_path, bad_net, c
     assert (got - classical(x, "noise")).abs().max() <= 0.5 / 255 + 1e-6   # 8-bit file
 
 
+def test_cli_default_never_writes_an_output_scoring_below_its_input(tmp_path, bad_net, clean):
+    # issue 68: the default kept (and only warned about) outputs worse than the input
+    model = save(bad_net, tmp_path / "m.safetensors", degradation="noise")
+    src = tmp_path / "clean.png"
+    save_image(clean, src)
+    r = CliRunner().invoke(app, ["restore", str(model), str(src), str(tmp_path / "o.png")])
+    assert r.exit_code == 0, r.output
+    assert "returned the input unchanged (fallback='input')" in r.output
+    got = load_folder(tmp_path / "o.png")["o.png"]
+    assert torch.equal(got, load_folder(src)["clean.png"])
+
+
 @pytest.mark.parametrize("args, needle", [
     (["--fallback", "classic"], "--fallback"),
     (["--degradation", "fog"], "--degradation"),

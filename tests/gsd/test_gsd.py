@@ -288,6 +288,32 @@ def test_save_load_roundtrip(tmp_path, demos):
         load(tmp_path / "missing.safetensors")
 
 
+def test_a_gsd_policy_and_an_lsdt_model_are_told_apart(tmp_path, demos):
+    # issue 68: each verb read the other's file and blamed a missing key or LSDT's __init__
+    from safetensors.torch import save_file
+
+    from iclr25.lsdt import LongShortDecisionTransformer
+    from iclr25.lsdt.io import load as lsdt_load
+    from iclr25.lsdt.io import save as lsdt_save
+
+    res = train(LANE_REACH_ID, demos, GSDConfig(num_envs=4, iterations=1), seed=0)
+    g = save(res, tmp_path / "g.safetensors")
+    m = lsdt_save(LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=1, context=3),
+                  tmp_path / "m.safetensors")
+    with pytest.raises(ValueError, match="is a GSD policy .* `iclr25 gsd evaluate`"):
+        lsdt_load(g)
+    with pytest.raises(ValueError, match="is an LSDT model .* `iclr25 lsdt evaluate`"):
+        load(m)
+    # files written before the method was recorded: told apart by the dims GSD records
+    old = tmp_path / "old.safetensors"
+    save_file({"w": torch.zeros(1)}, str(old), metadata={"config": "{}"})
+    with pytest.raises(ValueError, match="is an LSDT model"):
+        load(old)
+    save_file({"w": torch.zeros(1)}, str(old), metadata={"config": "{}", "obs_dim": "4"})
+    with pytest.raises(ValueError, match="is a GSD policy"):
+        lsdt_load(old)
+
+
 def test_cli_demos_train_evaluate(tmp_path):
     from typer.testing import CliRunner
 

@@ -109,6 +109,23 @@ def test_cli_trains_and_evaluates_on_pendulum_through_gymnasium_vector(demos, tm
     assert r.exit_code == 0, r.output
     assert "return    mean" in r.output and "behaviour obs:0:mean" in r.output
     assert "demonstrations' VL" in r.output and "demonstrations: min" in r.output
+    assert "(demonstrations: mean" in r.output  # issue 68: the demos' returns beside
+
+
+def test_a_policy_beyond_the_demos_is_named():
+    # issue 68: return -625 against demos' -192 and sin(theta) over -1..1 against +-0.25
+    # looked fine beside a good VL; each is now a reason to warn
+    from iclr25.gsd.cli import _beyond_the_demos
+
+    demo_r, demo_f = torch.tensor([-230.0, -192.0, -150.0]), torch.tensor([-0.25, 0.0, 0.25])
+    inside = _beyond_the_demos(torch.tensor([-200.0, -180.0]), torch.tensor([-0.3, 0.4]),
+                               demo_f, demo_r)
+    assert inside == []
+    why = _beyond_the_demos(torch.tensor([-625.0, -600.0]), torch.linspace(-1, 1, 10),
+                            demo_f, demo_r)
+    assert len(why) == 2
+    assert why[0].startswith("the policy's mean return -612.5 lies below every demonstration's")
+    assert why[1].startswith("60% of the codes behave outside [-0.5, 0.5]")
 
 
 def test_policy_file_records_its_env_and_evaluate_defaults_to_it(demos, tmp_path):

@@ -76,10 +76,14 @@ def test_cli_stream_csv_and_npy(tmp_path):
                             "--log", str(log), "--compare", "--shuffle", "3"])
     assert r.exit_code == 0, r.output
     assert "changes:" in r.output and "KMeans re-run each step" in r.output
-    assert np.loadtxt(out, delimiter=",").shape == (2, 2)
+    # issue 68: the centres had no header; now the slot (as in the log) and FILE's names
+    assert out.read_text().splitlines()[0] == "slot,a,b"
+    C = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert C.shape == (2, 3) and C[:, 0].tolist() == [0, 1]
     assert log.read_text().splitlines()[0] == "t,slot,kind"
-    r2 = runner.invoke(app, ["kmeans", "stream", str(npy), "--k", "2"])
+    r2 = runner.invoke(app, ["kmeans", "stream", str(npy), "--k", "2", "--out", str(out)])
     assert r2.exit_code == 0, r2.output
+    assert out.read_text().splitlines()[0] == "slot,x0,x1"
     km = ConsistentKMeans(2, seed=0).fit(pts)
     assert f"changes: {km.n_center_changes_} " in r2.output
     n = len(pts)  # the number beside its reference, k ln n

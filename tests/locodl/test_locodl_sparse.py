@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from iclr25.cli import app
 from iclr25.locodl import LoCoDLClassifier
+from iclr25.locodl.cli import versus
 from iclr25.locodl.objectives import ClientLogistic, ClientRidge
 
 
@@ -103,3 +104,28 @@ def test_cli_bad_libsvm_input_exits_2_in_one_line(tmp_path, labels, extra, messa
     (tmp_path / "junk.txt").write_text("hello world\n")
     r = CliRunner().invoke(app, ["locodl", "fit", str(tmp_path / "junk.txt")])
     assert r.exit_code == 2 and "nor a readable LibSVM file" in r.output
+
+
+def test_cli_label_that_is_not_two_classes_names_the_column(tmp_path):
+    # issue 68: a continuous --label column said "y must hold exactly two classes, got 2000"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    f = tmp_path / "reg.csv"
+    np.savetxt(f, np.c_[X, X @ [1.0, 2.0, 3.0]], delimiter=",", header="a,b,c,target",
+               comments="")
+    r = CliRunner().invoke(app, ["locodl", "fit", str(f), "--label", "target"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert r.output.startswith("error: --label 'target': the column's values must be two "
+                               "classes (binary logistic regression), found 50 distinct")
+
+
+def test_cli_baseline_line_has_no_ratio_to_zero_bits(tmp_path):
+    # issue 68: LoCoDL stopped before its first round printed "9.6e+302x LoCoDL's"
+    X, y = _data(40, 4)
+    np.savez(tmp_path / "d.npz", X=X.toarray(), y=y)
+    r = CliRunner().invoke(app, ["locodl", "fit", str(tmp_path / "d.npz"), "--clients", "4",
+                                 "--max-iter", "1"])
+    assert r.exit_code == 0, r.output
+    assert "rounds: 0" in r.output and "e+30" not in r.output
+    assert "no ratio: LoCoDL sent no bits" in r.output
+    assert versus(960.0, 0.0).startswith("no ratio") and versus(960.0, 480.0) == "2x LoCoDL's"

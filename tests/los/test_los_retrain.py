@@ -254,3 +254,12 @@ def test_check_estimator_where_it_applies(one_thread):
         warnings.simplefilter("ignore")
         check_estimator(RetrainedClassifier(init="logistic", epochs=2),
                         expected_failed_checks=NOT_APPLICABLE)
+
+
+def test_the_estimator_says_when_los_helps_and_names_the_balanced_baseline():
+    # issue 68: on plain features LogisticRegression(class_weight="balanced") beat LOS and
+    # nothing said when LOS is the tool
+    from iclr25.los import RetrainedClassifier
+
+    doc = RetrainedClassifier.__doc__
+    assert "When LOS helps" in doc and 'class_weight="balanced")' in doc

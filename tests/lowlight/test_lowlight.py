@@ -354,12 +354,16 @@ def test_cli_fit_and_enhance(tmp_path):
     res = r.invoke(app, ["fit", str(dark), "--out", str(m), "--steps", "1", "--crop", "8",
                          "--batch-size", "1", "--width", "8"])
     assert res.exit_code == 0, res.output
-    outdir = tmp_path / "out"
-    outdir.mkdir()
+    outdir = tmp_path / "out" / "new"  # issue 68: a missing folder is made, not refused
     res = r.invoke(app, ["enhance", str(m), str(dark), str(outdir), "--tile", "8"])
     assert res.exit_code == 0, res.output
     assert {k: v.shape for k, v in load_folder(outdir).items()} == {
         "d0.png": (3, 16, 18), "d1.png": (3, 16, 18)}
+    one = tmp_path / "other" / "one.png"
+    res = r.invoke(app, ["enhance", str(m), str(dark / "d0.png"), str(one), "--tile", "8"])
+    assert res.exit_code == 0 and one.is_file(), res.output
+    res = r.invoke(app, ["enhance", str(m), str(dark), str(one)])
+    assert res.exit_code == 2 and "OUT must be a folder when IN is a folder" in res.output
     bad = r.invoke(app, ["fit", str(dark), "--out", str(m), "--steps", "0"])
     assert bad.exit_code == 2 and "--steps" in bad.output
     bad = r.invoke(app, ["enhance", str(tmp_path / "nope.pt"), str(dark), str(outdir)])

@@ -354,6 +354,16 @@ def test_cli_data_train_evaluate(tmp_path):
     assert num("normalised score") == pytest.approx(num("mean return"), abs=1e-3)  # 0 to 1
     data_ret = float(OfflineDataset.load(d).returns().mean())
     assert num("dataset mean return") == pytest.approx(data_ret, abs=1e-3)
+    # issue 68: no target given: the training data's best return (recorded by train), with
+    # the data's returns printed as suggestions; a target beyond them is warned about
+    best = float(OfflineDataset.load(d).returns().max())
+    r = runner.invoke(app, ["evaluate", str(p), "--env", DELAYED_CUE_ID, "--n-episodes", "2"])
+    assert r.exit_code == 0, r.output
+    assert num("target return") == pytest.approx(best)
+    assert "suggested --target-return from the training data's episode returns: best" in r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--env", DELAYED_CUE_ID, "--n-episodes", "2",
+                            "--target-return", "5"])
+    assert r.exit_code == 0 and "warning: --target-return 5 lies above the best" in r.output
     p2 = tmp_path / "paper.safetensors"
     r = runner.invoke(app, ["train", str(d), "--paper-scale", "--steps", "1", "--n-blocks", "1",
                             "--rtg-scale", "1", "--out", str(p2)])

@@ -99,6 +99,11 @@ def test_cli_solve_min_and_npz(tmp_path):
     n_arcs = int((np.isfinite(C.numpy()) & ~np.eye(8, dtype=bool)).sum())
     assert rows.shape == (n_arcs, 4) and rows[:, :2].min() == 0  # .npz nodes from 0
     assert np.allclose(rows[:, 3], C.numpy()[rows[:, 0].astype(int), rows[:, 1].astype(int)])
+    # issue 68: arcs the plan does not use were written as 3.0e-145; now exact zeros, and
+    # every written flow is either 0 or above float64's resolution of the total flow
+    flows = rows[:, 2]
+    assert (flows == 0).any()
+    assert flows[flows > 0].min() > np.finfo(np.float64).eps * flows.sum()
 
 
 def test_cli_bad_arguments_exit_2(tmp_path):

@@ -202,6 +202,17 @@ def test_cli_graph_names_sdf_molecules_by_their_name(tmp_path):
     assert r.exit_code == 0, r.output
     firsts = [line.split()[0] for line in r.output.splitlines()[1:]]
     assert firsts == ["ethanol", "1", "ethylamine"]  # an empty _Name falls back to the index
+    # issue 68: the written edges name the structures as printed (were numbered only)
+    r = CliRunner().invoke(app, ["graph", str(tmp_path / "m.sdf"), "--out",
+                                 str(tmp_path / "e.csv")])
+    assert r.exit_code == 0, r.output
+    import csv
+    rows = list(csv.DictReader((tmp_path / "e.csv").open()))
+    assert [k for k in dict.fromkeys(row["structure"] for row in rows)] == firsts
+    r = CliRunner().invoke(app, ["graph", str(tmp_path / "m.sdf"), "--out",
+                                 str(tmp_path / "e.npz")])
+    saved = np.load(tmp_path / "e.npz")
+    assert saved["names"].tolist() == firsts and saved["edge_index_2"].shape[0] == 2
 
 
 def test_missing_extras_name_them(monkeypatch):

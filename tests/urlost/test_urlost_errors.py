@@ -156,14 +156,22 @@ def test_cli_round_trip(tmp_path):
     (["fit", "X.npy", "--clusters", "3", "--neighbors", "2", "--epochs", "0", "--out",
       "m.safetensors"], "epochs"),
     (["embed", "X.npy", "X.npy", "--out", "Z.npy"], "cannot load a fitted urlost.URLOST"),
+    # issue 68: a 1-D array said "--clusters must lie in [2, 1]"
+    (["cluster", "x1.npy", "--out", "l.npy"], "FILE x1.npy has 1 column"),
 ])
 def test_cli_bad_arguments(tmp_path, monkeypatch, args, match):
     monkeypatch.chdir(tmp_path)
     np.save(tmp_path / "X.npy", np.random.default_rng(0).normal(size=(20, 6)))
     (tmp_path / "X.txt").write_text("1,2\n")
+    np.save(tmp_path / "x1.npy", np.arange(20.0))
     r = runner.invoke(app, ["urlost", *args])
     assert r.exit_code == 2
     assert match in r.output
+
+
+def test_one_column_is_refused_naming_columns():
+    with pytest.raises(ValueError, match="X has 1 column; URLOST groups the columns"):
+        SelfOrganizingClusters(2).fit(torch.randn(30, 1))
 
 
 def test_dependence_refuses_constant_columns():

@@ -52,6 +52,19 @@ def test_fit_predict_transform_shapes(fitted, data):
     assert fitted.reconstruct(X[:2], X[2:4]).shape == X[:2].shape
 
 
+def test_numpy_in_numpy_out(fitted, data):
+    # issue 68: predict returned a tensor for a numpy X (scikit-learn returns numpy)
+    X = data[0]
+    codes = fitted.predict(X.numpy())
+    assert isinstance(codes, np.ndarray) and codes.dtype == np.int64
+    assert np.array_equal(codes, fitted.predict(X).numpy())
+    zc, zs = fitted.transform(X.numpy())
+    assert isinstance(zc, np.ndarray) and isinstance(zs, np.ndarray)
+    assert np.array_equal(zs, fitted.transform(X)[1].numpy())
+    rec = fitted.reconstruct(X[:2].numpy())
+    assert isinstance(rec, np.ndarray) and rec.shape == tuple(X[:2].shape)
+
+
 def test_seed_determinism_and_input_untouched(data):
     X = data[0]
     X0 = X.clone()
@@ -67,7 +80,7 @@ def test_seed_determinism_and_input_untouched(data):
 def test_float64_numpy_input_and_ablation(data):
     X = data[0].double().numpy()
     m = _small(seed=1, v3=False, bundle="paper").fit(X)
-    assert m.transform(X)[0].dtype == torch.float64
+    assert m.transform(X)[0].dtype == np.float64  # numpy in, numpy out (issue 68)
     assert m.history_[0]["v3"] == 0.0
 
 

@@ -4,7 +4,13 @@ labelled in-modal (IM) embeddings (Huang et al., ICLR 2025)."""
 from iclr25.claims import Paper
 from iclr25.cox.explore import entropy_discrepancy, prior_kl, select_agreement
 from iclr25.cox.match import MATCHERS, emergent_correspondences, match_purity
-from iclr25.cox.model import COX, COXConvergenceWarning, COXMatchingWarning, COXNamingWarning
+from iclr25.cox.model import (
+    COX,
+    COXConvergenceWarning,
+    COXFloorWarning,
+    COXMatchingWarning,
+    COXNamingWarning,
+)
 from iclr25.cox.vib import VIB, VIBLoss, vib_loss
 
 PAPER = Paper(
@@ -19,6 +25,7 @@ PAPER = Paper(
 __all__ = [
     "COX",
     "COXConvergenceWarning",
+    "COXFloorWarning",
     "COXMatchingWarning",
     "COXNamingWarning",
     "MATCHERS",

@@ -76,6 +76,13 @@ class LayerAlignment:
     scores: dict[str, float]
     offdiag: bool = True
 
+    def __repr__(self) -> str:
+        # the matrices by shape only: printing a result printed six whole d x d matrices
+        shapes = ", ".join(f"{k}: {tuple(v.shape)}" for k, v in self.matrices.items())
+        scores = ", ".join(f"{k}: {v:.3f}" for k, v in self.scores.items())
+        return (f"LayerAlignment(name={self.name!r}, n_samples={self.n_samples}, "
+                f"scores={{{scores}}}, matrices={{{shapes}}})")
+
     @functools.cached_property
     def exponents(self) -> dict[str, PowerLawFit]:
         """PAH exponents: ``A ∝ Z^α`` fitted over Z's eigenvectors, for each ``POWER_LAWS``."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import typer
 
@@ -139,8 +140,9 @@ def finetune_cmd(
                                     "checkpoint records it and `restore` checks against its "
                                     "classical restorer."),
     kinds: str = typer.Option(None, "--kinds", help="Instead: all-in-one over these "
-                              "comma-separated degradations (default when neither is given: "
-                              "noise,blur,jpeg,haze,low_light)."),
+                              "comma-separated degradations (e.g. "
+                              "noise,blur,jpeg,haze,low_light); one of --degradation and "
+                              "--kinds is needed."),
     steps: int = typer.Option(80, "--steps", help="Fine-tuning steps (>= 1); 80 fit in about "
                               "2 minutes on 2 cores; the reproduction uses 200, the "
                               "paper-scale run --steps 1000 or more."),
@@ -164,6 +166,10 @@ def finetune_cmd(
         _fail(f"--lr must be > 0, got {lr}")
     if degradation is not None and kinds is not None:
         _fail("give --degradation (one kind) or --kinds (all-in-one), not both")
+    if degradation is None and kinds is None and pairs is None:
+        # issue 68: the silent all-in-one default made 6 of 6 photos worse than their input
+        _fail(f"give --degradation KIND (the kind your photos have: one of "
+              f"{', '.join(get_args(Kind))}; recommended) or --kinds K1,K2,... (all-in-one)")
     if degradation is not None and pairs is not None:
         _fail("--degradation degrades CLEAN_DIR on the fly; with --pairs, keep only that "
               "kind's folder")
@@ -182,9 +188,8 @@ def finetune_cmd(
     typer.echo(f"fine-tuned {what} {steps} steps: last L1 {res.history['loss'][-1]:.4f}; "
                f"wrote {out}")
     if degradation is None:
-        typer.echo("hint: if you know the degradation, --degradation KIND fine-tunes for it "
-                   "(better than all-in-one) and makes `restore` check against its classical "
-                   "restorer")
+        typer.echo("note: all-in-one: `restore` names each image's degradation with the "
+                   "model's classifier and checks against that kind's classical restorer")
 
 
 @app.command("restore")
@@ -197,10 +202,11 @@ def restore_cmd(
                                             help="The degradation, if known "
                                     "(default: the one the model was fine-tuned for): picks "
                                     "the classical restorer the output is checked against."),
-    fallback: Fallback = typer.Option("none", "--fallback", parser=choice(Fallback, "--fallback"),
-                                      help="Where ours scores below the "
-                                 "alternative: none (warn, keep ours; the default), classical "
-                                 "(write the classical result), input (write the input)."),
+    fallback: Fallback | None = typer.Option(
+        None, "--fallback", parser=choice(Fallback, "--fallback"),
+        help="Where ours scores below the alternative: input (write the input; the default, "
+             "so that no output scores below its input), classical (write the classical "
+             "result), none (warn, keep ours)."),
     reference: Path = typer.Option(None, "--reference", help="Clean image (or folder, same "
                                    "file names): the check uses PSNR against it."),
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "
@@ -220,18 +226,41 @@ def restore_cmd(
 
     if tile is not None and tile < 8:
         _fail(f"--tile must be >= 8, got {tile}")
+    fallback = fallback or ("input" if check else "none")
     try:
         ck = load(model)
         degradation = degradation or ck.degradation
-        check_fallback(fallback, check, degradation=degradation, classical=CLASSICAL, cli=True)
+        # no known kind: DCPT's own classifier names each image's (issue 68), and a classical
+        # fallback is settled image by image
+        named = degradation is None and ck.classifier is not None and bool(ck.kinds)
+        check_fallback(fallback, check, degradation=degradation,
+                       classical=None if named else CLASSICAL, cli=True)
     except ValueError as exc:
         _fail(str(exc))
     for name, x, ref, path in image_jobs(source, dest, reference):
-        out = warning_lines(name, lambda x=x, ref=ref: restore(
-            ck.model, x, degradation=degradation, fallback=fallback, check=check, tile=tile,
+        kind, fb = degradation, fallback
+        if named:  # DCPT's own classifier names the degradation (issue 68)
+            kind = _classified(ck, x, name)
+            if fb == "classical" and kind not in CLASSICAL:
+                typer.echo(f"note: {name}: {kind} has no classical restorer: --fallback "
+                           f"input for it", err=True)
+                fb = "input"
+        out = warning_lines(name, lambda x=x, ref=ref, kind=kind, fb=fb: restore(
+            ck.model, x, degradation=kind, fallback=fb, check=check, tile=tile,
             reference=ref))
         save_image(out, path)
         typer.echo(f"wrote {path}")
+
+
+def _classified(ck, x, name: str) -> str:
+    """The kind the checkpoint's classifier names for image ``x`` (printed on stderr)."""
+    from iclr25.dcpt.probe import classify
+
+    p = classify(ck, x)[0]
+    k = int(p.argmax())
+    typer.echo(f"{name}: degradation classified as {ck.kinds[k]} ({float(p[k]):.2f}); "
+               f"--degradation KIND overrides", err=True)
+    return ck.kinds[k]
 
 
 @app.command("classify")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
 from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25.gsd.training import Regularizer
+
+#: the arms (``iclr25.gsd.training.Regularizer``, spelt here so help imports no torch)
+Regularizer = Literal["gsd", "none", "spectral"]
 
 app = typer.Typer(help="GSD: diverse policies that generalise beyond the demos (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -147,7 +150,7 @@ def evaluate_cmd(
         if result.env_id not in (None, env):
             typer.echo(f"note: POLICY was trained on {result.env_id}; evaluating on {env} "
                        f"as --env asks", err=True)
-        demo_f = None if demos is None else _demo_factors(demos, fac)
+        demo = None if demos is None else _demo_factors(demos, fac)
         if lane:
             ev = evaluate(result.policy, env, targets=values,
                           n_codes=300 if n_codes is None else n_codes, budgets=(budget,),
@@ -162,7 +165,7 @@ def evaluate_cmd(
                               seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(exc)
-    _print_evaluation(ev, values, budget, demo_f, fac)
+    _print_evaluation(ev, values, budget, demo, fac)
 
 
 def _trained_env(policy: Path) -> str:
@@ -196,25 +199,47 @@ def _gym_factor(env: str, factor: str | None):
 
 
 def _demo_factors(demos: Path, fac):
-    """(E,) behaviour of each demonstrated episode: ``fac`` of it, or its stored factor."""
+    """((E,) behaviour of each demonstrated episode: ``fac`` of it, or its stored factor;
+    (E,) its return)."""
     from iclr25.datasets.control import OfflineDataset
     from iclr25.gsd.gym import demo_factors
 
     d = OfflineDataset.load(demos)
     if fac is not None:
-        return demo_factors(d, fac)
+        return demo_factors(d, fac), d.returns()
     if d.episode_factors is not None:
-        return d.episode_factors
+        return d.episode_factors, d.returns()
     raise ValueError("--demos has no episode_factors (write it with `gsd demos`)")
 
 
-def _print_evaluation(ev, values, budget: int, demo_f, fac) -> None:
+def _beyond_the_demos(r, f, demo_f, demo_r) -> list[str]:
+    """Why the policy does not do what the demos did, if it does not: its mean return below
+    every demonstrated episode's, or most codes behaving beyond the demonstrated range
+    widened by half its width on each side (GSD generalises between and near the demos, not
+    over the whole state space)."""
+    out = []
+    mean, worst = float(r.mean()), float(demo_r.min())
+    if mean < worst:
+        out.append(f"the policy's mean return {mean:.4g} lies below every demonstration's "
+                   f"(worst {worst:.4g}, best {float(demo_r.max()):.4g})")
+    lo, hi = float(demo_f.min()), float(demo_f.max())
+    pad = 0.5 * (hi - lo)
+    outside = float(((f < lo - pad) | (f > hi + pad)).double().mean())
+    if outside > 0.5:
+        out.append(f"{outside:.0%} of the codes behave outside [{lo - pad:.4g}, "
+                   f"{hi + pad:.4g}] (the demonstrated {lo:.4g}..{hi:.4g}, widened by half "
+                   f"its width)")
+    return out
+
+
+def _print_evaluation(ev, values, budget: int, demo, fac) -> None:
     """VL_K beside the demonstrations' VL; success on LaneReach (no ``fac``), else returns
-    and the spread of behaviours."""
+    and the spread of behaviours; ``demo``: the demonstrations' (behaviours, returns)."""
     import torch
 
     from iclr25.gsd.evaluation import recovery_error
 
+    demo_f, demo_r = demo if demo is not None else (None, None)
     if values is not None:
         vl = f"VL{budget} = {ev.vl[budget]:.4f}"
         if demo_f is not None:
@@ -226,11 +251,23 @@ def _print_evaluation(ev, values, budget: int, demo_f, fac) -> None:
                    f"{float(ev.success.float().mean()):.3f}")
         return
     r, f = ev.returns, ev.factors
-    typer.echo(f"return    mean {float(r.mean()):.4g}  std {float(r.std()):.4g}  "
-               f"min {float(r.min()):.4g}  max {float(r.max()):.4g}  ({len(r)} codes)")
+    line = (f"return    mean {float(r.mean()):.4g}  std {float(r.std()):.4g}  "
+            f"min {float(r.min()):.4g}  max {float(r.max()):.4g}  ({len(r)} codes)")
+    if demo_r is not None:
+        line += (f"  (demonstrations: mean {float(demo_r.mean()):.4g}  min "
+                 f"{float(demo_r.min()):.4g}  max {float(demo_r.max()):.4g})")
+    typer.echo(line)
     line = (f"behaviour {fac}: min {float(f.min()):.4g}  max {float(f.max()):.4g}  "
             f"std {float(f.std()):.4g}")
     if demo_f is not None:
         line += (f"  (demonstrations: min {float(demo_f.min()):.4g}  max "
                  f"{float(demo_f.max()):.4g}  std {float(demo_f.std()):.4g})")
     typer.echo(line)
+    if demo_f is None:
+        typer.echo("note: pass --demos to compare the policy's returns and behaviours with "
+                   "the demonstrations'", err=True)
+        return
+    for why in _beyond_the_demos(r, f, demo_f, demo_r):
+        typer.echo(f"warning: the policy does not do what the demos did: {why}; train longer "
+                   f"(--iterations: the paper trains for far longer) before relying on it",
+                   err=True)

@@ -30,7 +30,7 @@ def save(result: GSDResult, path: str | Path) -> Path:
     for name in _PARTS:
         for k, v in getattr(result, name).state_dict().items():
             tensors[f"{name}.{k}"] = v.detach().cpu().contiguous()
-    meta = {"config": json.dumps(config_dict(result.config)),
+    meta = {"method": "gsd", "config": json.dumps(config_dict(result.config)),
             "obs_dim": str(result.policy.obs_dim), "act_dim": str(result.policy.act_dim)}
     if result.env_id is not None:
         meta["env_id"] = result.env_id
@@ -47,6 +47,10 @@ def _metadata(path: Path) -> dict[str, str]:
             meta = f.metadata() or {}
     except (SafetensorError, OSError, ValueError) as exc:
         raise ValueError(f"path {str(path)!r} is not a GSD .safetensors file ({exc})") from None
+    if meta.get("method", "gsd") != "gsd" or ("config" in meta and "obs_dim" not in meta):
+        # an LSDT model's header has a config but no dims (and, since issue 68, its method)
+        raise ValueError(f"path {str(path)!r} is an LSDT model (written by `lsdt train`), not "
+                         f"a GSD policy: roll it out with `iclr25 lsdt evaluate`")
     if "config" not in meta:
         raise ValueError(f"path {str(path)!r} is not a GSD .safetensors file (no config in "
                          f"its header)")

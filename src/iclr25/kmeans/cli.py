@@ -9,7 +9,7 @@ import numpy as np
 import typer
 
 from iclr25._cli import check_seed, output_path
-from iclr25._io import read_matrix
+from iclr25._io import column_names, read_matrix
 
 app = typer.Typer(help="Consistent online k-means: few centre changes on a stream (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -25,7 +25,8 @@ def stream(
                                 "shuffled with this seed (default: file order)."),
     seed: int = typer.Option(0, "--seed", callback=check_seed,
                              help="Seed of the offline solver."),
-    out: Path = typer.Option(None, "--out", help="Write the final centres (.csv)."),
+    out: Path = typer.Option(None, "--out", help="Write the final centres (.csv: slot, then "
+                             "FILE's column names, x0.. for an array or a headerless table)."),
     log: Path = typer.Option(None, "--log", help="Write the change log t,slot,kind (.csv)."),
     compare: bool = typer.Option(False, "--compare", help="Also re-run KMeans at every "
                                  "arrival and report its changes and cost (slow: n fits)."),
@@ -68,7 +69,10 @@ def stream(
         typer.echo(f"KMeans re-run each step: changes: {int(changes[-1])}  cost: "
                    f"{inertia:.6g}  (ratio {model.cost_ / inertia:.4f})")
     if out is not None:
-        np.savetxt(out, model.cluster_centers_, delimiter=",")
+        C = model.cluster_centers_
+        np.savetxt(out, np.column_stack([np.arange(len(C)), C]), delimiter=",",
+                   fmt=["%d"] + ["%.10g"] * C.shape[1], comments="",
+                   header=",".join(["slot", *column_names(file, C.shape[1])]))
         typer.echo(f"wrote {out}")
     if log is not None:
         with log.open("w", newline="") as fh:

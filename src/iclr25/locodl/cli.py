@@ -40,12 +40,17 @@ def read_libsvm(path: Path):
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"DATA {path} is not .csv/.npz nor a readable LibSVM file "
                          f"({exc})") from None
+    _two_classes(y, f"DATA {path}: LibSVM labels")
+    return X, (y.astype(np.int64) if np.all(y == np.round(y)) else y)
+
+
+def _two_classes(y: np.ndarray, what: str) -> None:
+    """Refuse labels that are not two classes, naming ``what`` and showing a few values."""
     classes = np.unique(y)
     if len(classes) != 2:
         shown = ", ".join(f"{c:g}" for c in classes[:6]) + (", ..." if len(classes) > 6 else "")
-        raise ValueError(f"DATA {path}: LibSVM labels must be two classes (binary logistic "
-                         f"regression), found {len(classes)}: {shown}")
-    return X, (y.astype(np.int64) if np.all(y == np.round(y)) else y)
+        raise ValueError(f"{what} must be two classes (binary logistic regression), found "
+                         f"{len(classes)} distinct values: {shown}")
 
 
 def read_data(path: Path, label: str | None, client_column: str | None):
@@ -66,6 +71,7 @@ def read_data(path: Path, label: str | None, client_column: str | None):
         return X, y, None
     if path.suffix == ".npz":
         z = read_npz(path, "DATA", ("X", "y"), ("clients",))
+        _two_classes(z["y"], f"DATA {path.name}: y")
         return z["X"], z["y"], z.get("clients")
     if label is None:
         raise ValueError("--label is required for a .csv DATA")
@@ -77,6 +83,7 @@ def read_data(path: Path, label: str | None, client_column: str | None):
     ci = header.index(client_column) if client_column else None
     feats = [i for i in range(len(header)) if i not in (li, ci)]
     y = data[:, li]
+    _two_classes(y, f"--label {label!r}: the column's values")
     y = y.astype(np.int64) if np.all(y == np.round(y)) else y
     return data[:, feats], y, (data[:, ci].astype(np.int64) if ci is not None else None)
 
@@ -209,5 +216,12 @@ def _baseline_line(objective, name: str, coef, bits: float, compressor: str, max
     label = "GD (uncompressed)" if name == "gd" else f"DIANA ({compressor})"
     reached = "" if run.converged else f", not reached in {max_iter} rounds"
     return (f"{label} to the same |x - x*| = {err:.3g}: uplink bits per client "
-            f"{run.uplink_bits:.6g}{reached} ({run.uplink_bits / max(bits, 1e-300):.3g}x "
-            f"LoCoDL's)")
+            f"{run.uplink_bits:.6g}{reached} ({versus(run.uplink_bits, bits)})")
+
+
+def versus(baseline_bits: float, bits: float) -> str:
+    """The baseline's bits as a multiple of LoCoDL's; none when LoCoDL sent none (a ratio
+    to zero bits is no figure: it printed "9.6e+302x")."""
+    if bits <= 0:
+        return "no ratio: LoCoDL sent no bits, it stopped before its first round"
+    return f"{baseline_bits / bits:.3g}x LoCoDL's"

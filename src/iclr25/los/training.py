@@ -31,6 +31,7 @@ from iclr25._checks import (
     check_int,
     check_labels,
     check_range,
+    like_input,
     resolve_seed,
 )
 from iclr25._contract import Reals1D, checked
@@ -308,6 +309,16 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     tensor, a numpy array otherwise. Features may be float16/32/64 (cast to the head's dtype
     at predict time).
 
+    When LOS helps: it re-trains the classifier of a network whose features were learned
+    end-to-end on the long-tailed data (decoupled training's stage 2): there the stage-1
+    head is biased towards the head classes through its logit magnitudes, which over-smoothed
+    targets even out. On fixed features that were not learned on the imbalanced labels
+    (tabular columns, a frozen pretrained encoder) there is no such head to correct, and a
+    re-weighted linear model, ``sklearn.linear_model.LogisticRegression(
+    class_weight="balanced")``, is the baseline to beat and may well win (issue 68: 0.533
+    against LOS's 0.487 balanced accuracy on plain features): compare the two by
+    ``iclr25.los.balanced_accuracy`` on held-out data before choosing.
+
     Fitted attributes: ``head_`` (nn.Linear), ``classes_``, ``n_classes_``,
     ``class_counts_`` ((K,) int64 tensor), ``n_features_in_``.
 
@@ -380,19 +391,15 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
                              f"expecting {self.n_features_in_} features as input")
         return self.head_(X)
 
-    @staticmethod
-    def _like(out: torch.Tensor, X: ArrayLike) -> torch.Tensor | np.ndarray:
-        return out if isinstance(X, torch.Tensor) else out.cpu().numpy()
-
     def decision_function(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
         """(n, K) logits; for K = 2, scikit-learn's (n,) ``z_1 - z_0``."""
         z = self._logits(X)
-        return self._like(z[:, 1] - z[:, 0] if z.shape[1] == 2 else z, X)
+        return like_input(z[:, 1] - z[:, 0] if z.shape[1] == 2 else z, X)
 
     def predict_proba(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
         """(n, K) softmax probabilities."""
-        return self._like(self._logits(X).softmax(1), X)
+        return like_input(self._logits(X).softmax(1), X)
 
     def predict(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
         """(n,) predicted labels (int64)."""
-        return self._like(self._logits(X).argmax(1), X)
+        return like_input(self._logits(X).argmax(1), X)

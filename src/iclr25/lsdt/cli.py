@@ -8,7 +8,6 @@ import typer
 
 from iclr25._cli import check_seed, output_path
 from iclr25._cli import fail as _fail
-from iclr25._train import seeded_init
 
 app = typer.Typer(help="LSDT: one decision transformer for long and short dependencies "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -73,6 +72,7 @@ def train_cmd(
     """Train a Long-Short Decision Transformer on DATASET."""
 
     from iclr25._progress import estimating
+    from iclr25._train import seeded_init
     from iclr25.datasets.control import OfflineDataset
     from iclr25.lsdt.io import save
     from iclr25.lsdt.model import LongShortDecisionTransformer
@@ -94,7 +94,7 @@ def train_cmd(
                            lr=o["lr"], warmup=o["warmup"], rtg_scale=rtg_scale, seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(exc)
-    save(model, out)
+    save(model, out, data=ds)
     typer.echo(f"wrote {out}: final loss {losses[-1]:.4f}")
 
 
@@ -102,7 +102,10 @@ def train_cmd(
 def evaluate_cmd(
     model_path: Path = typer.Argument(..., help="A model written by `lsdt train`."),
     env: str = typer.Option("Pendulum-v1", "--env"),
-    target_return: float = typer.Option(..., "--target-return"),
+    target_return: float = typer.Option(None, "--target-return", help="The return to "
+                                        "condition on (default: the best episode return of "
+                                        "the training data, recorded by `lsdt train`, or of "
+                                        "--dataset); suggestions are printed."),
     n_episodes: int = typer.Option(10, "--n-episodes"),
     dataset: Path = typer.Option(None, "--dataset", help="The training data: prints its mean "
                                  "episode return beside the model's."),
@@ -111,7 +114,7 @@ def evaluate_cmd(
     """Roll the model out; print the mean return, the normalised score and the data's return."""
     from iclr25.datasets.control import OfflineDataset
     from iclr25.lsdt.evaluation import evaluate
-    from iclr25.lsdt.io import load
+    from iclr25.lsdt.io import data_returns, load, returns_summary
     from iclr25.lsdt.testbed import (
         DELAYED_CUE_ID,
         PENDULUM_EXPERT_RETURN,
@@ -120,15 +123,19 @@ def evaluate_cmd(
     )
 
     try:
-        data_return = None
+        data_return, summary = None, None
         if dataset is not None:
-            data_return = float(OfflineDataset.load(dataset).returns().mean())
+            returns = OfflineDataset.load(dataset).returns()
+            data_return, summary = float(returns.mean()), returns_summary(returns)
         model = load(model_path)
+        summary = summary or data_returns(model_path)
+        target_return = _target(target_return, summary)
         res = evaluate(model, env, target_return=target_return, n_episodes=n_episodes,
                        seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(exc)
-    typer.echo(f"mean return {res.mean_return:.3f} over {n_episodes} episodes")
+    typer.echo(f"mean return {res.mean_return:.3f} over {n_episodes} episodes "
+               f"(target return {target_return:.4g})")
     refs = {"Pendulum-v1": (PENDULUM_RANDOM_RETURN, PENDULUM_EXPERT_RETURN),
             DELAYED_CUE_ID: (0.0, 1.0)}
     if env in refs:
@@ -139,3 +146,25 @@ def evaluate_cmd(
         typer.echo(f"dataset mean return {data_return:.3f}"
                    + (f"  (normalised {normalized_score(data_return, env):.3f})"
                       if env in refs else ""))
+
+
+def _target(target: float | None, summary: dict[str, float] | None) -> float:
+    """``--target-return``, or the data's best episode return; prints the data's returns as
+    suggestions, and a warning for a target outside them (a decision transformer conditioned
+    beyond its data's best return rarely reaches it: -200 over data of -1028 gave -1103)."""
+    if summary is None:
+        if target is None:
+            raise ValueError("--target-return: MODEL records no training returns (written "
+                             "before they were recorded): pass --target-return or --dataset")
+        return target
+    typer.echo(f"suggested --target-return from the training data's episode returns: best "
+               f"{summary['max']:.4g}, 90th percentile {summary['p90']:.4g}, median "
+               f"{summary['median']:.4g} (worst {summary['min']:.4g})", err=True)
+    if target is None:
+        return summary["max"]
+    if not summary["min"] <= target <= summary["max"]:
+        where = "above the best" if target > summary["max"] else "below the worst"
+        typer.echo(f"warning: --target-return {target:.4g} lies {where} episode return of the "
+                   f"training data ({summary['max' if target > summary['max'] else 'min']:.4g}"
+                   f"): the model has seen no such episode", err=True)
+    return target

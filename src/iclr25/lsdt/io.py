@@ -10,13 +10,17 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
+from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
-__all__ = ["load", "save"]
+__all__ = ["data_returns", "load", "returns_summary", "save"]
 
 
-def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
-    """Write weights (incl. normalisation buffers) and config (metadata) to ``.safetensors``.
+def save(model: LongShortDecisionTransformer, path: str | Path, *,
+         data: OfflineDataset | None = None) -> Path:
+    """Write weights (incl. normalisation buffers) and config (metadata) to ``.safetensors``;
+    with ``data`` (the training data), its episode returns' summary too (see
+    :func:`data_returns`), from which evaluation suggests target returns.
 
     Raises:
         ValueError: ``path`` does not end in ``.safetensors``.
@@ -25,8 +29,31 @@ def save(model: LongShortDecisionTransformer, path: str | Path) -> Path:
     if path.suffix != ".safetensors":
         raise ValueError(f"path must end in .safetensors, got {path.name!r}")
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    save_file(tensors, str(path), metadata={"config": json.dumps(model.config)})
+    meta = {"method": "lsdt", "config": json.dumps(model.config)}
+    if data is not None:
+        meta["data_returns"] = json.dumps(returns_summary(data.returns()))
+    save_file(tensors, str(path), metadata=meta)
     return path
+
+
+def returns_summary(returns: torch.Tensor) -> dict[str, float]:
+    """``{"min", "median", "p90", "max", "mean"}`` of (E,) episode returns: the targets a
+    decision transformer can be conditioned on (it rarely exceeds the best of its data)."""
+    r = returns.double()
+    q = torch.quantile(r, torch.tensor([0.5, 0.9], dtype=r.dtype))
+    return {"min": float(r.min()), "median": float(q[0]), "p90": float(q[1]),
+            "max": float(r.max()), "mean": float(r.mean())}
+
+
+def data_returns(path: str | Path) -> dict[str, float] | None:
+    """The training data's :func:`returns_summary` recorded by :func:`save` (None: the file
+    records none, e.g. written before it was recorded)."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            raw = (f.metadata() or {}).get("data_returns")
+    except (OSError, SafetensorError):
+        return None
+    return None if raw is None else json.loads(raw)
 
 
 def load(path: str | Path, *, device: str | torch.device | None = None
@@ -41,7 +68,13 @@ def load(path: str | Path, *, device: str | torch.device | None = None
         raise ValueError(f"path {str(path)!r} does not exist")
     try:
         with safe_open(str(path), framework="pt") as f:
-            config = json.loads((f.metadata() or {})["config"])
+            meta = f.metadata() or {}
+        if meta.get("method", "lsdt") != "lsdt" or "obs_dim" in meta:
+            # a GSD policy's header also has a config (and its dims, and since issue 68 its
+            # method): say what the file is, not which keyword LSDT's __init__ lacks
+            raise ValueError(f"path {str(path)!r} is a GSD policy (written by `gsd train`), "
+                             f"not an LSDT model: evaluate it with `iclr25 gsd evaluate`")
+        config = json.loads(meta["config"])
         model = LongShortDecisionTransformer(**config)
         model.load_state_dict(load_file(str(path)))
     except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,

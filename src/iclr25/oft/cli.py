@@ -80,6 +80,7 @@ def _arc_flows(F, C, cap, first: int):
     """Record array (tail, head, flow, cost) over the problem's arcs (finite cost, positive
     capacity, off the diagonal), tails then heads in increasing order."""
     import numpy as np
+    import torch
 
     Cn = C.detach().cpu().double().numpy()
     arc = np.isfinite(Cn) & ~np.eye(len(Cn), dtype=bool)
@@ -89,6 +90,11 @@ def _arc_flows(F, C, cap, first: int):
     rec = np.empty(len(tail), dtype=[("tail", "i8"), ("head", "i8"), ("flow", "f8"),
                                      ("cost", "f8")])
     rec["tail"], rec["head"] = tail + first, head + first
-    rec["flow"] = F.detach().cpu().double().numpy()[tail, head]
+    Fn = F.detach().cpu().double().numpy()
+    # the entropic plan is positive on every arc; a flow below the plan's dtype resolution
+    # of the total flow is zero at that precision (it was written as 3.0e-145)
+    flow = Fn[tail, head]
+    flow[flow <= torch.finfo(F.dtype).eps * Fn.sum()] = 0.0
+    rec["flow"] = flow
     rec["cost"] = Cn[tail, head]
     return rec

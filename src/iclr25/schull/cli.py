@@ -24,8 +24,9 @@ def graph(
     file: Path = typer.Argument(..., help="Structures: .xyz (multi-frame), .sdf, or .npy "
                                           "positions (N, 3) or (C, N, 3)."),
     radius: float = typer.Option(5.0, "--radius", help="Radius graph cutoff to compare (Å)."),
-    out: Path = typer.Option(None, "--out", help="Write SCHull edges: .npz (edge_index_<k>) "
-                                                 "or .csv (structure,source,target)."),
+    out: Path = typer.Option(None, "--out", help="Write SCHull edges: .npz (edge_index_<k>, "
+                                                 "names) or .csv (structure,source,target; "
+                                                 "structure: its name as printed)."),
 ) -> None:
     """Print N, E, E/N, connected and rigid for SCHull and the radius graph of each structure.
 
@@ -61,7 +62,7 @@ def graph(
             rows.append(f"{m}  {m / n:.2f}  {is_connected(e, n)}  {rig}")
         typer.echo(f"{names[k]}  {n}  {rows[0]} | radius {radius:g} Å: {rows[1]}")
     if out is not None:
-        _write_edges(out, graphs)
+        _write_edges(out, graphs, names)
         typer.echo(f"wrote {out}")
 
 
@@ -85,17 +86,21 @@ def _read_structures(file: Path) -> tuple[list, list[str]]:
     return [torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in arr], []
 
 
-def _write_edges(out: Path, graphs: list) -> None:
-    """SCHull edge indices to ``out``: .npz (``edge_index_<k>``) or .csv (structure,source,
-    target)."""
+def _write_edges(out: Path, graphs: list, names: list[str]) -> None:
+    """SCHull edge indices to ``out``: .npz (``edge_index_<k>`` and ``names``, the structures'
+    names as printed) or .csv (structure,source,target; structure is the printed name)."""
+    import csv
+
     import numpy as np
 
     if out.suffix == ".npz":
-        np.savez(out, **{f"edge_index_{k}": e.numpy() for k, e in enumerate(graphs)})
+        np.savez(out, names=np.array(names, dtype=str),
+                 **{f"edge_index_{k}": e.numpy() for k, e in enumerate(graphs)})
     else:
-        lines = ["structure,source,target"]
-        lines += [f"{k},{a},{b}" for k, e in enumerate(graphs) for a, b in e.T.tolist()]
-        out.write_text("\n".join(lines) + "\n")
+        with out.open("w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(("structure", "source", "target"))
+            w.writerows((names[k], a, b) for k, e in enumerate(graphs) for a, b in e.T.tolist())
 
 
 def _sdf_names(file: Path) -> list[str]:

@@ -15,7 +15,12 @@ app = typer.Typer(help="URLOST: tokens and representations for data with no know
 
 
 def _read(path: Path) -> np.ndarray:
-    return read_matrix(path, "FILE").astype(np.float32)
+    X = read_matrix(path, "FILE").astype(np.float32)
+    if X.shape[1] < 2:  # a 1-D array reads as one column: say so, not "--clusters in [2, 1]"
+        _fail(ValueError(f"FILE {path.name} has 1 column; URLOST groups the columns "
+                         "(dimensions) into tokens, so it needs at least 2 (one sample per "
+                         "row, one dimension per column)"))
+    return X
 
 
 def _fail(exc: Exception) -> None:

@@ -37,6 +37,10 @@ def _check_X(X: ArrayLike, name: str = "X") -> torch.Tensor:
         x = x.to(torch.float32)
     if x.shape[0] < 2:
         raise ValueError(f"{name} needs at least 2 samples (rows), got {x.shape[0]}")
+    if x.shape[1] < 2:
+        raise ValueError(f"{name} has 1 column; URLOST groups the columns (dimensions) into "
+                         "tokens, so it needs at least 2 (one sample per row, one dimension "
+                         "per column)")
     return x
 
 

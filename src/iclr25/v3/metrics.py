@@ -136,7 +136,7 @@ def leakage_report(model: object, X: ArrayLike, content: ArrayLike, style: Array
     Raises:
         ValueError: label shapes that do not match X's (B, N).
     """
-    zc, zs = model.transform(X)
+    zc, zs = model._latents(X)
     b, n = zc.shape[:2]
     c = as_tensor(content, "content")
     s = as_tensor(style, "style")

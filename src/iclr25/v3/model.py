@@ -4,14 +4,21 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, resolve_seed
+from iclr25._checks import (
+    ArrayLike,
+    as_tensor,
+    check_choice,
+    check_int,
+    like_input,
+    resolve_seed,
+)
 from iclr25._contract import checked
 from iclr25._io import FittedIO
 from iclr25._progress import track
@@ -265,30 +272,35 @@ class V3(FittedIO, BaseEstimator):
         return X
 
     @torch.no_grad()
-    def transform(self, X: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
-        """Continuous latents ``(z_c (B, N, d_content), z_s (B, N, d_style))`` of ``X``."""
+    def _latents(self, X: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
         X = self._check_fitted(X)
         p = next(self.model_.parameters())
         zc, zs = self.model_.encode(X.to(device=p.device, dtype=p.dtype))
         return zc.to(X.device), zs.to(X.device)
 
-    @torch.no_grad()
-    def predict(self, X: ArrayLike) -> torch.Tensor:
-        """Content symbol of each fragment: (B, N) int64 in [0, n_codes)."""
-        zc, _ = self.transform(X)
-        return self.model_.vq.quantize(zc)
+    def transform(self, X: ArrayLike) -> tuple[Any, Any]:
+        """Continuous latents ``(z_c (B, N, d_content), z_s (B, N, d_style))`` of ``X``
+        (tensors for a tensor X, numpy arrays for a numpy array or a list)."""
+        return like_input(self._latents(X), X)
 
     @torch.no_grad()
-    def reconstruct(self, X: ArrayLike, style_from: ArrayLike | None = None) -> torch.Tensor:
+    def predict(self, X: ArrayLike) -> Any:
+        """Content symbol of each fragment: (B, N) int64 in [0, n_codes) (a tensor for a
+        tensor X, a numpy array for a numpy array or a list)."""
+        zc, _ = self._latents(X)  # checks fitted first
+        return like_input(self.model_.vq.quantize(zc), X)
+
+    @torch.no_grad()
+    def reconstruct(self, X: ArrayLike, style_from: ArrayLike | None = None) -> Any:
         """Decode X's quantised content with its own style, or with ``style_from``'s
-        (same shape as X): the style swap."""
-        zc, zs = self.transform(X)
+        (same shape as X): the style swap (X's kind: tensor or numpy)."""
+        zc, zs = self._latents(X)
         if style_from is not None:
-            _, zs = self.transform(style_from)
+            _, zs = self._latents(style_from)
             if zs.shape[:2] != zc.shape[:2]:
                 raise ValueError("style_from must have X's (B, N)")
         zq = self.model_.vq.codebook.to(zc.dtype)[self.model_.vq.quantize(zc)]
-        return self.model_.decode(zq, zs)
+        return like_input(self.model_.decode(zq, zs), X)
 
     @property
     def codebook_(self) -> torch.Tensor:
