@@ -85,7 +85,8 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
     def __init__(self, *, dim: int = 64, epochs: int = 100, batch_size: int = 128,
                  lr: float = 1e-3, weight_decay: float = 1e-2, temperature: float = 0.1,
                  n_tokens: int = 8, hidden: int = 128, noise: float = 0.1, drop: float = 0.5,
-                 seed: int | torch.Generator | None = 0, device: str | None = None) -> None:
+                 seed: int | torch.Generator | None = 0, device: str | torch.device | None = None,
+                 ) -> None:
         self.dim = dim
         self.epochs = epochs
         self.batch_size = batch_size

@@ -126,6 +126,16 @@ def pretrain_cmd(
                f"{res.history['accuracy'][-1]:.2f}; wrote {out}")
 
 
+def _check_counts(steps: int, size: int, batch: int, seed: int, lr: float) -> None:
+    """finetune's counts and learning rate, each refused in one line naming its option."""
+    for name, v, low in (("--steps", steps, 1), ("--size", size, 8), ("--batch", batch, 1),
+                         ("--seed", seed, 0)):
+        if v < low:
+            _fail(f"{name} must be >= {low}, got {v}")
+    if not lr > 0:
+        _fail(f"--lr must be > 0, got {lr}")
+
+
 @app.command("finetune")
 def finetune_cmd(
     model: Path = typer.Argument(..., help="A .safetensors from `dcpt pretrain` (or earlier)."),
@@ -158,18 +168,12 @@ def finetune_cmd(
     from iclr25.dcpt.io import load, save
     from iclr25.dcpt.training import finetune
 
-    for name, v, low in (("--steps", steps, 1), ("--size", size, 8), ("--batch", batch, 1),
-                         ("--seed", seed, 0)):
-        if v < low:
-            _fail(f"{name} must be >= {low}, got {v}")
-    if not lr > 0:
-        _fail(f"--lr must be > 0, got {lr}")
+    _check_counts(steps, size, batch, seed, lr)
     if degradation is not None and kinds is not None:
         _fail("give --degradation (one kind) or --kinds (all-in-one), not both")
-    if degradation is None and kinds is None and pairs is None:
-        # issue 68: the silent all-in-one default made 6 of 6 photos worse than their input
-        _fail(f"give --degradation KIND (the kind your photos have: one of "
-              f"{', '.join(get_args(Kind))}; recommended) or --kinds K1,K2,... (all-in-one)")
+    if degradation is None and kinds is None and pairs is None:  # issue 68: no silent default
+        _fail(f"give --degradation KIND (your photos' kind: one of {', '.join(get_args(Kind))}; "
+              f"recommended) or --kinds K1,K2,... (all-in-one)")
     if degradation is not None and pairs is not None:
         _fail("--degradation degrades CLEAN_DIR on the fly; with --pairs, keep only that "
               "kind's folder")

@@ -68,6 +68,11 @@ def stream(
         inertia = KMeans(k, n_init=5, random_state=seed).fit(X).inertia_
         typer.echo(f"KMeans re-run each step: changes: {int(changes[-1])}  cost: "
                    f"{inertia:.6g}  (ratio {model.cost_ / inertia:.4f})")
+    _write(model, file, out, log)
+
+
+def _write(model: object, file: Path, out: Path | None, log: Path | None) -> None:
+    """The final centres (slot, then FILE's column names) and the change log, where asked."""
     if out is not None:
         C = model.cluster_centers_
         np.savetxt(out, np.column_stack([np.arange(len(C)), C]), delimiter=",",

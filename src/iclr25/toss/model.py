@@ -197,7 +197,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
 
     def __init__(self, *, hidden: Sequence[int] = (64, 64), loss: Loss = "toss",
                  n_neighbors: int = 64, center: Center = "mean", epochs: int = 40,
-                 batch_size: int = 32, lr: float = 1e-3, device: str | None = None,
+                 batch_size: int = 32, lr: float = 1e-3, device: str | torch.device | None = None,
                  seed: int | torch.Generator | None = None) -> None:
         self.hidden = hidden
         self.loss = loss
