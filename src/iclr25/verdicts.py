@@ -329,14 +329,12 @@ def combine(per_draw: Sequence[ClaimResult]) -> ClaimResult:
                    baseline_draws=col("baseline_value"), trivial_draws=col("trivial_value"))
     if n == 1:
         return dataclasses.replace(first, **figures, se=None if first.measured is None else 0.0)
-    keep = {f.name: getattr(first, f.name) for f in dataclasses.fields(ClaimResult)
-            if f.name in _DECLARED}
+    keep = {k: getattr(first, k) for k in _DECLARED}
     bad = [d for d, r in enumerate(per_draw) if r.status == "error"]
     if bad:
         r = ClaimResult(measured=None, holds=False, status="error", **keep, **figures,
                         reason=f"draw {bad[0]} of {n} raised",
-                        error=f"draw {bad[0]} of {n} (seed offset {bad[0]} x 10^6):\n"
-                              f"{per_draw[bad[0]].error}")
+                        error=f"draw {bad[0]} of {n}:\n{per_draw[bad[0]].error}")
         r.why = why(r)
         return r
     control = None if first.control_ok is None else all(col("control_ok"))
@@ -354,14 +352,19 @@ def combine(per_draw: Sequence[ClaimResult]) -> ClaimResult:
     r.status, r.reason = _over_draws(r, off, n)
     r.holds = r.status == "holds"
     if r.status == "unsettled":
-        on_trivial = settle(m, se, r.threshold, r.direction) == "holds"
-        r.draws_needed = _needed(r.trivial_draws if on_trivial else values, r.threshold)
+        r.draws_needed = _needed(r.trivial_draws if _on_trivial(r) else values, r.threshold)
     r.why = why(r)
     return r
 
 
 _DECLARED = ("claim_id", "method", "experiment", "sentence", "metric", "unit", "paper_figure",
              "threshold", "direction", "baseline", "control_doc", "trivial_doc", "budget")
+
+
+def _on_trivial(r: ClaimResult) -> bool:
+    """Whether an unsettled verdict is the trivial arm's (its figure held): only then does
+    :func:`_over_draws` give it a reason."""
+    return r.status == "unsettled" and r.reason is not None
 
 
 def _over_draws(r: ClaimResult, off: list[int], n: int) -> tuple[str, str | None]:
@@ -421,7 +424,7 @@ def _trivial_beats(r: ClaimResult) -> bool:
 
 def _unsettled(r: ClaimResult) -> str:
     """Why the draws do not decide: the per-draw values and the draws that would."""
-    on_trivial = r.reason is not None
+    on_trivial = _on_trivial(r)
     draws = [v for v in (r.trivial_draws if on_trivial else r.draws) if v is not None] or [
         r.trivial_value if on_trivial else r.measured]
     mean, se = _mean_se(draws)
@@ -480,7 +483,7 @@ def brief(r: ClaimResult, trend: str | None = None) -> str:
     elif r.status == "uninformative":
         text = f"trivial arm meets it too ({num(t)})"
     elif r.status == "unsettled":
-        text = (f"trivial arm within one SE ({len(r.trivial_draws)} draws)" if r.reason
+        text = (f"trivial arm within one SE ({len(r.trivial_draws)} draws)" if _on_trivial(r)
                 else f"within one SE of the threshold ({len(r.draws)} draws)")
     elif r.control_ok is False:
         read = ", ".join(f"{k} = {num(v)}" for k, v in r.control_read.items())
