@@ -108,10 +108,20 @@ def test_bimodal_trifeatures_splits_hold_out_combinations():
         c = torch.cat([d.color1, d.color2])
         return set((100 * s + 10 * t + c).tolist())
 
-    train, test = combos(bimodal_trifeatures(3000, seed=0)), combos(
-        bimodal_trifeatures(3000, split="test", seed=1))
-    assert not train & test
-    assert len(train) > 700 and len(test) > 150  # 800 / 200 of the 1000 combinations
+    for layout in (0, 7):  # each draw of the testbed holds out its own combinations
+        train, test = combos(bimodal_trifeatures(3000, seed=0, layout_seed=layout)), combos(
+            bimodal_trifeatures(3000, split="test", seed=1, layout_seed=layout))
+        assert not train & test
+        assert len(train) > 700 and len(test) > 150  # 800 / 200 of the 1000 combinations
+    other = combos(bimodal_trifeatures(3000, split="test", seed=1, layout_seed=7))
+    assert other != combos(bimodal_trifeatures(3000, split="test", seed=1))
+
+
+def test_layout_zero_is_the_fixed_default_layout():
+    # the committed evidence's first draw was measured on this layout: it must not move
+    pairing = torch.randperm(10, generator=torch.Generator().manual_seed(20250422))
+    assert torch.equal(bimodal_trifeatures(5, seed=0).pairing, pairing)
+    assert not torch.equal(bimodal_trifeatures(5, seed=0, layout_seed=1).pairing, pairing)
 
 
 def test_bimodal_trifeatures_is_seeded_and_takes_a_pairing():
@@ -127,6 +137,7 @@ def test_bimodal_trifeatures_is_seeded_and_takes_a_pairing():
     (dict(n=0), "n"), (dict(n=-3), "n"), (dict(n=4, size=15), "size"),
     (dict(n=4, split="val"), "split"),
     (dict(n=4, pairing=[0] * 10), "pairing"), (dict(n=4, pairing=list(range(9))), "pairing"),
+    (dict(n=4, layout_seed=-1), "layout_seed"),
 ])
 def test_bimodal_trifeatures_rejects_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):

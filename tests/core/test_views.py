@@ -65,6 +65,14 @@ def test_digit_sequences_hold_each_digit_once():
     assert int(s_ood.max()) < len(views.OOD_COLORS)
 
 
+def test_digit_sequences_split_seed_draws_the_exemplar_split():
+    a, _, _ = views.digit_sequences(30, seed=0)
+    assert torch.equal(a, views.digit_sequences(30, seed=0, split_seed=0)[0])
+    assert not torch.equal(a, views.digit_sequences(30, seed=0, split_seed=3)[0])
+    with pytest.raises(ValueError, match="split_seed"):
+        views.digit_sequences(3, seed=0, split_seed=-1)
+
+
 def test_random_sensor_is_fixed_and_noisy():
     s1, s2 = views.random_sensor(4, 3, seed=0), views.random_sensor(4, 3, seed=0)
     X = torch.randn(5, 4)

@@ -216,7 +216,8 @@ _PILOT = (
         "the trifeatures images of every split",
         "encoder and CoMM initialisations",
         "augmentations and batches",
-        "(fixed: the shape-texture pairing and the test combinations)",
+        "the task's layout: the texture-colour pairing and the 200 held-out test "
+        "combinations (one per draw, shared by its seeds and the control)",
     ),
     per_draw=("seeds",),
     cost=(8, 240),
@@ -229,7 +230,7 @@ def trifeatures(setting: Trifeatures, ctx: Context) -> TrifeaturesEvidence:
     rows, curves = [], []
     for s in setting.seeds:
         base = SEED_STRIDE * (10 * ctx.seed + s)
-        unbiased, biased, test = pair_sets(setting, base, dev)
+        unbiased, biased, test = pair_sets(setting, base, dev, ctx.seed)
         if not sup:  # the control is a property of the testbed: run once, on both images
             sup = supervised(unbiased, test, epochs=setting.control_epochs, seed=base + 3,
                              widths=setting.widths)
@@ -274,9 +275,10 @@ def trifeatures(setting: Trifeatures, ctx: Context) -> TrifeaturesEvidence:
     )
 
 
-def pair_sets(setting: Trifeatures, base: int, dev: torch.device) -> tuple:
-    """One seed's unbiased and biased pre-training pairs and its test-split pairs."""
-    kw = dict(size=setting.size, device=dev)
+def pair_sets(setting: Trifeatures, base: int, dev: torch.device, layout: int = 0) -> tuple:
+    """One seed's unbiased and biased pre-training pairs and its test-split pairs, on the
+    task layout ``layout`` (the draw's)."""
+    kw = dict(size=setting.size, device=dev, layout_seed=layout)
     return (bimodal_trifeatures(setting.n_pretrain, seed=base, **kw),
             bimodal_trifeatures(setting.n_pretrain, biased=True, seed=base + 1, **kw),
             bimodal_trifeatures(setting.n_test, split="test", seed=base + 2, **kw))

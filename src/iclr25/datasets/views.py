@@ -12,6 +12,7 @@ is never touched.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -268,15 +269,17 @@ def bimodal_digits(n: int, *, biased: bool, split: str = "train",
 
 def digit_sequences(n: int, colors: dict[str, tuple[float, float, float]] | None = None,
                     split: str = "train", seed: int | torch.Generator | None = 0,
-                    device: torch.device | str | None = None
+                    device: torch.device | str | None = None, *, split_seed: int = 0
                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Sequences of the ten digits, each once in random order, tinted with one sample colour.
 
     Args:
         n: number of sequences.
         colors: name -> rgb (default :data:`TRAIN_COLORS`; :data:`OOD_COLORS` for OOD tests).
-        split: ``"train"`` or ``"test"`` exemplars (8x8, :func:`digit_images` split, seed 0).
-        seed: int, Generator or None.
+        split: ``"train"`` or ``"test"`` exemplars (8x8, :func:`digit_images` split).
+        seed: int, Generator or None: the sequences, colours and exemplar picks.
+        split_seed: seed (>= 0) of the exemplars' train/test split, shared by both splits of
+            one testbed.
 
     Returns:
         ``x`` (n, 10, 3, 8, 8) in [0, 1] on white, ``content`` (n, 10) the digit of each
@@ -288,7 +291,7 @@ def digit_sequences(n: int, colors: dict[str, tuple[float, float, float]] | None
     if not colors:
         raise ValueError("colors must name at least one colour")
     gen = resolve_seed(seed)
-    data = digit_images(8, 0)
+    data = digit_images(8, check_int(split_seed, "split_seed", 0))
     imgs, labs = (data.X_train, data.y_train) if split == "train" else (data.X_test,
                                                                          data.y_test)
     content = torch.argsort(torch.rand(n, 10, generator=gen), dim=1)  # a permutation each
@@ -609,16 +612,22 @@ class BimodalTrifeatures(NamedTuple):
                 "synergy": self.synergy}[task]
 
 
-# Fixed properties of the task, not of a run: the texture -> colour bijection and the 20% of
-# the 1000 (shape, texture, colour) combinations held out for the test split.
-_TRI_PAIRING = torch.randperm(10, generator=torch.Generator().manual_seed(20250422))
-_TRI_TEST = torch.zeros(1000, dtype=torch.bool)
-_TRI_TEST[torch.randperm(1000, generator=torch.Generator().manual_seed(20250423))[:200]] = True
+@functools.lru_cache(maxsize=16)
+def _tri_layout(layout_seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The task's layout: the texture -> colour bijection (10,) and the mask (1000,) of the
+    20% of (shape, texture, colour) combinations held out for the test split. Layout 0 is
+    the default; another layout is another draw of the testbed."""
+    pairing = torch.randperm(10, generator=torch.Generator().manual_seed(
+        20250422 + 2 * layout_seed))
+    test = torch.zeros(1000, dtype=torch.bool)
+    test[torch.randperm(1000, generator=torch.Generator().manual_seed(
+        20250423 + 2 * layout_seed))[:200]] = True
+    return pairing, test
 
 
-def _check_pairing(pairing: ArrayLike) -> torch.Tensor:
+def _check_pairing(pairing: ArrayLike, layout_seed: int) -> torch.Tensor:
     if pairing is None:
-        return _TRI_PAIRING.clone()
+        return _tri_layout(layout_seed)[0].clone()
     p = as_tensor(pairing, "pairing", ndim=1, dtype=torch.long).cpu()
     if len(p) != 10 or not torch.equal(torch.sort(p).values, torch.arange(10)):
         raise ValueError(f"pairing must be a bijection of the 10 textures onto the 10 colours "
@@ -628,15 +637,16 @@ def _check_pairing(pairing: ArrayLike) -> torch.Tensor:
 
 def bimodal_trifeatures(n: int, *, biased: bool = False, split: str = "train",
                         pairing: ArrayLike | None = None, size: int = 32,
-                        seed: int | torch.Generator | None = 0,
+                        seed: int | torch.Generator | None = 0, layout_seed: int = 0,
                         device: torch.device | str | None = None) -> BimodalTrifeatures:
     """Pairs of Trifeatures images sharing their shape, with independent textures and colours
     (CoMM's ``BimodalTrifeatures(share_attr="shape", unique_attr="texture",
     synergy_attr=("texture", "color"))``).
 
     Each image's (shape, texture, colour) combination comes from the split: 800 of the 1000
-    combinations for ``"train"``, the other 200 for ``"test"`` (a fixed 80/20 split, as the
-    official code holds out combinations), so probes are scored on unseen combinations.
+    combinations for ``"train"``, the other 200 for ``"test"`` (an 80/20 split drawn from
+    ``layout_seed``, as the official code holds out combinations), so probes are scored on
+    unseen combinations.
     With ``biased`` only pairs with ``color2 == pairing[texture1]`` are drawn (synergy
     pre-training); without, about 10% of pairs are synergy positives.
 
@@ -645,8 +655,10 @@ def bimodal_trifeatures(n: int, *, biased: bool = False, split: str = "train",
         biased: keep only correlated (texture1, colour2) pairs.
         split: ``"train"`` or ``"test"`` combinations.
         pairing: (10,) permutation mapping texture j to colour ``pairing[j]``, or None for
-            the fixed default.
+            the layout's.
         size, seed, device: as :func:`trifeatures`.
+        layout_seed: seed (>= 0) of the task's layout, the default pairing and the held-out
+            combinations, shared by every split of one testbed (0: the default layout).
 
     Returns:
         BimodalTrifeatures on ``device``; ``.labels(task)`` gives a task's labels.
@@ -658,9 +670,11 @@ def bimodal_trifeatures(n: int, *, biased: bool = False, split: str = "train",
     n = check_int(n, "n", 1)
     size = check_int(size, "size", 16)
     check_choice(split, "split", ("train", "test"))
-    pair = _check_pairing(pairing)
+    layout_seed = check_int(layout_seed, "layout_seed", 0)
+    pair = _check_pairing(pairing, layout_seed)
     gen = resolve_seed(seed)
-    allowed = _TRI_TEST if split == "test" else ~_TRI_TEST  # index 100 s + 10 t + c
+    held = _tri_layout(layout_seed)[1]
+    allowed = held if split == "test" else ~held  # index 100 s + 10 t + c
     s, t, c = _draw_combinations(n, allowed, pair, biased, gen)
     imgs = trifeatures(2 * n, size=size, shape=s.repeat(2), texture=t.T.reshape(-1),
                        color=c.T.reshape(-1), seed=gen, device=device)

@@ -143,7 +143,7 @@ def _plot_codebook(ctx: Context, conf: np.ndarray, swap: tuple) -> None:
                 "training, test and unseen-colour sequences",
                 "V3's, the ablation's and k-means' seeds",
                 "probe splits",
-                "(fixed: the digit exemplar split)",
+                "the digit exemplars' train/test split (one per draw)",
             ),
             per_draw=("seeds",),
             cost=(5, 120))
@@ -154,9 +154,10 @@ def sequences(setting: Sequences, ctx: Context) -> SequencesEvidence:
     dev = ctx.device
     for seed in setting.seeds:
         s = 1000 * ctx.seed + seed
-        X, _, _ = digit_sequences(setting.n_train, TRAIN_COLORS, "train", seed=s)
-        Xt, ct, st = digit_sequences(setting.n_test, TRAIN_COLORS, "test", seed=s + 101)
-        Xo, co, _ = digit_sequences(setting.n_test, OOD_COLORS, "test", seed=s + 202)
+        split = dict(split_seed=ctx.seed % 2**32)  # the draw's exemplar split (sklearn's range)
+        X, _, _ = digit_sequences(setting.n_train, TRAIN_COLORS, "train", seed=s, **split)
+        Xt, ct, st = digit_sequences(setting.n_test, TRAIN_COLORS, "test", seed=s + 101, **split)
+        Xo, co, _ = digit_sequences(setting.n_test, OOD_COLORS, "test", seed=s + 202, **split)
         X, Xt, Xo = X.to(dev), Xt.to(dev), Xo.to(dev)
         v3 = V3(epochs=setting.epochs, seed=s).fit(X)
         abl = V3(epochs=setting.epochs, seed=s, v3=False).fit(X)
