@@ -43,10 +43,12 @@ def test_entry(entry):
     with np.load(path) as z:
         source = str(z["_source"])
     kind = entry["kind"]
-    assert kind in ("official", "official-index", "hand-solved")
+    assert kind in ("official", "official-index", "hand-solved", "paper-algorithm")
     if kind == "official":
         assert source == entry["commit"]
     elif kind == "official-index":
         assert "index" in source and "index" in entry["commit"]
+    elif kind == "paper-algorithm":
+        assert entry["method"] in NO_OFFICIAL_CODE and "algorithm" in source
     else:
         assert entry["method"] in NO_OFFICIAL_CODE and "hand" in source

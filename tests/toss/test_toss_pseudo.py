@@ -53,9 +53,11 @@ def test_matches_numpy_loop(include_self, center):
 def test_weighted_covariance_matches_numpy_cov():
     X, Y = _data(n=40, q=3)
     got = pseudo_covariance(X, Y, n_neighbors=10, jitter=1e-6, temperature=1e6)
-    # huge temperature: uniform weights -> plain biased covariance of the 10 neighbours
+    # huge temperature: uniform weights -> plain biased covariance of the 10 neighbours, the
+    # point itself the first of them (Algorithm 1's bottom-k over all observations)
     d2 = ((X[:, None] - X[None]) @ np.linalg.inv(np.cov(X.T)) * (X[:, None] - X[None])).sum(-1)
-    nb = np.argsort(d2[0])[1:11]
+    nb = np.argsort(d2[0])[:10]
+    assert nb[0] == 0
     ref = np.cov(Y[nb].T, aweights=np.ones(10), bias=True) + 1e-6 * np.eye(3)
     np.testing.assert_allclose(got[0].numpy(), ref, rtol=1e-5)
 

@@ -261,8 +261,8 @@ def _run(data, n: int, method: tuple[str, str], setting: Multivariate, seed: int
 
 _MV = ("dim 8 only (the paper sweeps 4..20 in steps of 2), n = 1000·dim as TIC-TAC, 20 of "
        "the paper's 100 epochs: CPU budget",
-       "pseudo-labels: k = 64, softmax temperature 1, self excluded (the paper's algorithm "
-       "box gives no values in text)")
+       "pseudo-labels: Algorithm 1 (x among its own neighbours, softmax of the negative "
+       "squared Mahalanobis distances); its k is not given: 64")
 
 
 @dataclass
