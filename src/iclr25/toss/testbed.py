@@ -42,6 +42,23 @@ def _mvn(mean: torch.Tensor, cov: torch.Tensor, gen: torch.Generator) -> torch.T
     return mean + (L @ eps.unsqueeze(-1)).squeeze(-1)
 
 
+def _conditional(X: torch.Tensor, mu: torch.Tensor, corr: torch.Tensor,
+                 z_corr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """E[y|x] (n, q) and Σ(x) (n, q, q) of TIC-TAC's sampler at inputs X (n, q), from its
+    joint mean ``mu`` (2q: y then x), joint correlation ``corr`` (2q, 2q; covariance
+    q·corr) and noise correlation ``z_corr`` (q, q)."""
+    dim = X.shape[1]
+    cov = corr * float(dim)
+    s11, s12 = cov[:dim, :dim], cov[:dim, dim:]
+    s21, s22 = cov[dim:, :dim], cov[dim:, dim:]
+    gain = s12 @ torch.linalg.inv(s22)
+    y_sigma = s11 - gain @ s21
+    y_sigma = (y_sigma + y_sigma.T) / 2
+    mean = mu[:dim] + (X - mu[dim:]) @ gain.T
+    het = torch.diag_embed((X - mu[dim:]).abs().sqrt())
+    return mean, y_sigma + z_corr + het
+
+
 @checked
 def make_heteroscedastic(n: int, dim: int, *, seed: int | torch.Generator | None = None,
                          device: torch.device | str | None = None) -> HeteroscedasticData:
@@ -71,12 +88,6 @@ def make_heteroscedastic(n: int, dim: int, *, seed: int | torch.Generator | None
     scale = float(dim)
     mu = (torch.rand(2 * dim, generator=gen, dtype=f64) * 2 - 1) * scale
     corr = _correlation(2 * dim, gen)
-    cov = corr * scale
-    s11, s12 = cov[:dim, :dim], cov[:dim, dim:]
-    s21, s22 = cov[dim:, :dim], cov[dim:, dim:]
-    gain = s12 @ torch.linalg.inv(s22)
-    y_sigma = s11 - gain @ s21
-    y_sigma = (y_sigma + y_sigma.T) / 2
     z_corr = _correlation(dim, gen)
     # Gaussian copula: uniform marginals with the input block's rank correlation
     rho = 2 * torch.sin(corr[dim:, dim:] * torch.pi / 6)
@@ -85,9 +96,7 @@ def make_heteroscedastic(n: int, dim: int, *, seed: int | torch.Generator | None
     U = torch.special.ndtr(_mvn(torch.zeros(n, dim, dtype=f64), rho, gen))
     width = (12 * scale) ** 0.5
     X = (mu[dim:] - width / 2) + width * U
-    mean = mu[:dim] + (X - mu[dim:]) @ gain.T
-    het = torch.diag_embed((X - mu[dim:]).abs().sqrt())
-    Sigma = y_sigma + z_corr + het
+    mean, Sigma = _conditional(X, mu, corr, z_corr)
     Y = _mvn(mean, Sigma, gen)
     return HeteroscedasticData(*(t.to(device) for t in (X, Y, mean, Sigma)))
 
