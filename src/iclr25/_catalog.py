@@ -167,7 +167,6 @@ CLAIMS = (
     ('v3.codebook_accuracy', 'macro codebook purity (official tester.py) on test-split sequences', '>=', 0.75, 'purity'),
     ('v3.ood_colours', 'macro purity on unseen colours through the code -> digit map of the training colours, minus in-distribution purity', '>=', -0.15, 'purity'),
     ('cox.semi_supervised_gain', 'OOM test accuracy, COX - ERM (mean over seeds); LabelSpreading and self-training on the same labels reported beside it', '>=', 0.05, 'fraction'),
-    ('cox.emergent_correspondence', 'class purity of the final matches (mean over seeds); the matches per round and the final count are in the evidence', '>=', 0.7, 'fraction'),
     ('dcpt.all_in_one_gain', "mean PSNR of the DCPT arm - the scratch arm trained the DCPT arm's fine-tuning steps, over kinds and seeds", '>=', 0.2, 'dB'),
     ('dcpt.degradation_classification', 'test-split top-1 accuracy over 3 kinds after a fixed pre-training budget (chance 0.33)', '>=', 0.9, 'fraction'),
     ('lowlight.beats_zero_dce', 'plain PSNR(full) - PSNR(Zero-DCE) on the held-out test images', '>=', 1.0, 'dB'),
