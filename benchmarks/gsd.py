@@ -3,7 +3,8 @@
 Same demos and seeds for every arm. Table: VL10 on interpolation {±0.4} and extrapolation
 {±1.0} targets, success of the selected behaviours, training seconds, env steps/s.
 Targets (issue 16): GSD VL10 <= 0.8x IG+M and <= 0.5x BC; batched env >= 50x SyncVectorEnv
-steps/s at 1024 envs; time linear in envs x steps.
+steps/s at 1024 envs; time linear in envs x steps. The fair peer of the env (issue 73) is the
+same dynamics batched in numpy, a user's alternative to torch: target ours >= 1x its steps/s.
 
     python benchmarks/gsd.py --quick
 """
@@ -25,39 +26,89 @@ INTERP, EXTRAP = (-0.4, 0.4), (-1.0, 1.0)
 M = "gsd"
 
 
+class NumpyLaneReach:
+    """LaneReach batched in numpy, the same dynamics as ``LaneReachVec`` (float32 state,
+    clipped actions, Euler step with dt 0.1, factor = mean y over the last 20 steps): what a
+    user writes who batches the env without torch."""
+
+    horizon = 40
+
+    def __init__(self, num_envs: int) -> None:
+        self.num_envs, self.t = num_envs, 0
+        self.state = np.zeros((num_envs, 4), np.float32)
+        self._ysum = np.zeros(num_envs, np.float32)
+
+    def reset(self, *, seed: int) -> np.ndarray:
+        self.state = np.zeros((self.num_envs, 4), np.float32)
+        self.state[:, 1] = np.random.default_rng(seed).uniform(-0.1, 0.1, self.num_envs)
+        self.t = 0
+        self._ysum[:] = 0
+        return self.state.copy()
+
+    def step(self, action: np.ndarray):
+        a = np.clip(action.astype(np.float32, copy=False), -1.0, 1.0)
+        s = self.state                      # in place: position first, from the old velocity
+        s[:, :2] += np.float32(0.1) * s[:, 2:]
+        s[:, 2:] += np.float32(0.1) * a
+        self.t += 1
+        if self.t > self.horizon - 20:
+            self._ysum += self.state[:, 1]
+        reward = (self.state[:, 0] >= 1.0).astype(np.float32)
+        done = self.t == self.horizon
+        info = {"factor": self._ysum / 20, "success": self.state[:, 0] >= 1.0} if done else {}
+        return (self.state.copy(), reward, np.zeros(self.num_envs, bool),
+                np.full(self.num_envs, done), info)
+
+
+def _steps(env, a, steps: int) -> None:
+    env.reset(seed=0)
+    for i in range(steps):
+        if env.t == env.horizon:
+            env.reset(seed=i)
+        env.step(a)
+
+
 def env_throughput(num_envs: int, steps: int) -> None:
-    """Steps/s of the torch-batched env and of gymnasium's SyncVectorEnv, the same random
-    actions, alternating, median of 3 (CPU and wall)."""
-    env = LaneReachVec(num_envs)
+    """Steps/s of the torch-batched env against the same dynamics batched in numpy (the fair
+    peer) and gymnasium's SyncVectorEnv (one env object per copy), the same random actions,
+    alternating, median of 3 (CPU and wall)."""
+    env, nenv = LaneReachVec(num_envs), NumpyLaneReach(num_envs)
     venv = gym.vector.SyncVectorEnv([lambda: gym.make(LANE_REACH_ID)] * num_envs)
     a = torch.rand(num_envs, 2, generator=torch.Generator().manual_seed(0)) * 2 - 1
     an = a.numpy()
-    # same dynamics: one step from the same states gives the same observations
+    # same dynamics: a whole episode from the same states gives the same observations
     env.reset(seed=0)
     venv.reset(seed=0)
+    nenv.reset(seed=0)
     env.state = torch.as_tensor(np.stack([e.unwrapped.state for e in venv.envs]),
                                 dtype=env.state.dtype)
+    nenv.state = env.state.numpy().copy()
     diff = agree(env.step(a)[0], venv.step(an)[0], atol=1e-5, what="one step's observations")
     agreement = f"one step from equal states: max |Δobs| {diff:.0e}"
-
-    def batched():
-        env.reset(seed=0)
-        for i in range(steps):
-            if env.t == env.horizon:
-                env.reset(seed=i)
-            env.step(a)
-
-    def sync():
-        venv.reset(seed=0)
-        for _ in range(steps):
-            venv.step(an)
-
-    t_b, t_s = compare(batched, sync, 3)
-    row(M, f"env steps/s, {num_envs} envs x {steps} steps", num_envs * steps / t_b.cpu,
-        num_envs * steps / t_s.cpu, better="higher", unit="steps/s CPU",
-        peer_name="gymnasium SyncVectorEnv", target=50, agreement=agreement,
-        wall=(num_envs * steps / t_b.wall, num_envs * steps / t_s.wall), note="median of 3")
+    nenv.step(an)
+    for _ in range(env.horizon - 2):
+        env.step(a)
+        nenv.step(an)
+    ours, peer = env.step(a), nenv.step(an)
+    ndiff = agree(ours[0], peer[0], what="an episode's observations")
+    agree(ours[4]["factor"], peer[4]["factor"], atol=1e-6, what="the episode's factor")
+    n_agreement = f"a 40-step episode from equal states: max |Δobs| {ndiff:.0e}, factors equal"
+    for name, peer, target, agr in (
+            ("numpy-batched env (same dynamics)", lambda: _steps(nenv, an, steps), 1.0,
+             n_agreement),
+            ("gymnasium SyncVectorEnv", lambda: _sync_steps(venv, an, steps), 50, agreement)):
+        t_b, t_s = compare(lambda: _steps(env, a, steps), peer, 3)
+        row(M, f"env steps/s, {num_envs} envs x {steps} steps", num_envs * steps / t_b.cpu,
+            num_envs * steps / t_s.cpu, better="higher", unit="steps/s CPU", peer_name=name,
+            target=target, agreement=agr,
+            wall=(num_envs * steps / t_b.wall, num_envs * steps / t_s.wall), note="median of 3")
     venv.close()
+
+
+def _sync_steps(venv, an: np.ndarray, steps: int) -> None:
+    venv.reset(seed=0)   # autoreset inside the vector env
+    for _ in range(steps):
+        venv.step(an)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -47,7 +47,8 @@ class LaneReachVec:
     dt 0.1: ``p' = p + dt v``, ``v' = v + dt a``. Reward +1 per step once ``x' >= 1``. Every
     episode lasts exactly 40 steps (truncated, never terminated), so all envs finish together
     and the caller resets. At the last step ``info`` holds ``"factor"`` (mean y over the last
-    20 steps, (num_envs,)) and ``"success"`` (x >= 1, bool).
+    20 steps, (num_envs,)) and ``"success"`` (x >= 1, bool). The returned ``terminated`` and
+    ``truncated`` flags are shared between steps: read them, do not write them.
 
     Start state: x = 0, y ~ U(-0.1, 0.1), v = 0 (drawn from the ``reset`` seed).
     """
@@ -62,6 +63,11 @@ class LaneReachVec:
         self.state = torch.zeros(self.num_envs, 4, device=self.device, dtype=dtype)
         self.t = 0
         self._ysum = torch.zeros(self.num_envs, device=self.device, dtype=dtype)
+        # the done flags are constant (never terminated; truncated at the horizon): made once
+        # and returned every step, read-only (at 10^3 envs each op of a step costs as much as
+        # its arithmetic)
+        self._false = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        self._true = torch.ones_like(self._false)
 
     def reset(self, *, seed: int | torch.Generator | None = None) -> torch.Tensor:
         gen = resolve_seed(seed)
@@ -77,20 +83,22 @@ class LaneReachVec:
         """Advance all envs; returns ``(obs, reward, terminated, truncated, info)``."""
         if self.t >= self.horizon:
             raise RuntimeError("episode is over: call reset()")
-        a = action.to(self.device, self.dtype).clamp(-1.0, 1.0)
-        pos, vel = self.state[:, :2], self.state[:, 2:]
-        self.state = torch.cat([pos + _DT * vel, vel + _DT * a], dim=1)
+        if action.device != self.device or action.dtype != self.dtype:
+            action = action.to(self.device, self.dtype)
+        # p' = p + dt v and v' = v + dt a as one product and one sum (the same roundings as
+        # two of each): at 10^3 envs a step costs microseconds per op, so fewer ops is faster
+        rate = torch.cat([self.state[:, 2:], action.clamp(-1.0, 1.0)], dim=1).mul_(_DT)
+        self.state = self.state + rate
         self.t += 1
         if self.t > self.horizon - _FACTOR_STEPS:
             self._ysum += self.state[:, 1]
         reward = (self.state[:, 0] >= 1.0).to(self.dtype)
-        terminated = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        truncated = torch.full_like(terminated, self.t == self.horizon)
+        truncated = self._true if self.t == self.horizon else self._false
         info: dict[str, torch.Tensor] = {}
         if self.t == self.horizon:
             info["factor"] = self._ysum / _FACTOR_STEPS
             info["success"] = self.state[:, 0] >= 1.0
-        return self.state.clone(), reward, terminated, truncated, info
+        return self.state.clone(), reward, self._false, truncated, info
 
 
 class LaneReachEnv(gym.Env):

@@ -89,16 +89,16 @@ def dependence(X: ArrayLike, method: Dependence = "corr", bins: int = 16,
 
     ``"corr"``: |Pearson correlation|. ``"mi"``: mutual information (nats) of the columns
     discretised by :func:`equal_width_bins` (the official ``calc_MI``: ``np.histogram2d``
-    then ``mutual_info_score``; agreement 1e-15 on digits), from one-hot count matrix
-    products over tiles of ``block`` x ``block`` columns (never a loop over pairs):
-    O(n·d²·bins²) work in float32 GEMMs, which dominate (the BLAS roofline).
+    then ``mutual_info_score``; agreement 1e-15 on digits), from joint-code ``bincount``s
+    over tiles of ``block`` x ``block`` columns (never a loop over pairs): O(n·d²) counting
+    work, then O(d²·bins²) for the logs.
 
     Args:
         X: (n, d) samples; integer counts are cast to float.
         method: ``"corr"`` or ``"mi"``.
         bins: bins per column for ``"mi"`` (>= 2).
-        block: columns per one-hot block; memory ~ n·d bytes of codes + 2·n·block·bins
-            counts + block²·bins² joint + the d² output, never all d·bins one-hots.
+        block: columns per tile side; memory ~ n·d bytes of codes + block²·bins² joint
+            counts + the d² output, never the n·d·bins one-hots.
 
     Returns:
         (d, d) symmetric non-negative tensor on X's device (float dtype of X); the diagonal
@@ -127,34 +127,48 @@ def dependence(X: ArrayLike, method: Dependence = "corr", bins: int = 16,
     return _mutual_information(x, bins, block)
 
 
+def _joint_counts(codes: torch.Tensor, s: int, e: int, t: int, f: int, bins: int
+                  ) -> torch.Tensor:
+    """(e-s, bins, f-t, bins) float64 joint counts of columns [s, e) with columns [t, f).
+
+    One ``bincount`` of joint codes per chunk of left columns: O(n) work per column pair,
+    where one-hot products cost O(n bins²) (16² = 256 multiply-adds per pair at 16 bins).
+    On the diagonal tile (t == s) a chunk starting at column i counts columns >= i only:
+    the pairs below the diagonal are left at 0 and never read (MI is symmetric)."""
+    n, w = codes.shape[0], f - t
+    cell = w * bins * bins                       # counts per left column
+    out = torch.zeros(e - s, cell, dtype=torch.float64, device=codes.device)
+    right = codes[:, t:f].long() + torch.arange(w, device=codes.device) * bins   # (n, w)
+    step = max(1, 2**20 // (n * w))              # ~1M joint codes per bincount
+    for i in range(s, e, step):
+        j = min(i + step, e)
+        lo = i - t if t == s else 0
+        left = codes[:, i:j].long() * (w * bins) + torch.arange(j - i, device=codes.device) * cell
+        idx = left[:, :, None] + right[:, None, lo:]
+        out[i - s:j - s] = torch.bincount(idx.reshape(-1), minlength=(j - i) * cell
+                                          ).reshape(j - i, cell)
+    return out.reshape(e - s, bins, w, bins)
+
+
 def _mutual_information(x: torch.Tensor, bins: int, block: int) -> torch.Tensor:
     """(d, d) histogram mutual information between the columns of a checked ``x``."""
     n, d = x.shape
-    # Codes per column (1 byte each for <= 256 bins); one-hots exist only for the two column
-    # blocks of the current tile, so memory is O(n d + n block bins + d^2), not O(n d bins).
+    # Codes per column (1 byte each for <= 256 bins); joint counts exist only for the current
+    # tile, so memory is O(n d + block² bins² + d²), never O(n d bins).
     codes = torch.empty(n, d, dtype=torch.uint8 if bins <= 256 else torch.int32,
                         device=x.device)
     for s in range(0, d, 1024):
         codes[:, s:s + 1024] = equal_width_bins(x[:, s:s + 1024], bins)
-    # one-hot counts in float32 are exact integers (n < 2^24); logs are taken in float64
-    count_dtype = torch.float32 if n < 2**24 else torch.float64
-
-    def onehot(s: int, e: int) -> torch.Tensor:
-        oh = torch.zeros(n, e - s, bins, dtype=count_dtype, device=x.device)
-        return oh.scatter_(2, codes[:, s:e, None].long(), 1.0).reshape(n, (e - s) * bins)
-
-    starts = range(0, d, block)
-    p_marg = torch.cat([onehot(s, min(s + block, d)).sum(0) for s in starts]).double() / n
+    p_marg = torch.stack([torch.bincount(codes[:, j].long(), minlength=bins)
+                          for j in range(d)]).double().reshape(-1) / n
     logm = torch.where(p_marg > 0, p_marg.log(), torch.zeros_like(p_marg)).reshape(d, bins)
     out = torch.empty(d, d, dtype=torch.float64, device=x.device)
-    for s in starts:  # tiles of the upper triangle only: MI is symmetric
+    for s in range(0, d, block):  # tiles of the upper triangle only: MI is symmetric
         e = min(s + block, d)
-        left = onehot(s, e)
         for t in range(s, d, block):
             f = min(t + block, d)
-            joint = (left.T @ (left if t == s else onehot(t, f))).double() / n
-            joint = joint.reshape(e - s, bins, f - t, bins)
-            logj = torch.where(joint > 0, joint.log(), torch.zeros_like(joint))
+            joint = _joint_counts(codes, s, e, t, f, bins) / n
+            logj = joint.masked_fill(joint == 0, 1.0).log_()   # 0 log 0 = 0
             # sum p log p - sum p (log p_i + log p_j)
             h_joint = (joint * logj).sum((1, 3))
             cross = (joint.sum(3) * logm[s:e, :, None]).sum(1) + \
