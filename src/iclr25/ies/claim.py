@@ -335,7 +335,7 @@ _DEVIATIONS = (
         "the removal draws",
     ),
     per_draw=("n_seeds",),
-    cost=(5.2, 24),
+    cost=(12, 66),  # issue 72: x2.3 / x2.75 the training runs of (5.2, 24); not re-timed idle
 )
 def training(setting: Training, ctx: Context) -> TrainingEvidence:
     """Plain, IES (delta chosen by cross-validation), random / small-loss removal at IES's
