@@ -14,19 +14,28 @@ points. At lr 0.003 training is step-limited, so which instances are dropped mat
 claims' control re-checks in the run itself that random removal (at a fixed rate) costs >= 1
 point.
 
-Issue 53 (rules written before the claim seeds ran): IES's delta is chosen per seed on a
-validation split carved from that seed's training split (25%, stratified; the test split is
-never read), by :func:`pick_delta`: the largest delta of the grid whose IES run, and every
-smaller delta's, keeps final validation accuracy within 0.5 points of plain training on the
-same reduced split (the claim's own tolerance: a user's "lose at most 0.5 points"); then every
-arm trains on the whole training split. The control's random removal is at a rate fixed from
-the baseline arms alone, never IES's: 30% of the samples dropped at random each epoch from
-epoch 6 on (issue 40's baseline pilot: 30% cost 1.6 points at lr 0.003).
+Issue 53 (rules written before the claim seeds ran): IES's delta is chosen per seed on the
+training split (the test split is never read), by :func:`pick_delta`: the largest delta of
+the grid whose IES run, and every smaller delta's, keeps final validation accuracy within 0.5
+points of plain training (the claim's own tolerance: a user's "lose at most 0.5 points");
+then every arm trains on the whole training split.
+
+Issue 72 (rules written before its pilot, which trained plain and the control arms alone on
+seeds 50000-50002: :mod:`iclr25.ies.pilot`): the 0.5-point margin must be >= 5 validation
+samples, so delta is chosen by 4-fold stratified cross-validation, the held-out accuracies
+pooled over all 1347 training rows (6.7 samples; one 25% split held 337 rows, 1.7 samples).
+The claims compare IES with random removal at IES's rate; the control certifies the cost of
+random removal at every saved fraction of a grid declared from the paper's range (10, 20, 30,
+40 and 50% of the backprops; a fixed count per epoch after the first sixth of the epochs),
+never at IES's own rate, which would read the method's result. At issue 40's lr 0.003 random
+removal saving 10% cost 0.22-1.11 points on the pilot seeds; only lr 0.001 (plain 83%) made
+every grid rate cost >= 1 point on every pilot seed, so the claims train at lr 0.001.
 
 Arms, on the same split, init and shuffling seed per seed: plain; IES (shipped rule, the
 selected delta, window 3); Random Remove with IES's active count epoch by epoch; small-loss
 removal with IES's active count epoch by epoch (the lowest latest losses are dropped); random
-removal at the fixed 30% (the control's arm); a second random-removal draw at IES's rate
+removal at each saved fraction of the grid (the control's arms); a second random-removal draw
+at IES's rate
 (the trivial arm of ``beats_random_removal``: what a gap between two random draws looks
 like); and the untrained network (the baseline's step-0 self). Accuracy is the test accuracy
 after the last epoch (not the best epoch, which would select on the test set; the paper
@@ -59,13 +68,14 @@ from iclr25.ies.testbed import TrainLog, train
 
 DELTAS = (1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2)  # the paper's 1e-3 up; its README: 1e-5..1e-1
 VAL_MARGIN = 0.5  # points: the selected delta keeps validation accuracy this close to plain
-VAL_FRACTION = 0.25  # of each seed's training split, for choosing delta
-CONTROL_RATE = 0.3  # random removal of the control arm, fixed from the baseline pilot
-CONTROL_FROM = 5  # epochs trained in full before the control arm removes anything
+MIN_MARGIN_SAMPLES = 5  # the margin must be this many validation samples, not 1-2 flips
+VAL_FOLDS = 4  # stratified folds of each seed's training split, pooled for choosing delta
+# saved fractions of the control's random removal: the paper's 10%-50% (abstract), declared
+# from the paper, never from an IES run (issue 72)
+CONTROL_SAVED = (0.1, 0.2, 0.3, 0.4, 0.5)
 RANDOM_COST_MIN = 1.0  # points: below this, the task cannot tell removal rules apart
 LEARNED_MIN = 50.0  # points: plain training beats its untrained self by at least this
-ARMS = ("plain", "IES", "random removal", "small-loss removal", "random 30% (control)",
-        "random removal, 2nd draw")
+ARMS = ("plain", "IES", "random removal", "small-loss removal", "random removal, 2nd draw")
 
 
 @dataclass(frozen=True)
@@ -73,8 +83,10 @@ class Training(Setting):
     budget_fields: ClassVar[tuple[str, ...]] = ("epochs",)  # epochs of every arm and the search
     epochs: int
     n_seeds: int  # seeds seed .. seed + n_seeds - 1, each its own split, init and shuffling
-    lr: float  # 0.003: step-limited, so removal matters (see the module docstring)
+    lr: float  # step-limited, so removal matters (module docstring; issue 72's pilot)
     deltas: tuple[float, ...]  # the validation search's grid (pick_delta)
+    control_saved: tuple[float, ...] = CONTROL_SAVED  # the control's random-removal grid
+    val_folds: int = VAL_FOLDS  # cross-validation folds of the delta search
 
 
 @dataclass
@@ -85,7 +97,6 @@ class TrainingEvidence(Evidence):
     ies_acc: float = scalar("%", "final test accuracy, IES, seed mean")
     random_acc: float = scalar("%", "final test accuracy, random removal at IES's rate")
     small_loss_acc: float = scalar("%", "final test accuracy, small-loss removal at IES's rate")
-    control_acc: float = scalar("%", "final test accuracy, random removal at the fixed 30%")
     random2_acc: float = scalar("%", "random removal at IES's rate, a second removal draw")
     acc_diff: float = scalar("points", "IES - plain, seed mean")
     random_diff: float = scalar("points", "random removal at IES's rate - plain, seed mean")
@@ -94,34 +105,54 @@ class TrainingEvidence(Evidence):
     random_vs_random: float = scalar("points", "2nd random draw - random removal (trivial arm)")
     random_vs_small_loss: float = scalar("points", "random - small-loss removal (trivial arm)")
     plain_vs_small_loss: float = scalar("points", "plain - small-loss removal (trivial arm)")
-    random_cost: float = scalar("points", "plain - random removal at the fixed 30%, seed mean")
+    random_cost: float = scalar("points", "plain - random removal, the smallest over the "
+                                          "control's grid of saved fractions (seed means)")
     plain_gain: float = scalar("points", "plain - its untrained self, seed mean")
     best_acc_diff: float = scalar("points", "best-epoch test accuracy IES - plain, seed mean")
+    val_margin_samples: float = scalar("samples", "pick_delta's margin in pooled validation "
+                                                  "samples")
+    control_saved: list = scalar("fraction", "the control's grid of saved fractions")
+    control_acc: list = scalar("%", "random removal at each grid fraction, seed mean")
+    random_cost_per_rate: list = scalar("points", "plain - random removal at each grid "
+                                                  "fraction, seed mean")
     delta_per_seed: list = scalar("delta", "IES's delta chosen on each seed's validation split")
     acc_diff_per_seed: list = scalar("points")
     beats_random_per_seed: list = scalar("points")
     beats_small_loss_per_seed: list = scalar("points")
-    random_cost_per_seed: list = scalar("points")
+    random_cost_per_seed: list = scalar("points", "smallest cost over the grid, per seed")
     saved_per_seed: list = scalar("fraction")
     summary: Table | None = None
     per_seed: Table | None = None
     selection: Table | None = None
 
 
+def margin_samples(n_val: int, margin: float = VAL_MARGIN) -> float:
+    """``margin`` (accuracy points) as a number of validation samples out of ``n_val``."""
+    return margin / 100 * n_val
+
+
 def pick_delta(val_acc: dict[float, float], plain_val_acc: float,
-               margin: float = VAL_MARGIN) -> float:
+               margin: float = VAL_MARGIN, n_val: int | None = None) -> float:
     """The validation rule for IES's delta: the largest delta that keeps accuracy.
 
     ``val_acc`` maps each delta tried to IES's validation accuracy (points); a delta is kept
     when its accuracy, and that of every smaller delta tried, is at least ``plain_val_acc -
     margin`` (one lucky large delta cannot win over failing smaller ones). When even the
-    smallest fails, the smallest is returned (the least removal tried).
+    smallest fails, the smallest is returned (the least removal tried). ``n_val``, the
+    number of validation samples the accuracies were read on, when given must make the
+    margin at least ``MIN_MARGIN_SAMPLES`` samples: a margin of one or two samples is
+    decided by single flips.
 
     Raises:
-        ValueError: ``val_acc`` is empty.
+        ValueError: ``val_acc`` is empty, or ``margin`` is fewer than ``MIN_MARGIN_SAMPLES``
+            samples of ``n_val``.
     """
     if not val_acc:
         raise ValueError("val_acc must hold at least one delta")
+    if n_val is not None and margin_samples(n_val, margin) < MIN_MARGIN_SAMPLES:
+        raise ValueError(f"margin={margin:g} points is {margin_samples(n_val, margin):.2f} of "
+                         f"n_val={n_val} validation samples; at least {MIN_MARGIN_SAMPLES} "
+                         f"are needed (n_val >= {100 * MIN_MARGIN_SAMPLES / margin:g})")
     chosen = min(val_acc)
     for d in sorted(val_acc):
         if val_acc[d] < plain_val_acc - margin:
@@ -160,32 +191,58 @@ class _MatchedRemoval(InstanceEarlyStopping):
         return out
 
 
-def _fixed_rate(n: int, epochs: int) -> list[int]:
-    """The control arm's active counts: everything for CONTROL_FROM epochs, then 70%."""
-    return [n] * min(CONTROL_FROM, epochs) + [round((1 - CONTROL_RATE) * n)] * max(
-        epochs - CONTROL_FROM, 0)
+def full_epochs(epochs: int) -> int:
+    """Epochs the control's random removal trains in full before removing: the first sixth
+    (5 of 30, as issue 40's pilot did)."""
+    return epochs // 6
+
+
+def saved_schedule(n: int, epochs: int, saved: float) -> list[int]:
+    """The control arm's active counts: all ``n`` samples for :func:`full_epochs`, then a
+    fixed count per epoch, so that the run saves ``saved`` of the ``n * epochs`` backprops.
+
+    Raises:
+        ValueError: ``saved`` cannot be reached by removing after the full epochs.
+    """
+    full = full_epochs(epochs)
+    rate = saved * epochs / (epochs - full)
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"saved={saved:g} cannot be reached in {epochs - full} of {epochs} "
+                         f"epochs")
+    return [n] * full + [round((1 - rate) * n)] * (epochs - full)
 
 
 def _select_delta(split, setting: Training, seed: int, device: torch.device
                   ) -> tuple[float, list[tuple]]:
-    """Train plain and IES at each delta on the training split less a validation split;
-    :func:`pick_delta` on the validation accuracies. The test split is never read."""
-    from sklearn.model_selection import train_test_split
+    """Train plain and IES at each delta on ``val_folds`` stratified folds of the training
+    split (each fold held out in turn); :func:`pick_delta` on the accuracies pooled over all
+    held-out rows, so the margin is read on the whole training split. The test split is
+    never read."""
+    from sklearn.model_selection import StratifiedKFold
 
     y = split.y_train.cpu().numpy()
-    fit, val = train_test_split(np.arange(len(y)), test_size=VAL_FRACTION, random_state=seed,
-                                stratify=y)
-    fit, val = torch.as_tensor(fit, device=device), torch.as_tensor(val, device=device)
-    data = (split.X_train[fit], split.y_train[fit], split.X_train[val], split.y_train[val])
+    folds = StratifiedKFold(setting.val_folds, shuffle=True, random_state=seed % 2**32)
     kw = dict(epochs=setting.epochs, lr=setting.lr, seed=seed)
-    plain = 100 * train(*data, **kw).final_acc
-    val_acc, rows = {}, []
-    for d in setting.deltas:
-        log = train(*data, stopper=InstanceEarlyStopping(len(fit), d, device=device), **kw)
-        val_acc[d] = 100 * log.final_acc
-        rows.append((seed, d, val_acc[d], plain, log.saved_fraction))
-    chosen = pick_delta(val_acc, plain)
-    return chosen, [(*r, r[1] == chosen) for r in rows]
+    correct = dict.fromkeys(("plain", *setting.deltas), 0)
+    saved = {d: [] for d in setting.deltas}
+    for fit, val in folds.split(np.zeros(len(y)), y):
+        fit, val = torch.as_tensor(fit, device=device), torch.as_tensor(val, device=device)
+        data = (split.X_train[fit], split.y_train[fit], split.X_train[val], split.y_train[val])
+        correct["plain"] += round(len(val) * train(*data, **kw).final_acc)
+        for d in setting.deltas:
+            log = train(*data, stopper=InstanceEarlyStopping(len(fit), d, device=device), **kw)
+            correct[d] += round(len(val) * log.final_acc)
+            saved[d].append(log.saved_fraction)
+    n_val = len(y)
+    plain = 100 * correct["plain"] / n_val
+    val_acc = {d: 100 * correct[d] / n_val for d in setting.deltas}
+    chosen = pick_delta(val_acc, plain, n_val=n_val)
+    return chosen, [(seed, d, val_acc[d], plain, float(np.mean(saved[d])), d == chosen)
+                    for d in setting.deltas]
+
+
+def _control_arm(saved: float) -> str:
+    return f"random {saved:.0%} saved (control)"
 
 
 def _seed_runs(setting: Training, s: int, device: torch.device
@@ -204,11 +261,12 @@ def _seed_runs(setting: Training, s: int, device: torch.device
     logs = {"plain": train(*split, seed=s, **kw)}
     ies = logs["IES"] = train(*split, stopper=InstanceEarlyStopping(n, delta, device=device),
                               seed=s, **kw)
-    for arm, rule, sched in (("random removal", "random", ies.active),
-                             ("small-loss removal", "small_loss", ies.active),
-                             (ARMS[4], "random", _fixed_rate(n, setting.epochs)),
-                             (ARMS[5], "random", ies.active)):
-        draw = 30_000 + s if arm == ARMS[5] else 20_000 + s
+    arms = [("random removal", "random", ies.active, 20_000 + s),
+            ("small-loss removal", "small_loss", ies.active, 20_000 + s),
+            (ARMS[4], "random", ies.active, 30_000 + s)]
+    arms += [(_control_arm(f), "random", saved_schedule(n, setting.epochs, f),
+              40_000 + 1_000 * i + s) for i, f in enumerate(setting.control_saved)]
+    for arm, rule, sched, draw in arms:
         stopper = _MatchedRemoval(n, sched, rule, draw, device=device)
         logs[arm] = train(*split, stopper=stopper, seed=s, **kw)
     return logs, delta, rows, init
@@ -227,27 +285,49 @@ _SUMMARY_COLUMNS = ("run", "final acc", "best acc", "saved fraction", "backprops
 _DEVIATIONS = (
     "sklearn digits with an MLP 64-256-256-10 instead of CIFAR/ImageNet with ResNets: "
     "offline CPU budget",
-    "lr 0.003 and 30 epochs instead of the paper's lr 0.1 and 200 epochs: at lr 0.1 digits "
+    "lr 0.001 and 30 epochs instead of the paper's lr 0.1 and 200 epochs: at lr 0.1 digits "
     "is learned in a few epochs and random removal of 24-40% of the backprops costs < 1 "
-    "point, so no removal rule can be told apart (pilot of the baseline arms, module "
-    "docstring); at lr 0.003 it costs 1.6-2.5 points",
+    "point, so no removal rule can be told apart (issue 40's pilot of the baseline arms, "
+    "module docstring, chose 0.003; issue 72's pilot below chose 0.001)",
     "the removal baselines get IES's active count epoch by epoch (matched budget), not a "
     "fixed ratio or loss threshold",
-    "delta chosen per seed on a validation split (25% of its training split, stratified) "
-    "instead of the paper's fixed 1e-3 (at 1e-3 IES saves 4.5% here): the largest delta in "
-    "the grid whose IES run, and every smaller delta's, stays within 0.5 points of plain "
-    "training's validation accuracy (issue 53; rule fixed before the claim seeds ran)",
-    "the control's random-removal arm drops a fixed 30% of the samples each epoch from "
-    "epoch 6 on (rate from issue 40's baseline pilot), not IES's own rate, so the control "
-    "reads baseline arms only",
+    "delta chosen per seed by the largest delta in the grid whose IES run, and every "
+    "smaller delta's, stays within 0.5 points of plain training's validation accuracy, "
+    "instead of the paper's fixed 1e-3 (at 1e-3 IES saves 4.5% here; issue 53)",
+    "issue 72: the 0.5-point margin must be >= 5 validation samples (n_val >= 1000); a 25% "
+    "split of digits' training split held 337 rows (1.7 samples). Delta is now chosen by "
+    "4-fold stratified cross-validation of the training split (each fold's 25% held out in "
+    "turn, accuracies pooled over all 1347 rows: the margin is 6.7 samples); by arithmetic, "
+    "fixed before any run",
+    "issue 72 rule, written before its pilot: the claims compare IES with random removal at "
+    "IES's rate, so the control must certify the cost of random removal at that rate "
+    "without reading IES; it certifies it over a grid of saved fractions declared from the "
+    "paper (10-50%, the abstract's range, which backprop_saved's 10% opens): random "
+    "removal of a fixed count per epoch after the first sixth of the epochs, saving 10, "
+    "20, 30, 40 and 50% of the backprops, must each cost >= 1 point against plain "
+    "training. Pilot (iclr25.ies.pilot): lr 0.003 / 0.002 / 0.0015 / 0.001 at 30 epochs, "
+    "held-apart seeds 50000-50002 (claims use seed + 400000 x draw), plain and the 5 grid "
+    "arms only (no IES, no delta search). A lr passes when on every pilot seed plain gains "
+    ">= 50 points over its untrained self and the smallest cost over the grid is >= 1 "
+    "point; the largest passing lr is chosen (the least step-limited, nearest the paper's "
+    "0.1); with none passing, the lr with the largest smallest cost, and the claims read "
+    "inconclusive where the control fails. A delta that saves < 10% sits below the grid "
+    "and fails backprop_saved on its own",
+    "issue 72 pilot table (iclr25.ies.pilot; cost = plain - random removal in points at "
+    "saved 10/20/30/40/50%, mean of seeds 50000-50002; smallest per seed): lr 0.003 "
+    "(plain 94.8%): 0.59/1.48/1.78/2.96/4.81, smallest 1.11/0.22/0.44; lr 0.002 (92.7%): "
+    "0.89/2.81/3.70/6.00/7.33, smallest 0.67/1.56/0.44; lr 0.0015 (89.3%): "
+    "1.41/2.74/4.22/7.70/9.33, smallest 2.00/1.78/0.44; lr 0.001 (83.4%, gains 69-77 "
+    "points): 1.78/3.48/4.30/6.67/7.78, smallest 1.78/1.56/2.00. Only lr 0.001 passes on "
+    "every seed: chosen (the claims' lr 0.003 becomes 0.001)",
 )
 
 
 @experiment(
-    quick=Training(epochs=20, n_seeds=1, lr=0.003, deltas=(1e-3, 1e-2),
+    quick=Training(epochs=20, n_seeds=1, lr=0.001, deltas=(1e-3, 1e-2),
                    deviations=(*_DEVIATIONS, "1 seed, 20 epochs and a 2-delta grid: smoke "
                                              "test")),
-    full=Training(epochs=30, n_seeds=3, lr=0.003, deltas=DELTAS, deviations=_DEVIATIONS),
+    full=Training(epochs=30, n_seeds=3, lr=0.001, deltas=DELTAS, deviations=_DEVIATIONS),
     random=(
         "the digits train/test split",
         "the validation split",
@@ -255,13 +335,14 @@ _DEVIATIONS = (
         "the removal draws",
     ),
     per_draw=("n_seeds",),
-    cost=(5.2, 24),
+    cost=(12, 66),  # issue 72: x2.3 / x2.75 the training runs of (5.2, 24); not re-timed idle
 )
 def training(setting: Training, ctx: Context) -> TrainingEvidence:
-    """Plain, IES (delta chosen on validation), random / small-loss removal at IES's rate and
-    random removal at a fixed rate, on the same seeds."""
+    """Plain, IES (delta chosen by cross-validation), random / small-loss removal at IES's
+    rate and random removal at each saved fraction of the control's grid, on the same seeds."""
     seeds = list(range(ctx.seed, ctx.seed + setting.n_seeds))
-    runs: dict[str, list[TrainLog]] = {arm: [] for arm in ARMS}
+    arms = (*ARMS, *map(_control_arm, setting.control_saved))
+    runs: dict[str, list[TrainLog]] = {arm: [] for arm in arms}
     deltas, selection, init = [], [], []
     with torch_threads(1):  # tiny MLP: threads only add contention
         for s in seeds:
@@ -271,7 +352,13 @@ def training(setting: Training, ctx: Context) -> TrainingEvidence:
             deltas.append(delta)
             selection.extend(rows)
             init.append(acc0)
+    _figure(ctx, setting, runs)
+    return _evidence(setting, seeds, runs, deltas, selection, init)
 
+
+def _evidence(setting: Training, seeds: list[int], runs: dict[str, list[TrainLog]],
+              deltas: list[float], selection: list[tuple], init: list[float]
+              ) -> TrainingEvidence:
     def points(arm: str) -> list[float]:
         return [100 * g.final_acc for g in runs[arm]]
 
@@ -279,36 +366,44 @@ def training(setting: Training, ctx: Context) -> TrainingEvidence:
         return [x - y for x, y in zip(a, b, strict=True)]
 
     plain, ies_acc, rand = points("plain"), points("IES"), points("random removal")
-    small, control, rand2 = points("small-loss removal"), points(ARMS[4]), points(ARMS[5])
+    small, rand2 = points("small-loss removal"), points(ARMS[4])
+    control = [points(_control_arm(f)) for f in setting.control_saved]
     diff, beats, beats_small = minus(ies_acc, plain), minus(ies_acc, rand), minus(ies_acc, small)
-    cost = minus(plain, control)
+    cost = [minus(plain, c) for c in control]  # (rates, seeds)
     best = [100 * (i.best_acc - p.best_acc) for i, p in zip(runs["IES"], runs["plain"],
                                                             strict=True)]
-    _figure(ctx, setting, runs)
+    n_val = runs["plain"][0].active[0]  # the delta search pools the whole training split
+    margin = margin_samples(n_val)
     return TrainingEvidence(
         saved=float(np.mean([g.saved_fraction for g in runs["IES"]])),
         plain_acc=float(np.mean(plain)), init_acc=float(np.mean(init)),
         ies_acc=float(np.mean(ies_acc)), random_acc=float(np.mean(rand)),
-        small_loss_acc=float(np.mean(small)), control_acc=float(np.mean(control)),
-        random2_acc=float(np.mean(rand2)),
+        small_loss_acc=float(np.mean(small)), random2_acc=float(np.mean(rand2)),
         random_vs_random=float(np.mean(minus(rand2, rand))),
         random_vs_small_loss=float(np.mean(minus(rand, small))),
         plain_vs_small_loss=float(np.mean(minus(plain, small))),
         acc_diff=float(np.mean(diff)), random_diff=float(np.mean(minus(rand, plain))),
         beats_random=float(np.mean(beats)), beats_small_loss=float(np.mean(beats_small)),
-        random_cost=float(np.mean(cost)), plain_gain=float(np.mean(minus(plain, init))),
-        best_acc_diff=float(np.mean(best)), delta_per_seed=deltas,
-        acc_diff_per_seed=diff, beats_random_per_seed=beats,
-        beats_small_loss_per_seed=beats_small, random_cost_per_seed=cost,
+        random_cost=float(np.min(np.mean(cost, axis=1))),
+        plain_gain=float(np.mean(minus(plain, init))),
+        best_acc_diff=float(np.mean(best)), val_margin_samples=margin,
+        control_saved=list(setting.control_saved),
+        control_acc=[float(np.mean(c)) for c in control],
+        random_cost_per_rate=[float(np.mean(c)) for c in cost],
+        delta_per_seed=deltas, acc_diff_per_seed=diff, beats_random_per_seed=beats,
+        beats_small_loss_per_seed=beats_small,
+        random_cost_per_seed=[float(v) for v in np.min(cost, axis=0)],
         saved_per_seed=[g.saved_fraction for g in runs["IES"]],
         summary=Table(f"digits, lr {setting.lr:g}, {setting.epochs} epochs, mean of "
                       f"{len(seeds)} seeds (accuracy as a fraction)", _SUMMARY_COLUMNS,
                       [_row(k, v) for k, v in runs.items()]),
         per_seed=Table("final test accuracy per seed (fraction), IES's delta and saved "
-                       "fraction", ("seed", *ARMS, "IES delta", "IES saved fraction"),
-                       [(s, *[runs[a][i].final_acc for a in ARMS], deltas[i],
+                       "fraction", ("seed", *runs, "IES delta", "IES saved fraction"),
+                       [(s, *[runs[a][i].final_acc for a in runs], deltas[i],
                          runs["IES"][i].saved_fraction) for i, s in enumerate(seeds)]),
-        selection=Table("delta search on each seed's validation split (accuracy in %)",
+        selection=Table(f"delta search, {setting.val_folds}-fold cross-validation on each "
+                        f"seed's training split (accuracy in %, pooled over its {n_val} "
+                        f"rows: the {VAL_MARGIN:g}-point margin is {margin:.1f} samples)",
                         ("seed", "delta", "IES val acc", "plain val acc", "saved fraction",
                          "chosen"), selection),
     )
@@ -318,7 +413,11 @@ def _figure(ctx: Context, setting: Training, runs: dict[str, list[TrainLog]]) ->
     ep = np.arange(1, setting.epochs + 1)
     fig = ctx.figure("curves", figsize=(10, 3.8))
     ax = fig.subplots(1, 2)
-    colors = ("0.4", "C1", "C0", "C2", "C3", "C4")
+    from matplotlib import colormaps
+
+    k = len(runs) - len(ARMS)  # the control's grid arms, in shades of red
+    colors = ("0.4", "C1", "C0", "C2", "C4",
+              *(colormaps["Reds"](0.35 + 0.6 * i / max(k - 1, 1)) for i in range(k)))
     for (name, logs), color in zip(runs.items(), colors, strict=True):
         acc = np.array([g.test_acc for g in logs])
         act = np.array([g.active for g in logs]) / logs[0].active[0]
@@ -337,10 +436,12 @@ def _figure(ctx: Context, setting: Training, runs: dict[str, list[TrainLog]]) ->
 
 _LEARNED_DOC = (f"plain training learned: its final test accuracy beats its untrained "
                 f"(step-0) self by >= {LEARNED_MIN:g} points")
-_CONTROL_DOC = (f"{_LEARNED_DOC}, and random removal of a fixed {CONTROL_RATE:.0%} of the "
-                f"samples per epoch (from epoch {CONTROL_FROM + 1}; a rate fixed from the "
-                f"baseline arms, not IES's) loses >= {RANDOM_COST_MIN:g} point against plain "
-                f"training, so the task can tell removal rules apart")
+_CONTROL_DOC = (f"{_LEARNED_DOC}, and random removal saving each of "
+                f"{', '.join(f'{f:.0%}' for f in CONTROL_SAVED)} of the backprops (the "
+                f"paper's range, declared before any IES run; a fixed count per epoch after "
+                f"the first sixth of the epochs) loses >= {RANDOM_COST_MIN:g} point against "
+                f"plain training, so the task can tell removal rules apart at every rate the "
+                f"claims may compare at")
 
 
 def _learned(ev: TrainingEvidence) -> bool:
