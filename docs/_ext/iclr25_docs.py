@@ -29,11 +29,15 @@ QUICK = DATA / "quick"
 FULL = DATA / "full"
 BENCH = ROOT / "benchmarks" / "results.json"
 MANIFEST = ROOT / "tests" / "fidelity" / "MANIFEST.toml"
-# what re-makes each committed run (the method pages and the tests quote them)
+# what re-makes each committed run and the full run's ladder (the method pages and the tests
+# quote them)
+_LADDER = ("iclr25 ladder --scale full --budgets 0.5,1,2 --draws 3 --jobs 2 "
+           "--out docs/_data/full")
 REMAKE = {
     "quick": "iclr25 reproduce --scale quick --out docs/_data/quick",
-    "full": "iclr25 reproduce --scale full --jobs 2 --out docs/_data/full && "
-            "iclr25 ladder --budgets 0.5,1,2,4 --jobs 2 --out docs/_data/full",
+    "full": "iclr25 reproduce --scale full --draws 3 --jobs 2 --out docs/_data/full && "
+            + _LADDER,
+    "ladder": _LADDER,
 }
 # extra public modules documented beside the methods (their pages are api/<name>.rst)
 SHARED = ("datasets",)
@@ -159,14 +163,18 @@ def read_run(scale: str) -> tuple[dict[str, Any], list[Any], list[Any], dict[str
     return env, experiments, results, ladder.read_ladder(lad) if lad.exists() else {}
 
 
-def full_run_disagreements(path: Path | None = None) -> list[str]:
+def full_run_disagreements(path: Path | None = None, ladder: Path | None = None) -> list[str]:
     """Where a run's ``results.json`` and the claims declared in the code differ: a claim
     missing from the run or not declared any more, or its metric, threshold or direction
-    changed. Empty when they agree.
+    changed; and, where a ``ladder.json`` exists (default: beside ``path``), where it does
+    not cover the run: a claim of the run it has no trend for, one it ladders that the run
+    lacks, another scale, or a threshold or direction it laddered that is not declared.
+    Empty when they agree.
     """
     from iclr25 import claims, report
 
-    _, _, results, _ = report.read_results(path or FULL / "results.json")
+    path = Path(path or FULL / "results.json")
+    env, _, results, _ = report.read_results(path)
     declared = claims.discover()
     ran = {r.claim_id: r for r in results}
     out = [f"{cid}: declared, not in the run" for cid in declared if cid not in ran]
@@ -176,6 +184,32 @@ def full_run_disagreements(path: Path | None = None) -> list[str]:
         for what in ("metric", "threshold", "direction"):
             if r is not None and getattr(r, what) != getattr(c, what):
                 out.append(f"{cid}: {what} {getattr(r, what)!r} in the run, "
+                           f"{getattr(c, what)!r} declared")
+    ladder = Path(ladder) if ladder is not None else path.parent / "ladder.json"
+    if ladder.exists():
+        out += _ladder_disagreements(ladder, env.get("scale"), list(ran), declared)
+    return out
+
+
+def _ladder_disagreements(path: Path, scale: str | None, ran: list[str],
+                          declared: dict[str, Any]) -> list[str]:
+    """:func:`full_run_disagreements`' part for the run's ``ladder.json`` at ``path``."""
+    from iclr25.ladder import read_ladder
+
+    try:
+        trends = read_ladder(path)
+    except ValueError as exc:
+        return [str(exc)]
+    data = json.loads(path.read_text())
+    out = [] if data.get("scale") == scale else [
+        f"ladder.json: scale {data.get('scale')!r}, the run's {scale!r}"]
+    out += [f"{cid}: in the run, not in ladder.json" for cid in ran if cid not in trends]
+    out += [f"{cid}: in ladder.json, not in the run" for cid in trends if cid not in ran]
+    for cid, lc in data["claims"].items():
+        c = declared.get(cid)
+        for what in ("threshold", "direction"):
+            if c is not None and lc.get(what) != getattr(c, what):
+                out.append(f"{cid}: {what} {lc.get(what)!r} in ladder.json, "
                            f"{getattr(c, what)!r} declared")
     return out
 
@@ -210,9 +244,9 @@ def _run_section(method: str, scale: str, out: Path) -> list[str]:
     quick = scale == "quick"
     lines = [f"The committed run `docs/_data/{scale}/results.json` ({_run_line(env)}; "
              f"re-made by `{REMAKE[scale]}`)"
-             + (", each why joined by its claim's trend over training budgets from "
-                f"`docs/_data/{scale}/ladder.json`" if trends else "") + ":", "",
-             *report.summary_table(exps, mine, quick), "",
+             + (f"; each claim's verdict joined by its trend over {_ladder_line(scale)} "
+                f"from `docs/_data/{scale}/ladder.json`" if trends else "") + ":", "",
+             *report.summary_table(exps, mine, quick, trends), "",
              *report.method_lines(method, exps, mine, quick, trends, depth=3)]
     ladders = [(r.claim_id, DATA / scale / "figures" / f"ladder.{r.claim_id}.png")
                for r in mine if r.claim_id in trends]
@@ -222,8 +256,16 @@ def _run_section(method: str, scale: str, out: Path) -> list[str]:
         lines += ["### Over training budgets", "",
                   "Each claim's figure and each arm's value against the training budget "
                   "(× the Setting's budget fields; log axis), the threshold as a line:", ""]
-        lines += [f"![{cid}: {trends[cid]}]({src})" for cid, src in ladders] + [""]
+        for cid, src in ladders:
+            lines += [f"**`{cid}`**: {trends[cid]}.", "", f"![{cid}: {trends[cid]}]({src})", ""]
     return lines
+
+
+def _ladder_line(scale: str) -> str:
+    """``"training budgets ×0.5, 1, 2 (3 draws per rung)"`` of the run's ``ladder.json``."""
+    data = json.loads((DATA / scale / "ladder.json").read_text())
+    budgets = ", ".join(f"{b:g}" for b in data.get("budgets", []))
+    return f"training budgets ×{budgets} ({data.get('draws', '?')} draw(s) per rung)"
 
 
 def _copy_figure(src: Path, dst_dir: Path) -> str:

@@ -151,8 +151,10 @@ def test_committed_full_run_matches_the_declared_claims():
                         f"{iclr25_docs.REMAKE['full']}")
         pytest.skip("no committed full run in docs/_data/full")
     wrong = iclr25_docs.full_run_disagreements(path)
-    assert not wrong, ("the committed full run and the declared claims disagree:\n"
-                       + "\n".join(wrong) + f"\nre-make it with: {iclr25_docs.REMAKE['full']}")
+    # where only the ladder is off, the ladder's command re-makes it
+    remake = iclr25_docs.REMAKE["ladder" if all("ladder.json" in w for w in wrong) else "full"]
+    assert not wrong, ("the committed full run, its ladder and the declared claims disagree:\n"
+                       + "\n".join(wrong) + f"\nre-make it with: {remake}")
 
 
 def test_identifiers_in_docs_tables_become_code():
@@ -187,34 +189,86 @@ def test_method_page_puts_the_full_run_first(tmp_path):
     assert all(b <= a + 1 for a, b in zip(levels, levels[1:], strict=False)), levels
 
 
-def test_method_page_renders_a_full_run_with_its_ladder(tmp_path, monkeypatch):
-    """A full run and its ladder.json in docs/_data/full: verdicts without ``smoke:``, each
-    why joined by its trend, the ladder's figure shown; the landing table counts verdicts."""
+# a real ladder, made by `iclr25 ladder mother --scale quick --budgets 0.5,1 --threads 1`
+LADDER = Path(__file__).parent / "fixtures" / "ladder_mother_quick.json"
+
+
+@pytest.fixture
+def data_with_ladder(tmp_path, monkeypatch) -> Path:
+    """A docs/_data whose full run is the committed quick run (both at quick scale) and
+    whose ladder is :data:`LADDER`, its figures drawn by ``write_ladder``; the extension
+    reads it."""
+    from iclr25.ladder import write_ladder
+
     data = tmp_path / "_data"
     shutil.copytree(iclr25_docs.DATA / "quick", data / "quick")
     shutil.copytree(iclr25_docs.DATA / "quick", data / "full")
     shutil.copy(iclr25_docs.DATA / "methods.toml", data)
     shutil.copy(iclr25_docs.DATA / "abstracts.json", data)
-    run = json.loads((data / "full" / "results.json").read_text())
-    run["environment"]["scale"] = "full"
-    (data / "full" / "results.json").write_text(json.dumps(run))
-    cid = next(c["claim_id"] for c in run["claims"] if c["method"] == "ies")
-    (data / "full" / "ladder.json").write_text(json.dumps(
-        {"kind": "iclr25-ladder", "claims": {cid: {"trend": "receding 0.1/0.2 (0.5-1)"}}}))
-    (data / "full" / "figures" / f"ladder.{cid}.png").write_bytes(b"png")
+    ladder = json.loads(LADDER.read_text())
+    env = {k: ladder.pop(k) for k in ("kind", "environment")}["environment"]
+    write_ladder(ladder, data / "full", env)
     monkeypatch.setattr(iclr25_docs, "DATA", data)
-    page = iclr25_docs.method_page("ies", tmp_path / "methods")
+    return data
+
+
+def test_method_page_renders_a_full_run_with_its_ladder(data_with_ladder, tmp_path):
+    """A full run and its ladder.json in docs/_data/full: verdicts without ``smoke:``, each
+    claim's trend beside its verdict (in the table and on its claim line), the ladder's
+    figure per claim; the landing table counts verdicts."""
+    from iclr25.ladder import read_ladder
+
+    trends = read_ladder(LADDER)
+    page = iclr25_docs.method_page("mother", tmp_path / "methods")
     full = page[page.index("## Full-scale reproduction"):page.index("## Quick run")]
-    assert "smoke:" not in full and "receding 0.1/0.2 (0.5-1)" in full
-    assert f"_figures/full/ladder.{cid}.png" in full
-    assert (tmp_path / "methods" / "_figures" / "full" / f"ladder.{cid}.png").exists()
+    assert "smoke:" not in full and "training budgets ×0.5, 1 (1 draw(s) per rung)" in full
+    claims = full.split("\n- **")[1:]
+    assert len(claims) == len(trends)
+    for cid, t in trends.items():
+        line = next(c for c in claims if c.startswith(f"`{cid}`"))
+        assert f"Ladder: {t}." in line or f"; ladder: {t}." in line, cid
+        row = next(r for r in full.splitlines() if r.startswith(f"| `{cid}` |"))
+        assert f"ladder: {t}" in row, cid
+        assert f"](_figures/full/ladder.{cid}.png)" in full
+        assert (tmp_path / "methods" / "_figures" / "full" / f"ladder.{cid}.png").stat().st_size
+    # a method the ladder did not run: no trend
+    ies = iclr25_docs.method_page("ies", tmp_path / "methods").split("## Quick run")[0]
+    assert "Ladder:" not in ies and "; ladder:" not in ies and "ladder.ies" not in ies
+    run = json.loads((data_with_ladder / "full" / "results.json").read_text())
     counts = {m: sum(c["method"] == m for c in run["claims"]) for m in ("ies", "oft")}
     table = iclr25_docs.landing_table(tmp_path / "methods")
     assert "verdicts at full scale" in table and "summary_full.png" in table
     row = table[table.index("methods/ies>"):]
     row = row[:row.index("   * -")]
     assert sum(int(n) for n in re.findall(r"(\d+) (?:holds?|fails?|inconclusive|"
-                                          r"uninformative|errors?)", row)) == counts["ies"]
+                                          r"uninformative|unsettled|errors?)", row)) == counts["ies"]
+
+
+def test_full_run_disagreements_check_the_ladder_covers_the_run(data_with_ladder):
+    """The ladder of mother alone leaves every other claim of the run without a trend; a
+    claim it ladders that the run lacks, another scale, or a laddered threshold that is not
+    the declared one are each named."""
+    full = data_with_ladder / "full"
+    run = json.loads((full / "results.json").read_text())
+    wrong = iclr25_docs.full_run_disagreements(full / "results.json")
+    assert sorted(wrong) == sorted(f"{c['claim_id']}: in the run, not in ladder.json"
+                                   for c in run["claims"] if c["method"] != "mother")
+    ladder = json.loads((full / "ladder.json").read_text())
+    ladder["scale"] = "full"
+    ladder["claims"]["mother.renamed"] = ladder["claims"].pop("mother.clustering_accuracy")
+    ladder["claims"]["mother.directed_accuracy"]["threshold"] += 0.01
+    (full / "ladder.json").write_text(json.dumps(ladder))
+    wrong = iclr25_docs.full_run_disagreements(full / "results.json")
+    assert "ladder.json: scale 'full', the run's 'quick'" in wrong
+    assert "mother.clustering_accuracy: in the run, not in ladder.json" in wrong
+    assert "mother.renamed: in ladder.json, not in the run" in wrong
+    assert any(w.startswith("mother.directed_accuracy: threshold ") for w in wrong)
+    (full / "ladder.json").write_text("{}")
+    assert any("not a ladder.json" in w for w in iclr25_docs.full_run_disagreements(
+        full / "results.json"))
+    # no ladder.json: only the claims are compared
+    (full / "ladder.json").unlink()
+    assert iclr25_docs.full_run_disagreements(full / "results.json") == []
 
 
 # --- gallery: one example per method, public API only -------------------------------------
