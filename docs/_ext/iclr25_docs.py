@@ -214,6 +214,49 @@ def _ladder_disagreements(path: Path, scale: str | None, ran: list[str],
     return out
 
 
+def guide_figures(path: Path | None = None) -> dict[str, Any]:
+    """The committed full run's figures that the user guides quote (MyST substitutions):
+    ``full_run`` names the run (``{{ full_run }}``), and ``full.<method>.<claim>`` (the
+    claim id's two parts) holds one claim's ``verdict`` (its status), ``measured`` (with its
+    unit), ``draws`` (the per-draw values), ``threshold`` (with its sign), ``ours``,
+    ``baseline`` (its name), ``baseline_value``, ``trivial`` (the trivial arm's value),
+    ``brief`` (the report's cause in a few words), ``ladder`` (its trend from the run's
+    ``ladder.json``, or that it has none) and ``line`` (verdict, figure, draws and threshold
+    in one phrase). Empty where no full run is committed.
+    """
+    from iclr25 import report
+    from iclr25._format import num, sign, with_unit
+    from iclr25.ladder import read_ladder
+    from iclr25.verdicts import brief
+
+    path = Path(path or FULL / "results.json")
+    if not path.exists():
+        return {}
+    env, _, results, _ = report.read_results(path)
+    lad = path.parent / "ladder.json"
+    trends = read_ladder(lad) if lad.exists() else {}
+    full: dict[str, dict[str, dict[str, str]]] = {}
+    for r in results:
+        draws = ", ".join(num(v) for v in r.draws)
+        threshold = f"{sign(r.direction)} {with_unit(r.threshold, r.unit)}"
+        measured = with_unit(r.measured, r.unit)
+        full.setdefault(r.method, {})[r.claim_id.split(".", 1)[1]] = {
+            "verdict": r.status, "measured": measured, "draws": draws,
+            "threshold": threshold, "ours": num(r.ours), "baseline": str(r.baseline),
+            "baseline_value": num(r.baseline_value), "trivial": num(r.trivial_value),
+            "brief": brief(r), "ladder": trends.get(r.claim_id, "not laddered (no trend in "
+                                                     "docs/_data/full/ladder.json)"),
+            "line": f"*{r.status}* at {measured} (mean of {len(r.draws)} draws: {draws}; "
+                    f"threshold {threshold})"}
+    return {"full": full,
+            "full_run": f"the committed full run (`docs/_data/full`, {env.get('draws', 1)} "
+                        f"draws, run on {str(env.get('date', '?'))[:10]})"}
+
+
+def _substitutions(app: Any, config: Any) -> None:
+    config.myst_substitutions = {**config.myst_substitutions, **guide_figures()}
+
+
 def _run_line(env: dict[str, Any]) -> str:
     threads = env.get("threads", env.get("torch_threads"))
     draws = env.get("draws")
@@ -527,6 +570,7 @@ def _skip(app: Any, what: str, name: str, obj: Any, skip: bool, options: Any) ->
 
 
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("config-inited", _substitutions)
     app.connect("builder-inited", generate)
     app.connect("autodoc-process-docstring", _process_docstring, priority=900)
     app.connect("autodoc-skip-member", _skip)

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from iclr25 import claims
+from iclr25._format import num
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -270,6 +271,96 @@ def test_full_run_disagreements_check_the_ladder_covers_the_run(data_with_ladder
     # no ladder.json: only the claims are compared
     (full / "ladder.json").unlink()
     assert iclr25_docs.full_run_disagreements(full / "results.json") == []
+
+
+# --- user guides: their full-run figures come from docs/_data/full/results.json -----------
+
+GUIDE = DOCS / "guide"
+_SUBSTITUTION = re.compile(r"{{\s*([\w.]+)\s*}}")
+# the verdicts the guides' words state ("held", "did not beat", "*inconclusive*"): every
+# figure beside them is generated, these words are checked against the committed run
+GUIDE_VERDICTS = {
+    "comm.synergy": "inconclusive", "comm.uniqueness": "inconclusive",
+    "comm.redundancy": "inconclusive",
+    "cox.semi_supervised_gain": "fails", "cox.emergent_correspondence": "fails",
+    "dbtsw.flow_vs_sw": "holds", "dbtsw.flow_2d": "fails",
+    "dcpt.all_in_one_gain": "fails", "dcpt.degradation_classification": "unsettled",
+    "gsd.interpolation_recovery": "inconclusive", "gsd.selected_behaviours_succeed": "unsettled",
+    "ies.backprop_saved": "holds", "ies.accuracy_kept": "inconclusive",
+    "ies.beats_random_removal": "inconclusive", "ies.beats_small_loss": "inconclusive",
+    "kmeans.consistency": "holds", "kmeans.cost": "holds",
+    "locodl.uplink_bits": "holds", "locodl.vs_adiana": "holds",
+    "los.balanced_accuracy_gain": "holds", "los.beats_strongest_retraining": "fails",
+    "lowlight.beats_zero_dce": "holds", "lowlight.beats_classical": "fails",
+    "lowlight.pairing_denoises": "fails",
+    "lsdt.long_range": "holds", "lsdt.markovian_parity": "inconclusive",
+    "mother.lora_rank_undirected": "uninformative",
+    "schull.connected_sparse": "uninformative", "schull.rigid": "uninformative",
+    "schull.energy_mae": "inconclusive",
+    "toss.univariate_epochs": "holds", "toss.supervised_bound": "holds",
+    "toss.self_supervised": "fails", "toss.vs_tic": "fails",
+    "urlost.topology_recovery": "holds", "urlost.density_adjustment": "holds",
+    "urlost.representation": "uninformative",
+    "v3.beats_baselines": "fails", "v3.codebook_accuracy": "fails",
+    "v3.ood_colours": "uninformative",
+}
+
+
+def _committed_full_run() -> Path:
+    path = iclr25_docs.FULL / "results.json"
+    if not path.exists():
+        pytest.skip("no committed full run in docs/_data/full")
+    return path
+
+
+def test_guide_figures_are_read_from_the_full_run(tmp_path):
+    """Each claim's fields are the run's own figures, formatted as the report does."""
+    run = json.loads(_committed_full_run().read_text())
+    figures = iclr25_docs.guide_figures()
+    assert f"{run['environment']['draws']} draws" in figures["full_run"]
+    for c in run["claims"]:
+        m, k = c["claim_id"].split(".", 1)
+        f = figures["full"][m][k]
+        assert f["verdict"] == c["status"] and f["line"].startswith(f"*{c['status']}* at ")
+        assert f["draws"] == ", ".join(num(v) for v in c["draws"])
+        assert f["measured"].split()[0] == num(c["measured"])
+    # a ladder beside the run gives each laddered claim its trend
+    shutil.copy(iclr25_docs.FULL / "results.json", tmp_path / "results.json")
+    shutil.copy(LADDER, tmp_path / "ladder.json")
+    figures = iclr25_docs.guide_figures(tmp_path / "results.json")
+    assert figures["full"]["mother"]["directed_accuracy"]["ladder"] == "holds throughout"
+    assert figures["full"]["ies"]["backprop_saved"]["ladder"].startswith("not laddered")
+    assert iclr25_docs.guide_figures(tmp_path / "none.json") == {}
+
+
+def test_every_guide_figure_names_a_field_of_the_full_run():
+    """A ``{{ full.<method>.<claim>.<field> }}`` that the run lacks (a claim renamed, a typo)
+    fails here, before the build would stop on it."""
+    _committed_full_run()
+    figures = iclr25_docs.guide_figures()
+    used = [(p.name, ref) for p in sorted(GUIDE.glob("*.md"))
+            for ref in _SUBSTITUTION.findall(p.read_text())]
+    assert len(used) > 40
+    missing = []
+    for page, ref in used:
+        node: object = figures
+        for part in ref.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, str):
+            missing.append(f"{page}: {ref}")
+    assert not missing, missing
+
+
+def test_the_guides_words_match_the_full_runs_verdicts():
+    run = json.loads(_committed_full_run().read_text())
+    status = {c["claim_id"]: c["status"] for c in run["claims"]}
+    wrong = {cid: (v, status.get(cid)) for cid, v in GUIDE_VERDICTS.items() if status.get(cid) != v}
+    assert not wrong, (f"the guides state these verdicts (stated, in the run): {wrong}; reword "
+                       f"docs/guide and GUIDE_VERDICTS")
+    # each one is quoted by its guide
+    for cid in GUIDE_VERDICTS:
+        m, k = cid.split(".", 1)
+        assert f"full.{m}.{k}." in (GUIDE / f"{m}.md").read_text(), cid
 
 
 # --- gallery: one example per method, public API only -------------------------------------
