@@ -534,6 +534,9 @@ def test_method_pages_show_the_full_run_before_the_quick_run(site):
         claims = [r.claim_id for r in full[2] if r.method == method] if full else []
         for cid in claims:
             assert cid in text[i_full:i_quick], f"{method}: {cid} not in the full section"
+            # with a committed ladder.json, each claim's trend beside its verdict
+            trend = full[3].get(cid)
+            assert trend is None or trend in text[i_full:i_quick], f"{cid}: no trend {trend!r}"
         assert "smoke:" in text[i_quick:], f"{method}: the quick run is not labelled smoke"
 
 
