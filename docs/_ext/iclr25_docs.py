@@ -222,7 +222,8 @@ def guide_figures(path: Path | None = None) -> dict[str, Any]:
     ``baseline`` (its name), ``baseline_value``, ``trivial`` (the trivial arm's value),
     ``brief`` (the report's cause in a few words), ``ladder`` (its trend from the run's
     ``ladder.json``, or that it has none) and ``line`` (verdict, figure, draws and threshold
-    in one phrase). Empty where no full run is committed.
+    in one phrase, "holds at 0.92 (mean of 3 draws: ...; threshold ≥ 0.85)", the figure
+    alone in ``figure``). Empty where no full run is committed.
     """
     from iclr25 import report
     from iclr25._format import num, sign, with_unit
@@ -246,8 +247,10 @@ def guide_figures(path: Path | None = None) -> dict[str, Any]:
             "baseline_value": num(r.baseline_value), "trivial": num(r.trivial_value),
             "brief": brief(r), "ladder": trends.get(r.claim_id, "not laddered (no trend in "
                                                      "docs/_data/full/ladder.json)"),
-            "line": f"*{r.status}* at {measured} (mean of {len(r.draws)} draws: {draws}; "
-                    f"threshold {threshold})"}
+            "figure": (figure := f"{measured} (mean of {len(r.draws)} draws: {draws}; "
+                                 f"threshold {threshold})"),
+            # a verb for the words around it: "holds at", "is unsettled at"
+            "line": f"{'' if r.status in ('holds', 'fails') else 'is '}*{r.status}* at {figure}"}
     return {"full": full,
             "full_run": f"the committed full run (`docs/_data/full`, {env.get('draws', 1)} "
                         f"draws, run on {str(env.get('date', '?'))[:10]})"}

@@ -321,7 +321,8 @@ def test_guide_figures_are_read_from_the_full_run(tmp_path):
     for c in run["claims"]:
         m, k = c["claim_id"].split(".", 1)
         f = figures["full"][m][k]
-        assert f["verdict"] == c["status"] and f["line"].startswith(f"*{c['status']}* at ")
+        assert f["verdict"] == c["status"] and f["line"].endswith(f"*{c['status']}* at "
+                                                                  + f["figure"])
         assert f["draws"] == ", ".join(num(v) for v in c["draws"])
         assert f["measured"].split()[0] == num(c["measured"])
     # a ladder beside the run gives each laddered claim its trend
