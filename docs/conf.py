@@ -46,6 +46,9 @@ autodoc_inherit_docstrings = False
 autosummary_generate = False
 add_module_names = False
 myst_heading_anchors = 3
+# the user guides quote the committed full run through {{ full.<method>.<claim>.<field> }}
+# (iclr25_docs.guide_figures fills myst_substitutions from docs/_data/full/results.json)
+myst_enable_extensions = ["substitution"]
 
 sphinx_gallery_conf = {
     "examples_dirs": str(HERE.parent / "examples"),

@@ -29,11 +29,15 @@ QUICK = DATA / "quick"
 FULL = DATA / "full"
 BENCH = ROOT / "benchmarks" / "results.json"
 MANIFEST = ROOT / "tests" / "fidelity" / "MANIFEST.toml"
-# what re-makes each committed run (the method pages and the tests quote them)
+# what re-makes each committed run and the full run's ladder (the method pages and the tests
+# quote them)
+_LADDER = ("iclr25 ladder --scale full --budgets 0.5,1,2 --draws 3 --jobs 2 "
+           "--out docs/_data/full")
 REMAKE = {
     "quick": "iclr25 reproduce --scale quick --out docs/_data/quick",
-    "full": "iclr25 reproduce --scale full --jobs 2 --out docs/_data/full && "
-            "iclr25 ladder --budgets 0.5,1,2,4 --jobs 2 --out docs/_data/full",
+    "full": "iclr25 reproduce --scale full --draws 3 --jobs 2 --out docs/_data/full && "
+            + _LADDER,
+    "ladder": _LADDER,
 }
 # extra public modules documented beside the methods (their pages are api/<name>.rst)
 SHARED = ("datasets",)
@@ -159,14 +163,18 @@ def read_run(scale: str) -> tuple[dict[str, Any], list[Any], list[Any], dict[str
     return env, experiments, results, ladder.read_ladder(lad) if lad.exists() else {}
 
 
-def full_run_disagreements(path: Path | None = None) -> list[str]:
+def full_run_disagreements(path: Path | None = None, ladder: Path | None = None) -> list[str]:
     """Where a run's ``results.json`` and the claims declared in the code differ: a claim
     missing from the run or not declared any more, or its metric, threshold or direction
-    changed. Empty when they agree.
+    changed; and, where a ``ladder.json`` exists (default: beside ``path``), where it does
+    not cover the run: a claim of the run it has no trend for, one it ladders that the run
+    lacks, another scale, or a threshold or direction it laddered that is not declared.
+    Empty when they agree.
     """
     from iclr25 import claims, report
 
-    _, _, results, _ = report.read_results(path or FULL / "results.json")
+    path = Path(path or FULL / "results.json")
+    env, _, results, _ = report.read_results(path)
     declared = claims.discover()
     ran = {r.claim_id: r for r in results}
     out = [f"{cid}: declared, not in the run" for cid in declared if cid not in ran]
@@ -177,7 +185,79 @@ def full_run_disagreements(path: Path | None = None) -> list[str]:
             if r is not None and getattr(r, what) != getattr(c, what):
                 out.append(f"{cid}: {what} {getattr(r, what)!r} in the run, "
                            f"{getattr(c, what)!r} declared")
+    ladder = Path(ladder) if ladder is not None else path.parent / "ladder.json"
+    if ladder.exists():
+        out += _ladder_disagreements(ladder, env.get("scale"), list(ran), declared)
     return out
+
+
+def _ladder_disagreements(path: Path, scale: str | None, ran: list[str],
+                          declared: dict[str, Any]) -> list[str]:
+    """:func:`full_run_disagreements`' part for the run's ``ladder.json`` at ``path``."""
+    from iclr25.ladder import read_ladder
+
+    try:
+        trends = read_ladder(path)
+    except ValueError as exc:
+        return [str(exc)]
+    data = json.loads(path.read_text())
+    out = [] if data.get("scale") == scale else [
+        f"ladder.json: scale {data.get('scale')!r}, the run's {scale!r}"]
+    out += [f"{cid}: in the run, not in ladder.json" for cid in ran if cid not in trends]
+    out += [f"{cid}: in ladder.json, not in the run" for cid in trends if cid not in ran]
+    for cid, lc in data["claims"].items():
+        c = declared.get(cid)
+        for what in ("threshold", "direction"):
+            if c is not None and lc.get(what) != getattr(c, what):
+                out.append(f"{cid}: {what} {lc.get(what)!r} in ladder.json, "
+                           f"{getattr(c, what)!r} declared")
+    return out
+
+
+def guide_figures(path: Path | None = None) -> dict[str, Any]:
+    """The committed full run's figures that the user guides quote (MyST substitutions):
+    ``full_run`` names the run (``{{ full_run }}``), and ``full.<method>.<claim>`` (the
+    claim id's two parts) holds one claim's ``verdict`` (its status), ``measured`` (with its
+    unit), ``draws`` (the per-draw values), ``threshold`` (with its sign), ``ours``,
+    ``baseline`` (its name), ``baseline_value``, ``trivial`` (the trivial arm's value),
+    ``brief`` (the report's cause in a few words), ``ladder`` (its trend from the run's
+    ``ladder.json``, or that it has none) and ``line`` (verdict, figure, draws and threshold
+    in one phrase, "holds at 0.92 (mean of 3 draws: ...; threshold ≥ 0.85)", the figure
+    alone in ``figure``). Empty where no full run is committed.
+    """
+    from iclr25 import report
+    from iclr25._format import num, sign, with_unit
+    from iclr25.ladder import read_ladder
+    from iclr25.verdicts import brief
+
+    path = Path(path or FULL / "results.json")
+    if not path.exists():
+        return {}
+    env, _, results, _ = report.read_results(path)
+    lad = path.parent / "ladder.json"
+    trends = read_ladder(lad) if lad.exists() else {}
+    full: dict[str, dict[str, dict[str, str]]] = {}
+    for r in results:
+        draws = ", ".join(num(v) for v in r.draws)
+        threshold = f"{sign(r.direction)} {with_unit(r.threshold, r.unit)}"
+        measured = with_unit(r.measured, r.unit)
+        full.setdefault(r.method, {})[r.claim_id.split(".", 1)[1]] = {
+            "verdict": r.status, "measured": measured, "draws": draws,
+            "threshold": threshold, "ours": num(r.ours), "baseline": str(r.baseline),
+            "baseline_value": num(r.baseline_value), "trivial": num(r.trivial_value),
+            "brief": brief(r), "ladder": trends.get(r.claim_id, "not laddered (no trend in "
+                                                     "docs/_data/full/ladder.json)"),
+            "figure": (figure := f"{measured} (mean of {len(r.draws)} draws: {draws}; "
+                                 f"threshold {threshold})"),
+            # a verb for the words around it: "holds at", "is unsettled at"
+            "line": f"{'' if r.status in ('holds', 'fails') else 'is '}*{r.status}* at {figure}"}
+    return {"full": full,
+            "full_run": f"the committed full run (`docs/_data/full`, {env.get('draws', 1)} "
+                        f"draws, run on {str(env.get('date', '?'))[:10]})"}
+
+
+def _substitutions(app: Any, config: Any) -> None:
+    config.myst_substitutions = {**config.myst_substitutions, **guide_figures()}
 
 
 def _run_line(env: dict[str, Any]) -> str:
@@ -210,9 +290,9 @@ def _run_section(method: str, scale: str, out: Path) -> list[str]:
     quick = scale == "quick"
     lines = [f"The committed run `docs/_data/{scale}/results.json` ({_run_line(env)}; "
              f"re-made by `{REMAKE[scale]}`)"
-             + (", each why joined by its claim's trend over training budgets from "
-                f"`docs/_data/{scale}/ladder.json`" if trends else "") + ":", "",
-             *report.summary_table(exps, mine, quick), "",
+             + (f"; each claim's verdict joined by its trend over {_ladder_line(scale)} "
+                f"from `docs/_data/{scale}/ladder.json`" if trends else "") + ":", "",
+             *report.summary_table(exps, mine, quick, trends), "",
              *report.method_lines(method, exps, mine, quick, trends, depth=3)]
     ladders = [(r.claim_id, DATA / scale / "figures" / f"ladder.{r.claim_id}.png")
                for r in mine if r.claim_id in trends]
@@ -222,8 +302,16 @@ def _run_section(method: str, scale: str, out: Path) -> list[str]:
         lines += ["### Over training budgets", "",
                   "Each claim's figure and each arm's value against the training budget "
                   "(× the Setting's budget fields; log axis), the threshold as a line:", ""]
-        lines += [f"![{cid}: {trends[cid]}]({src})" for cid, src in ladders] + [""]
+        for cid, src in ladders:
+            lines += [f"**`{cid}`**: {trends[cid]}.", "", f"![{cid}: {trends[cid]}]({src})", ""]
     return lines
+
+
+def _ladder_line(scale: str) -> str:
+    """``"training budgets ×0.5, 1, 2 (3 draws per rung)"`` of the run's ``ladder.json``."""
+    data = json.loads((DATA / scale / "ladder.json").read_text())
+    budgets = ", ".join(f"{b:g}" for b in data.get("budgets", []))
+    return f"training budgets ×{budgets} ({data.get('draws', '?')} draw(s) per rung)"
 
 
 def _copy_figure(src: Path, dst_dir: Path) -> str:
@@ -485,6 +573,7 @@ def _skip(app: Any, what: str, name: str, obj: Any, skip: bool, options: Any) ->
 
 
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("config-inited", _substitutions)
     app.connect("builder-inited", generate)
     app.connect("autodoc-process-docstring", _process_docstring, priority=900)
     app.connect("autodoc-skip-member", _skip)

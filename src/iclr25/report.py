@@ -263,6 +263,8 @@ def _claim_lines(r: ClaimResult, quick: bool, trend: str | None = None) -> list[
     reason = why(r, trend)
     if reason is not None:
         lines.append(f"  Why: {reason}")
+    elif trend is not None:  # a hold has no why; its trend says whether more budget keeps it
+        lines.append(f"  Ladder: {trend}.")
     if r.error and not r.error.startswith("experiment "):
         lines += ["", "  ```", *("  " + ln for ln in r.error.rstrip().splitlines()), "  ```"]
     return lines

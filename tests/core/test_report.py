@@ -100,6 +100,22 @@ def test_method_section_reads_as_tables(written):
     assert "| torch |" in text and "| numpy |" in text
 
 
+def test_each_claim_line_carries_its_ladder_trend():
+    """A hold has no why, so its trend gets its own line; a non-hold's joins its why; a
+    claim the ladder did not run gets neither."""
+    from iclr25.report import method_lines
+
+    results = [_result("mm.a", "holds", 0.9), _result("mm.b", "fails", 0.5),
+               _result("mm.c", "holds", 0.95)]
+    trends = {"mm.a": "stops holding at K=2", "mm.b": "approaching (crossing near K≈8)"}
+    text = "\n".join(method_lines("mm", [], results, False, trends))
+    a, b, c = text.split("\n- **")[1:]
+    assert a.startswith("`mm.a`") and a.endswith("\n  Ladder: stops holding at K=2.")
+    assert b.startswith("`mm.b`") and "; ladder: approaching (crossing near K≈8)." in b
+    assert "adder" not in c
+    assert "adder" not in "\n".join(method_lines("mm", [], results, False))
+
+
 def test_results_json_keeps_full_precision_and_reads_back(written):
     out, _, records, results = written
     data = json.loads((out / "results.json").read_text())

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from iclr25 import claims
+from iclr25._format import num
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -151,8 +152,10 @@ def test_committed_full_run_matches_the_declared_claims():
                         f"{iclr25_docs.REMAKE['full']}")
         pytest.skip("no committed full run in docs/_data/full")
     wrong = iclr25_docs.full_run_disagreements(path)
-    assert not wrong, ("the committed full run and the declared claims disagree:\n"
-                       + "\n".join(wrong) + f"\nre-make it with: {iclr25_docs.REMAKE['full']}")
+    # where only the ladder is off, the ladder's command re-makes it
+    remake = iclr25_docs.REMAKE["ladder" if all("ladder.json" in w for w in wrong) else "full"]
+    assert not wrong, ("the committed full run, its ladder and the declared claims disagree:\n"
+                       + "\n".join(wrong) + f"\nre-make it with: {remake}")
 
 
 def test_identifiers_in_docs_tables_become_code():
@@ -187,34 +190,178 @@ def test_method_page_puts_the_full_run_first(tmp_path):
     assert all(b <= a + 1 for a, b in zip(levels, levels[1:], strict=False)), levels
 
 
-def test_method_page_renders_a_full_run_with_its_ladder(tmp_path, monkeypatch):
-    """A full run and its ladder.json in docs/_data/full: verdicts without ``smoke:``, each
-    why joined by its trend, the ladder's figure shown; the landing table counts verdicts."""
+# a real ladder, made by `iclr25 ladder mother --scale quick --budgets 0.5,1 --threads 1`
+LADDER = Path(__file__).parent / "fixtures" / "ladder_mother_quick.json"
+
+
+@pytest.fixture
+def data_with_ladder(tmp_path, monkeypatch) -> Path:
+    """A docs/_data whose full run is the committed quick run (both at quick scale) and
+    whose ladder is :data:`LADDER`, its figures drawn by ``write_ladder``; the extension
+    reads it."""
+    from iclr25.ladder import write_ladder
+
     data = tmp_path / "_data"
     shutil.copytree(iclr25_docs.DATA / "quick", data / "quick")
     shutil.copytree(iclr25_docs.DATA / "quick", data / "full")
     shutil.copy(iclr25_docs.DATA / "methods.toml", data)
     shutil.copy(iclr25_docs.DATA / "abstracts.json", data)
-    run = json.loads((data / "full" / "results.json").read_text())
-    run["environment"]["scale"] = "full"
-    (data / "full" / "results.json").write_text(json.dumps(run))
-    cid = next(c["claim_id"] for c in run["claims"] if c["method"] == "ies")
-    (data / "full" / "ladder.json").write_text(json.dumps(
-        {"kind": "iclr25-ladder", "claims": {cid: {"trend": "receding 0.1/0.2 (0.5-1)"}}}))
-    (data / "full" / "figures" / f"ladder.{cid}.png").write_bytes(b"png")
+    ladder = json.loads(LADDER.read_text())
+    env = {k: ladder.pop(k) for k in ("kind", "environment")}["environment"]
+    write_ladder(ladder, data / "full", env)
     monkeypatch.setattr(iclr25_docs, "DATA", data)
-    page = iclr25_docs.method_page("ies", tmp_path / "methods")
+    return data
+
+
+def test_method_page_renders_a_full_run_with_its_ladder(data_with_ladder, tmp_path):
+    """A full run and its ladder.json in docs/_data/full: verdicts without ``smoke:``, each
+    claim's trend beside its verdict (in the table and on its claim line), the ladder's
+    figure per claim; the landing table counts verdicts."""
+    from iclr25.ladder import read_ladder
+
+    trends = read_ladder(LADDER)
+    page = iclr25_docs.method_page("mother", tmp_path / "methods")
     full = page[page.index("## Full-scale reproduction"):page.index("## Quick run")]
-    assert "smoke:" not in full and "receding 0.1/0.2 (0.5-1)" in full
-    assert f"_figures/full/ladder.{cid}.png" in full
-    assert (tmp_path / "methods" / "_figures" / "full" / f"ladder.{cid}.png").exists()
+    assert "smoke:" not in full and "training budgets ×0.5, 1 (1 draw(s) per rung)" in full
+    claims = full.split("\n- **")[1:]
+    assert len(claims) == len(trends)
+    for cid, t in trends.items():
+        line = next(c for c in claims if c.startswith(f"`{cid}`"))
+        assert f"Ladder: {t}." in line or f"; ladder: {t}." in line, cid
+        row = next(r for r in full.splitlines() if r.startswith(f"| `{cid}` |"))
+        assert f"ladder: {t}" in row, cid
+        assert f"](_figures/full/ladder.{cid}.png)" in full
+        assert (tmp_path / "methods" / "_figures" / "full" / f"ladder.{cid}.png").stat().st_size
+    # a method the ladder did not run: no trend
+    ies = iclr25_docs.method_page("ies", tmp_path / "methods").split("## Quick run")[0]
+    assert "Ladder:" not in ies and "; ladder:" not in ies and "ladder.ies" not in ies
+    run = json.loads((data_with_ladder / "full" / "results.json").read_text())
     counts = {m: sum(c["method"] == m for c in run["claims"]) for m in ("ies", "oft")}
     table = iclr25_docs.landing_table(tmp_path / "methods")
     assert "verdicts at full scale" in table and "summary_full.png" in table
     row = table[table.index("methods/ies>"):]
     row = row[:row.index("   * -")]
-    assert sum(int(n) for n in re.findall(r"(\d+) (?:holds?|fails?|inconclusive|"
-                                          r"uninformative|errors?)", row)) == counts["ies"]
+    shown = re.findall(r"(\d+) (?:holds?|fails?|inconclusive|uninformative|unsettled|errors?)",
+                       row)
+    assert sum(map(int, shown)) == counts["ies"]
+
+
+def test_full_run_disagreements_check_the_ladder_covers_the_run(data_with_ladder):
+    """The ladder of mother alone leaves every other claim of the run without a trend; a
+    claim it ladders that the run lacks, another scale, or a laddered threshold that is not
+    the declared one are each named."""
+    full = data_with_ladder / "full"
+    run = json.loads((full / "results.json").read_text())
+    wrong = iclr25_docs.full_run_disagreements(full / "results.json")
+    assert sorted(wrong) == sorted(f"{c['claim_id']}: in the run, not in ladder.json"
+                                   for c in run["claims"] if c["method"] != "mother")
+    ladder = json.loads((full / "ladder.json").read_text())
+    ladder["scale"] = "full"
+    ladder["claims"]["mother.renamed"] = ladder["claims"].pop("mother.clustering_accuracy")
+    ladder["claims"]["mother.directed_accuracy"]["threshold"] += 0.01
+    (full / "ladder.json").write_text(json.dumps(ladder))
+    wrong = iclr25_docs.full_run_disagreements(full / "results.json")
+    assert "ladder.json: scale 'full', the run's 'quick'" in wrong
+    assert "mother.clustering_accuracy: in the run, not in ladder.json" in wrong
+    assert "mother.renamed: in ladder.json, not in the run" in wrong
+    assert any(w.startswith("mother.directed_accuracy: threshold ") for w in wrong)
+    (full / "ladder.json").write_text("{}")
+    assert any("not a ladder.json" in w for w in iclr25_docs.full_run_disagreements(
+        full / "results.json"))
+    # no ladder.json: only the claims are compared
+    (full / "ladder.json").unlink()
+    assert iclr25_docs.full_run_disagreements(full / "results.json") == []
+
+
+# --- user guides: their full-run figures come from docs/_data/full/results.json -----------
+
+GUIDE = DOCS / "guide"
+_SUBSTITUTION = re.compile(r"{{\s*([\w.]+)\s*}}")
+# the verdicts the guides' words state ("held", "did not beat", "*inconclusive*"): every
+# figure beside them is generated, these words are checked against the committed run
+GUIDE_VERDICTS = {
+    "comm.synergy": "inconclusive", "comm.uniqueness": "inconclusive",
+    "comm.redundancy": "inconclusive",
+    "cox.semi_supervised_gain": "fails", "cox.emergent_correspondence": "fails",
+    "dbtsw.flow_vs_sw": "holds", "dbtsw.flow_2d": "fails",
+    "dcpt.all_in_one_gain": "fails", "dcpt.degradation_classification": "unsettled",
+    "gsd.interpolation_recovery": "inconclusive", "gsd.selected_behaviours_succeed": "unsettled",
+    "ies.backprop_saved": "holds", "ies.accuracy_kept": "inconclusive",
+    "ies.beats_random_removal": "inconclusive", "ies.beats_small_loss": "inconclusive",
+    "kmeans.consistency": "holds", "kmeans.cost": "holds",
+    "locodl.uplink_bits": "holds", "locodl.vs_adiana": "holds",
+    "los.balanced_accuracy_gain": "holds", "los.beats_strongest_retraining": "fails",
+    "lowlight.beats_zero_dce": "holds", "lowlight.beats_classical": "fails",
+    "lowlight.pairing_denoises": "fails",
+    "lsdt.long_range": "holds", "lsdt.markovian_parity": "inconclusive",
+    "mother.lora_rank_undirected": "uninformative",
+    "schull.connected_sparse": "uninformative", "schull.rigid": "uninformative",
+    "schull.energy_mae": "inconclusive",
+    "toss.univariate_epochs": "holds", "toss.supervised_bound": "holds",
+    "toss.self_supervised": "fails", "toss.vs_tic": "fails",
+    "urlost.topology_recovery": "holds", "urlost.density_adjustment": "holds",
+    "urlost.representation": "uninformative",
+    "v3.beats_baselines": "fails", "v3.codebook_accuracy": "fails",
+    "v3.ood_colours": "uninformative",
+}
+
+
+def _committed_full_run() -> Path:
+    path = iclr25_docs.FULL / "results.json"
+    if not path.exists():
+        pytest.skip("no committed full run in docs/_data/full")
+    return path
+
+
+def test_guide_figures_are_read_from_the_full_run(tmp_path):
+    """Each claim's fields are the run's own figures, formatted as the report does."""
+    run = json.loads(_committed_full_run().read_text())
+    figures = iclr25_docs.guide_figures()
+    assert f"{run['environment']['draws']} draws" in figures["full_run"]
+    for c in run["claims"]:
+        m, k = c["claim_id"].split(".", 1)
+        f = figures["full"][m][k]
+        assert f["verdict"] == c["status"] and f["line"].endswith(f"*{c['status']}* at "
+                                                                  + f["figure"])
+        assert f["draws"] == ", ".join(num(v) for v in c["draws"])
+        assert f["measured"].split()[0] == num(c["measured"])
+    # a ladder beside the run gives each laddered claim its trend
+    shutil.copy(iclr25_docs.FULL / "results.json", tmp_path / "results.json")
+    shutil.copy(LADDER, tmp_path / "ladder.json")
+    figures = iclr25_docs.guide_figures(tmp_path / "results.json")
+    assert figures["full"]["mother"]["directed_accuracy"]["ladder"] == "holds throughout"
+    assert figures["full"]["ies"]["backprop_saved"]["ladder"].startswith("not laddered")
+    assert iclr25_docs.guide_figures(tmp_path / "none.json") == {}
+
+
+def test_every_guide_figure_names_a_field_of_the_full_run():
+    """A ``{{ full.<method>.<claim>.<field> }}`` that the run lacks (a claim renamed, a typo)
+    fails here, before the build would stop on it."""
+    _committed_full_run()
+    figures = iclr25_docs.guide_figures()
+    used = [(p.name, ref) for p in sorted(GUIDE.glob("*.md"))
+            for ref in _SUBSTITUTION.findall(p.read_text())]
+    assert len(used) > 40
+    missing = []
+    for page, ref in used:
+        node: object = figures
+        for part in ref.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, str):
+            missing.append(f"{page}: {ref}")
+    assert not missing, missing
+
+
+def test_the_guides_words_match_the_full_runs_verdicts():
+    run = json.loads(_committed_full_run().read_text())
+    status = {c["claim_id"]: c["status"] for c in run["claims"]}
+    wrong = {cid: (v, status.get(cid)) for cid, v in GUIDE_VERDICTS.items() if status.get(cid) != v}
+    assert not wrong, (f"the guides state these verdicts (stated, in the run): {wrong}; reword "
+                       f"docs/guide and GUIDE_VERDICTS")
+    # each one is quoted by its guide
+    for cid in GUIDE_VERDICTS:
+        m, k = cid.split(".", 1)
+        assert f"full.{m}.{k}." in (GUIDE / f"{m}.md").read_text(), cid
 
 
 # --- gallery: one example per method, public API only -------------------------------------
@@ -388,6 +535,9 @@ def test_method_pages_show_the_full_run_before_the_quick_run(site):
         claims = [r.claim_id for r in full[2] if r.method == method] if full else []
         for cid in claims:
             assert cid in text[i_full:i_quick], f"{method}: {cid} not in the full section"
+            # with a committed ladder.json, each claim's trend beside its verdict
+            trend = full[3].get(cid)
+            assert trend is None or trend in text[i_full:i_quick], f"{cid}: no trend {trend!r}"
         assert "smoke:" in text[i_quick:], f"{method}: the quick run is not labelled smoke"
 
 
