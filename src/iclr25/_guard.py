@@ -58,9 +58,13 @@ import torch
 import torch.nn.functional as F
 
 from iclr25._checks import ImageBatch, check_choice
-from iclr25._choices import FALLBACKS, Fallback  # what guarded returns where ours is worse
+from iclr25._choices import (  # what guarded returns where ours is worse
+    DEFAULT_FALLBACK,
+    FALLBACKS,
+    Fallback,
+)
 
-__all__ = ["BLURS", "FALLBACKS", "MEASURES", "PRISTINE", "Fallback", "Measure", "MeasureSpec",
+__all__ = ["BLURS", "DEFAULT_FALLBACK", "FALLBACKS", "MEASURES", "PRISTINE", "Fallback", "Measure", "MeasureSpec",
            "RestorationWarning", "check_fallback", "choose_measure", "guarded", "niqe",
            "noise_sigma", "r2r_psnr", "reblur"]
 
@@ -86,14 +90,18 @@ def check_fallback(fallback: object, check: object, *, degradation: str | None =
                    classical: Collection[str] | None = None, cli: bool = False) -> Fallback:
     """The checked ``fallback`` (before any work): a name in :data:`FALLBACKS`.
 
+    None (the caller named none): :data:`DEFAULT_FALLBACK` where the check runs, "none"
+    where it does not (``check=False`` has nothing to fall back on).
     Any fallback but "none" needs the check (the check chooses it); "classical" needs a
     classical result: ``classical`` names the degradations that have one (None: every input
     has one), ``degradation`` the input's. ``cli``: the message names the options as the
     command line spells them (``--fallback``, ``--no-check``, ``--degradation``).
     """
-    check_choice(fallback, "--fallback" if cli else "fallback", FALLBACKS)
     if not isinstance(check, bool):
         raise TypeError(f"check must be True or False, got {check!r}")
+    if fallback is None:
+        fallback = DEFAULT_FALLBACK if check else "none"
+    check_choice(fallback, "--fallback" if cli else "fallback", FALLBACKS)
     said = f"--fallback {fallback}" if cli else f"fallback={fallback!r}"
     if fallback != "none" and not check:
         raise ValueError(f"{said} needs the check, which chooses the fallback; drop "

@@ -12,6 +12,7 @@ import typer
 from iclr25._cli import choice
 from iclr25._guard import (
     BLURS,
+    DEFAULT_FALLBACK,
     FALLBACKS,
     MEASURES,
     Fallback,
@@ -59,6 +60,9 @@ def test_one_rule_for_the_fallback_in_the_api_and_the_cli_spelling():
     with pytest.raises(ValueError, match=r"^--fallback classical needs --degradation .*'haze'"):
         check_fallback("classical", True, degradation="haze", classical=("noise",), cli=True)
     assert check_fallback("classical", True) == "classical"   # every input has one
+    # none named: the one default where the check runs, "none" where it does not
+    assert check_fallback(None, True) == DEFAULT_FALLBACK == "input"
+    assert check_fallback(None, False) == "none"
     with pytest.raises(ValueError, match="fallback"):
         check_fallback("classic", True)
 

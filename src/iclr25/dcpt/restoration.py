@@ -24,7 +24,8 @@ class RestorationWarning(_RestorationWarning):
 
 @torch.no_grad()
 def restore(model: nn.Module, images: ImageBatch, *, degradation: Kind | None = None,
-            reference: ImageBatch | None = None, fallback: Fallback = "none", check: bool = True,
+            reference: ImageBatch | None = None, fallback: Fallback | None = None,
+            check: bool = True,
             tile: int | None = None, overlap: int = 16, batch_size: int = 16) -> torch.Tensor:
     """Run a restorer on images in [0, 1], checking that it did not make them worse.
 
@@ -58,11 +59,13 @@ def restore(model: nn.Module, images: ImageBatch, *, degradation: Kind | None = 
         degradation: one of :data:`~iclr25.datasets.images.KINDS` if known (None: the check
             compares with the input only).
         reference: clean image(s) of ``images``' shape: the check uses PSNR.
-        fallback: where ours scores below the alternative: "none" (default) warns and
-            returns ours; "classical" returns the classical result (needs a
-            ``degradation`` that has one); "input" returns the input unchanged.
+        fallback: where ours scores below the alternative: "input" returns the input
+            unchanged; "classical" returns the classical result (needs a ``degradation``
+            that has one); "none" warns and returns ours. None (default):
+            :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as ``iclr25 dcpt restore``),
+            so no output scoring below its input is returned; "none" with ``check=False``.
         check: False skips the comparison (the plain network output, as in the
-            reproduction); ``fallback`` must then be "none".
+            reproduction); ``fallback`` must then be "none" or None.
         tile: if given, process overlapping ``tile``×``tile`` windows (stride
             ``tile − overlap``) and average them, so large images fit in memory.
         overlap: pixels shared by neighbouring tiles.
