@@ -65,8 +65,8 @@ from iclr25._choices import (  # what guarded returns where ours is worse
 )
 
 __all__ = ["BLURS", "DEFAULT_FALLBACK", "FALLBACKS", "MEASURES", "PRISTINE", "Fallback",
-           "Measure", "MeasureSpec", "RestorationWarning", "check_fallback", "choose_measure", "guarded", "niqe",
-           "noise_sigma", "r2r_psnr", "reblur"]
+           "Measure", "MeasureSpec", "RestorationWarning", "check_fallback", "choose_measure",
+           "guarded", "niqe", "noise_sigma", "r2r_psnr", "reblur"]
 
 #: How the check scores an output (the module's docstring; :data:`MEASURES`).
 Measure = Literal["psnr", "r2r", "reblur", "niqe"]
