@@ -8,10 +8,10 @@ import torch
 from torch import nn
 
 from iclr25._checks import ImageBatch, check_choice, check_int
-from iclr25._guard import Fallback, check_fallback, check_reference, choose_measure, guarded
+from iclr25._guard import BLURS, Fallback, check_fallback, check_reference, choose_measure, guarded
 from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25.datasets.images import KINDS, Kind, check_images
-from iclr25.dcpt.baselines import CLASSICAL, _classical, psfs
+from iclr25.dcpt.baselines import CLASSICAL, _classical
 from iclr25.dcpt.networks import _device_of
 
 __all__ = ["RestorationWarning", "restore"]
@@ -112,7 +112,7 @@ def restore(model: nn.Module, images: ImageBatch, *, degradation: Kind | None = 
                    if degradation in CLASSICAL else {})
             out = guarded(xb, out, run, cls, measure=choose_measure(ref, degradation),
                           fallback=fallback, reference=ref, what="dcpt.restore",
-                          psfs=psfs(degradation) if degradation is not None else [],
+                          blur=degradation if degradation in BLURS else None,
                           category=RestorationWarning)
     finally:
         model.train(was)

@@ -89,7 +89,7 @@ def enhance(model: nn.Module, images: ImageBatch, *, reference: ImageBatch | Non
     model.train(was)
     if check:
         ref = ref[None] if ref is not None and single else ref
-        y = guarded(x, y, lambda b: b, CLASSICAL, measure=choose_measure(ref, None),
+        y = guarded(x, y, lambda b: b, CLASSICAL, measure=choose_measure(ref, "low_light"),
                     fallback=fallback, reference=ref, what="lowlight.enhance",
                     category=RestorationWarning)
     return y[0] if single else y
