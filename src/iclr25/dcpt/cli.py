@@ -217,7 +217,8 @@ def restore_cmd(
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "
                                "the input and the classical restorer (by PSNR with "
                                "--reference; else estimated PSNR for noise, re-blurred PSNR "
-                               "for blur and defocus, NIQE otherwise) "
+                               "for blur and defocus, exposure/cast/noise PSNR for "
+                               "low_light, NIQE otherwise) "
                                "and warn where ours is worse."),
     tile: int = typer.Option(None, "--tile", help="Process in tiles of this side."),
 ) -> None:

@@ -41,10 +41,11 @@ def restore(model: nn.Module, images: ImageBatch, *, degradation: Kind | None = 
       image), so the check reads the same figure a reference would (at 1.12σ, so about
       1 dB below it for every arm alike);
     * ``degradation="blur"`` or ``"defocus"``: the discrepancy principle: the PSNR of the
-      output re-blurred by the classical restorer's kernel against the input (a faithful
-      restoration explains the blurred photo; one that changes content or tone does not);
-      biased towards Richardson-Lucy, which fits this very term: on blur narrower than
-      the kernel it can prefer Richardson-Lucy to a network that beats it;
+      output re-blurred against the input, by a kernel of the family (Gaussian, disk) whose
+      width is estimated from the photo (a faithful restoration explains the blurred
+      photo; one that changes content or tone, or over-deconvolves and rings, does not);
+    * ``degradation="low_light"``: a PSNR estimated from exposure (mean against mid-grey),
+      colour cast against the input's balance (a grey photo must stay grey) and noise;
     * otherwise: NIQE (lower is better), the no-reference score restoration papers report
       where no reference exists; it sees noise, blur, ringing and blocking, not colour.
 
