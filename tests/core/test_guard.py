@@ -3,6 +3,8 @@ for the fallback, and the command lines' choices typed from the same Literals.""
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Literal, get_args
 
 import pytest
@@ -12,6 +14,7 @@ import typer
 from iclr25._cli import choice
 from iclr25._guard import (
     BLURS,
+    DEFAULT_FALLBACK,
     FALLBACKS,
     MEASURES,
     Fallback,
@@ -59,6 +62,9 @@ def test_one_rule_for_the_fallback_in_the_api_and_the_cli_spelling():
     with pytest.raises(ValueError, match=r"^--fallback classical needs --degradation .*'haze'"):
         check_fallback("classical", True, degradation="haze", classical=("noise",), cli=True)
     assert check_fallback("classical", True) == "classical"   # every input has one
+    # none named: the one default where the check runs, "none" where it does not
+    assert check_fallback(None, True) == DEFAULT_FALLBACK == "input"
+    assert check_fallback(None, False) == "none"
     with pytest.raises(ValueError, match="fallback"):
         check_fallback("classic", True)
 
@@ -82,3 +88,82 @@ def test_choice_takes_the_literal_and_refuses_anything_else_in_one_line(capsys):
         parse("c")
     assert exc.value.exit_code == 2
     assert capsys.readouterr().err == "error: --opt must be one of a, b; got 'c'\n"
+
+
+# --- the measures' known answers (issue 68: checks that see colour and sharpness) ---------------
+
+def _blurred_square(sigma: float) -> torch.Tensor:
+    from iclr25._guard import gaussian_psf, reblur
+
+    x = torch.zeros(1, 3, 64, 64, dtype=torch.float64)
+    x[..., 16:48, 16:48] = 0.8
+    return reblur(x, torch.from_numpy(gaussian_psf(sigma))) if sigma else x
+
+
+def test_blur_sigma_reads_the_width_of_a_blurred_step_edge():
+    from iclr25._guard import blur_sigma
+
+    sigmas = (1.5, 2.0, 2.5, 3.0)
+    est = torch.cat([blur_sigma(_blurred_square(s)) for s in sigmas])
+    assert (est.diff() > 0).all()                       # wider blur, wider estimate
+    # within a quarter pixel (the discrete gradient adds its own width in quadrature)
+    torch.testing.assert_close(est, torch.tensor(sigmas, dtype=torch.float64), atol=0.25,
+                               rtol=0)
+    assert torch.isnan(blur_sigma(torch.full((1, 3, 16, 16), 0.3))).all()   # no edge
+
+
+def test_a_sharper_image_scores_better_than_its_blurred_copy():
+    sharp, blurred = _blurred_square(0), _blurred_square(2.0)
+    score = MEASURES["reblur"].score
+    from iclr25._guard import _Inputs
+
+    inp = _Inputs(blurred, None, "blur")
+    assert float(score(sharp, None, inp)[0]) > float(score(blurred, None, inp)[0])
+    # guarded: the sharp output passes; a further-blurred one falls back to the input
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        guarded(blurred, sharp, lambda b: b, {}, measure="reblur", fallback="input",
+                blur="blur")
+    with pytest.warns(UserWarning, match="re-blurred"):
+        out = guarded(blurred, _blurred_square(3.0), lambda b: b, {},
+                      measure="reblur", fallback="input", blur="blur")
+    assert torch.equal(out, blurred)
+
+
+def test_richardson_lucys_ringing_is_penalised_not_favoured():
+    # issue 68: on σ = 1.5 blur the classical kernel (σ = 2) over-deconvolves and rings; the
+    # old measure (re-blur by the classical kernel) scored that above a better restoration
+    pytest.importorskip("skimage")
+    from iclr25._guard import _Inputs, gaussian_psf, reblur
+    from iclr25.datasets.images import load_image, psnr
+    from iclr25.dcpt.baselines import _richardson_lucy
+
+    clean = load_image("chelsea", max_side=128)[None].double()
+    y = reblur(clean, torch.from_numpy(gaussian_psf(1.5)))
+    a = y[0].permute(1, 2, 0).numpy()
+    rl = {s: torch.from_numpy(_richardson_lucy(a, gaussian_psf(s))).permute(2, 0, 1)[None]
+          .clamp(0, 1) for s in (1.5, 2.0, 2.5)}
+    truth = {s: float(psnr(r, clean)) for s, r in rl.items()}
+    assert truth[1.5] > truth[2.0] > truth[2.5]          # the reference's order
+    inp = _Inputs(y, None, "blur")
+    score = {s: float(MEASURES["reblur"].score(r, None, inp)[0]) for s, r in rl.items()}
+    assert score[1.5] > score[2.0] > score[2.5]          # the check's, without a reference
+
+
+def test_colour_cast_is_zero_for_a_kept_balance_and_not_for_a_tint():
+    from iclr25._guard import colour_cast, lowlight_psnr
+
+    grey = torch.full((1, 3, 8, 8), 0.1, dtype=torch.float64)
+    assert float(colour_cast(grey * 5, grey)) == 0.0             # grey stays grey
+    tint = torch.tensor([1.1, 1.0, 0.9], dtype=torch.float64)[None, :, None, None]
+    lc = torch.log(tint.flatten()) - torch.log(tint.flatten()).mean()
+    assert float(colour_cast(grey * 5 * tint, grey)) == pytest.approx(
+        0.5 * float(lc.norm()) / 3 ** 0.5, rel=1e-12)              # mean · |log-chroma| / √3
+    colour = torch.tensor([0.3, 0.2, 0.1], dtype=torch.float64)[None, :, None, None]
+    colour = colour.expand(1, 3, 8, 8)
+    assert float(colour_cast(colour ** 0.4, colour)) == pytest.approx(0, abs=1e-12)  # a gamma
+    assert float(colour_cast(colour.flip(1), colour)) > 0.05      # hue reversed
+    # the low-light score: exposure error alone on flat images (no noise, no cast)
+    assert float(lowlight_psnr(grey, grey)) == pytest.approx(10 * math.log10(1 / 0.16))
+    assert float(lowlight_psnr(grey * 5, grey)) == pytest.approx(100.0)   # floor of the MSE
+    assert float(lowlight_psnr(grey * 5 * tint, grey)) < 100.0

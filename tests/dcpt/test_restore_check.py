@@ -50,14 +50,21 @@ def test_clean_image_warns_and_classical_fallback_returns_the_classical_output(b
     assert torch.equal(x, clean)                      # the input is not modified
 
 
-def test_default_warns_and_returns_ours(bad_net, clean):
+def test_api_default_never_returns_an_output_scoring_below_its_input(bad_net, clean):
+    # issue 68: the API's default is the command line's (one constant): the input where ours
+    # scores below it, ours only with fallback="none"
+    from iclr25._choices import DEFAULT_FALLBACK
+
+    assert DEFAULT_FALLBACK == "input"
     plain = restore(bad_net, clean, check=False)
-    with pytest.warns(RestorationWarning, match="returned ours"):
+    with pytest.warns(RestorationWarning, match=r"returned the input unchanged"):
         out = restore(bad_net, clean, degradation="blur")
-    assert torch.equal(out, plain)
+    assert torch.equal(out, clean)
+    with pytest.warns(RestorationWarning, match="returned ours"):
+        assert torch.equal(restore(bad_net, clean, degradation="blur", fallback="none"), plain)
     with warnings.catch_warnings():
         warnings.simplefilter("error")                # check=False: no comparison, no warning
-        restore(bad_net, clean, check=False)
+        assert torch.equal(restore(bad_net, clean, check=False), plain)
 
 
 class Fixed(nn.Module):

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import ImageBatch, check_choice
-from iclr25._guard import noise_sigma
+from iclr25._guard import disk_psf, gaussian_psf, noise_sigma
 from iclr25.datasets.images import KINDS, check_images
 
 __all__ = ["CLASSICAL", "classical"]
@@ -21,21 +21,6 @@ CLASSICAL: dict[str, str] = {
     "motion_blur": "unsharp mask",
     "low_light": "gamma",
 }
-
-
-def _gaussian_psf(sigma: float) -> np.ndarray:
-    r = int(4 * sigma + 0.5)
-    t = np.arange(-r, r + 1)
-    g = np.exp(-0.5 * (t / sigma) ** 2)
-    k = np.outer(g, g)
-    return k / k.sum()
-
-
-def _disk_psf(radius: float) -> np.ndarray:
-    r = math.ceil(radius)
-    t = np.arange(-r, r + 1)
-    k = (t[:, None] ** 2 + t[None] ** 2 <= radius ** 2).astype(float)
-    return k / k.sum()
 
 
 def _richardson_lucy(a: np.ndarray, psf: np.ndarray) -> np.ndarray:
@@ -57,9 +42,9 @@ def _one(a: np.ndarray, kind: str, sigma: float) -> np.ndarray:
         return restoration.denoise_nl_means(a, h=0.8 * sigma, sigma=sigma, fast_mode=True,
                                             patch_size=5, patch_distance=6, channel_axis=-1)
     if kind == "blur":
-        return _richardson_lucy(a, _gaussian_psf(2.0))
+        return _richardson_lucy(a, gaussian_psf(2.0))
     if kind == "defocus":
-        return _richardson_lucy(a, _disk_psf(3.0))
+        return _richardson_lucy(a, disk_psf(3.0))
     if kind == "motion_blur":
         return filters.unsharp_mask(a, radius=2, amount=1, channel_axis=-1)
     m = float(np.clip(a.mean(), 1e-4, 0.999))     # low_light
@@ -109,9 +94,9 @@ def psfs(degradation: str) -> list[torch.Tensor]:
     """The blur kernel the classical restorer of ``degradation`` assumes, as a one-item list
     (Gaussian σ = 2, disk radius 3; [] for kinds without one)."""
     if degradation == "blur":
-        return [torch.from_numpy(_gaussian_psf(2.0))]
+        return [torch.from_numpy(gaussian_psf(2.0))]
     if degradation == "defocus":
-        return [torch.from_numpy(_disk_psf(3.0))]
+        return [torch.from_numpy(disk_psf(3.0))]
     return []
 
 

@@ -7,7 +7,7 @@ from typing import get_args
 
 import typer
 
-from iclr25._choices import Backbone, Fallback, Kind
+from iclr25._choices import DEFAULT_FALLBACK, Backbone, Fallback, Kind
 from iclr25._cli import check_seed, choice, image_jobs, output_path, warning_lines
 from iclr25._cli import fail as _fail
 from iclr25._progress import estimating
@@ -208,15 +208,17 @@ def restore_cmd(
                                     "the classical restorer the output is checked against."),
     fallback: Fallback | None = typer.Option(
         None, "--fallback", parser=choice(Fallback, "--fallback"),
-        help="Where ours scores below the alternative: input (write the input; the default, "
-             "so that no output scores below its input), classical (write the classical "
-             "result), none (warn, keep ours)."),
+        help="Where ours scores below the alternative: input (write the input), classical "
+             "(write the classical result), none (warn, keep ours); default "
+             f"{DEFAULT_FALLBACK} (as the API's), so that no output scores below its input "
+             "(none with --no-check)."),
     reference: Path = typer.Option(None, "--reference", help="Clean image (or folder, same "
                                    "file names): the check uses PSNR against it."),
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "
                                "the input and the classical restorer (by PSNR with "
                                "--reference; else estimated PSNR for noise, re-blurred PSNR "
-                               "for blur and defocus, NIQE otherwise) "
+                               "for blur and defocus, exposure/cast/noise PSNR for "
+                               "low_light, NIQE otherwise) "
                                "and warn where ours is worse."),
     tile: int = typer.Option(None, "--tile", help="Process in tiles of this side."),
 ) -> None:
@@ -230,15 +232,14 @@ def restore_cmd(
 
     if tile is not None and tile < 8:
         _fail(f"--tile must be >= 8, got {tile}")
-    fallback = fallback or ("input" if check else "none")
     try:
         ck = load(model)
         degradation = degradation or ck.degradation
         # no known kind: DCPT's own classifier names each image's (issue 68), and a classical
-        # fallback is settled image by image
+        # fallback is settled image by image; no --fallback: the API's default
         named = degradation is None and ck.classifier is not None and bool(ck.kinds)
-        check_fallback(fallback, check, degradation=degradation,
-                       classical=None if named else CLASSICAL, cli=True)
+        fallback = check_fallback(fallback, check, degradation=degradation,
+                                  classical=None if named else CLASSICAL, cli=True)
     except ValueError as exc:
         _fail(str(exc))
     for name, x, ref, path in image_jobs(source, dest, reference):

@@ -8,10 +8,10 @@ import torch
 from torch import nn
 
 from iclr25._checks import ImageBatch, check_choice, check_int
-from iclr25._guard import Fallback, check_fallback, check_reference, choose_measure, guarded
+from iclr25._guard import BLURS, Fallback, check_fallback, check_reference, choose_measure, guarded
 from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25.datasets.images import KINDS, Kind, check_images
-from iclr25.dcpt.baselines import CLASSICAL, _classical, psfs
+from iclr25.dcpt.baselines import CLASSICAL, _classical
 from iclr25.dcpt.networks import _device_of
 
 __all__ = ["RestorationWarning", "restore"]
@@ -24,7 +24,8 @@ class RestorationWarning(_RestorationWarning):
 
 @torch.no_grad()
 def restore(model: nn.Module, images: ImageBatch, *, degradation: Kind | None = None,
-            reference: ImageBatch | None = None, fallback: Fallback = "none", check: bool = True,
+            reference: ImageBatch | None = None, fallback: Fallback | None = None,
+            check: bool = True,
             tile: int | None = None, overlap: int = 16, batch_size: int = 16) -> torch.Tensor:
     """Run a restorer on images in [0, 1], checking that it did not make them worse.
 
@@ -40,10 +41,11 @@ def restore(model: nn.Module, images: ImageBatch, *, degradation: Kind | None = 
       image), so the check reads the same figure a reference would (at 1.12σ, so about
       1 dB below it for every arm alike);
     * ``degradation="blur"`` or ``"defocus"``: the discrepancy principle: the PSNR of the
-      output re-blurred by the classical restorer's kernel against the input (a faithful
-      restoration explains the blurred photo; one that changes content or tone does not);
-      biased towards Richardson-Lucy, which fits this very term: on blur narrower than
-      the kernel it can prefer Richardson-Lucy to a network that beats it;
+      output re-blurred against the input, by a kernel of the family (Gaussian, disk) whose
+      width is estimated from the photo (a faithful restoration explains the blurred
+      photo; one that changes content or tone, or over-deconvolves and rings, does not);
+    * ``degradation="low_light"``: a PSNR estimated from exposure (mean against mid-grey),
+      colour cast against the input's balance (a grey photo must stay grey) and noise;
     * otherwise: NIQE (lower is better), the no-reference score restoration papers report
       where no reference exists; it sees noise, blur, ringing and blocking, not colour.
 
@@ -58,11 +60,13 @@ def restore(model: nn.Module, images: ImageBatch, *, degradation: Kind | None = 
         degradation: one of :data:`~iclr25.datasets.images.KINDS` if known (None: the check
             compares with the input only).
         reference: clean image(s) of ``images``' shape: the check uses PSNR.
-        fallback: where ours scores below the alternative: "none" (default) warns and
-            returns ours; "classical" returns the classical result (needs a
-            ``degradation`` that has one); "input" returns the input unchanged.
+        fallback: where ours scores below the alternative: "input" returns the input
+            unchanged; "classical" returns the classical result (needs a ``degradation``
+            that has one); "none" warns and returns ours. None (default):
+            :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as ``iclr25 dcpt restore``),
+            so no output scoring below its input is returned; "none" with ``check=False``.
         check: False skips the comparison (the plain network output, as in the
-            reproduction); ``fallback`` must then be "none".
+            reproduction); ``fallback`` must then be "none" or None.
         tile: if given, process overlapping ``tile``×``tile`` windows (stride
             ``tile − overlap``) and average them, so large images fit in memory.
         overlap: pixels shared by neighbouring tiles.
@@ -109,7 +113,7 @@ def restore(model: nn.Module, images: ImageBatch, *, degradation: Kind | None = 
                    if degradation in CLASSICAL else {})
             out = guarded(xb, out, run, cls, measure=choose_measure(ref, degradation),
                           fallback=fallback, reference=ref, what="dcpt.restore",
-                          psfs=psfs(degradation) if degradation is not None else [],
+                          blur=degradation if degradation in BLURS else None,
                           category=RestorationWarning)
     finally:
         model.train(was)

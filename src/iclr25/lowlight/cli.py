@@ -74,7 +74,8 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
                                                "PSNR against it."),
                 check: bool = typer.Option(True, "--check/--no-check", help="Compare each "
                                            "output with the input and the classical "
-                                           "pipelines (PSNR with --reference, else NIQE) and "
+                                           "pipelines (PSNR with --reference, else a PSNR "
+                                           "estimated from exposure, colour cast and noise) and "
                                            "warn where ours is worse."),
                 tile: int = typer.Option(None, "--tile", help="tile side (bounds memory)")
                 ) -> None:

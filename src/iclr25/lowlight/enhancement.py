@@ -1,12 +1,12 @@
 """Enhancing with a trained network: :func:`enhance`, each output checked against the input
 and the classical pipelines (:mod:`iclr25._guard`).
 
-Without a reference the check reads NIQE, the no-reference score low-light papers report on
-their unpaired sets (LIME, NPE, MEF, DICM). NIQE reads the luminance's local statistics: it
-sees noise, blotches and lost detail, but neither colour casts nor overall brightness; pass
-``reference=`` where you have one. For the same reason NIQE can rank the dark input above a
-brighter output that PSNR ranks far above it (issue 55's walk: 2 of 3 photos), so without a
-reference prefer ``fallback="classical"`` to ``"input"``.
+Without a reference the check reads a PSNR estimated from what an enhanced photo can be
+judged by alone (``iclr25._guard.lowlight_psnr``, the measure DCPT's ``restore`` uses for
+``degradation="low_light"``): its exposure (mean against mid-grey), its colour cast against
+the input's balance (a grey photo must stay grey) and its noise. It does not score detail,
+and it takes a well-lit photo to be mid-grey on average: pass ``reference=`` where you have
+one.
 """
 
 from __future__ import annotations
@@ -43,9 +43,8 @@ def enhance(model: nn.Module, images: ImageBatch, *, reference: ImageBatch | Non
     the best by the same measure is "the classical result"). Where ours scores below
     either, a :class:`~iclr25.lowlight.RestorationWarning` gives the numbers, and
     ``fallback`` says what is returned. The measure (``iclr25._guard``): PSNR when a
-    ``reference`` is given; otherwise NIQE (lower is better), blind to colour and overall
-    brightness (see :mod:`iclr25.lowlight.enhancement`: without a reference prefer
-    ``fallback="classical"`` to ``"input"``).
+    ``reference`` is given; otherwise a PSNR estimated from exposure, colour cast and
+    noise (see :mod:`iclr25.lowlight.enhancement`).
 
     Args:
         model: a :class:`RetinexEnhancer` or :class:`ZeroDCE`.
@@ -89,7 +88,7 @@ def enhance(model: nn.Module, images: ImageBatch, *, reference: ImageBatch | Non
     model.train(was)
     if check:
         ref = ref[None] if ref is not None and single else ref
-        y = guarded(x, y, lambda b: b, CLASSICAL, measure=choose_measure(ref, None),
+        y = guarded(x, y, lambda b: b, CLASSICAL, measure=choose_measure(ref, "low_light"),
                     fallback=fallback, reference=ref, what="lowlight.enhance",
                     category=RestorationWarning)
     return y[0] if single else y
