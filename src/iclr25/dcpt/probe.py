@@ -9,7 +9,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from iclr25._checks import ArrayLike, ImageBatch, check_int, check_labels, check_range
+from iclr25._checks import check_int, check_labels, check_range
+from iclr25._contract import Images, Ints1D, checked
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.io import Checkpoint
 from iclr25.dcpt.networks import FeatureTap, _device_of
@@ -35,7 +36,8 @@ def tapped_features(model: nn.Module, x: torch.Tensor, layers: Sequence[str],
     return torch.cat(out)
 
 
-def feature_probe(model: nn.Module, lq: ArrayLike, y: ArrayLike, *, layers: Sequence[str],
+@checked
+def feature_probe(model: nn.Module, lq: Images, y: Ints1D, *, layers: str | Sequence[str],
                   n_neighbors: int = 5, test_size: float = 0.33, repeats: int = 5,
                   seed: int = 0) -> float:
     """How well the degradation can be read off a network's features (the paper's Fig. 1).
@@ -76,7 +78,8 @@ def feature_probe(model: nn.Module, lq: ArrayLike, y: ArrayLike, *, layers: Sequ
 
 
 @torch.no_grad()
-def classify(checkpoint: Checkpoint, images: ImageBatch) -> torch.Tensor:
+@checked
+def classify(checkpoint: Checkpoint, images: Images) -> torch.Tensor:
     """Degradation probabilities (B, n_classes) for images, from a checkpoint with a classifier.
 
     Raises:
