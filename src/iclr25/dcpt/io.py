@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from iclr25._checks import check_choice
-from iclr25._contract import PathLike, checked
+from iclr25._contract import PathLike, checked, given
 from iclr25._io import check_readable
 from iclr25.datasets.images import KINDS
 from iclr25.dcpt.networks import DegradationClassifier, UNet
@@ -45,7 +45,8 @@ def _backbones() -> dict[str, type[nn.Module]]:
 
 
 @checked
-def save(model: nn.Module, path: PathLike, *, classifier: DegradationClassifier | None = None,
+def save(model: nn.Module | PathLike, path: PathLike | nn.Module, *,
+         classifier: DegradationClassifier | None = None,
          kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None,
          degradation: str | None = None) -> Path:
     """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
@@ -67,6 +68,11 @@ def save(model: nn.Module, path: PathLike, *, classifier: DegradationClassifier 
         warnings.warn("dcpt.save(path, model) is deprecated: call save(model, path)",
                       DeprecationWarning, stacklevel=2)
         model, path = path, model
+    # (the annotations admit a path first, for that old order; otherwise the usual one)
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {given(model)}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a path, got {given(path)}")
 
     p = Path(path)
     if p.suffix != ".safetensors":

@@ -3,6 +3,7 @@ Fig. 1, a k-NN on pooled features) and :func:`classify` (a checkpoint's classifi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -37,7 +38,7 @@ def tapped_features(model: nn.Module, x: torch.Tensor, layers: Sequence[str],
 
 
 @checked
-def feature_probe(model: nn.Module, lq: Images, y: Ints1D, *, layers: str | Sequence[str],
+def feature_probe(model: nn.Module, lq: Images, y: Ints1D, *, layers: Sequence[str],
                   n_neighbors: int = 5, test_size: float = 0.33, repeats: int = 5,
                   seed: int = 0) -> float:
     """How well the degradation can be read off a network's features (the paper's Fig. 1).
@@ -63,8 +64,11 @@ def feature_probe(model: nn.Module, lq: Images, y: Ints1D, *, layers: str | Sequ
     test_size = check_range(test_size, "test_size", 0, 1, low_open=True, high_open=True)
     repeats = check_int(repeats, "repeats", 1)
     seed = check_int(seed, "seed", 0)
-    if isinstance(layers, str):
-        raise TypeError("layers must be a sequence of module names, got a single string")
+    n_fit = math.floor((1 - test_size) * len(x))  # scikit-learn's split of the images
+    if n_fit < 1 or n_fit == len(x):
+        raise ValueError(f"lq: {len(x)} image(s) split by test_size={test_size} leave "
+                         f"{n_fit} to fit the probe and {len(x) - n_fit} to score it; both "
+                         f"must be >= 1")
     FeatureTap(model, layers).remove()
     feats = tapped_features(model, x.to(_device_of(model)), layers).cpu().double().numpy()
     labels = t.cpu().numpy()
