@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from iclr25._choices import BACKBONES, Backbone  # PromptIR's and SwinIR's are not read
+from iclr25._choices import BACKBONES  # PromptIR's and SwinIR's are not read
 from iclr25._contract import PathLike, checked
 from iclr25._official import count, need, read_state_dict, renamer
 from iclr25._official import load_official as _fit
@@ -78,7 +78,7 @@ def _restormer(state: dict[str, torch.Tensor], what: str) -> Restormer:
 
 
 @checked
-def load_official(path: PathLike, backbone: Backbone = "nafnet", *, key: str | None = None,
+def load_official(path: PathLike, backbone: str = "nafnet", *, key: str | None = None,
                   device: torch.device | str = "cpu") -> Checkpoint:
     """A :class:`~iclr25.dcpt.Checkpoint` holding one of DCPT's released restorers.
 
