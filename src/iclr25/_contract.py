@@ -99,6 +99,15 @@ Ints1D: TypeAlias = Annotated[ArrayLike, Array("int", 1)]
 RealArray: TypeAlias = Annotated[ArrayLike, Array("real")]
 Reals1D: TypeAlias = Annotated[ArrayLike, Array("real", 1)]
 Ints2D: TypeAlias = Annotated[ArrayLike, Array("int", 2)]
+#: (3, H, W) or (B, 3, H, W) floating-point images (their channels and range are read where
+#: they are converted)
+Images: TypeAlias = Annotated[ArrayLike, Array("float", (3, 4))]
+#: images of any real dtype (a metric reads 8-bit images with ``data_range=255``)
+RealImages: TypeAlias = Annotated[ArrayLike, Array("real", (3, 4))]
+#: a network's input: one (C, H, W) image or a (B, C, H, W) floating-point batch
+ImageTensor: TypeAlias = Annotated[torch.Tensor, Array("float", (3, 4))]
+#: a (B, C, H, W) floating-point batch
+Images4D: TypeAlias = Annotated[ArrayLike, Array("float", 4)]
 FloatDtype: TypeAlias = Annotated[torch.dtype, FloatingDtype()]
 PathLike: TypeAlias = str | os.PathLike
 Positive: TypeAlias = Annotated[float, Range(0.0, low_open=True)]

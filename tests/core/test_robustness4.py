@@ -238,3 +238,186 @@ def test_atoms_of_another_length_are_named(tmp_path):
 def test_nan_is_refused_as_a_number_out_of_range():
     with pytest.raises(ValueError, match=r"gamma must be a number in \[0, 1\], got nan"):
         gsd.GSDConfig(gamma=math.nan)
+
+
+# --- dcpt, lowlight, lsdt (the packages swept last) -----------------------------------------
+
+def _lsdt_history(model, actions_dtype=torch.float32):
+    B, K = 2, 3
+    return (torch.zeros(B, K, 1), torch.zeros(B, K, model.obs_dim),
+            torch.zeros(B, K, model.act_dim, dtype=actions_dtype),
+            torch.zeros(B, K, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool])
+def test_lsdt_refuses_integer_and_boolean_actions(dtype):
+    # main: the actions were cast to float and the model answered
+    from iclr25 import lsdt
+
+    model = lsdt.LongShortDecisionTransformer(2, 1, hidden=8, n_blocks=1, context=3)
+    with pytest.raises(TypeError, match=r"^actions must be a (3-D )?floating-point"):
+        model(*_lsdt_history(model, dtype))
+    with pytest.raises(TypeError, match=r"^actions must be a (3-D )?floating-point"):
+        model.get_action(*_lsdt_history(model, dtype))
+    with pytest.raises(TypeError, match=r"^action must be a floating-point"):
+        lsdt.DelayedCueEnv().step(1)
+    good = _lsdt_history(model)
+    with pytest.raises(TypeError, match=r"^actions must be a (3-D )?floating-point"):
+        from iclr25.datasets.control import OfflineDataset
+        OfflineDataset(torch.zeros(2, 2), torch.ones(2, 1, dtype=dtype), torch.zeros(2),
+                       torch.tensor([False, True]), torch.tensor([False, False]))
+    assert model.get_action(*good).shape == (2, 1)
+
+
+def test_lsdt_get_action_reads_lists_as_forward_does():
+    # main: TypeError: list indices must be integers or slices, not tuple
+    from iclr25 import lsdt
+
+    model = lsdt.LongShortDecisionTransformer(2, 1, hidden=8, n_blocks=1, context=3).eval()
+    history = _lsdt_history(model)
+    want = model.get_action(*history)
+    assert torch.equal(model.get_action(*(h.tolist() for h in history)), want)
+
+
+def test_lsdt_zero_heads_are_refused_naming_them():
+    # main: ZeroDivisionError: integer modulo by zero
+    from iclr25 import lsdt
+
+    with pytest.raises(ValueError, match=r"^n_heads must be an int in \[1, inf\), got 0"):
+        lsdt.LongShortMixer(8, 0, 4)
+
+
+def test_lowlight_relight_refuses_an_8_bit_image():
+    # main: an integer image in 0..255 was raised to 1/gamma and clamped: all ones, silently
+    from iclr25 import lowlight
+
+    with pytest.raises(TypeError, match=r"^x must be a floating-point array"):
+        lowlight.relight(torch.full((1, 3, 4, 4), 40, dtype=torch.uint8), 1.3)
+
+
+def test_a_feature_tap_refuses_an_int_for_its_layers():
+    # main: TypeError: 'int' object is not iterable
+    from iclr25 import dcpt
+
+    with pytest.raises(TypeError, match=r"^layers must be a str or a list of str, got int 3"):
+        dcpt.FeatureTap(dcpt.UNet(width=4), 3)
+
+
+def test_the_dcpt_probe_says_when_too_few_images_are_split():
+    # main: scikit-learn's "With n_samples=1, test_size=0.33 and train_size=None, the
+    # resulting train set will be empty"
+    from iclr25 import dcpt
+
+    net = dcpt.UNet(width=4)
+    with pytest.raises(ValueError, match=r"^lq: 1 image\(s\) split by test_size=0.33"):
+        dcpt.feature_probe(net, torch.rand(1, 3, 8, 8), torch.tensor([0]),
+                           layers=net.tap_layers)
+
+
+def _safetensors(path, metadata):
+    """A file with a width-4 UNet's weights and ``metadata``."""
+    from safetensors.torch import save_file
+
+    from iclr25.dcpt import UNet
+
+    weights = {f"model.{k}": v for k, v in UNet(width=4).state_dict().items()}
+    save_file(weights, str(path), metadata=metadata)
+    return path
+
+
+@pytest.mark.parametrize(("meta", "message"), [
+    ('{"unet": ', r"metadata is corrupt"),
+    ('["unet"]', r"metadata is not a JSON object"),
+    ('{"unet": {"wdth": 4}}', r"UNet configuration in its metadata is invalid"),
+    ('{"unet": {"width": 4}, "classifier": 3}', r"classifier configuration .* is invalid"),
+])
+def test_a_damaged_dcpt_checkpoint_says_how(tmp_path, meta, message):
+    # main: JSONDecodeError / AttributeError / TypeError from UNet(**config)
+    from iclr25 import dcpt
+
+    p = _safetensors(tmp_path / "c.safetensors", {"iclr25.dcpt": meta})
+    with pytest.raises(ValueError, match=message):
+        dcpt.load(p)
+
+
+@pytest.mark.parametrize("load", ["dcpt", "lsdt"])
+def test_checkpoint_readers_tell_missing_folder_and_unreadable_apart(tmp_path, monkeypatch,
+                                                                       load):
+    # main: dcpt said "is not a file" for a missing file, lsdt "does not exist" for a folder,
+    # and both read a denied file into the parser's error
+    import importlib
+
+    read = importlib.import_module(f"iclr25.{load}").load
+    with pytest.raises(ValueError, match=r"does not exist"):
+        read(tmp_path / "missing.safetensors")
+    with pytest.raises(ValueError, match=r"is not a file"):
+        read(tmp_path)
+    p = _safetensors(tmp_path / "denied.safetensors", {})
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda q, mode, *a, **k: False if os.fspath(q) == str(
+        p) else real(q, mode, *a, **k))
+    with pytest.raises(ValueError, match=r"permission denied"):
+        read(p)
+
+
+# --- nondeterminism --------------------------------------------------------------------------
+
+def test_a_unet_is_built_from_its_seed_and_leaves_the_global_rng_alone():
+    # main: UNet() drew its weights from the global RNG (two calls, two networks)
+    from iclr25 import dcpt
+
+    state = torch.random.get_rng_state()
+    a, b, c = dcpt.UNet(width=4), dcpt.UNet(width=4), dcpt.UNet(width=4, seed=1)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    pa, pb, pc = (torch.cat([p.flatten() for p in m.parameters()]) for m in (a, b, c))
+    assert torch.equal(pa, pb)
+    assert not torch.equal(pa, pc)
+
+
+def test_dcpt_pretrain_twice_with_one_seed_restores_bit_for_bit():
+    # main: two runs of pretrain(UNet(), ..., seed=0) restored differently
+    from iclr25 import dcpt
+    from iclr25.datasets.images import AllInOnePairs, load_image
+
+    image = load_image("astronaut", max_side=32)
+    x = torch.rand(2, 3, 16, 16, generator=torch.Generator().manual_seed(0))
+    outs = []
+    for _ in range(2):
+        torch.rand(5)  # the global RNG moves between the runs, as in any session
+        pairs = AllInOnePairs([image], ("noise", "blur"), size=16, batch_size=4, seed=0)
+        res = dcpt.pretrain(dcpt.UNet(width=4), pairs, n_classes=2, steps=2,
+                            num_res_blocks=1, seed=3)
+        with torch.no_grad():
+            outs.append(res.model.eval()(x))
+    assert torch.equal(outs[0], outs[1])
+
+
+@pytest.fixture
+def two_threads():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_v3_mpd_backward_on_repeated_rows_is_deterministic(two_threads):
+    # main: advanced indexing's backward (index_put_ with accumulate) adds with atomics on
+    # two CPU threads: the gradient of repeated rows changed from run to run
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 64, generator=g)[torch.randint(3, (4, 96), generator=g)]
+    grads = []
+    for _ in range(4):
+        leaf = x.clone().requires_grad_(True)
+        v3.mpd(leaf).sum().backward()
+        grads.append(leaf.grad)
+    assert all(torch.equal(grads[0], gr) for gr in grads[1:])
+
+
+def test_v3_fits_twice_at_two_threads_bit_for_bit(two_threads):
+    # main: a maximum parameter difference of 4.4e-3 after 3 epochs at 2 threads
+    from iclr25.datasets.views import digit_sequences
+
+    X, _, _ = digit_sequences(250, seed=0)
+    fits = [v3.V3(epochs=3, seed=0).fit(X).model_ for _ in range(2)]
+    pa, pb = (torch.cat([p.detach().flatten() for p in m.parameters()]) for m in fits)
+    assert torch.equal(pa, pb)

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
+from iclr25._contract import NonNegative, Probability, checked
 from iclr25._io import read_npz
 from iclr25._optional import require
 
@@ -76,7 +77,9 @@ class OfflineDataset:
     def __post_init__(self) -> None:
         obs = as_tensor(self.observations, "observations", ndim=2, dtype=torch.float32)
         dev = obs.device
-        act = as_tensor(self.actions, "actions", ndim=2, dtype=torch.float32, device=dev)
+        # floats: an integer (discrete) action would be cast, hiding the mix-up
+        act = as_tensor(self.actions, "actions", ndim=2, dtype=torch.float32, device=dev,
+                        floating=True)
         rew = as_tensor(self.rewards, "rewards", ndim=1, dtype=torch.float32, device=dev)
         ter = as_tensor(self.terminals, "terminals", ndim=1, device=dev).to(torch.bool)
         tim = as_tensor(self.timeouts, "timeouts", ndim=1, device=dev).to(torch.bool)
@@ -276,7 +279,8 @@ def _rollout_batched(env, policy: Policy, n_episodes: int,
                           else torch.cat(factors))
 
 
-def pendulum_swingup(noise: float = 0.0, random_frac: float = 0.0, *,
+@checked
+def pendulum_swingup(noise: NonNegative = 0.0, random_frac: Probability = 0.0, *,
                      seed: int | torch.Generator | None = None):
     """A scripted Pendulum-v1 policy: energy pumping, then PD −(15θ + 3θ̇) near the top.
 

@@ -32,6 +32,7 @@ import torch.nn.functional as F
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
 from iclr25._choices import KINDS, Kind  # the degradations degrade() knows, in label order
+from iclr25._contract import RealImages, checked
 from iclr25._optional import require
 
 __all__ = [
@@ -601,7 +602,8 @@ def _pair(x: ArrayLike, y: ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     return (a[None], b[None]) if a.ndim == 3 else (a, b)
 
 
-def psnr(x: ArrayLike, y: ArrayLike, *, data_range: float = 1.0,
+@checked
+def psnr(x: RealImages, y: RealImages, *, data_range: float = 1.0,
          reduction: Literal["mean", "none"] = "mean") -> float | torch.Tensor:
     """Peak signal-to-noise ratio in dB, per image then averaged (as ``skimage.metrics``).
 
@@ -621,7 +623,8 @@ def psnr(x: ArrayLike, y: ArrayLike, *, data_range: float = 1.0,
     return float(v.mean()) if reduction == "mean" else v
 
 
-def ssim(x: ArrayLike, y: ArrayLike, *, data_range: float = 1.0, sigma: float = 1.5,
+@checked
+def ssim(x: RealImages, y: RealImages, *, data_range: float = 1.0, sigma: float = 1.5,
          reduction: Literal["mean", "none"] = "mean") -> float | torch.Tensor:
     """Structural similarity with a Gaussian window (Wang et al. 2004), channel-averaged.
 

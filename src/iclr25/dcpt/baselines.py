@@ -7,7 +7,8 @@ import math
 import numpy as np
 import torch
 
-from iclr25._checks import ImageBatch, check_choice
+from iclr25._checks import check_choice
+from iclr25._contract import Images, checked
 from iclr25._guard import disk_psf, gaussian_psf, noise_sigma
 from iclr25.datasets.images import KINDS, check_images
 
@@ -51,7 +52,8 @@ def _one(a: np.ndarray, kind: str, sigma: float) -> np.ndarray:
     return np.clip(a, 0, None) ** (math.log(0.5) / math.log(m))
 
 
-def classical(images: ImageBatch, degradation: str) -> torch.Tensor:
+@checked
+def classical(images: Images, degradation: str) -> torch.Tensor:
     """Restore images with the classical scikit-image restorer for ``degradation``.
 
     =========== =====================================================================

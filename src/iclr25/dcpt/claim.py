@@ -21,7 +21,6 @@ from typing import ClassVar
 import numpy as np
 import torch
 
-from iclr25._train import seeded_init
 from iclr25.claims import (
     Comparison,
     Context,
@@ -173,8 +172,7 @@ def _train_arms(s: AllInOne, ctx: Context, tb: _Testbed, seed: int
     """One seed: DCPT pre-training, its (test, validation) predictions, the three fine-tuned
     arms and the shared initial network."""
     base = ctx.seed * 1000 + seed
-    with seeded_init(base):
-        init = UNet(width=s.width).to(ctx.device)        # every arm starts here
+    init = UNet(width=s.width, seed=base).to(ctx.device)  # every arm starts here
     pairs = AllInOnePairs(tb.train, s.kinds, s.size, s.batch_size, seed=base, params=tb.params)
     stream = iter(pairs)                              # DCPT arm: batches 0..P-1, P..P+F-1
     pre = pretrain(init, stream, n_classes=len(s.kinds), steps=s.pretrain_steps,

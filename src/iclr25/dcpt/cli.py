@@ -117,7 +117,7 @@ def pretrain_cmd(
         if len(names) < 2:
             _fail("DCPT needs at least two degradation kinds")
         with estimating():
-            res = pretrain(UNet(width=width), stream, n_classes=len(names), steps=steps,
+            res = pretrain(UNet(width=width, seed=seed), stream, n_classes=len(names), steps=steps,
                            lr=lr, seed=seed)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))

@@ -15,12 +15,15 @@ import torch
 from torch import nn
 
 from iclr25._checks import check_choice
+from iclr25._contract import PathLike, checked, given
+from iclr25._io import check_readable
 from iclr25.datasets.images import KINDS
 from iclr25.dcpt.networks import DegradationClassifier, UNet
 
 __all__ = ["Checkpoint", "load", "save"]
 
 
+@checked
 @dataclass
 class Checkpoint:
     """What :func:`load` returns."""
@@ -41,7 +44,9 @@ def _backbones() -> dict[str, type[nn.Module]]:
     return {"NAFNet": NAFNet, "Restormer": Restormer}
 
 
-def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifier | None = None,
+@checked
+def save(model: nn.Module | PathLike, path: PathLike | nn.Module, *,
+         classifier: DegradationClassifier | None = None,
          kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None,
          degradation: str | None = None) -> Path:
     """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
@@ -63,6 +68,11 @@ def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifie
         warnings.warn("dcpt.save(path, model) is deprecated: call save(model, path)",
                       DeprecationWarning, stacklevel=2)
         model, path = path, model
+    # (the annotations admit a path first, for that old order; otherwise the usual one)
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {given(model)}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a path, got {given(path)}")
 
     p = Path(path)
     if p.suffix != ".safetensors":
@@ -94,7 +104,42 @@ def save(model: nn.Module, path: str | Path, *, classifier: DegradationClassifie
     return p
 
 
-def load(path: str | Path, model: nn.Module | None = None, *,
+@checked
+def _metadata(raw: str, p: Path) -> dict:
+    """The checkpoint's metadata: a JSON object (a damaged header says so)."""
+    try:
+        meta = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"path {p}: its iclr25.dcpt metadata is corrupt ({exc})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"path {p}: its iclr25.dcpt metadata is not a JSON object")
+    return meta
+
+
+def _built(cls: type[nn.Module], config: object, p: Path, what: str) -> nn.Module:
+    """``cls(**config)`` from the metadata; a damaged config is the file's fault, said so."""
+    try:
+        if not isinstance(config, dict):
+            raise TypeError(f"a {type(config).__name__}, not a mapping")
+        return cls(**config)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"path {p}: the {what} configuration in its metadata is invalid "
+                         f"({exc})") from None
+
+
+def _rebuild(meta: dict, p: Path) -> nn.Module:
+    """The restorer the metadata names (a :class:`UNet` or a released backbone)."""
+    if "unet" in meta:
+        return _built(UNet, meta["unet"], p, "UNet")
+    backbone = meta.get("backbone")
+    name = backbone.get("name") if isinstance(backbone, dict) else None
+    if name in _backbones():
+        return _built(_backbones()[name], backbone.get("config"), p, name)
+    raise ValueError(f"{p} holds a custom model: pass an instance as model=")
+
+
+@checked
+def load(path: PathLike, model: nn.Module | None = None, *,
          device: torch.device | str | None = None) -> Checkpoint:
     """Read a checkpoint written by :func:`save`.
 
@@ -109,9 +154,7 @@ def load(path: str | Path, model: nn.Module | None = None, *,
     """
     from safetensors import safe_open
 
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"path {p} is not a file")
+    p = check_readable(Path(path), "path")
     try:
         with safe_open(str(p), framework="pt") as f:
             meta_raw = (f.metadata() or {}).get("iclr25.dcpt")
@@ -120,23 +163,15 @@ def load(path: str | Path, model: nn.Module | None = None, *,
         raise ValueError(f"cannot read checkpoint {p}: {exc}") from None
     if meta_raw is None:
         raise ValueError(f"{p} is not an iclr25.dcpt checkpoint (no metadata)")
-    meta = json.loads(meta_raw)
-    if model is None:
-        if "unet" in meta:
-            net: nn.Module = UNet(**meta["unet"])
-        elif meta.get("backbone", {}).get("name") in _backbones():
-            net = _backbones()[meta["backbone"]["name"]](**meta["backbone"]["config"])
-        else:
-            raise ValueError(f"{p} holds a custom model: pass an instance as model=")
-    else:
-        net = copy.deepcopy(model)
+    meta = _metadata(meta_raw, p)
+    net = copy.deepcopy(model) if model is not None else _rebuild(meta, p)
     try:
         net.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
     except RuntimeError as exc:
         raise ValueError(f"weights in {p} do not match the model: {exc}") from None
     clf = None
     if "classifier" in meta:
-        clf = DegradationClassifier(**meta["classifier"])
+        clf = _built(DegradationClassifier, meta["classifier"], p, "classifier")
         try:    # files from before the official last down-sampling block lack its weights
             clf.load_state_dict({k[11:]: v for k, v in tensors.items()
                                  if k.startswith("classifier.")})

@@ -8,14 +8,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import ArrayLike, as_tensor, check_labels, check_range
+from iclr25._checks import as_tensor, check_labels, check_range
+from iclr25._contract import Floats2D, Images, Ints1D, NonNegative, checked
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap
 
 __all__ = ["FocalLoss", "dcpt_loss", "focal_loss"]
 
 
-def focal_loss(logits: ArrayLike, y: ArrayLike, gamma: float = 0.0) -> torch.Tensor:
+@checked
+def focal_loss(logits: Floats2D, y: Ints1D, gamma: NonNegative = 0.0) -> torch.Tensor:
     """Focal loss (Lin et al. 2017), batch mean: mean_i (1 − p_i)^γ · (−log p_i), p_i = p(y_i).
 
     ``gamma = 0`` is cross-entropy (the official code's default ``FocalLoss``).
@@ -42,14 +44,15 @@ def focal_loss(logits: ArrayLike, y: ArrayLike, gamma: float = 0.0) -> torch.Ten
     return -((1 - logp.exp()).clamp(min=0) ** gamma * logp).mean()
 
 
+@checked
 class FocalLoss(nn.Module):
     """Module twin of :func:`focal_loss`."""
 
-    def __init__(self, gamma: float = 0.0) -> None:
+    def __init__(self, gamma: NonNegative = 0.0) -> None:
         super().__init__()
         self.gamma = check_range(gamma, "gamma", 0)
 
-    def forward(self, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    def forward(self, logits: Floats2D, y: Ints1D) -> torch.Tensor:
         return focal_loss(logits, y, self.gamma)
 
 
@@ -67,8 +70,9 @@ def _dcpt_step(model: nn.Module, classifier: nn.Module, tap: FeatureTap, lq: tor
     return pixel + cls, parts
 
 
-def dcpt_loss(model: nn.Module, classifier: DegradationClassifier, lq: ArrayLike, gt: ArrayLike,
-              y: ArrayLike, *, layers: Sequence[str], focal_gamma: float = 0.0
+@checked
+def dcpt_loss(model: nn.Module, classifier: DegradationClassifier, lq: Images, gt: Images,
+              y: Ints1D, *, layers: str | Sequence[str], focal_gamma: NonNegative = 0.0
               ) -> tuple[torch.Tensor, dict[str, float]]:
     """The DCPT pre-training objective (paper Eq. 3-5; ``DCPTModel.optimize_parameters``).
 

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from iclr25._checks import check_image_batch, check_int
+from iclr25._contract import ImageTensor, checked
 from iclr25.dcpt.networks import _LayerNorm2d, _pad_to  # LayerNorm eps 1e-6, as NAFNet's
 
 __all__ = ["NAFBlock", "NAFNet"]
@@ -46,6 +47,7 @@ class NAFBlock(nn.Module):
         return y + self.conv5(a * b) * self.gamma
 
 
+@checked
 class NAFNet(nn.Module):
     """NAFNet restorer with a global residual: output = input + ending(decoder features).
 
@@ -105,7 +107,7 @@ class NAFNet(nn.Module):
         return {"width": self.width, "enc_blocks": list(self.enc_blocks),
                 "middle_blocks": self.middle_blocks, "dec_blocks": list(self.dec_blocks)}
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: ImageTensor) -> torch.Tensor:
         check_image_batch(x, "x", 3, ndim=(3, 4))
         if x.ndim == 3:  # one image
             return self(x[None])[0]

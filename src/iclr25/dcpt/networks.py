@@ -14,6 +14,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import check_image_batch, check_int
+from iclr25._contract import ImageTensor, checked
+from iclr25._train import seeded_init
 
 __all__ = ["DegradationClassifier", "FeatureTap", "UNet"]
 
@@ -30,6 +32,7 @@ class _Block(nn.Module):
         return x + self.conv2(F.gelu(self.conv1(x)))
 
 
+@checked
 class UNet(nn.Module):
     """A small all-in-one restorer: U-Net with a global residual (output = input + correction).
 
@@ -40,6 +43,10 @@ class UNet(nn.Module):
     never trains in pre-training (measured in both the official loop and ours: the term read
     0.0 at all 150 steps). Inputs of any size are mirror-padded to a multiple of
     ``2^(depth-1)`` and cropped back.
+
+    ``seed`` initialises the weights (an int, a Generator's ``initial_seed``, or None: from
+    a fresh seed), leaving the caller's random state as it was: ``UNet()`` twice is the same
+    network, so :func:`~iclr25.dcpt.pretrain` from it is reproducible given its own seed.
 
     Attributes:
         tap_layers: names of the decoder stages, fine to coarse (``decoders.0`` at full
@@ -53,10 +60,15 @@ class UNet(nn.Module):
         (True, ('decoders.0', 'decoders.1', 'decoders.2'), (8, 16, 32))
     """
 
-    def __init__(self, width: int = 16, depth: int = 3) -> None:
+    def __init__(self, width: int = 16, depth: int = 3, *,
+                 seed: int | torch.Generator | None = 0) -> None:
         super().__init__()
         self.width = check_int(width, "width", 1)
         self.depth = check_int(depth, "depth", 1, 8)
+        with seeded_init(seed):
+            self._build(width, depth)
+
+    def _build(self, width: int, depth: int) -> None:
         w = [width * 2 ** i for i in range(depth)]
         self.intro = nn.Conv2d(3, w[0], 3, padding=1)
         self.encoders = nn.ModuleList(_Block(w[i]) for i in range(depth - 1))
@@ -72,7 +84,7 @@ class UNet(nn.Module):
         self.tap_layers = tuple(f"decoders.{i}" for i in range(depth))
         self.feature_dims = tuple(w)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: ImageTensor) -> torch.Tensor:
         check_image_batch(x, "x", 3, ndim=(3, 4))  # a batch or one image
         H, W = x.shape[-2:]
         if x.device.type == "cpu" and x.ndim == 4:  # oneDNN's NHWC kernels: ~15% less CPU
@@ -90,6 +102,7 @@ class UNet(nn.Module):
         return (inp + self.ending(h))[..., :H, :W].contiguous()
 
 
+@checked
 class FeatureTap:
     """Record the outputs of named sub-modules of any network during its forward passes.
 
@@ -104,7 +117,7 @@ class FeatureTap:
             lists some names it has).
     """
 
-    def __init__(self, model: nn.Module, layers: Sequence[str]) -> None:
+    def __init__(self, model: nn.Module, layers: str | Sequence[str]) -> None:
         if isinstance(layers, str):
             layers = [layers]
         self.layers = tuple(layers)
@@ -204,6 +217,7 @@ class _Bottleneck(nn.Module):
         return F.relu(x + self.norm3(self.conv3(h)))
 
 
+@checked
 class DegradationClassifier(nn.Module):
     """Names the degradation from a restorer's features alone (DCPT's decoder, §3.2).
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import torch
 
-from iclr25._choices import BACKBONES, Backbone  # PromptIR's and SwinIR's are not read
+from iclr25._choices import BACKBONES  # PromptIR's and SwinIR's are not read
+from iclr25._contract import PathLike, checked
 from iclr25._official import count, need, read_state_dict, renamer
 from iclr25._official import load_official as _fit
 from iclr25.dcpt.io import Checkpoint
@@ -76,7 +77,8 @@ def _restormer(state: dict[str, torch.Tensor], what: str) -> Restormer:
     return _fit(net, state, _restormer_name, what=what)
 
 
-def load_official(path: str | Path, backbone: Backbone = "nafnet", *, key: str | None = None,
+@checked
+def load_official(path: PathLike, backbone: str = "nafnet", *, key: str | None = None,
                   device: torch.device | str = "cpu") -> Checkpoint:
     """A :class:`~iclr25.dcpt.Checkpoint` holding one of DCPT's released restorers.
 

@@ -3,13 +3,15 @@ Fig. 1, a k-NN on pooled features) and :func:`classify` (a checkpoint's classifi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr25._checks import ArrayLike, ImageBatch, check_int, check_labels, check_range
+from iclr25._checks import check_int, check_labels, check_range
+from iclr25._contract import Images, Ints1D, checked
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.io import Checkpoint
 from iclr25.dcpt.networks import FeatureTap, _device_of
@@ -35,7 +37,8 @@ def tapped_features(model: nn.Module, x: torch.Tensor, layers: Sequence[str],
     return torch.cat(out)
 
 
-def feature_probe(model: nn.Module, lq: ArrayLike, y: ArrayLike, *, layers: Sequence[str],
+@checked
+def feature_probe(model: nn.Module, lq: Images, y: Ints1D, *, layers: Sequence[str],
                   n_neighbors: int = 5, test_size: float = 0.33, repeats: int = 5,
                   seed: int = 0) -> float:
     """How well the degradation can be read off a network's features (the paper's Fig. 1).
@@ -61,8 +64,11 @@ def feature_probe(model: nn.Module, lq: ArrayLike, y: ArrayLike, *, layers: Sequ
     test_size = check_range(test_size, "test_size", 0, 1, low_open=True, high_open=True)
     repeats = check_int(repeats, "repeats", 1)
     seed = check_int(seed, "seed", 0)
-    if isinstance(layers, str):
-        raise TypeError("layers must be a sequence of module names, got a single string")
+    n_fit = math.floor((1 - test_size) * len(x))  # scikit-learn's split of the images
+    if n_fit < 1 or n_fit == len(x):
+        raise ValueError(f"lq: {len(x)} image(s) split by test_size={test_size} leave "
+                         f"{n_fit} to fit the probe and {len(x) - n_fit} to score it; both "
+                         f"must be >= 1")
     FeatureTap(model, layers).remove()
     feats = tapped_features(model, x.to(_device_of(model)), layers).cpu().double().numpy()
     labels = t.cpu().numpy()
@@ -76,7 +82,8 @@ def feature_probe(model: nn.Module, lq: ArrayLike, y: ArrayLike, *, layers: Sequ
 
 
 @torch.no_grad()
-def classify(checkpoint: Checkpoint, images: ImageBatch) -> torch.Tensor:
+@checked
+def classify(checkpoint: Checkpoint, images: Images) -> torch.Tensor:
     """Degradation probabilities (B, n_classes) for images, from a checkpoint with a classifier.
 
     Raises:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from iclr25._checks import ImageBatch, check_choice, check_int
+from iclr25._checks import check_choice, check_int
+from iclr25._contract import Images, checked
 from iclr25._guard import BLURS, Fallback, check_fallback, check_reference, choose_measure, guarded
 from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25.datasets.images import KINDS, Kind, check_images
@@ -23,8 +24,9 @@ class RestorationWarning(_RestorationWarning):
 
 
 @torch.no_grad()
-def restore(model: nn.Module, images: ImageBatch, *, degradation: Kind | None = None,
-            reference: ImageBatch | None = None, fallback: Fallback | None = None,
+@checked
+def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None,
+            reference: Images | None = None, fallback: Fallback | None = None,
             check: bool = True,
             tile: int | None = None, overlap: int = 16, batch_size: int = 16) -> torch.Tensor:
     """Run a restorer on images in [0, 1], checking that it did not make them worse.

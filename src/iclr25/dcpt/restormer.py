@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import check_image_batch, check_int
+from iclr25._contract import ImageTensor, checked
 from iclr25.dcpt.networks import _pad_to
 
 __all__ = ["Restormer"]
@@ -80,6 +81,7 @@ class _Block(nn.Module):
         return x + self.ffn(self.norm2(x))
 
 
+@checked
 class Restormer(nn.Module):
     """DCPT's Restormer (defaults: its 5D checkpoint, 26.1 M parameters).
 
@@ -145,7 +147,7 @@ class Restormer(nn.Module):
                 "num_refinement_blocks": self.num_refinement_blocks,
                 "heads": list(self.heads), "ffn_expansion": self.ffn_expansion}
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: ImageTensor) -> torch.Tensor:
         check_image_batch(x, "x", 3, ndim=(3, 4))
         if x.ndim == 3:  # one image
             return self(x[None])[0]

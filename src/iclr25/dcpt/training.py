@@ -13,12 +13,14 @@ import copy
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import Annotated
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import check_callback, check_int, check_labels, check_range, resolve_seed
+from iclr25._contract import NonNegative, NonNegativeInt, Positive, PositiveInt, Range, checked
 from iclr25._progress import progress_bar
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.loss import _check_layers, _dcpt_step
@@ -29,6 +31,7 @@ __all__ = ["FinetuneResult", "PretrainResult", "finetune", "pretrain"]
 Batch = tuple[torch.Tensor, ...]
 
 
+@checked
 @dataclass
 class PretrainResult:
     """What :func:`pretrain` returns: the pre-trained restorer, its classifier, the losses."""
@@ -42,6 +45,7 @@ class PretrainResult:
     val_accuracy: float = float("nan")   # at the last validation check (NaN without val)
 
 
+@checked
 @dataclass
 class FinetuneResult:
     """What :func:`finetune` returns: the (EMA) restorer, the raw weights, the L1 losses, and
@@ -97,13 +101,15 @@ def _seeded(seed: int | torch.Generator | None) -> int:
     return int(resolve_seed(seed).initial_seed())
 
 
+@checked
 def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
-             layers: Sequence[str] | None = None, n_classes: int, steps: int,
-             lr: float = 1e-3, focal_gamma: float = 0.0, num_res_blocks: int = 2,
-             seed: int | torch.Generator | None = 0,
+             layers: str | Sequence[str] | None = None, n_classes: int, steps: PositiveInt,
+             lr: Positive = 1e-3, focal_gamma: NonNegative = 0.0,
+             num_res_blocks: NonNegativeInt = 2, seed: int | torch.Generator | None = 0,
              callback: Callable[[int, dict[str, float]], None] | None = None,
-             val: tuple[object, object] | None = None, target_accuracy: float = 0.9,
-             check_every: int = 10) -> PretrainResult:
+             val: tuple[object, object] | None = None,
+             target_accuracy: Annotated[float, Range(0.0, 1.0, low_open=True)] = 0.9,
+             check_every: PositiveInt = 10) -> PretrainResult:
     """Degradation-classification pre-training of any restorer (DCPT, paper §3, Alg. 1).
 
     Each step: L = L1(E(gt), gt) + Focal(C(features of E(lq)), y), one Adam step on the
@@ -279,8 +285,10 @@ def _accuracy(net: nn.Module, clf: DegradationClassifier, tap: FeatureTap, lq: t
     return hits / len(y)
 
 
-def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: int, lr: float = 1e-3,
-             ema: float = 0.999, seed: int | torch.Generator | None = 0,
+@checked
+def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: PositiveInt,
+             lr: Positive = 1e-3, ema: Annotated[float, Range(0.0, 1.0, high_open=True)] = 0.999,
+             seed: int | torch.Generator | None = 0,
              callback: Callable[[int, float], None] | None = None,
              snapshots: Sequence[int] = ()) -> FinetuneResult:
     """All-in-one restoration training with L1 on (lq, gt) pairs, keeping an EMA of weights.

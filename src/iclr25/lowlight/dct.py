@@ -7,6 +7,7 @@ import math
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, resolve_seed
+from iclr25._contract import FloatArray, checked
 
 __all__ = ["dct_2d", "frequency_bands", "idct_2d"]
 
@@ -71,7 +72,8 @@ def _method(method: str, t: torch.Tensor) -> str:
     return method
 
 
-def dct_2d(x: ArrayLike, *, method: str = "auto") -> torch.Tensor:
+@checked
+def dct_2d(x: FloatArray, *, method: str = "auto") -> torch.Tensor:
     """Orthonormal DCT-II over the last two dims (``scipy.fft.dctn(norm="ortho", axes=(-2, -1))``).
 
     Args:
@@ -91,7 +93,8 @@ def dct_2d(x: ArrayLike, *, method: str = "auto") -> torch.Tensor:
     return ch @ t @ cw.T
 
 
-def idct_2d(X: ArrayLike, *, method: str = "auto") -> torch.Tensor:
+@checked
+def idct_2d(X: FloatArray, *, method: str = "auto") -> torch.Tensor:
     """Inverse of :func:`dct_2d` (orthonormal DCT-III over the last two dims)."""
     t = _float(X, "X")
     if _method(method, t) == "fft":
@@ -101,7 +104,8 @@ def idct_2d(X: ArrayLike, *, method: str = "auto") -> torch.Tensor:
     return ch.T @ t @ cw
 
 
-def frequency_bands(x: ArrayLike, *, seed: int | torch.Generator | None = None,
+@checked
+def frequency_bands(x: FloatArray, *, seed: int | torch.Generator | None = None,
                     method: str = "auto") -> torch.Tensor:
     """The four DCT bands B1..B4 of the FIcoder prior, concatenated on the channel axis.
 

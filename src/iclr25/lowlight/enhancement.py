@@ -14,7 +14,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from iclr25._checks import ImageBatch, check_int
+from iclr25._checks import check_int
+from iclr25._contract import Images, checked
 from iclr25._guard import Fallback, check_fallback, check_reference, choose_measure, guarded
 from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25.datasets.images import check_images
@@ -33,7 +34,8 @@ CLASSICAL = {"gamma": gamma_to_mean, "CLAHE": clahe, "gamma + NL-means": gamma_n
 
 
 @torch.no_grad()
-def enhance(model: nn.Module, images: ImageBatch, *, reference: ImageBatch | None = None,
+@checked
+def enhance(model: nn.Module, images: Images, *, reference: Images | None = None,
             fallback: Fallback = "none", check: bool = True, tile: int | None = None,
             batch_size: int = 4) -> torch.Tensor:
     """Enhance dark images with a trained model, checking it against the classical pipelines.

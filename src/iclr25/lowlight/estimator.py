@@ -8,7 +8,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from iclr25._checks import ImageBatch, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import check_choice, check_int, check_range, resolve_seed
+from iclr25._contract import Images as ImageBatch
+from iclr25._contract import Positive, checked
 from iclr25._guard import Fallback
 from iclr25._io import FittedIO
 from iclr25.lowlight.enhancement import enhance
@@ -18,6 +20,7 @@ from iclr25.lowlight.training import Images, Method, _image_list, build_model, t
 __all__ = ["ZeroReferenceEnhancer"]
 
 
+@checked
 class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
     """scikit-learn-style estimator: ``fit`` on dark images (no references), ``transform``.
 
@@ -39,7 +42,7 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
     """
 
     def __init__(self, method: Method = "retinex", *, width: int | None = None, steps: int = 600,
-                 crop: int = 128, batch_size: int = 4, lr: float = 1e-4,
+                 crop: int = 128, batch_size: int = 4, lr: Positive = 1e-4,
                  seed: int | torch.Generator | None = 0, pairing: bool = True) -> None:
         self.method = method
         self.width = width

@@ -6,16 +6,12 @@ Functions first, each with an ``nn.Module`` twin. Images are (B, 3, H, W) in [0,
 # ruff: noqa: E741  (I is the paper's and the issue's name for the enhanced image)
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import ArrayLike, as_tensor, check_int, check_range, resolve_seed
-
-if TYPE_CHECKING:
-    from iclr25.lowlight.networks import RetinexEnhancer
+from iclr25._contract import FloatArray, Images4D, PositiveInt, checked
 
 __all__ = [
     "ColorConstancyLoss", "ExposureLoss", "IlluminationTVLoss", "SpatialConsistencyLoss",
@@ -38,7 +34,8 @@ def _batch(x: ArrayLike, name: str) -> torch.Tensor:
     return t
 
 
-def neighbor_subimages(x: ArrayLike, *, seed: int | torch.Generator | None = None
+@checked
+def neighbor_subimages(x: Images4D, *, seed: int | torch.Generator | None = None
                        ) -> tuple[torch.Tensor, torch.Tensor]:
     """Two half-size sub-images with the same content and independent noise (paper §3.2).
 
@@ -75,14 +72,16 @@ def _pick(t: torch.Tensor, choice: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     return cells.gather(-1, i1)[..., 0], cells.gather(-1, i2)[..., 0]
 
 
-def relight(x: ArrayLike, gamma: float) -> torch.Tensor:
+@checked
+def relight(x: FloatArray, gamma: float) -> torch.Tensor:
     """``clamp(x ** (1 / gamma), 0, 1)``: the re-lit second sub-image (D̃2)."""
     t = as_tensor(x, "x")
     gamma = check_range(gamma, "gamma", 0, low_open=True)
     return t.clamp(min=0).pow(1.0 / gamma).clamp(0, 1)
 
 
-def exposure_loss(I: ArrayLike, patch: int = 48, level: float = 0.5) -> torch.Tensor:
+@checked
+def exposure_loss(I: Images4D, patch: PositiveInt = 48, level: float = 0.5) -> torch.Tensor:
     """Zero-DCE exposure control: mean over ``patch``² patches of (mean intensity − level)².
 
     Raises:
@@ -104,7 +103,8 @@ _DIRS = torch.tensor([[[0, 0, 0], [-1, 1, 0], [0, 0, 0]],   # left
                      dtype=torch.float64)[:, None]
 
 
-def spatial_consistency_loss(x: ArrayLike, I: ArrayLike) -> torch.Tensor:
+@checked
+def spatial_consistency_loss(x: Images4D, I: Images4D) -> torch.Tensor:
     """Zero-DCE spatial consistency: neighbour differences of 4×4-pooled intensity kept.
 
     Sum over the 4 directions of (Δ pool(mean_c x) − Δ pool(mean_c I))², averaged over pixels.
@@ -122,7 +122,8 @@ def spatial_consistency_loss(x: ArrayLike, I: ArrayLike) -> torch.Tensor:
     return ((F.conv2d(pa, k, padding=1) - F.conv2d(pb, k, padding=1)) ** 2).sum(1).mean()
 
 
-def illumination_tv_loss(I: ArrayLike) -> torch.Tensor:
+@checked
+def illumination_tv_loss(I: Images4D) -> torch.Tensor:
     """Zero-DCE illumination smoothness, weighted as the official ``L_TV``:
     2·(Σ Δ_v² / ((H−1)W) + Σ Δ_h² / (H(W−1))) / B, the sums over batch and channels
     (so 2C times the mean squared difference per direction)."""
@@ -132,7 +133,8 @@ def illumination_tv_loss(I: ArrayLike) -> torch.Tensor:
                 ((t[..., :, 1:] - t[..., :, :-1]) ** 2).mean())
 
 
-def color_constancy_loss(I: ArrayLike) -> torch.Tensor:
+@checked
+def color_constancy_loss(I: Images4D) -> torch.Tensor:
     """Zero-DCE colour constancy (grey world): sqrt(Σ over channel pairs of (μ_p − μ_q)⁴)."""
     t = _batch(I, "I")
     if t.shape[1] != 3:
@@ -142,36 +144,40 @@ def color_constancy_loss(I: ArrayLike) -> torch.Tensor:
     return torch.sqrt((r - g) ** 4 + (r - b) ** 4 + (g - b) ** 4 + 1e-12).mean()
 
 
+@checked
 class ExposureLoss(nn.Module):
     """Module twin of :func:`exposure_loss`."""
 
-    def __init__(self, patch: int = 48, level: float = 0.5) -> None:
+    def __init__(self, patch: PositiveInt = 48, level: float = 0.5) -> None:
         super().__init__()
         self.patch = check_int(patch, "patch", 1)
         self.level = check_range(level, "level", 0, 1, low_open=True, high_open=True)
 
-    def forward(self, I: torch.Tensor) -> torch.Tensor:
+    def forward(self, I: Images4D) -> torch.Tensor:
         return exposure_loss(I, self.patch, self.level)
 
 
+@checked
 class SpatialConsistencyLoss(nn.Module):
     """Module twin of :func:`spatial_consistency_loss`."""
 
-    def forward(self, x: torch.Tensor, I: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: Images4D, I: Images4D) -> torch.Tensor:
         return spatial_consistency_loss(x, I)
 
 
+@checked
 class IlluminationTVLoss(nn.Module):
     """Module twin of :func:`illumination_tv_loss`."""
 
-    def forward(self, I: torch.Tensor) -> torch.Tensor:
+    def forward(self, I: Images4D) -> torch.Tensor:
         return illumination_tv_loss(I)
 
 
+@checked
 class ColorConstancyLoss(nn.Module):
     """Module twin of :func:`color_constancy_loss`."""
 
-    def forward(self, I: torch.Tensor) -> torch.Tensor:
+    def forward(self, I: Images4D) -> torch.Tensor:
         return color_constancy_loss(I)
 
 
@@ -186,9 +192,10 @@ def _tv_abs(L: torch.Tensor) -> torch.Tensor:
         (L[..., :, 2:] - L[..., :, :-2]).abs().mean()
 
 
-def zero_reference_loss(model: RetinexEnhancer, x: ArrayLike, *,
+@checked
+def zero_reference_loss(model: nn.Module, x: Images4D, *,
                         seed: int | torch.Generator | None = None, pairing: bool = True,
-                        patch: int = 48) -> tuple[torch.Tensor, dict[str, float]]:
+                        patch: PositiveInt = 48) -> tuple[torch.Tensor, dict[str, float]]:
     """The paper's training loss on a batch of dark images (no references), notes §2.2.
 
     loss1 (reflectance consistency between D1 and the re-lit D̃2 = D2^(1/γ), γ ~ U(1.2, 1.5),

@@ -6,14 +6,16 @@ from typing import Literal
 
 import torch
 
-from iclr25._checks import ImageBatch, check_choice
+from iclr25._checks import check_choice
+from iclr25._contract import Images, checked
 from iclr25._guard import noise_sigma
 from iclr25.datasets.images import check_images
 
 __all__ = ["noise_to_signal"]
 
 
-def noise_to_signal(x: ImageBatch, *, reduction: Literal["mean", "none"] = "mean"
+@checked
+def noise_to_signal(x: Images, *, reduction: Literal["mean", "none"] = "mean"
                     ) -> float | torch.Tensor:
     """No-reference noise level divided by mean brightness (brightness-invariant).
 

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import check_choice, check_image_batch, check_int
+from iclr25._contract import Images4D, checked
 from iclr25.lowlight.dct import frequency_bands
 
 __all__ = [
@@ -182,6 +183,7 @@ class _Body(nn.Module):
         return torch.sigmoid(self.tail(h.permute(0, 3, 1, 2)))
 
 
+@checked
 class NoiseNet(nn.Module):
     """X = sigmoid(Conv(TB×2(Conv(x)))) + x: PairLIE's noise-removal projection."""
 
@@ -189,10 +191,11 @@ class NoiseNet(nn.Module):
         super().__init__()
         self.body = _Body(3, width, 3, n_blocks=n_blocks)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: Images4D) -> torch.Tensor:
         return self.body(x) + x
 
 
+@checked
 class IlluminationNet(nn.Module):
     """L = sigmoid(Conv(TB×2(Conv(X)))) + mean_c(X), one channel (batch-safe, unlike the repo)."""
 
@@ -200,10 +203,11 @@ class IlluminationNet(nn.Module):
         super().__init__()
         self.body = _Body(3, width, 1, n_blocks=n_blocks)
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
+    def forward(self, X: Images4D) -> torch.Tensor:
         return self.body(X) + X.mean(1, keepdim=True)
 
 
+@checked
 class FrequencyPrior(nn.Module):
     """FIcoder: [X, mean_c X, B1..B4] (16 ch) → 1×1 → grouped 5×5 → ``width`` prior features."""
 
@@ -213,11 +217,12 @@ class FrequencyPrior(nn.Module):
         self.dw = nn.Conv2d(width, width, 5, padding=2, groups=16 if width % 16 == 0 else 1)
         self.dct = "auto"
 
-    def forward(self, X: torch.Tensor, *, shuffle_seed: int = 0) -> torch.Tensor:
+    def forward(self, X: Images4D, *, shuffle_seed: int = 0) -> torch.Tensor:
         bands = frequency_bands(X, seed=shuffle_seed, method=self.dct)
         return self.dw(self.inp(torch.cat([X, X.mean(1, keepdim=True), bands], 1)))
 
 
+@checked
 class ReflectanceNet(nn.Module):
     """R = sigmoid(Conv(crossTB×2(Conv(X), y))) + X; queries come from the prior y."""
 
@@ -225,10 +230,11 @@ class ReflectanceNet(nn.Module):
         super().__init__()
         self.body = _Body(3, width, 3, cross=True, n_blocks=n_blocks)
 
-    def forward(self, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    def forward(self, X: Images4D, y: Images4D) -> torch.Tensor:
         return self.body(X, y) + X
 
 
+@checked
 class CurveNet(nn.Module):
     """α = softplus(MLP(GAP(3 × [pad, Conv3×3, ReLU](L)))) > 0: one exponent per image (LCnet).
 
@@ -264,12 +270,13 @@ class CurveNet(nn.Module):
         with torch.no_grad():
             self.head[2].bias.fill_(math.log(math.expm1(0.5)))
 
-    def forward(self, L: torch.Tensor) -> torch.Tensor:
+    def forward(self, L: Images4D) -> torch.Tensor:
         check_image_batch(L, "L", 1)
         z = self.head(self.features(L).mean((-2, -1), keepdim=True))
         return F.relu(z) if self.activation == "relu" else F.softplus(z)
 
 
+@checked
 class RetinexEnhancer(nn.Module):
     """The paper's joint denoising and low-light enhancement network.
 
@@ -336,7 +343,7 @@ class RetinexEnhancer(nn.Module):
                 "n_blocks": self.n_blocks, "lc_hidden": self.lc_hidden,
                 "alpha": self.curve.activation}
 
-    def forward(self, x: torch.Tensor, *, shuffle_seed: int = 0) -> EnhanceOutput:
+    def forward(self, x: Images4D, *, shuffle_seed: int = 0) -> EnhanceOutput:
         H, W = x.shape[-2:]
         ph, pw = H % 2, W % 2
         if ph or pw:
@@ -353,6 +360,7 @@ class RetinexEnhancer(nn.Module):
         return EnhanceOutput(*outs, alpha)
 
 
+@checked
 class ZeroDCE(nn.Module):
     """Zero-DCE (Guo et al., CVPR 2020): 7 conv layers with skips estimate ``iterations``
     pixel-wise curves A; LE(x) = x + A·x·(1 − x) applied iteratively.
@@ -374,7 +382,7 @@ class ZeroDCE(nn.Module):
     def config(self) -> dict[str, int]:
         return {"width": self.width, "iterations": self.iterations}
 
-    def forward(self, x: torch.Tensor, *, shuffle_seed: int = 0) -> EnhanceOutput:
+    def forward(self, x: Images4D, *, shuffle_seed: int = 0) -> EnhanceOutput:
         check_image_batch(x, "x", 3)
         r = torch.relu
         x1 = r(self.c1(x))

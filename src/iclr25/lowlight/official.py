@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from iclr25._contract import PathLike, checked
 from iclr25._official import count, need, read_state_dict, renamer
 from iclr25._official import load_official as _fit
 from iclr25.lowlight.estimator import ZeroReferenceEnhancer
@@ -54,7 +55,8 @@ _UNUSED = (r"R_net\.encoder\.\d+\.attn\.q_dwconv\.weight|illp\.conv2\.(weight|bi
            r"L_enhance_net\.(patch_embed|encoder)\..*")
 
 
-def load_official(path: str | Path, *, key: str | None = None,
+@checked
+def load_official(path: PathLike, *, key: str | None = None,
                   device: torch.device | str = "cpu") -> ZeroReferenceEnhancer:
     """A fitted :class:`ZeroReferenceEnhancer` holding the official network's weights.
 

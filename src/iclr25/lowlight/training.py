@@ -5,13 +5,16 @@ zero-reference training loop."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr25._checks import ImageBatch, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import check_choice, check_int, check_range, resolve_seed
 from iclr25._choices import LowLightMethod as Method
+from iclr25._contract import Array, PathLike, Positive, PositiveInt, checked
 from iclr25._progress import progress_bar
 from iclr25._train import seeded_init
 from iclr25.datasets.images import _crops, check_images, load_folder
@@ -20,8 +23,9 @@ from iclr25.lowlight.networks import RetinexEnhancer, ZeroDCE
 
 __all__ = ["build_model", "train_enhancer"]
 
-#: Dark images to train on: a batch, a list of images, or a folder of image files.
-Images = ImageBatch | str | os.PathLike
+#: Dark images to train on: a (B, 3, H, W) batch or one (3, H, W) image, a list of them
+#: (each checked where it is read), or a folder of image files.
+Images = Annotated[torch.Tensor | np.ndarray, Array("float", (3, 4))] | Sequence[Any] | PathLike
 
 
 def _image_list(images: Images, name: str = "images") -> list[torch.Tensor]:
@@ -54,8 +58,10 @@ def build_model(method: Method, width: int | None = None, *, seed: int = 0) -> n
         return ZeroDCE(width=32 if width is None else width)
 
 
-def train_enhancer(model: nn.Module, images: Images, *, steps: int = 600, crop: int = 128,
-                   batch_size: int = 4, lr: float = 1e-4, pairing: bool = True,
+@checked
+def train_enhancer(model: nn.Module, images: Images, *, steps: PositiveInt = 600,
+                   crop: PositiveInt = 128, batch_size: PositiveInt = 4, lr: Positive = 1e-4,
+                   pairing: bool = True,
                    patch: int | None = None, seed: int | torch.Generator | None = 0,
                    ) -> list[float]:
     """Train ``model`` in place on random crops of dark images with the zero-reference loss.

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import check_int, check_range, resolve_seed
+from iclr25._contract import PositiveInt, checked
 from iclr25._optional import require
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
@@ -17,6 +18,7 @@ gym = require("gymnasium", "rl")
 __all__ = ["EvalResult", "evaluate"]
 
 
+@checked
 @dataclass
 class EvalResult:
     """Episode returns (n_episodes,) and their mean."""
@@ -26,8 +28,9 @@ class EvalResult:
 
 
 @torch.no_grad()
+@checked
 def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return: float,
-             n_episodes: int = 10, seed: int | torch.Generator | None = 0,
+             n_episodes: PositiveInt = 10, seed: int | torch.Generator | None = 0,
              **env_kwargs) -> EvalResult:
     """Roll the model out in ``n_episodes`` copies of a gymnasium env, stepping them together.
 

@@ -10,13 +10,16 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
+from iclr25._contract import PathLike, checked
+from iclr25._io import check_readable
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
 __all__ = ["data_returns", "load", "returns_summary", "save"]
 
 
-def save(model: LongShortDecisionTransformer, path: str | Path, *,
+@checked
+def save(model: LongShortDecisionTransformer, path: PathLike, *,
          data: OfflineDataset | None = None) -> Path:
     """Write weights (incl. normalisation buffers) and config (metadata) to ``.safetensors``;
     with ``data`` (the training data), its episode returns' summary too (see
@@ -56,16 +59,15 @@ def data_returns(path: str | Path) -> dict[str, float] | None:
     return None if raw is None else json.loads(raw)
 
 
-def load(path: str | Path, *, device: str | torch.device | None = None
+@checked
+def load(path: PathLike, *, device: str | torch.device | None = None
          ) -> LongShortDecisionTransformer:
     """Read a model written by :func:`save`, in eval mode, on ``device`` (default CPU).
 
     Raises:
         ValueError: missing or unreadable file, or missing config/weights.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"path {str(path)!r} does not exist")
+    path = check_readable(Path(path), "path")
     try:
         with safe_open(str(path), framework="pt") as f:
             meta = f.metadata() or {}

@@ -9,13 +9,14 @@ Hybrid Fusion Module (:class:`HybridFusion`, paper §3.2). ξ = 0 is the Decisio
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from iclr25._checks import as_tensor, check_batch, check_choice, check_int, check_range
+from iclr25._contract import Array, NonNegativeInt, PositiveInt, Probability, Range, checked
 
 __all__ = [
     "Block",
@@ -29,9 +30,20 @@ __all__ = [
     "receptive_field",
 ]
 
+#: a (B, T, C) token sequence
+Tokens = Annotated[torch.Tensor, Array("float", 3)]
+#: a (B, K, d) history of returns-to-go, states or actions: floats (an integer action would be
+#: cast, hiding a discrete-action mix-up)
+Steps = Annotated[torch.Tensor, Array("float", 3)]
+#: (B, K) integer timesteps
+Timesteps = Annotated[torch.Tensor, Array("int", 2)]
+#: a dropout probability in [0, 1)
+Dropout = Annotated[float, Range(0.0, 1.0, high_open=True)]
+
 ConvKind = Literal["dynamic", "static"]
 
 
+@checked
 class DynamicConv1d(nn.Module):
     """Causal dynamic convolution (fairseq/LSDT style): per-token softmax kernels.
 
@@ -52,7 +64,7 @@ class DynamicConv1d(nn.Module):
     """
 
     def __init__(self, channels: int, kernel_size: int = 11, heads: int = 1, *,
-                 dropout: float = 0.0) -> None:
+                 dropout: Dropout = 0.0) -> None:
         super().__init__()
         channels = check_int(channels, "channels", 1)
         kernel_size = check_int(kernel_size, "kernel_size", 3)
@@ -71,7 +83,7 @@ class DynamicConv1d(nn.Module):
         self.out = nn.Linear(channels, channels)
         self.drop = nn.Dropout(dropout)
 
-    def kernels(self, x: torch.Tensor) -> torch.Tensor:
+    def kernels(self, x: Tokens) -> torch.Tensor:
         """(B, T, heads, taps) softmax weights of the causal taps, oldest tap first."""
         B, T, _ = x.shape
         # only the causal taps' logits (the future half is masked out, so it is not computed),
@@ -86,7 +98,7 @@ class DynamicConv1d(nn.Module):
         w = w.masked_fill(missing[None, :, :, None], float("-inf"))
         return torch.softmax(w, dim=2).transpose(2, 3)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: Tokens) -> torch.Tensor:
         B, T, C = check_batch(x, "x", ndim=3, width=self.glu.in_features).shape
         h = F.glu(self.glu(x), dim=-1)                                  # (B, T, C)
         w = self.kernels(h)                      # kernels from the GLU output  (B, T, H, P)
@@ -101,6 +113,7 @@ class DynamicConv1d(nn.Module):
         return self.out(y)
 
 
+@checked
 class TokenConv1d(nn.Module):
     """Decision ConvFormer's static mixer: three depthwise causal convs, one per token type.
 
@@ -118,7 +131,7 @@ class TokenConv1d(nn.Module):
         self.convs = nn.ModuleList(nn.Conv1d(channels, channels, self.window, groups=channels)
                                    for _ in range(3))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: Tokens) -> torch.Tensor:
         B, T, C = check_batch(x, "x", ndim=3, width=self.convs[0].in_channels).shape
         # each position needs only its own type's kernel: a (T, C, w) weight per position on
         # the unfolded windows (3x less work than 3 convs, and CPU depthwise convs are slow)
@@ -129,35 +142,38 @@ class TokenConv1d(nn.Module):
         return (win * w).sum(-1) + b
 
 
+@checked
 class HybridFusion(nn.Module):
     """LSDT's Hybrid Fusion Module: a softmax gate over all channels of [att | conv].
 
     A = concat(att, conv); X̄ = ReLU(W A); Z = concat(W_a X̄, W_c X̄); out = softmax(Z) ⊙ A.
     """
 
-    def __init__(self, att_dim: int, conv_dim: int) -> None:
+    def __init__(self, att_dim: PositiveInt, conv_dim: PositiveInt) -> None:
         super().__init__()
         h = att_dim + conv_dim
         self.squeeze = nn.Linear(h, max(h // 2, 1))
         self.to_att = nn.Linear(max(h // 2, 1), att_dim)
         self.to_conv = nn.Linear(max(h // 2, 1), conv_dim)
 
-    def forward(self, att: torch.Tensor, conv: torch.Tensor) -> torch.Tensor:
+    def forward(self, att: Tokens, conv: Tokens) -> torch.Tensor:
         a = torch.cat([att, conv], -1)
         z = F.relu(self.squeeze(a))
         gate = torch.softmax(torch.cat([self.to_att(z), self.to_conv(z)], -1), dim=-1)
         return gate * a
 
 
+@checked
 class LongShortMixer(nn.Module):
     """Token mixer: causal attention on the first ``h − conv_dim`` channels, a causal
     convolution on the last ``conv_dim``, fused by :class:`HybridFusion` (or concatenated when
     ``fusion=False``), then a linear projection. Either branch may be empty (ξ = 0 or 1).
     """
 
-    def __init__(self, hidden: int, n_heads: int, conv_dim: int, *, conv: ConvKind = "dynamic",
-                 kernel_size: int = 11, conv_heads: int | None = None, fusion: bool = True,
-                 dropout: float = 0.1) -> None:
+    def __init__(self, hidden: PositiveInt, n_heads: PositiveInt, conv_dim: NonNegativeInt, *,
+                 conv: ConvKind = "dynamic", kernel_size: int = 11,
+                 conv_heads: int | None = None, fusion: bool = True,
+                 dropout: Dropout = 0.1) -> None:
         super().__init__()
         self.att_dim, self.conv_dim, self.n_heads = hidden - conv_dim, conv_dim, n_heads
         if self.att_dim and self.att_dim % n_heads:
@@ -182,14 +198,14 @@ class LongShortMixer(nn.Module):
         self.proj = nn.Linear(hidden, hidden)
         self.drop = nn.Dropout(dropout)
 
-    def attention(self, x: torch.Tensor) -> torch.Tensor:
+    def attention(self, x: Tokens) -> torch.Tensor:
         B, T, C = x.shape
         q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, C // self.n_heads).permute(2, 0, 3, 1, 4)
         att = F.scaled_dot_product_attention(q, k, v, is_causal=True)   # (B, heads, T, d)
         # dropout on the branch output (LSDT's code), not on the attention weights
         return self.att_drop(att).transpose(1, 2).reshape(B, T, C)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: Tokens) -> torch.Tensor:
         parts = []
         if self.att_dim:
             parts.append(self.attention(x[..., : self.att_dim]))
@@ -199,21 +215,24 @@ class LongShortMixer(nn.Module):
         return self.drop(self.proj(y))
 
 
+@checked
 class Block(nn.Module):
     """Post-LN block: x = LN(x + Mixer(x)); x = LN(x + MLP(x)), MLP = 4h GELU."""
 
-    def __init__(self, hidden: int, mixer: LongShortMixer, dropout: float = 0.1) -> None:
+    def __init__(self, hidden: PositiveInt, mixer: LongShortMixer, dropout: Dropout = 0.1
+                 ) -> None:
         super().__init__()
         self.mixer = mixer
         self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
         self.mlp = nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(),
                                  nn.Linear(4 * hidden, hidden), nn.Dropout(dropout))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: Tokens) -> torch.Tensor:
         x = self.ln1(x + self.mixer(x))
         return self.ln2(x + self.mlp(x))
 
 
+@checked
 class LongShortDecisionTransformer(nn.Module):
     """Return-conditioned policy over (R̂, s, a) tokens with long-short mixing blocks.
 
@@ -251,9 +270,9 @@ class LongShortDecisionTransformer(nn.Module):
     """
 
     def __init__(self, obs_dim: int, act_dim: int, *, hidden: int = 128, n_blocks: int = 3,
-                 n_heads: int = 2, context: int = 20, conv_ratio: float = 0.5,
+                 n_heads: int = 2, context: int = 20, conv_ratio: Probability = 0.5,
                  kernel_size: int = 11, conv: ConvKind = "dynamic", fusion: bool = True,
-                 dropout: float = 0.1, max_timestep: int = 4096,
+                 dropout: Dropout = 0.1, max_timestep: int = 4096,
                  conv_heads: int | None = None) -> None:
         super().__init__()
         obs_dim, act_dim = check_int(obs_dim, "obs_dim", 1), check_int(act_dim, "act_dim", 1)
@@ -293,15 +312,16 @@ class LongShortDecisionTransformer(nn.Module):
 
     def _check(self, returns_to_go, states, actions, timesteps):
         p = next(self.parameters())
-        s = as_tensor(states, "states", ndim=3, dtype=p.dtype, device=p.device)
+        s = as_tensor(states, "states", ndim=3, dtype=p.dtype, device=p.device, floating=True)
         B, K, d = s.shape
         if d != self.obs_dim:
             raise ValueError(f"states must have obs_dim={self.obs_dim} features, got {d}")
         if K > self.context:
             raise ValueError(f"states: sequence length {K} is longer than context "
                              f"{self.context}")
-        r = as_tensor(returns_to_go, "returns_to_go", ndim=3, dtype=p.dtype, device=p.device)
-        a = as_tensor(actions, "actions", ndim=3, dtype=p.dtype, device=p.device)
+        r = as_tensor(returns_to_go, "returns_to_go", ndim=3, dtype=p.dtype, device=p.device,
+                      floating=True)
+        a = as_tensor(actions, "actions", ndim=3, dtype=p.dtype, device=p.device, floating=True)
         t = as_tensor(timesteps, "timesteps", ndim=2, dtype=torch.int64, device=p.device)
         if tuple(r.shape) != (B, K, 1):
             raise ValueError(f"returns_to_go must have shape ({B}, {K}, 1), got "
@@ -316,8 +336,8 @@ class LongShortDecisionTransformer(nn.Module):
                              f"[{int(t.min())}, {int(t.max())}]")
         return r, s, a, t
 
-    def forward(self, returns_to_go: torch.Tensor, states: torch.Tensor, actions: torch.Tensor,
-                timesteps: torch.Tensor) -> torch.Tensor:
+    def forward(self, returns_to_go: Steps, states: Steps, actions: Steps,
+                timesteps: Timesteps) -> torch.Tensor:
         r, s, a, t = self._check(returns_to_go, states, actions, timesteps)
         B, K, _ = s.shape
         s = (s - self.state_mean) / self.state_std
@@ -331,8 +351,8 @@ class LongShortDecisionTransformer(nn.Module):
         return torch.tanh(self.predict_action(h_state)) * self.action_scale
 
     @torch.no_grad()
-    def get_action(self, returns_to_go: torch.Tensor, states: torch.Tensor,
-                   actions: torch.Tensor, timesteps: torch.Tensor) -> torch.Tensor:
+    def get_action(self, returns_to_go: Steps, states: Steps, actions: Steps,
+                   timesteps: Timesteps) -> torch.Tensor:
         """Action for the last state of each history, reading the last ``context`` steps.
 
         Args: as :meth:`forward` but any length T >= 1 (histories longer than ``context`` are
@@ -342,8 +362,11 @@ class LongShortDecisionTransformer(nn.Module):
             (B, act_dim).
         """
         K = self.context
-        return self.forward(returns_to_go[:, -K:], states[:, -K:], actions[:, -K:],
-                            timesteps[:, -K:])[:, -1]
+        # converted (not checked: forward does that) so that lists and arrays can be cut too
+        r, s, a, t = (as_tensor(v, n, nonempty=False, finite=False)[:, -K:] for v, n in (
+            (returns_to_go, "returns_to_go"), (states, "states"), (actions, "actions"),
+            (timesteps, "timesteps")))
+        return self.forward(r, s, a, t)[:, -1]
 
 
 def _official_init(m: nn.Module) -> None:
@@ -361,6 +384,7 @@ def _official_init(m: nn.Module) -> None:
             nn.init.xavier_uniform_(chunk)
 
 
+@checked
 def receptive_field(model: LongShortDecisionTransformer) -> int:
     """How many tokens back the convolution branch alone reaches: n_blocks · (taps − 1).
 
@@ -373,11 +397,13 @@ def receptive_field(model: LongShortDecisionTransformer) -> int:
     return sum(c.taps - 1 for c in convs)
 
 
+@checked
 def decision_transformer(obs_dim: int, act_dim: int, **kw) -> LongShortDecisionTransformer:
     """The Decision Transformer (Chen et al. 2021): ξ = 0, attention only."""
     return LongShortDecisionTransformer(obs_dim, act_dim, conv_ratio=0.0, **kw)
 
 
+@checked
 def decision_convformer(obs_dim: int, act_dim: int, **kw) -> LongShortDecisionTransformer:
     """Decision ConvFormer (Kim et al. 2024): ξ = 1, static window-6 convs per token type."""
     return LongShortDecisionTransformer(obs_dim, act_dim, conv_ratio=1.0, conv="static", **kw)

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from iclr25._checks import as_tensor, check_choice, check_int, resolve_seed
+from iclr25._contract import FloatArray, checked
 from iclr25._optional import require
 from iclr25.datasets.control import _KEYS, OfflineDataset, _rollout_lockstep, pendulum_swingup
 
@@ -42,6 +43,7 @@ PENDULUM_RANDOM_RETURN = -1390.0
 _Quality = Literal["expert", "medium", "random", "medium-replay"]
 
 
+@checked
 class DelayedCueEnv(gym.Env):
     """A cue ±1 at t = 0 only; reward 1 at t = T − 1 iff sign(action) = cue."""
 
@@ -60,7 +62,7 @@ class DelayedCueEnv(gym.Env):
         self._t, self._cue = 0, float(self.np_random.choice([-1.0, 1.0]))
         return self._obs(), {"cue": self._cue}
 
-    def step(self, action):
+    def step(self, action: FloatArray):
         a = float(np.asarray(action).reshape(-1)[0])
         last = self._t == self.horizon - 1
         reward = float(last and np.sign(a) == self._cue)
@@ -72,6 +74,7 @@ if DELAYED_CUE_ID not in gym.registry:
     gym.register(DELAYED_CUE_ID, entry_point=DelayedCueEnv)
 
 
+@checked
 def delayed_cue_dataset(n_episodes: int, horizon: int = 6, *,
                         seed: int | torch.Generator | None = None) -> OfflineDataset:
     """DelayedCue episodes: a = 0 until the last step, then ``cue`` (first half) or ``-cue``.
@@ -99,6 +102,7 @@ def delayed_cue_dataset(n_episodes: int, horizon: int = 6, *,
                           torch.zeros(n * T, dtype=torch.bool), timeouts.flatten())
 
 
+@checked
 def pendulum_dataset(quality: _Quality, n_episodes: int, *,
                      seed: int | torch.Generator | None = None) -> OfflineDataset:
     """Pendulum-v1 episodes (200 steps each) of one quality tier.
@@ -120,6 +124,7 @@ def pendulum_dataset(quality: _Quality, n_episodes: int, *,
     return _rollout_lockstep(pendulum_swingup(*tiers[quality], seed=g), n, g)
 
 
+@checked
 def normalized_score(returns: float | torch.Tensor, env_id: str = "Pendulum-v1") -> float:
     """(R − R_random) / (R_expert − R_random), mean over episodes (D4RL's score / 100).
 

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr25._checks import check_int, check_range, resolve_seed
+from iclr25._contract import NonNegative, NonNegativeInt, Positive, PositiveInt, checked
 from iclr25._progress import progress_bar
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import LongShortDecisionTransformer
@@ -23,6 +24,7 @@ __all__ = ["SequenceSampler", "train"]
 _Schedule = torch.optim.lr_scheduler.LambdaLR
 
 
+@checked
 class SequenceSampler:
     """Random DT windows of ``context`` steps from an :class:`OfflineDataset`.
 
@@ -38,7 +40,8 @@ class SequenceSampler:
     """
 
     def __init__(self, dataset: OfflineDataset, context: int, batch_size: int, *,
-                 rtg_scale: float = 1000.0, seed: int | torch.Generator | None = None) -> None:
+                 rtg_scale: Positive = 1000.0, seed: int | torch.Generator | None = None
+                 ) -> None:
         if not isinstance(dataset, OfflineDataset):
             raise TypeError(f"dataset must be an OfflineDataset, got {type(dataset).__name__}")
         self.K = check_int(context, "context", 1)
@@ -73,9 +76,11 @@ class SequenceSampler:
                 take(self.t_in_ep), mask)
 
 
-def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps: int,
-          batch_size: int = 64, lr: float = 1e-4, warmup: int = 1000, weight_decay: float = 1e-4,
-          grad_clip: float = 0.25, rtg_scale: float = 1000.0,
+@checked
+def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps: PositiveInt,
+          batch_size: PositiveInt = 64, lr: Positive = 1e-4, warmup: NonNegativeInt = 1000,
+          weight_decay: NonNegative = 1e-4, grad_clip: Positive = 0.25,
+          rtg_scale: Positive = 1000.0,
           seed: int | torch.Generator | None = 0, verbose: bool | None = None) -> list[float]:
     """Fit ``model`` to predict the dataset's actions (masked MSE at state tokens).
 

@@ -65,8 +65,13 @@ def mpd(x: torch.Tensor) -> torch.Tensor:
     if extra:
         b, i, j = close.nonzero(as_tuple=True)
         b, i, j = b[i != j], i[i != j], j[i != j]
+        # rows by index_select, whose backward (index_add_) sums a row's gradients in a fixed
+        # order: advanced indexing's (index_put_ with accumulate) adds them with atomics on
+        # several CPU threads, in an order that changes from run to run.
+        rows = xb.reshape(-1, xb.shape[-1])
+        diff = rows.index_select(0, b * n + i) - rows.index_select(0, b * n + j)
         # vector_norm's backward is 0 (not NaN) where the norm is 0.
-        dist = dist.index_put((b, i, j), torch.linalg.vector_norm(xb[b, i] - xb[b, j], dim=-1))
+        dist = dist.index_put((b, i, j), torch.linalg.vector_norm(diff, dim=-1))
     return (dist.sum((-1, -2)) / (n * (n - 1))).reshape(x.shape[:-2])
 
 
