@@ -9,7 +9,9 @@ precision and process groups to **Lightning Fabric**:
 - ``devices=N, strategy="ddp"``: DistributedDataParallel on N processes (gloo on CPU, NCCL on
   GPU). Launched from Python the processes are forked here (``ddp_fork``: the loss function and
   callbacks need not pickle; on a GPU launch with ``torchrun`` or ``fabric run`` instead, which
-  Fabric detects). Each process takes its share of every global batch, and the loss is
+  Fabric detects: pass ``devices`` = the processes per node, e.g. ``torchrun --nnodes 2
+  --nproc-per-node 4 train.py`` with ``devices=4``; the nodes are WORLD_SIZE / devices;
+  not run here: no cluster). Each process takes its share of every global batch, and the loss is
   weighted so the averaged gradient is the gradient of the global batch's mean loss: the same
   run as one process at the same ``batch_size``, up to the order of floating-point sums.
 - ``precision="bf16-mixed"`` (CPU or GPU) / ``"16-mixed"`` (GPU, with a gradient scaler):
@@ -136,8 +138,10 @@ class Engine:
                 object.__setattr__(self, name, Path(value))
         if self.resume is not None and not self.resume.is_file():
             raise ValueError(f"resume: no checkpoint file at {self.resume}")
-        if self.checkpoint is not None and not self.checkpoint.parent.is_dir():
-            raise ValueError(f"checkpoint: folder {self.checkpoint.parent} does not exist")
+        if self.checkpoint is not None and (self.checkpoint.is_dir()
+                                            or not self.checkpoint.parent.is_dir()):
+            raise ValueError(f"checkpoint must be a file in an existing folder, got "
+                             f"{self.checkpoint}")
 
     @property
     def distributed(self) -> bool:
@@ -232,10 +236,13 @@ class Loop:
             raise ValueError("a DataLoader brings its own batches: callback= and batches= "
                              "need arrays or a Dataset (they read the batch's indices)")
         if eng.distributed:
-            for name in ("callback", "batches", "on_epoch_end"):
+            # batches= stays: it must draw only from the seed's generator (the same in every
+            # process, as LOS's class-balanced sampler), and each process takes its share
+            for name in ("callback", "on_epoch_end"):
                 if getattr(self, name) is not None:
                     raise ValueError(f"{name}= is not supported with devices > 1 or "
-                                     f"strategy='ddp' (each process sees only its rows)")
+                                     f"strategy='ddp' (it would run in each process on its "
+                                     f"share of the rows)")
             if self.batch_size < eng.devices:
                 raise ValueError(f"batch_size ({self.batch_size}) must be >= devices "
                                  f"({eng.devices}): each process takes a share of a batch")
@@ -280,9 +287,11 @@ class Loop:
             strategy = "auto"
             index = next(self.model.parameters()).device.index if cuda else None
             devices = [index or 0] if cuda else 1
+        nodes = max(1, int(os.environ.get("WORLD_SIZE", "1")) // eng.devices) \
+            if eng.distributed and _launched_externally() else 1
         return {"accelerator": "cuda" if cuda else "cpu", "devices": devices,
-                "strategy": strategy, "precision": "32-true" if eng.precision == "32"
-                else eng.precision}
+                "num_nodes": nodes, "strategy": strategy,
+                "precision": "32-true" if eng.precision == "32" else eng.precision}
 
     def _train(self, fabric: Any, saved: dict[str, Any] | None) -> list[float]:
         model, optimizer = self.model, self.optimizer

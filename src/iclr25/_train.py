@@ -132,7 +132,8 @@ def fit_minibatch(
             X and ``loss_fn``'s output, returns the scalar to backpropagate, or None to skip
             the step (IES's masked loss, LOS's re-weighting use it).
         batches: ``epoch -> iterable of index tensors`` replacing the shuffled batches
-            (a sampler over an active subset, for example).
+            (a sampler over an active subset, for example). Under DDP it runs in every
+            process and must give the same batches there: draw only from ``seed``.
         scheduler: stepped once per epoch.
         on_epoch_end: called with the epoch number after each epoch; returning True stops.
         progress: a description: shows a progress bar over the epochs

@@ -60,6 +60,42 @@ def test_single_process_float32_is_the_old_loop_bit_for_bit(one_thread):
     assert all(torch.equal(a, b) for a, b in zip(_params(m1), _params(m2), strict=True))
 
 
+def test_hooks_run_as_in_the_old_loop_bit_for_bit(one_thread):
+    """callback (skipping some batches), batches=, a scheduler and on_epoch_end stopping:
+    the same steps as the old loop's, written out here."""
+    X, y = _data()
+
+    def batches(epoch):             # every other row, a different offset per epoch
+        return list(torch.arange(epoch % 2, len(X), 2).split(24))
+
+    def callback(idx, losses):      # IES-like: a per-sample loss, some batches skipped
+        return None if int(idx[0]) % 5 == 0 else losses.mean() * 0.5
+
+    def loss_fn(out, t):
+        return F.cross_entropy(out, t, reduction="none")
+
+    m1, o1, s1 = _setup(sched=True)
+    h1 = fit_minibatch(m1, loss_fn, X, y, epochs=5, batch_size=24, optimizer=o1,
+                       callback=callback, batches=batches, scheduler=s1,
+                       on_epoch_end=lambda e: e == 2)
+    m2, o2, s2 = _setup(sched=True)
+    h2 = []
+    for epoch in range(3):
+        total, steps = 0.0, 0
+        for idx in batches(epoch):
+            loss = callback(idx, loss_fn(m2(X[idx]), y[idx]))
+            if loss is None:
+                continue
+            o2.zero_grad(set_to_none=True)
+            loss.backward()
+            o2.step()
+            total, steps = total + float(loss.detach()), steps + 1
+        h2.append(total / steps)
+        s2.step()
+    assert h1 == h2
+    assert all(torch.equal(a, b) for a, b in zip(_params(m1), _params(m2), strict=True))
+
+
 class _Crash(Exception):
     pass
 
