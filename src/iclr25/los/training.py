@@ -322,23 +322,22 @@ def retrain_classifier(
         >>> head(X).shape
         torch.Size([60, 3])
     """
-    head, _ = _retrain(features, y, method, init=init, n_classes=n_classes, smoothing=smoothing,
-                       epochs=epochs, lr=lr, momentum=momentum, weight_decay=weight_decay,
-                       batch_size=batch_size, beta=beta, tau=tau,
-                       class_balanced_sampling=class_balanced_sampling, seed=seed,
-                       run=dict(devices=devices, strategy=strategy, precision=precision,
-                                checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                                resume=resume))
-    return head
+    params = dict(init=init, n_classes=n_classes, smoothing=smoothing, epochs=epochs, lr=lr,
+                  momentum=momentum, weight_decay=weight_decay, batch_size=batch_size,
+                  beta=beta, tau=tau, class_balanced_sampling=class_balanced_sampling, seed=seed)
+    run = dict(devices=devices, strategy=strategy, precision=precision, checkpoint=checkpoint,
+               checkpoint_every=checkpoint_every, resume=resume)
+    return _retrain(features, y, method, params, run)[0]
 
 
-def _retrain(features: torch.Tensor | Dataset, y: torch.Tensor | None, method: Method, *,
-             init: Init | None, n_classes: int | None, smoothing: float, epochs: int,
-             lr: float, momentum: float, weight_decay: float, batch_size: int, beta: float,
-             tau: float, class_balanced_sampling: bool | None,
-             seed: int | torch.Generator | None, run: dict[str, Any]
-             ) -> tuple[nn.Linear, torch.Tensor]:
-    """:func:`retrain_classifier`'s work; also returns the (K,) class counts."""
+def _retrain(features: torch.Tensor | Dataset, y: torch.Tensor | None, method: Method,
+             params: dict[str, Any], run: dict[str, Any]) -> tuple[nn.Linear, torch.Tensor]:
+    """:func:`retrain_classifier`'s work (``params``: its hyper-parameters by name, ``run``:
+    the engine's options); also returns the (K,) class counts."""
+    init, n_classes, smoothing, epochs, lr, momentum, weight_decay, batch_size, beta, tau, \
+        class_balanced_sampling, seed = (params[k] for k in (
+            "init", "n_classes", "smoothing", "epochs", "lr", "momentum", "weight_decay",
+            "batch_size", "beta", "tau", "class_balanced_sampling", "seed"))
     features, y, counts = _check_data(features, y, n_classes)
     n_classes = len(counts)
     d, dtype, device = _dims(features)
@@ -455,7 +454,7 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             check_labels(y, "y", n=len(X))
         params = self.get_params()
         method = params.pop("method")
-        self.head_, counts = _retrain(X, y, method, **params, run=dict(
+        self.head_, counts = _retrain(X, y, method, params, dict(
             devices=devices, strategy=strategy, precision=precision, checkpoint=checkpoint,
             checkpoint_every=checkpoint_every, resume=resume))
         self.n_classes_ = self.head_.out_features
