@@ -145,3 +145,51 @@ def warning_lines(name: str, fn: Callable[[], T]) -> T:
     for w in caught:
         typer.echo(f"warning: {name}: {w.message}", err=True)
     return out
+
+
+# -- the training engine's options, the same on every training verb ---------------------------
+
+def devices_option() -> Any:
+    return typer.Option(1, "--devices", help="Processes (CPU, gloo) or GPUs (NCCL) of "
+                                             "data-parallel training.")
+
+
+def strategy_option() -> Any:
+    return typer.Option("auto", "--strategy", help="auto (ddp when --devices > 1), single "
+                                                   "or ddp.")
+
+
+def precision_option() -> Any:
+    return typer.Option("32", "--precision", help="32, bf16-mixed, or 16-mixed (CUDA).")
+
+
+def checkpoint_every_option() -> Any:
+    return typer.Option(None, "--checkpoint-every", help="Write the whole training state "
+                        "every K optimiser steps (to --out with the suffix .ckpt).")
+
+
+def resume_option() -> Any:
+    return typer.Option(None, "--resume", help="Continue from a checkpoint of this same "
+                                               "training (data, batch size, model).")
+
+
+def engine_run(devices: int, strategy: str, precision: str, checkpoint_every: int | None,
+               resume: Path | None, out: Path, device: str = "cpu") -> dict[str, Any]:
+    """The checked keyword arguments of a training verb's run (exit 2 with one line if not):
+    the checkpoint goes beside ``--out`` as ``<out>.ckpt``."""
+    from iclr25._engine import Engine
+
+    run = {"devices": devices, "strategy": strategy, "precision": precision,
+           "checkpoint": out.with_suffix(".ckpt") if checkpoint_every else None,
+           "checkpoint_every": checkpoint_every, "resume": resume}
+    option = {"devices": "--devices", "strategy": "--strategy", "precision": "--precision",
+              "checkpoint_every": "--checkpoint-every", "resume": "--resume"}
+    try:
+        Engine(**run, device_kind=device)
+    except (ValueError, TypeError) as exc:
+        message = str(exc)
+        for name, flag in option.items():   # name the option as the user typed it
+            if message.startswith(name):
+                message = flag + message[len(name):]
+        fail(message)
+    return run

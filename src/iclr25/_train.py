@@ -6,11 +6,14 @@ built from ``seed``, so two calls with the same seed give the same result on one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 from torch import nn
+from torch.utils.data import DataLoader, Dataset
 
 from iclr25._checks import (
     ArrayLike,
@@ -20,6 +23,7 @@ from iclr25._checks import (
     check_same_length,
     resolve_seed,
 )
+from iclr25._engine import Engine, Loop, Precision, Strategy, _Source
 from iclr25._progress import progress_bar
 
 __all__ = ["accuracy", "fit_minibatch", "seeded_mlp", "shuffled_batches"]
@@ -85,8 +89,8 @@ def shuffled_batches(n: int, batch_size: int, generator: torch.Generator,
 def fit_minibatch(
     model: nn.Module,
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
-    X: torch.Tensor,
-    y: torch.Tensor,
+    X: torch.Tensor | Dataset | DataLoader,
+    y: torch.Tensor | None,
     *,
     epochs: int,
     batch_size: int,
@@ -98,72 +102,82 @@ def fit_minibatch(
     on_epoch_end: Callable[[int], bool | None] | None = None,
     progress: str | None = None,
     verbose: bool | None = None,
+    devices: int = 1,
+    strategy: Strategy = "auto",
+    precision: Precision = "32",
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int | None = None,
+    resume: str | os.PathLike | None = None,
+    ema: torch.optim.swa_utils.AveragedModel | None = None,
+    extra_state: Mapping[str, Any] | None = None,
 ) -> list[float]:
-    """Train ``model`` on in-memory tensors with minibatches; return each epoch's mean loss.
+    """Train ``model`` with minibatches; return each epoch's mean loss.
+
+    The loop is :class:`iclr25._engine.Loop`: single process in float32 it is a plain PyTorch
+    loop; devices, mixed precision and process groups go through Lightning Fabric.
 
     Args:
-        model: the network, already on X's device; put in train mode here.
+        model: the network, already on its device; put in train mode here.
         loss_fn: ``(output, y_batch) -> loss``, a scalar, or per-sample ``(b,)`` losses when
             ``callback`` reduces them.
-        X: (n, ...) inputs. y: (n, ...) targets (labels, or regression targets).
-        epochs, batch_size: the loop's length and batch size.
+        X: (n, ...) input tensor; or a map-style ``Dataset`` of ``(x, y)`` items, read batch
+            by batch in the same order as tensors would be (memory bounded by the batch); or
+            a ``DataLoader`` of ``(x, y)`` batches, iterated as it is (its own order; give it a
+            seeded ``generator`` to resume it exactly).
+        y: (n, ...) targets (labels, or regression targets); None with a Dataset/DataLoader.
+        epochs, batch_size: the loop's length and (global) batch size.
         optimizer: built on ``model``'s parameters.
         seed: shuffling seed (int, Generator or None).
         callback: per-batch hook ``(idx, loss) -> loss``: receives the batch's indices into
             X and ``loss_fn``'s output, returns the scalar to backpropagate, or None to skip
             the step (IES's masked loss, LOS's re-weighting use it).
         batches: ``epoch -> iterable of index tensors`` replacing the shuffled batches
-            (a sampler over an active subset, for example).
+            (a sampler over an active subset, for example). Under DDP it runs in every
+            process and must give the same batches there: draw only from ``seed``.
         scheduler: stepped once per epoch.
         on_epoch_end: called with the epoch number after each epoch; returning True stops.
         progress: a description: shows a progress bar over the epochs
             (:func:`iclr25._progress.progress_bar`, per ``verbose``); None: no bar.
         verbose: the bar's visibility (default: only on a terminal).
+        devices: processes (CPU, gloo) or GPUs (NCCL) of data-parallel training.
+        strategy: "auto" (DDP when devices > 1), "single" or "ddp".
+        precision: "32" (default), "bf16-mixed", or "16-mixed" (CUDA only).
+        checkpoint: file holding the whole training state, written every
+            ``checkpoint_every`` optimiser steps and at the end.
+        checkpoint_every: steps between checkpoints (needs ``checkpoint``).
+        resume: a checkpoint of this same training (model, optimiser, batch size, dataset
+            length) to continue from; the result equals the uninterrupted run.
+        ema: an ``AveragedModel`` of ``model``, updated after every step and checkpointed.
+        extra_state: more objects with ``state_dict``/``load_state_dict`` to checkpoint
+            (a callback's state: required with ``callback`` and checkpoints).
 
     Returns:
         Mean of the backpropagated batch losses per epoch (NaN for an epoch with no step).
+
+    Raises:
+        ValueError / TypeError: bad sizes or options, named, before any work; a ``resume``
+            checkpoint that does not fit (the field named; nothing loaded or written).
     """
     epochs = check_int(epochs, "epochs", 1)
     batch_size = check_int(batch_size, "batch_size", 1)
-    n = check_same_length(X=X, y=y)
-    gen = resolve_seed(seed)
-    history: list[float] = []
+    if isinstance(X, (Dataset, DataLoader)) and not isinstance(X, torch.Tensor):
+        if y is not None:
+            raise ValueError("y must be None when X is a Dataset or DataLoader (its items "
+                             "are (x, y) pairs)")
+        if isinstance(X, Dataset) and not hasattr(X, "__len__"):
+            raise TypeError("X must be a map-style Dataset with __len__ (or a DataLoader)")
+    else:
+        check_same_length(X=X, y=y)
+    kind = next(iter(model.parameters()), torch.empty(0)).device.type
+    engine = Engine(devices=devices, strategy=strategy, precision=precision,
+                    checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
+                    device_kind=kind)
     bar = progress_bar(epochs, progress or "", verbose=verbose if progress else False)
     with bar as advance:
-        for epoch in range(epochs):
-            model.train()
-            it = batches(epoch) if batches is not None else shuffled_batches(
-                n, batch_size, gen, X.device)
-            history.append(_epoch(model, loss_fn, X, y, it, optimizer, callback))
-            if scheduler is not None:
-                scheduler.step()
-            advance(loss=history[-1])
-            if on_epoch_end is not None and on_epoch_end(epoch):
-                break
-    return history
-
-
-def _epoch(model: nn.Module, loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
-           X: torch.Tensor, y: torch.Tensor, index_batches: Iterable[torch.Tensor],
-           optimizer: torch.optim.Optimizer,
-           callback: Callable[[torch.Tensor, torch.Tensor], torch.Tensor | None] | None,
-           ) -> float:
-    """One pass over ``index_batches``: the mean backpropagated loss (NaN with no step)."""
-    total, steps = 0.0, 0
-    for idx in index_batches:
-        loss = loss_fn(model(X[idx]), y[idx])
-        if callback is not None:
-            loss = callback(idx, loss)
-            if loss is None:
-                continue
-        elif loss.ndim:
-            loss = loss.mean()
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        total += float(loss.detach())
-        steps += 1
-    return total / steps if steps else float("nan")
+        return Loop(model, loss_fn, _Source(X, y), epochs, batch_size, optimizer,
+                    resolve_seed(seed), engine, callback=callback, batches=batches,
+                    scheduler=scheduler, ema=ema, extra_state=dict(extra_state or {}),
+                    on_epoch_end=on_epoch_end, advance=advance).run()
 
 
 @torch.no_grad()

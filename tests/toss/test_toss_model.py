@@ -256,3 +256,27 @@ def test_cli_corrupt_npz_names_the_file(tmp_path):
     bad.write_bytes(b"garbage")
     r = CliRunner().invoke(app, ["fit", str(bad), "--out", str(tmp_path / "m.safetensors")])
     assert r.exit_code == 2 and "bad.npz" in r.output and "allow_pickle" not in r.output
+
+
+def test_cli_fit_takes_the_engine_options(tmp_path, one_thread):
+    """--checkpoint-every writes <out>.ckpt; --resume from it gives the same model; devices
+    above what exists: one line, exit 2."""
+    d = make_sinusoid(200, seed=0)
+    data = tmp_path / "d.npz"
+    np.savez(data, X=d.X.numpy(), Y=d.Y.numpy())
+    runner = CliRunner()
+    base = ["fit", str(data), "--epochs", "2", "--n-neighbors", "8", "--loss", "nll"]
+    out = runner.invoke(app, [*base, "--out", str(tmp_path / "a.safetensors"),
+                              "--checkpoint-every", "5"])
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "a.ckpt").is_file()
+    out = runner.invoke(app, [*base, "--out", str(tmp_path / "b.safetensors"),
+                              "--resume", str(tmp_path / "a.ckpt")])
+    assert out.exit_code == 0, out.output
+    a = HeteroscedasticRegressor.load(tmp_path / "a.safetensors")
+    b = HeteroscedasticRegressor.load(tmp_path / "b.safetensors")
+    assert all(torch.equal(p, q) for p, q in zip(a.model_.parameters(), b.model_.parameters(),
+                                                 strict=True))
+    out = runner.invoke(app, [*base, "--devices", "4096", "--out", str(tmp_path / "c.st")])
+    lines = out.output.strip().splitlines()
+    assert out.exit_code == 2 and len(lines) == 1 and "--devices=4096" in lines[0]

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
-from torch.utils.data import Sampler
+from torch.utils.data import Dataset, Sampler, default_collate
 
 from iclr25._checks import (
     as_tensor,
@@ -70,6 +70,16 @@ def per_sample_cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Ten
     return F.cross_entropy(logits, y, reduction="none")
 
 
+def _dataset_rows(ds: Dataset, model: torch.nn.Module
+                  ) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
+    """``indices -> (x batch on the model's device, y batch)`` read from a Dataset."""
+    def rows(b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        xb, yb = default_collate([tuple(ds[i])[:2] for i in b.tolist()])
+        xb = _to_model(xb, model)
+        return xb, yb.to(xb.device)
+    return rows
+
+
 def _to_model(X: torch.Tensor, model: torch.nn.Module) -> torch.Tensor:
     """``X`` on the model's device, floating input cast to its dtype (float64 numpy works)."""
     first = next(iter(model.parameters()), None)
@@ -83,8 +93,8 @@ def _to_model(X: torch.Tensor, model: torch.nn.Module) -> torch.Tensor:
 def record_losses(
     stopper: InstanceEarlyStopping,
     model: torch.nn.Module,
-    X: torch.Tensor,
-    y: torch.Tensor,
+    X: torch.Tensor | Dataset,
+    y: torch.Tensor | None,
     indices: torch.Tensor | None = None,
     *,
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = per_sample_cross_entropy,
@@ -99,8 +109,10 @@ def record_losses(
     Args:
         stopper: the IES state to update.
         model: maps ``X[i]`` batches to outputs accepted by ``loss_fn``.
-        X: (n_samples, ...) training inputs, indexed by dataset index.
-        y: (n_samples, ...) training targets.
+        X: (n_samples, ...) training inputs, indexed by dataset index; or a map-style
+            ``Dataset`` whose items begin with ``(x, y)`` (more fields, such as the index,
+            are ignored), read ``batch_size`` items at a time.
+        y: (n_samples, ...) training targets; None with a Dataset.
         indices: (m,) dataset indices to evaluate; ``None`` means ``stopper.excluded_indices``.
         loss_fn: ``(outputs, targets) -> (b,)`` per-sample losses.
         batch_size: forward batch size.
@@ -111,23 +123,30 @@ def record_losses(
         (m,) the recorded losses, on the model output's device (an empty tensor on
         ``X.device`` when there is nothing to evaluate).
     """
-    X = _to_model(as_tensor(X, "X", min_ndim=1), model)
-    y = as_tensor(y, "y", finite=False, device=X.device, min_ndim=1)
-    check_same_length(X=X, y=y)
+    if isinstance(X, Dataset):
+        if y is not None:
+            raise ValueError("y must be None when X is a Dataset (its items hold the targets)")
+        rows = _dataset_rows(X, model)
+    else:
+        X = _to_model(as_tensor(X, "X", min_ndim=1), model)
+        y = as_tensor(y, "y", finite=False, device=X.device, min_ndim=1)
+        check_same_length(X=X, y=y)
+        rows = lambda b: (X[b], y[b])  # noqa: E731
     if len(X) != stopper.n_samples:
         raise ValueError(f"X must have n_samples={stopper.n_samples} rows, got {len(X)}")
     batch_size = check_int(batch_size, "batch_size", 1)
     idx = (stopper.excluded_indices if indices is None
            else stopper.check_indices(indices, unique=True))
+    device = X.device if isinstance(X, torch.Tensor) else torch.device("cpu")
     if idx.numel() == 0:
-        return torch.zeros(0, device=X.device)
-    idx = idx.to(X.device)
+        return torch.zeros(0, device=device)
+    idx = idx.to(device)
     was_training = model.training
     if eval_mode:
         model.eval()
     try:
-        out = [loss_fn(run_model(model, X[b], "X"), y[b]).detach()
-               for b in idx.split(batch_size)]
+        out = [loss_fn(run_model(model, xb, "X"), yb).detach()
+               for xb, yb in map(rows, idx.split(batch_size))]
     finally:
         model.train(was_training)
     losses = torch.cat(out)

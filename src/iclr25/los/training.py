@@ -14,8 +14,9 @@ epoch sees different features. On fixed features the two coincide (checked bit-f
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
@@ -23,6 +24,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 from torch.nn import functional as F
+from torch.utils.data import DataLoader, Dataset
 
 from iclr25._checks import (
     ArrayLike,
@@ -35,6 +37,7 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._contract import Reals1D, checked
+from iclr25._engine import Engine, Precision, Strategy
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch
 from iclr25.los.loss import check_smoothing, class_counts, los_per_sample
@@ -156,28 +159,64 @@ def _check_init(init: object, d: int, n_classes: int) -> object:
     return w.detach(), b.detach()
 
 
-def _start_head(init: object, features: torch.Tensor, y: torch.Tensor,
+def _start_head(init: object, features: torch.Tensor | Dataset, y: torch.Tensor,
                 n_classes: int) -> nn.Linear:
     """A fresh copy of the starting head (never the caller's module itself)."""
+    if init == "logistic" and not isinstance(features, torch.Tensor):
+        raise ValueError("init='logistic' fits on all features in memory: with a Dataset, "
+                         "pass the stage-1 head as init (an nn.Linear or (weight, bias))")
     w, b = _logistic_head(features, y, n_classes) if init == "logistic" else init
+    d, dtype, device = _dims(features)
     # skip_init: no draw from the global RNG, the caller's random state stays untouched
-    head = torch.nn.utils.skip_init(nn.Linear, features.shape[1], n_classes,
-                                    device=features.device, dtype=features.dtype)
+    head = torch.nn.utils.skip_init(nn.Linear, d, n_classes, device=device, dtype=dtype)
     with torch.no_grad():
         head.weight.copy_(w)
         head.bias.copy_(b)
     return head
 
 
-def _check_data(features: ArrayLike, y: ArrayLike,
-                n_classes: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    features = as_tensor(features, "features", ndim=2)
-    if not features.is_floating_point():  # integer features: read as float32
-        features = as_tensor(features, "features", dtype=torch.float32)
-    y = check_labels(y, "y", n=len(features), device=features.device)
+def _check_data(features: ArrayLike | Dataset, y: ArrayLike | None,
+                n_classes: int | None) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    """(features, labels, class counts): tensors checked, or a Dataset of (feature, label)
+    items with its labels read in one pass of batches (memory bounded by the batch)."""
+    if isinstance(features, Dataset):
+        if y is not None:
+            raise ValueError("y must be None when features is a Dataset of (feature, label) "
+                             "items")
+        y = _dataset_labels(features)
+    else:
+        if y is None:
+            raise ValueError("y is required with in-memory features")
+        features = as_tensor(features, "features", ndim=2)
+        if not features.is_floating_point():  # integer features: read as float32
+            features = as_tensor(features, "features", dtype=torch.float32)
+        features = features.detach()
+    y = check_labels(y, "y", n=len(features),
+                     device=features.device if isinstance(features, torch.Tensor) else None)
     n_classes = int(y.max()) + 1 if n_classes is None else n_classes
     n_classes = check_int(n_classes, "n_classes", 2)
-    return features.detach(), y, class_counts(y, n_classes)
+    return features, y, class_counts(y, n_classes)
+
+
+def _dataset_labels(ds: Dataset) -> torch.Tensor:
+    """The (n,) labels of a Dataset of (feature (d,), label) items, read 4096 at a time."""
+    if not hasattr(ds, "__len__") or len(ds) == 0:
+        raise ValueError("features must be a non-empty map-style Dataset (with __len__)")
+    x0 = ds[0]
+    if not (isinstance(x0, (tuple, list)) and len(x0) == 2 and torch.is_tensor(x0[0])
+            and x0[0].ndim == 1 and x0[0].is_floating_point()):
+        raise TypeError("features Dataset items must be (feature, label) pairs with a 1-D "
+                        "floating feature tensor")
+    return torch.cat([torch.as_tensor(yb).reshape(-1)
+                      for _, yb in DataLoader(ds, batch_size=4096)])
+
+
+def _dims(features: torch.Tensor | Dataset) -> tuple[int, torch.dtype, torch.device]:
+    """Feature width, dtype and device (a Dataset's first item; its head lives on CPU)."""
+    if isinstance(features, torch.Tensor):
+        return features.shape[1], features.dtype, features.device
+    x0 = features[0][0]
+    return x0.shape[0], x0.dtype, torch.device("cpu")
 
 
 def _class_balanced_batches(y: torch.Tensor, counts: torch.Tensor, batch_size: int,
@@ -194,8 +233,8 @@ def _class_balanced_batches(y: torch.Tensor, counts: torch.Tensor, batch_size: i
 
 @checked
 def retrain_classifier(
-    features: torch.Tensor,
-    y: torch.Tensor,
+    features: torch.Tensor | Dataset,
+    y: torch.Tensor | None,
     method: Method = "los",
     *,
     init: Init | None = "logistic",
@@ -210,6 +249,12 @@ def retrain_classifier(
     tau: float = 1.0,
     class_balanced_sampling: bool | None = None,
     seed: int | torch.Generator | None = 0,
+    devices: int = 1,
+    strategy: Strategy = "auto",
+    precision: Precision = "32",
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int | None = None,
+    resume: str | os.PathLike | None = None,
 ) -> nn.Linear:
     """Re-train a linear classifier on frozen features with one of the stage-2 losses.
 
@@ -230,8 +275,12 @@ def retrain_classifier(
 
     Args:
         features: (n, d) frozen features (e.g. penultimate activations of the stage-1 net);
-            float16/32/64 or numpy; integer features are read as float32.
-        y: (n,) integer labels in [0, K); every class needs at least one sample.
+            float16/32/64 or numpy; integer features are read as float32. Or a map-style
+            ``torch.utils.data.Dataset`` of ``(feature (d,), label)`` items (features on
+            disk): read batch by batch, memory bounded by the batch (plus the (n,) labels,
+            read in one pass first); ``init`` must then be a head, not "logistic".
+        y: (n,) integer labels in [0, K); every class needs at least one sample. None with
+            a Dataset.
         method: one of ``"los"``, ``"ce"``, ``"cbce"``, ``"lws"``, ``"la"``.
         init: the starting head: an ``nn.Linear(d, K)`` or a ``(weight (K, d), bias (K,))``
             pair (the recipe, and what the reproduction does: the stage-1 head), or
@@ -250,6 +299,10 @@ def retrain_classifier(
         class_balanced_sampling: draw batches with class-uniform probability; default None
             means True for ``"lws"`` only (Kang et al.), instance-balanced otherwise.
         seed: batch order (int, CPU Generator, or None for a fresh one).
+        devices, strategy, precision, checkpoint, checkpoint_every, resume: how the loop
+            runs (:func:`iclr25._train.fit_minibatch`): DDP over ``devices`` processes/GPUs,
+            "bf16-mixed"/"16-mixed" autocast, a checkpoint file every ``checkpoint_every``
+            steps, and ``resume`` from one (the same features, batch size and head).
 
     Returns:
         The trained ``nn.Linear(d, K)`` on ``features.device`` in ``features.dtype``
@@ -269,17 +322,35 @@ def retrain_classifier(
         >>> head(X).shape
         torch.Size([60, 3])
     """
+    params = dict(init=init, n_classes=n_classes, smoothing=smoothing, epochs=epochs, lr=lr,
+                  momentum=momentum, weight_decay=weight_decay, batch_size=batch_size,
+                  beta=beta, tau=tau, class_balanced_sampling=class_balanced_sampling, seed=seed)
+    run = dict(devices=devices, strategy=strategy, precision=precision, checkpoint=checkpoint,
+               checkpoint_every=checkpoint_every, resume=resume)
+    return _retrain(features, y, method, params, run)[0]
+
+
+def _retrain(features: torch.Tensor | Dataset, y: torch.Tensor | None, method: Method,
+             params: dict[str, Any], run: dict[str, Any]) -> tuple[nn.Linear, torch.Tensor]:
+    """:func:`retrain_classifier`'s work (``params``: its hyper-parameters by name, ``run``:
+    the engine's options); also returns the (K,) class counts."""
+    init, n_classes, smoothing, epochs, lr, momentum, weight_decay, batch_size, beta, tau, \
+        class_balanced_sampling, seed = (params[k] for k in (
+            "init", "n_classes", "smoothing", "epochs", "lr", "momentum", "weight_decay",
+            "batch_size", "beta", "tau", "class_balanced_sampling", "seed"))
     features, y, counts = _check_data(features, y, n_classes)
     n_classes = len(counts)
+    d, dtype, device = _dims(features)
+    Engine(**run, device_kind=device.type)   # the run's options, refused before any work
     method = check_choice(method, "method", Method)
     p = dict(smoothing=check_smoothing(smoothing) if method == "los" else smoothing,
              beta=check_range(beta, "beta", 0.0, 1.0, high_open=True),
-             tau=check_range(tau, "tau", 0.0), dtype=features.dtype)
+             tau=check_range(tau, "tau", 0.0), dtype=dtype)
     epochs, batch_size = check_int(epochs, "epochs", 1), check_int(batch_size, "batch_size", 1)
     lr = check_range(lr, "lr", 0.0, low_open=True)
     momentum = check_range(momentum, "momentum", 0.0, 1.0, high_open=True)
     weight_decay = check_range(weight_decay, "weight_decay", 0.0)
-    init = _check_init(init, features.shape[1], n_classes)
+    init = _check_init(init, d, n_classes)
     g = resolve_seed(seed)
     if class_balanced_sampling is None:
         class_balanced_sampling = method == "lws"
@@ -288,12 +359,14 @@ def retrain_classifier(
     model = _ScaledHead(head) if method == "lws" else head
     opt = torch.optim.SGD([q for q in model.parameters() if q.requires_grad], lr=lr,
                           momentum=momentum, weight_decay=weight_decay)
-    fit_minibatch(model, _LOSSES[method](counts, p), features, y, epochs=epochs,
+    fit_minibatch(model, _LOSSES[method](counts, p), features,
+                  y if isinstance(features, torch.Tensor) else None, epochs=epochs,
                   batch_size=batch_size, optimizer=opt, seed=g,
                   batches=(_class_balanced_batches(y, counts, batch_size, g)
                            if class_balanced_sampling else None),
-                  scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs))
-    return model.folded() if isinstance(model, _ScaledHead) else head
+                  scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs),
+                  **run)
+    return (model.folded() if isinstance(model, _ScaledHead) else head), counts
 
 
 @checked
@@ -365,20 +438,29 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     def _new_module(self, name: str) -> nn.Linear:
         return nn.Linear(self.n_features_in_, self.n_classes_)
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> RetrainedClassifier:
-        """Train the head on features X (n, d) and labels y (n,); returns self."""
-        X = as_tensor(X, "X", ndim=2)  # named as the caller knows it, before any work
-        if not X.is_floating_point():  # integer features are read as float32, bools refused
-            X = as_tensor(X, "X", dtype=torch.float32)
-        check_labels(y, "y", n=len(X))
+    def fit(self, X: ArrayLike | Dataset, y: ArrayLike | None = None, *, devices: int = 1,
+            strategy: Strategy = "auto", precision: Precision = "32",
+            checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None,
+            resume: str | os.PathLike | None = None) -> RetrainedClassifier:
+        """Train the head on features X (n, d) and labels y (n,), or on a Dataset X of
+        (feature, label) items with y None; returns self. ``devices`` ... ``resume``: how
+        the loop runs, as in :func:`retrain_classifier`."""
+        if not isinstance(X, Dataset):
+            X = as_tensor(X, "X", ndim=2)  # named as the caller knows it, before any work
+            if not X.is_floating_point():  # integer features are read as float32, bools refused
+                X = as_tensor(X, "X", dtype=torch.float32)
+            if y is None:
+                raise ValueError("y is required with in-memory features X")
+            check_labels(y, "y", n=len(X))
         params = self.get_params()
         method = params.pop("method")
-        self.head_ = retrain_classifier(X, y, method, **params)
+        self.head_, counts = _retrain(X, y, method, params, dict(
+            devices=devices, strategy=strategy, precision=precision, checkpoint=checkpoint,
+            checkpoint_every=checkpoint_every, resume=resume))
         self.n_classes_ = self.head_.out_features
         self.n_features_in_ = self.head_.in_features
         self.classes_ = np.arange(self.n_classes_)
-        self.class_counts_ = torch.bincount(check_labels(y, "y").cpu(),
-                                            minlength=self.n_classes_)
+        self.class_counts_ = counts.cpu()
         return self
 
     @torch.no_grad()

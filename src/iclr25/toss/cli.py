@@ -7,7 +7,17 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import check_seed, input_file, output_path
+from iclr25._cli import (
+    check_seed,
+    checkpoint_every_option,
+    devices_option,
+    engine_run,
+    input_file,
+    output_path,
+    precision_option,
+    resume_option,
+    strategy_option,
+)
 from iclr25._cli import fail as _fail
 from iclr25._io import read_npz, read_table
 
@@ -63,6 +73,11 @@ def fit(
                              help="Initialisation and shuffling seed."),
     out: Path = typer.Option(Path("model.safetensors"), "--out",
                              help="Where to save the model (its folder is created)."),
+    devices: int = devices_option(),
+    strategy: str = strategy_option(),
+    precision: str = precision_option(),
+    checkpoint_every: int = checkpoint_every_option(),
+    resume: Path = resume_option(),
 ) -> None:
     """Fit a HeteroscedasticRegressor and save it."""
     import torch
@@ -82,6 +97,7 @@ def fit(
         _fail("--targets is required for a CSV file (comma-separated column names)")
     input_file(data, "DATA")
     output_path(out)
+    run = engine_run(devices, strategy, precision, checkpoint_every, resume, out)
     names = [t.strip() for t in targets.split(",")] if targets else None
     try:
         X, Y, feats, tnames = _load_xy(data, names, None)
@@ -90,7 +106,7 @@ def fit(
         reg = HeteroscedasticRegressor(loss=loss, epochs=epochs, n_neighbors=n_neighbors,
                                        seed=seed)
         with estimating():
-            reg.fit(torch.from_numpy(X), torch.from_numpy(Y))
+            reg.fit(torch.from_numpy(X), torch.from_numpy(Y), **run)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     reg.feature_names_, reg.target_names_ = feats, tnames

@@ -9,6 +9,7 @@ given covariance labels ("w2-labels").
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -28,6 +29,7 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._contract import checked
+from iclr25._engine import Engine, Precision, Strategy
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init, seeded_mlp
 from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
@@ -235,11 +237,20 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
     # -- fitting ----------------------------------------------------------------------------
 
     def fit(self, X: ArrayLike, Y: ArrayLike, cov: ArrayLike | None = None, *,
-            on_epoch_end: Callable[[int, HeteroscedasticRegressor], Any] | None = None
-            ) -> HeteroscedasticRegressor:
+            on_epoch_end: Callable[[int, HeteroscedasticRegressor], Any] | None = None,
+            devices: int = 1, strategy: Strategy = "auto", precision: Precision = "32",
+            checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None,
+            resume: str | os.PathLike | None = None) -> HeteroscedasticRegressor:
         """Train on (n, d) inputs and (n, q) targets; ``cov`` (n, q, q) labels for
         "w2-labels". ``on_epoch_end(epoch, self)`` is called after each epoch (predict works
-        there). Returns self.
+        there; not with ``devices > 1``). Returns self.
+
+        ``devices``, ``strategy``, ``precision``, ``checkpoint``, ``checkpoint_every``,
+        ``resume``: how the loop runs (:func:`iclr25._train.fit_minibatch`): DDP over
+        ``devices`` processes (CPU) or GPUs, "bf16-mixed"/"16-mixed" autocast, a checkpoint
+        file every ``checkpoint_every`` steps, ``resume`` from one (same data and batch
+        size). The data stay in memory: the standardisation and the neighbourhood
+        pseudo-labels read every row before training.
 
         Raises:
             TypeError: integer/bool data. ValueError: shapes, NaN/inf, n <= n_neighbors
@@ -254,13 +265,16 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
                              f"{len(Yt)}")
         n, q = Yt.shape
         C = self._checked_labels(cov, Yt)
+        device = torch.device(self.device) if self.device is not None else Xt.device
+        # the run's options refused before the neighbourhood search, not after it
+        Engine(devices=devices, strategy=strategy, precision=precision, checkpoint=checkpoint,
+               checkpoint_every=checkpoint_every, resume=resume, device_kind=device.type)
         pseudo = None
         if self.loss == "toss":
             pseudo = pseudo_covariance(Xt, Yt.double(), n_neighbors=self.n_neighbors,
                                        center=self.center)
         gen = resolve_seed(self.seed)
         init_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
-        device = torch.device(self.device) if self.device is not None else Xt.device
         f32 = torch.float32
         X32 = Xt.to(device, f32)
         Y32 = Yt.to(device, f32)
@@ -285,7 +299,10 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         hook = None if on_epoch_end is None else (lambda e: on_epoch_end(e, self))
         self.history_ = fit_minibatch(self.model_, loss_fn, Xs, target, epochs=self.epochs,
                                       batch_size=self.batch_size, optimizer=opt, seed=gen,
-                                      on_epoch_end=hook, progress=f"{self.loss} fit")
+                                      on_epoch_end=hook, progress=f"{self.loss} fit",
+                                      devices=devices, strategy=strategy, precision=precision,
+                                      checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                                      resume=resume)
         self.model_.eval()
         return self
 

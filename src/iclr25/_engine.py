@@ -1,0 +1,557 @@
+"""The training engine behind :func:`iclr25._train.fit_minibatch`: devices, precision, checkpoints.
+
+One loop (:class:`Loop`) runs every minibatch training in the package. Single process in
+float32 with no checkpoint (what the claims run) it calls ``model``, ``loss.backward()`` and
+``optimizer.step()`` directly, the same operations in the same order as before this module
+existed, so their numbers are unchanged bit for bit. Any other option hands devices,
+precision and process groups to **Lightning Fabric**:
+
+- ``devices=N, strategy="ddp"``: DistributedDataParallel on N processes (gloo on CPU, NCCL on
+  GPU). Launched from Python the processes are forked here (``ddp_fork``: the loss function and
+  callbacks need not pickle; on a GPU launch with ``torchrun`` or ``fabric run`` instead, which
+  Fabric detects: pass ``devices`` = the processes per node, e.g. ``torchrun --nnodes 2
+  --nproc-per-node 4 train.py`` with ``devices=4``; the nodes are WORLD_SIZE / devices;
+  not run here: no cluster). Each process takes its share of every global batch, and the loss is
+  weighted so the averaged gradient is the gradient of the global batch's mean loss: the same
+  run as one process at the same ``batch_size``, up to the order of floating-point sums.
+- ``precision="bf16-mixed"`` (CPU or GPU) / ``"16-mixed"`` (GPU, with a gradient scaler):
+  the forward pass under ``torch.autocast``, parameters and optimiser state in float32.
+- ``checkpoint=PATH, checkpoint_every=K``: every K optimiser steps (and at the end) one file
+  holds the model, optimiser, scheduler, EMA model, the extra stateful objects, the RNG states
+  (the shuffling generator at the epoch's start and now, torch's global RNG) and the data
+  position (epoch, batch within it, step, losses so far). It is written beside PATH and moved
+  over it, so a crash never leaves half a file. ``resume=PATH`` continues from it: in float32
+  on one thread the resumed run equals the uninterrupted one bit for bit. A checkpoint that
+  does not fit (another model or size, another batch size or dataset length, a corrupted or
+  foreign file) is refused with one error naming what does not fit, before anything is loaded
+  or written.
+
+Why Fabric and not Hugging Face Accelerate (read 2026-12, docs and issues):
+
+- Fabric is made for a hand-written loop like ours: ``Fabric.setup``/``backward``/``autocast``
+  wrap it without owning it, and several Fabric objects with different precisions live in one
+  process (https://lightning.ai/docs/fabric/stable/api/fabric_args.html). Accelerate keeps
+  one process-wide ``AcceleratorState``; switching CPU/multi-process or precision in the same
+  process needs ``AcceleratorState._reset_state`` (its own tests do so:
+  https://github.com/huggingface/accelerate/pull/1055), and a second ``Accelerator`` with
+  another ``mixed_precision`` is an error.
+- Checkpoints: ``Fabric.save(path, state)`` / ``load(path, state)`` take one dictionary of
+  modules, optimisers and arbitrary values and write one file under DDP
+  (https://lightning.ai/docs/fabric/latest/guide/checkpoint/checkpoint.html); Accelerate's
+  ``save_state`` writes a folder of files per object and needs ``register_for_checkpointing``
+  for the rest (https://huggingface.co/docs/accelerate/usage_guides/checkpoint), and its
+  documentation expects the states to come from the same script.
+- Launching from Python: ``Fabric.launch(fn)`` with ``strategy="ddp_fork"`` forks worker
+  processes and returns rank 0's result (CPU DDP with ``accelerator="cpu"``:
+  https://lightning.ai/docs/fabric/latest/fundamentals/launch.html); ``torchrun`` and
+  ``fabric run`` launch the same code on clusters. Accelerate's ``notebook_launcher`` needs
+  a picklable function and its CPU ``debug_launcher`` is "not intended for real trainings"
+  (https://huggingface.co/docs/accelerate/package_reference/launchers).
+- bf16 on CPU: both use ``torch.autocast("cpu", torch.bfloat16)``; Fabric silently turns
+  ``16-mixed`` on CPU into ``bf16-mixed``, so we refuse it here instead. gloo cannot
+  all-reduce bfloat16 (https://github.com/pytorch/pytorch/issues/111131), which does not
+  matter: gradients of float32 parameters stay float32 under autocast.
+- Dependencies: ``lightning-fabric`` needs only ``lightning-utilities`` beside torch.
+
+Determinism: Fabric never reseeds (we do not call ``seed_everything``); all randomness of the
+loop comes from the caller's generator and torch's global RNG, both saved in checkpoints.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+from iclr25._checks import check_choice, check_int
+
+__all__ = ["CHECKPOINT_KIND", "Engine", "Loop", "Precision", "Strategy", "available_devices"]
+
+Precision = Literal["32", "bf16-mixed", "16-mixed"]
+Strategy = Literal["auto", "single", "ddp"]
+#: The marker a checkpoint of this loop carries; another file is refused by it.
+CHECKPOINT_KIND = "iclr25.fit_minibatch/1"
+
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+Callback = Callable[[torch.Tensor, torch.Tensor], torch.Tensor | None]
+
+
+def available_devices(kind: str) -> int:
+    """How many devices of ``kind`` ("cpu": processes, one per core; "cuda": GPUs) exist."""
+    if kind == "cuda":
+        return torch.cuda.device_count()
+    return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Engine:
+    """How a training runs: devices, strategy, precision, checkpoints (checked on creation).
+
+    Args:
+        devices: processes (CPU) or GPUs; at most what exists.
+        strategy: "auto" (DDP when devices > 1), "single" (devices must be 1) or "ddp".
+        precision: "32", "bf16-mixed", or "16-mixed" (CUDA only).
+        checkpoint: file written every ``checkpoint_every`` steps and at the end.
+        checkpoint_every: optimiser steps between checkpoints (needs ``checkpoint``).
+        resume: a checkpoint of the same training to continue from.
+        device_kind: "cpu" or "cuda", where the model lives (what ``devices`` counts).
+    """
+
+    devices: int = 1
+    strategy: Strategy = "auto"
+    precision: Precision = "32"
+    checkpoint: Path | None = None
+    checkpoint_every: int | None = None
+    resume: Path | None = None
+    device_kind: str = "cpu"
+
+    def __post_init__(self) -> None:
+        check_int(self.devices, "devices", 1)
+        check_choice(self.strategy, "strategy", Strategy)
+        check_choice(self.precision, "precision", Precision)
+        have = available_devices(self.device_kind)
+        if self.devices > have:
+            unit = "GPU(s)" if self.device_kind == "cuda" else "CPU core(s)"
+            raise ValueError(f"devices={self.devices} but this machine has {have} {unit}")
+        if self.strategy == "single" and self.devices != 1:
+            raise ValueError(f"strategy='single' needs devices=1, got devices={self.devices}")
+        if self.precision == "16-mixed" and self.device_kind != "cuda":
+            raise ValueError("precision='16-mixed' needs a CUDA device (float16 autocast); "
+                             "on CPU use precision='bf16-mixed'")
+        if self.checkpoint_every is not None:
+            check_int(self.checkpoint_every, "checkpoint_every", 1)
+            if self.checkpoint is None:
+                raise ValueError("checkpoint_every needs checkpoint= (the file to write)")
+        for name in ("checkpoint", "resume"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, Path(value))
+        if self.resume is not None and not self.resume.is_file():
+            raise ValueError(f"resume: no checkpoint file at {self.resume}")
+        if self.checkpoint is not None and (self.checkpoint.is_dir()
+                                            or not self.checkpoint.parent.is_dir()):
+            raise ValueError(f"checkpoint must be a file in an existing folder, got "
+                             f"{self.checkpoint}")
+
+    @property
+    def distributed(self) -> bool:
+        return self.strategy == "ddp" or self.devices > 1
+
+    @property
+    def plain(self) -> bool:
+        """One process in float32: the loop runs without Fabric (the claims' path)."""
+        return not self.distributed and self.precision == "32"
+
+
+# -- data --------------------------------------------------------------------------------------
+
+
+class _Source:
+    """Where batches come from: in-memory tensors or a map-style Dataset, read by index
+    batches (the same order for both), or a DataLoader iterated as it is."""
+
+    def __init__(self, X: Any, y: torch.Tensor | None) -> None:
+        self.X, self.y = X, y
+        self.loader = X if isinstance(X, DataLoader) else None
+        self.dataset = X if isinstance(X, Dataset) and self.loader is None else None
+
+    def __len__(self) -> int:
+        if self.loader is not None:
+            return len(self.loader.dataset)  # type: ignore[arg-type]
+        return len(self.X)
+
+    @property
+    def device(self) -> torch.device:
+        return self.X.device if isinstance(self.X, torch.Tensor) else torch.device("cpu")
+
+    def batch(self, idx: torch.Tensor) -> tuple[Any, Any]:
+        """Rows ``idx``: ``(X[idx], y[idx])``, or the Dataset's items collated."""
+        if self.dataset is None:
+            return self.X[idx], self.y[idx]
+        from torch.utils.data import default_collate
+        xb, yb = default_collate([self.dataset[i] for i in idx.tolist()])
+        return xb, yb
+
+
+def _to(obj: Any, device: torch.device) -> Any:
+    return obj.to(device) if isinstance(obj, torch.Tensor) else obj
+
+
+# -- the loop ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Position:
+    """Where the run stands: what a checkpoint needs to continue it."""
+
+    epoch: int = 0
+    batch: int = 0              # batches of this epoch already done
+    step: int = 0               # optimiser steps in all
+    history: list[float] = field(default_factory=list)
+    total: float = 0.0          # this epoch's backpropagated loss so far
+    steps: int = 0              # and its number of steps
+    epoch_rng: dict[str, torch.Tensor] = field(default_factory=dict)  # at the epoch's start
+
+
+@dataclass
+class Loop:
+    """Everything one minibatch training needs; :meth:`run` trains and returns the history.
+
+    ``model``, ``optimizer``, ``scheduler``, ``ema`` and ``extra_state`` are the caller's
+    objects, trained in place (after a forked DDP run, rank 0's states are loaded back).
+    """
+
+    model: nn.Module
+    loss_fn: LossFn
+    source: _Source
+    epochs: int
+    batch_size: int
+    optimizer: torch.optim.Optimizer
+    gen: torch.Generator
+    engine: Engine
+    callback: Callback | None = None
+    batches: Callable[[int], Iterable[torch.Tensor]] | None = None
+    scheduler: Any = None
+    ema: torch.optim.swa_utils.AveragedModel | None = None
+    extra_state: Mapping[str, Any] = field(default_factory=dict)
+    on_epoch_end: Callable[[int], bool | None] | None = None
+    advance: Callable[..., None] = lambda n=1, **info: None
+
+    # -- checks (before any work) --------------------------------------------------------
+
+    def check(self) -> None:
+        eng = self.engine
+        if self.source.loader is not None and (self.callback is not None
+                                               or self.batches is not None):
+            raise ValueError("a DataLoader brings its own batches: callback= and batches= "
+                             "need arrays or a Dataset (they read the batch's indices)")
+        if eng.distributed:
+            # batches= stays: it must draw only from the seed's generator (the same in every
+            # process, as LOS's class-balanced sampler), and each process takes its share
+            for name in ("callback", "on_epoch_end"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name}= is not supported with devices > 1 or "
+                                     f"strategy='ddp' (it would run in each process on its "
+                                     f"share of the rows)")
+            if self.batch_size < eng.devices:
+                raise ValueError(f"batch_size ({self.batch_size}) must be >= devices "
+                                 f"({eng.devices}): each process takes a share of a batch")
+        if (eng.checkpoint is not None or eng.resume is not None) and \
+                self.callback is not None and not self.extra_state:
+            raise ValueError("checkpoint/resume with a callback needs extra_state= (the "
+                             "objects the callback keeps state in), else a resumed run differs")
+        for name, obj in self.extra_state.items():
+            if not (hasattr(obj, "state_dict") and hasattr(obj, "load_state_dict")):
+                raise TypeError(f"extra_state[{name!r}] must have state_dict and "
+                                f"load_state_dict, got {type(obj).__name__}")
+
+    # -- running ---------------------------------------------------------------------------
+
+    def run(self) -> list[float]:
+        """Train; return the mean backpropagated loss of each epoch (NaN: no step)."""
+        self.check()
+        saved = _read_checkpoint(self.engine.resume, self) if self.engine.resume else None
+        if self.engine.plain:
+            return self._train(None, saved)
+        from lightning_fabric import Fabric
+
+        # Fabric's banners (process group, AMP) are INFO: keep a library call quiet
+        logging.getLogger("lightning_fabric").setLevel(logging.WARNING)
+        fabric = Fabric(**self._fabric_args())
+        if not self.engine.distributed or _launched_externally():
+            fabric.launch()
+            return self._train(fabric, saved)
+        threads = max(1, torch.get_num_threads() // self.engine.devices)
+        out = fabric.launch(_forked_worker, self, saved, threads)
+        state = torch.load(io.BytesIO(out), map_location="cpu", weights_only=True)
+        self._restore(state)
+        return state["position"].history
+
+    def _fabric_args(self) -> dict[str, Any]:
+        eng = self.engine
+        cuda = eng.device_kind == "cuda"
+        if eng.distributed:
+            strategy = "ddp" if _launched_externally() else ("ddp_spawn" if cuda else "ddp_fork")
+            devices: Any = eng.devices
+        else:
+            strategy = "auto"
+            index = next(self.model.parameters()).device.index if cuda else None
+            devices = [index or 0] if cuda else 1
+        nodes = max(1, int(os.environ.get("WORLD_SIZE", "1")) // eng.devices) \
+            if eng.distributed and _launched_externally() else 1
+        return {"accelerator": "cuda" if cuda else "cpu", "devices": devices,
+                "num_nodes": nodes, "strategy": strategy,
+                "precision": "32-true" if eng.precision == "32" else eng.precision}
+
+    def _train(self, fabric: Any, saved: dict[str, Any] | None) -> list[float]:
+        model, optimizer = self.model, self.optimizer
+        if fabric is not None:
+            model, optimizer = fabric.setup(self.model, self.optimizer)
+        pos = _Position()
+        if saved is not None:
+            self._restore(saved)
+            pos = saved["position"]
+        while pos.epoch < self.epochs:
+            self._epoch(model, optimizer, fabric, pos)
+            pos.history.append(pos.total / pos.steps if pos.steps else float("nan"))
+            if self.scheduler is not None:
+                with warnings.catch_warnings():  # resumed at an epoch's end: no step yet here
+                    warnings.filterwarnings("ignore", "Detected call of `lr_scheduler.step",
+                                            UserWarning)
+                    self.scheduler.step()
+            pos.epoch, pos.batch, pos.total, pos.steps = pos.epoch + 1, 0, 0.0, 0
+            pos.epoch_rng = {}
+            self.advance(loss=pos.history[-1])
+            if self.on_epoch_end is not None and self.on_epoch_end(pos.epoch - 1):
+                break
+        if self.engine.checkpoint is not None:
+            self._save(fabric, pos)
+        return pos.history
+
+    def _epoch_batches(self, pos: _Position) -> Iterator[Any]:
+        """This epoch's batches, skipping those a resumed run already did: the generators are
+        set to their state at the epoch's start, so the same batches are drawn again."""
+        if pos.epoch_rng:
+            now = _rng_state(self.gen, self.source.loader)
+            _set_rng_state(pos.epoch_rng, self.gen, self.source.loader)
+        else:
+            now = None
+            pos.epoch_rng = _rng_state(self.gen, self.source.loader)
+        if self.source.loader is not None:
+            it: Iterator[Any] = iter(self.source.loader)
+        elif self.batches is not None:
+            it = iter(self.batches(pos.epoch))
+        else:
+            it = iter(torch.randperm(len(self.source), generator=self.gen)
+                      .to(self.source.device).split(self.batch_size))
+        for _ in range(pos.batch):
+            next(it)
+        if now is not None:
+            _set_rng_state(now, self.gen, self.source.loader)
+        return it
+
+    def _epoch(self, model: nn.Module, optimizer: Any, fabric: Any, pos: _Position) -> None:
+        """One pass: for each batch, loss, backward, step (and EMA, checkpoint)."""
+        model.train()
+        every = self.engine.checkpoint_every
+        for item in self._epoch_batches(pos):
+            loss = self._loss(model, item, fabric)
+            pos.batch += 1
+            if loss is None:
+                continue
+            optimizer.zero_grad(set_to_none=True)
+            if fabric is None:
+                loss.backward()
+            else:
+                fabric.backward(loss)
+            optimizer.step()
+            if self.ema is not None:
+                self.ema.update_parameters(self.model)
+            pos.total += self._reported(loss, fabric)
+            pos.steps += 1
+            pos.step += 1
+            if every is not None and pos.step % every == 0:
+                self._save(fabric, pos)
+
+    def _loss(self, model: nn.Module, item: Any, fabric: Any) -> torch.Tensor | None:
+        """The scalar to backpropagate for one batch (None: the callback skips it). Under
+        DDP, this process's rows of the batch, weighted by their share of it."""
+        if self.source.loader is not None:
+            idx, (xb, yb) = None, item
+        else:
+            idx = item
+            if fabric is not None and fabric.world_size > 1:
+                n_global = len(idx)
+                idx = idx.tensor_split(fabric.world_size)[fabric.global_rank]
+            xb, yb = self.source.batch(idx)
+        if fabric is not None or self.source.dataset is not None:
+            device = fabric.device if fabric is not None else next(self.model.parameters()).device
+            xb, yb = _to(xb, device), _to(yb, device)
+        out = model(xb)
+        if fabric is not None and fabric.world_size > 1 and len(xb) == 0:
+            return out.sum() * 0.0              # no rows here: take part in the all-reduce
+        loss = self.loss_fn(out, yb)
+        if self.callback is not None:
+            loss = self.callback(idx, loss)
+            if loss is None:
+                return None
+        elif loss.ndim:
+            loss = loss.mean()
+        if fabric is not None and fabric.world_size > 1 and idx is not None \
+                and len(idx) * fabric.world_size != n_global:
+            loss = loss * (len(idx) * fabric.world_size / n_global)
+        return loss
+
+    @staticmethod
+    def _reported(loss: torch.Tensor, fabric: Any) -> float:
+        """The batch's loss as one process would see it (DDP: the weighted shares summed)."""
+        loss = loss.detach()
+        if fabric is not None and fabric.world_size > 1:
+            loss = fabric.all_reduce(loss.float(), reduce_op="sum") / fabric.world_size
+        return float(loss)
+
+    # -- checkpoints ---------------------------------------------------------------------
+
+    def _objects(self) -> dict[str, Any]:
+        objs: dict[str, Any] = {"model": self.model, "optimizer": self.optimizer}
+        if self.scheduler is not None:
+            objs["scheduler"] = self.scheduler
+        if self.ema is not None:
+            objs["ema"] = self.ema
+        for name, obj in self.extra_state.items():
+            objs[f"extra.{name}"] = obj
+        return objs
+
+    def _meta(self) -> dict[str, Any]:
+        """What a resumed run must share with the saved one, by the caller's names."""
+        return {"kind": CHECKPOINT_KIND, "batch_size": self.batch_size,
+                "n_samples": len(self.source),
+                "model": {k: list(v.shape) for k, v in self.model.state_dict().items()}}
+
+    def state(self, pos: _Position) -> dict[str, Any]:
+        """The checkpoint's content as plain state dicts and values."""
+        out = {name: obj.state_dict() for name, obj in self._objects().items()}
+        out.update(meta=self._meta(), position=_position_dict(pos),
+                   rng=_rng_state(self.gen, self.source.loader))
+        return out
+
+    def _save(self, fabric: Any, pos: _Position) -> None:
+        """Write the checkpoint beside its path and move it over (rank 0 under DDP)."""
+        path = self.engine.checkpoint
+        assert path is not None
+        if fabric is not None and fabric.world_size > 1:
+            if fabric.global_rank == 0:
+                _atomic_save(self.state(pos), path)
+            fabric.barrier()
+        else:
+            _atomic_save(self.state(pos), path)
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        """Load a checked checkpoint (or a forked worker's final state) into the objects."""
+        for name, obj in self._objects().items():
+            obj.load_state_dict(saved[name])
+        _set_rng_state(saved["rng"], self.gen, self.source.loader)
+        if not isinstance(saved["position"], _Position):
+            saved["position"] = _position_from(saved["position"])
+
+
+def _forked_worker(fabric: Any, loop: Loop, saved: dict[str, Any] | None,
+                   threads: int) -> bytes:
+    """One DDP process: train, and return the final states to the parent as bytes (tensors
+    through the queue would be shared-memory handles that die with this process)."""
+    torch.set_num_threads(threads)
+    history = loop._train(fabric, saved)
+    buf = io.BytesIO()
+    torch.save(loop.state(_Position(epoch=loop.epochs, history=history)), buf)
+    return buf.getvalue()
+
+
+def _launched_externally() -> bool:
+    """Whether torchrun / fabric run / SLURM already started the processes."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def _position_dict(pos: _Position) -> dict[str, Any]:
+    return {"epoch": pos.epoch, "batch": pos.batch, "step": pos.step,
+            "history": list(pos.history), "total": pos.total, "steps": pos.steps,
+            "epoch_rng": dict(pos.epoch_rng)}
+
+
+def _position_from(d: Mapping[str, Any]) -> _Position:
+    return _Position(epoch=int(d["epoch"]), batch=int(d["batch"]), step=int(d["step"]),
+                     history=[float(v) for v in d["history"]], total=float(d["total"]),
+                     steps=int(d["steps"]), epoch_rng=dict(d["epoch_rng"]))
+
+
+def _rng_state(gen: torch.Generator, loader: DataLoader | None) -> dict[str, torch.Tensor]:
+    state = {"generator": gen.get_state(), "torch": torch.get_rng_state()}
+    if loader is not None and getattr(loader, "generator", None) is not None:
+        state["loader"] = loader.generator.get_state()
+    return state
+
+
+def _set_rng_state(state: Mapping[str, torch.Tensor], gen: torch.Generator,
+                   loader: DataLoader | None) -> None:
+    gen.set_state(state["generator"])
+    torch.set_rng_state(state["torch"])
+    if "loader" in state and loader is not None and loader.generator is not None:
+        loader.generator.set_state(state["loader"])
+
+
+def _atomic_save(state: dict[str, Any], path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _read_checkpoint(path: Path, loop: Loop) -> dict[str, Any]:
+    """Read and check ``path`` against ``loop``; nothing is loaded into the objects here.
+
+    Raises:
+        ValueError: unreadable or foreign file, or a field that does not fit, named.
+    """
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 (zip, pickle and OS errors alike: not readable)
+        raise ValueError(f"resume: {path} is not a readable checkpoint "
+                         f"({type(exc).__name__}: {str(exc).splitlines()[0][:120]})") from None
+    meta = saved.get("meta") if isinstance(saved, dict) else None
+    if not isinstance(meta, dict) or meta.get("kind") != CHECKPOINT_KIND:
+        raise ValueError(f"resume: {path} is not a checkpoint of this training loop "
+                         f"(no {CHECKPOINT_KIND!r} marker)")
+    _check_fits(meta, loop._meta(), set(saved), set(loop._objects()))
+    try:
+        _check_optimizer(saved["optimizer"], loop.optimizer)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"resume: {path}: the optimizer state is malformed ({exc})") from None
+    saved["position"] = _position_from(saved["position"])
+    return saved
+
+
+def _check_fits(saved: Mapping[str, Any], here: Mapping[str, Any], saved_keys: set[str],
+                objects: set[str]) -> None:
+    for name in ("batch_size", "n_samples"):
+        if saved[name] != here[name]:
+            what = "dataset length" if name == "n_samples" else name
+            raise ValueError(f"resume: the checkpoint was trained with {what} "
+                             f"{saved[name]}, this run has {here[name]}")
+    a, b = saved["model"], here["model"]
+    missing, extra = sorted(set(b) - set(a)), sorted(set(a) - set(b))
+    if missing or extra:
+        raise ValueError(f"resume: the checkpoint's model does not fit this one: "
+                         f"missing {missing[:3]}, unexpected {extra[:3]}")
+    for k in b:
+        if list(a[k]) != list(b[k]):
+            raise ValueError(f"resume: the checkpoint's model does not fit this one: {k!r} "
+                             f"has shape {tuple(a[k])} there, {tuple(b[k])} here")
+    absent = sorted(objects - saved_keys)
+    unused = sorted(k for k in saved_keys - objects
+                    if k not in ("meta", "position", "rng"))
+    if absent or unused:
+        raise ValueError(f"resume: the checkpoint holds {unused or 'no'} extra state and lacks "
+                         f"{absent or 'nothing'} this run has (scheduler, ema, extra_state)")
+
+
+def _check_optimizer(saved: Mapping[str, Any], optimizer: torch.optim.Optimizer) -> None:
+    groups = saved["param_groups"]
+    sizes = [len(g["params"]) for g in groups]
+    here = [len(g["params"]) for g in optimizer.param_groups]
+    if sizes != here:
+        raise ValueError(f"resume: the checkpoint's optimizer has parameter groups of sizes "
+                         f"{sizes}, this one {here}")
+
