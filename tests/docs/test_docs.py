@@ -282,11 +282,11 @@ _SUBSTITUTION = re.compile(r"{{\s*([\w.]+)\s*}}")
 GUIDE_VERDICTS = {
     "comm.synergy": "inconclusive", "comm.uniqueness": "inconclusive",
     "comm.redundancy": "inconclusive",
-    "cox.semi_supervised_gain": "fails", "cox.emergent_correspondence": "fails",
+    "cox.semi_supervised_gain": "fails",
     "dbtsw.flow_vs_sw": "holds", "dbtsw.flow_2d": "fails",
     "dcpt.all_in_one_gain": "fails", "dcpt.degradation_classification": "unsettled",
     "gsd.interpolation_recovery": "inconclusive", "gsd.selected_behaviours_succeed": "unsettled",
-    "ies.backprop_saved": "holds", "ies.accuracy_kept": "inconclusive",
+    "ies.backprop_saved": "fails", "ies.accuracy_kept": "inconclusive",
     "ies.beats_random_removal": "inconclusive", "ies.beats_small_loss": "inconclusive",
     "kmeans.consistency": "holds", "kmeans.cost": "holds",
     "locodl.uplink_bits": "holds", "locodl.vs_adiana": "holds",

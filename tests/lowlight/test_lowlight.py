@@ -306,7 +306,6 @@ def test_zero_dce_curve_brightens_with_negative_free_params():
 
 @pytest.mark.parametrize("call, match", [
     (lambda: neighbor_subimages(torch.rand(1, 3, 5, 6)), "even"),
-    (lambda: neighbor_subimages(torch.rand(3, 6, 6)), "x"),
     (lambda: relight(torch.rand(1, 3, 4, 4), 0.0), "gamma"),
     (lambda: exposure_loss(torch.rand(1, 3, 8, 8), patch=0), "patch"),
     (lambda: exposure_loss(torch.rand(1, 3, 8, 8), patch=9), "patch"),
@@ -324,6 +323,12 @@ def test_zero_dce_curve_brightens_with_negative_free_params():
 def test_value_errors_name_argument(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_a_batch_of_the_wrong_rank_is_refused_by_its_annotation():
+    # the contract refuses a wrong rank as a wrong type (``x: Images4D``), naming the argument
+    with pytest.raises(TypeError, match="x must be a 4-D"):
+        neighbor_subimages(torch.rand(3, 6, 6))
 
 
 def test_type_errors():
