@@ -228,7 +228,7 @@ def guide_figures(path: Path | None = None) -> dict[str, Any]:
     from iclr25 import report
     from iclr25._format import num, sign, with_unit
     from iclr25.ladder import read_ladder
-    from iclr25.verdicts import brief
+    from iclr25.verdicts import brief, verdict
 
     path = Path(path or FULL / "results.json")
     if not path.exists():
@@ -249,8 +249,9 @@ def guide_figures(path: Path | None = None) -> dict[str, Any]:
                                                      "docs/_data/full/ladder.json)"),
             "figure": (figure := f"{measured} (mean of {len(r.draws)} draws: {draws}; "
                                  f"threshold {threshold})"),
-            # a verb for the words around it: "holds at", "is unsettled at"
-            "line": f"{'' if r.status in ('holds', 'fails') else 'is '}*{r.status}* at {figure}"}
+            # a verb for the words around it: the verdicts read on the figure are verbs
+            # ("holds at"), the others adjectives ("is unsettled at")
+            "line": f"{'' if verdict(r.status).on_figure else 'is '}*{r.status}* at {figure}"}
     return {"full": full,
             "full_run": f"the committed full run (`docs/_data/full`, {env.get('draws', 1)} "
                         f"draws, run on {str(env.get('date', '?'))[:10]})"}
