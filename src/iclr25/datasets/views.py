@@ -625,9 +625,9 @@ def _tri_layout(layout_seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     return pairing, test
 
 
-def _check_pairing(pairing: ArrayLike, layout_seed: int) -> torch.Tensor:
+def _check_pairing(pairing: ArrayLike, default: torch.Tensor) -> torch.Tensor:
     if pairing is None:
-        return _tri_layout(layout_seed)[0].clone()
+        return default.clone()
     p = as_tensor(pairing, "pairing", ndim=1, dtype=torch.long).cpu()
     if len(p) != 10 or not torch.equal(torch.sort(p).values, torch.arange(10)):
         raise ValueError(f"pairing must be a bijection of the 10 textures onto the 10 colours "
@@ -671,9 +671,9 @@ def bimodal_trifeatures(n: int, *, biased: bool = False, split: str = "train",
     size = check_int(size, "size", 16)
     check_choice(split, "split", ("train", "test"))
     layout_seed = check_int(layout_seed, "layout_seed", 0)
-    pair = _check_pairing(pairing, layout_seed)
+    default_pairing, held = _tri_layout(layout_seed)
+    pair = _check_pairing(pairing, default_pairing)
     gen = resolve_seed(seed)
-    held = _tri_layout(layout_seed)[1]
     allowed = held if split == "test" else ~held  # index 100 s + 10 t + c
     s, t, c = _draw_combinations(n, allowed, pair, biased, gen)
     imgs = trifeatures(2 * n, size=size, shape=s.repeat(2), texture=t.T.reshape(-1),
