@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import torch
 
-from iclr25._checks import check_int, resolve_seed
+from iclr25._checks import check_int, check_range, resolve_seed
 from iclr25._contract import checked
 
 __all__ = ["HeteroscedasticData", "make_heteroscedastic", "make_sinusoid"]
@@ -43,10 +43,11 @@ def _mvn(mean: torch.Tensor, cov: torch.Tensor, gen: torch.Generator) -> torch.T
 
 
 def _conditional(X: torch.Tensor, mu: torch.Tensor, corr: torch.Tensor,
-                 z_corr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                 z_corr: torch.Tensor, het_scale: float = 1.0
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
     """E[y|x] (n, q) and Σ(x) (n, q, q) of TIC-TAC's sampler at inputs X (n, q), from its
     joint mean ``mu`` (2q: y then x), joint correlation ``corr`` (2q, 2q; covariance
-    q·corr) and noise correlation ``z_corr`` (q, q)."""
+    q·corr), noise correlation ``z_corr`` (q, q) and the weight of the x-dependent term."""
     dim = X.shape[1]
     cov = corr * float(dim)
     s11, s12 = cov[:dim, :dim], cov[:dim, dim:]
@@ -56,21 +57,24 @@ def _conditional(X: torch.Tensor, mu: torch.Tensor, corr: torch.Tensor,
     y_sigma = (y_sigma + y_sigma.T) / 2
     mean = mu[:dim] + (X - mu[dim:]) @ gain.T
     het = torch.diag_embed((X - mu[dim:]).abs().sqrt())
-    return mean, y_sigma + z_corr + het
+    return mean, y_sigma + z_corr + het_scale * het
 
 
 @checked
-def make_heteroscedastic(n: int, dim: int, *, seed: int | torch.Generator | None = None,
+def make_heteroscedastic(n: int, dim: int, *, het_scale: float = 1.0,
+                         seed: int | torch.Generator | None = None,
                          device: torch.device | str | None = None) -> HeteroscedasticData:
     """TIC-TAC's multivariate sampler with in = out = ``dim``.
 
     A joint Gaussian over (y, x) with mean ~ U[−dim, dim] and covariance dim·C (C a random
     correlation); x is made uniform by a Gaussian copula (same means, variance dim);
-    E[y|x] = μ_y + Σ_yx Σ_xx⁻¹ (x − μ_x) and Σ(x) = Σ_{y|x} + Z + diag(√|x − μ_x|),
-    Z a second random correlation; y ~ N(E[y|x], Σ(x)).
+    E[y|x] = μ_y + Σ_yx Σ_xx⁻¹ (x − μ_x) and Σ(x) = Σ_{y|x} + Z + h·diag(√|x − μ_x|),
+    Z a second random correlation, h = ``het_scale`` (1 in TIC-TAC); y ~ N(E[y|x], Σ(x)).
 
     Args:
         n: samples (>= 2). dim: input and output dimension (>= 1).
+        het_scale: h >= 0, the weight of Σ(x)'s x-dependent term (1: TIC-TAC's sampler;
+            0: homoscedastic). The random draws do not depend on it.
         seed: int, Generator or None. device: where the tensors go (generated on CPU).
 
     Returns:
@@ -83,6 +87,7 @@ def make_heteroscedastic(n: int, dim: int, *, seed: int | torch.Generator | None
     """
     n = check_int(n, "n", 2)
     dim = check_int(dim, "dim", 1)
+    het_scale = check_range(het_scale, "het_scale", 0.0)
     gen = resolve_seed(seed)
     f64 = torch.float64
     scale = float(dim)
@@ -96,7 +101,7 @@ def make_heteroscedastic(n: int, dim: int, *, seed: int | torch.Generator | None
     U = torch.special.ndtr(_mvn(torch.zeros(n, dim, dtype=f64), rho, gen))
     width = (12 * scale) ** 0.5
     X = (mu[dim:] - width / 2) + width * U
-    mean, Sigma = _conditional(X, mu, corr, z_corr)
+    mean, Sigma = _conditional(X, mu, corr, z_corr, het_scale)
     Y = _mvn(mean, Sigma, gen)
     return HeteroscedasticData(*(t.to(device) for t in (X, Y, mean, Sigma)))
 
