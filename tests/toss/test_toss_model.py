@@ -155,6 +155,18 @@ def test_samplers_are_seeded_and_consistent():
         make_heteroscedastic(10, 0, seed=0)
 
 
+def test_het_scale_weights_only_the_x_dependent_term():
+    """h scales diag(√|x − μ_x|) alone: the draws of X and E[y|x] are the same at every h,
+    h = 0 is homoscedastic, and Σ is affine in h."""
+    d0, d1, d4 = (make_heteroscedastic(300, 3, het_scale=h, seed=2) for h in (0.0, 1.0, 4.0))
+    assert torch.equal(d0.X, d1.X) and torch.equal(d0.mean, d4.mean)
+    torch.testing.assert_close(d0.cov, d0.cov[:1].expand_as(d0.cov))
+    torch.testing.assert_close(d4.cov - d0.cov, 4 * (d1.cov - d0.cov))
+    assert torch.equal(make_heteroscedastic(300, 3, seed=2).cov, d1.cov)  # 1 is TIC-TAC's
+    with pytest.raises(ValueError, match="het_scale"):
+        make_heteroscedastic(10, 2, het_scale=-1.0, seed=0)
+
+
 def test_cli_fit_predict_round_trip(tmp_path, one_thread):
     d = make_heteroscedastic(200, 2, seed=1)
     csv = tmp_path / "train.csv"

@@ -426,8 +426,9 @@ _LEARNED = ("The baseline ({}) learned Σ(x): its test cov_error is at most 0.9x
 
 def _can_tell(baseline: float, ev: MultivariateEvidence) -> bool:
     """The baseline learned and the testbed's Σ(x) varies with x (reads no W2-bound arm)."""
-    return (_beats(baseline, ev.cov_error_constant)
-            and ev.cov_error_blind >= X_DEPENDENCE_MIN)
+    learned, varies = (_beats(baseline, ev.cov_error_constant),
+                       ev.cov_error_blind >= X_DEPENDENCE_MIN)  # both read, for the report
+    return learned and varies
 
 
 def _others(ev: MultivariateEvidence, *names: str) -> dict[str, float]:
