@@ -12,13 +12,21 @@ while the default pseudo-labels are 0.67 off: no neighbourhood label can inform 
 Rule (fixed before the pilot, also in the Setting's deviations): over ``HET_SCALES`` (1 is
 TIC-TAC's sampler) at the full Setting's dim, n and epochs, a scale passes when on every pilot
 seed (a) Σ(x) depends on x: the mean true Σ of the training points, used as a prediction, has
-test cov_error >= :data:`~iclr25.toss.claim.X_DEPENDENCE_MIN` (the claims' testbed control);
+test cov_error >= :data:`X_DEPENDENCE_MIN`, to be the claims' testbed control;
 (b) the pseudo-labels (default ``pseudo_covariance``) are informative: their cov_error on the
 training points is below that x-blind prediction's; (c) NLL and TIC learned: each one's test
 cov_error is <= 0.9x that of Cov(Y_train) (the claims' existing baseline controls). The
 smallest passing scale is chosen (the nearest TIC-TAC's); with none passing, scale 1, and the
 claims read what the testbed control makes of it. Scales are tried in increasing order and TIC
 (the costly arm) only where (a), (b) and NLL pass, so the table stops at the choice.
+
+Outcome (the table is in the Setting's deviations and the issue-72 note): no scale passes. The
+pseudo-labels are 0.59-0.73 off Σ(x) at every scale, while the x-blind mean true Σ is
+0.08-0.31 off and NLL 0.18-0.28: (b) fails everywhere, and (a) passes from scale 8 on. So the
+testbed is kept (scale 1), and the control (a) was NOT added to the claims: where it fails
+(scale 1, 0.08-0.11) the run still separates ToSS from NLL by 2.6-3.4x, and "inconclusive"
+is for runs that cannot separate them. What limits ToSS here is its pseudo-labels, at any
+heteroscedasticity, so its two claims stay failing with the pilot as their why.
 """
 
 from __future__ import annotations
@@ -26,11 +34,12 @@ from __future__ import annotations
 import torch
 
 from iclr25.claims import torch_threads
-from iclr25.toss.claim import X_DEPENDENCE_MIN, Multivariate, _beats, _run, multivariate
+from iclr25.toss.claim import Multivariate, _beats, _run, multivariate
 from iclr25.toss.metrics import cov_error
 from iclr25.toss.pseudo import pseudo_covariance
 from iclr25.toss.testbed import make_heteroscedastic
 
+X_DEPENDENCE_MIN = 0.25  # (a): a quarter of Σ(x)'s norm depends on x, fixed before the pilot
 SEEDS = (60_000, 60_001, 60_002)  # no claim seed: claims use seed + 400_000 x draw
 HET_SCALES = (1.0, 2.0, 4.0, 8.0, 16.0)
 
