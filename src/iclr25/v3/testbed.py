@@ -13,7 +13,7 @@ gaussian, salt, blur, translate"``):
 - a gradual vertical blur: each patch-wide strip draws a Gaussian kernel size in {5, 9, 13}
   (the official ``2 * (randint(1, randint(2, 5)) * 2) + 1``), interpolated column by column
   towards the next strip's, each column blurred vertically (``cv2.GaussianBlur`` on a
-  one-column image, OpenCV's sigma rule and reflect-101 border);
+  one-column image: OpenCV's kernels for sigma 0 and its reflect-101 border);
 - Gaussian noise of standard deviation ``10 U(0, 1)`` per page, added in uint8 arithmetic as
   the official ``canvas += np.uint8(noise)`` does: the noise truncates towards zero and wraps
   modulo 256, so near-white background plus positive noise turns dark (the ``salt``).
@@ -70,19 +70,33 @@ def _shifted(ink: torch.Tensor, dx: torch.Tensor, dy: torch.Tensor) -> torch.Ten
     return (1 - dy) * ((1 - dx) * a + dx * b) + dy * ((1 - dx) * c + dx * d)
 
 
+#: OpenCV's fixed kernels for ``getGaussianKernel(k, 0)`` with k <= 7 (``small_gaussian_tab``)
+_SMALL = {5: (1, 4, 6, 4, 1), 7: (1, 3.5, 7, 9, 7, 3.5, 1)}
+
+
+def _gaussian(k: int) -> torch.Tensor:
+    """OpenCV's ``getGaussianKernel(k, 0)`` (what ``GaussianBlur(.., (k, k), 0)`` uses): its
+    fixed table for k <= 7, else sigma = 0.3 ((k - 1) / 2 - 1) + 0.8."""
+    if k in _SMALL:
+        g = torch.tensor(_SMALL[k], dtype=torch.float64)
+    else:
+        sigma = 0.3 * ((k - 1) * 0.5 - 1) + 0.8
+        t = torch.arange(k, dtype=torch.float64) - (k - 1) // 2
+        g = torch.exp(-t * t / (2 * sigma * sigma))
+    return g / g.sum()
+
+
 @functools.cache
 def _blur_matrix(k: int) -> torch.Tensor:
-    """(48, 48) matrix of OpenCV's vertical ``GaussianBlur`` with kernel size ``k``: sigma =
-    0.3 ((k - 1) / 2 - 1) + 0.8 (``getGaussianKernel(k, 0)``), reflect-101 border."""
+    """(48, 48) matrix of OpenCV's vertical ``GaussianBlur`` with kernel size ``k`` and the
+    reflect-101 border (on a one-column image the horizontal pass is the identity)."""
     h = FRAGMENT[0]
-    sigma = 0.3 * ((k - 1) * 0.5 - 1) + 0.8
-    t = torch.arange(k, dtype=torch.float64) - (k - 1) // 2
-    g = torch.exp(-t * t / (2 * sigma * sigma))
-    g = g / g.sum()
-    src = torch.arange(h)[:, None] + t.long()                    # (h, k) rows each tap reads
+    t = torch.arange(k) - (k - 1) // 2
+    src = torch.arange(h)[:, None] + t                           # (h, k) rows each tap reads
     src = torch.where(src < 0, -src, torch.where(src >= h, 2 * (h - 1) - src, src))
     m = torch.zeros(h, h, dtype=torch.float64)
-    m.index_put_((torch.arange(h)[:, None].expand(h, k), src), g.expand(h, k), accumulate=True)
+    m.index_put_((torch.arange(h)[:, None].expand(h, k), src), _gaussian(k).expand(h, k),
+                 accumulate=True)
     return m.float()
 
 
