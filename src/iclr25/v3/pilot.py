@@ -14,6 +14,10 @@ every pilot seed, the ablation learned (test MSE <= 0.5 x its untrained network'
 kNN(5) reads the digits from raw fragments with accuracy >= ``NAMEABLE_MIN`` and k-means'
 purity is >= 0.2. The smallest pool (the largest fragments) passing both is chosen; with none,
 the smallest pool passing on time. Controls are measured only for pools that pass on time.
+
+Result (issue 72, seeds 50000-50002): projected draw 236 s at pool 1, 97.5 s at pool 2, 54.9 s
+at pool 4; only pool 4 is in time and its controls pass on every seed (ablation MSE ~0.003 vs
+~0.8 untrained, kNN 1.0, k-means purity 0.60-0.66): pool 4, 12 x 8 fragments.
 """
 
 from __future__ import annotations
