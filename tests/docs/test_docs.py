@@ -302,7 +302,6 @@ GUIDE_VERDICTS = {
     "urlost.topology_recovery": "holds", "urlost.density_adjustment": "holds",
     "urlost.representation": "uninformative",
     "v3.beats_baselines": "fails", "v3.codebook_accuracy": "fails",
-    "v3.ood_colours": "uninformative",
 }
 
 

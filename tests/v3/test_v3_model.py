@@ -215,7 +215,18 @@ def test_claims_control_and_trivial_arm():
     ev.ablation_mse = 0.05
     assert beats.control(ev)
     # k-means on raw fragments is the trivial arm of the codebook claim
-    assert reg["v3.codebook_accuracy"].trivial(ev) == 0.8
+    code = reg["v3.codebook_accuracy"]
+    assert code.trivial(ev) == 0.8
+    # its control reads the data (labelled kNN on raw fragments) and the ablation, never V3
+    ev.digit_knn_raw, ev.v3_purity = 0.74, 1.0
+    assert not code.control(ev)         # the fragments do not name the digits well enough
+    ev.digit_knn_raw = 0.75
+    assert code.control(ev)
+    ev.ablation_mse, ev.v3_purity = 0.06, 0.0
+    assert not code.control(ev)         # the shared nets did not learn at this budget
+    # the OOD claim's control: k-means names digits on the training colours
+    ood = reg["v3.ood_colours"]
+    assert ood.control(ev) and not ood.control(dataclasses.replace(ev, kmeans_purity=0.19))
 
 
 def test_initial_model_is_what_fit_starts_from():
