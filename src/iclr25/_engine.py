@@ -414,8 +414,11 @@ class Loop:
 
     def _meta(self) -> dict[str, Any]:
         """What a resumed run must share with the saved one, by the caller's names."""
+        data = self.source.loader.dataset if self.source.loader is not None else self.source.X
         return {"kind": CHECKPOINT_KIND, "batch_size": self.batch_size,
                 "n_samples": len(self.source),
+                # an on-disk dataset's files and columns (iclr25.datasets.files), else None
+                "dataset": getattr(data, "fingerprint", None),
                 "model": {k: list(v.shape) for k, v in self.model.state_dict().items()}}
 
     def state(self, pos: _Position) -> dict[str, Any]:
@@ -525,11 +528,12 @@ def _read_checkpoint(path: Path, loop: Loop) -> dict[str, Any]:
 
 def _check_fits(saved: Mapping[str, Any], here: Mapping[str, Any], saved_keys: set[str],
                 objects: set[str]) -> None:
-    for name in ("batch_size", "n_samples"):
-        if saved[name] != here[name]:
-            what = "dataset length" if name == "n_samples" else name
+    for name in ("batch_size", "n_samples", "dataset"):
+        if saved.get(name) != here[name]:
+            what = {"n_samples": "dataset length", "dataset": "dataset (files, columns: "
+                    "fingerprint)"}.get(name, name)
             raise ValueError(f"resume: the checkpoint was trained with {what} "
-                             f"{saved[name]}, this run has {here[name]}")
+                             f"{saved.get(name)}, this run has {here[name]}")
     a, b = saved["model"], here["model"]
     missing, extra = sorted(set(b) - set(a)), sorted(set(a) - set(b))
     if missing or extra:
