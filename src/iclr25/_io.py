@@ -84,7 +84,7 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
         return _read_dataset(p, name)
     if suffix not in suffixes and tables:
         formats = _dataset_formats()
-        raise ValueError(f"{name} must be a {' or '.join(suffixes)} file, "
+        raise ValueError(f"{name} must end in {' or '.join(suffixes)}, or be "
                          f"{', '.join(formats[:-1])} or {formats[-1]}; got {p.name}")
     if suffix not in suffixes:
         raise ValueError(f"{name} must end in {' or '.join(suffixes)}, got {p.name}")
