@@ -249,3 +249,35 @@ def test_engine_options_that_cannot_run_are_one_line(tmp_path, group, verb, flag
     _one_line_exit_2(r)
     assert says in r.output
     assert not (tmp_path / "m.ckpt").exists()
+
+
+def test_the_options_go_to_the_keywords_the_training_call_takes(tmp_path, capsys):
+    import typer
+
+    from iclr25._cli import EngineArgs
+
+    out = tmp_path / "m.safetensors"
+
+    def named(X, devices=1, precision="32"):
+        pass
+
+    def everything(X, **engine: "Unpack[EngineOptions]"):  # noqa: F821 (the API's spelling)
+        pass
+
+    def none(X):
+        pass
+
+    args = EngineArgs(precision="bf16-mixed", checkpoint_every=3)
+    assert EngineArgs().for_(none, out, "x fit") == {}
+    run = args.for_(everything, out, "x fit")
+    assert run["precision"] == "bf16-mixed" and run["checkpoint"] == tmp_path / "m.ckpt"
+    assert set(run) == {n for n, *_ in ENGINE_OPTIONS} - {"checkpoint_every"} | {
+        "checkpoint", "checkpoint_every"}
+    assert EngineArgs(precision="bf16-mixed").for_(named, out, "x fit") == {
+        "devices": 1, "precision": "bf16-mixed"}
+    # what the call cannot take is refused, naming the flags, not dropped
+    with pytest.raises(typer.Exit) as err:
+        args.for_(named, out, "x fit")
+    assert err.value.exit_code == 2
+    assert capsys.readouterr().err == ("error: `iclr25 x fit` does not take --checkpoint-every "
+                                       "yet (its training loop is not on the engine)\n")
