@@ -24,7 +24,9 @@ precision and process groups to **Lightning Fabric**:
   on one thread the resumed run equals the uninterrupted one bit for bit. A checkpoint that
   does not fit (another model or size, another batch size or dataset length, a corrupted or
   foreign file) is refused with one error naming what does not fit, before anything is loaded
-  or written.
+  or written. The data are named by a fingerprint (an on-disk dataset's files and columns,
+  or a hash of the tensors' values), so resuming on other data of the same length is refused
+  too.
 
 Why Fabric and not Hugging Face Accelerate (read 2026-12, docs and issues):
 
@@ -59,6 +61,8 @@ loop comes from the caller's generator and torch's global RNG, both saved in che
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import io
 import logging
 import os
@@ -412,13 +416,26 @@ class Loop:
             objs[f"extra.{name}"] = obj
         return objs
 
+    @functools.cached_property
+    def _fingerprint(self) -> str | None:
+        """The data's identity: an on-disk dataset's (its files and columns,
+        :mod:`iclr25.datasets.files`), a hash of in-memory tensors' values, else None."""
+        src = self.source
+        data = src.loader.dataset if src.loader is not None else src.X
+        if src.loader is not None or src.dataset is not None:
+            return getattr(data, "fingerprint", None)
+        h = hashlib.sha1()
+        for t in (src.X, src.y):
+            if isinstance(t, torch.Tensor):
+                h.update(f"{tuple(t.shape)}{t.dtype}".encode())
+                for block in t.detach().reshape(len(t), -1).split(65536):  # bounded copies
+                    h.update(block.cpu().contiguous().view(torch.uint8).numpy().tobytes())
+        return h.hexdigest()[:16]
+
     def _meta(self) -> dict[str, Any]:
         """What a resumed run must share with the saved one, by the caller's names."""
-        data = self.source.loader.dataset if self.source.loader is not None else self.source.X
         return {"kind": CHECKPOINT_KIND, "batch_size": self.batch_size,
-                "n_samples": len(self.source),
-                # an on-disk dataset's files and columns (iclr25.datasets.files), else None
-                "dataset": getattr(data, "fingerprint", None),
+                "n_samples": len(self.source), "dataset": self._fingerprint,
                 "model": {k: list(v.shape) for k, v in self.model.state_dict().items()}}
 
     def state(self, pos: _Position) -> dict[str, Any]:

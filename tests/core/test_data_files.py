@@ -171,3 +171,23 @@ def test_a_minari_folder_loads_as_the_d4rl_layout(tmp_path, monkeypatch):
     assert torch.allclose(d.observations[4:], torch.from_numpy(eps[1].observations[:-1]))
     with pytest.raises(ValueError, match="not a Minari dataset"):
         OfflineDataset.load(tmp_path / "test")
+
+
+def test_resuming_on_other_tensors_of_the_same_shape_is_refused(tmp_path):
+    from iclr25._train import fit_minibatch
+
+    def fit(X, y, **kw):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 3)
+        return fit_minibatch(model, torch.nn.functional.cross_entropy, X, y, epochs=1,
+                             batch_size=4, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+                             checkpoint=tmp_path / "c.ckpt", checkpoint_every=2, **kw)
+
+    X_, y = torch.from_numpy(X.copy()), torch.from_numpy(Y)
+    fit(X_, y)
+    torch.save(torch.load(tmp_path / "c.ckpt", weights_only=True), tmp_path / "keep.ckpt")
+    fit(X_.clone(), y.clone(), resume=tmp_path / "keep.ckpt")    # equal values: the same data
+    with pytest.raises(ValueError, match="trained with dataset"):
+        fit(X_ + 1, y, resume=tmp_path / "keep.ckpt")
+    with pytest.raises(ValueError, match="trained with dataset"):
+        fit(X_, y.flip(0), resume=tmp_path / "keep.ckpt")

@@ -261,7 +261,7 @@ def test_the_options_go_to_the_keywords_the_training_call_takes(tmp_path, capsys
     def named(X, devices=1, precision="32"):
         pass
 
-    def everything(X, **engine: "Unpack[EngineOptions]"):  # noqa: F821 (the API's spelling)
+    def everything(X, **engine: Unpack[EngineOptions]):  # noqa: F821 (the API's spelling)
         pass
 
     def none(X):
@@ -281,3 +281,19 @@ def test_the_options_go_to_the_keywords_the_training_call_takes(tmp_path, capsys
     assert err.value.exit_code == 2
     assert capsys.readouterr().err == ("error: `iclr25 x fit` does not take --checkpoint-every "
                                        "yet (its training loop is not on the engine)\n")
+
+
+def test_resuming_a_verb_on_another_table_is_one_line_naming_the_dataset(tmp_path):
+    table = pa.table({"a": A[:, 0], "b": A[:, 1], "t": B[:, 0], "u": B[:, 1]})
+    data = _write(table, tmp_path / "d", "parquet")
+    common = ["--targets", "t,u", "--epochs", 1, "--n-neighbors", 4, "--out",
+              tmp_path / "m.safetensors"]
+    r = _run("toss", "fit", data, *common, "--checkpoint-every", 2)
+    assert r.exit_code == 0 and (tmp_path / "m.ckpt").exists(), r.output
+    (tmp_path / "m.ckpt").rename(tmp_path / "keep.ckpt")
+    other = _write(table.set_column(0, "a", pa.array(A[:, 2])), tmp_path / "o", "parquet")
+    r = _run("toss", "fit", other, *common, "--resume", tmp_path / "keep.ckpt")
+    _one_line_exit_2(r)
+    assert "resume: the checkpoint was trained with dataset" in r.output
+    r = _run("toss", "fit", data, *common, "--resume", tmp_path / "keep.ckpt")
+    assert r.exit_code == 0, r.output
