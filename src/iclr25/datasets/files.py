@@ -254,8 +254,9 @@ class TableRows(Dataset):
         (what a resumed run replays). Each chunk is decoded once per epoch.
         """
         check_int(batch_size, "batch_size", 1)
-        per_row = max(1, int(np.prod(self.item_shape))) * 4
-        window = max(1, math.floor(self._budget / per_row / max(self.src.rows)))
+        x, y = self._chunk(0)    # decoded bytes per row (inputs and target): the window's
+        per_row = (x.nbytes + (0 if y is None else y.nbytes)) / max(1, len(x))   # chunks
+        window = max(1, math.floor(self._budget / per_row / max(self.src.rows)))  # all fit
 
         def order(epoch: int) -> list[torch.Tensor]:
             gen = torch.Generator().manual_seed(int(np.random.SeedSequence(
