@@ -91,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         with multiprocessing.get_context("spawn").Pool(1) as pool:
             peak, rows, seconds, loss = pool.apply(fit, (str(path),))
         assert rows == n
+        print(f"{rows} rows in {seconds:.0f} s ({rows / seconds:.0f} rows/s), last epoch loss "
+              f"{loss:.3f}", flush=True)
         row(M, f"peak RSS of one fit_minibatch epoch over a {size:.2f} GB Parquet file "
                f"({n} rows, 256 MB cache)", peak, BOUND_MB, peer_name="the issue's bound",
             unit="MB", target=f"< {BOUND_MB:g} MB", met=peak < BOUND_MB,
