@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import io
 import logging
 import os
 import tempfile
@@ -276,8 +275,13 @@ class Loop:
             fabric.launch()
             return self._train(fabric, saved)
         threads = max(1, torch.get_num_threads() // self.engine.devices)
-        out = fabric.launch(_forked_worker, self, saved, threads)
-        state = torch.load(io.BytesIO(out), map_location="cpu", weights_only=True)
+        fd, out = tempfile.mkstemp(suffix=".final.ckpt")
+        os.close(fd)
+        try:
+            fabric.launch(_forked_worker, self, saved, threads, out)
+            state = torch.load(out, map_location="cpu", weights_only=True)
+        finally:
+            os.unlink(out)
         self._restore(state)
         return state["position"].history
 
@@ -466,14 +470,14 @@ class Loop:
 
 
 def _forked_worker(fabric: Any, loop: Loop, saved: dict[str, Any] | None,
-                   threads: int) -> bytes:
-    """One DDP process: train, and return the final states to the parent as bytes (tensors
-    through the queue would be shared-memory handles that die with this process)."""
+                   threads: int, out: str) -> None:
+    """One DDP process: train, and rank 0 writes the final states to the file ``out`` for
+    the parent (through the launcher's queue, a state over a pipe's buffer would deadlock:
+    the launcher joins the processes before it reads the queue)."""
     torch.set_num_threads(threads)
     history = loop._train(fabric, saved)
-    buf = io.BytesIO()
-    torch.save(loop.state(_Position(epoch=loop.epochs, history=history)), buf)
-    return buf.getvalue()
+    if fabric.global_rank == 0:
+        torch.save(loop.state(_Position(epoch=loop.epochs, history=history)), out)
 
 
 def _launched_externally() -> bool:
