@@ -25,6 +25,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 #: benchmarks/<name>.py that are not method benchmarks
 NOT_METHODS = {"run_all", "reproduce"}
+#: benchmarks of the training engine every method trains with (iclr25._engine), run too
+ENGINE = {"train_scale", "train_memory"}
 BENCHMARKS = sorted(p.stem for p in HERE.glob("*.py")
                     if not p.stem.startswith("_") and p.stem not in NOT_METHODS)
 #: numpy's and torch's BLAS on one thread: a slot of the shared machine is one core, and both

@@ -5,9 +5,12 @@ the file)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar, get_args
 
@@ -149,47 +152,106 @@ def warning_lines(name: str, fn: Callable[[], T]) -> T:
 
 # -- the training engine's options, the same on every training verb ---------------------------
 
-def devices_option() -> Any:
-    return typer.Option(1, "--devices", help="Processes (CPU, gloo) or GPUs (NCCL) of "
-                                             "data-parallel training.")
+#: The options :func:`training_verb` adds: (parameter, flag, type, default, help).
+ENGINE_OPTIONS = (
+    ("devices", "--devices", int, 1,
+     "Processes (CPU, gloo) or GPUs (NCCL) of data-parallel training; at most what exists."),
+    ("strategy", "--strategy", str, "auto", "auto (ddp when --devices > 1), single or ddp."),
+    ("precision", "--precision", str, "32", "32, bf16-mixed, or 16-mixed (CUDA)."),
+    ("checkpoint_every", "--checkpoint-every", int | None, None,
+     "Write the whole training state every K optimiser steps (to --out with the suffix "
+     ".ckpt)."),
+    ("resume", "--resume", Path | None, None,
+     "Continue from a checkpoint of this same training (data, batch size, model)."),
+)
 
 
-def strategy_option() -> Any:
-    return typer.Option("auto", "--strategy", help="auto (ddp when --devices > 1), single "
-                                                   "or ddp.")
+@dataclass(frozen=True)
+class EngineArgs:
+    """The engine options a training verb was given (:data:`ENGINE_OPTIONS`)."""
+
+    devices: int = 1
+    strategy: str = "auto"
+    precision: str = "32"
+    checkpoint_every: int | None = None
+    resume: Path | None = None
+
+    def given(self) -> list[str]:
+        """The flags given away from their defaults."""
+        return [flag for name, flag, _, default, _ in ENGINE_OPTIONS
+                if getattr(self, name) != default]
+
+    def run(self, out: Path, device: str = "cpu") -> dict[str, Any]:
+        """The checked keyword arguments of the API's training call (exit 2 with one line
+        naming the option if not): the checkpoint goes beside ``--out`` as ``<out>.ckpt``."""
+        from iclr25._engine import Engine
+
+        run = {"devices": self.devices, "strategy": self.strategy, "precision": self.precision,
+               "checkpoint": out.with_suffix(".ckpt") if self.checkpoint_every else None,
+               "checkpoint_every": self.checkpoint_every, "resume": self.resume}
+        try:
+            Engine(**run, device_kind=device)
+        except (ValueError, TypeError) as exc:
+            message = str(exc)
+            for name, flag, *_ in ENGINE_OPTIONS:    # name the option as the user typed it
+                if message.startswith(name):
+                    message = flag + message[len(name):]
+            fail(message)
+        return run
+
+    def for_(self, fn: Callable[..., Any], out: Path, verb: str,
+             device: str = "cpu") -> dict[str, Any]:
+        """:meth:`run`'s keywords that ``fn`` (the API's training call) takes: its named
+        parameters, or all of them through ``**engine: Unpack[EngineOptions]``. Options given
+        that ``fn`` does not take exit 2 naming them and ``verb``, before any work."""
+        run = self.run(out, device)
+        params = inspect.signature(fn).parameters
+        takes_all = any(p.kind is p.VAR_KEYWORD and "EngineOptions" in str(p.annotation)
+                        for p in params.values())
+        keep = {k: v for k, v in run.items() if takes_all or k in params}
+        missing = [flag for name, flag, *_ in ENGINE_OPTIONS
+                   if flag in self.given() and name not in keep]
+        if missing:
+            fail(f"`iclr25 {verb}` does not take {', '.join(missing)} yet (its training loop "
+                 f"is not on the engine)")
+        return keep
 
 
-def precision_option() -> Any:
-    return typer.Option("32", "--precision", help="32, bf16-mixed, or 16-mixed (CUDA).")
+def _engine_choice(literal: str, flag: str) -> Callable[[str], str]:
+    """:func:`choice` of the engine's ``literal`` (``Strategy``, ``Precision``), importing
+    the engine (and torch) only when a verb runs, not when the command line is built."""
+
+    def parse(value: str) -> str:
+        from iclr25 import _engine
+
+        return choice(getattr(_engine, literal), flag)(value)
+
+    return parse
 
 
-def checkpoint_every_option() -> Any:
-    return typer.Option(None, "--checkpoint-every", help="Write the whole training state "
-                        "every K optimiser steps (to --out with the suffix .ckpt).")
+def training_verb(fn: Callable[..., T]) -> Callable[..., T]:
+    """Give a typer command the engine options (:data:`ENGINE_OPTIONS`, defined once here):
+    ``fn`` declares ``engine: EngineArgs`` and receives them in it::
 
+        @app.command()
+        @training_verb
+        def fit(data: Path = ..., out: Path = ..., engine: EngineArgs = None) -> None:
+            est.fit(X, **engine.for_(est.fit, out, "toss fit"))
+    """
+    sig = inspect.signature(fn, eval_str=True)
+    params = [p for p in sig.parameters.values() if p.name != "engine"]
+    for name, flag, kind, default, help_ in ENGINE_OPTIONS:
+        parser = _engine_choice(name.capitalize(), flag) \
+            if name in ("strategy", "precision") else None
+        option = typer.Option(default, flag, help=help_, parser=parser)
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                                        annotation=kind))
 
-def resume_option() -> Any:
-    return typer.Option(None, "--resume", help="Continue from a checkpoint of this same "
-                                               "training (data, batch size, model).")
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        engine = EngineArgs(**{name: kwargs.pop(name) for name, *_ in ENGINE_OPTIONS})
+        return fn(*args, **kwargs, engine=engine)
 
-
-def engine_run(devices: int, strategy: str, precision: str, checkpoint_every: int | None,
-               resume: Path | None, out: Path, device: str = "cpu") -> dict[str, Any]:
-    """The checked keyword arguments of a training verb's run (exit 2 with one line if not):
-    the checkpoint goes beside ``--out`` as ``<out>.ckpt``."""
-    from iclr25._engine import Engine
-
-    run = {"devices": devices, "strategy": strategy, "precision": precision,
-           "checkpoint": out.with_suffix(".ckpt") if checkpoint_every else None,
-           "checkpoint_every": checkpoint_every, "resume": resume}
-    option = {"devices": "--devices", "strategy": "--strategy", "precision": "--precision",
-              "checkpoint_every": "--checkpoint-every", "resume": "--resume"}
-    try:
-        Engine(**run, device_kind=device)
-    except (ValueError, TypeError) as exc:
-        message = str(exc)
-        for name, flag in option.items():   # name the option as the user typed it
-            if message.startswith(name):
-                message = flag + message[len(name):]
-        fail(message)
-    return run
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper

@@ -24,7 +24,9 @@ precision and process groups to **Lightning Fabric**:
   on one thread the resumed run equals the uninterrupted one bit for bit. A checkpoint that
   does not fit (another model or size, another batch size or dataset length, a corrupted or
   foreign file) is refused with one error naming what does not fit, before anything is loaded
-  or written.
+  or written. The data are named by a fingerprint (an on-disk dataset's files and columns,
+  or a hash of the tensors' values), so resuming on other data of the same length is refused
+  too.
 
 Why Fabric and not Hugging Face Accelerate (read 2026-12, docs and issues):
 
@@ -59,7 +61,8 @@ loop comes from the caller's generator and torch's global RNG, both saved in che
 
 from __future__ import annotations
 
-import io
+import functools
+import hashlib
 import logging
 import os
 import tempfile
@@ -272,8 +275,13 @@ class Loop:
             fabric.launch()
             return self._train(fabric, saved)
         threads = max(1, torch.get_num_threads() // self.engine.devices)
-        out = fabric.launch(_forked_worker, self, saved, threads)
-        state = torch.load(io.BytesIO(out), map_location="cpu", weights_only=True)
+        fd, out = tempfile.mkstemp(suffix=".final.ckpt")
+        os.close(fd)
+        try:
+            fabric.launch(_forked_worker, self, saved, threads, out)
+            state = torch.load(out, map_location="cpu", weights_only=True)
+        finally:
+            os.unlink(out)
         self._restore(state)
         return state["position"].history
 
@@ -412,10 +420,26 @@ class Loop:
             objs[f"extra.{name}"] = obj
         return objs
 
+    @functools.cached_property
+    def _fingerprint(self) -> str | None:
+        """The data's identity: an on-disk dataset's (its files and columns,
+        :mod:`iclr25.datasets.files`), a hash of in-memory tensors' values, else None."""
+        src = self.source
+        data = src.loader.dataset if src.loader is not None else src.X
+        if src.loader is not None or src.dataset is not None:
+            return getattr(data, "fingerprint", None)
+        h = hashlib.sha1()
+        for t in (src.X, src.y):
+            if isinstance(t, torch.Tensor):
+                h.update(f"{tuple(t.shape)}{t.dtype}".encode())
+                for block in t.detach().reshape(len(t), -1).split(65536):  # bounded copies
+                    h.update(block.cpu().contiguous().view(torch.uint8).numpy().tobytes())
+        return h.hexdigest()[:16]
+
     def _meta(self) -> dict[str, Any]:
         """What a resumed run must share with the saved one, by the caller's names."""
         return {"kind": CHECKPOINT_KIND, "batch_size": self.batch_size,
-                "n_samples": len(self.source),
+                "n_samples": len(self.source), "dataset": self._fingerprint,
                 "model": {k: list(v.shape) for k, v in self.model.state_dict().items()}}
 
     def state(self, pos: _Position) -> dict[str, Any]:
@@ -446,14 +470,14 @@ class Loop:
 
 
 def _forked_worker(fabric: Any, loop: Loop, saved: dict[str, Any] | None,
-                   threads: int) -> bytes:
-    """One DDP process: train, and return the final states to the parent as bytes (tensors
-    through the queue would be shared-memory handles that die with this process)."""
+                   threads: int, out: str) -> None:
+    """One DDP process: train, and rank 0 writes the final states to the file ``out`` for
+    the parent (through the launcher's queue, a state over a pipe's buffer would deadlock:
+    the launcher joins the processes before it reads the queue)."""
     torch.set_num_threads(threads)
     history = loop._train(fabric, saved)
-    buf = io.BytesIO()
-    torch.save(loop.state(_Position(epoch=loop.epochs, history=history)), buf)
-    return buf.getvalue()
+    if fabric.global_rank == 0:
+        torch.save(loop.state(_Position(epoch=loop.epochs, history=history)), out)
 
 
 def _launched_externally() -> bool:
@@ -525,11 +549,12 @@ def _read_checkpoint(path: Path, loop: Loop) -> dict[str, Any]:
 
 def _check_fits(saved: Mapping[str, Any], here: Mapping[str, Any], saved_keys: set[str],
                 objects: set[str]) -> None:
-    for name in ("batch_size", "n_samples"):
-        if saved[name] != here[name]:
-            what = "dataset length" if name == "n_samples" else name
+    for name in ("batch_size", "n_samples", "dataset"):
+        if saved.get(name) != here[name]:
+            what = {"n_samples": "dataset length", "dataset": "dataset (files, columns: "
+                    "fingerprint)"}.get(name, name)
             raise ValueError(f"resume: the checkpoint was trained with {what} "
-                             f"{saved[name]}, this run has {here[name]}")
+                             f"{saved.get(name)}, this run has {here[name]}")
     a, b = saved["model"], here["model"]
     missing, extra = sorted(set(b) - set(a)), sorted(set(a) - set(b))
     if missing or extra:

@@ -60,7 +60,8 @@ def _read_text_table(p: Path, name: str, suffix: str) -> np.ndarray:
                          ) from None
 
 def read_matrix(path: str | Path, name: str = "FILE", *,
-                suffixes: tuple[str, ...] = (".npy", ".csv")) -> np.ndarray:
+                suffixes: tuple[str, ...] = (".npy", ".csv"), tables: bool = False
+                ) -> np.ndarray:
     """An (n, d) float64 array from a ``.npy`` file or a text table, checked before any work.
 
     ``.csv`` is comma-separated, ``.txt``/``.xyz`` whitespace-separated; a first line with no
@@ -69,6 +70,9 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
     Args:
         path: the file. name: how messages name it (the argument or option, e.g. ``--oom``).
         suffixes: the accepted suffixes, in the order messages list them.
+        tables: also read what :func:`iclr25.datasets.files.open_dataset` reads (a Parquet
+            file or folder, a Hugging Face ``save_to_disk`` folder, a folder of same-size
+            images), each row flattened (the training verbs' data).
 
     Raises:
         ValueError: a wrong suffix, a missing or unreadable file, a non-numeric cell or a
@@ -76,6 +80,12 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
     """
     p = Path(path)
     suffix = p.suffix.lower()
+    if tables and (p.is_dir() or suffix == ".parquet"):
+        return _read_dataset(p, name)
+    if suffix not in suffixes and tables:
+        formats = _dataset_formats()
+        raise ValueError(f"{name} must end in {' or '.join(suffixes)}, or be "
+                         f"{', '.join(formats[:-1])} or {formats[-1]}; got {p.name}")
     if suffix not in suffixes:
         raise ValueError(f"{name} must end in {' or '.join(suffixes)}, got {p.name}")
     check_readable(p, name)
@@ -93,6 +103,27 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
     if X.ndim != 2 or X.size == 0:
         raise ValueError(f"{name} {p} must hold a non-empty n x d array, got shape {X.shape}")
     X = X.astype(np.float64)
+    bad_rows = np.flatnonzero(~np.isfinite(X).all(1))
+    if len(bad_rows):
+        raise ValueError(f"{name} {p} holds NaN or inf in rows {bad_rows[:5].tolist()}")
+    return X
+
+
+def _dataset_formats() -> tuple[str, ...]:
+    from iclr25.datasets.files import FORMATS
+
+    return FORMATS
+
+
+def _read_dataset(p: Path, name: str) -> np.ndarray:
+    """:func:`read_matrix` of a dataset path: every row of it, flattened, checked finite."""
+    from iclr25.datasets.files import open_dataset
+
+    try:
+        X = open_dataset(p, name).numpy()[0]
+    except (TypeError, ImportError) as exc:  # a text column, pyarrow missing: one line too
+        raise ValueError(f"{name} {p}: {exc}") from None
+    X = X.reshape(len(X), -1).astype(np.float64)
     bad_rows = np.flatnonzero(~np.isfinite(X).all(1))
     if len(bad_rows):
         raise ValueError(f"{name} {p} holds NaN or inf in rows {bad_rows[:5].tolist()}")

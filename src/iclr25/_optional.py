@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-EXTRAS = ("ot", "graph", "chem", "rl", "image", "3d")
+EXTRAS = ("ot", "graph", "chem", "rl", "image", "3d", "data", "transformers", "lightning")
 
 
 def require(module: str, extra: str) -> ModuleType:

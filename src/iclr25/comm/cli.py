@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import check_seed, input_file, output_path
+from iclr25._cli import EngineArgs, check_seed, input_file, output_path, training_verb
 from iclr25._cli import fail as _fail
 from iclr25._io import read_matrix
 
@@ -16,11 +16,13 @@ app = typer.Typer(help="CoMM: multimodal contrastive embeddings (ICLR 2025).",
 
 
 def _read(path: str) -> np.ndarray | None:
-    """A (n, d) float32 array from .npy or .csv; ``-`` is a missing modality (None)."""
+    """A (n, d) float32 array from .npy, .csv, a Parquet file or folder, a Hugging Face
+    ``save_to_disk`` folder or a folder of same-size images (one row each, flattened); ``-``
+    is a missing modality (None)."""
     if path == "-":
         return None
     try:
-        return read_matrix(path, "FILES").astype(np.float32)
+        return read_matrix(path, "FILES", tables=True).astype(np.float32)
     except ValueError as exc:
         _fail(exc)
 
@@ -34,13 +36,17 @@ def _read_all(files: list[str]) -> list[np.ndarray | None]:
 
 
 @app.command()
+@training_verb
 def fit(
-    files: list[str] = typer.Argument(..., help="One .npy/.csv file per modality, rows aligned."),
+    files: list[str] = typer.Argument(..., help="One per modality, rows aligned: .npy, .csv, "
+                                      ".parquet (file or folder), a Hugging Face datasets "
+                                      "folder, or a folder of same-size images."),
     out: Path = typer.Option(..., "--out", help="Where to write the model (.safetensors)."),
     dim: int = typer.Option(64, "--dim", help="Embedding width."),
     epochs: int = typer.Option(100, "--epochs", help="Training epochs."),
     batch_size: int = typer.Option(128, "--batch-size", help="Batch size (>= 2)."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
+    engine: EngineArgs = None,
 ) -> None:
     """Train a CoMM embedder on row-aligned modalities and save it."""
     from iclr25._progress import estimating
@@ -55,10 +61,12 @@ def fit(
         if v < low:
             _fail(f"{name} must be >= {low}, got {v}")
     output_path(out)
+    run = engine.for_(CoMMEmbedder.fit, out, "comm fit")
     Xs = _read_all(files)
     try:
         with estimating():
-            emb = CoMMEmbedder(dim=dim, epochs=epochs, batch_size=batch_size, seed=seed).fit(Xs)
+            emb = CoMMEmbedder(dim=dim, epochs=epochs, batch_size=batch_size,
+                               seed=seed).fit(Xs, **run)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     emb.save(out)

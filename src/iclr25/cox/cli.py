@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import check_seed, input_file, output_path
+from iclr25._cli import EngineArgs, check_seed, input_file, output_path, training_verb
 from iclr25._cli import fail as _fail
 from iclr25._io import read_matrix
 
@@ -17,9 +17,10 @@ app = typer.Typer(help="COX: out-of-modal generalisation from few or no pairs (I
 
 
 def _read(path: Path, what: str, *, integer: bool = False) -> np.ndarray:
-    """A float32 (or, with ``integer``, int64) array from .npy or .csv, checked before work."""
+    """A float32 (or, with ``integer``, int64) array from .npy, .csv, a Parquet file or
+    folder or a Hugging Face ``save_to_disk`` folder, checked before work."""
     try:
-        X = read_matrix(path, what)
+        X = read_matrix(path, what, tables=True)
     except ValueError as exc:
         _fail(exc)
     if integer:
@@ -30,8 +31,10 @@ def _read(path: Path, what: str, *, integer: bool = False) -> np.ndarray:
 
 
 @app.command()
+@training_verb
 def fit(
-    oom: Path = typer.Option(..., "--oom", help="OOM inputs (n, d), .npy or .csv."),
+    oom: Path = typer.Option(..., "--oom", help="OOM inputs (n, d): .npy, .csv, .parquet (file "
+                             "or folder) or a Hugging Face datasets folder; so are the others."),
     im: list[Path] = typer.Option(..., "--im", help="IM embeddings (m, D); repeat per modality."),
     im_labels: list[Path] = typer.Option(..., "--im-labels",
                                          help="IM labels (m,): once, or once per --im."),
@@ -41,6 +44,7 @@ def fit(
     n_classes: int = typer.Option(None, "--n-classes", help="Classes (default: max label + 1)."),
     steps: int = typer.Option(800, "--steps", help="Optimisation steps."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
+    engine: EngineArgs = None,
 ) -> None:
     """Fit COX and save it."""
     from iclr25._progress import estimating
@@ -51,6 +55,7 @@ def fit(
     if steps < 1 or seed < 0:
         _fail("--steps must be >= 1 and --seed >= 0")
     output_path(out)
+    run = engine.for_(COX.fit, out, "cox fit")
     X = _read(oom, "--oom")
     Zs = [_read(p, "--im") for p in im]
     Ys = [_read(p, "--im-labels", integer=True).reshape(-1) for p in im_labels]
@@ -66,7 +71,7 @@ def fit(
         with estimating():  # the bar (on a terminal) prints its run-time estimate
             model = COX(C, steps=steps, seed=seed).fit(
                 X, dict(zip(names, Zs, strict=True)), dict(zip(names, Ys, strict=True)),
-                pairs=P, y_oom=y)
+                pairs=P, y_oom=y, **run)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
     model.save(out)

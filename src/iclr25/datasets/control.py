@@ -182,17 +182,25 @@ class OfflineDataset:
     @classmethod
     def load(cls, path: str | Path, *, device: torch.device | str | None = None
              ) -> OfflineDataset:
-        """Read a file written by :meth:`save` (or any D4RL-layout .npz/.hdf5).
+        """Read a file written by :meth:`save` (or any D4RL-layout .npz/.hdf5), or a Minari
+        dataset folder (``<dataset id>/`` or its ``data/``, HDF5 or Arrow storage, read with
+        ``minari``): its episodes become the D4RL layout (each episode's final observation
+        dropped; ``terminations`` -> ``terminals``, ``truncations`` -> ``timeouts``). The
+        steps are held in memory, as the trainers draw windows from every episode.
 
         Raises:
-            ValueError: missing file, unknown suffix, unreadable file or missing keys (named).
+            ValueError: missing file, unknown suffix, unreadable file or missing keys (named);
+                a folder that is not a Minari dataset, or one with dict/tuple spaces.
         """
         path = Path(path)
-        if not path.is_file():
+        if path.is_dir():
+            data = _read_minari(path)
+        elif not path.is_file():
             raise ValueError(f"path {str(path)!r} does not exist")
-        if path.suffix not in (".npz", ".hdf5", ".h5"):
-            raise ValueError(f"path must end in .npz, .hdf5 or .h5, got {path.name!r}")
-        if path.suffix == ".npz":
+        elif path.suffix not in (".npz", ".hdf5", ".h5"):
+            raise ValueError(f"path must be a .npz, .hdf5 or .h5 file (D4RL layout) or a "
+                             f"Minari dataset folder, got {path.name!r}")
+        elif path.suffix == ".npz":
             data = read_npz(path, "path", _KEYS, ("episode_factors",))
         else:
             h5py = require("h5py", "rl")
@@ -207,6 +215,36 @@ class OfflineDataset:
                 raise ValueError(f"path {str(path)!r} is missing key(s): {', '.join(missing)}")
         t = {k: torch.as_tensor(np.asarray(data[k]), device=device) for k in data}
         return cls(*(t[k] for k in _KEYS), episode_factors=t.get("episode_factors"))
+
+
+def _read_minari(path: Path) -> dict[str, np.ndarray]:
+    """The D4RL-layout arrays of a Minari dataset folder, read episode by episode."""
+    data = path / "data" if (path / "data" / "metadata.json").is_file() else path
+    if not (data / "metadata.json").is_file():
+        raise ValueError(f"path {str(path)!r} is a folder but not a Minari dataset (no "
+                         f"data/metadata.json); give a .npz, .hdf5 or .h5 file (D4RL layout) "
+                         f"or a Minari dataset folder")
+    require("minari", "rl")
+    from minari.dataset.minari_dataset import MinariDataset
+
+    try:
+        episodes = list(MinariDataset(data).iterate_episodes())
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"path {str(path)!r} is not a readable Minari dataset ({exc})"
+                         ) from None
+    parts: dict[str, list] = {k: [] for k in _KEYS}
+    for ep in episodes:
+        if not (isinstance(ep.observations, np.ndarray) and isinstance(ep.actions, np.ndarray)):
+            raise ValueError(f"path {str(path)!r}: dict or tuple observation/action spaces "
+                             f"are not read here (flatten them to Box spaces)")
+        parts["observations"].append(ep.observations[:-1])
+        parts["actions"].append(ep.actions)
+        parts["rewards"].append(ep.rewards)
+        parts["terminals"].append(ep.terminations)
+        parts["timeouts"].append(ep.truncations)
+    if not episodes:
+        raise ValueError(f"path {str(path)!r}: the Minari dataset holds no episodes")
+    return {k: np.concatenate(v) for k, v in parts.items()}
 
 
 # --- rollouts --------------------------------------------------------------------------------

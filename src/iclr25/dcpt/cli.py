@@ -8,7 +8,15 @@ from typing import get_args
 import typer
 
 from iclr25._choices import DEFAULT_FALLBACK, Backbone, Fallback, Kind
-from iclr25._cli import check_seed, choice, image_jobs, output_path, warning_lines
+from iclr25._cli import (
+    EngineArgs,
+    check_seed,
+    choice,
+    image_jobs,
+    output_path,
+    training_verb,
+    warning_lines,
+)
 from iclr25._cli import fail as _fail
 from iclr25._progress import estimating
 
@@ -83,6 +91,7 @@ def _data(clean_dir: Path | None, pairs: Path | None, kinds: str, size: int, bat
 
 
 @app.command("pretrain")
+@training_verb
 def pretrain_cmd(
     clean_dir: Path = typer.Argument(None, help="Folder of clean images (degraded on the fly)."),
     pairs: Path = typer.Option(None, "--pairs", help="Instead: DIR/<kind>/{lq,gt}/NAME.png."),
@@ -99,6 +108,7 @@ def pretrain_cmd(
     lr: float = typer.Option(1e-3, "--lr", help="Adam learning rate."),
     seed: int = typer.Option(0, "--seed", callback=check_seed),
     max_side: int = typer.Option(None, "--max-side", help="Shrink images to this side."),
+    engine: EngineArgs = None,
 ) -> None:
     """Pre-train a U-Net restorer by degradation classification (DCPT)."""
     from iclr25.dcpt.io import save
@@ -112,13 +122,14 @@ def pretrain_cmd(
     if not lr > 0:
         _fail(f"--lr must be > 0, got {lr}")
     output_path(out, suffixes=(".safetensors",))
+    run = engine.for_(pretrain, out, "dcpt pretrain")
     try:
         names, stream = _data(clean_dir, pairs, kinds, size, batch, seed, max_side)
         if len(names) < 2:
             _fail("DCPT needs at least two degradation kinds")
         with estimating():
             res = pretrain(UNet(width=width, seed=seed), stream, n_classes=len(names), steps=steps,
-                           lr=lr, seed=seed)
+                           lr=lr, seed=seed, **run)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     save(res.model, out, classifier=res.classifier, kinds=names, layers=res.layers)
@@ -137,6 +148,7 @@ def _check_counts(steps: int, size: int, batch: int, seed: int, lr: float) -> No
 
 
 @app.command("finetune")
+@training_verb
 def finetune_cmd(
     model: Path = typer.Argument(..., help="A .safetensors from `dcpt pretrain` (or earlier)."),
     clean_dir: Path = typer.Argument(None, help="Folder of clean images (degraded on the fly)."),
@@ -162,6 +174,7 @@ def finetune_cmd(
     lr: float = typer.Option(1e-3, "--lr"),
     seed: int = typer.Option(0, "--seed", callback=check_seed),
     max_side: int = typer.Option(None, "--max-side"),
+    engine: EngineArgs = None,
 ) -> None:
     """Fine-tune a (pre-trained) restorer with L1 on degraded/clean pairs: for one
     --degradation (recommended when you know it) or all-in-one over --kinds."""
@@ -178,12 +191,13 @@ def finetune_cmd(
         _fail("--degradation degrades CLEAN_DIR on the fly; with --pairs, keep only that "
               "kind's folder")
     output_path(out, suffixes=(".safetensors",))
+    run = engine.for_(finetune, out, "dcpt finetune")
     try:
         ck = load(model)
         _, stream = _data(clean_dir, pairs, degradation or kinds or _ALL_IN_ONE, size, batch,
                           seed, max_side)
         with estimating():
-            res = finetune(ck.model, stream, steps=steps, lr=lr, seed=seed)
+            res = finetune(ck.model, stream, steps=steps, lr=lr, seed=seed, **run)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     save(res.model, out, classifier=ck.classifier, kinds=ck.kinds, layers=ck.layers,

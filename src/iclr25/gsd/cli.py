@@ -7,7 +7,7 @@ from typing import Literal
 
 import typer
 
-from iclr25._cli import check_seed, output_path
+from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
 from iclr25._cli import fail as _fail
 
 #: the arms (``iclr25.gsd.training.Regularizer``, spelt here so help imports no torch)
@@ -72,10 +72,12 @@ def _check_env(env: str) -> None:
 
 
 @app.command("train")
+@training_verb
 def train_cmd(
     data: Path = typer.Argument(..., help="Demonstrations in D4RL layout (.npz or .hdf5: "
                                           "observations, actions, rewards, terminals, "
-                                          "timeouts), actions in the env's units."),
+                                          "timeouts) or a Minari dataset folder, actions in "
+                                          "the env's units."),
     env: str = typer.Option("iclr25/LaneReach-v0", "--env", help="Gymnasium env id. "
                             + _GYM_HELP),
     regularizer: Regularizer = typer.Option("gsd", "--regularizer", help="The arm: GSD, "
@@ -89,6 +91,7 @@ def train_cmd(
                                    "the paper trains for far longer: raise --iterations)."),
     seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
+    engine: EngineArgs = None,
 ) -> None:
     """Train a latent-conditioned policy on DATA (your own demonstrations, any env)."""
     from iclr25._progress import estimating
@@ -98,6 +101,7 @@ def train_cmd(
     from iclr25.gsd.training import GSDConfig, train
 
     output_path(out, suffixes=(".safetensors",))
+    run = engine.for_(train, out, "gsd train")
     _check_env(env)
     n_env, n_it = _BUDGET["lane" if env == LANE_REACH_ID else "gym"]
     try:
@@ -106,7 +110,7 @@ def train_cmd(
                         iterations=n_it if iterations is None else iterations)
         demos_ = OfflineDataset.load(data)
         with estimating():
-            result = train(env, demos_, cfg, seed=seed)
+            result = train(env, demos_, cfg, seed=seed, **run)
     except (ValueError, TypeError) as exc:
         _fail(exc)
     save(result, out)

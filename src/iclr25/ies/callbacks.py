@@ -21,7 +21,8 @@ With :class:`~iclr25.ies.IESSampler` the mastered samples cost no forward pass i
 either (the paper's saving); without it they are forwarded and masked. One process: under
 DDP each process would keep its own loss curves (not supported here).
 
-A Hugging Face ``Trainer`` callback is not provided: transformers is not a dependency.
+The Hugging Face ``Trainer`` callback is :class:`iclr25.ies.hf.IESTrainerCallback` (the
+``transformers`` extra).
 """
 
 from __future__ import annotations

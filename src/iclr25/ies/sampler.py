@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -72,16 +72,21 @@ def per_sample_cross_entropy(logits: torch.Tensor, y: torch.Tensor) -> torch.Ten
 
 def _dataset_rows(ds: Dataset, model: torch.nn.Module
                   ) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
-    """``indices -> (x batch on the model's device, y batch)`` read from a Dataset."""
+    """``indices -> (x batch on the model's device, y batch)`` read from a Dataset (``x`` a
+    tensor, or a dict of tensors: a Hugging Face model's inputs)."""
     def rows(b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         xb, yb = default_collate([tuple(ds[i])[:2] for i in b.tolist()])
         xb = _to_model(xb, model)
-        return xb, yb.to(xb.device)
+        first = next(iter(xb.values())) if isinstance(xb, Mapping) else xb
+        return xb, yb.to(first.device)
     return rows
 
 
 def _to_model(X: torch.Tensor, model: torch.nn.Module) -> torch.Tensor:
-    """``X`` on the model's device, floating input cast to its dtype (float64 numpy works)."""
+    """``X`` on the model's device, floating input cast to its dtype (float64 numpy works);
+    a dict of tensors entry by entry."""
+    if isinstance(X, Mapping):
+        return {k: _to_model(v, model) for k, v in X.items()}  # type: ignore[return-value]
     first = next(iter(model.parameters()), None)
     if first is None:
         return X

@@ -7,7 +7,15 @@ from pathlib import Path
 import typer
 
 from iclr25._choices import Fallback, LowLightMethod
-from iclr25._cli import check_seed, choice, image_jobs, output_path, warning_lines
+from iclr25._cli import (
+    EngineArgs,
+    check_seed,
+    choice,
+    image_jobs,
+    output_path,
+    training_verb,
+    warning_lines,
+)
 from iclr25._cli import fail as _fail
 from iclr25._progress import estimating
 
@@ -16,6 +24,7 @@ app = typer.Typer(help="Zero-reference low-light denoising and enhancement (ICLR
 
 
 @app.command()
+@training_verb
 def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark images"),
         out: Path = typer.Option(..., "--out", help="model file to write"),
         steps: int = typer.Option(300, "--steps", help="Adam steps; the paper-scale run is "
@@ -28,7 +37,8 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
         method: LowLightMethod = typer.Option("retinex", "--method",
                                               parser=choice(LowLightMethod, "--method"),
                                       help="The paper's network or the Zero-DCE baseline."),
-        seed: int = typer.Option(0, "--seed", callback=check_seed)) -> None:
+        seed: int = typer.Option(0, "--seed", callback=check_seed),
+        engine: EngineArgs = None) -> None:
     """Train on DARK_DIR's images (no references) and save the model.
 
     The defaults are the reproduction's CPU setting (300 steps, width 16, 64-px crops), which
@@ -43,6 +53,7 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
     if crop < 4 or crop % 2:
         _fail(f"--crop must be an even number >= 4, got {crop}")
     output_path(out)
+    run = engine.for_(ZeroReferenceEnhancer.fit, out, "lowlight fit")
     try:
         images = list(load_folder(dark_dir).values())
     except ValueError as exc:
@@ -52,7 +63,7 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
         _fail(f"--crop {crop} is larger than some images in {dark_dir}")
     with estimating():
         est = ZeroReferenceEnhancer(method=method, width=width, steps=steps, crop=crop,
-                                    batch_size=batch_size, lr=lr, seed=seed).fit(images)
+                                    batch_size=batch_size, lr=lr, seed=seed).fit(images, **run)
     est.save(out)
     typer.echo(f"trained {steps} steps on {len(images)} images; final loss "
                f"{est.history_[-1]:.4f}; wrote {out}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import check_seed, output_path
+from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
 from iclr25._cli import fail as _fail
 
 app = typer.Typer(help="LSDT: one decision transformer for long and short dependencies "
@@ -47,8 +47,10 @@ _PAPER = dict(hidden=128, n_blocks=3, context=20, steps=1000, batch_size=64, lr=
 
 
 @app.command("train")
+@training_verb
 def train_cmd(
-    dataset: Path = typer.Argument(..., help="Offline data (.npz or .hdf5, D4RL layout); e.g. "
+    dataset: Path = typer.Argument(..., help="Offline data (.npz or .hdf5, D4RL layout, or a "
+                                             "Minari dataset folder); e.g. "
                                              "`lsdt data --out d.npz` (Pendulum medium, 100 "
                                              "episodes: about 1 min of CPU at the defaults)."),
     paper_scale: bool = typer.Option(False, "--paper-scale", help="The paper's model and "
@@ -68,6 +70,7 @@ def train_cmd(
     rtg_scale: float = typer.Option(1000.0, "--rtg-scale"),
     seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
+    engine: EngineArgs = None,
 ) -> None:
     """Train a Long-Short Decision Transformer on DATASET."""
 
@@ -79,6 +82,7 @@ def train_cmd(
     from iclr25.lsdt.training import train
 
     output_path(out, suffixes=(".safetensors",))
+    run = engine.for_(train, out, "lsdt train")
     given = dict(hidden=hidden, n_blocks=n_blocks, context=context, steps=steps,
                  batch_size=batch_size, lr=lr, warmup=warmup)
     o = {k: v if v is not None else (_PAPER if paper_scale else _CPU)[k]
@@ -91,7 +95,7 @@ def train_cmd(
                                                  conv_ratio=conv_ratio, conv=conv)
         with estimating():
             losses = train(model, ds, steps=o["steps"], batch_size=o["batch_size"],
-                           lr=o["lr"], warmup=o["warmup"], rtg_scale=rtg_scale, seed=seed)
+                           lr=o["lr"], warmup=o["warmup"], rtg_scale=rtg_scale, seed=seed, **run)
     except (ValueError, TypeError) as exc:
         _fail(exc)
     save(model, out, data=ds)

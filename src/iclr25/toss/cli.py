@@ -1,5 +1,6 @@
 """``iclr25 toss fit DATA`` and ``iclr25 toss predict MODEL DATA``: heteroscedastic regression
-from CSV (with a header) or .npz (arrays X, Y) files."""
+from CSV (with a header), .npz (arrays X, Y), Parquet (a file or a folder) or Hugging Face
+``save_to_disk`` folders (named scalar columns, as CSV)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,7 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import (
-    check_seed,
-    checkpoint_every_option,
-    devices_option,
-    engine_run,
-    input_file,
-    output_path,
-    precision_option,
-    resume_option,
-    strategy_option,
-)
+from iclr25._cli import EngineArgs, check_seed, input_file, output_path, training_verb
 from iclr25._cli import fail as _fail
 from iclr25._io import read_npz, read_table
 
@@ -32,8 +23,38 @@ def _group() -> None:
     """Heteroscedastic regression with the W2 bound and neighbourhood pseudo-labels."""
 
 
+def _check_data(data: Path) -> bool:
+    """Exit 2 unless DATA is .csv, .npz or a table (:mod:`iclr25.datasets.files`); whether
+    it is a table with named columns (CSV or a dataset)."""
+    from iclr25.datasets.files import is_dataset_path
+
+    if is_dataset_path(data):
+        if not data.exists():
+            _fail(f"DATA {data} does not exist")
+        return True
+    if data.suffix not in (".csv", ".npz"):
+        _fail(f"DATA must end in .csv or .npz, or be a .parquet file or folder or a Hugging "
+              f"Face datasets folder, got {data.name}")
+    input_file(data, "DATA")
+    return data.suffix == ".csv"
+
+
+def _named_columns(data: Path):
+    """(column names, (n, columns) float64) of a CSV or a table of scalar columns."""
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+
+    if not is_dataset_path(data):
+        return read_table(data, "DATA")
+    ds = open_dataset(data, "DATA")
+    arr = ds.numpy()[0]
+    if not hasattr(ds, "columns") or arr.shape[1:] != (len(ds.columns),):
+        raise ValueError(f"DATA {data}: toss reads a table of scalar columns, got items of "
+                         f"shape {arr.shape[1:]}")
+    return list(ds.columns), arr.astype("float64")
+
+
 def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
-    """X, Y, feature names, target names from .csv or .npz."""
+    """X, Y, feature names, target names from .csv, .npz or a table."""
     import numpy as np
 
     if data.suffix == ".npz":
@@ -43,7 +64,7 @@ def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
         if X.ndim != 2:
             raise ValueError(f"{data}: X must be 2-D, got shape {X.shape}")
         return X, Y, None, None
-    header, arr = read_table(data, "DATA")
+    header, arr = _named_columns(data)
     if features is not None:
         missing = [c for c in features if c not in header]
         if missing:
@@ -62,8 +83,11 @@ def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
 
 
 @app.command()
+@training_verb
 def fit(
-    data: Path = typer.Argument(..., help="Training data: .csv with a header, or .npz (X, Y)."),
+    data: Path = typer.Argument(..., help="Training data: .csv with a header, .npz (X, Y), "
+                                "or a .parquet file/folder or Hugging Face datasets folder "
+                                "of named columns."),
     targets: str = typer.Option(None, "--targets", help="Comma-separated target columns "
                                                         "(CSV); the other columns are inputs."),
     loss: str = typer.Option("toss", "--loss", help="toss, nll, beta-nll or tic."),
@@ -73,11 +97,7 @@ def fit(
                              help="Initialisation and shuffling seed."),
     out: Path = typer.Option(Path("model.safetensors"), "--out",
                              help="Where to save the model (its folder is created)."),
-    devices: int = devices_option(),
-    strategy: str = strategy_option(),
-    precision: str = precision_option(),
-    checkpoint_every: int = checkpoint_every_option(),
-    resume: Path = resume_option(),
+    engine: EngineArgs = None,
 ) -> None:
     """Fit a HeteroscedasticRegressor and save it."""
     import torch
@@ -85,19 +105,17 @@ def fit(
     from iclr25._progress import estimating
     from iclr25.toss.model import HeteroscedasticRegressor
 
-    if data.suffix not in (".csv", ".npz"):
-        _fail(f"DATA must end in .csv or .npz, got {data.name}")
+    named = _check_data(data)
     if loss not in LOSSES:
         _fail(f"--loss must be one of {', '.join(LOSSES)}, got {loss!r}")
     if epochs < 1:
         _fail(f"--epochs must be >= 1, got {epochs}")
     if n_neighbors < 2:
         _fail(f"--n-neighbors must be >= 2, got {n_neighbors}")
-    if data.suffix == ".csv" and not targets:
-        _fail("--targets is required for a CSV file (comma-separated column names)")
-    input_file(data, "DATA")
+    if named and not targets:
+        _fail("--targets is required for a CSV file or a table (comma-separated column names)")
     output_path(out)
-    run = engine_run(devices, strategy, precision, checkpoint_every, resume, out)
+    run = engine.for_(HeteroscedasticRegressor.fit, out, "toss fit")
     names = [t.strip() for t in targets.split(",")] if targets else None
     try:
         X, Y, feats, tnames = _load_xy(data, names, None)
@@ -107,7 +125,7 @@ def fit(
                                        seed=seed)
         with estimating():
             reg.fit(torch.from_numpy(X), torch.from_numpy(Y), **run)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
     reg.feature_names_, reg.target_names_ = feats, tnames
     reg.save(out)
@@ -129,16 +147,14 @@ def predict(
 
     from iclr25.toss.model import HeteroscedasticRegressor
 
-    if data.suffix not in (".csv", ".npz"):
-        _fail(f"DATA must end in .csv or .npz, got {data.name}")
     output_path(out, suffixes=(".csv",))
     input_file(model, "MODEL")
-    input_file(data, "DATA")
+    named = _check_data(data)
     try:
         reg = HeteroscedasticRegressor.load(model)
-        feats = reg.feature_names_ if data.suffix == ".csv" else None
-        if data.suffix == ".csv" and feats is None:
-            feats = read_table(data, "DATA")[0]
+        feats = reg.feature_names_ if named else None
+        if named and feats is None:
+            feats = _named_columns(data)[0]
         X, _, _, _ = _load_xy(data, None, feats)
         Xt = torch.from_numpy(X)
         mean, cov = reg.predict(Xt).numpy(), reg.predict_cov(Xt).numpy()

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import check_seed, output_path
+from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
 from iclr25._io import read_matrix
 
 app = typer.Typer(help="URLOST: tokens and representations for data with no known topology "
@@ -15,7 +15,8 @@ app = typer.Typer(help="URLOST: tokens and representations for data with no know
 
 
 def _read(path: Path) -> np.ndarray:
-    X = read_matrix(path, "FILE").astype(np.float32)
+    """Rows of .npy, .csv, a Parquet file or folder or a Hugging Face datasets folder."""
+    X = read_matrix(path, "FILE", tables=True).astype(np.float32)
     if X.shape[1] < 2:  # a 1-D array reads as one column: say so, not "--clusters in [2, 1]"
         _fail(ValueError(f"FILE {path.name} has 1 column; URLOST groups the columns "
                          "(dimensions) into tokens, so it needs at least 2 (one sample per "
@@ -29,13 +30,13 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(2) from None
 
 
-def _fit_echoing_warnings(model, X) -> None:
+def _fit_echoing_warnings(model, X, **run) -> None:
     """``model.fit(X)``, each warning (e.g. the dropped constant columns) one stderr line."""
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model.fit(X)
+        model.fit(X, **run)
     for w in caught:
         typer.echo(f"warning: {w.message}", err=True)
 
@@ -74,14 +75,17 @@ def cluster(
 
 
 @app.command()
+@training_verb
 def fit(
-    file: Path = typer.Argument(..., help="Training samples (.npy/.csv)."),
+    file: Path = typer.Argument(..., help="Training samples: .npy, .csv, .parquet (file or "
+                                          "folder) or a Hugging Face datasets folder."),
     clusters: int = typer.Option(16, "--clusters"),
     neighbors: int = typer.Option(10, "--neighbors", help="k of the kNN dependence graph."),
     epochs: int = typer.Option(20, "--epochs"),
     dim: int = typer.Option(64, "--dim"),
     seed: int = typer.Option(0, "--seed", callback=check_seed),
     out: Path = typer.Option(..., "--out", help="Model file (.safetensors)."),
+    engine: EngineArgs = None,
 ) -> None:
     """Fit URLOST (clusters + masked autoencoder) on FILE; save the model."""
     import torch
@@ -91,12 +95,13 @@ def fit(
 
     try:
         output_path(out, suffixes=(".safetensors",))
+        run = engine.for_(URLOST.fit, out, "urlost fit")
         X = torch.as_tensor(_read(file))
         model = URLOST(n_clusters=clusters, n_neighbors=neighbors, epochs=epochs, dim=dim,
                        seed=seed)
         model._check_params(X.shape[1])
         with estimating():  # the bar (on a terminal) prints its run-time estimate
-            _fit_echoing_warnings(model, X)
+            _fit_echoing_warnings(model, X, **run)
     except (ValueError, TypeError) as exc:
         _fail(exc)
     model.save(out)

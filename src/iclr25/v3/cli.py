@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import check_seed, output_path
+from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
 from iclr25._cli import fail as _fail
 from iclr25._io import read_npy
 
@@ -16,14 +16,25 @@ app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICL
                   no_args_is_help=True, add_completion=False)
 
 
-def _read(path: Path) -> np.ndarray:
-    """A finite float (B, N, F) or (B, N, C, H, W) array from a .npy file."""
-    if not path.is_file() or path.suffix != ".npy":
-        _fail(f"{path}: expected an existing .npy file")
-    try:
-        X = read_npy(path, "SEQS")
-    except ValueError as exc:
-        _fail(exc)
+def _read(path: Path, tables: bool = False) -> np.ndarray:
+    """A finite float (B, N, F) or (B, N, C, H, W) array from a .npy file (or, with
+    ``tables``, a Parquet file or folder or a Hugging Face datasets folder whose one column
+    holds each sequence as nested lists (N, F) or (N, C, H, W))."""
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+
+    if tables and is_dataset_path(path):
+        try:
+            X = open_dataset(path, "SEQS").numpy()[0]
+        except (ValueError, TypeError, ImportError) as exc:
+            _fail(exc)
+    elif not path.is_file() or path.suffix != ".npy":
+        _fail(f"{path}: expected an existing .npy file" + (
+            ", a .parquet file or folder, or a Hugging Face datasets folder" if tables else ""))
+    else:
+        try:
+            X = read_npy(path, "SEQS")
+        except ValueError as exc:
+            _fail(exc)
     if X.dtype.kind != "f":
         _fail(f"{path}: expected a float array, got dtype {X.dtype}")
     if X.ndim not in (3, 5) or X.shape[0] < 1 or X.shape[1] < 1:
@@ -34,14 +45,18 @@ def _read(path: Path) -> np.ndarray:
 
 
 @app.command()
+@training_verb
 def fit(
-    seqs: Path = typer.Argument(..., help="Float .npy of shape (B, N, F) or (B, N, C, H, W)."),
+    seqs: Path = typer.Argument(..., help="Float .npy of shape (B, N, F) or (B, N, C, H, W), "
+                                "or a .parquet file/folder or Hugging Face datasets folder "
+                                "with one column of (N, F) or (N, C, H, W) nested lists."),
     out: Path = typer.Option(..., "--out", help="Where to write the model (.pt)."),
     codes: int = typer.Option(10, "--codes", help="Codebook size K (>= 2)."),
     epochs: int = typer.Option(40, "--epochs", help="Training epochs (>= 1)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Sequences per batch (>= 2)."),
     bundle: str = typer.Option("repo", "--bundle", help="'repo' or 'paper' settings."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
+    engine: EngineArgs = None,
 ) -> None:
     """Train V3 on the sequences, save the model, print its loss and codebook usage.
 
@@ -58,13 +73,14 @@ def fit(
     if bundle not in BUNDLES:
         _fail(f"--bundle must be one of {sorted(BUNDLES)}, got {bundle!r}")
     output_path(out)
-    X = _read(seqs)
+    run = engine.for_(V3.fit, out, "v3 fit")
+    X = _read(seqs, tables=True)
     if X.shape[0] < 2 or X.shape[1] < 2:
         _fail(f"{seqs}: fit needs B >= 2 sequences of N >= 2 fragments, got {X.shape}")
     model = V3(n_codes=codes, epochs=epochs, batch_size=batch_size, bundle=bundle, seed=seed)
     Xt = torch.from_numpy(X)
     with estimating():  # the bar (on a terminal) prints its run-time estimate
-        model.fit(Xt).save(out)
+        model.fit(Xt, **run).save(out)
     last = model.history_[-1]
     used = torch.bincount(model.predict(Xt).flatten(), minlength=codes).double()
     p = used / used.sum()

@@ -1,0 +1,106 @@
+"""Resident memory of a ``fit`` over an on-disk dataset larger than memory is meant to hold
+(issue 71: >= 2 GB on disk, peak resident memory < 1.5 GB).
+
+    python benchmarks/train_memory.py            # a 2.1 GB Parquet file (written, then removed)
+    python benchmarks/train_memory.py --quick    # 0.25 GB: the same check, smaller
+
+Not a test: it writes gigabytes and reads them back, so CI does not run it (run_all.py does).
+The file (``--dir``, default the system's temporary folder) holds ``x`` (256 float32 per
+row, uncompressed, row groups of 16384 rows) and a class label ``y``. One epoch of
+:func:`iclr25._train.fit_minibatch` (the loop behind every method's ``fit``) trains a linear
+classifier over every row through :class:`iclr25.datasets.files.TableRows` (a 256 MB chunk
+cache) in its streaming order (:meth:`~iclr25.datasets.files.TableRows.batches`), in a fresh
+spawned process whose whole peak resident memory (``VmHWM``: interpreter, torch, pyarrow
+and the cache, not above a baseline) is the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _timing import row
+
+M = "train_memory"
+D, ROWS_PER_GROUP, CLASSES, BOUND_MB = 256, 16384, 10, 1536.0
+
+
+def write(path: Path, gb: float) -> int:
+    """A Parquet file of about ``gb`` GB of float32 rows; return its row count."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    groups = max(1, round(gb * 1e9 / (ROWS_PER_GROUP * (D * 4 + 8))))
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(D, CLASSES)).astype(np.float32)
+    schema = pa.schema([("x", pa.list_(pa.float32(), D)), ("y", pa.int64())])
+    with pq.ParquetWriter(path, schema, compression="none") as out:
+        for _ in range(groups):
+            x = rng.normal(size=(ROWS_PER_GROUP, D)).astype(np.float32)
+            y = (x @ w).argmax(1)
+            out.write_table(pa.table({"x": pa.FixedSizeListArray.from_arrays(
+                pa.array(x.reshape(-1)), D), "y": y}, schema=schema),
+                row_group_size=ROWS_PER_GROUP)
+    return groups * ROWS_PER_GROUP
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(field)
+
+
+def fit(path: str) -> tuple[float, int, float, float]:
+    """In a fresh process: one epoch over the file; (peak RSS MB, rows, seconds, last loss)."""
+    import torch
+
+    from iclr25._train import fit_minibatch
+    from iclr25.datasets.files import TableRows
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    ds = TableRows(path, target="y", cache_mb=256)
+    model = torch.nn.Linear(D, CLASSES)
+    t0 = time.perf_counter()
+    hist = fit_minibatch(model, torch.nn.functional.cross_entropy, ds, None, epochs=1,
+                         batch_size=1024, seed=0, batches=ds.batches(1024, seed=0),
+                         optimizer=torch.optim.SGD(model.parameters(), lr=0.05))
+    return _status_mb("VmHWM"), len(ds), time.perf_counter() - t0, hist[-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a 0.25 GB file instead of 2.1 GB")
+    ap.add_argument("--gb", type=float, default=None, help="file size (default 2.1)")
+    ap.add_argument("--dir", type=Path, default=None, help="where to write it (removed after)")
+    args = ap.parse_args(argv)
+    gb = args.gb or (0.25 if args.quick else 2.1)
+    folder = Path(tempfile.mkdtemp(prefix="iclr25-train-memory-", dir=args.dir))
+    try:
+        path = folder / "rows.parquet"
+        n = write(path, gb)
+        size = path.stat().st_size / 1e9
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            peak, rows, seconds, loss = pool.apply(fit, (str(path),))
+        assert rows == n
+        print(f"{rows} rows in {seconds:.0f} s ({rows / seconds:.0f} rows/s), last epoch loss "
+              f"{loss:.3f}", flush=True)
+        row(M, f"peak RSS of one fit_minibatch epoch over a {size:.2f} GB Parquet file "
+               f"({n} rows, 256 MB cache)", peak, BOUND_MB, peer_name="the issue's bound",
+            unit="MB", target=f"< {BOUND_MB:g} MB", met=peak < BOUND_MB,
+            note=f"{rows / seconds:.0f} rows/s, last epoch loss {loss:.3f}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
