@@ -202,3 +202,32 @@ def _met(met: bool | None) -> str:
 
 def _round(x: float | None) -> float | None:
     return None if x is None or x != x else float(f"{x:.4g}")
+
+
+def op_times(fn: Callable[[], object], repeat: int = 3) -> dict[str, float]:
+    """Self CPU seconds per call of each torch operator in ``fn`` (``torch.profiler``, after
+    one warm-up call; numpy work shows as no operator)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(repeat):
+            fn()
+    return {e.key: e.self_cpu_time_total / 1e6 / repeat for e in prof.key_averages()}
+
+
+def profile_note(ours: dict[str, float], peer: dict[str, float] | None = None,
+                 top: int = 4) -> str:
+    """A row's note from :func:`op_times` tables: ours' largest operators (share of the
+    profiled time) and, given the peer's, where ours spends more than the peer per call."""
+    total = sum(ours.values()) or 1.0
+    head = sorted(ours.items(), key=lambda kv: -kv[1])[:top]
+    out = "profile (torch.profiler, self CPU per call): " + ", ".join(
+        f"{k} {v * 1e3:.3g} ms ({v / total:.0%})" for k, v in head)
+    if peer is not None:
+        diff = {k: ours.get(k, 0.0) - peer.get(k, 0.0) for k in set(ours) | set(peer)}
+        more = [(k, d) for k, d in sorted(diff.items(), key=lambda kv: -kv[1])[:top] if d > 0]
+        out += "; ours over the peer: " + (", ".join(
+            f"{k} +{d * 1e3:.3g} ms" for k, d in more) or "nothing")
+        out += f"; total {total * 1e3:.3g} vs {sum(peer.values()) * 1e3:.3g} ms"
+    return out
