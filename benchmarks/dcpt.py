@@ -28,7 +28,7 @@ import argparse
 import numpy as np
 import torch
 import torch.nn.functional as F
-from _timing import compare, measure, op_times, profile_note, row, timed_row
+from _timing import compare, measure, op_compare, profile_note, row, timed_row
 from skimage import exposure, restoration
 
 from iclr25.datasets.images import (
@@ -147,10 +147,10 @@ def step_costs(train: list, s: object, quick: bool) -> None:
                          lambda n=net, o=opt, a=b_lq, b=b_gt: l1_step(n, o, a, b), 3)
         tf = measure(lambda n=net, o=opt, a=both_lq, b=both_gt: l1_step(n, o, a, b), 3).cpu
         tc = measure(lambda c=clf, f=feats, t=b_y: classifier_pass(c, f, t), 3).cpu
-        prof = profile_note(op_times(lambda n=net, c=clf, o=opt, a=b_lq, b=b_gt, t=b_y:
-                                     dcpt_step(n, c, o, a, b, t), 2),
-                            op_times(lambda n=net, o=opt, a=b_lq, b=b_gt: l1_step(n, o, a, b),
-                                     2))
+        prof = profile_note(*op_compare(lambda n=net, c=clf, o=opt, a=b_lq, b=b_gt, t=b_y:
+                                        dcpt_step(n, c, o, a, b, t),
+                                        lambda n=net, o=opt, a=b_lq, b=b_gt: l1_step(n, o, a, b),
+                                        3))
         timed_row(M, f"pre-training step, crop {size}, batch 12", tb, ta, target=1 / 2.2,
                   peer_name="L1 step of the same U-Net", agreement="same restorer and batch; "
                   "DCPT adds the classifier", note=_floor_note((tf + tc) / ta.cpu, prof))

@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 import torch
-from _timing import compare, measure, op_times, profile_note, row
+from _timing import compare, measure, op_compare, op_times, profile_note, row
 
 from iclr25.oft import flow_cost, make_layered, min_cost_flow, oft_sinkhorn
 
@@ -193,9 +193,9 @@ def batch_speedup(m, B, iters):
                                          for k in range(B)], 3)
         its = [int(oft_sinkhorn(s[k], C[k], 3e-3, numItermax=iters, log=True)[1]["n_iter"])
                for k in range(B)]
-        prof = profile_note(op_times(lambda: oft_sinkhorn(s, C, 3e-3, numItermax=iters), 1),
-                            op_times(lambda: [oft_sinkhorn(s[k], C[k], 3e-3, numItermax=iters)
-                                              for k in range(B)], 1))
+        prof = profile_note(*op_compare(lambda: oft_sinkhorn(s, C, 3e-3, numItermax=iters),
+                                        lambda: [oft_sinkhorn(s[k], C[k], 3e-3, numItermax=iters)
+                                                 for k in range(B)], 1))
     # the batch steps every instance until the slowest converges: B·max(its) instance-steps
     # against sum(its) one by one, the work the batching must win back
     row(M, f"{B} instances n={3 * m} in one call", t_one.cpu, t_many.cpu, unit="s CPU",

@@ -106,10 +106,13 @@ class _Dual:
     @classmethod
     def at(cls, pb: _Problem, stage: _Stage, phi: torch.Tensor) -> _Dual:
         arcs: SparseArcs = pb.arcs  # type: ignore[assignment]
-        z = (arcs.difference(phi) - arcs.C) / stage.eps
-        P = W = torch.exp(z)
-        psi = P
-        if pb.cap is not None:
+        # in place on the fresh differences (same values; one exp and no temporaries: the
+        # line search evaluates this once per trial step)
+        z = arcs.difference(phi).sub_(arcs.C).div_(stage.eps)
+        if pb.cap is None:
+            P = W = psi = z.exp_()
+        else:
+            P = W = psi = torch.exp(z)
             clipped = P > pb.cap
             P = torch.where(clipped, pb.cap, P)
             W = torch.where(clipped, 0.0, P)
