@@ -1,6 +1,7 @@
 """The README's benchmark figures, read from the rows of one ``run_all.py`` run.
 
-A figure in README.md is a marked span whose text ``run_all.py`` rewrites after every run::
+A figure in README.md or a user guide (``docs/guide/*.md``) is a marked span whose text
+``run_all.py`` rewrites after every run::
 
     <!--fig ratio oft "solve n=300 capacitated" peer="OR-Tools*"-->14<!--/fig-->
 
@@ -16,9 +17,15 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
+from pathlib import Path
 
 MARK = re.compile(r"<!--fig (?P<spec>[^>]*?)-->(?P<text>.*?)<!--/fig-->")
 FIELDS = ("ratio", "inverse", "ours", "peer", "load", "date")
+
+
+def documents(root: Path) -> list[Path]:
+    """The files whose figure marks a run re-renders: README.md and the user guides."""
+    return [root / "README.md", *sorted((root / "docs" / "guide").glob("*.md"))]
 
 
 def number(x: float) -> str:

@@ -9,8 +9,8 @@ name, the unit, the ratio (> 1: ours is better), the target, the load average an
 prefixes each command (e.g. ``--gate "/work/heavy nice -n 10"`` on a shared machine).
 
 The run's command, its seconds and the load average before and after it head RESULTS.md; then
-README.md's figure marks are re-rendered from the rows (``_quote.py``), so the README quotes
-this run and no other (only when ``--out`` is this folder).
+the figure marks of README.md and the user guides are re-rendered from the rows
+(``_quote.py``), so they quote this run and no other (only when ``--out`` is this folder).
 """
 
 from __future__ import annotations
@@ -145,12 +145,12 @@ def main(argv: list[str] | None = None) -> int:
         write_markdown(args.out / "RESULTS.md", runs, rows, run)
     print(f"{run['seconds']} s, load {run['load_before']} before, {run['load_after']} after")
     if args.out.resolve() == HERE:
-        readme = HERE.parent / "README.md"
-        try:
-            readme.write_text(_quote.fill(readme.read_text(), rows))
-        except LookupError as exc:  # a mark names a row this run did not write
-            print(f"README.md not updated: {exc}", file=sys.stderr)
-            return 1
+        for doc in _quote.documents(HERE.parent):
+            try:
+                doc.write_text(_quote.fill(doc.read_text(), rows))
+            except LookupError as exc:  # a mark names a row this run did not write
+                print(f"{doc.name} not updated: {exc}", file=sys.stderr)
+                return 1
     return 0 if all(s["status"] == "ok" for s in runs.values()) else 1
 
 

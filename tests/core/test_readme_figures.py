@@ -1,7 +1,8 @@
-"""README's benchmark figures are read from the run that wrote benchmarks/RESULTS.md and
-benchmarks/results.json: each figure is a mark (``<!--fig ...-->``) that ``run_all.py``
-re-renders from the rows after a run, RESULTS.md is that run's table, and a ratio quoted outside
-a mark must still be one of the method's measured ratios. Nothing is timed here."""
+"""README's (and the user guides') benchmark figures are read from the run that wrote
+benchmarks/RESULTS.md and benchmarks/results.json: each figure is a mark (``<!--fig ...-->``)
+that ``run_all.py`` re-renders from the rows after a run, RESULTS.md is that run's table, and a
+ratio quoted outside a mark must still be one of the method's measured ratios. Nothing is timed
+here."""
 
 from __future__ import annotations
 
@@ -93,11 +94,16 @@ def test_quoted_ratios_parse_ranges_and_skip_targets():
     assert holds("1.8", [0.5555]) and holds("2.80", [2.8]) and not holds("2.8", [2.7])
 
 
-def test_readme_marks_are_the_results(bench, results):
+def test_readme_and_guide_marks_are_the_results(bench, results):
     q, _ = bench
-    stale = q.stale((ROOT / "README.md").read_text(), results["rows"])
-    assert not stale, ("README quotes figures that benchmarks/results.json does not hold (run "
-                       f"`python benchmarks/run_all.py --quick`, which re-renders them): {stale}")
+    docs = q.documents(ROOT)
+    assert ROOT / "README.md" in docs and len(docs) > 10
+    stale = [f"{d.relative_to(ROOT)}: {s}" for d in docs
+             for s in q.stale(d.read_text(), results["rows"])]
+    assert not stale, ("README or a guide quotes figures that benchmarks/results.json does not "
+                       "hold (run `python benchmarks/run_all.py --quick`, which re-renders "
+                       f"them): {stale}")
+    assert q.MARK.search((ROOT / "README.md").read_text())
 
 
 def test_results_md_is_the_table_of_results_json(bench, results, tmp_path):
