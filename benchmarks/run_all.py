@@ -86,9 +86,11 @@ def write_markdown(path: Path, runs: dict, rows: list[dict], run: dict | None = 
              "Written by `python benchmarks/run_all.py --quick` (after "
              '`pip install -e ".[all,test,bench]"`); do not edit by hand.', ""]
     if run:
-        lines += [f"Run: `{run['command']}`, {run['started']} to {run['finished']} UTC, "
+        lines += [f"Run: `{run['command']}`, {run['started']} to {run['finished']}, "
                   f"{run['seconds']:g} s wall; load average {run['load_before']:g} before, "
-                  f"{run['load_after']:g} after, {run['cpus']} CPUs.", ""]
+                  f"{run['load_after']:g} after, {run['cpus']} CPUs."
+                  + (" It re-ran some benchmarks only (`--only`): the others' rows are from "
+                     "earlier runs (their dates)." if "--only" in run["command"] else ""), ""]
     lines += ["*ours* and *peer* are medians of the same number of alternating calls in one "
               "process (CPU time unless the unit says otherwise; wall time in results.json); "
               "*ratio* is how many times better ours is (peer / ours for times and memory, "

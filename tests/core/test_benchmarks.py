@@ -119,8 +119,8 @@ def test_results_md_states_the_run_and_the_notes(run_all, tmp_path):
     run_all.write_markdown(out, {"toss": {"status": "ok", "rows": 1, "seconds": 1.0,
                                           "date": "2026-12-07T02:20"}}, rows, run)
     text = out.read_text()
-    assert ("Run: `python benchmarks/run_all.py --quick`, 2026-12-07T02:15 to 2026-12-07T02:27 "
-            "UTC, 712.5 s wall; load average 0.4 before, 1.1 after, 2 CPUs.") in text
+    assert ("Run: `python benchmarks/run_all.py --quick`, 2026-12-07T02:15 to 2026-12-07T02:27, "
+            "712.5 s wall; load average 0.4 before, 1.1 after, 2 CPUs.") in text
     assert "- **v3 | c**: median of 5; profile (torch.profiler): aten::mm" in text
     assert "toss | c**" not in text  # a bare "median of N" is no note
     assert "| toss | c | 2 s CPU | 1 s CPU (p) | 0.5× | ≥ 1× (missed) | 3.25 |" in text
