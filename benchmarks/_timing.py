@@ -202,3 +202,58 @@ def _met(met: bool | None) -> str:
 
 def _round(x: float | None) -> float | None:
     return None if x is None or x != x else float(f"{x:.4g}")
+
+
+def _profiled(fn: Callable[[], object]) -> dict[str, float]:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    return {e.key: e.self_cpu_time_total / 1e6 for e in prof.key_averages()}
+
+
+def _median_ops(runs: list[dict[str, float]]) -> dict[str, float]:
+    keys = set().union(*runs)
+    return {k: statistics.median(r.get(k, 0.0) for r in runs) for k in keys}
+
+
+def op_times(fn: Callable[[], object], repeat: int = 3) -> dict[str, float]:
+    """Self CPU seconds per call of each torch operator in ``fn`` (``torch.profiler``, one
+    call per profile after a warm-up call, the median over ``repeat`` profiles; numpy work
+    shows as no operator)."""
+    fn()
+    return _median_ops([_profiled(fn) for _ in range(repeat)])
+
+
+def op_compare(ours: Callable[[], object], peer: Callable[[], object], repeat: int = 5
+               ) -> tuple[dict[str, float], dict[str, float]]:
+    """:func:`op_times` of both sides, profiled alternately (a drifting load hits both)."""
+    ours()
+    peer()
+    a, b = [], []
+    for _ in range(repeat):
+        a.append(_profiled(ours))
+        b.append(_profiled(peer))
+    return _median_ops(a), _median_ops(b)
+
+
+def profile_note(ours: dict[str, float], peer: dict[str, float] | None = None,
+                 top: int = 4) -> str:
+    """A row's note from :func:`op_times` tables: ours' largest operators (share of the
+    profiled time) and, given the peer's, the operators only ours runs and, of the shared
+    ones, where ours spends more than the peer per call."""
+    total = sum(ours.values()) or 1.0
+    head = sorted(ours.items(), key=lambda kv: -kv[1])[:top]
+    out = "profile (torch.profiler, self CPU per call, median): " + ", ".join(
+        f"{k} {v * 1e3:.3g} ms ({v / total:.0%})" for k, v in head)
+    if peer is not None:
+        only = {k: v for k, v in ours.items() if k not in peer and v > 0}
+        more = sorted(((k, v - peer[k]) for k, v in ours.items() if k in peer and v > peer[k]),
+                      key=lambda kv: -kv[1])[:top]
+        out += (f"; only ours runs {len(only)} operators, {sum(only.values()) * 1e3:.3g} ms ("
+                + ", ".join(f"{k} {v * 1e3:.3g}" for k, v in
+                            sorted(only.items(), key=lambda kv: -kv[1])[:top]) + ")")
+        out += "; of the shared ones ours spends more in " + (", ".join(
+            f"{k} +{d * 1e3:.3g} ms" for k, d in more) or "none")
+        out += f"; total {total * 1e3:.3g} vs {sum(peer.values()) * 1e3:.3g} ms"
+    return out

@@ -56,8 +56,11 @@ def semi_table(steps: int) -> None:
     row(M, f"semi-supervised OOM accuracy (10% labels, {steps} steps)", acc0, rows[best][0],
         better="higher", unit="accuracy", peer_name=f"{best} (best of ERM, LabelSpreading, "
         "SelfTraining)", note=f"fit s CPU: COX {t0:.1f}, {best} {rows[best][1]:.2f}")
-    row(M, "COX fit time, n = 1347", t0, None, peer_name="-", unit="s CPU",
-        target="≤ 30 s", met=t0 <= 30)
+    # the bound is a time; the ratio to the plain network trained alike in this run
+    # is what a loaded machine leaves standing
+    row(M, "COX fit time, n = 1347", t0, rows["ERM (10% labels)"][1], unit="s CPU",
+        peer_name=f"ERM, the same network and {steps} steps (same run)", target="≤ 30 s",
+        met=t0 <= 30)
 
 
 def purity_table(steps: int) -> None:
@@ -118,9 +121,10 @@ def mnn_table(sizes: list[int]) -> None:
     mem = peak_rss_mb(_mnn_job, n)
     row(M, f"mutual NN n={n} d=64: peak RSS", mem, None, peer_name="-", unit="MB",
         target="≤ 1024 MB (at 1e5)", met=mem <= 1024, agreement="measured, spawned process")
-    per = t_o.cpu / (n * n / 1e9)
+    per, per_p = t_o.cpu / (n * n / 1e9), t_p.cpu / (n * n / 1e9)
     row(M, "mutual NN n=1e5 d=64" + ("" if n == 100_000 else " (extrapolated, O(n²))"),
-        per * 10, None, peer_name="-", unit="s CPU", target="≤ 60 s", met=per * 10 <= 60)
+        per * 10, per_p * 10, peer_name="faiss IndexFlatIP both ways (extrapolated alike)",
+        unit="s CPU", target="≤ 60 s", met=per * 10 <= 60)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -89,3 +89,39 @@ def test_row_ratio_and_target(tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match="differ"):
         timing.agree([1.0, 2.0], [1.0, 2.1], atol=1e-3)
     assert timing.agree([1.0, 2.0], [1.0, 2.0 + 1e-12], atol=1e-9) < 1e-9
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in BENCH.glob("*.py")))
+def test_benchmark_leaves_no_temporary_files(name):
+    """Every temporary file or folder a benchmark makes is a ``with`` block's, removed when
+    the block ends (oft_sparse once left a folder of DIMACS files per run)."""
+    tree = ast.parse((BENCH / f"{name}.py").read_text())
+    managed = {id(i.context_expr) for n in ast.walk(tree) if isinstance(n, ast.With)
+               for i in n.items}
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+             and n.func.value.id == "tempfile"]
+    for c in calls:
+        assert c.func.attr in {"TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile"}, (
+            f"{name}.py: tempfile.{c.func.attr} leaves its file behind")
+        assert id(c) in managed, f"{name}.py line {c.lineno}: tempfile.{c.func.attr} outside a with"
+
+
+def test_results_md_states_the_run_and_the_notes(run_all, tmp_path):
+    base = {"case": "c", "ours": 2.0, "peer": 1.0, "peer_name": "p", "unit": "s CPU",
+            "ratio": 0.5, "target": "≥ 1×", "met": False, "load": 3.25, "date": "2026-12-07",
+            "agreement": ""}
+    rows = [base | {"method": "toss", "note": "median of 3"},
+            base | {"method": "v3", "note": "median of 5; profile (torch.profiler): aten::mm"}]
+    run = {"command": "python benchmarks/run_all.py --quick", "started": "2026-12-07T02:15",
+           "finished": "2026-12-07T02:27", "seconds": 712.5, "load_before": 0.4,
+           "load_after": 1.1, "cpus": 2}
+    out = tmp_path / "RESULTS.md"
+    run_all.write_markdown(out, {"toss": {"status": "ok", "rows": 1, "seconds": 1.0,
+                                          "date": "2026-12-07T02:20"}}, rows, run)
+    text = out.read_text()
+    assert ("Run: `python benchmarks/run_all.py --quick`, 2026-12-07T02:15 to 2026-12-07T02:27, "
+            "712.5 s wall; load average 0.4 before, 1.1 after, 2 CPUs.") in text
+    assert "- **v3 | c**: median of 5; profile (torch.profiler): aten::mm" in text
+    assert "toss | c**" not in text  # a bare "median of N" is no note
+    assert "| toss | c | 2 s CPU | 1 s CPU (p) | 0.5× | ≥ 1× (missed) | 3.25 |" in text

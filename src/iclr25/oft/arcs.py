@@ -225,8 +225,11 @@ class SparseArcs:
         return self._ends
 
     def net_out(self, a: torch.Tensor) -> torch.Tensor:
-        """``row_sums(a) - col_sums(a)`` in one scatter."""
-        return self._nodes(torch.cat([a, -a]), self._both_ends())
+        """``row_sums(a) - col_sums(a)``: the tails' sums, then the heads' subtracted in the
+        same order (the sums of one scatter over ``[a, -a]``, without the copy)."""
+        out = torch.zeros(self.B * self.n, dtype=a.dtype, device=a.device)
+        out.index_add_(0, self.rows, a)
+        return out.index_add_(0, self.cols, a, alpha=-1).view(self.B, self.n)
 
     def difference(self, p: torch.Tensor) -> torch.Tensor:
         """``p_i - p_j`` on the arcs ``(i, j)`` in one gather."""

@@ -97,8 +97,10 @@ def oft_sinkhorn(
       finishes one ε stage at a time (the scaling moves the potentials into the next
       stage): the paper's capacitated iteration, which stalls near violation 2e-4·Σs⁺
       after 20000 iterations on the benchmarks' instances, converges in 290 (layered,
-      n = 300) and 3314 (NETGEN-like, 10⁴ arcs); not yet at 10⁵ arcs, where the steps
-      cycle at reg 4e-3 and the scaling takes the stage back after 200 of them.
+      n = 300) and 3314 (NETGEN-like, 10⁴ arcs); not yet at 10⁵ arcs: at reg 4e-3 the
+      active arcs leave a sub-problem the capacities make infeasible (its dual rises
+      without bound, every arc at its cap), and with every arc kept the final stage's
+      steps stall near violation 1e-3·Σs⁺; the scaling takes a stage back after 200 steps.
     - The capacity clip starts from the unclipped kernel ``K₀`` at every step (the exact dual
       update of the capacity multipliers); the official ``K = min(K, cap / (u vᵀ))`` is
       cumulative, so a cap that bound once in the transient stays bound and the flow's cost
