@@ -88,3 +88,15 @@ def test_checkpoint_of_another_size_or_a_bad_file_is_refused(one_thread, tmp_pat
 def test_unknown_engine_keyword_is_named():
     with pytest.raises(TypeError, match="'devcies'"):
         _trainer(epochs=1)(devcies=2)
+
+
+def test_embedder_fit_takes_the_engine_keywords(one_thread, tmp_path):
+    from iclr25.comm import CoMMEmbedder
+
+    g = torch.Generator().manual_seed(0)
+    A, B = torch.randn(40, 5, generator=g).numpy(), torch.randn(40, 3, generator=g).numpy()
+
+    def train(**engine):
+        emb = CoMMEmbedder(dim=8, epochs=3, batch_size=16, hidden=16).fit([A, B], **engine)
+        return emb.history_, [t.detach().clone() for t in emb.model_.state_dict().values()]
+    check_resume(train, 4, tmp_path)
