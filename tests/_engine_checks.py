@@ -96,3 +96,18 @@ def check_refused(train: Train, other: Train, tmp_path: Any, match: str) -> None
             _fresh(train, checkpoint=ckpt, resume=ckpt)
         assert "\n" not in str(err.value)
         assert ckpt.read_bytes() == raw
+
+
+def tensors(module: torch.nn.Module, *, key_bias: bool = True) -> list[torch.Tensor]:
+    """``module``'s trained tensors (copies). ``key_bias=False`` leaves the attention's key
+    bias out (the middle third of ``in_proj_bias``): softmax is invariant to it, so its
+    gradient is 0 up to rounding, and Adam's normalised step turns that noise (not the same
+    in one process and in two) into moves of about lr, which no other weight feels."""
+    out = []
+    for name, t in module.state_dict().items():
+        t = t.detach().clone()
+        if not key_bias and name.endswith("in_proj_bias"):
+            d = len(t) // 3
+            t = torch.cat([t[:d], t[2 * d:]])
+        out.append(t)
+    return out

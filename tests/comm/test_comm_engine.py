@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _engine_checks import check_bf16, check_ddp, check_refused, check_resume
+from _engine_checks import check_bf16, check_ddp, check_refused, check_resume, tensors
 from torch import nn
 
 from iclr25._train import seeded_init
@@ -24,7 +24,7 @@ def _model(dim=16, batch_norm=True):
     return model
 
 
-def _trainer(objective="comm", dim=16, batch_norm=True, epochs=7, n=45):
+def _trainer(objective="comm", dim=16, batch_norm=True, epochs=7, n=45, key_bias=True):
     """45 rows in batches of 16: 3 steps per epoch (the last of 13 rows, split 7/6 under
     DDP); 7 epochs = 21 steps."""
     g = torch.Generator().manual_seed(0)
@@ -35,36 +35,22 @@ def _trainer(objective="comm", dim=16, batch_norm=True, epochs=7, n=45):
         aug = [Compose(GaussianNoise(0.1), RandomDrop(0.5)) for _ in range(2)]
         h = pretrain(model, xs, augment=aug, objective=objective, epochs=epochs,
                      batch_size=16, lr=3e-3, seed=1, **engine)
-        return h, _tensors(model)
+        return h, tensors(model, key_bias=key_bias)
     return train
-
-
-def _tensors(model):
-    """The trained tensors, less the attention's key bias: softmax is invariant to it, so
-    its gradient is 0 up to rounding, and Adam's normalised step turns that noise (not the
-    same in one process and in two) into moves of about lr."""
-    out = []
-    for name, t in model.state_dict().items():
-        t = t.detach().clone()
-        if name.endswith("in_proj_bias"):
-            d = len(t) // 3
-            t = torch.cat([t[:d], t[2 * d:]])
-        out.append(t)
-    return out
 
 
 @pytest.mark.parametrize("objective", ["comm", "cross_self", "simclr"])
 def test_ddp_gathers_negatives_and_equals_one_process(one_thread, objective):
     # without BatchNorm every process's rows see the global batch's negatives: the same run
-    check_ddp(_trainer(objective, batch_norm=False))
+    check_ddp(_trainer(objective, batch_norm=False, key_bias=False))    # see tensors()
 
 
 def test_ddp_with_the_projectors_batch_norm_stays_near_one_process(one_thread):
     # the projector's BatchNorm normalises each process's share (as the official code on
     # several GPUs): stated tolerance, the two runs are closer to each other than to where
     # they started, by 10x
-    train = _trainer()
-    start = _tensors(_model())
+    train = _trainer(key_bias=False)
+    start = tensors(_model(), key_bias=False)
     s1, s2 = check_ddp(train, atol=float("inf"))
     def dist(a, b):
         return sum(float((x.float() - y.float()).norm()) for x, y in zip(a, b, strict=True))

@@ -307,6 +307,7 @@ def test_engine_keywords_are_defined_once_and_taken_by_every_training_api():
     from iclr25.comm import CoMMEmbedder
     from iclr25.comm.training import pretrain, pretrain_together
     from iclr25.lsdt.training import train as lsdt_train
+    from iclr25.urlost import URLOST
 
     keys = list(EngineOptions.__annotations__)
     fields = {f: Engine.__dataclass_fields__[f].default for f in keys}
@@ -314,7 +315,7 @@ def test_engine_keywords_are_defined_once_and_taken_by_every_training_api():
     # the same names and defaults as the Engine that checks them
     sig = inspect.signature(fit_minibatch).parameters
     assert {k: sig[k].default for k in keys} == fields
-    for fn in (pretrain, pretrain_together, lsdt_train, CoMMEmbedder.fit):
+    for fn in (pretrain, pretrain_together, lsdt_train, CoMMEmbedder.fit, URLOST.fit):
         last = list(inspect.signature(fn).parameters.values())[-1]
         hint = typing.get_type_hints(inspect.unwrap(fn))[last.name]
         assert last.kind is last.VAR_KEYWORD and typing.get_args(hint) == (EngineOptions,), \
