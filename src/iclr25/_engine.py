@@ -55,6 +55,15 @@ Why Fabric and not Hugging Face Accelerate (read 2026-12, docs and issues):
   matter: gradients of float32 parameters stay float32 under autocast.
 - Dependencies: ``lightning-fabric`` needs only ``lightning-utilities`` beside torch.
 
+Contrastive losses (``gathered=True``): every process is given the whole global batch, computes
+the embeddings of its own rows (:func:`local_rows`) and gathers everyone's with their gradient
+(:func:`gather`) before the loss, so the negatives are the global batch's, as the papers'
+official code does (CoMM's ``all_gather_batch_with_grad``, https://github.com/Duplums/CoMM,
+``utils.py``/``losses/comm_loss.py``; the same in SLIP and SimCLR). Each process then holds
+the global loss; the gathered rows' gradients are summed over the processes, and DDP's mean of
+the parameters' gradients makes the step the one process's step at the same batch. In one
+process both functions return their argument: the claims' numbers are unchanged.
+
 Determinism: Fabric never reseeds (we do not call ``seed_everything``); all randomness of the
 loop comes from the caller's generator and torch's global RNG, both saved in checkpoints.
 """
@@ -65,12 +74,13 @@ import functools
 import hashlib
 import logging
 import os
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import torch
 from torch import nn
@@ -78,7 +88,13 @@ from torch.utils.data import DataLoader, Dataset
 
 from iclr25._checks import check_choice, check_int
 
-__all__ = ["CHECKPOINT_KIND", "Engine", "Loop", "Precision", "Strategy", "available_devices"]
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # typing-extensions comes with torch
+    from typing_extensions import Unpack
+
+__all__ = ["CHECKPOINT_KIND", "Engine", "EngineOptions", "Loop", "Precision", "Strategy",
+           "Unpack", "available_devices", "gather", "local_rows"]
 
 Precision = Literal["32", "bf16-mixed", "16-mixed"]
 Strategy = Literal["auto", "single", "ddp"]
@@ -87,6 +103,30 @@ CHECKPOINT_KIND = "iclr25.fit_minibatch/1"
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 Callback = Callable[[torch.Tensor, torch.Tensor], torch.Tensor | None]
+
+
+class EngineOptions(TypedDict, total=False):
+    """The training engine's keywords, as every method's training function takes them
+    (``**engine: Unpack[EngineOptions]``) and passes them on to
+    :func:`iclr25._train.fit_minibatch`; each is a field of :class:`Engine` (read there).
+
+    Keys:
+        devices: processes (CPU, gloo) or GPUs (NCCL) of data-parallel training (default 1).
+        strategy: "auto" (DDP when devices > 1), "single" or "ddp".
+        precision: "32" (default), "bf16-mixed", or "16-mixed" (CUDA only).
+        checkpoint: file holding the whole training state, written every
+            ``checkpoint_every`` optimiser steps and at the end.
+        checkpoint_every: steps between checkpoints (needs ``checkpoint``).
+        resume: a checkpoint of this same training to continue from; the result equals the
+            uninterrupted run.
+    """
+
+    devices: int
+    strategy: Strategy
+    precision: Precision
+    checkpoint: str | os.PathLike | None
+    checkpoint_every: int | None
+    resume: str | os.PathLike | None
 
 
 def available_devices(kind: str) -> int:
@@ -146,6 +186,16 @@ class Engine:
             raise ValueError(f"checkpoint must be a file in an existing folder, got "
                              f"{self.checkpoint}")
 
+    @classmethod
+    def of(cls, options: Mapping[str, Any], device_kind: str = "cpu") -> Engine:
+        """The engine of a training function's ``**engine`` keywords, checked before any
+        work (an unknown keyword is a TypeError naming it)."""
+        unknown = sorted(set(options) - set(EngineOptions.__annotations__))
+        if unknown:
+            raise TypeError(f"unexpected keyword argument {unknown[0]!r} (the engine takes "
+                            f"{', '.join(EngineOptions.__annotations__)})")
+        return cls(**options, device_kind=device_kind)
+
     @property
     def distributed(self) -> bool:
         return self.strategy == "ddp" or self.devices > 1
@@ -154,6 +204,43 @@ class Engine:
     def plain(self) -> bool:
         """One process in float32: the loop runs without Fabric (the claims' path)."""
         return not self.distributed and self.precision == "32"
+
+
+# -- one global batch over the processes (contrastive losses) ------------------------------
+
+#: (rank, world size) while a DDP process of a ``gathered`` loop trains; None otherwise
+_SHARD: tuple[int, int] | None = None
+
+
+def local_rows(x: torch.Tensor) -> torch.Tensor:
+    """This process's rows of a global batch ``x`` (N, ...): its ``tensor_split`` share
+    under DDP, ``x`` itself in one process."""
+    if _SHARD is None:
+        return x
+    rank, world = _SHARD
+    return x.tensor_split(world)[rank]
+
+
+def gather(x: torch.Tensor) -> torch.Tensor:
+    """Every process's rows of ``x`` (n_rank, ...) concatenated in rank order (N, ...),
+    this process's rows keeping their gradient (the gathered gradients are summed over the
+    processes: ``torch.distributed.nn.functional.all_gather``); ``x`` itself in one process.
+    Uneven shares are padded for the collective and cut back."""
+    if _SHARD is None:
+        return x
+    import torch.distributed as dist
+    from torch.distributed.nn.functional import all_gather
+
+    world = _SHARD[1]
+    sizes = [torch.zeros(1, dtype=torch.long, device=x.device) for _ in range(world)]
+    dist.all_gather(sizes, torch.tensor([len(x)], device=x.device))
+    rows = [int(s) for s in sizes]
+    pad = max(rows) - len(x)
+    padded = torch.cat([x, x.new_zeros(pad, *x.shape[1:])]) if pad else x
+    with warnings.catch_warnings():     # torch 2.13 deprecates it for a private module's
+        warnings.simplefilter("ignore", FutureWarning)  # (which Fabric does not use either)
+        parts = all_gather(padded.contiguous())
+    return torch.cat([p[:r] for p, r in zip(parts, rows, strict=True)])
 
 
 # -- data --------------------------------------------------------------------------------------
@@ -212,6 +299,12 @@ class Loop:
 
     ``model``, ``optimizer``, ``scheduler``, ``ema`` and ``extra_state`` are the caller's
     objects, trained in place (after a forked DDP run, rank 0's states are loaded back).
+    ``gathered``: under DDP each process is given the whole batch and ``model`` computes the
+    global batch's loss through :func:`local_rows` and :func:`gather` (a contrastive loss),
+    instead of each process taking its share of the rows. ``interval="step"``: the
+    scheduler and the progress bar advance after every optimiser step and the history holds
+    every step's loss (a training counted in steps, one "epoch" of ``steps`` batches).
+    ``grad_clip``: the gradients' global norm is clipped to it before each step.
     """
 
     model: nn.Module
@@ -229,6 +322,9 @@ class Loop:
     extra_state: Mapping[str, Any] = field(default_factory=dict)
     on_epoch_end: Callable[[int], bool | None] | None = None
     advance: Callable[..., None] = lambda n=1, **info: None
+    gathered: bool = False
+    interval: Literal["epoch", "step"] = "epoch"
+    grad_clip: float | None = None
 
     # -- checks (before any work) --------------------------------------------------------
 
@@ -288,11 +384,16 @@ class Loop:
     def _fabric_args(self) -> dict[str, Any]:
         eng = self.engine
         cuda = eng.device_kind == "cuda"
+        strategy: Any = "auto"
         if eng.distributed:
-            strategy = "ddp" if _launched_externally() else ("ddp_spawn" if cuda else "ddp_fork")
+            from lightning_fabric.strategies import DDPStrategy
+
+            # a baseline objective may leave a part of the model out of its loss (CoMM's
+            # fusion under "cross"): DDP must not wait for those gradients
+            start = "popen" if _launched_externally() else ("spawn" if cuda else "fork")
+            strategy = DDPStrategy(start_method=start, find_unused_parameters=True)
             devices: Any = eng.devices
         else:
-            strategy = "auto"
             index = next(self.model.parameters()).device.index if cuda else None
             devices = [index or 0] if cuda else 1
         nodes = max(1, int(os.environ.get("WORLD_SIZE", "1")) // eng.devices) \
@@ -302,24 +403,36 @@ class Loop:
                 "precision": "32-true" if eng.precision == "32" else eng.precision}
 
     def _train(self, fabric: Any, saved: dict[str, Any] | None) -> list[float]:
+        global _SHARD
         model, optimizer = self.model, self.optimizer
         if fabric is not None:
             model, optimizer = fabric.setup(self.model, self.optimizer)
+            if self.gathered and fabric.world_size > 1:
+                _SHARD = (fabric.global_rank, fabric.world_size)
+        try:
+            return self._epochs(model, optimizer, fabric, saved)
+        finally:
+            _SHARD = None
+
+    def _epochs(self, model: nn.Module, optimizer: Any, fabric: Any,
+                saved: dict[str, Any] | None) -> list[float]:
         pos = _Position()
         if saved is not None:
             self._restore(saved)
             pos = saved["position"]
         while pos.epoch < self.epochs:
             self._epoch(model, optimizer, fabric, pos)
-            pos.history.append(pos.total / pos.steps if pos.steps else float("nan"))
-            if self.scheduler is not None:
+            if self.interval == "epoch":
+                pos.history.append(pos.total / pos.steps if pos.steps else float("nan"))
+            if self.scheduler is not None and self.interval == "epoch":
                 with warnings.catch_warnings():  # resumed at an epoch's end: no step yet here
                     warnings.filterwarnings("ignore", "Detected call of `lr_scheduler.step",
                                             UserWarning)
                     self.scheduler.step()
             pos.epoch, pos.batch, pos.total, pos.steps = pos.epoch + 1, 0, 0.0, 0
             pos.epoch_rng = {}
-            self.advance(loss=pos.history[-1])
+            if self.interval == "epoch":
+                self.advance(loss=pos.history[-1])
             if self.on_epoch_end is not None and self.on_epoch_end(pos.epoch - 1):
                 break
         if self.engine.checkpoint is not None:
@@ -362,10 +475,21 @@ class Loop:
                 loss.backward()
             else:
                 fabric.backward(loss)
+            if self.grad_clip is not None:
+                if fabric is None:
+                    torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
+                else:   # unscaled first under 16-mixed
+                    fabric.clip_gradients(model, optimizer, max_norm=self.grad_clip)
             optimizer.step()
             if self.ema is not None:
                 self.ema.update_parameters(self.model)
-            pos.total += self._reported(loss, fabric)
+            reported = self._reported(loss, fabric)
+            if self.interval == "step":
+                if self.scheduler is not None:
+                    self.scheduler.step()
+                pos.history.append(reported)
+                self.advance(loss=reported)
+            pos.total += reported
             pos.steps += 1
             pos.step += 1
             if every is not None and pos.step % every == 0:
@@ -374,11 +498,12 @@ class Loop:
     def _loss(self, model: nn.Module, item: Any, fabric: Any) -> torch.Tensor | None:
         """The scalar to backpropagate for one batch (None: the callback skips it). Under
         DDP, this process's rows of the batch, weighted by their share of it."""
+        shared = fabric is not None and fabric.world_size > 1 and not self.gathered
         if self.source.loader is not None:
             idx, (xb, yb) = None, item
         else:
             idx = item
-            if fabric is not None and fabric.world_size > 1:
+            if shared:
                 n_global = len(idx)
                 idx = idx.tensor_split(fabric.world_size)[fabric.global_rank]
             xb, yb = self.source.batch(idx)
@@ -386,7 +511,7 @@ class Loop:
             device = fabric.device if fabric is not None else next(self.model.parameters()).device
             xb, yb = _to(xb, device), _to(yb, device)
         out = model(xb)
-        if fabric is not None and fabric.world_size > 1 and len(xb) == 0:
+        if shared and len(xb) == 0:
             return out.sum() * 0.0              # no rows here: take part in the all-reduce
         loss = self.loss_fn(out, yb)
         if self.callback is not None:
@@ -395,8 +520,7 @@ class Loop:
                 return None
         elif loss.ndim:
             loss = loss.mean()
-        if fabric is not None and fabric.world_size > 1 and idx is not None \
-                and len(idx) * fabric.world_size != n_global:
+        if shared and idx is not None and len(idx) * fabric.world_size != n_global:
             loss = loss * (len(idx) * fabric.world_size / n_global)
         return loss
 

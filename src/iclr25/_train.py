@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -110,6 +110,9 @@ def fit_minibatch(
     resume: str | os.PathLike | None = None,
     ema: torch.optim.swa_utils.AveragedModel | None = None,
     extra_state: Mapping[str, Any] | None = None,
+    gathered: bool = False,
+    interval: Literal["epoch", "step"] = "epoch",
+    grad_clip: float | None = None,
 ) -> list[float]:
     """Train ``model`` with minibatches; return each epoch's mean loss.
 
@@ -150,6 +153,13 @@ def fit_minibatch(
         ema: an ``AveragedModel`` of ``model``, updated after every step and checkpointed.
         extra_state: more objects with ``state_dict``/``load_state_dict`` to checkpoint
             (a callback's state: required with ``callback`` and checkpoints).
+        gathered: the model computes the whole batch's loss (a contrastive loss with its
+            negatives from the global batch): under DDP every process is given the whole
+            batch, encodes its :func:`iclr25._engine.local_rows` and gathers the embeddings
+            with :func:`iclr25._engine.gather` (no effect in one process).
+        interval: "epoch" (default): the scheduler steps and the history holds a mean per
+            epoch; "step": both per optimiser step (a training counted in steps).
+        grad_clip: clip the gradients' global norm to this before each step (None: no).
 
     Returns:
         Mean of the backpropagated batch losses per epoch (NaN for an epoch with no step).
@@ -172,12 +182,14 @@ def fit_minibatch(
     engine = Engine(devices=devices, strategy=strategy, precision=precision,
                     checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
                     device_kind=kind)
-    bar = progress_bar(epochs, progress or "", verbose=verbose if progress else False)
+    bar = progress_bar(epochs if interval == "epoch" else None, progress or "",
+                       verbose=verbose if progress else False)
     with bar as advance:
         return Loop(model, loss_fn, _Source(X, y), epochs, batch_size, optimizer,
                     resolve_seed(seed), engine, callback=callback, batches=batches,
                     scheduler=scheduler, ema=ema, extra_state=dict(extra_state or {}),
-                    on_epoch_end=on_epoch_end, advance=advance).run()
+                    on_epoch_end=on_epoch_end, advance=advance, gathered=gathered,
+                    interval=interval, grad_clip=grad_clip).run()
 
 
 @torch.no_grad()

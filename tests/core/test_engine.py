@@ -294,3 +294,29 @@ def test_bad_engine_options_are_named(tmp_path):
     with pytest.raises(ValueError, match="y must be None"):
         fit_minibatch(m, F.cross_entropy, TensorDataset(X, y), y, epochs=1, batch_size=16,
                       optimizer=o)
+
+
+# -- one vocabulary: the engine's keywords ---------------------------------------------------
+
+
+def test_engine_keywords_are_defined_once_and_taken_by_every_training_api():
+    import inspect
+    import typing
+
+    from iclr25._engine import Engine, EngineOptions
+    from iclr25.comm import CoMMEmbedder
+    from iclr25.comm.training import pretrain, pretrain_together
+    from iclr25.lsdt.training import train as lsdt_train
+    from iclr25.urlost import URLOST
+
+    keys = list(EngineOptions.__annotations__)
+    fields = {f: Engine.__dataclass_fields__[f].default for f in keys}
+    # fit_minibatch (and LOS's/ToSS's scikit-learn style fit signatures) spell them out:
+    # the same names and defaults as the Engine that checks them
+    sig = inspect.signature(fit_minibatch).parameters
+    assert {k: sig[k].default for k in keys} == fields
+    for fn in (pretrain, pretrain_together, lsdt_train, CoMMEmbedder.fit, URLOST.fit):
+        last = list(inspect.signature(fn).parameters.values())[-1]
+        hint = typing.get_type_hints(inspect.unwrap(fn))[last.name]
+        assert last.kind is last.VAR_KEYWORD and typing.get_args(hint) == (EngineOptions,), \
+            fn.__qualname__

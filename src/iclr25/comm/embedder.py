@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
 from iclr25._contract import checked
+from iclr25._engine import EngineOptions, Unpack
 from iclr25._io import FittedIO
 from iclr25.comm.augment import Compose, GaussianNoise, RandomDrop
 from iclr25.comm.model import CoMM, FeatureTokenizer, mlp_encoder
@@ -110,8 +111,12 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
                for i in range(len(widths))]
         return CoMM(enc, tok, dim, n_heads=heads, temperature=self.temperature, seed=s)
 
-    def fit(self, Xs: Sequence[object], y: object = None) -> CoMMEmbedder:
+    def fit(self, Xs: Sequence[object], y: object = None,
+            **engine: Unpack[EngineOptions]) -> CoMMEmbedder:
         """Train on ``Xs``, a list of n >= 2 arrays (N, d_i) with aligned rows; returns self.
+
+        ``**engine``: how the loop runs (:class:`iclr25._engine.EngineOptions`: devices,
+        strategy, precision, checkpoint, checkpoint_every, resume), as :func:`pretrain`'s.
 
         Raises:
             ValueError: fewer than 2 modalities, differing row counts, NaN/inf, None entries,
@@ -140,7 +145,7 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
         aug = [Compose(GaussianNoise(self.noise), RandomDrop(self.drop)) for _ in z]
         self.history_ = pretrain(self.model_, z, augment=aug, epochs=self.epochs,
                                  batch_size=min(self.batch_size, len(z[0])), lr=self.lr,
-                                 weight_decay=self.weight_decay, seed=self.seed)
+                                 weight_decay=self.weight_decay, seed=self.seed, **engine)
         return self
 
     def _check_fitted(self) -> None:

@@ -13,6 +13,7 @@ from torch import nn
 
 from iclr25._checks import ArrayLike, check_batch, check_int, resolve_seed
 from iclr25._contract import checked
+from iclr25._engine import gather
 from iclr25._train import seeded_init
 from iclr25.comm.loss import CoMMLoss, _check_weights, modality_masks
 
@@ -299,6 +300,7 @@ class CoMM(nn.Module):
         if v1[0].shape[0] != v2[0].shape[0]:
             raise ValueError(f"v1 and v2 must have the same batch size, got {v1[0].shape[0]} "
                              f"and {v2[0].shape[0]}")
-        z1 = [self.projector(z) for z in self.embeddings(v1)]
-        z2 = [self.projector(z) for z in self.embeddings(v2)]
+        # under a DDP pre-training, every process's rows: the negatives of the global batch
+        z1 = [gather(self.projector(z)) for z in self.embeddings(v1)]
+        z2 = [gather(self.projector(z)) for z in self.embeddings(v2)]
         return self.criterion(z1, z2)

@@ -4,7 +4,7 @@ the linear probe of the paper's evaluation (balanced accuracy of ``LogisticRegre
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
@@ -20,6 +20,7 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._contract import checked
+from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._train import fit_minibatch
 from iclr25.comm.loss import _infonce, clip_loss
 from iclr25.comm.model import CoMM
@@ -48,7 +49,9 @@ def objective_loss(model: CoMM, v1: Sequence[torch.Tensor], v2: Sequence[torch.T
 
     Cross: ``mean_{i<j} (clip(Z'_i, Z'_j) + clip(Z''_i, Z''_j)) / 2`` on projected unimodal
     embeddings; Cross+Self adds ``mean_i NCE(Z'_i, Z''_i)``; SimCLR is ``NCE(Z', Z'')`` on the
-    fused embedding.
+    fused embedding. Under a DDP training (:func:`pretrain` with ``devices > 1``) the views
+    are this process's rows and the projected embeddings are gathered from every process
+    before the loss (:func:`iclr25._engine.gather`), as the official code does.
 
     Raises:
         ValueError: unknown objective; bad views (as :meth:`CoMM.loss`).
@@ -60,9 +63,9 @@ def objective_loss(model: CoMM, v1: Sequence[torch.Tensor], v2: Sequence[torch.T
     if objective == "simclr":
         full = torch.ones(1, model.n_modalities, dtype=torch.bool)
         (a,), (b,) = model.embeddings(v1, full), model.embeddings(v2, full)
-        return _infonce(model.projector(a), model.projector(b), tau)
-    p1 = [model.projector(z) for z in _unimodal(model, v1)]
-    p2 = [model.projector(z) for z in _unimodal(model, v2)]
+        return _infonce(gather(model.projector(a)), gather(model.projector(b)), tau)
+    p1 = [gather(model.projector(z)) for z in _unimodal(model, v1)]
+    p2 = [gather(model.projector(z)) for z in _unimodal(model, v2)]
     n = len(p1)
     cross = torch.stack([(clip_loss(p1[i], p1[j], tau) + clip_loss(p2[i], p2[j], tau)) / 2
                          for i in range(n) for j in range(i + 1, n)]).mean()
@@ -74,7 +77,8 @@ def objective_loss(model: CoMM, v1: Sequence[torch.Tensor], v2: Sequence[torch.T
 
 class _Step(nn.Module):
     """Batch indices -> every model's loss (stacked) on the batch's two augmented views,
-    drawn once, so ``fit_minibatch`` steps the models together."""
+    drawn once, so ``fit_minibatch`` steps the models together. Under DDP every process
+    draws the whole batch's views (the same generator) and encodes its own rows of them."""
 
     def __init__(self, models: Sequence[CoMM], xs: list[torch.Tensor],
                  augment: Sequence[Callable], objectives: Sequence[str],
@@ -87,6 +91,7 @@ class _Step(nn.Module):
         batch = [x[idx] for x in self.xs]
         v1 = [a(x, seed=self.gen) for a, x in zip(self.augment, batch, strict=True)]
         v2 = [a(x, seed=self.gen) for a, x in zip(self.augment, batch, strict=True)]
+        v1, v2 = [local_rows(v) for v in v1], [local_rows(v) for v in v2]
         return torch.stack([objective_loss(m, v1, v2, o)  # type: ignore[arg-type]
                             for m, o in zip(self.models, self.objectives, strict=True)])
 
@@ -97,7 +102,7 @@ def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
              lr: float = 1e-3, weight_decay: float = 1e-2,
              seed: int | torch.Generator | None = 0,
              on_epoch_end: Callable[[int], bool | None] | None = None,
-             verbose: bool | None = None) -> list[float]:
+             verbose: bool | None = None, **engine: Unpack[EngineOptions]) -> list[float]:
     """Self-supervised pre-training of ``model`` on row-aligned modalities with AdamW.
 
     Args:
@@ -105,22 +110,50 @@ def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
         xs: n tensors (N, ...) of one sample per row.
         augment: one callable per modality, ``aug(x, seed=generator) -> new tensor``.
         objective: ``"comm"`` (default) or a baseline of :data:`OBJECTIVES`.
-        epochs, batch_size, lr, weight_decay: the optimisation (paper: AdamW, tau 0.1).
+        epochs, batch_size, lr, weight_decay: the optimisation (paper: AdamW, tau 0.1);
+            ``batch_size`` is the global batch, whose rows are every anchor's negatives.
         seed: shuffling and augmentation seed.
-        on_epoch_end: called with the epoch number; returning True stops.
+        on_epoch_end: called with the epoch number; returning True stops (one process).
         verbose: progress bar over the epochs (default: only on a terminal).
+        **engine: how the loop runs (:class:`iclr25._engine.EngineOptions`: ``devices``,
+            ``strategy``, ``precision``, ``checkpoint``, ``checkpoint_every``, ``resume``).
+            Under DDP each process encodes its share of the batch and the embeddings are
+            gathered before the loss (the official code's ``all_gather_batch_with_grad``);
+            the projector's BatchNorm normalises each process's share, as there.
 
     Returns:
         The mean loss of each epoch.
 
     Raises:
         ValueError: unknown objective, wrong number of modalities or augmentations,
-            modalities of different lengths, batch_size < 2.
+            modalities of different lengths, batch_size < 2, bad engine options or a
+            checkpoint that does not fit (named).
     """
     return pretrain_together([model], xs, augment=augment, objectives=[objective],
                              epochs=epochs, batch_size=batch_size, lr=lr,
                              weight_decay=weight_decay, seed=seed, on_epoch_end=on_epoch_end,
-                             verbose=verbose)[0]
+                             verbose=verbose, **engine)[0]
+
+
+class _Record:
+    """Every step's loss of each model and the steps of each epoch: the per-model history
+    (a state of the run: checkpointed, and read back from a DDP worker)."""
+
+    def __init__(self) -> None:
+        self.per_batch: list[list[float]] = []
+        self.counts: dict[int, int] = {}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"per_batch": torch.tensor(self.per_batch, dtype=torch.float64),
+                "counts": torch.tensor(sorted(self.counts.items()), dtype=torch.long)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.per_batch = state["per_batch"].tolist()
+        self.counts = {int(e): int(c) for e, c in state["counts"].reshape(-1, 2).tolist()}
+
+    def history(self, n_models: int) -> list[list[float]]:
+        return _epoch_means(self.per_batch, [self.counts[e] for e in sorted(self.counts)],
+                            n_models)
 
 
 def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
@@ -128,7 +161,8 @@ def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
                       epochs: int = 20, batch_size: int = 128, lr: float = 1e-3,
                       weight_decay: float = 1e-2, seed: int | torch.Generator | None = 0,
                       on_epoch_end: Callable[[int], bool | None] | None = None,
-                      verbose: bool | None = None) -> list[list[float]]:
+                      verbose: bool | None = None, **engine: Unpack[EngineOptions]
+                      ) -> list[list[float]]:
     """:func:`pretrain` of several models (one objective each) on the same data and seed,
     stepped in lockstep: each batch's two augmented views are drawn once and every model
     takes its step on them. Each model ends exactly as :func:`pretrain` alone would leave it
@@ -155,6 +189,7 @@ def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
     batch_size = check_int(batch_size, "batch_size", 2)
     lr = check_range(lr, "lr", 0.0, low_open=True)
     weight_decay = check_range(weight_decay, "weight_decay", 0.0)
+    Engine.of(engine, xs[0].device.type)
     gen = resolve_seed(seed)
     n = len(xs[0])
     step = _Step(models, list(xs), augment, objectives, gen)
@@ -162,26 +197,25 @@ def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
     # (foreach: the same update bit for bit, without the per-parameter Python loop)
     opt = torch.optim.AdamW(step.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
     ids = torch.arange(n, device=xs[0].device)
-    per_batch: list[list[float]] = []  # each step's loss of every model
-    counts: list[int] = []  # steps per epoch
+    record = _Record()
 
-    def batches(_: int) -> list[torch.Tensor]:  # drop a last batch of one (BatchNorm, NCE)
+    def batches(epoch: int) -> list[torch.Tensor]:  # drop a last batch of one (BatchNorm, NCE)
         b = [i for i in torch.randperm(n, generator=gen).to(ids.device).split(batch_size)
              if len(i) >= 2]
-        counts.append(len(b))
+        record.counts[epoch] = len(b)
         return b
 
-    def record(_: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
-        per_batch.append([float(v) for v in losses.detach()])
+    def losses_sum(losses: torch.Tensor, _: torch.Tensor) -> torch.Tensor:
+        record.per_batch.append([float(v) for v in losses.detach()])
         return losses.sum()  # each model's gradient is its own loss's: they share no weight
 
-    fit_minibatch(step, lambda losses, _: losses, ids, ids, epochs=epochs,
-                  batch_size=batch_size, optimizer=opt, seed=gen, callback=record,
-                  batches=batches, on_epoch_end=on_epoch_end,
-                  progress=f"{'/'.join(objectives)} pre-training", verbose=verbose)
+    fit_minibatch(step, losses_sum, ids, ids, epochs=epochs, batch_size=batch_size,
+                  optimizer=opt, seed=gen, batches=batches, on_epoch_end=on_epoch_end,
+                  progress=f"{'/'.join(objectives)} pre-training", verbose=verbose,
+                  extra_state={"record": record}, gathered=True, **engine)
     for m in models:
         m.eval()
-    return _epoch_means(per_batch, counts, len(models))
+    return record.history(len(models))
 
 
 def _epoch_means(per_batch: list[list[float]], counts: list[int], n_models: int

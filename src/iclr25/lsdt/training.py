@@ -12,10 +12,12 @@ import math
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from iclr25._checks import check_int, check_range, resolve_seed
 from iclr25._contract import NonNegative, NonNegativeInt, Positive, PositiveInt, checked
-from iclr25._progress import progress_bar
+from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
+from iclr25._train import fit_minibatch
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
@@ -61,9 +63,16 @@ class SequenceSampler:
                                         torch.arange(len(dataset), device=ends.device))
 
     def sample(self) -> tuple[torch.Tensor, ...]:
+        return self.windows(self.draw())
+
+    def draw(self) -> torch.Tensor:
+        """(B,) uniform steps of the dataset, the windows' anchors (from ``seed``)."""
+        return torch.randint(len(self.ds), (self.B,), generator=self.gen)
+
+    def windows(self, steps: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The windows anchored at ``steps`` (b,), as :meth:`sample` returns them."""
         K, dev = self.K, self.ds.observations.device
-        start = self.window_start[torch.randint(len(self.ds), (self.B,), generator=self.gen)
-                                  .to(dev)]
+        start = self.window_start[steps.to(dev)]
         idx = start[:, None] + torch.arange(K, device=dev)              # (B, K)
         mask = idx < self.ep_end[start][:, None]
         src = idx.clamp(max=len(self.ds) - 1)
@@ -81,7 +90,8 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
           batch_size: PositiveInt = 64, lr: Positive = 1e-4, warmup: NonNegativeInt = 1000,
           weight_decay: NonNegative = 1e-4, grad_clip: Positive = 0.25,
           rtg_scale: Positive = 1000.0,
-          seed: int | torch.Generator | None = 0, verbose: bool | None = None) -> list[float]:
+          seed: int | torch.Generator | None = 0, verbose: bool | None = None,
+          **engine: Unpack[EngineOptions]) -> list[float]:
     """Fit ``model`` to predict the dataset's actions (masked MSE at state tokens).
 
     Sets the model's ``state_mean``/``state_std``, ``action_scale`` and ``rtg_scale``
@@ -95,13 +105,18 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
         rtg_scale: returns-to-go are divided by this.
         seed: sampling and dropout randomness.
         verbose: progress bar (default: only on a terminal).
+        **engine: how the loop runs (:class:`iclr25._engine.EngineOptions`: ``devices``,
+            ``strategy``, ``precision``, ``checkpoint``, ``checkpoint_every``, ``resume``);
+            ``batch_size`` is the global batch (under DDP each process takes its share of
+            the windows, and the masked mean runs over the whole batch's steps).
 
     Returns:
         The loss of every step.
 
     Raises:
         TypeError: wrong types. ValueError: non-positive ``steps``, ``lr``, ``rtg_scale``,
-            negative ``weight_decay``; dataset dims that differ from the model's.
+            negative ``weight_decay``; dataset dims that differ from the model's; bad
+            engine options, or a checkpoint that does not fit (named).
     """
     if not isinstance(model, LongShortDecisionTransformer):
         raise TypeError(f"model must be a LongShortDecisionTransformer, got "
@@ -119,23 +134,41 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
                          f"the model expects ({model.obs_dim}, {model.act_dim})")
     gen = resolve_seed(seed)
     dev = next(model.parameters()).device
+    Engine.of(engine, dev.type)
     sampler = SequenceSampler(dataset, model.context, batch_size, rtg_scale=rtg_scale, seed=gen)
     _normalise(model, dataset, rtg_scale)
     opt, sched = _optimiser(model, steps, lr, warmup, weight_decay)
 
-    # the loop; dropout masks come from a seeded fork of the RNG, the global one is restored
-    losses = []
+    # dropout masks come from a seeded fork of the RNG, the global one is restored
     devices = [dev] if dev.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices), \
-            progress_bar(steps, "LSDT training", verbose=verbose) as advance:
+    anchors = torch.arange(len(dataset), device=dataset.observations.device)
+    with torch.random.fork_rng(devices=devices):
         torch.manual_seed(int(torch.randint(2**62, (1,), generator=gen)))
-        model.train()
-        for _ in range(steps):
-            batch = tuple(x.to(dev) for x in sampler.sample())
-            losses.append(_train_step(model, opt, sched, batch, grad_clip=grad_clip))
-            advance(loss=losses[-1])
+        losses = fit_minibatch(
+            _Step(model, sampler), lambda loss, _: loss, anchors, anchors, epochs=1,
+            batch_size=batch_size, optimizer=opt, seed=gen, scheduler=sched,
+            batches=lambda _: (sampler.draw() for _ in range(steps)), interval="step",
+            grad_clip=grad_clip, gathered=True, progress="LSDT training", verbose=verbose,
+            **engine)
     model.eval()
     return losses
+
+
+class _Step(nn.Module):
+    """Anchor steps (the global batch) -> the masked MSE at the state tokens of their
+    windows: under DDP each process predicts its share of the windows and the sums are
+    gathered, so the mean runs over the whole batch's steps."""
+
+    def __init__(self, model: LongShortDecisionTransformer, sampler: SequenceSampler) -> None:
+        super().__init__()
+        self.model, self.sampler = model, sampler
+
+    def forward(self, steps: torch.Tensor) -> torch.Tensor:
+        dev = next(self.model.parameters()).device
+        rtg, s, a, t, mask = (x.to(dev) for x in self.sampler.windows(local_rows(steps)))
+        pred = self.model(rtg, s, a, t)
+        err = F.mse_loss(pred, a, reduction="none").mean(-1)
+        return gather(err * mask).sum() / gather(mask.to(err.dtype)).sum()
 
 
 def _normalise(model: LongShortDecisionTransformer, dataset: OfflineDataset,
@@ -161,19 +194,3 @@ def _optimiser(model: LongShortDecisionTransformer, steps: int, lr: float, warmu
 
     return opt, torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
 
-
-def _train_step(model: LongShortDecisionTransformer, opt: torch.optim.Optimizer,
-                sched: _Schedule, batch: tuple[torch.Tensor, ...], *, grad_clip: float
-                ) -> float:
-    """One optimiser step on a batch of windows, ``(rtg, s, a, t, mask)`` as
-    :meth:`SequenceSampler.sample` draws them: masked MSE at the state tokens; its loss."""
-    rtg, s, a, t, mask = batch
-    pred = model(rtg, s, a, t)
-    err = F.mse_loss(pred, a, reduction="none").mean(-1)
-    loss = (err * mask).sum() / mask.sum()
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    opt.step()
-    sched.step()
-    return float(loss.detach())

@@ -27,9 +27,9 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._contract import Ints2D, RealArray, Reals1D, checked
+from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._io import FittedIO
-from iclr25._progress import track
-from iclr25._train import seeded_init
+from iclr25._train import fit_minibatch, seeded_init
 from iclr25.urlost.organize import (
     Dependence,
     SelfOrganizingClusters,
@@ -182,11 +182,14 @@ class URLOSTMAE(nn.Module):
     def forward(self, X: torch.Tensor, *, generator: torch.Generator | None = None
                 ) -> torch.Tensor:
         """The masked reconstruction loss (a scalar) of a batch X (n, d); the mask is drawn
-        from ``generator`` (CPU)."""
+        from ``generator`` (CPU). Under a DDP :meth:`URLOST.fit` every process draws the
+        whole batch's mask, encodes its own rows, and the loss is the whole batch's."""
+        n_all = len(X)
+        X = local_rows(X)
         tok = self.embed(X) + self.pos
         n, G, dim = tok.shape
         keep = max(1, int(round(G * (1 - self.mask_ratio))))
-        noise = torch.rand(n, G, generator=generator).to(X.device)
+        noise = local_rows(torch.rand(n_all, G, generator=generator).to(X.device))
         order = noise.argsort(1)
         kept = order[:, :keep]
         h = self._encode_tokens(torch.gather(tok, 1, kept[:, :, None].expand(-1, -1, dim)))
@@ -201,7 +204,18 @@ class URLOSTMAE(nn.Module):
         masked = torch.ones(n, G, dtype=torch.bool, device=X.device)
         masked[torch.arange(n, device=X.device)[:, None], kept] = False
         weight = (masked[:, :, None] & self.valid[None]).to(pred.dtype)
-        return ((pred - target) ** 2 * weight).sum() / weight.sum()
+        return gather((pred - target) ** 2 * weight).sum() / gather(weight).sum()
+
+
+class _Step(nn.Module):
+    """A batch -> the MAE's loss, its mask drawn from the training's generator."""
+
+    def __init__(self, mae: URLOSTMAE, gen: torch.Generator) -> None:
+        super().__init__()
+        self.mae, self.gen = mae, gen
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        return self.mae(X, generator=self.gen)
 
 
 @checked
@@ -277,11 +291,16 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         check_int(self.heads, "heads", 1)
         check_range(self.mask_ratio, "mask_ratio", 0, 1, low_open=True, high_open=True)
 
-    def fit(self, X: RealArray, y: object = None) -> URLOST:
-        """Cluster X's columns and train the MAE on X (n, d). Returns self."""
+    def fit(self, X: RealArray, y: object = None, **engine: Unpack[EngineOptions]) -> URLOST:
+        """Cluster X's columns and train the MAE on X (n, d). Returns self.
+
+        ``**engine``: how the MAE's loop runs (:class:`iclr25._engine.EngineOptions`:
+        devices, strategy, precision, checkpoint, checkpoint_every, resume); under DDP each
+        process encodes its share of every batch and the loss is the whole batch's."""
         x = _check_X(X)
         n, d = x.shape
         self._check_params(d)
+        Engine.of(engine, x.device.type)
         if self.density is not None and self.groups is None:
             _check_q(self.density, d, x)
         self.mean_ = x.mean(0)
@@ -307,19 +326,12 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         sched = torch.optim.lr_scheduler.OneCycleLR(
             opt, self.lr, total_steps=steps, pct_start=min(0.1, 1 / self.epochs),
             anneal_strategy="cos")
-        self.model_.train()
-        self.loss_curve_ = []
-        for _ in track(range(self.epochs), "URLOST training"):  # a bar on a terminal only
-            total = 0.0
-            batches = torch.randperm(n, generator=gen).to(x.device).split(self.batch_size)
-            for idx in batches:
-                loss = self.model_(z[idx], generator=gen)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                sched.step()
-                total += float(loss.detach())
-            self.loss_curve_.append(total / len(batches))
+        per_step = fit_minibatch(
+            _Step(self.model_, gen), lambda loss, _: loss, z, z, epochs=self.epochs,
+            batch_size=self.batch_size, optimizer=opt, seed=gen, scheduler=sched,
+            interval="step", gathered=True, progress="URLOST training", **engine)
+        k = math.ceil(n / self.batch_size)      # each epoch's mean, summed in step order
+        self.loss_curve_ = [sum(per_step[e * k:(e + 1) * k]) / k for e in range(self.epochs)]
         self.model_.eval()
         return self
 
