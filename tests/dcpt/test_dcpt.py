@@ -474,4 +474,4 @@ def test_cli_restore_classifies_among_the_finetuned_kinds_only(tmp_path, img):
         save_image(degrade(img, kind, seed=0), x)
         r = CliRunner().invoke(app, ["restore", str(ft), str(x), str(tmp_path / "o.png")])
         assert r.exit_code == 0, r.output
-        assert f"{kind}.png: degradation classified as haze (" in r.output
+        assert f"{kind}.png: degradation classified as haze (1.00)" in r.output

@@ -264,10 +264,11 @@ def _classified(ck, x, name: str) -> str:
     p = classify(ck, x)[0]
     # only the kinds the model was fine-tuned on: a blurred photo named "jpeg" (0.35) by a
     # weak classifier was judged by NIQE and came out worse (issue 68 walk)
-    allowed = [i for i, name in enumerate(ck.kinds) if ck.finetuned is None
-               or name in ck.finetuned] or list(range(len(ck.kinds)))
+    allowed = [i for i, kind in enumerate(ck.kinds) if ck.finetuned is None
+               or kind in ck.finetuned] or list(range(len(ck.kinds)))
     k = max(allowed, key=lambda i: float(p[i]))
-    typer.echo(f"{name}: degradation classified as {ck.kinds[k]} ({float(p[k]):.2f}); "
+    share = float(p[k]) / max(float(p[allowed].sum()), 1e-12)  # among the allowed kinds
+    typer.echo(f"{name}: degradation classified as {ck.kinds[k]} ({share:.2f}); "
                f"--degradation KIND overrides", err=True)
     return ck.kinds[k]
 
