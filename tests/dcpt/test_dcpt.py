@@ -449,3 +449,29 @@ def test_claims_control_and_trivial_arm():
     ev.init_psnr = 23.0
     assert gain.control(ev)
     assert reg["dcpt.degradation_classification"].trivial(ev) == 0.8
+
+
+def test_cli_restore_classifies_among_the_finetuned_kinds_only(tmp_path, img):
+    """Issue 68 walk: an all-in-one fine-tune records its kinds, and restore names each
+    photo's degradation among them only (a weak classifier named blurred photos "jpeg", a
+    kind the model never learned, and NIQE passed outputs worse than the input)."""
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    save_image(img, clean / "a.png")
+    model, ft = tmp_path / "m.safetensors", tmp_path / "ft.safetensors"
+    small = ["--size", "16", "--batch", "2", "--steps", "1"]
+    r = CliRunner().invoke(app, ["pretrain", str(clean), "--kinds", "noise,jpeg,haze",
+                                 "--width", "4", *small, "--out", str(model)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["finetune", str(model), str(clean), "--kinds", "haze",
+                                 *small, "--out", str(ft)])
+    assert r.exit_code == 0, r.output
+    ck = load(ft)
+    assert ck.finetuned == ("haze",) and ck.kinds == ("noise", "jpeg", "haze")
+    assert load(model).finetuned is None
+    for kind in ("noise", "jpeg"):
+        x = tmp_path / f"{kind}.png"
+        save_image(degrade(img, kind, seed=0), x)
+        r = CliRunner().invoke(app, ["restore", str(ft), str(x), str(tmp_path / "o.png")])
+        assert r.exit_code == 0, r.output
+        assert f"{kind}.png: degradation classified as haze (1.00)" in r.output

@@ -106,3 +106,18 @@ def test_api_defaults_are_the_cli_validated_ones():
         assert params["direction"].default == cli.DEFAULT_DIRECTION, fn.__name__
         if "lam" in params:
             assert params["lam"].default == cli.DEFAULT_LAM, fn.__name__
+
+
+@pytest.mark.parametrize("args, spelled", [([], "the default (square matrices only)"),
+                                           (["--layers", "a"], "--layers 'a'")])
+def test_recover_no_square_layer_says_it_in_cli_words(tmp_path, args, spelled):
+    """An MLP whose widths all differ has no square matrix: one line, in the CLI's words,
+    naming the API's way out (issue 68 walk: it printed ``layers=None``)."""
+    import torch
+    for i in range(3):
+        save_file({"a.weight": torch.randn(4, 3)}, str(tmp_path / f"m{i}.safetensors"))
+    r = CliRunner().invoke(app, ["mother", "recover", str(tmp_path), *args])
+    assert r.exit_code == 2
+    err = r.output.strip()
+    assert err.count("\n") == 0 and spelled in err and "layers=None" not in err
+    assert "layers=[names]" in err

@@ -33,6 +33,7 @@ class Checkpoint:
     kinds: tuple[str, ...] | None = None
     layers: tuple[str, ...] | None = None
     degradation: str | None = None   # the one degradation it was fine-tuned for, if any
+    finetuned: tuple[str, ...] | None = None  # the kinds an all-in-one fine-tune saw
 
 
 def _backbones() -> dict[str, type[nn.Module]]:
@@ -48,7 +49,7 @@ def _backbones() -> dict[str, type[nn.Module]]:
 def save(model: nn.Module | PathLike, path: PathLike | nn.Module, *,
          classifier: DegradationClassifier | None = None,
          kinds: Sequence[str] | None = None, layers: Sequence[str] | None = None,
-         degradation: str | None = None) -> Path:
+         degradation: str | None = None, finetuned: Sequence[str] | None = None) -> Path:
     """Write a restorer (and optionally its degradation classifier) to ``.safetensors``.
 
     A :class:`UNet`'s width/depth (a ``NAFNet``'s or ``Restormer``'s sizes) are stored
@@ -100,6 +101,8 @@ def save(model: nn.Module | PathLike, path: PathLike | nn.Module, *,
         meta["layers"] = list(layers)
     if degradation is not None:
         meta["degradation"] = check_choice(degradation, "degradation", KINDS)
+    if finetuned is not None:  # restore classifies among these only (issue 68 walk)
+        meta["finetuned"] = [check_choice(k, "finetuned", KINDS) for k in finetuned]
     save_file(tensors, str(p), metadata={"iclr25.dcpt": json.dumps(meta)})
     return p
 
@@ -180,6 +183,7 @@ def load(path: PathLike, model: nn.Module | None = None, *,
         clf = clf.to(device or "cpu").eval()
     kinds = tuple(meta["kinds"]) if "kinds" in meta else None
     layers = tuple(meta["layers"]) if "layers" in meta else getattr(net, "tap_layers", None)
+    finetuned = tuple(meta["finetuned"]) if "finetuned" in meta else None
     return Checkpoint(net.to(device or "cpu").eval(), clf, kinds, layers,
-                      meta.get("degradation"))
+                      meta.get("degradation"), finetuned)
 

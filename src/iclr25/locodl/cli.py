@@ -121,7 +121,7 @@ def fit(
     Small real input: breast cancer (569 x 30, scaled) over 10 clients takes seconds."""
     from sklearn.exceptions import ConvergenceWarning
 
-    from iclr25.locodl.estimator import LoCoDLClassifier, cap_message
+    from iclr25.locodl.estimator import LoCoDLClassifier, cap_message, column_spread
 
     try:
         output_path(out, suffixes=(".npy",))
@@ -140,8 +140,10 @@ def fit(
                f"uplink bits per client: {bits:.6g}  train accuracy: {acc:.4f}")
     if last is not None:
         typer.echo("warning: " + cap_message(X.shape[1], name, max_iter, rounds, tol, last,
-                                              cli=True), err=True)
-    if baseline != "none":
+                                              cli=True, spread=column_spread(X)), err=True)
+    if baseline != "none":  # as long as LoCoDL's fit or longer: say what runs
+        typer.echo(f"running the {baseline.upper()} baseline to the same accuracy "
+                   "(--baseline none skips it)...", err=True)
         typer.echo(_baseline_line(objective, baseline, coef, bits, name, max_iter, seed))
     if out is not None:
         np.save(out, coef)

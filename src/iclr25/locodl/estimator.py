@@ -29,10 +29,26 @@ if TYPE_CHECKING:
 
 
 
+#: columns whose root-mean-squares differ by more than this make the problem badly
+#: conditioned (the step is 1/L of the largest column), so the cap's message says to scale
+SPREAD_HINT = 100.0
+
+
+def column_spread(X) -> float:
+    """Largest over smallest root-mean-square of X's (N, d) non-zero columns, dense or
+    ``scipy.sparse``: raw features in mixed units (breast cancer's: about 1e4) fit slowly."""
+    sq = X.multiply(X).mean(axis=0) if hasattr(X, "multiply") else np.mean(
+        np.square(np.asarray(X, dtype=np.float64)), axis=0)
+    rms = np.sqrt(np.asarray(sq, dtype=np.float64).ravel())
+    rms = rms[rms > 0]
+    return float(rms.max() / rms.min()) if rms.size else 1.0
+
+
 def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: float,
-                last: float, cli: bool = False) -> str:
+                last: float, cli: bool = False, spread: float = 1.0) -> str:
     """Why a fit stopped at the cap ``max_iter`` before ``tol``, and what to raise: the
-    compressor's k (rand-k: rounds grow with d/k) or the cap; in the CLI's words if ``cli``."""
+    compressor's k (rand-k: rounds grow with d/k) or the cap; in the CLI's words if ``cli``.
+    A ``spread`` (:func:`column_spread`) above :data:`SPREAD_HINT` says to scale first."""
     from iclr25.locodl.compressors import ComposedCompressor, RandK, make_compressor
 
     comp = make_compressor(compressor)
@@ -44,6 +60,9 @@ def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: flo
         more = f"rand-{min(d, max(4 * k, -(-d // 10)))}"
         hint = (f"raise the compressor's k (rounds grow with d/k: "
                 f"{f'--compressor {more}' if cli else f'compressor={more!r}'}) or {cap}")
+    if spread > SPREAD_HINT:
+        hint = (f"the columns' scales differ {spread:.3g}-fold: standardise them first (e.g. "
+                f"sklearn's StandardScaler), or {hint}")
     seen = f"last {last:.3g}" if last < float("inf") else "none measured yet"
     return (f"LoCoDL stopped at the cap, {cap} {max_iter} iterations ({rounds} rounds), "
             f"before the change between rounds reached tol {tol:g} ({seen}); {hint}")
@@ -158,7 +177,8 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         if not self.converged_:
             last = float(self.history_[-1, 2]) if len(self.history_) else float("inf")
             warnings.warn(ConvergenceWarning(cap_message(
-                self.n_features_in_, name, self.max_iter, self.n_rounds_, self.tol, last)),
+                self.n_features_in_, name, self.max_iter, self.n_rounds_, self.tol, last,
+                spread=column_spread(X))),
                 stacklevel=2)
         return self
 

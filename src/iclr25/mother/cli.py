@@ -71,7 +71,12 @@ def recover(
         _check_options(direction, "binary", lam)
         sources = as_sources(directory)
         check_architecture(sources, "DIRECTORY")
-        total = len(select_layers(sources, layers)) if len(sources) >= 2 else None
+        try:
+            total = len(select_layers(sources, layers)) if len(sources) >= 2 else None
+        except ValueError as exc:  # say it as the command line spells it
+            fail(str(exc).replace(f"layers={layers!r}", "--layers " + repr(layers) if layers
+                                  else "the default (square matrices only)").replace(
+                "a list of names takes", "the Python API's layers=[names] takes"))
         with progress_bar(total, "layers") as advance:
             def tick(done: int, total: int, key: str) -> None:
                 advance(1, layer=key)

@@ -58,7 +58,8 @@ def select_layers(sources: Sequence[ModelSource], layers: LayerSpec = None) -> l
     chosen = _chosen(ref, layers, sources[0].name)
     if not chosen:
         raise ValueError(f"layers={layers!r} selects no square weight matrix in model "
-                         f"{sources[0].name!r} (tensors: {list(ref)[:8]}...)")
+                         f"{sources[0].name!r} (tensors: {list(ref)[:8]}...); a list of "
+                         "names takes 2-D layers of any shape")
     for src in sources[1:]:
         shapes = src.shapes
         for k in chosen:

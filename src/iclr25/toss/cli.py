@@ -138,8 +138,11 @@ def predict(
     model: Path = typer.Argument(..., help="A model written by `iclr25 toss fit`."),
     data: Path = typer.Argument(..., help="Inputs: .csv with the training feature columns, "
                                           "or .npz (X)."),
-    out: Path = typer.Option(Path("pred.csv"), "--out", help="CSV: mean_<t> and cov_<i>_<j> "
-                                                             "(lower triangle) per row."),
+    out: Path = typer.Option(Path("pred.csv"), "--out", help="CSV: mean_<t> and cov_<s>_<t> "
+                                                             "(lower triangle) per row, named by "
+                                                             "the training target columns (0, "
+                                                             "1, ... for .npz): cov_b_a, not "
+                                                             "cov_1_0."),
 ) -> None:
     """Predict means and covariances; write one CSV row per input row."""
     import numpy as np
