@@ -235,7 +235,10 @@ _PILOT72_RULE = (
     "and Cross's R beats its random-init encoders' R by >= 0.15; its cost is one full draw's "
     "projected single-thread CPU time (renders, the control, 6 x the arm steps at "
     "(1 + CoMM/Cross + Cross+Self/Cross) Cross steps with both ratios MEASURED single "
-    "thread, probes), budget 230 s (2x today's 115 s); the cheapest passing point in budget "
+    "thread, probes), budget 2x the same projection of today's setting (first stated as 230 s, "
+    "2x today's 115 s draw; its first launch measured timings only, under a load ~3x that of "
+    "the 115 s, so no point fit and nothing was trained: restated in the run's own units "
+    "before any training); the cheapest passing point in budget "
     "is chosen (ties: official augmentation first); with none, the setting stays issue 51's",
 )
 
