@@ -279,7 +279,7 @@ _PILOT72_RULE = (
         "combinations (one per draw, shared by its seeds and the control)",
     ),
     per_draw=("seeds",),
-    cost=(8, 240),
+    cost=(8, 310),
 )
 def trifeatures(setting: Trifeatures, ctx: Context) -> TrifeaturesEvidence:
     dev = ctx.device
