@@ -55,16 +55,3 @@ def test_controls_read_only_the_baseline_and_the_testbed():
 def test_evidence_fields_are_all_set():
     names = {f.name for f in dataclasses.fields(TrifeaturesEvidence)} - {"per_seed"}
     assert names == set(GOOD) | {"synergy_gain", "uniqueness_gain"}
-
-
-def test_the_pilot_rule_picks_the_cheapest_passing_point_in_budget():
-    from iclr25.comm.pilot import BUDGET_S, choose
-
-    def row(cost, margin, passes):
-        return dict(projected_s=cost, cross_R=0.3 + margin, random_R=0.3, passes=passes)
-
-    rows = [row(300, 0.2, True), row(200, 0.16, True), row(100, 0.05, False),
-            row(BUDGET_S + 1, 0.5, True)]
-    assert choose(rows) == (rows[1], True)           # cheapest passing, over budget excluded
-    none = [row(100, 0.05, False), row(200, 0.12, False), row(BUDGET_S + 1, 0.5, False)]
-    assert choose(none) == (none[1], False)          # fallback: largest in-budget margin

@@ -272,9 +272,12 @@ def linear_probe(F_tr: ArrayLike, y_tr: ArrayLike, F_te: ArrayLike, y_te: ArrayL
                  max_iter: int = 200, cv: int = 3) -> float:
     """Balanced accuracy of a linear probe on frozen features (the paper's evaluation).
 
-    Fits ``StandardScaler`` then ``LogisticRegressionCV(Cs=5, scoring="balanced_accuracy")``
-    on ``(F_tr, y_tr)`` and scores ``(F_te, y_te)`` with balanced accuracy, so an
-    imbalanced binary task (synergy, ~10% positives) has chance level 0.5.
+    Fits ``StandardScaler`` then ``LogisticRegressionCV(Cs=5, scoring="balanced_accuracy",
+    class_weight="balanced")`` on ``(F_tr, y_tr)`` and scores ``(F_te, y_te)`` with balanced
+    accuracy, so an imbalanced binary task (synergy, ~10% positives) has chance level 0.5.
+    The classes are weighted by their inverse frequency in the fit as well as in the score:
+    unweighted, the likelihood of a 10%-positive task is best met by predicting the majority
+    class, and every encoder read 0.5 whatever its features held (issue 72).
 
     Args:
         F_tr, F_te: (n, d) features (tensors or arrays). y_tr, y_te: (n,) integer labels.
@@ -303,8 +306,8 @@ def linear_probe(F_tr: ArrayLike, y_tr: ArrayLike, F_te: ArrayLike, y_te: ArrayL
         raise ValueError("y_tr must hold at least 2 classes")
     cv = max(2, min(check_int(cv, "cv", 2), int(counts.min())))
     clf = make_pipeline(StandardScaler(), LogisticRegressionCV(
-        Cs=5, cv=cv, scoring="balanced_accuracy", max_iter=check_int(max_iter, "max_iter", 1),
-        tol=1e-3))
+        Cs=5, cv=cv, scoring="balanced_accuracy", class_weight="balanced",
+        max_iter=check_int(max_iter, "max_iter", 1), tol=1e-3))
     import warnings
 
     from threadpoolctl import threadpool_limits
