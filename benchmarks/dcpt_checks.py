@@ -21,7 +21,8 @@ centre-cropped to a 4:3 window.
   three, the gamma curve to means 0.15 and 0.85, tinted (× (1.1, 1, 0.9)), with added noise
   (σ 0.1), flattened (0.4 · x + 0.3) and the low-light network trained briefly on the dark
   photos (``ZeroReferenceEnhancer``, ``--steps``). Measures: today's, last session's
-  (exposure against mid-grey, colour cast, noise) and the old one (NIQE). Colour: on the grey photos, whether an output is tinted
+  (exposure against mid-grey, colour cast, noise) and the old one (NIQE). Colour: on the
+  grey photos, whether an output is tinted
   (channel means apart by more than one 8-bit level, 1/255, against the clean photo) and
   whether the check's cast term says so.
 
