@@ -370,8 +370,39 @@ def blur_kernel(family: str, sigma: float) -> torch.Tensor:
     return torch.from_numpy(k)
 
 
-#: The mean a well-exposed photo is taken to have (the classical gamma curve's target too).
-MID_GREY = 0.5
+#: How many quantiles of the luma the tone comparison reads (:func:`tone_error`).
+TONE_LEVELS = 256
+
+
+def _tones(x: torch.Tensor) -> torch.Tensor:
+    """Quantiles of each image's BT.601 luma in [0, 1] at the levels (i + ½)/TONE_LEVELS:
+    x (B, 3, H, W) -> (B, TONE_LEVELS) float64."""
+    w = torch.tensor([0.299, 0.587, 0.114], dtype=torch.float64)
+    y = torch.einsum("c,bchw->bhw", w, x.detach().cpu().double()).flatten(1).sort(1).values
+    n = y.shape[1]
+    at = ((torch.arange(TONE_LEVELS, dtype=torch.float64) + 0.5) / TONE_LEVELS * n).long()
+    return y[:, at.clamp(max=n - 1)]
+
+
+@functools.lru_cache(maxsize=1)
+def natural_tones() -> torch.Tensor:
+    """The tone distribution of well-exposed photos: the luma quantiles of the
+    :data:`PRISTINE` photos pooled, (TONE_LEVELS,) float64 (mean 0.456)."""
+    from iclr25.datasets.images import load_image
+
+    return _tones(torch.cat([load_image(n).double().flatten(1) for n in PRISTINE], 1)
+                  [None, :, None])[0]
+
+
+def tone_error(out: torch.Tensor) -> torch.Tensor:
+    """How far each image's tones lie from a well-exposed photo's, in intensity units (RMS):
+    the 2-Wasserstein distance between its luma distribution and :func:`natural_tones`,
+    i.e. the root of the least MSE between the image and any rearrangement of a
+    well-exposed photo's tones. It holds the exposure error (the means' difference) and
+    what a mean misses: lost contrast, and highlights burnt out at 1 or shadows crushed at 0
+    (an over-exposed output spends its tones where a photo has few). ``out``: (B, 3, H, W);
+    returns (B,) float64."""
+    return (_tones(out) - natural_tones()).pow(2).mean(1).sqrt()
 
 
 def colour_cast(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -396,13 +427,13 @@ def colour_cast(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 def lowlight_psnr(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """A PSNR (dB) of an enhanced image against what it can be told from without a reference:
-    ``10 log10(1 / (e² + c² + σ²))``, the terms of its MSE against an ideal photo whose mean
-    is :data:`MID_GREY` and whose colour balance is the input's: ``e`` the exposure error
-    (mean − 0.5), ``c`` the :func:`colour_cast` against the input ``x``, ``σ`` the noise
-    (:func:`noise_sigma`). Detail is not scored. Both (B, 3, H, W); returns (B,) float64."""
+    ``10 log10(1 / (t² + c² + σ²))``, the terms of its MSE against an ideal photo whose tones
+    are a well-exposed photo's and whose colour balance is the input's: ``t`` the
+    :func:`tone_error` (exposure, contrast, burnt highlights), ``c`` the :func:`colour_cast`
+    against the input ``x``, ``σ`` the noise (:func:`noise_sigma`). Detail is not scored.
+    Both (B, 3, H, W); returns (B,) float64."""
     o = out.detach().cpu().double()
-    mse = ((o.mean((1, 2, 3)) - MID_GREY) ** 2 + colour_cast(o, x) ** 2
-           + noise_sigma(o).cpu() ** 2)
+    mse = tone_error(o) ** 2 + colour_cast(o, x) ** 2 + noise_sigma(o).cpu() ** 2
     return 10 * torch.log10(1 / mse.clamp(min=1e-10))
 
 
