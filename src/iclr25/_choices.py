@@ -16,8 +16,9 @@ KINDS: tuple[str, ...] = get_args(Kind)
 #: What a restorer returns where its check finds its output worse (:mod:`iclr25._guard`).
 Fallback = Literal["none", "classical", "input"]
 FALLBACKS: tuple[str, ...] = get_args(Fallback)
-#: DCPT's ``restore`` (API and command line) when the caller names no fallback and the check
-#: runs: "input", so that no output the check scores below its input is returned (issue 68).
+#: DCPT's ``restore`` and low light's ``enhance`` (API and command line) when the caller names
+#: no fallback and the check runs: "input", so that no output the check scores below its
+#: input is returned (issue 68).
 DEFAULT_FALLBACK: Fallback = "input"
 #: DCPT's released backbones that :func:`iclr25.dcpt.load_official` reads.
 Backbone = Literal["nafnet", "restormer"]

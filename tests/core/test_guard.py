@@ -163,7 +163,30 @@ def test_colour_cast_is_zero_for_a_kept_balance_and_not_for_a_tint():
     colour = colour.expand(1, 3, 8, 8)
     assert float(colour_cast(colour ** 0.4, colour)) == pytest.approx(0, abs=1e-12)  # a gamma
     assert float(colour_cast(colour.flip(1), colour)) > 0.05      # hue reversed
-    # the low-light score: exposure error alone on flat images (no noise, no cast)
-    assert float(lowlight_psnr(grey, grey)) == pytest.approx(10 * math.log10(1 / 0.16))
-    assert float(lowlight_psnr(grey * 5, grey)) == pytest.approx(100.0)   # floor of the MSE
-    assert float(lowlight_psnr(grey * 5 * tint, grey)) < 100.0
+    # the low-light score: the tone error alone on flat images (no noise, no cast)
+    from iclr25._guard import natural_tones
+    q = natural_tones()
+    t2 = float((0.1 - q.mean()) ** 2 + q.var(unbiased=False))  # a constant's distance
+    assert float(lowlight_psnr(grey, grey)) == pytest.approx(10 * math.log10(1 / t2))
+    assert float(lowlight_psnr(grey * 5 * tint, grey)) < float(lowlight_psnr(grey * 5, grey))
+
+
+def test_tone_error_is_the_distance_to_natural_tones():
+    """Issue 68: 0 for an image holding exactly the natural tones (in any arrangement), the
+    RMS of the quantile differences otherwise; an over-exposed rendering of those tones
+    (burnt highlights) scores below them, as a dark one does."""
+    from iclr25._guard import TONE_LEVELS, lowlight_psnr, natural_tones, tone_error
+
+    q = natural_tones()
+    assert q.shape == (TONE_LEVELS,) and bool((q.diff() >= 0).all())
+    assert 0.4 < float(q.mean()) < 0.5
+    ideal = q[torch.randperm(TONE_LEVELS, generator=torch.Generator().manual_seed(0))]
+    ideal = ideal.expand(3, -1).reshape(1, 3, 1, TONE_LEVELS)   # 1 row: no noise estimate
+    assert float(tone_error(ideal)) == pytest.approx(0, abs=1e-15)   # luma weights sum to 1
+    assert float(lowlight_psnr(ideal, ideal)) == pytest.approx(100.0)   # the MSE's floor
+    burnt = (ideal * 2).clamp(0, 1)
+    dark = ideal * 0.25
+    for other in (burnt, dark):
+        want = float(((other.flatten()[:TONE_LEVELS].sort().values - q) ** 2).mean().sqrt())
+        assert float(tone_error(other)) == pytest.approx(want, rel=1e-12)
+        assert float(lowlight_psnr(other, ideal)) < 40

@@ -46,15 +46,53 @@ def test_clean_image_warns_and_classical_fallback_returns_the_classical_output(n
     from iclr25._guard import lowlight_psnr
 
     x = clean.clone()
-    with pytest.warns(RestorationWarning, match=r"exposure, colour cast and noise.*ours "
-                                                r".*classical gamma"):
+    with pytest.warns(RestorationWarning, match=r"tones, colour cast and noise.*ours "
+                                                r".*classical (gamma|CLAHE)"):
         out = enhance(net, x, fallback="classical")
     # the classical result is the best of the pipelines by the same measure
     scores = {k: float(lowlight_psnr(f(clean)[None], clean[None])) for k, f in CLASSICAL.items()}
     assert torch.equal(out, CLASSICAL[max(scores, key=scores.get)](clean))
     assert torch.equal(x, clean)
     with pytest.warns(RestorationWarning, match="returned ours"):
-        assert torch.equal(enhance(net, clean), enhance(net, clean, check=False))
+        assert torch.equal(enhance(net, clean, fallback="none"), enhance(net, clean,
+                                                                         check=False))
+
+
+class Brighten(nn.Module):
+    """A stand-in enhancer, x ** 0.4: better than a dark input, burns a well-lit one."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        from types import SimpleNamespace
+        return SimpleNamespace(enhanced=x.clamp(min=0) ** 0.4 + self.w)
+
+
+def test_the_default_returns_the_input_where_ours_scores_below_it(clean):
+    """Issue 68: with no fallback named, enhance (API, estimator, as DCPT's restore) returns
+    the input wherever the check scores ours below it, ours elsewhere; check=False gives the
+    plain output (no fallback to apply)."""
+    from iclr25._guard import lowlight_psnr
+
+    net = Brighten()
+    dark = (0.08 * clean ** 2).clamp(0, 1)
+    x = torch.stack([clean, dark])                # well-lit: ours is worse; dark: not
+    plain = enhance(net, x, check=False)
+    s_ours, s_in = lowlight_psnr(plain, x), lowlight_psnr(x, x)
+    below = (s_ours < s_in).tolist()
+    assert below == [True, False]                 # the case the default must handle
+    with pytest.warns(RestorationWarning, match="image 0.*returned the input unchanged"):
+        out = enhance(net, x)
+    assert torch.equal(out[0], clean) and torch.equal(out[1], plain[1])
+    est = ZeroReferenceEnhancer(width=4)
+    est.model_ = net
+    with pytest.warns(RestorationWarning, match="returned the input unchanged"):
+        assert torch.equal(est.transform(clean), clean)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.equal(enhance(net, clean, check=False), plain[0])
 
 
 def test_reference_picks_the_classical_pipeline_by_psnr(net, clean):
@@ -92,11 +130,16 @@ def test_cli_fallback(tmp_path, net, clean):
     src = tmp_path / "c.png"
     save_image(clean, src)
     x = load_folder(src)["c.png"]
-    r = CliRunner().invoke(app, ["enhance", str(model), str(src), str(tmp_path / "o.png"),
-                                 "--fallback", "input"])
-    assert r.exit_code == 0, r.output
-    assert "warning: c.png:" in r.output
-    assert (load_folder(tmp_path / "o.png")["o.png"] - x).abs().max() <= 0.5 / 255 + 1e-6
+    for extra in ([], ["--fallback", "input"]):   # the default is input (issue 68)
+        r = CliRunner().invoke(app, ["enhance", str(model), str(src), str(tmp_path / "o.png"),
+                                     *extra])
+        assert r.exit_code == 0, r.output
+        assert "warning: c.png:" in r.output and "returned the input" in r.output
+        assert (load_folder(tmp_path / "o.png")["o.png"] - x).abs().max() <= 0.5 / 255 + 1e-6
+    r = CliRunner().invoke(app, ["enhance", str(model), str(src), str(tmp_path / "n.png"),
+                                 "--fallback", "none"])
+    assert r.exit_code == 0 and "returned ours" in r.output, r.output
+    assert (load_folder(tmp_path / "n.png")["n.png"] - x).abs().max() > 2 / 255
     for args, needle in ((["--fallback", "gamma"], "--fallback"),
                          (["--fallback", "input", "--no-check"], "--fallback"),
                          (["--reference", str(tmp_path / "nope.png")], "--reference")):

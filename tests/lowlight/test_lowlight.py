@@ -178,6 +178,23 @@ def test_network_shapes_batch_consistency_and_determinism():
     assert torch.equal(x, before)
 
 
+def test_odd_sides_run_whole_and_a_one_pixel_side_is_replicated():
+    """Odd sides run unpadded, as the official eval.py (issue 68; the fidelity fixture
+    lowlight_net checks the values): a crop of the image is not a crop of its output near the
+    cut. A 1-px side, which the curve net's reflection pad refuses, is replicated to 2 (the
+    last tile of 17 px at tile 8)."""
+    net = _net().eval()
+    x = torch.rand(1, 3, 17, 9, generator=torch.Generator().manual_seed(0)) * 0.3
+    with torch.no_grad():
+        out = net(x).enhanced
+        row = net(x[..., :1, :]).enhanced
+        two = net(x[..., :1, :].expand(-1, -1, 2, -1)).enhanced
+    assert out.shape == x.shape and row.shape == (1, 3, 1, 9)
+    torch.testing.assert_close(row, two[..., :1, :], rtol=0, atol=0)
+    y = enhance(net, x[0], tile=8, check=False)
+    assert y.shape == (3, 17, 9) and bool(torch.isfinite(y).all())
+
+
 def test_curve_exponent_cannot_die():
     # α = softplus(z): with the last layer's weights at 0 and bias b, α = log(1 + e^b) and
     # dα/db = sigmoid(b), also for b < 0. A ReLU α (the official head) is 0 there with no

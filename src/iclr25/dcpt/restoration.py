@@ -46,8 +46,9 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
       output re-blurred against the input, by a kernel of the family (Gaussian, disk) whose
       width is estimated from the photo (a faithful restoration explains the blurred
       photo; one that changes content or tone, or over-deconvolves and rings, does not);
-    * ``degradation="low_light"``: a PSNR estimated from exposure (mean against mid-grey),
-      colour cast against the input's balance (a grey photo must stay grey) and noise;
+    * ``degradation="low_light"``: a PSNR estimated from tones (the luma distribution
+      against a well-exposed photo's: exposure, contrast, burnt highlights), colour cast
+      against the input's balance (a grey photo must stay grey) and noise;
     * otherwise: NIQE (lower is better), the no-reference score restoration papers report
       where no reference exists; it sees noise, blur, ringing and blocking, not colour.
 

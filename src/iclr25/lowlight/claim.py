@@ -51,6 +51,10 @@ _PAPER_SETUP = (
     "schedule and froze the output at the reflectance, mean 0.72 vs 0.365 clean)",
     "PSNR/SSIM on float images in [0, 1] (paper: uint8); noise measured by a wavelet "
     "noise-to-signal ratio, not BRISQUE (its weights need a download)",
+    "odd-sized test images (coffee and rocket 171 x 256, all three 85 x 128 at quick scale) "
+    "run whole, as the official eval.py, since issue 68; before, the network reflect-padded "
+    "odd sides to even, so values from before issue 68 differ (a code fix, not a setting "
+    "change; training crops are even and unchanged)",
 )
 
 

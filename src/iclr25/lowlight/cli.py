@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from iclr25._choices import Fallback, LowLightMethod
+from iclr25._choices import DEFAULT_FALLBACK, Fallback, LowLightMethod
 from iclr25._cli import (
     EngineArgs,
     check_seed,
@@ -73,20 +73,20 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
 def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fit"),
                 inp: Path = typer.Argument(..., help="image file or folder"),
                 out: Path = typer.Argument(..., help="output file or folder"),
-                fallback: Fallback = typer.Option("none", "--fallback",
-                                                  parser=choice(Fallback, "--fallback"),
-                                                  help="Where ours scores "
-                                             "below the alternative: none (warn, keep ours; "
-                                             "the default), classical (write the best of "
-                                             "gamma / CLAHE / gamma + NL-means), input (write "
-                                             "the input)."),
+                fallback: Fallback | None = typer.Option(
+                    None, "--fallback", parser=choice(Fallback, "--fallback"),
+                    help="Where ours scores below the alternative: input (write the input), "
+                         "classical (write the best of gamma / CLAHE / gamma + NL-means), "
+                         f"none (warn, keep ours); default {DEFAULT_FALLBACK} (as the API's "
+                         "and dcpt restore's), so that no output scores below its input "
+                         "(none with --no-check)."),
                 reference: Path = typer.Option(None, "--reference", help="Well-lit image (or "
                                                "folder, same file names): the check uses "
                                                "PSNR against it."),
                 check: bool = typer.Option(True, "--check/--no-check", help="Compare each "
                                            "output with the input and the classical "
                                            "pipelines (PSNR with --reference, else a PSNR "
-                                           "estimated from exposure, colour cast and noise) and "
+                                           "estimated from tones, colour cast and noise) and "
                                            "warn where ours is worse."),
                 tile: int = typer.Option(None, "--tile", help="tile side (bounds memory)")
                 ) -> None:
@@ -99,7 +99,7 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
     if tile is not None and tile < 8:
         _fail(f"--tile must be >= 8, got {tile}")
     try:
-        check_fallback(fallback, check, cli=True)
+        fallback = check_fallback(fallback, check, cli=True)
     except ValueError as exc:
         _fail(str(exc))
     try:

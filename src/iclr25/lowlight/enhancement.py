@@ -3,10 +3,13 @@ and the classical pipelines (:mod:`iclr25._guard`).
 
 Without a reference the check reads a PSNR estimated from what an enhanced photo can be
 judged by alone (``iclr25._guard.lowlight_psnr``, the measure DCPT's ``restore`` uses for
-``degradation="low_light"``): its exposure (mean against mid-grey), its colour cast against
-the input's balance (a grey photo must stay grey) and its noise. It does not score detail,
-and it takes a well-lit photo to be mid-grey on average: pass ``reference=`` where you have
-one.
+``degradation="low_light"``): its tones against a well-exposed photo's (exposure, contrast,
+burnt highlights), its colour cast against the input's balance (a grey photo must stay
+grey) and its noise. It does not score detail, and it takes a well-lit photo to have the
+tones of typical photos (mean 0.46): a scene meant to be dark or bright (a night sky, a
+white page) is judged against the typical one; pass ``reference=`` where you have one.
+By default (``fallback=None``: "input") an output the check scores below its input is not
+returned; the input is.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ CLASSICAL = {"gamma": gamma_to_mean, "CLAHE": clahe, "gamma + NL-means": gamma_n
 @torch.no_grad()
 @checked
 def enhance(model: nn.Module, images: Images, *, reference: Images | None = None,
-            fallback: Fallback = "none", check: bool = True, tile: int | None = None,
+            fallback: Fallback | None = None, check: bool = True, tile: int | None = None,
             batch_size: int = 4) -> torch.Tensor:
     """Enhance dark images with a trained model, checking it against the classical pipelines.
 
@@ -44,18 +47,21 @@ def enhance(model: nn.Module, images: Images, *, reference: Images | None = None
     pipelines (:data:`CLASSICAL`: a gamma curve to mean 0.5, CLAHE, gamma then NL-means;
     the best by the same measure is "the classical result"). Where ours scores below
     either, a :class:`~iclr25.lowlight.RestorationWarning` gives the numbers, and
-    ``fallback`` says what is returned. The measure (``iclr25._guard``): PSNR when a
-    ``reference`` is given; otherwise a PSNR estimated from exposure, colour cast and
-    noise (see :mod:`iclr25.lowlight.enhancement`).
+    ``fallback`` says what is returned (by default the input, where ours scores below it).
+    The measure (``iclr25._guard``): PSNR when a ``reference`` is given; otherwise a PSNR
+    estimated from tones, colour cast and noise (see :mod:`iclr25.lowlight.enhancement`).
 
     Args:
         model: a :class:`RetinexEnhancer` or :class:`ZeroDCE`.
         images: (3, H, W) or (B, 3, H, W) in [0, 1].
         reference: well-lit image(s) of ``images``' shape: the check uses PSNR.
-        fallback: where ours scores below the alternative: "none" (default) warns and
-            returns ours; "classical" returns the classical result; "input" the input.
+        fallback: where ours scores below the alternative: "input" returns the input
+            unchanged; "classical" returns the classical result; "none" warns and returns
+            ours. None (default): :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as
+            ``iclr25 lowlight enhance`` and DCPT's ``restore``), so no output the check
+            scores below its input is returned; "none" with ``check=False``.
         check: False skips the comparison (the plain network output, as in the
-            reproduction); ``fallback`` must then be "none".
+            reproduction); ``fallback`` must then be "none" or None.
         tile: process non-overlapping ``tile``×``tile`` pieces (bounds memory on large
             photos; the frequency prior then sees each tile alone).
         batch_size: images per forward pass.

@@ -72,7 +72,7 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
         check_is_fitted(self, "model_")
 
     def transform(self, images: ImageBatch, *, reference: ImageBatch | None = None,
-                  fallback: Fallback = "none", check: bool = True,
+                  fallback: Fallback | None = None, check: bool = True,
                   tile: int | None = None) -> torch.Tensor:
         """:func:`enhance` with the fitted model (same check, warning and ``fallback``)."""
         self._check_fitted()

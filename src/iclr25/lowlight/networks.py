@@ -300,9 +300,10 @@ class RetinexEnhancer(nn.Module):
     head starts at sigmoid(≈0) ≈ 0.5 (X ≈ x + 0.5, L ≈ mean_c X + 0.5, R ≈ X + 0.5). One
     deviation: α = softplus(·), not ReLU(·), so that it cannot die (see :class:`CurveNet`).
 
-    ``forward(x, *, shuffle_seed=0)`` takes (B, 3, H, W) in [0, 1] (any H, W: reflect-padded
-    to even and cropped back) and returns an :class:`EnhanceOutput`. The prior's B2 shuffle
-    is fixed by ``shuffle_seed``, so inference is deterministic.
+    ``forward(x, *, shuffle_seed=0)`` takes (B, 3, H, W) in [0, 1] (any H, W, run whole as
+    the official ``eval.py`` does: no padding, so odd sizes agree with the official to
+    float64 rounding, fixture ``lowlight_net``) and returns an :class:`EnhanceOutput`. The
+    prior's B2 shuffle is fixed by ``shuffle_seed``, so inference is deterministic.
 
     Examples:
         >>> net = RetinexEnhancer(width=16, l_width=12, lc_width=16)
@@ -345,9 +346,11 @@ class RetinexEnhancer(nn.Module):
 
     def forward(self, x: Images4D, *, shuffle_seed: int = 0) -> EnhanceOutput:
         H, W = x.shape[-2:]
-        ph, pw = H % 2, W % 2
+        # any size runs whole, as the official eval.py; only a 1-px side, which the curve
+        # net's reflection pad refuses (the official's too), is replicated to 2
+        ph, pw = int(H == 1), int(W == 1)
         if ph or pw:
-            x = F.pad(x, (0, pw, 0, ph), mode="reflect" if min(H, W) > 1 else "replicate")
+            x = F.pad(x, (0, pw, 0, ph), mode="replicate")
         X = self.noise(x)
         y = self.prior(X, shuffle_seed=shuffle_seed)
         L = self.illumination(X)
