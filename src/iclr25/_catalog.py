@@ -157,6 +157,7 @@ CLAIMS = (
     ('schull.connected_sparse', 'fraction of the panel connected with E_undirected <= 3N-6', '>=', 1.0, 'fraction'),
     ('schull.rigid', 'fraction of non-planar panel structures with rigidity rank 3N-6', '>=', 0.95, 'fraction'),
     ('schull.energy_mae', '1 - MAE(SchNetCHA)/MAE(SchNet), test energy MAE, seed means', '>=', 0.1, 'fraction'),
+    ('schull.force_mae', '1 - force MAE(SchNetCHA)/force MAE(SchNet), test forces, seed means', '>=', 0.0, 'fraction'),
     ('comm.synergy', 'synergy balanced accuracy, CoMM - Cross (mean over seeds)', '>=', 0.08, 'fraction'),
     ('comm.uniqueness', 'uniqueness (texture 1) balanced accuracy, CoMM - Cross (mean over seeds)', '>=', 0.25, 'fraction'),
     ('comm.redundancy', 'redundancy (shape) balanced accuracy of CoMM (mean over seeds)', '>=', 0.9, 'fraction'),
