@@ -54,3 +54,27 @@ def test_selected_behaviours_are_uninformative_when_ig_m_succeeds_too():
     assert _judge("gsd.selected_behaviours_succeed", **LANE).status == "holds"
     r = _judge("gsd.selected_behaviours_succeed", **{**LANE, "selected_success_igm": 0.99})
     assert r.status == "uninformative" and r.trivial_value == 0.99
+
+
+def _row(name, seed, igm, experts=0.09, lanes_igm=0.1, lanes_untrained=0.7):
+    from iclr25.gsd.claim import separable
+    return dict(candidate=name, seed=seed, lanes_igm=lanes_igm,
+                lanes_untrained=lanes_untrained, igm=igm, experts=experts,
+                passes=separable(lanes_igm, lanes_untrained, igm, experts))
+
+
+def test_issue72_pilot_needs_every_seed_and_falls_back_to_the_most_room():
+    from iclr25.gsd.pilot import CANDIDATES, choose
+    a, b, c, d = (x.name for x in CANDIDATES)
+    # a passes on two seeds of three: not chosen; b passes on all three
+    rows = [_row(a, 7, 0.2), _row(a, 8, 0.2), _row(a, 9, 0.1),
+            *(_row(b, s, 0.12) for s in (7, 8, 9)), *(_row(c, s, 0.2) for s in (7, 8, 9))]
+    assert choose(rows) == (b, True)
+    # none passes: the smallest seed-mean experts / IG+M among the learned ones (c did not
+    # learn on seed 9, so its larger room does not count)
+    rows = [*(_row(a, s, 0.1) for s in (7, 8, 9)), *(_row(b, s, 0.105) for s in (7, 8, 9)),
+            _row(c, 7, 0.3), _row(c, 8, 0.3), _row(c, 9, 0.3, lanes_igm=0.5),
+            *(_row(d, s, 0.09) for s in (7, 8, 9))]
+    assert choose(rows) == (b, False)
+    # nothing learned: the current testbed stays
+    assert choose([_row(a, 7, 0.3, lanes_igm=0.6)]) == (a, False)

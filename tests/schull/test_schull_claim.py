@@ -1,17 +1,20 @@
-"""schull.energy_mae's verdicts: the control makes an uninformative run inconclusive."""
+"""schull.energy_mae and schull.force_mae verdicts (the controls make an uninformative run
+inconclusive) and the testbed pilot's rule."""
 
 import pytest
 
 pytest.importorskip("rdkit")
 
-from iclr25.schull.claim import LearnEvidence, energy_mae, pick_force_weight  # noqa: E402
+from iclr25.schull.claim import LearnEvidence, energy_mae, force_mae  # noqa: E402
+from iclr25.schull.pilot import CANDIDATES, choose  # noqa: E402
 from iclr25.verdicts import judge  # noqa: E402
 
 
-def _ev(schnet, cha, median, init=3.0):
+def _ev(schnet, cha, median, init=3.0, f_schnet=1.0, f_cha=1.0, f_zero=2.0, f_init=2.0):
     return LearnEvidence(gain=1 - cha / schnet, mae_schnet=schnet, mae_cha=cha,
-                         mae_median=median, mae_schnet_init=init, force_mae_schnet=1.0,
-                         force_mae_cha=1.0, force_mae_schnet_init=2.0, force_gain=0.0,
+                         mae_median=median, mae_schnet_init=init, force_mae_schnet=f_schnet,
+                         force_mae_cha=f_cha, force_mae_schnet_init=f_init,
+                         force_mae_zero=f_zero, force_gain=1 - f_cha / f_schnet,
                          params_schnet=1, params_cha=1)
 
 
@@ -35,16 +38,40 @@ def test_energy_mae_inconclusive_when_schnet_does_not_beat_its_untrained_self():
     assert judge(energy_mae, _ev(1.0, 0.5, 2.0, init=1.2)).status == "inconclusive"
 
 
-@pytest.mark.parametrize("mae, median, chosen", [
-    ({100.0: 3.0, 30.0: 2.0, 10.0: 1.4, 3.0: 1.2, 1.0: 1.3}, 2.5, 10.0),  # <= 0.6 x 2.5
-    ({1.0: 1.0, 100.0: 1.5, 10.0: 1.4}, 2.5, 100.0),  # the largest passing weight
-    ({100.0: 2.0, 10.0: 2.1, 1.0: 2.2}, 2.5, 1.0),     # none passes: the smallest tried
+@pytest.mark.parametrize("f_schnet, f_cha, f_zero, status", [
+    (1.0, 0.9, 2.0, "holds"),          # SchNet learned the forces (1.0 <= 1.5), CHA better
+    (1.0, 1.1, 2.0, "fails"),          # CHA's forces worse: a negative gain
+    (1.6, 0.5, 2.0, "inconclusive"),   # SchNet above 0.75 x zero forces: uninformative
 ])
-def test_pick_force_weight_largest_weight_at_which_schnet_learns_energy(mae, median, chosen):
-    assert pick_force_weight(mae, median) == chosen
+def test_force_mae_verdicts(f_schnet, f_cha, f_zero, status):
+    r = judge(force_mae, _ev(1.0, 0.8, 2.0, f_schnet=f_schnet, f_cha=f_cha, f_zero=f_zero))
+    assert r.status == status
+    assert r.measured == pytest.approx(1 - f_cha / f_schnet)
+    assert (r.ours, r.baseline_value) == (pytest.approx(f_cha), pytest.approx(f_schnet))
+    assert set(r.control_read) == {"force_mae_schnet", "force_mae_zero",
+                                   "force_mae_schnet_init"}
 
 
-def test_pick_force_weight_margin_and_empty():
-    assert pick_force_weight({100.0: 2.0, 1.0: 1.0}, 2.5, margin=0.8) == 100.0
-    with pytest.raises(ValueError, match="energy_mae"):
-        pick_force_weight({}, 2.5)
+def _row(name, seed, e_ratio, f_ratio=0.5, cpu=10.0):
+    return dict(candidate=name, seed=seed, energy_ratio=e_ratio, force_ratio=f_ratio, cpu_s=cpu,
+                learned=e_ratio <= 0.75 and f_ratio <= 0.75)
+
+
+def test_pilot_takes_the_first_candidate_learned_on_every_seed():
+    a, b, c = (x.name for x in CANDIDATES[:3])
+    rows = [_row(a, 1, 0.7), _row(a, 2, 0.8),              # one seed misses: a fails
+            _row(b, 1, 0.6, cpu=15), _row(b, 2, 0.7, cpu=15),
+            _row(c, 1, 0.5), _row(c, 2, 0.5)]
+    assert choose(rows) == (b, True)
+    # forces count too
+    rows[2:4] = [_row(b, 1, 0.6, 0.8), _row(b, 2, 0.7)]
+    assert choose(rows) == (c, True)
+
+
+def test_pilot_time_bound_and_fallback():
+    a, b, c = (x.name for x in CANDIDATES[:3])
+    # b learned but costs over 2x a's CPU time: not eligible
+    rows = [_row(a, 1, 0.9), _row(b, 1, 0.5, cpu=21.0), _row(c, 1, 0.85, 0.9)]
+    assert choose(rows) == (c, False)   # fallback: smallest worst-seed energy ratio in time
+    rows.append(_row(c, 2, 0.95))
+    assert choose(rows) == (a, False)
