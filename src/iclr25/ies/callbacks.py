@@ -34,7 +34,7 @@ import torch
 from torch.utils.data import Dataset
 
 from iclr25.ies.sampler import per_sample_cross_entropy, record_losses
-from iclr25.ies.stopping import InstanceEarlyStopping
+from iclr25.ies.stopping import InstanceEarlyStopping, stopper_for
 
 try:  # the unified package first, then the standalone one: the same Callback
     from lightning.pytorch import Callback
@@ -73,17 +73,7 @@ class IESCallback(Callback):
         if not isinstance(dataset, Dataset) or not hasattr(dataset, "__len__"):
             raise TypeError(f"dataset must be a map-style Dataset with __len__, got "
                             f"{type(dataset).__name__}")
-        if stopper is None:
-            stopper = InstanceEarlyStopping(len(dataset), **kwargs)
-        elif kwargs:
-            raise ValueError(f"give either stopper or its settings, not both: "
-                             f"{sorted(kwargs)}")
-        if not isinstance(stopper, InstanceEarlyStopping):
-            raise TypeError(f"stopper must be an InstanceEarlyStopping, got "
-                            f"{type(stopper).__name__}")
-        if stopper.n_samples != len(dataset):
-            raise ValueError(f"stopper has n_samples={stopper.n_samples} but dataset has "
-                             f"{len(dataset)} items")
+        stopper = stopper_for(len(dataset), stopper, kwargs)
         self.dataset, self.stopper, self.loss_fn = dataset, stopper, loss_fn
         self.batch_size, self.stop_when_mastered = batch_size, stop_when_mastered
 

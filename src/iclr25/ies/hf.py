@@ -34,7 +34,7 @@ from torch.utils.data import Dataset
 
 from iclr25._optional import require
 from iclr25.ies.sampler import per_sample_cross_entropy, record_losses
-from iclr25.ies.stopping import InstanceEarlyStopping
+from iclr25.ies.stopping import InstanceEarlyStopping, stopper_for
 
 TrainerCallback = require("transformers", "transformers").TrainerCallback
 
@@ -103,17 +103,7 @@ class IESTrainerCallback(TrainerCallback):
                 or not hasattr(dataset, "__len__"):
             raise TypeError(f"dataset must be a map-style Dataset with __len__, got "
                             f"{type(dataset).__name__}")
-        if stopper is None:
-            stopper = InstanceEarlyStopping(len(dataset), **kwargs)
-        elif kwargs:
-            raise ValueError(f"give either stopper or its settings, not both: "
-                             f"{sorted(kwargs)}")
-        if not isinstance(stopper, InstanceEarlyStopping):
-            raise TypeError(f"stopper must be an InstanceEarlyStopping, got "
-                            f"{type(stopper).__name__}")
-        if stopper.n_samples != len(dataset):
-            raise ValueError(f"stopper has n_samples={stopper.n_samples} but dataset has "
-                             f"{len(dataset)} items")
+        stopper = stopper_for(len(dataset), stopper, kwargs)
         first = dataset[0]
         if not isinstance(first, dict) or index not in first or "labels" not in first:
             raise ValueError(f"dataset items must be dicts with 'labels' and {index!r} (the "

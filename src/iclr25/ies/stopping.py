@@ -374,3 +374,20 @@ class LossThresholdStopping(InstanceEarlyStopping):
     def __repr__(self) -> str:
         return (f"LossThresholdStopping(n_samples={self.n_samples}, "
                 f"threshold={self.threshold:g}, active={int(self.active_mask.sum())})")
+
+
+def stopper_for(n_samples: int, stopper: InstanceEarlyStopping | None,
+                settings: dict) -> InstanceEarlyStopping:
+    """The callbacks' stopper: ``stopper`` checked against ``n_samples`` items, or a new
+    :class:`InstanceEarlyStopping` from ``settings`` (one or the other, not both)."""
+    if stopper is None:
+        return InstanceEarlyStopping(n_samples, **settings)
+    if settings:
+        raise ValueError(f"give either stopper or its settings, not both: {sorted(settings)}")
+    if not isinstance(stopper, InstanceEarlyStopping):
+        raise TypeError(f"stopper must be an InstanceEarlyStopping, got "
+                        f"{type(stopper).__name__}")
+    if stopper.n_samples != n_samples:
+        raise ValueError(f"stopper has n_samples={stopper.n_samples} but dataset has "
+                         f"{n_samples} items")
+    return stopper
