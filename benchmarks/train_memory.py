@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import shutil
 import sys
 import tempfile
 import time
@@ -83,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", type=Path, default=None, help="where to write it (removed after)")
     args = ap.parse_args(argv)
     gb = args.gb or (0.25 if args.quick else 2.1)
-    folder = Path(tempfile.mkdtemp(prefix="iclr25-train-memory-", dir=args.dir))
-    try:
+    with tempfile.TemporaryDirectory(prefix="iclr25-train-memory-", dir=args.dir) as tmp:
+        folder = Path(tmp)
         path = folder / "rows.parquet"
         n = write(path, gb)
         size = path.stat().st_size / 1e9
@@ -97,8 +96,6 @@ def main(argv: list[str] | None = None) -> int:
                f"({n} rows, 256 MB cache)", peak, BOUND_MB, peer_name="the issue's bound",
             unit="MB", target=f"< {BOUND_MB:g} MB", met=peak < BOUND_MB,
             note=f"{rows / seconds:.0f} rows/s, last epoch loss {loss:.3f}")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

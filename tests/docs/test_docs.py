@@ -93,7 +93,12 @@ def test_every_warning_a_method_defines_is_public():
         for info in pkgutil.iter_modules(pkg.__path__, f"iclr25.{method}."):
             if info.name.rsplit(".", 1)[1] in ("cli", "claim"):
                 continue
-            mod = importlib.import_module(info.name)
+            try:
+                mod = importlib.import_module(info.name)
+            except ImportError as exc:  # a module of an extra CI does not install (ies.hf)
+                if "pip install 'iclr25[" not in str(exc):
+                    raise
+                continue
             for name, obj in vars(mod).items():
                 if (isinstance(obj, type) and issubclass(obj, Warning)
                         and obj.__module__ == info.name and name not in pkg.__all__):
