@@ -14,7 +14,6 @@ epoch sees different features. On fixed features the two coincide (checked bit-f
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
@@ -37,7 +36,7 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._contract import Reals1D, checked
-from iclr25._engine import Engine, Precision, Strategy
+from iclr25._engine import Engine, EngineOptions, Unpack
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch
 from iclr25.los.loss import check_smoothing, class_counts, los_per_sample
@@ -249,12 +248,7 @@ def retrain_classifier(
     tau: float = 1.0,
     class_balanced_sampling: bool | None = None,
     seed: int | torch.Generator | None = 0,
-    devices: int = 1,
-    strategy: Strategy = "auto",
-    precision: Precision = "32",
-    checkpoint: str | os.PathLike | None = None,
-    checkpoint_every: int | None = None,
-    resume: str | os.PathLike | None = None,
+    **engine: Unpack[EngineOptions],
 ) -> nn.Linear:
     """Re-train a linear classifier on frozen features with one of the stage-2 losses.
 
@@ -299,10 +293,9 @@ def retrain_classifier(
         class_balanced_sampling: draw batches with class-uniform probability; default None
             means True for ``"lws"`` only (Kang et al.), instance-balanced otherwise.
         seed: batch order (int, CPU Generator, or None for a fresh one).
-        devices, strategy, precision, checkpoint, checkpoint_every, resume: how the loop
-            runs (:func:`iclr25._train.fit_minibatch`): DDP over ``devices`` processes/GPUs,
-            "bf16-mixed"/"16-mixed" autocast, a checkpoint file every ``checkpoint_every``
-            steps, and ``resume`` from one (the same features, batch size and head).
+        **engine: how the loop runs (:class:`iclr25._engine.EngineOptions`: ``devices``,
+            ``strategy``, ``precision``, ``checkpoint``, ``checkpoint_every``, ``resume``;
+            resuming needs the same features, batch size and head).
 
     Returns:
         The trained ``nn.Linear(d, K)`` on ``features.device`` in ``features.dtype``
@@ -325,9 +318,7 @@ def retrain_classifier(
     params = dict(init=init, n_classes=n_classes, smoothing=smoothing, epochs=epochs, lr=lr,
                   momentum=momentum, weight_decay=weight_decay, batch_size=batch_size,
                   beta=beta, tau=tau, class_balanced_sampling=class_balanced_sampling, seed=seed)
-    run = dict(devices=devices, strategy=strategy, precision=precision, checkpoint=checkpoint,
-               checkpoint_every=checkpoint_every, resume=resume)
-    return _retrain(features, y, method, params, run)[0]
+    return _retrain(features, y, method, params, engine)[0]
 
 
 def _retrain(features: torch.Tensor | Dataset, y: torch.Tensor | None, method: Method,
@@ -438,13 +429,11 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     def _new_module(self, name: str) -> nn.Linear:
         return nn.Linear(self.n_features_in_, self.n_classes_)
 
-    def fit(self, X: ArrayLike | Dataset, y: ArrayLike | None = None, *, devices: int = 1,
-            strategy: Strategy = "auto", precision: Precision = "32",
-            checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None,
-            resume: str | os.PathLike | None = None) -> RetrainedClassifier:
+    def fit(self, X: ArrayLike | Dataset, y: ArrayLike | None = None,
+            **engine: Unpack[EngineOptions]) -> RetrainedClassifier:
         """Train the head on features X (n, d) and labels y (n,), or on a Dataset X of
-        (feature, label) items with y None; returns self. ``devices`` ... ``resume``: how
-        the loop runs, as in :func:`retrain_classifier`."""
+        (feature, label) items with y None; returns self. ``**engine``: how the loop runs
+        (:class:`iclr25._engine.EngineOptions`), as in :func:`retrain_classifier`."""
         if not isinstance(X, Dataset):
             X = as_tensor(X, "X", ndim=2)  # named as the caller knows it, before any work
             if not X.is_floating_point():  # integer features are read as float32, bools refused
@@ -454,9 +443,7 @@ class RetrainedClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             check_labels(y, "y", n=len(X))
         params = self.get_params()
         method = params.pop("method")
-        self.head_, counts = _retrain(X, y, method, params, dict(
-            devices=devices, strategy=strategy, precision=precision, checkpoint=checkpoint,
-            checkpoint_every=checkpoint_every, resume=resume))
+        self.head_, counts = _retrain(X, y, method, params, engine)
         self.n_classes_ = self.head_.out_features
         self.n_features_in_ = self.head_.in_features
         self.classes_ = np.arange(self.n_classes_)
