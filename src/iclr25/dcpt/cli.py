@@ -226,11 +226,9 @@ def restore_cmd(
              "(write the classical result), none (warn, keep ours); default "
              f"{DEFAULT_FALLBACK} (as the API's), so that no output scores below its input "
              "(none with --no-check)."),
-    margin: float = typer.Option(
-        None, "--margin", help="How much ours must beat the input by (dB; NIQE units) to be "
-        "written; default 1 dB without --reference, 0 with it (so at the defaults the "
-        "network's output is written only where the check scores it that much above the "
-        "input, else the input)."),
+    margin: float = typer.Option(None, "--margin", help="Ours is written only where the "
+                                 "check scores it this much above the input (dB; NIQE "
+                                 "units); default 1 dB, 0 with --reference."),
     reference: Path = typer.Option(None, "--reference", help="Clean image (or folder, same "
                                    "file names): the check uses PSNR against it."),
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "

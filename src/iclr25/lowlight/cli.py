@@ -81,10 +81,8 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
                          "and dcpt restore's), so that no output scores below its input "
                          "(none with --no-check)."),
                 margin: float = typer.Option(
-                    None, "--margin", help="How much ours must beat the input by (dB) to be "
-                    "written; default 1 dB without --reference, 0 with it (so at the "
-                    "defaults the network's output is written only where the check scores "
-                    "it that much above the input, else the input)."),
+                    None, "--margin", help="Ours is written only where the check scores it "
+                    "this much above the input (dB); default 1 dB, 0 with --reference."),
                 reference: Path = typer.Option(None, "--reference", help="Well-lit image (or "
                                                "folder, same file names): the check uses "
                                                "PSNR against it."),
