@@ -52,6 +52,12 @@ centre-cropped to a 4:3 window.
   recorrupted (noise) estimate needs, on :func:`round4_photos` (other crops, two images
   used nowhere) at :data:`ROUND4_NOISE` with :func:`round4_noise_outputs`.
 
+Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
+agreement at margin 0 → the default margin, and outputs the default returns worse than
+the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
+defocus 77.8% → 78.3% of 189, 1; low light 69.5% → 70.0% of 210, 57 (27.1%, all on three
+dark scenes); round 4 noise (fixed estimate) 95.2% → 94.8% of 210, 3 (1.4%).
+
 Each verdict is a 2×2 table: the check warned (below the input; below the input or the
 classical result) or not, against the reference's worse or not. Target: ≥ 90% agreement.
 
