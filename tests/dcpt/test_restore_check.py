@@ -243,3 +243,42 @@ def test_cli_finetune_for_one_degradation(tmp_path, bad_net, clean):
     r = CliRunner().invoke(app, ["finetune", str(model), str(train), "--degradation", "noise",
                                  "--kinds", "noise,blur", "--out", str(out)])
     assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+
+
+class Identity(nn.Module):
+    """A "restorer" that returns its input (``restore`` clamps it to [0, 1], as every arm)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        return x + self.w
+
+
+def test_noise_check_scores_the_input_as_it_scores_a_restorer(clean):
+    """Issue 68, round 3: the recorrupted estimate runs each arm on y + αz, which leaves
+    [0, 1]; the input was scored unclamped while restorers clamp, so a clamped copy of the
+    input scored above it (by up to 2.2 dB). Now the identity network ties the input."""
+    import re
+
+    noisy = degrade(clean, "noise", seed=0)
+    with pytest.warns(RestorationWarning) as rec:        # below NL-means: a warning
+        out = restore(Identity(), noisy, degradation="noise", margin=0, fallback="none")
+    msg = str(rec[0].message)
+    ours, inp = re.search(r"ours (\S+) dB.*input (\S+) dB", msg).groups()
+    assert ours == inp and "below the classical result (" in msg
+    assert torch.equal(out, noisy)
+
+
+def test_an_unreadable_noise_estimate_returns_the_input(clean):
+    """An estimated MSE at or below 0 (the noise model fails: here an output that ignores
+    its input) is NaN, not a perfect score, and the default returns the input."""
+    from iclr25._guard import r2r_psnr
+
+    y = clean[None].double()
+    # f(ŷ) = y exactly: the estimate is 4σ² − 5σ² < 0 whatever the true MSE
+    assert r2r_psnr(lambda b: y, y, torch.tensor([0.1])).isnan().all()
+    noisy = degrade(clean, "noise", seed=0)
+    with pytest.warns(RestorationWarning, match=r"ours nan dB.*returned the input"):
+        assert torch.equal(restore(Fixed(clean), noisy, degradation="noise"), noisy)
