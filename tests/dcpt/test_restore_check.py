@@ -115,10 +115,73 @@ def test_reference_uses_psnr(bad_net, clean):
     (dict(check="yes"), "check"),
     (dict(degradation="fog"), "degradation"),
     (dict(reference=torch.rand(3, 8, 8)), "reference"),
+    (dict(margin=-0.5), "margin"),
+    (dict(margin=float("nan")), "margin"),
+    (dict(margin="1"), "margin"),
+    (dict(margin=True), "margin"),
+    (dict(margin=1.0, check=False), "margin"),
 ])
 def test_bad_arguments_before_any_work(clean, kw, match):
     with pytest.raises((ValueError, TypeError), match=match):
         restore(Untouchable(), clean, **kw)
+
+
+def _at_psnr(clean, db, seed):
+    """``clean`` plus a fixed pattern scaled to PSNR ``db`` against it exactly (no clipping:
+    the pattern is ±0.01-scale on a photo kept inside [0.1, 0.9])."""
+    n = torch.randn(clean.shape, generator=torch.Generator().manual_seed(seed))
+    n = n / n.pow(2).mean().sqrt() * 10 ** (-db / 20)
+    return clean + n
+
+
+def test_margin_known_answers_with_a_reference():
+    """Issue 68, round 3: the default returns ours only where the check scores it at least
+    the margin above the input (0 dB with a reference: then never below the input's PSNR),
+    the input otherwise; an explicit margin moves that line."""
+    from iclr25._guard import MARGINS
+
+    assert MARGINS == {"psnr": 0.0, "r2r": 1.0, "reblur": 1.0, "exposure": 1.0, "niqe": 1.0}
+    ref = 0.1 + 0.8 * load_image("chelsea", max_side=32)
+    x = _at_psnr(ref, 30.0, 0)                         # the input: 30.0 dB
+    worse, slightly, better = (_at_psnr(ref, db, 1) for db in (29.5, 30.5, 32.0))
+    with pytest.warns(RestorationWarning, match=r"scores below the input .*returned the input"):
+        assert torch.equal(restore(Fixed(worse), x, reference=ref), x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # 0.5 dB above: kept at margin 0
+        assert torch.equal(restore(Fixed(slightly), x, reference=ref), slightly)
+        assert torch.equal(restore(Fixed(better), x, reference=ref, margin=1.0), better)
+    with pytest.warns(RestorationWarning, match=r"does not beat the input by the margin 1 dB"
+                      r".*ours 30\.50 dB, input 30\.00 dB; returned the input"):
+        assert torch.equal(restore(Fixed(slightly), x, reference=ref, margin=1.0), x)
+    with pytest.warns(RestorationWarning, match="returned ours"):   # fallback none: warns only
+        out = restore(Fixed(slightly), x, reference=ref, margin=1.0, fallback="none")
+    assert torch.equal(out, slightly)
+
+
+def test_default_margin_without_a_reference_is_one_db(clean):
+    """Without a reference (re-blur measure) an output that beats the input by less than
+    1 dB is not returned by default; margin=0 returns it; one that beats it by more is."""
+    from iclr25._guard import MEASURES, _Inputs, reblur
+    from iclr25.dcpt.baselines import psfs
+
+    blurred = reblur(clean[None], psfs("blur")[0])[0].float().clamp(0, 1)
+    inp = _Inputs(blurred[None].double(), None, "blur")
+
+    def gain(o):                                        # ours' re-blur score over the input's
+        s = MEASURES["reblur"].score
+        return float(s(o[None].double(), None, inp) - s(inp.x, None, inp))
+    # blends of the input towards the clean photo: the first one a fraction of a dB above
+    blends = [(w, blurred + w * (clean - blurred)) for w in (0.02, 0.05, 0.1, 0.2)]
+    w, near = next((w, o) for w, o in blends if 0 < gain(o) < 1)
+    assert gain(clean) > 1
+    with pytest.warns(RestorationWarning, match="does not beat the input by the margin 1 dB"):
+        assert torch.equal(restore(Fixed(near), blurred, degradation="blur"), blurred)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")    # below the classical result: a warning, ours kept
+        assert torch.equal(restore(Fixed(near), blurred, degradation="blur", margin=0), near)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.equal(restore(Fixed(clean), blurred, degradation="blur"), clean)
 
 
 def test_cli_fallback_classical_writes_the_classical_output(tmp_path, bad_net, clean):
@@ -152,6 +215,9 @@ def test_cli_default_never_writes_an_output_scoring_below_its_input(tmp_path, ba
     (["--degradation", "fog"], "--degradation"),
     (["--fallback", "input", "--no-check"], "--fallback"),
     (["--degradation", "haze", "--fallback", "classical"], "--fallback"),
+    (["--margin", "-1"], "--margin"),
+    (["--margin", "nan"], "--margin"),
+    (["--margin", "1", "--no-check"], "--margin"),
 ])
 def test_cli_bad_options_exit_2_with_one_line(tmp_path, bad_net, clean, args, needle):
     model = save(bad_net, tmp_path / "m.safetensors")
@@ -177,3 +243,42 @@ def test_cli_finetune_for_one_degradation(tmp_path, bad_net, clean):
     r = CliRunner().invoke(app, ["finetune", str(model), str(train), "--degradation", "noise",
                                  "--kinds", "noise,blur", "--out", str(out)])
     assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+
+
+class Identity(nn.Module):
+    """A "restorer" that returns its input (``restore`` clamps it to [0, 1], as every arm)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        return x + self.w
+
+
+def test_noise_check_scores_the_input_as_it_scores_a_restorer(clean):
+    """Issue 68, round 3: the recorrupted estimate runs each arm on y + αz, which leaves
+    [0, 1]; the input was scored unclamped while restorers clamp, so a clamped copy of the
+    input scored above it (by up to 2.2 dB). Now the identity network ties the input."""
+    import re
+
+    noisy = degrade(clean, "noise", seed=0)
+    with pytest.warns(RestorationWarning) as rec:        # below NL-means: a warning
+        out = restore(Identity(), noisy, degradation="noise", margin=0, fallback="none")
+    msg = str(rec[0].message)
+    ours, inp = re.search(r"ours (\S+) dB.*input (\S+) dB", msg).groups()
+    assert ours == inp and "below the classical result (" in msg
+    assert torch.equal(out, noisy)
+
+
+def test_an_unreadable_noise_estimate_returns_the_input(clean):
+    """An estimated MSE at or below 0 (the noise model fails: here an output that ignores
+    its input) is NaN, not a perfect score, and the default returns the input."""
+    from iclr25._guard import r2r_psnr
+
+    y = clean[None].double()
+    # f(ŷ) = y exactly: the estimate is 4σ² − 5σ² < 0 whatever the true MSE
+    assert r2r_psnr(lambda b: y, y, torch.tensor([0.1])).isnan().all()
+    noisy = degrade(clean, "noise", seed=0)
+    with pytest.warns(RestorationWarning, match=r"ours nan dB.*returned the input"):
+        assert torch.equal(restore(Fixed(clean), noisy, degradation="noise"), noisy)

@@ -117,10 +117,58 @@ def test_input_fallback_and_estimator(net, clean):
     (dict(fallback="classical", check=False), "fallback"),
     (dict(check=1), "check"),
     (dict(reference=torch.rand(3, 8, 8)), "reference"),
+    (dict(margin=-1), "margin"),
+    (dict(margin=float("inf")), "margin"),
+    (dict(margin=[1.0]), "margin"),
+    (dict(margin=0.5, check=False), "margin"),
 ])
 def test_bad_arguments_before_any_work(clean, kw, match):
     with pytest.raises((ValueError, TypeError), match=match):
         enhance(Untouchable(), clean, **kw)
+
+
+class Fixed(nn.Module):
+    """A stand-in enhancer that returns a fixed image."""
+
+    def __init__(self, image):
+        super().__init__()
+        self.register_buffer("image", image)
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        from types import SimpleNamespace
+        return SimpleNamespace(enhanced=self.image.expand_as(x) + self.w)
+
+
+def test_margin_known_answers(clean):
+    """Issue 68, round 3: by default (no reference: 1 dB) ours is returned only where the
+    check scores it at least 1 dB above the input, else the input; margin= moves the line;
+    with a reference the margin is 0 (never below the input's PSNR)."""
+    from iclr25._guard import lowlight_psnr
+
+    dark = (0.1 * clean ** 2).clamp(0, 1)
+    good = CLASSICAL["gamma"](dark)
+
+    def gain(o):
+        return float(lowlight_psnr(o[None], dark[None]) - lowlight_psnr(dark[None], dark[None]))
+    assert gain(good) > 1
+    # the blend towards the gamma result whose score lies a fraction of a dB above the input
+    blends = [dark + w * (good - dark) for w in (0.005, 0.01, 0.02, 0.04, 0.08)]
+    near = next(o for o in blends if 0 < gain(o) < 1)
+    with pytest.warns(RestorationWarning, match="does not beat the input by the margin 1 dB"):
+        assert torch.equal(enhance(Fixed(near), dark), dark)
+    with pytest.warns(RestorationWarning, match="does not beat the input by the margin"):
+        est = ZeroReferenceEnhancer(width=4)
+        est.model_ = Fixed(good)
+        assert torch.equal(est.transform(dark, margin=gain(good) + 0.1), dark)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                # below the classical result: warns
+        assert torch.equal(enhance(Fixed(near), dark, margin=0.0), near)
+        assert torch.equal(est.transform(dark, margin=gain(good) - 0.1), good)
+        assert torch.equal(enhance(Fixed(good), dark, reference=clean), good)  # 0 dB margin
+    worse = (dark * 0.5)                               # darker still: below the input
+    with pytest.warns(RestorationWarning, match="returned the input"):
+        assert torch.equal(enhance(Fixed(worse), dark, reference=clean), dark)
 
 
 def test_cli_fallback(tmp_path, net, clean):
@@ -142,7 +190,9 @@ def test_cli_fallback(tmp_path, net, clean):
     assert (load_folder(tmp_path / "n.png")["n.png"] - x).abs().max() > 2 / 255
     for args, needle in ((["--fallback", "gamma"], "--fallback"),
                          (["--fallback", "input", "--no-check"], "--fallback"),
-                         (["--reference", str(tmp_path / "nope.png")], "--reference")):
+                         (["--reference", str(tmp_path / "nope.png")], "--reference"),
+                         (["--margin", "-1"], "--margin"),
+                         (["--margin", "1", "--no-check"], "--margin")):
         r = CliRunner().invoke(app, ["enhance", str(model), str(src), str(tmp_path / "p.png"),
                                      *args])
         lines = r.output.strip().splitlines()

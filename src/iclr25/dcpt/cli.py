@@ -226,6 +226,9 @@ def restore_cmd(
              "(write the classical result), none (warn, keep ours); default "
              f"{DEFAULT_FALLBACK} (as the API's), so that no output scores below its input "
              "(none with --no-check)."),
+    margin: float = typer.Option(None, "--margin", help="Ours is written only where the "
+                                 "check scores it this much above the input (dB; NIQE "
+                                 "units); default 1 dB, 0 with --reference."),
     reference: Path = typer.Option(None, "--reference", help="Clean image (or folder, same "
                                    "file names): the check uses PSNR against it."),
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "
@@ -238,7 +241,7 @@ def restore_cmd(
 ) -> None:
     """Restore an image or every image in a folder, checking each against the input and the
     classical restorer (a warning names both numbers where ours is worse)."""
-    from iclr25._guard import check_fallback
+    from iclr25._guard import check_fallback, check_margin
     from iclr25.datasets.images import save_image
     from iclr25.dcpt.baselines import CLASSICAL
     from iclr25.dcpt.io import load
@@ -254,6 +257,7 @@ def restore_cmd(
         named = degradation is None and ck.classifier is not None and bool(ck.kinds)
         fallback = check_fallback(fallback, check, degradation=degradation,
                                   classical=None if named else CLASSICAL, cli=True)
+        margin = check_margin(margin, check, cli=True)
     except ValueError as exc:
         _fail(str(exc))
     for name, x, ref, path in image_jobs(source, dest, reference):
@@ -265,8 +269,8 @@ def restore_cmd(
                            f"input for it", err=True)
                 fb = "input"
         out = warning_lines(name, lambda x=x, ref=ref, kind=kind, fb=fb: restore(
-            ck.model, x, degradation=kind, fallback=fb, check=check, tile=tile,
-            reference=ref))
+            ck.model, x, degradation=kind, fallback=fb, margin=margin, check=check,
+            tile=tile, reference=ref))
         save_image(out, path)
         typer.echo(f"wrote {path}")
 

@@ -9,7 +9,15 @@ from torch import nn
 
 from iclr25._checks import check_choice, check_int
 from iclr25._contract import Images, checked
-from iclr25._guard import BLURS, Fallback, check_fallback, check_reference, choose_measure, guarded
+from iclr25._guard import (
+    BLURS,
+    Fallback,
+    check_fallback,
+    check_margin,
+    check_reference,
+    choose_measure,
+    guarded,
+)
 from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25.datasets.images import KINDS, Kind, check_images
 from iclr25.dcpt.baselines import CLASSICAL, _classical
@@ -27,15 +35,21 @@ class RestorationWarning(_RestorationWarning):
 @checked
 def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None,
             reference: Images | None = None, fallback: Fallback | None = None,
-            check: bool = True,
+            margin: float | None = None, check: bool = True,
             tile: int | None = None, overlap: int = 16, batch_size: int = 16) -> torch.Tensor:
     """Run a restorer on images in [0, 1], checking that it did not make them worse.
 
     Each output is scored beside the input and the classical restorer for ``degradation``
     (:func:`~iclr25.dcpt.baselines.classical`: NL-means for noise, Richardson-Lucy for blur
     and defocus, unsharp masking for motion blur, a gamma curve for low light). Where ours
-    scores below either, a :class:`~iclr25.dcpt.RestorationWarning` gives the numbers;
-    ``fallback`` says what is returned then. The measure (``iclr25._guard``):
+    scores below the classical result or does not beat the input by ``margin``, a
+    :class:`~iclr25.dcpt.RestorationWarning` gives the numbers; ``fallback`` says what is
+    returned then. At the defaults the guarantee is: **the network's output is returned only
+    where the check scores it at least the margin above the input** (1 dB without a
+    reference, 0 dB with one: :data:`~iclr25._guard.MARGINS`); **otherwise the input,
+    unchanged**. With a reference that is exact (never below the input's PSNR); without one
+    it is as good as the check (held-out rates in ``iclr25._guard``'s docstring). The
+    measure (``iclr25._guard``):
 
     * ``reference`` given: PSNR against it;
     * ``degradation="noise"``: the recorrupted-to-recorrupted estimate of the PSNR against
@@ -68,6 +82,10 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
             that has one); "none" warns and returns ours. None (default):
             :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as ``iclr25 dcpt restore``),
             so no output scoring below its input is returned; "none" with ``check=False``.
+        margin: how much ours must beat the input by, in the measure's unit (dB; NIQE
+            units), a number >= 0; None (default): the measure's
+            :data:`~iclr25._guard.MARGINS` (1 dB without a reference, 0 with one). 0 keeps
+            every output that does not score below its input.
         check: False skips the comparison (the plain network output, as in the
             reproduction); ``fallback`` must then be "none" or None.
         tile: if given, process overlapping ``tile``×``tile`` windows (stride
@@ -81,10 +99,12 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
     Raises:
         ValueError/TypeError: bad images, reference, degradation, fallback (a ``fallback``
             that cannot apply, e.g. "classical" without a degradation that has a classical
-            restorer), tile or batch size; all before any work.
+            restorer), margin (negative, not finite, or with ``check=False``), tile or
+            batch size; all before any work.
 
     Warns:
-        RestorationWarning: ours scores below the classical result or the input.
+        RestorationWarning: ours scores below the classical result or does not beat the
+            input by the margin.
     """
     x = check_images(images, "images")
     batch_size = check_int(batch_size, "batch_size", 1)
@@ -95,6 +115,7 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
         check_choice(degradation, "degradation", KINDS)
     ref = check_reference(reference, x)
     fallback = check_fallback(fallback, check, degradation=degradation, classical=CLASSICAL)
+    margin = check_margin(margin, check)
     single = x.ndim == 3
     xb = x[None] if single else x
     dev = _device_of(model)
@@ -117,7 +138,7 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
             out = guarded(xb, out, run, cls, measure=choose_measure(ref, degradation),
                           fallback=fallback, reference=ref, what="dcpt.restore",
                           blur=degradation if degradation in BLURS else None,
-                          category=RestorationWarning)
+                          margin=margin, category=RestorationWarning)
     finally:
         model.train(was)
     return out[0] if single else out

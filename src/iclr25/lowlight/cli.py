@@ -80,6 +80,9 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
                          f"none (warn, keep ours); default {DEFAULT_FALLBACK} (as the API's "
                          "and dcpt restore's), so that no output scores below its input "
                          "(none with --no-check)."),
+                margin: float = typer.Option(
+                    None, "--margin", help="Ours is written only where the check scores it "
+                    "this much above the input (dB); default 1 dB, 0 with --reference."),
                 reference: Path = typer.Option(None, "--reference", help="Well-lit image (or "
                                                "folder, same file names): the check uses "
                                                "PSNR against it."),
@@ -92,7 +95,7 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
                 ) -> None:
     """Enhance an image file or every image in a folder, checking each against the input and
     the classical pipelines (a warning names both numbers where ours is worse)."""
-    from iclr25._guard import check_fallback
+    from iclr25._guard import check_fallback, check_margin
     from iclr25.datasets.images import save_image
     from iclr25.lowlight.estimator import ZeroReferenceEnhancer
 
@@ -100,6 +103,7 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
         _fail(f"--tile must be >= 8, got {tile}")
     try:
         fallback = check_fallback(fallback, check, cli=True)
+        margin = check_margin(margin, check, cli=True)
     except ValueError as exc:
         _fail(str(exc))
     try:
@@ -109,7 +113,7 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
     jobs = image_jobs(inp, out, reference)
     for name, x, ref, path in jobs:
         y = warning_lines(name, lambda x=x, ref=ref: est.transform(
-            x, tile=tile, fallback=fallback, check=check, reference=ref))
+            x, tile=tile, fallback=fallback, margin=margin, check=check, reference=ref))
         save_image(y, path)
     typer.echo(f"enhanced {len(jobs)} image(s) -> {out}")
 

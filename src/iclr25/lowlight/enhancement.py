@@ -8,8 +8,9 @@ burnt highlights), its colour cast against the input's balance (a grey photo mus
 grey) and its noise. It does not score detail, and it takes a well-lit photo to have the
 tones of typical photos (mean 0.46): a scene meant to be dark or bright (a night sky, a
 white page) is judged against the typical one; pass ``reference=`` where you have one.
-By default (``fallback=None``: "input") an output the check scores below its input is not
-returned; the input is.
+By default (``fallback=None``: "input", ``margin=None``: 1 dB without a reference, 0 with
+one, :data:`iclr25._guard.MARGINS`) the network's output is returned only where the check
+scores it at least the margin above the input; otherwise the input, unchanged.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from torch import nn
 
 from iclr25._checks import check_int
 from iclr25._contract import Images, checked
-from iclr25._guard import Fallback, check_fallback, check_reference, choose_measure, guarded
+from iclr25._guard import (
+    Fallback,
+    check_fallback,
+    check_margin,
+    check_reference,
+    choose_measure,
+    guarded,
+)
 from iclr25._guard import RestorationWarning as _RestorationWarning
 from iclr25.datasets.images import check_images
 from iclr25.lowlight.baselines import clahe, gamma_nl_means, gamma_to_mean
@@ -39,15 +47,18 @@ CLASSICAL = {"gamma": gamma_to_mean, "CLAHE": clahe, "gamma + NL-means": gamma_n
 @torch.no_grad()
 @checked
 def enhance(model: nn.Module, images: Images, *, reference: Images | None = None,
-            fallback: Fallback | None = None, check: bool = True, tile: int | None = None,
-            batch_size: int = 4) -> torch.Tensor:
+            fallback: Fallback | None = None, margin: float | None = None,
+            check: bool = True, tile: int | None = None, batch_size: int = 4) -> torch.Tensor:
     """Enhance dark images with a trained model, checking it against the classical pipelines.
 
     Each output is scored beside the input and the best of the library's classical
     pipelines (:data:`CLASSICAL`: a gamma curve to mean 0.5, CLAHE, gamma then NL-means;
-    the best by the same measure is "the classical result"). Where ours scores below
-    either, a :class:`~iclr25.lowlight.RestorationWarning` gives the numbers, and
-    ``fallback`` says what is returned (by default the input, where ours scores below it).
+    the best by the same measure is "the classical result"). Where ours scores below it or
+    does not beat the input by ``margin``, a :class:`~iclr25.lowlight.RestorationWarning`
+    gives the numbers, and ``fallback`` says what is returned. At the defaults: **the
+    network's output only where the check scores it at least the margin above the input
+    (1 dB without a reference, 0 with one); otherwise the input, unchanged** (exact with a
+    reference; without one as good as the check).
     The measure (``iclr25._guard``): PSNR when a ``reference`` is given; otherwise a PSNR
     estimated from tones, colour cast and noise (see :mod:`iclr25.lowlight.enhancement`).
 
@@ -60,6 +71,8 @@ def enhance(model: nn.Module, images: Images, *, reference: Images | None = None
             ours. None (default): :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as
             ``iclr25 lowlight enhance`` and DCPT's ``restore``), so no output the check
             scores below its input is returned; "none" with ``check=False``.
+        margin: how much ours must beat the input by (dB), a number >= 0; None (default):
+            :data:`~iclr25._guard.MARGINS` (1 dB without a reference, 0 with one).
         check: False skips the comparison (the plain network output, as in the
             reproduction); ``fallback`` must then be "none" or None.
         tile: process non-overlapping ``tile``×``tile`` pieces (bounds memory on large
@@ -70,11 +83,12 @@ def enhance(model: nn.Module, images: Images, *, reference: Images | None = None
         Enhanced images clamped to [0, 1], shape/dtype/device of the input.
 
     Raises:
-        ValueError/TypeError: bad images, reference, fallback, tile or batch size, before
-            any work.
+        ValueError/TypeError: bad images, reference, fallback, margin (negative, not finite,
+            or with ``check=False``), tile or batch size, before any work.
 
     Warns:
-        RestorationWarning: ours scores below the classical result or the input.
+        RestorationWarning: ours scores below the classical result or does not beat the
+            input by the margin.
 
     Examples:
         >>> from iclr25.lowlight.networks import RetinexEnhancer
@@ -88,6 +102,7 @@ def enhance(model: nn.Module, images: Images, *, reference: Images | None = None
     batch_size = check_int(batch_size, "batch_size", 1)
     ref = check_reference(reference, t)
     fallback = check_fallback(fallback, check)
+    margin = check_margin(margin, check)
     single = t.ndim == 3
     x = t[None] if single else t
     was = model.training
@@ -98,7 +113,7 @@ def enhance(model: nn.Module, images: Images, *, reference: Images | None = None
         ref = ref[None] if ref is not None and single else ref
         y = guarded(x, y, lambda b: b, CLASSICAL, measure=choose_measure(ref, "low_light"),
                     fallback=fallback, reference=ref, what="lowlight.enhance",
-                    category=RestorationWarning)
+                    margin=margin, category=RestorationWarning)
     return y[0] if single else y
 
 

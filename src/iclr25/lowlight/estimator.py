@@ -72,12 +72,13 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
         check_is_fitted(self, "model_")
 
     def transform(self, images: ImageBatch, *, reference: ImageBatch | None = None,
-                  fallback: Fallback | None = None, check: bool = True,
-                  tile: int | None = None) -> torch.Tensor:
-        """:func:`enhance` with the fitted model (same check, warning and ``fallback``)."""
+                  fallback: Fallback | None = None, margin: float | None = None,
+                  check: bool = True, tile: int | None = None) -> torch.Tensor:
+        """:func:`enhance` with the fitted model (same check, warning, ``fallback`` and
+        ``margin``)."""
         self._check_fitted()
         return enhance(self.model_, images, reference=reference, fallback=fallback,
-                       check=check, tile=tile)
+                       margin=margin, check=check, tile=tile)
 
     def _new_module(self, name: str) -> nn.Module:
         config = getattr(self, "config_", None)  # set by load_official: the file's sizes
