@@ -94,7 +94,8 @@ else:  # typing-extensions comes with torch
     from typing_extensions import Unpack
 
 __all__ = ["CHECKPOINT_KIND", "Engine", "EngineOptions", "Loop", "Precision", "Strategy",
-           "Stream", "Unpack", "available_devices", "fingerprint", "gather", "local_rows"]
+           "Stream", "Unpack", "available_devices", "fingerprint", "gather", "local_rows",
+           "mean_of_shares"]
 
 Precision = Literal["32", "bf16-mixed", "16-mixed"]
 Strategy = Literal["auto", "single", "ddp"]
@@ -241,6 +242,20 @@ def gather(x: torch.Tensor) -> torch.Tensor:
         warnings.simplefilter("ignore", FutureWarning)  # (which Fabric does not use either)
         parts = all_gather(padded.contiguous())
     return torch.cat([p[:r] for p, r in zip(parts, rows, strict=True)])
+
+
+def mean_of_shares(values: Mapping[str, float], rows: int) -> dict[str, float]:
+    """The global batch's means of per-row means (``values``: a loss's parts, an accuracy)
+    that each process computed on its ``rows`` rows, weighted by the rows: under DDP an
+    all-reduce every process must make (an ``on_step`` hook's); ``values`` in one process."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return dict(values)
+    device = "cuda" if dist.get_backend() == "nccl" else "cpu"
+    t = torch.tensor([*values.values(), 1.0], dtype=torch.float64, device=device) * rows
+    dist.all_reduce(t)
+    return {k: float(v / t[-1]) for k, v in zip(values, t[:-1], strict=True)}
 
 
 # -- data --------------------------------------------------------------------------------------

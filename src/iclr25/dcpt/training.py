@@ -21,7 +21,7 @@ from torch import nn
 
 from iclr25._checks import check_callback, check_int, check_labels, check_range, resolve_seed
 from iclr25._contract import NonNegative, NonNegativeInt, Positive, PositiveInt, Range, checked
-from iclr25._engine import Engine, EngineOptions, Stream, Unpack, fingerprint
+from iclr25._engine import Engine, EngineOptions, Stream, Unpack, fingerprint, mean_of_shares
 from iclr25._train import fit_minibatch
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.loss import _check_layers, _dcpt_step
@@ -156,8 +156,8 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
 
     Returns:
         :class:`PretrainResult` with ``model`` (trained copy), ``classifier``, ``layers`` and
-        ``history`` (``loss``, ``pixel``, ``cls``, ``accuracy`` per step; under DDP the
-        parts are the first process's share of each batch, the loss the whole batch's).
+        ``history`` (``loss``, ``pixel``, ``cls``, ``accuracy`` per step, each the global
+        batch's).
 
     Raises:
         ValueError/TypeError: before any training, for bad ``steps``, ``lr``, ``n_classes``,
@@ -301,8 +301,8 @@ class _PretrainStep(nn.Module):
         self.net, self.clf, self.tap, self.gamma, self.log = net, clf, tap, gamma, log
 
     def forward(self, batch: Batch) -> torch.Tensor:
-        loss, parts = _dcpt_step(self.net, self.clf, self.tap, *batch, self.gamma)
-        self.last = parts
+        loss, self.last = _dcpt_step(self.net, self.clf, self.tap, *batch, self.gamma)
+        self.rows = len(batch[0])       # this process's share of the batch
         return loss
 
 
@@ -315,11 +315,12 @@ def _pretrain_loop(net: nn.Module, clf: DegradationClassifier, layers: tuple[str
         step_fn = _PretrainStep(net, clf, tap, run.gamma, log)
 
         def on_step(step: int, loss: float) -> bool:
+            parts = mean_of_shares(step_fn.last, step_fn.rows)
             log.parts["loss"].append(loss)
-            for k, v in step_fn.last.items():
+            for k, v in parts.items():
                 log.parts[k].append(v)
             if run.callback is not None:
-                run.callback(step - 1, step_fn.last)
+                run.callback(step - 1, parts)
             if stop is not None and (step % stop.every == 0 or step == run.steps):
                 log.val.append(_accuracy(net, clf, tap, stop.lq, stop.y))
                 if log.val[-1] >= stop.target:
