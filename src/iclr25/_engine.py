@@ -64,6 +64,14 @@ the global loss; the gathered rows' gradients are summed over the processes, and
 the parameters' gradients makes the step the one process's step at the same batch. In one
 process both functions return their argument: the claims' numbers are unchanged.
 
+Batches drawn as the training goes (random crops with their random draws, a caller's iterable
+of pairs: DCPT, low light) come as a :class:`Stream` of global batches: every process draws the
+same batch from the same generator and takes its rows of each tensor (a drawn scalar is
+shared), so a draw made per batch shape (low light's sub-image pairing) is the global batch's.
+``on_step`` runs after every step (an early stop on validation, snapshots, a progress log);
+what it keeps goes in ``extra_state``, and :func:`mean_of_shares` turns per-process metrics
+into the global batch's.
+
 Determinism: Fabric never reseeds (we do not call ``seed_everything``); all randomness of the
 loop comes from the caller's generator and torch's global RNG, both saved in checkpoints.
 """

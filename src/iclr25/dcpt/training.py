@@ -293,12 +293,13 @@ class _Log:
 
 
 class _PretrainStep(nn.Module):
-    """One batch ``(lq, gt, y)`` -> the DCPT loss, as the engine calls it (its parts logged)."""
+    """One batch ``(lq, gt, y)`` -> the DCPT loss, as the engine calls it (its parts and
+    rows kept for the step's log)."""
 
     def __init__(self, net: nn.Module, clf: DegradationClassifier, tap: FeatureTap,
-                 gamma: float, log: _Log) -> None:
+                 gamma: float) -> None:
         super().__init__()
-        self.net, self.clf, self.tap, self.gamma, self.log = net, clf, tap, gamma, log
+        self.net, self.clf, self.tap, self.gamma = net, clf, tap, gamma
 
     def forward(self, batch: Batch) -> torch.Tensor:
         loss, self.last = _dcpt_step(self.net, self.clf, self.tap, *batch, self.gamma)
@@ -312,7 +313,7 @@ def _pretrain_loop(net: nn.Module, clf: DegradationClassifier, layers: tuple[str
     """The DCPT steps on the engine; the log holds the history and why it stopped."""
     log, stop = _Log(), run.stop
     with FeatureTap(net, layers) as tap:
-        step_fn = _PretrainStep(net, clf, tap, run.gamma, log)
+        step_fn = _PretrainStep(net, clf, tap, run.gamma)
 
         def on_step(step: int, loss: float) -> bool:
             parts = mean_of_shares(step_fn.last, step_fn.rows)
@@ -415,7 +416,7 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: Positive
         torch.manual_seed(seed_int)
         batches = chain([first], (_unpack(b, dev, False, None) for b in stream))
         hist, kept = _finetune_loop(net, avg, opt, _source(batches, first, pairs=True),
-                                    _Tune(steps, ema, keep, callback, len(first[0])), engine)
+                                    _Tune(keep, callback, len(first[0])), engine)
     return FinetuneResult(avg.module if avg is not None else net.eval(), net.eval(), hist,
                           kept.models)
 
@@ -433,12 +434,9 @@ def _check_snapshots(snapshots: object, steps: int) -> set[int]:
 
 @dataclass(frozen=True)
 class _Tune:
-    """How fine-tuning runs: ``steps`` steps, the EMA decay's cap ``ema`` (0: no EMA), the
-    step counts after which a copy is kept, ``callback(step, loss)`` after each step, and the
-    (global) batch size."""
+    """How fine-tuning runs: the step counts after which a copy is kept, ``callback(step,
+    loss)`` after each step, and the (global) batch size (the steps are the data's)."""
 
-    steps: int
-    ema: float
     keep: set[int]
     callback: Callable[[int, float], None] | None
     batch_size: int
