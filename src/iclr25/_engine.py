@@ -64,6 +64,14 @@ the global loss; the gathered rows' gradients are summed over the processes, and
 the parameters' gradients makes the step the one process's step at the same batch. In one
 process both functions return their argument: the claims' numbers are unchanged.
 
+Batches drawn as the training goes (random crops with their random draws, a caller's iterable
+of pairs: DCPT, low light) come as a :class:`Stream` of global batches: every process draws the
+same batch from the same generator and takes its rows of each tensor (a drawn scalar is
+shared), so a draw made per batch shape (low light's sub-image pairing) is the global batch's.
+``on_step`` runs after every step (an early stop on validation, snapshots, a progress log);
+what it keeps goes in ``extra_state``, and :func:`mean_of_shares` turns per-process metrics
+into the global batch's.
+
 Determinism: Fabric never reseeds (we do not call ``seed_everything``); all randomness of the
 loop comes from the caller's generator and torch's global RNG, both saved in checkpoints.
 """
@@ -94,7 +102,8 @@ else:  # typing-extensions comes with torch
     from typing_extensions import Unpack
 
 __all__ = ["CHECKPOINT_KIND", "Engine", "EngineOptions", "Loop", "Precision", "Strategy",
-           "Unpack", "available_devices", "gather", "local_rows"]
+           "Stream", "Unpack", "available_devices", "fingerprint", "gather", "local_rows",
+           "mean_of_shares"]
 
 Precision = Literal["32", "bf16-mixed", "16-mixed"]
 Strategy = Literal["auto", "single", "ddp"]
@@ -243,17 +252,75 @@ def gather(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([p[:r] for p, r in zip(parts, rows, strict=True)])
 
 
+def mean_of_shares(values: Mapping[str, float], rows: int) -> dict[str, float]:
+    """The global batch's means of per-row means (``values``: a loss's parts, an accuracy)
+    that each process computed on its ``rows`` rows, weighted by the rows: under DDP an
+    all-reduce every process must make (an ``on_step`` hook's); ``values`` in one process."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return dict(values)
+    device = "cuda" if dist.get_backend() == "nccl" else "cpu"
+    t = torch.tensor([*values.values(), 1.0], dtype=torch.float64, device=device) * rows
+    dist.all_reduce(t)
+    return {k: float(v / t[-1]) for k, v in zip(values, t[:-1], strict=True)}
+
+
 # -- data --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Global batches made as the training goes (random crops and their random draws, a
+    caller's iterable of pairs): the source of a training that draws its batches instead of
+    reading rows by index.
+
+    Args:
+        batches: ``epoch -> iterable of (x, y)`` global batches; ``x`` and ``y`` are tensors
+            or tuples of them whose first dimension is the batch (other values, such as a
+            drawn scalar, are passed as they are). It must draw only from the loop's
+            generator (``seed=``) or be otherwise deterministic: every DDP process draws
+            the same batches, and a resumed run draws the epoch's batches again and skips
+            those already done. Under DDP each process takes its ``tensor_split`` share of
+            every tensor's rows and its loss is weighted by the share, as for index batches.
+        size: the data's size (images, pairs: the caller's count; 0: unknown), which a
+            resumed run must share.
+        fingerprint: ``() -> str``, the data's identity (:func:`fingerprint` of the training
+            tensors), which a resumed run must share; called only when a checkpoint is
+            written or read. None: not checked.
+    """
+
+    batches: Callable[[int], Iterable[tuple[Any, Any]]]
+    size: int
+    fingerprint: Callable[[], str | None] | None = None
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def fingerprint(*tensors: torch.Tensor | None) -> str:
+    """A hash of the tensors' shapes, dtypes and values: the identity of in-memory data a
+    checkpoint records (hashed in bounded blocks: no copy of the whole data)."""
+    h = hashlib.sha1()
+    for t in tensors:
+        if isinstance(t, torch.Tensor):
+            h.update(f"{tuple(t.shape)}{t.dtype}".encode())
+            flat = t.detach().reshape(len(t), -1) if t.ndim else t.detach().reshape(1, 1)
+            for block in flat.split(65536):
+                h.update(block.cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()[:16]
 
 
 class _Source:
     """Where batches come from: in-memory tensors or a map-style Dataset, read by index
-    batches (the same order for both), or a DataLoader iterated as it is."""
+    batches (the same order for both), a DataLoader iterated as it is, or a :class:`Stream`
+    of ready global batches."""
 
     def __init__(self, X: Any, y: torch.Tensor | None) -> None:
         self.X, self.y = X, y
         self.loader = X if isinstance(X, DataLoader) else None
         self.dataset = X if isinstance(X, Dataset) and self.loader is None else None
+        self.stream = X if isinstance(X, Stream) else None
 
     def __len__(self) -> int:
         if self.loader is not None:
@@ -274,7 +341,25 @@ class _Source:
 
 
 def _to(obj: Any, device: torch.device) -> Any:
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_to(o, device) for o in obj)
     return obj.to(device) if isinstance(obj, torch.Tensor) else obj
+
+
+def _rows(obj: Any) -> int | None:
+    """The batch dimension of ``obj``: its first tensor's first (None: no batched tensor)."""
+    if isinstance(obj, (tuple, list)):
+        return next((n for n in map(_rows, obj) if n is not None), None)
+    return len(obj) if isinstance(obj, torch.Tensor) and obj.ndim else None
+
+
+def _share(obj: Any, n: int, rank: int, world: int) -> Any:
+    """This process's ``tensor_split`` share of every tensor of ``obj`` with ``n`` rows."""
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_share(o, n, rank, world) for o in obj)
+    if isinstance(obj, torch.Tensor) and obj.ndim and len(obj) == n:
+        return obj.tensor_split(world)[rank]
+    return obj
 
 
 # -- the loop ---------------------------------------------------------------------------------
@@ -305,6 +390,11 @@ class Loop:
     scheduler and the progress bar advance after every optimiser step and the history holds
     every step's loss (a training counted in steps, one "epoch" of ``steps`` batches).
     ``grad_clip``: the gradients' global norm is clipped to it before each step.
+    ``on_step(step, loss)``: called after every optimiser step (and EMA update) with the
+    steps done and the batch's loss, before that step's checkpoint; returning True stops the
+    training there (an early stop, a snapshot: keep what it records in ``extra_state``).
+    Under DDP it runs in every process, so it must decide from what they share (the model,
+    the reported loss).
     """
 
     model: nn.Module
@@ -321,6 +411,7 @@ class Loop:
     ema: torch.optim.swa_utils.AveragedModel | None = None
     extra_state: Mapping[str, Any] = field(default_factory=dict)
     on_epoch_end: Callable[[int], bool | None] | None = None
+    on_step: Callable[[int, float], bool | None] | None = None
     advance: Callable[..., None] = lambda n=1, **info: None
     gathered: bool = False
     interval: Literal["epoch", "step"] = "epoch"
@@ -330,10 +421,11 @@ class Loop:
 
     def check(self) -> None:
         eng = self.engine
-        if self.source.loader is not None and (self.callback is not None
-                                               or self.batches is not None):
-            raise ValueError("a DataLoader brings its own batches: callback= and batches= "
-                             "need arrays or a Dataset (they read the batch's indices)")
+        own = "a DataLoader" if self.source.loader is not None else \
+            "a Stream" if self.source.stream is not None else None
+        if own is not None and (self.callback is not None or self.batches is not None):
+            raise ValueError(f"{own} brings its own batches: callback= and batches= "
+                             f"need arrays or a Dataset (they read the batch's indices)")
         if eng.distributed:
             # batches= stays: it must draw only from the seed's generator (the same in every
             # process, as LOS's class-balanced sampler), and each process takes its share
@@ -421,7 +513,7 @@ class Loop:
             self._restore(saved)
             pos = saved["position"]
         while pos.epoch < self.epochs:
-            self._epoch(model, optimizer, fabric, pos)
+            stopped = self._epoch(model, optimizer, fabric, pos)
             if self.interval == "epoch":
                 pos.history.append(pos.total / pos.steps if pos.steps else float("nan"))
             if self.scheduler is not None and self.interval == "epoch":
@@ -433,7 +525,7 @@ class Loop:
             pos.epoch_rng = {}
             if self.interval == "epoch":
                 self.advance(loss=pos.history[-1])
-            if self.on_epoch_end is not None and self.on_epoch_end(pos.epoch - 1):
+            if stopped or (self.on_epoch_end is not None and self.on_epoch_end(pos.epoch - 1)):
                 break
         if self.engine.checkpoint is not None:
             self._save(fabric, pos)
@@ -450,6 +542,8 @@ class Loop:
             pos.epoch_rng = _rng_state(self.gen, self.source.loader)
         if self.source.loader is not None:
             it: Iterator[Any] = iter(self.source.loader)
+        elif self.source.stream is not None:
+            it = iter(self.source.stream.batches(pos.epoch))
         elif self.batches is not None:
             it = iter(self.batches(pos.epoch))
         else:
@@ -461,8 +555,9 @@ class Loop:
             _set_rng_state(now, self.gen, self.source.loader)
         return it
 
-    def _epoch(self, model: nn.Module, optimizer: Any, fabric: Any, pos: _Position) -> None:
-        """One pass: for each batch, loss, backward, step (and EMA, checkpoint)."""
+    def _epoch(self, model: nn.Module, optimizer: Any, fabric: Any, pos: _Position) -> bool:
+        """One pass: for each batch, loss, backward, step (and EMA, checkpoint); True when
+        ``on_step`` stopped it."""
         model.train()
         every = self.engine.checkpoint_every
         for item in self._epoch_batches(pos):
@@ -492,26 +587,42 @@ class Loop:
             pos.total += reported
             pos.steps += 1
             pos.step += 1
+            if self.on_step is not None and self.on_step(pos.step, reported):
+                return True         # the final checkpoint follows
             if every is not None and pos.step % every == 0:
                 self._save(fabric, pos)
+        return False
+
+    def _batch(self, item: Any, fabric: Any) -> tuple[Any, Any, Any, tuple[int, int] | None]:
+        """``(idx, x, y, share)`` of one batch: its indices (None: not read by index), inputs,
+        targets and, under DDP, this process's rows of it and their share ``(n_local,
+        n_global)`` (None: the whole batch here)."""
+        shared = fabric is not None and fabric.world_size > 1 and not self.gathered
+        if self.source.loader is not None:
+            return None, *item, None
+        if self.source.stream is not None:
+            xb, yb = item
+            n = _rows((xb, yb))
+            if not shared or n is None:
+                return None, xb, yb, None
+            rank, world = fabric.global_rank, fabric.world_size
+            return (None, _share(xb, n, rank, world), _share(yb, n, rank, world),
+                    (n // world + (rank < n % world), n))
+        idx, share = item, None
+        if shared:
+            idx = item.tensor_split(fabric.world_size)[fabric.global_rank]
+            share = (len(idx), len(item))
+        return idx, *self.source.batch(idx), share
 
     def _loss(self, model: nn.Module, item: Any, fabric: Any) -> torch.Tensor | None:
         """The scalar to backpropagate for one batch (None: the callback skips it). Under
         DDP, this process's rows of the batch, weighted by their share of it."""
-        shared = fabric is not None and fabric.world_size > 1 and not self.gathered
-        if self.source.loader is not None:
-            idx, (xb, yb) = None, item
-        else:
-            idx = item
-            if shared:
-                n_global = len(idx)
-                idx = idx.tensor_split(fabric.world_size)[fabric.global_rank]
-            xb, yb = self.source.batch(idx)
+        idx, xb, yb, share = self._batch(item, fabric)
         if fabric is not None or self.source.dataset is not None:
             device = fabric.device if fabric is not None else next(self.model.parameters()).device
             xb, yb = _to(xb, device), _to(yb, device)
         out = model(xb)
-        if shared and len(xb) == 0:
+        if share is not None and share[0] == 0:
             return out.sum() * 0.0              # no rows here: take part in the all-reduce
         loss = self.loss_fn(out, yb)
         if self.callback is not None:
@@ -520,8 +631,8 @@ class Loop:
                 return None
         elif loss.ndim:
             loss = loss.mean()
-        if shared and idx is not None and len(idx) * fabric.world_size != n_global:
-            loss = loss * (len(idx) * fabric.world_size / n_global)
+        if share is not None and share[0] * fabric.world_size != share[1]:
+            loss = loss * (share[0] * fabric.world_size / share[1])
         return loss
 
     @staticmethod
@@ -550,15 +661,11 @@ class Loop:
         :mod:`iclr25.datasets.files`), a hash of in-memory tensors' values, else None."""
         src = self.source
         data = src.loader.dataset if src.loader is not None else src.X
+        if src.stream is not None:
+            return None if src.stream.fingerprint is None else src.stream.fingerprint()
         if src.loader is not None or src.dataset is not None:
             return getattr(data, "fingerprint", None)
-        h = hashlib.sha1()
-        for t in (src.X, src.y):
-            if isinstance(t, torch.Tensor):
-                h.update(f"{tuple(t.shape)}{t.dtype}".encode())
-                for block in t.detach().reshape(len(t), -1).split(65536):  # bounded copies
-                    h.update(block.cpu().contiguous().view(torch.uint8).numpy().tobytes())
-        return h.hexdigest()[:16]
+        return fingerprint(src.X, src.y)
 
     def _meta(self) -> dict[str, Any]:
         """What a resumed run must share with the saved one, by the caller's names."""

@@ -23,7 +23,7 @@ from iclr25._checks import (
     check_same_length,
     resolve_seed,
 )
-from iclr25._engine import Engine, Loop, Precision, Strategy, _Source
+from iclr25._engine import Engine, Loop, Precision, Strategy, Stream, _Source
 from iclr25._progress import progress_bar
 
 __all__ = ["accuracy", "fit_minibatch", "seeded_mlp", "shuffled_batches"]
@@ -89,7 +89,7 @@ def shuffled_batches(n: int, batch_size: int, generator: torch.Generator,
 def fit_minibatch(
     model: nn.Module,
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
-    X: torch.Tensor | Dataset | DataLoader,
+    X: torch.Tensor | Dataset | DataLoader | Stream,
     y: torch.Tensor | None,
     *,
     epochs: int,
@@ -100,6 +100,7 @@ def fit_minibatch(
     batches: Callable[[int], Iterable[torch.Tensor]] | None = None,
     scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
     on_epoch_end: Callable[[int], bool | None] | None = None,
+    on_step: Callable[[int, float], bool | None] | None = None,
     progress: str | None = None,
     verbose: bool | None = None,
     devices: int = 1,
@@ -126,8 +127,10 @@ def fit_minibatch(
         X: (n, ...) input tensor; or a map-style ``Dataset`` of ``(x, y)`` items, read batch
             by batch in the same order as tensors would be (memory bounded by the batch); or
             a ``DataLoader`` of ``(x, y)`` batches, iterated as it is (its own order; give it a
-            seeded ``generator`` to resume it exactly).
-        y: (n, ...) targets (labels, or regression targets); None with a Dataset/DataLoader.
+            seeded ``generator`` to resume it exactly); or a :class:`iclr25._engine.Stream`
+            of ``(x, y)`` global batches drawn as the training goes (random crops).
+        y: (n, ...) targets (labels, or regression targets); None with a Dataset, DataLoader
+            or Stream.
         epochs, batch_size: the loop's length and (global) batch size.
         optimizer: built on ``model``'s parameters.
         seed: shuffling seed (int, Generator or None).
@@ -139,6 +142,9 @@ def fit_minibatch(
             process and must give the same batches there: draw only from ``seed``.
         scheduler: stepped once per epoch.
         on_epoch_end: called with the epoch number after each epoch; returning True stops.
+        on_step: called as ``on_step(steps_done, loss)`` after every optimiser step (and
+            EMA update), before its checkpoint; returning True stops. Under DDP it runs in
+            every process: decide from what they share (the model, the loss).
         progress: a description: shows a progress bar over the epochs
             (:func:`iclr25._progress.progress_bar`, per ``verbose``); None: no bar.
         verbose: the bar's visibility (default: only on a terminal).
@@ -170,10 +176,10 @@ def fit_minibatch(
     """
     epochs = check_int(epochs, "epochs", 1)
     batch_size = check_int(batch_size, "batch_size", 1)
-    if isinstance(X, (Dataset, DataLoader)) and not isinstance(X, torch.Tensor):
+    if isinstance(X, (Dataset, DataLoader, Stream)) and not isinstance(X, torch.Tensor):
         if y is not None:
-            raise ValueError("y must be None when X is a Dataset or DataLoader (its items "
-                             "are (x, y) pairs)")
+            raise ValueError("y must be None when X is a Dataset, DataLoader or Stream (its "
+                             "items are (x, y) pairs)")
         if isinstance(X, Dataset) and not hasattr(X, "__len__"):
             raise TypeError("X must be a map-style Dataset with __len__ (or a DataLoader)")
     else:
@@ -188,7 +194,7 @@ def fit_minibatch(
         return Loop(model, loss_fn, _Source(X, y), epochs, batch_size, optimizer,
                     resolve_seed(seed), engine, callback=callback, batches=batches,
                     scheduler=scheduler, ema=ema, extra_state=dict(extra_state or {}),
-                    on_epoch_end=on_epoch_end, advance=advance, gathered=gathered,
+                    on_epoch_end=on_epoch_end, on_step=on_step, advance=advance, gathered=gathered,
                     interval=interval, grad_clip=grad_clip).run()
 
 

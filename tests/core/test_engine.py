@@ -320,3 +320,64 @@ def test_engine_keywords_are_defined_once_and_taken_by_every_training_api():
         hint = typing.get_type_hints(inspect.unwrap(fn))[last.name]
         assert last.kind is last.VAR_KEYWORD and typing.get_args(hint) == (EngineOptions,), \
             fn.__qualname__
+
+
+def test_a_stream_with_on_step_stops_and_equals_the_plain_loop(one_thread, tmp_path):
+    from iclr25._engine import Stream
+
+    X, y = _data()
+
+    class Scaled(nn.Module):                # (x, scalar) -> logits, scalar
+        def __init__(self):
+            super().__init__()
+            self.net = _setup()[0]
+
+        def forward(self, xs):
+            return self.net(xs[0]), xs[1]
+
+    def fit(stop_at=None, **engine):
+        model = Scaled()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        gen = torch.Generator().manual_seed(3)
+        seen = []
+
+        def batches(_):
+            for _ in range(6):
+                idx = torch.randint(len(X), (7,), generator=gen)
+                yield (X[idx], float(torch.rand(1, generator=gen))), y[idx]
+
+        def on_step(step, loss):
+            seen.append(step)
+            return step == stop_at
+
+        h = fit_minibatch(model, lambda out, t: out[1] * F.cross_entropy(out[0], t),
+                          Stream(batches, len(X)), None, epochs=1, batch_size=7, optimizer=opt,
+                          seed=gen, interval="step", on_step=on_step, **engine)
+        return h, seen, _params(model)
+
+    # known answer: the same draws and steps written out by hand
+    model = Scaled()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    gen = torch.Generator().manual_seed(3)
+    ref = []
+    for _ in range(6):
+        idx = torch.randint(len(X), (7,), generator=gen)
+        s = float(torch.rand(1, generator=gen))
+        loss = s * F.cross_entropy(model.net(X[idx]), y[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        ref.append(float(loss.detach()))
+    h, seen, state = fit()
+    assert h == ref and seen == [1, 2, 3, 4, 5, 6]
+    assert all(torch.equal(a, b) for a, b in zip(state, _params(model), strict=True))
+    # on_step stops; the final checkpoint resumed trains no further
+    h, seen, state = fit(stop_at=4, checkpoint=tmp_path / "s.ckpt")
+    assert h == ref[:4] and seen == [1, 2, 3, 4]
+    h2, seen2, state2 = fit(stop_at=4, resume=tmp_path / "s.ckpt")
+    assert h2 == h and seen2 == []
+    assert all(torch.equal(a, b) for a, b in zip(state, state2, strict=True))
+    # 2 processes: each takes its rows (4/3) of the batch, the drawn scalar shared
+    h, _, state = fit(devices=2)
+    assert h == pytest.approx(ref, rel=1e-5)
+    torch.testing.assert_close(state, _params(model), rtol=0, atol=1e-5)

@@ -21,7 +21,8 @@ from torch import nn
 
 from iclr25._checks import check_callback, check_int, check_labels, check_range, resolve_seed
 from iclr25._contract import NonNegative, NonNegativeInt, Positive, PositiveInt, Range, checked
-from iclr25._progress import progress_bar
+from iclr25._engine import Engine, EngineOptions, Stream, Unpack, fingerprint, mean_of_shares
+from iclr25._train import fit_minibatch
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.loss import _check_layers, _dcpt_step
 from iclr25.dcpt.networks import DegradationClassifier, FeatureTap, _device_of
@@ -109,7 +110,7 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
              callback: Callable[[int, dict[str, float]], None] | None = None,
              val: tuple[object, object] | None = None,
              target_accuracy: Annotated[float, Range(0.0, 1.0, low_open=True)] = 0.9,
-             check_every: PositiveInt = 10) -> PretrainResult:
+             check_every: PositiveInt = 10, **engine: Unpack[EngineOptions]) -> PretrainResult:
     """Degradation-classification pre-training of any restorer (DCPT, paper §3, Alg. 1).
 
     Each step: L = L1(E(gt), gt) + Focal(C(features of E(lq)), y), one Adam step on the
@@ -143,15 +144,25 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
         focal_gamma: focal exponent (0 = cross-entropy, the official default).
         num_res_blocks: bottlenecks per classifier stage.
         seed: seeds the classifier's initialisation (and any randomness in the model).
-        callback: called as ``callback(step, parts)`` after each step.
+        callback: called as ``callback(step, parts)`` after each step (one process only).
+        **engine: how the loop runs (:class:`iclr25._engine.EngineOptions`: ``devices``,
+            ``strategy``, ``precision``, ``checkpoint``, ``checkpoint_every``, ``resume``).
+            The batches are the global batches (under DDP each process takes its share of
+            each batch's rows); a resumed run reads ``data`` again from its start and skips
+            the batches done, so ``data`` must give the same batches again (a seeded
+            :class:`~iclr25.datasets.images.AllInOnePairs` does); a checkpoint records the
+            first batch's fingerprint. The validation rule runs in every process on the
+            same weights.
 
     Returns:
         :class:`PretrainResult` with ``model`` (trained copy), ``classifier``, ``layers`` and
-        ``history`` (``loss``, ``pixel``, ``cls``, ``accuracy`` per step).
+        ``history`` (``loss``, ``pixel``, ``cls``, ``accuracy`` per step, each the global
+        batch's).
 
     Raises:
         ValueError/TypeError: before any training, for bad ``steps``, ``lr``, ``n_classes``,
-            ``focal_gamma``, unknown ``layers``, or a malformed first batch.
+            ``focal_gamma``, unknown ``layers``, a malformed first batch, bad engine
+            options or a checkpoint that does not fit (named).
 
     Examples:
         >>> from iclr25.datasets.images import AllInOnePairs, load_image
@@ -173,6 +184,7 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
     check_every = check_int(check_every, "check_every", 1)
     seed_int = _seeded(seed)
     dev = _device_of(model)
+    _check_engine(engine, dev, callback)
     stop = None if val is None else _Validation(*_check_val(val, n_classes, dev),
                                                 target_accuracy, check_every)
     stream = _stream(data, steps)
@@ -188,9 +200,10 @@ def pretrain(model: nn.Module, data: Iterable[Batch] | Batch, *,
         opt = torch.optim.Adam([*net.parameters(), *clf.parameters()], lr=lr,
                                foreach=True)  # the same update as the loop, bit for bit
         batches = chain([first], (_unpack(b, dev, True, n_classes) for b in stream))
-        hist, stopped, acc, taken = _pretrain_loop(net, clf, layers, opt, batches,
-                                                   _Run(steps, gamma, callback, stop))
-    return PretrainResult(net, clf.eval(), layers, hist, taken, stopped, acc)
+        log = _pretrain_loop(net, clf, layers, opt, _source(batches, first),
+                             _Run(steps, gamma, callback, stop, len(first[0])), engine)
+    return PretrainResult(net, clf.eval(), layers, log.history(), len(log.parts["loss"]),
+                          log.stopped, log.val[-1] if log.val else float("nan"))
 
 
 def _tap_layers(model: nn.Module, layers: Sequence[str] | None) -> tuple[str, ...]:
@@ -233,41 +246,94 @@ def _check_val(val: object, n_classes: int, dev: torch.device
 @dataclass(frozen=True)
 class _Run:
     """How pre-training runs: at most ``steps`` steps, the classification loss's focal
-    exponent ``gamma``, ``callback(step, losses)`` after each step, and the validation rule
-    that may stop it early."""
+    exponent ``gamma``, ``callback(step, losses)`` after each step, the validation rule
+    that may stop it early, and the (global) batch size."""
 
     steps: int
     gamma: float
     callback: Callable[[int, dict[str, float]], None] | None
     stop: _Validation | None
+    batch_size: int
+
+
+def _check_engine(engine: EngineOptions, dev: torch.device, callback: object) -> None:
+    """The engine's keywords, checked before any work; a callback needs one process."""
+    if Engine.of(engine, dev.type).distributed and callback is not None:
+        raise ValueError("callback= is not supported with devices > 1 or strategy='ddp' (it "
+                         "would run in every process)")
+
+
+def _source(batches: Iterator[Batch], first: Batch, pairs: bool = False) -> Stream:
+    """The checked batches as the engine's stream of global batches, ``(batch, None)`` or
+    with ``pairs`` ``(lq, gt)``, named by the first batch's fingerprint (an iterable's
+    length is unknown: size 0)."""
+    items = (((b[0], b[1]) if pairs else (b, None)) for b in batches)
+    return Stream(lambda _: items, 0, lambda: fingerprint(*first))
+
+
+class _Log:
+    """What a pre-training records beside the engine's loss: each step's parts, the
+    validation accuracies, why it stopped (checkpointed with the run: ``extra_state``)."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[float]] = {"loss": [], "pixel": [], "cls": [],
+                                              "accuracy": []}
+        self.val: list[float] = []
+        self.stopped = "cap"
+
+    def history(self) -> dict[str, list[float]]:
+        return {**self.parts, **({"val_accuracy": self.val} if self.val else {})}
+
+    def state_dict(self) -> dict[str, object]:
+        return {"parts": self.parts, "val": self.val, "stopped": self.stopped}
+
+    def load_state_dict(self, state: dict[str, object]) -> None:
+        self.parts = {k: list(v) for k, v in state["parts"].items()}  # type: ignore[union-attr]
+        self.val, self.stopped = list(state["val"]), str(state["stopped"])  # type: ignore
+
+
+class _PretrainStep(nn.Module):
+    """One batch ``(lq, gt, y)`` -> the DCPT loss, as the engine calls it (its parts and
+    rows kept for the step's log)."""
+
+    def __init__(self, net: nn.Module, clf: DegradationClassifier, tap: FeatureTap,
+                 gamma: float) -> None:
+        super().__init__()
+        self.net, self.clf, self.tap, self.gamma = net, clf, tap, gamma
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        loss, self.last = _dcpt_step(self.net, self.clf, self.tap, *batch, self.gamma)
+        self.rows = len(batch[0])       # this process's share of the batch
+        return loss
 
 
 def _pretrain_loop(net: nn.Module, clf: DegradationClassifier, layers: tuple[str, ...],
-                   opt: torch.optim.Optimizer, batches: Iterator[Batch], run: _Run,
-                   ) -> tuple[dict[str, list[float]], str, float, int]:
-    """The DCPT steps: (history, why it stopped, last validation accuracy, steps taken)."""
-    steps, gamma, callback, stop = run.steps, run.gamma, run.callback, run.stop
-    hist: dict[str, list[float]] = {"loss": [], "pixel": [], "cls": [], "accuracy": []}
-    acc = float("nan")
-    bar = progress_bar(steps, "DCPT pre-training")
-    with FeatureTap(net, layers) as tap, bar as advance:
-        for step, batch in enumerate(batches):
-            loss, parts = _dcpt_step(net, clf, tap, *batch, gamma)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            hist["loss"].append(float(loss.detach()))
+                   opt: torch.optim.Optimizer, source: Stream, run: _Run,
+                   engine: EngineOptions) -> _Log:
+    """The DCPT steps on the engine; the log holds the history and why it stopped."""
+    log, stop = _Log(), run.stop
+    with FeatureTap(net, layers) as tap:
+        step_fn = _PretrainStep(net, clf, tap, run.gamma)
+
+        def on_step(step: int, loss: float) -> bool:
+            parts = mean_of_shares(step_fn.last, step_fn.rows)
+            log.parts["loss"].append(loss)
             for k, v in parts.items():
-                hist[k].append(v)
-            if callback is not None:
-                callback(step, parts)
-            advance()
-            if stop is not None and ((step + 1) % stop.every == 0 or step + 1 == steps):
-                acc = _accuracy(net, clf, tap, stop.lq, stop.y)
-                hist.setdefault("val_accuracy", []).append(acc)
-                if acc >= stop.target:
-                    return hist, "target", acc, step + 1
-    return hist, "cap", acc, steps
+                log.parts[k].append(v)
+            if run.callback is not None:
+                run.callback(step - 1, parts)
+            if stop is not None and (step % stop.every == 0 or step == run.steps):
+                log.val.append(_accuracy(net, clf, tap, stop.lq, stop.y))
+                if log.val[-1] >= stop.target:
+                    log.stopped = "target"
+                    return True
+            return False
+
+        fit_minibatch(step_fn, lambda loss, _: loss, source, None, epochs=1,
+                      batch_size=run.batch_size, optimizer=opt, interval="step",
+                      on_step=on_step, extra_state={"log": log}, progress="DCPT pre-training",
+                      **engine)
+    return log
 
 
 @torch.no_grad()
@@ -290,7 +356,7 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: Positive
              lr: Positive = 1e-3, ema: Annotated[float, Range(0.0, 1.0, high_open=True)] = 0.999,
              seed: int | torch.Generator | None = 0,
              callback: Callable[[int, float], None] | None = None,
-             snapshots: Sequence[int] = ()) -> FinetuneResult:
+             snapshots: Sequence[int] = (), **engine: Unpack[EngineOptions]) -> FinetuneResult:
     """All-in-one restoration training with L1 on (lq, gt) pairs, keeping an EMA of weights.
 
     The same loop trains a DCPT-pre-trained network (fine-tuning, paper §3.3) or a fresh one
@@ -316,14 +382,17 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: Positive
             weights, or raw where ``ema`` is 0) is kept: run n of them equals
             ``finetune(..., steps=n)`` on the same data and seed (nothing depends on
             ``steps`` but the loop's end), so a shorter run comes free with a longer one.
+        **engine: how the loop runs (:class:`iclr25._engine.EngineOptions`), as for
+            :func:`pretrain`: global batches, each process's share under DDP; the EMA and
+            the snapshots are checkpointed with the run; ``callback`` needs one process.
 
     Returns:
         :class:`FinetuneResult` (``model`` = EMA weights, ``raw_model``, ``history["loss"]``,
         ``snapshots``).
 
     Raises:
-        ValueError/TypeError: bad ``steps``, ``lr``, ``ema``, ``snapshots`` or first batch,
-            before training.
+        ValueError/TypeError: bad ``steps``, ``lr``, ``ema``, ``snapshots``, first batch or
+            engine options, or a checkpoint that does not fit (named), before training.
     """
     steps = check_int(steps, "steps", 1)
     lr = check_range(lr, "lr", 0, low_open=True)
@@ -332,19 +401,24 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: Positive
     check_callback(callback)
     seed_int = _seeded(seed)
     dev = _device_of(model)
+    _check_engine(engine, dev, callback)
     stream = _stream(data, steps)
     first = _unpack(next(stream), dev, False, None)
     net = copy.deepcopy(model).train()
-    avg = copy.deepcopy(net).eval()
-    for p in avg.parameters():
-        p.requires_grad_(False)
+    avg = None
+    if ema > 0:
+        avg = torch.optim.swa_utils.AveragedModel(net, avg_fn=_warm_ema(ema))
+        avg.n_averaged.fill_(1)         # the initial weights are the first average
+        avg.module.eval().requires_grad_(False)
     # foreach: the same update bit for bit, without a Python loop over the parameters
     opt = torch.optim.Adam(net.parameters(), lr=lr, foreach=True)
     with torch.random.fork_rng(devices=[dev.index or 0] if dev.type == "cuda" else []):
         torch.manual_seed(seed_int)
         batches = chain([first], (_unpack(b, dev, False, None) for b in stream))
-        hist, kept = _finetune_loop(net, avg, opt, batches, _Tune(steps, ema, keep, callback))
-    return FinetuneResult(avg if ema > 0 else net.eval(), net.eval(), hist, kept)
+        hist, kept = _finetune_loop(net, avg, opt, _source(batches, first, pairs=True),
+                                    _Tune(keep, callback, len(first[0])), engine)
+    return FinetuneResult(avg.module if avg is not None else net.eval(), net.eval(), hist,
+                          kept.models)
 
 
 def _check_snapshots(snapshots: object, steps: int) -> set[int]:
@@ -360,43 +434,59 @@ def _check_snapshots(snapshots: object, steps: int) -> set[int]:
 
 @dataclass(frozen=True)
 class _Tune:
-    """How fine-tuning runs: ``steps`` steps, the EMA decay's cap ``ema`` (0: no EMA), the
-    step counts after which a copy is kept, and ``callback(step, loss)`` after each step."""
+    """How fine-tuning runs: the step counts after which a copy is kept, ``callback(step,
+    loss)`` after each step, and the (global) batch size (the steps are the data's)."""
 
-    steps: int
-    ema: float
     keep: set[int]
     callback: Callable[[int, float], None] | None
+    batch_size: int
 
 
-def _finetune_loop(net: nn.Module, avg: nn.Module, opt: torch.optim.Optimizer,
-                   batches: Iterator[Batch], run: _Tune
-                   ) -> tuple[dict[str, list[float]], dict[int, nn.Module]]:
-    """The L1 steps on ``(lq, gt)`` batches, ``avg`` kept as the EMA of ``net``: (the loss
-    history, the copies kept by step count)."""
-    hist: dict[str, list[float]] = {"loss": []}
-    kept: dict[int, nn.Module] = {}
-    with progress_bar(run.steps, "fine-tuning") as advance:
-        for step, (lq, gt) in enumerate(batches):
-            loss = F.l1_loss(net(lq), gt)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            _ema_update(avg, net, min(run.ema, (1 + step) / (10 + step)))
-            hist["loss"].append(float(loss.detach()))
-            if step + 1 in run.keep:
-                kept[step + 1] = copy.deepcopy(avg if run.ema > 0 else net).eval()
-            if run.callback is not None:
-                run.callback(step, hist["loss"][-1])
-            advance()
-    return hist, kept
+def _warm_ema(cap: float) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The EMA's update as ``AveragedModel``'s ``avg_fn``: ``avg ← decay · avg + (1 − decay) ·
+    net`` with decay ``min(cap, (1 + t) / (10 + t))`` at step ``t`` (the averages so far,
+    ``n``, count the initial weights: t = n − 1)."""
+
+    def update(avg: torch.Tensor, net: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        t = int(n) - 1
+        return torch.lerp(avg, net, 1 - min(cap, (1 + t) / (10 + t)))
+
+    return update
 
 
-@torch.no_grad()
-def _ema_update(avg: nn.Module, net: nn.Module, decay: float) -> None:
-    """``avg ← decay · avg + (1 − decay) · net`` for the weights; buffers copied."""
-    for pa, pn in zip(avg.parameters(), net.parameters(), strict=True):
-        pa.lerp_(pn, 1 - decay)
-    for ba, bn in zip(avg.buffers(), net.buffers(), strict=True):
-        ba.copy_(bn)
+class _Kept:
+    """The copies fine-tuning keeps by step count (checkpointed with the run)."""
 
+    def __init__(self, template: nn.Module) -> None:
+        self.template = template
+        self.models: dict[int, nn.Module] = {}
+
+    def state_dict(self) -> dict[str, object]:
+        return {str(n): m.state_dict() for n, m in self.models.items()}
+
+    def load_state_dict(self, state: dict[str, object]) -> None:
+        self.models = {}
+        for n, sd in state.items():
+            m = copy.deepcopy(self.template)
+            m.load_state_dict(sd)  # type: ignore[arg-type]
+            self.models[int(n)] = m.eval()
+
+
+def _finetune_loop(net: nn.Module, avg: torch.optim.swa_utils.AveragedModel | None,
+                   opt: torch.optim.Optimizer, source: Stream, run: _Tune,
+                   engine: EngineOptions) -> tuple[dict[str, list[float]], _Kept]:
+    """The L1 steps on ``(lq, gt)`` batches on the engine, ``avg`` kept as the EMA of ``net``:
+    (the loss history, the copies kept by step count)."""
+    kept = _Kept(net)
+
+    def on_step(step: int, loss: float) -> None:
+        if step in run.keep:
+            kept.models[step] = copy.deepcopy(avg.module if avg is not None else net).eval()
+        if run.callback is not None:
+            run.callback(step - 1, loss)
+
+    history = fit_minibatch(
+        net, F.l1_loss, source, None, epochs=1, batch_size=run.batch_size, optimizer=opt,
+        ema=avg, interval="step", on_step=on_step, extra_state={"kept": kept},
+        progress="fine-tuning", **engine)
+    return {"loss": history}, kept

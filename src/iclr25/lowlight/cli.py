@@ -61,9 +61,13 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
     small = [i for i, x in enumerate(images) if min(x.shape[1:]) < crop]
     if small:
         _fail(f"--crop {crop} is larger than some images in {dark_dir}")
-    with estimating():
-        est = ZeroReferenceEnhancer(method=method, width=width, steps=steps, crop=crop,
-                                    batch_size=batch_size, lr=lr, seed=seed).fit(images, **run)
+    try:
+        with estimating():
+            est = ZeroReferenceEnhancer(method=method, width=width, steps=steps, crop=crop,
+                                        batch_size=batch_size, lr=lr, seed=seed
+                                        ).fit(images, **run)
+    except ValueError as exc:       # a checkpoint that does not fit: one line
+        _fail(str(exc))
     est.save(out)
     typer.echo(f"trained {steps} steps on {len(images)} images; final loss "
                f"{est.history_[-1]:.4f}; wrote {out}")

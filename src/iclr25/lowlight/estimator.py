@@ -11,6 +11,7 @@ from torch import nn
 from iclr25._checks import check_choice, check_int, check_range, resolve_seed
 from iclr25._contract import Images as ImageBatch
 from iclr25._contract import Positive, checked
+from iclr25._engine import EngineOptions, Unpack
 from iclr25._guard import Fallback
 from iclr25._io import FittedIO
 from iclr25.lowlight.enhancement import enhance
@@ -53,7 +54,14 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
         self.seed = seed
         self.pairing = pairing
 
-    def fit(self, images: Images, y: object = None) -> ZeroReferenceEnhancer:
+    def fit(self, images: Images, y: object = None,
+            **engine: Unpack[EngineOptions]) -> ZeroReferenceEnhancer:
+        """Train a fresh network on ``images`` (dark images, no references; ``y`` ignored).
+
+        ``**engine``: how the training runs (:class:`iclr25._engine.EngineOptions`:
+        ``devices``, ``strategy``, ``precision``, ``checkpoint``, ``checkpoint_every``,
+        ``resume``), as :func:`~iclr25.lowlight.train_enhancer` takes them.
+        """
         check_choice(self.method, "method", ("retinex", "zero_dce"))
         if self.width is not None:
             check_int(self.width, "width", 1)
@@ -64,7 +72,7 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
         model = build_model(self.method, self.width, seed=resolve_seed(self.seed).initial_seed())
         self.history_ = train_enhancer(model, ims, steps=self.steps, crop=self.crop,
                                        batch_size=self.batch_size, lr=self.lr,
-                                       pairing=self.pairing, seed=self.seed)
+                                       pairing=self.pairing, seed=self.seed, **engine)
         self.model_ = model
         return self
 

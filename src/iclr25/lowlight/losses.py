@@ -213,15 +213,35 @@ def zero_reference_loss(model: nn.Module, x: Images4D, *,
         ``(total, parts)``: the scalar loss (with grad) and floats of loss1..loss4.
     """
     t = _batch(x, "x")
-    g = resolve_seed(seed)
     B, _, H, W = t.shape
     if H % 2 or W % 2:
         raise ValueError(f"x must have even H and W, got {H}×{W}")
-    choice = torch.randint(8, (B, 1, H // 2, W // 2), generator=g).to(t.device)
-    d1, d2 = _pick(t, choice)
+    return _zero_reference_loss(model, t, *_pairing_draws(t.shape, resolve_seed(seed), pairing),
+                                patch)
+
+
+def _pairing_draws(shape: torch.Size | tuple[int, ...], g: torch.Generator, pairing: bool
+                   ) -> tuple[torch.Tensor, int, float | None]:
+    """:func:`zero_reference_loss`'s random draws for a (B, 3, H, W) batch, in its order:
+    each 2×2 cell's sub-image pair (B, 1, H/2, W/2) (row i is image i's, so a training split
+    over processes takes its rows of the global batch's draw), the prior's shuffle seed, and
+    γ (None without pairing)."""
+    B, _, H, W = shape
+    choice = torch.randint(8, (B, 1, H // 2, W // 2), generator=g)
     s = int(torch.randint(2 ** 31, (1,), generator=g))
+    gamma = 1.2 + 0.3 * float(torch.rand(1, generator=g)) if pairing else None
+    return choice, s, gamma
+
+
+def _zero_reference_loss(model: nn.Module, t: torch.Tensor, choice: torch.Tensor, s: int,
+                         gamma: float | None, patch: int
+                         ) -> tuple[torch.Tensor, dict[str, float]]:
+    """:func:`zero_reference_loss` on checked images ``t`` with its draws given
+    (:func:`_pairing_draws`; ``gamma`` None is the ablation)."""
+    B = len(t)
+    pairing = gamma is not None
+    d1, d2 = _pick(t, choice.to(t.device))
     if pairing:
-        gamma = 1.2 + 0.3 * float(torch.rand(1, generator=g))
         # D1 and D̃2 share one forward pass (same shuffle seed; every layer is per-image)
         o = model(torch.cat([d1, relight(d2, gamma)]), shuffle_seed=s)
         o1 = type(o)(*(v[:B] for v in o))
@@ -232,7 +252,7 @@ def zero_reference_loss(model: nn.Module, x: Images4D, *,
     X1, R1, I1 = o1.denoised.clamp(0, 1), o1.reflectance.clamp(0, 1), o1.enhanced.clamp(0, 1)
     if pairing:
         I3 = model(t, shuffle_seed=s).enhanced
-        e1, e2 = _pick(I3, choice)
+        e1, e2 = _pick(I3, choice.to(t.device))
         loss1 = F.mse_loss(R1, R2) + 0.5 * F.mse_loss(R1 - R2, e1 - e2)
     else:
         loss1 = t.new_zeros(())

@@ -5,7 +5,7 @@ zero-reference training loop."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Annotated, Any
 
 import numpy as np
@@ -15,10 +15,10 @@ from torch import nn
 from iclr25._checks import check_choice, check_int, check_range, resolve_seed
 from iclr25._choices import LowLightMethod as Method
 from iclr25._contract import Array, PathLike, Positive, PositiveInt, checked
-from iclr25._progress import progress_bar
-from iclr25._train import seeded_init
+from iclr25._engine import Engine, EngineOptions, Stream, Unpack, fingerprint
+from iclr25._train import fit_minibatch, seeded_init
 from iclr25.datasets.images import _crops, check_images, load_folder
-from iclr25.lowlight.losses import zero_dce_terms, zero_reference_loss
+from iclr25.lowlight.losses import _pairing_draws, _zero_reference_loss, zero_dce_terms
 from iclr25.lowlight.networks import RetinexEnhancer, ZeroDCE
 
 __all__ = ["build_model", "train_enhancer"]
@@ -63,26 +63,36 @@ def train_enhancer(model: nn.Module, images: Images, *, steps: PositiveInt = 600
                    crop: PositiveInt = 128, batch_size: PositiveInt = 4, lr: Positive = 1e-4,
                    pairing: bool = True,
                    patch: int | None = None, seed: int | torch.Generator | None = 0,
-                   ) -> list[float]:
+                   **engine: Unpack[EngineOptions]) -> list[float]:
     """Train ``model`` in place on random crops of dark images with the zero-reference loss.
 
     :class:`RetinexEnhancer` uses :func:`zero_reference_loss` (``pairing=False`` is the
     ablation); :class:`ZeroDCE` uses the Zero-DCE terms only (loss4), as the paper's baseline.
+    The steps run on the package's training engine (:func:`iclr25._train.fit_minibatch`):
+    each step's crops and pairing draws come from ``seed`` as one global batch (a
+    :class:`iclr25._engine.Stream`), so under DDP every process draws the same batch and
+    trains on its share of the crops, with their rows of the pairing draw.
 
     Args:
         model: the network (trained in place).
         images: dark images: (B, 3, H, W)/(3, H, W) tensors or arrays, a list, or a folder.
-        steps, crop, batch_size, lr: Adam schedule and crop size (even).
+        steps, crop, batch_size, lr: Adam schedule and crop size (even); ``batch_size`` is
+            the global batch.
         pairing: sub-image pairing and loss1 on (the paper) or off (ablation).
         patch: exposure patch; default min(48, crop // 4) on the sub-images of a Retinex
             model, min(48, crop // 2) for Zero-DCE.
         seed: crops, pairing draws and γ.
+        **engine: how the loop runs (:class:`iclr25._engine.EngineOptions`: ``devices``,
+            ``strategy``, ``precision``, ``checkpoint``, ``checkpoint_every``, ``resume``);
+            a checkpoint records the images' fingerprint, so resuming on other images is
+            refused.
 
     Returns:
         The loss per step.
 
     Raises:
-        ValueError: bad ``steps``/``lr``/``crop``, no images, an image smaller than ``crop``.
+        ValueError: bad ``steps``/``lr``/``crop``, no images, an image smaller than ``crop``;
+            bad engine options, or a checkpoint that does not fit (named).
     """
     steps = check_int(steps, "steps", 1)
     lr = check_range(lr, "lr", 0, low_open=True)
@@ -95,27 +105,39 @@ def train_enhancer(model: nn.Module, images: Images, *, steps: PositiveInt = 600
         if min(im.shape[-2:]) < crop:
             raise ValueError(f"images[{i}] of shape {tuple(im.shape)} is smaller than "
                              f"crop={crop}")
+    p0 = next(model.parameters())
+    Engine.of(engine, p0.device.type)
     retinex = isinstance(model, RetinexEnhancer)
     if patch is None:
         patch = min(48, crop // 4 if retinex else crop // 2)
     g = resolve_seed(seed)
-    p0 = next(model.parameters())
-    # foreach: the same update bit for bit, without a Python loop over the parameters
-    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.999), foreach=True)
-    model.train()
-    history = []
-    with progress_bar(steps, "low-light training") as advance:
+
+    def batches(_: int) -> Iterator[tuple[tuple[Any, ...], None]]:
         for _ in range(steps):
             x = _crops(ims, batch_size, crop, g).to(p0)  # ims checked above
-            if retinex:
-                loss, _ = zero_reference_loss(model, x, seed=g, pairing=pairing, patch=patch)
-            else:
-                I = model(x).enhanced
-                loss = zero_dce_terms(x, I, patch)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            history.append(float(loss.detach()))
-            advance(loss=history[-1])
+            yield ((x, *_pairing_draws(x.shape, g, pairing)) if retinex else (x,)), None
+
+    # foreach: the same update bit for bit, without a Python loop over the parameters
+    opt = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.999), foreach=True)
+    history = fit_minibatch(
+        _Objective(model, patch), lambda loss, _: loss,
+        Stream(batches, len(ims), lambda: fingerprint(*ims)), None,
+        epochs=1, batch_size=batch_size, optimizer=opt, seed=g, interval="step",
+        progress="low-light training", **engine)
     model.eval()
     return history
+
+
+class _Objective(nn.Module):
+    """One step's loss on a batch of crops (with, for a Retinex model, their pairing draws:
+    :func:`zero_reference_loss`; for Zero-DCE its terms alone), as the engine calls it."""
+
+    def __init__(self, model: nn.Module, patch: int) -> None:
+        super().__init__()
+        self.model, self.patch = model, patch
+
+    def forward(self, batch: tuple[Any, ...]) -> torch.Tensor:
+        x = batch[0]
+        if len(batch) > 1:
+            return _zero_reference_loss(self.model, x, *batch[1:], self.patch)[0]
+        return zero_dce_terms(x, self.model(x).enhanced, self.patch)
