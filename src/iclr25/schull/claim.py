@@ -16,9 +16,10 @@ from typing import ClassVar
 
 import numpy as np
 import torch
+from torch import nn
 
-from iclr25._progress import track
-from iclr25._train import seeded_init
+from iclr25._engine import EngineOptions, Unpack
+from iclr25._train import fit_minibatch, seeded_init
 from iclr25.claims import (
     Comparison,
     Context,
@@ -287,24 +288,40 @@ def _energy_forces(model, d: _Molecules, idx: torch.Tensor, train: bool):
     return out, -torch.autograd.grad(out.sum(), p, create_graph=train)[0]
 
 
-def _train(model, d: _Molecules, setting: Learn, force_weight: float, seed: int) -> None:
-    """Adam on energy MAE + ``force_weight`` x force MAE, on standardised energies (forces in
-    units of the energy std, so the weighting is the official one up to a 1/std scale)."""
+class _EnergyForceStep(nn.Module):
+    """Conformer indices (b,) -> energy MAE + ``force_weight`` x force MAE of ``model`` on
+    them, on standardised energies (forces in units of the energy std, so the weighting is
+    the official one up to a 1/std scale)."""
+
+    def __init__(self, model: SchNetCHA, d: _Molecules, force_weight: float) -> None:
+        super().__init__()
+        self.model, self.d, self.force_weight = model, d, force_weight
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        d = self.d
+        if len(idx) == 0:   # a DDP process with no rows of a short batch: a zero, on the graph
+            return sum(p.sum() for p in self.model.parameters()) * 0.0
+        out, f = _energy_forces(self.model, d, idx, True)
+        return ((out - (d.y[idx] - d.mean) / d.std).abs().mean()
+                + self.force_weight * (f - d.forces[idx].reshape(-1, 3) / d.std).abs().mean())
+
+
+def _train(model, d: _Molecules, setting: Learn, force_weight: float, seed: int,
+           **engine: Unpack[EngineOptions]) -> list[float]:
+    """Adam with cosine decay on :class:`_EnergyForceStep`'s loss, shuffled batches of the
+    training conformers, on the package's loop (:func:`iclr25._train.fit_minibatch`).
+    ``**engine`` (:class:`iclr25._engine.EngineOptions`): under DDP each process takes its
+    share of every batch (the MAEs are means over conformers, and over atoms of the same
+    count). Returns each step's loss."""
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=setting.lr)
     steps = setting.epochs * math.ceil(len(d.tr) / setting.batch)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))
-    for _ in track(range(setting.epochs), "SCHull energy/force training"):
-        perm = d.tr[torch.randperm(len(d.tr), generator=g).to(d.tr.device)]
-        for s in range(0, len(perm), setting.batch):
-            idx = perm[s:s + setting.batch]
-            out, f = _energy_forces(model, d, idx, True)
-            loss = ((out - (d.y[idx] - d.mean) / d.std).abs().mean()
-                    + force_weight * (f - d.forces[idx].reshape(-1, 3) / d.std).abs().mean())
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
+    # y: the training energies, so a checkpoint's data fingerprint names the molecules too
+    return fit_minibatch(_EnergyForceStep(model, d, force_weight), lambda loss, _: loss,
+                         d.tr, d.y[d.tr], epochs=setting.epochs, batch_size=setting.batch,
+                         optimizer=opt, seed=g, scheduler=sched, interval="step",
+                         progress="SCHull energy/force training", **engine)
 
 
 def _test_mae(model, d: _Molecules) -> tuple[float, float]:

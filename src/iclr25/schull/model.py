@@ -40,11 +40,12 @@ class _Interaction(nn.Module):
         j, i = edge_index
         env = 0.5 * (torch.cos(dist * math.pi / self.cutoff) + 1.0)
         m = self.lin(h)[j] * self.filt(gauss) * env[:, None]
-        parts = [self.out(torch.zeros_like(h).index_add_(0, i, m))]
+        # messages summed in h's dtype (float32 under bf16 autocast, where m is bfloat16)
+        parts = [self.out(torch.zeros_like(h).index_add_(0, i, m.to(h.dtype)))]
         if self.width_h:
             a, b = hull_index
             mh = self.lin_h(h)[a] * self.filt_h(hull_fea)
-            parts.append(self.out_h(torch.zeros_like(h).index_add_(0, b, mh)))
+            parts.append(self.out_h(torch.zeros_like(h).index_add_(0, b, mh.to(h.dtype))))
         return h + self.act(self.cat(torch.cat(parts, dim=1)))
 
 

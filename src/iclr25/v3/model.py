@@ -20,9 +20,9 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._contract import checked
+from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._io import FittedIO
-from iclr25._progress import track
-from iclr25._train import seeded_init, shuffled_batches
+from iclr25._train import fit_minibatch, seeded_init, shuffled_batches
 from iclr25.v3.loss import TERMS, v3_loss
 from iclr25.v3.quantizer import EMAVectorQuantizer
 
@@ -129,6 +129,62 @@ class ContentStyleAE(nn.Module):
                     commit=commit)
 
 
+#: The loss terms ``V3.history_`` holds per epoch, in the order the training records them.
+_TERMS = ("loss", "recon", "v3", "commit")
+
+
+class _Terms:
+    """Each training step's loss terms (floats, :data:`_TERMS`), kept as checkpoint state."""
+
+    def __init__(self) -> None:
+        self.steps: list[list[float]] = []
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"steps": [list(s) for s in self.steps]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.steps = [list(s) for s in state["steps"]]
+
+
+class _Draws:
+    """The quantiser's generator (k-means start, dead-code re-seeding) as checkpoint state;
+    its EMA (codebook, cluster sizes, sums) are buffers, saved with the model."""
+
+    def __init__(self, vq: EMAVectorQuantizer) -> None:
+        self.vq = vq
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"generator": self.vq._generator().get_state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.vq._generator().set_state(state["generator"])
+
+
+class _Step(nn.Module):
+    """A batch of sequences (B, N, *fragment) -> V3's scalar loss, its terms recorded.
+
+    In a gathered DDP loop each process is given the whole batch, encodes its rows
+    (:func:`~iclr25._engine.local_rows`) and gathers the latents and reconstructions, so the
+    loss is the global batch's (the V3 hinges compare samples across the batch)."""
+
+    def __init__(self, ae: ContentStyleAE, v3: bool, options: dict[str, Any]) -> None:
+        super().__init__()
+        self.ae, self.v3, self.options, self.terms = ae, v3, options, _Terms()
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        out = self.ae(local_rows(X))
+        recon = nn.functional.mse_loss(gather(out["x_hat"]), X)
+        loss = recon + out["commit"]
+        v3_part = torch.zeros((), dtype=X.dtype, device=X.device)
+        if self.v3:
+            v3_part = v3_loss(gather(out["z_c"]), gather(out["z_c_q"]), gather(out["z_s"]),
+                              **self.options).total
+            loss = loss + v3_part
+        self.terms.steps.append([float(v.detach()) for v in (loss, recon, v3_part,
+                                                              out["commit"])])
+        return loss
+
+
 @checked
 class V3(FittedIO, BaseEstimator):
     """Unsupervised content/style disentanglement with a content codebook (V3).
@@ -222,10 +278,18 @@ class V3(FittedIO, BaseEstimator):
         init = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
         return self._build(tuple(X.shape[2:]), init).to(device=X.device, dtype=X.dtype)
 
-    def fit(self, X: ArrayLike, y: object = None) -> V3:
-        """Train on sequences ``X`` (B, N, *fragment), float, B >= 2, N >= 2; returns self."""
+    def fit(self, X: ArrayLike, y: object = None, **engine: Unpack[EngineOptions]) -> V3:
+        """Train on sequences ``X`` (B, N, *fragment), float, B >= 2, N >= 2; returns self.
+
+        ``**engine``: how the loop runs (:class:`iclr25._engine.EngineOptions`: devices,
+        strategy, precision, checkpoint, checkpoint_every, resume). ``batch_size`` is the
+        global batch: under DDP each process encodes its share of the sequences and the loss,
+        the V3 hinges and the codebook's EMA read the whole batch (gathered). A checkpoint
+        holds the codebook's EMA state (buffers of the model), its k-means / dead-code
+        generator and the loss terms so far, so a resumed fit equals the uninterrupted one."""
         self._validate()
         X = check_sequences(X)
+        Engine.of(engine, X.device.type)
         b = BUNDLES[self.bundle]
         self.fragment_shape_ = tuple(X.shape[2:])
         gen = resolve_seed(self.seed)
@@ -234,30 +298,23 @@ class V3(FittedIO, BaseEstimator):
         # foreach: the same update bit for bit, without CPU's per-parameter Python loop
         opt = opt_cls(model.parameters(), lr=self.lr, weight_decay=b["weight_decay"],
                       foreach=True)
-        weights = {t: b["v3_weight"] for t in TERMS}
+        step = _Step(model, self.v3, dict(relativity=self.relativity, variant=self.variant,
+                                          weights={t: b["v3_weight"] for t in TERMS}))
+        n, bs = X.shape[0], self.batch_size
+        per_epoch = n // bs + (n % bs >= 2)     # a last batch of one sequence is dropped
+        fit_minibatch(
+            step, lambda loss, _: loss, X, X, epochs=self.epochs, batch_size=bs,
+            optimizer=opt, seed=gen, gathered=True, progress="V3 training",
+            batches=lambda _: [i for i in shuffled_batches(n, bs, gen, X.device)
+                               if i.numel() >= 2],
+            extra_state={"codebook_draws": _Draws(model.vq), "terms": step.terms},
+            **engine)
         history = []
-        model.train()
-        for _ in track(range(self.epochs), "V3 training"):  # a bar on a terminal only
-            sums = dict(loss=0.0, recon=0.0, v3=0.0, commit=0.0)
-            batches = [i for i in shuffled_batches(X.shape[0], self.batch_size, gen, X.device)
-                       if i.numel() >= 2]
-            for idx in batches:
-                xb = X[idx]
-                out = model(xb)
-                recon = nn.functional.mse_loss(out["x_hat"], xb)
-                loss = recon + out["commit"]
-                v3_part = torch.zeros((), dtype=X.dtype, device=X.device)
-                if self.v3:
-                    v3_part = v3_loss(out["z_c"], out["z_c_q"], out["z_s"],
-                                      relativity=self.relativity, weights=weights,
-                                      variant=self.variant).total
-                    loss = loss + v3_part
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                for k, v in (("loss", loss), ("recon", recon), ("v3", v3_part),
-                             ("commit", out["commit"])):
-                    sums[k] += float(v.detach()) / len(batches)
+        for e in range(self.epochs):      # each term's epoch mean, summed in step order
+            sums = dict.fromkeys(_TERMS, 0.0)
+            for values in step.terms.steps[e * per_epoch:(e + 1) * per_epoch]:
+                for k, v in zip(_TERMS, values, strict=True):
+                    sums[k] += v / per_epoch
             history.append(sums)
         model.eval()
         self.model_, self.history_ = model, history

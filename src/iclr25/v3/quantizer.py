@@ -10,6 +10,7 @@ from torch import nn
 
 from iclr25._checks import check_int, check_tensor
 from iclr25._contract import checked
+from iclr25._engine import gather, local_rows
 
 __all__ = ["EMAVectorQuantizer", "kmeans"]
 
@@ -40,7 +41,10 @@ class EMAVectorQuantizer(nn.Module):
     and ``embed_avg <- decay * embed_avg + (1 - decay) * sum of assigned inputs``; the codebook
     is ``embed_avg`` over the Laplace-smoothed cluster sizes. Codes whose EMA size falls below
     ``dead_code_threshold`` are re-seeded from random inputs of the batch. The first training
-    batch initialises the codebook by k-means when ``kmeans_init``.
+    batch initialises the codebook by k-means when ``kmeans_init``. In a training loop with
+    gathered rows (:func:`iclr25._engine.gather`, DDP) the k-means, the EMA and the commitment
+    loss read every process's rows, and the dead-code draws are the same in every process:
+    the codebook stays one, the one a single process would learn.
 
     Args:
         codebook_size: K >= 2 codes.
@@ -124,13 +128,19 @@ class EMAVectorQuantizer(nn.Module):
         x = check_tensor(x, "x", floating=True)
         if x.shape[-1] != self.dim:
             raise ValueError(f"x must have last dimension dim={self.dim}, got {x.shape[-1]}")
-        flat = x.reshape(-1, self.dim)
+        # under a gathered DDP loop the codebook sees (and every process updates it from)
+        # the global batch, as one process would; x itself otherwise
+        whole = gather(x)
+        flat = whole.reshape(-1, self.dim)
+        # the codebook's state in its own dtype (float32 under bf16 autocast)
+        state = flat.detach().to(self.codebook.dtype)
         if self.training and not bool(self.initted):
-            self._init(flat.detach())
+            self._init(state)
         codes = torch.cdist(flat.detach(), self.codebook.to(flat.dtype)).argmin(1)
         q = self.codebook.to(flat.dtype)[codes]
         commit = self.commitment * torch.nn.functional.mse_loss(flat, q.detach())
         if self.training:
-            self._ema(flat.detach(), codes)
+            self._ema(state, codes)
         out = flat + (q - flat).detach()
-        return out.reshape(x.shape), codes.reshape(x.shape[:-1]), commit
+        return (local_rows(out.reshape(whole.shape)),
+                local_rows(codes.reshape(whole.shape[:-1])), commit)
