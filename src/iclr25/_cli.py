@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -140,13 +141,19 @@ def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[
     return [(n, images[n], None if refs is None else refs[n], p) for n, p in targets.items()]
 
 
-def warning_lines(name: str, fn: Callable[[], T]) -> T:
-    """``fn()``, each warning it gives printed on stderr as ``warning: NAME: message``."""
+def warning_lines(name: str, fn: Callable[[], T], options: tuple[str, ...] = ()) -> T:
+    """``fn()``, each warning it gives printed on stderr as ``warning: NAME: message``.
+
+    ``options``: the API's keywords the message may spell as Python (``fallback='input'``),
+    written as the command line's options instead (``--fallback input``)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = fn()
     for w in caught:
-        typer.echo(f"warning: {name}: {w.message}", err=True)
+        message = str(w.message)
+        for key in options:
+            message = re.sub(rf"\b{key}='([^']*)'", rf"--{key.replace('_', '-')} \1", message)
+        typer.echo(f"warning: {name}: {message}", err=True)
     return out
 
 
