@@ -5,6 +5,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from iclr25._format import num
+
 pytest.importorskip("gymnasium")
 
 from iclr25.datasets.control import OfflineDataset  # noqa: E402
@@ -272,6 +274,10 @@ def test_train_deterministic_evaluate_save_load(tmp_path):
     assert torch.equal(torch.get_rng_state(), state)      # global RNG untouched
     ev = evaluate(m1, DELAYED_CUE_ID, target_return=1.0, n_episodes=4, seed=0, horizon=3)
     assert ev.returns.shape == (4,) and 0.0 <= ev.mean_return <= 1.0
+    # printed as a summary (issue 68 walk: a raw tensor of the returns)
+    assert repr(ev) == (f"EvalResult(mean_return={num(ev.mean_return)}, n_episodes=4, "
+                        f"min={num(float(ev.returns.min()))}, "
+                        f"max={num(float(ev.returns.max()))})")
     save(m1, tmp_path / "m.safetensors")
     m3 = load(tmp_path / "m.safetensors")
     r, s, a, t = _inputs(K=3)
