@@ -30,6 +30,16 @@ def fail(message: object) -> NoReturn:
     raise typer.Exit(2) from None
 
 
+def cli_words(message: object, names: dict[str, str]) -> str:
+    """``message`` (a library's refusal) with its leading API name, one of ``names``' keys
+    (``n_blocks must be >= 1``), as the command line spells it (``--n-blocks must ...``)."""
+    text = str(message)
+    for api, flag in names.items():
+        if re.match(rf"{re.escape(api)}\b", text):
+            return flag + text[len(api):]
+    return text
+
+
 def check_seed(value: int | None) -> int | None:
     """Every ``--seed`` option's callback: exit 2 unless the seed lies in [0, 2**32)."""
     if value is not None and not 0 <= value <= SEED_MAX:
