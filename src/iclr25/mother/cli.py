@@ -64,7 +64,6 @@ def recover(
     Small real input: the zoo of `iclr25 mother make-zoo` (3 trees, 30 models) takes seconds.
     """
     from iclr25._progress import progress_bar
-    from iclr25.mother.distances import select_layers
     from iclr25.mother.sources import as_sources, check_architecture
     from iclr25.mother.tree import _check_options, recover_tree
 
@@ -75,14 +74,7 @@ def recover(
         _check_options(direction, "binary", lam)
         sources = as_sources(directory)
         check_architecture(sources, "DIRECTORY")
-        chosen = _any_shape(sources, layers) if any_shape else layers
-        try:
-            total = len(select_layers(sources, chosen)) if len(sources) >= 2 else None
-        except ValueError as exc:  # say it as the command line spells it
-            fail(str(exc).replace(f"layers={chosen!r}", "--layers " + repr(layers) if layers
-                                  else "the default (square matrices only)").replace(
-                "a list of names takes 2-D layers of any shape",
-                "--any-shape reads 2-D matrices of any shape"))
+        chosen, total = _layers(sources, layers, any_shape)
         with progress_bar(total, "layers") as advance:
             def tick(done: int, total: int, key: str) -> None:
                 advance(1, layer=key)
@@ -99,6 +91,21 @@ def recover(
     if out is not None:
         forest.save(out)
         typer.echo(f"wrote {out}")
+
+
+def _layers(sources: list, layers: str | None, any_shape: bool) -> tuple[object, int | None]:
+    """The API's ``layers=`` for ``--layers``/``--any-shape`` and how many layers it selects
+    (the progress bar's total), checked before the pass; a refusal in the CLI's words."""
+    from iclr25.mother.distances import select_layers
+
+    chosen = _any_shape(sources, layers) if any_shape else layers
+    try:
+        return chosen, len(select_layers(sources, chosen)) if len(sources) >= 2 else None
+    except ValueError as exc:  # say it as the command line spells it
+        fail(str(exc).replace(f"layers={chosen!r}", "--layers " + repr(layers) if layers
+                              else "the default (square matrices only)").replace(
+            "a list of names takes 2-D layers of any shape",
+            "--any-shape reads 2-D matrices of any shape"))
 
 
 def _any_shape(sources: list, layers: str | None) -> list[str]:
