@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,16 @@ def fail(message: object) -> NoReturn:
     """Print ``error: message`` on stderr and exit 2 (bad usage), with no traceback."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(2) from None
+
+
+def cli_words(message: object, names: dict[str, str]) -> str:
+    """``message`` (a library's refusal) with its leading API name, one of ``names``' keys
+    (``n_blocks must be >= 1``), as the command line spells it (``--n-blocks must ...``)."""
+    text = str(message)
+    for api, flag in names.items():
+        if re.match(rf"{re.escape(api)}\b", text):
+            return flag + text[len(api):]
+    return text
 
 
 def check_seed(value: int | None) -> int | None:
@@ -140,13 +151,19 @@ def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[
     return [(n, images[n], None if refs is None else refs[n], p) for n, p in targets.items()]
 
 
-def warning_lines(name: str, fn: Callable[[], T]) -> T:
-    """``fn()``, each warning it gives printed on stderr as ``warning: NAME: message``."""
+def warning_lines(name: str, fn: Callable[[], T], options: tuple[str, ...] = ()) -> T:
+    """``fn()``, each warning it gives printed on stderr as ``warning: NAME: message``.
+
+    ``options``: the API's keywords the message may spell as Python (``fallback='input'``),
+    written as the command line's options instead (``--fallback input``)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = fn()
     for w in caught:
-        typer.echo(f"warning: {name}: {w.message}", err=True)
+        message = str(w.message)
+        for key in options:
+            message = re.sub(rf"\b{key}='([^']*)'", rf"--{key.replace('_', '-')} \1", message)
+        typer.echo(f"warning: {name}: {message}", err=True)
     return out
 
 

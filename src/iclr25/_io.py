@@ -143,6 +143,39 @@ def column_names(path: str | Path, d: int) -> list[str]:
     return [f"x{j}" for j in range(d)]
 
 
+#: the suffixes :func:`write_array` writes
+ARRAY_OUTPUTS = (".npy", ".csv", ".txt")
+
+
+def write_array(path: str | Path, A: np.ndarray, header: list[str],
+                rows: list[str] | None = None) -> Path:
+    """Write the (n, k) or (n,) array ``A`` as a verb's output, by ``path``'s suffix.
+
+    ``.npy``: the array alone. ``.csv`` (comma-separated) and ``.txt`` (space-separated):
+    a header line (``header``, one name per column, the row names' column first when
+    ``rows`` is given), then one line per row, its name first; integers as such, reals to 10
+    significant digits. :func:`read_matrix` reads the text forms back (the header skipped)
+    when there are no row names.
+    """
+    p = Path(path)
+    if p.suffix.lower() == ".npy":
+        np.save(p, A)
+        return p
+    sep = "," if p.suffix.lower() == ".csv" else " "
+    A = A.reshape(len(A), -1)
+    cell = "{:d}" if A.dtype.kind in "biu" else "{:.10g}"
+
+    def line(cells: list[str]) -> str:
+        return sep.join(c.replace(sep, "_") if sep == " " else c for c in cells) + "\n"
+
+    with p.open("w", encoding="utf-8") as fh:
+        fh.write(line(header))
+        for i, row in enumerate(A.tolist()):
+            fh.write(line(([rows[i]] if rows is not None else [])
+                          + [cell.format(v) for v in row]))
+    return p
+
+
 def read_npy(path: str | Path, name: str = "FILE") -> np.ndarray:
     """The array of a ``.npy`` file, read without pickles; errors name ``name`` and the file.
 

@@ -88,17 +88,43 @@ class _MethodCommand(TyperCommand):
         return real.make_context(info_name, args, parent=parent, **extra)
 
 
+#: click's UsageError as typer raises it (newer typers vendor click as ``typer._click``, older
+#: ones use click itself): found from typer's public ``BadParameter``
+_UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+def _usage_line(exc: Any) -> None:
+    """Click's and typer's own usage errors (a missing option or argument, an unknown option
+    or command, a value of the wrong type) as every other refusal of the command line: one
+    line on stderr naming the verb's help, exit 2; not typer's framed box. A group called
+    with no verb still shows its help."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        raise exc
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    where = f"; see `{exc.ctx.command_path} --help`" if exc.ctx is not None else ""
+    fail(f"{message}{where}")
+
+
 class _Root(TyperGroup):
     """The top-level group: its own commands, then the methods' from the static table."""
 
     def list_commands(self, ctx: Any) -> list[str]:
         return [*super().list_commands(ctx), *METHOD_COMMANDS]
 
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except _UsageError as exc:
+            _usage_line(exc)
+
     def invoke(self, ctx: Any) -> Any:
         # the last line of defence: a library's refusal (ValueError names the argument) is
         # bad usage, printed as one line with exit 2, never a traceback
         try:
             return super().invoke(ctx)
+        except _UsageError as exc:  # a verb's parsing (missing option, no such command)
+            _usage_line(exc)
         except ValueError as exc:
             from iclr25._cli import fail
 

@@ -274,3 +274,37 @@ def test_a_warning_at_the_command_line_is_one_line_without_a_source_path():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stderr == "warning: the objective has not reached a plateau\n"
+
+
+def _verbs_with_required_params():
+    """``[method, verb]`` of every method verb that has a required option or argument."""
+    import typer
+
+    from iclr25.cli import METHOD_COMMANDS
+
+    for m in METHOD_COMMANDS:
+        cmd = typer.main.get_command(importlib.import_module(f"iclr25.{m}.cli").app)
+        for verb, sub in (getattr(cmd, "commands", None) or {m: cmd}).items():
+            if any(p.required for p in sub.params):
+                yield [m, verb]
+
+
+@pytest.mark.parametrize("args", [
+    ["reproduce", "--seed", "abc"], ["nonsuch"], ["--bogus"], ["list", "--bogus"],
+    *_verbs_with_required_params()], ids=" ".join)
+def test_a_usage_error_is_one_line_with_exit_2_never_a_box(args):
+    # issue 68: a missing required option (and every other click usage error) printed
+    # typer's framed box over several lines
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert "╭" not in result.output and "Traceback" not in result.output
+    assert lines[0].endswith("--help`")
+
+
+def test_a_missing_option_names_it_and_the_verbs_help():
+    result = runner.invoke(app, ["comm", "embed", "m.safetensors", "x.npy"], prog_name="iclr25")
+    assert result.exit_code == 2
+    assert result.output == ("error: Missing option '--out'; see `iclr25 comm embed "
+                             "--help`\n"), result.output

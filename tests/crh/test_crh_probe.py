@@ -4,6 +4,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import grad, vmap
 
+from iclr25._format import num
 from iclr25.crh import POWER_LAWS, RELATIONS, AlignmentProbe, alignment_score
 
 
@@ -194,4 +195,18 @@ def test_a_result_prints_in_a_few_lines():
     assert "H_a: (6, 6)" in text and "H_b: (5, 5)" in text and "tensor(" not in text
     assert len(text.splitlines()) == 1
     for rel, score in res["0"].scores.items():
-        assert f"{rel}: {score:.3f}" in text
+        assert f"{rel}: {num(score)}" in text
+
+
+def test_null_scores_print_as_a_summary_in_the_number_format():
+    # issue 68: printing null_scores printed six raw 100-draw tensors
+    model, (X, y) = make_model(), make_data()
+    nulls = AlignmentProbe(model, layers="2").run(batches(X, y, 10))["2"].null_scores(
+        seed=1, n_draws=20)
+    text = repr(nulls)
+    assert "tensor(" not in text and len(text.splitlines()) == 1
+    assert text.startswith("NullScores(n_draws=20; ")
+    for rel, v in nulls.items():
+        mean, q95 = float(v.abs().mean()), float(v.abs().quantile(0.95))
+        assert nulls.summary()[rel] == {"mean_abs": mean, "q95_abs": q95}
+        assert f"{rel}: mean |s| {num(mean)}, q95 {num(q95)}" in text

@@ -107,3 +107,19 @@ def test_numpy_in_float_out_tensor_in_tensor_out(clouds):
     assert db_tsw(A, B, n_trees=30) == d_np  # the default seed is fixed: same call, same number
     batched = db_tsw(np.stack([A, A]), np.stack([B[:20], B[:20] + 1]), n_trees=30)
     assert isinstance(batched, np.ndarray) and batched.shape == (2,)
+
+
+def test_the_printed_matrix_has_a_header_naming_the_columns(clouds):
+    # issue 68: the matrix printed its rows' names but no column header
+    d, _ = clouds
+    out = d / "D.csv"
+    r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy"), str(d / "b.csv"),
+                            str(d / "c.xyz"), "--trees", "20", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0].split() == ["a.npy", "b.csv", "c.xyz"]
+    rows = [ln.split() for ln in lines[1:4]]
+    assert [row[0] for row in rows] == ["a.npy", "b.csv", "c.xyz"]
+    D = np.loadtxt(out, delimiter=",", skiprows=1)
+    np.testing.assert_allclose([[float(v) for v in row[1:]] for row in rows], D, rtol=1e-5)
+    assert len({len(ln) for ln in lines[:4]}) == 1  # the columns line up under their names

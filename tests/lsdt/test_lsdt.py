@@ -5,6 +5,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from iclr25._format import num
+
 pytest.importorskip("gymnasium")
 
 from iclr25.datasets.control import OfflineDataset  # noqa: E402
@@ -272,6 +274,10 @@ def test_train_deterministic_evaluate_save_load(tmp_path):
     assert torch.equal(torch.get_rng_state(), state)      # global RNG untouched
     ev = evaluate(m1, DELAYED_CUE_ID, target_return=1.0, n_episodes=4, seed=0, horizon=3)
     assert ev.returns.shape == (4,) and 0.0 <= ev.mean_return <= 1.0
+    # printed as a summary (issue 68 walk: a raw tensor of the returns)
+    assert repr(ev) == (f"EvalResult(mean_return={num(ev.mean_return)}, n_episodes=4, "
+                        f"min={num(float(ev.returns.min()))}, "
+                        f"max={num(float(ev.returns.max()))})")
     save(m1, tmp_path / "m.safetensors")
     m3 = load(tmp_path / "m.safetensors")
     r, s, a, t = _inputs(K=3)
@@ -361,6 +367,9 @@ def test_cli_data_train_evaluate(tmp_path):
     assert r.exit_code == 0, r.output
     assert num("target return") == pytest.approx(best)
     assert "suggested --target-return from the training data's episode returns: best" in r.output
+    # a policy below the data's median episode return is warned about (issue 68 walk)
+    below = num("mean return") < num("median")
+    assert ("warning: the policy's mean return" in r.output) == below, r.output
     r = runner.invoke(app, ["evaluate", str(p), "--env", DELAYED_CUE_ID, "--n-episodes", "2",
                             "--target-return", "5"])
     assert r.exit_code == 0 and "warning: --target-return 5 lies above the best" in r.output
@@ -372,11 +381,16 @@ def test_cli_data_train_evaluate(tmp_path):
     paper = load(p2)
     assert paper.context == 20 and len(paper.blocks) == 1  # paper K, the flag given wins
     r = runner.invoke(app, ["evaluate", str(p), "--env", "Pendulum-v1", "--target-return", "0"])
-    assert r.exit_code == 2 and "env_id" in r.output
-    bad = runner.invoke(app, ["train", str(d), "--conv-ratio", "2", "--out", str(p)])
-    assert bad.exit_code == 2 and "conv_ratio" in bad.output
+    # in the command line's words, one line: the suggestions come after the checks
+    assert r.exit_code == 2 and r.output.startswith("error: --env 'Pendulum-v1'"), r.output
+    assert len(r.output.splitlines()) == 1, r.output
+    for args, words in ((["--conv-ratio", "2"], "error: --conv-ratio "),
+                        (["--context", "0"], "error: --context must"),
+                        (["--n-blocks", "0"], "error: --n-blocks ")):
+        bad = runner.invoke(app, ["train", str(d), *args, "--out", str(p)])
+        assert bad.exit_code == 2 and bad.output.startswith(words), bad.output
     bad = runner.invoke(app, ["train", str(tmp_path / "nope.npz"), "--out", str(p)])
-    assert bad.exit_code == 2 and "path" in bad.output
+    assert bad.exit_code == 2 and bad.output.startswith("error: DATASET "), bad.output
     bad = runner.invoke(app, ["data", "--quality", "great", "--out", str(d)])
     assert bad.exit_code == 2 and "quality" in bad.output
 

@@ -120,4 +120,23 @@ def test_recover_no_square_layer_says_it_in_cli_words(tmp_path, args, spelled):
     assert r.exit_code == 2
     err = r.output.strip()
     assert err.count("\n") == 0 and spelled in err and "layers=None" not in err
-    assert "layers=[names]" in err
+    assert "--any-shape reads 2-D matrices of any shape" in err
+
+
+def test_recover_any_shape_reads_non_square_layers(four_tree, tmp_path):
+    """Issue 68: the CLI could not name non-square layers. The four-tree's 8x8 layers stored
+    as 4x16 (same entries, so the same distances and kurtosis): --any-shape recovers the
+    known tree; --layers still filters by name."""
+    models, parents = four_tree
+    for name, sd in models.items():
+        save_file({"layer.weight": sd["layer.weight"].reshape(4, 16).contiguous(),
+                   "layer.bias": sd["layer.bias"]}, str(tmp_path / f"{name}.safetensors"))
+    runner = CliRunner()
+    assert runner.invoke(app, ["mother", "recover", str(tmp_path)]).exit_code == 2
+    for extra in ([], ["--layers", "layer"]):
+        r = runner.invoke(app, ["mother", "recover", str(tmp_path), "--any-shape", *extra])
+        assert r.exit_code == 0, r.output
+        for child, parent in parents.items():
+            assert f"{child}  <-  {parent or '(root)'}" in r.output
+    r = runner.invoke(app, ["mother", "recover", str(tmp_path), "--any-shape", "--layers", "x"])
+    assert r.exit_code == 2 and r.output.startswith("error: --any-shape: no 2-D matrix whose")

@@ -7,6 +7,7 @@ import torch
 from sklearn.exceptions import NotFittedError
 from typer.testing import CliRunner
 
+from iclr25._io import read_matrix
 from iclr25.cli import app
 from iclr25.urlost import (
     URLOST,
@@ -146,13 +147,28 @@ def test_cli_round_trip(tmp_path):
                             str(tmp_path / "X.npy"), "--out", str(tmp_path / "Z.npy")])
     assert r.exit_code == 0, r.output
     assert np.load(tmp_path / "Z.npy").shape == (80, 8)
+    # issue 68: --out took only .npy; a table names the columns (FILE's header) and tokens
+    for suffix, sep in ((".csv", ","), (".txt", " ")):
+        r = runner.invoke(app, ["urlost", "cluster", str(tmp_path / "X.csv"), "--clusters",
+                                "4", "--neighbors", "3", "--out", str(tmp_path / f"l{suffix}")])
+        assert r.exit_code == 0, r.output
+        lines = (tmp_path / f"l{suffix}").read_text().splitlines()
+        assert lines[0] == f"column{sep}token"
+        assert [ln.split(sep) for ln in lines[1:]] == [
+            [f"c{i}", str(t)] for i, t in enumerate(np.load(tmp_path / "l.npy"))]
+        r = runner.invoke(app, ["urlost", "embed", str(tmp_path / "m.safetensors"),
+                                str(tmp_path / "X.npy"), "--out", str(tmp_path / f"Z{suffix}")])
+        assert r.exit_code == 0, r.output
+        assert (tmp_path / f"Z{suffix}").read_text().startswith(sep.join(["z0", "z1", "z2"]))
+        np.testing.assert_allclose(read_matrix(tmp_path / f"Z{suffix}", suffixes=(suffix,)),
+                                   np.load(tmp_path / "Z.npy"), rtol=1e-9)
 
 
 @pytest.mark.parametrize("args, match", [
     (["cluster", "missing.npy", "--out", "l.npy"], "does not exist"),
     (["cluster", "X.txt", "--out", "l.npy"], "must end in .npy or .csv"),
     (["cluster", "X.npy", "--clusters", "1", "--out", "l.npy"], "--clusters must"),
-    (["cluster", "X.npy", "--out", "l.csv"], "--out must end in .npy"),
+    (["cluster", "X.npy", "--out", "l.json"], "--out must end in .npy or .csv or .txt"),
     (["fit", "X.npy", "--clusters", "3", "--neighbors", "2", "--epochs", "0", "--out",
       "m.safetensors"], "epochs"),
     (["embed", "X.npy", "X.npy", "--out", "Z.npy"], "cannot load a fitted urlost.URLOST"),

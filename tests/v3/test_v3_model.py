@@ -152,6 +152,20 @@ def test_cli_fit_and_encode(tmp_path, data):
     assert res.exit_code == 0, res.output
     c = np.load(tmp_path / "c.npy")
     assert c.shape == (24, 10) and c.dtype == np.int64
+    # new user walk (issue 68): a .csv into a missing folder was a traceback; a name without
+    # .npy was written with .npy appended under the printed name
+    res = r.invoke(root_app, ["v3", "encode", str(tmp_path / "m.pt"), str(tmp_path / "s.npy"),
+                              "--codes-out", str(tmp_path / "new" / "c.csv"),
+                              "--style-out", str(tmp_path / "new" / "z.npy")])
+    assert res.exit_code == 0, res.output
+    lines = (tmp_path / "new" / "c.csv").read_text().splitlines()
+    assert lines[0] == ",".join(f"n{j}" for j in range(10))
+    assert np.array_equal(np.loadtxt(lines[1:], delimiter=",", dtype=np.int64), c)
+    assert np.load(tmp_path / "new" / "z.npy").shape[:2] == (24, 10)
+    res = r.invoke(root_app, ["v3", "encode", str(tmp_path / "m.pt"), str(tmp_path / "s.npy"),
+                              "--codes-out", str(tmp_path / "codes")])
+    assert res.exit_code == 2 and "--codes-out must end in .npy or .csv or .txt" in res.output
+    assert not (tmp_path / "codes.npy").exists()
     np.save(tmp_path / "i.npy", np.zeros((4, 3, 2), dtype=np.int64))
     np.save(tmp_path / "f2.npy", np.zeros((4, 3), dtype=np.float32))
     (tmp_path / "junk.npy").write_bytes(b"junk")

@@ -29,6 +29,7 @@ from iclr25._checks import (
     run_model,
 )
 from iclr25._contract import checked
+from iclr25._format import num
 from iclr25.crh.alignment import PowerLawFit, _alignments, _eigh, _power_law, rotation_null
 
 #: relation name -> (first matrix, second matrix), in the paper's order.
@@ -79,7 +80,7 @@ class LayerAlignment:
     def __repr__(self) -> str:
         # the matrices by shape only: printing a result printed six whole d x d matrices
         shapes = ", ".join(f"{k}: {tuple(v.shape)}" for k, v in self.matrices.items())
-        scores = ", ".join(f"{k}: {v:.3f}" for k, v in self.scores.items())
+        scores = ", ".join(f"{k}: {num(v)}" for k, v in self.scores.items())
         return (f"LayerAlignment(name={self.name!r}, n_samples={self.n_samples}, "
                 f"scores={{{scores}}}, matrices={{{shapes}}})")
 
@@ -90,17 +91,37 @@ class LayerAlignment:
         return {k: _power_law(self.matrices[a], eig[z]) for k, (a, z) in POWER_LAWS.items()}
 
     def null_scores(self, *, seed: int | torch.Generator = 0,
-                    n_draws: int = 100) -> dict[str, torch.Tensor]:
+                    n_draws: int = 100) -> NullScores:
         """Rotation-null scores (n_draws,) of each relation, to compare ``scores`` with chance.
 
-        An int seeds relation k with ``seed + k``; a Generator is drawn from in turn.
+        An int seeds relation k with ``seed + k``; a Generator is drawn from in turn. Printed,
+        the result summarises each relation (:class:`NullScores`).
         """
         if not isinstance(seed, torch.Generator):
             seed = check_int(seed, "seed", 0)
-        return {rel: rotation_null(self.matrices[a], self.matrices[b],
+        return NullScores({rel: rotation_null(self.matrices[a], self.matrices[b],
                                    seed=seed if isinstance(seed, torch.Generator) else seed + k,
                                    n_draws=n_draws, offdiag=self.offdiag)
-                for k, (rel, (a, b)) in enumerate(RELATIONS.items())}
+                for k, (rel, (a, b)) in enumerate(RELATIONS.items())})
+
+
+class NullScores(dict):
+    """:meth:`LayerAlignment.null_scores`: relation -> its (n_draws,) rotation-null scores.
+
+    A plain dict of tensors, printed as each relation's mean |score| and 95% quantile of
+    |score| (the chance level an observed score is read against), not as raw tensors.
+    """
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """Relation -> ``{"mean_abs": .., "q95_abs": ..}`` of its null scores."""
+        return {rel: {"mean_abs": float(v.abs().mean()),
+                      "q95_abs": float(v.abs().quantile(0.95))} for rel, v in self.items()}
+
+    def __repr__(self) -> str:
+        draws = {len(v) for v in self.values()}
+        rels = ", ".join(f"{rel}: mean |s| {num(s['mean_abs'])}, q95 {num(s['q95_abs'])}"
+                         for rel, s in self.summary().items())
+        return f"NullScores(n_draws={'/'.join(map(str, sorted(draws)))}; {rels})"
 
 
 class _Moments:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -24,6 +25,20 @@ app = typer.Typer(help="Db-TSW: distance-based tree-sliced Wasserstein distance 
 @app.callback()
 def _main() -> None:
     """Db-TSW between point clouds."""
+
+
+def _matrix_lines(names: list[str], D: Sequence[Sequence[float]]) -> list[str]:
+    """The pairwise matrix for reading: a header line of the files' names over the columns,
+    then a line per file, its name first; numbers in the project's format (``num``)."""
+    from iclr25._format import num
+
+    cells = [[num(float(v), 6) for v in row] for row in D]
+    first = max(len(n) for n in names)
+    width = [max(len(n), *(len(r[j]) for r in cells)) for j, n in enumerate(names)]
+    lines = [" " * first + "".join(f"  {n:>{w}}" for n, w in zip(names, width, strict=True))]
+    lines += [f"{n:<{first}}" + "".join(f"  {c:>{w}}" for c, w in zip(r, width, strict=True))
+              for n, r in zip(names, cells, strict=True)]
+    return lines
 
 
 @app.command()
@@ -67,9 +82,8 @@ def distance(
     if n == 2:
         typer.echo(f"{D[0, 1]:.10g}")
     else:
-        width = max(len(f.name) for f in files)
-        for f, row in zip(files, D, strict=True):
-            typer.echo(f"{f.name:<{width}}  " + "  ".join(f"{v:.6g}" for v in row))
+        for line in _matrix_lines([f.name for f in files], D):
+            typer.echo(line)
     if out is not None:
         np.savetxt(out, D, delimiter=",", header=",".join(f.name for f in files), comments="")
         typer.echo(f"wrote {out}")

@@ -270,7 +270,7 @@ def restore_cmd(
                 fb = "input"
         out = warning_lines(name, lambda x=x, ref=ref, kind=kind, fb=fb: restore(
             ck.model, x, degradation=kind, fallback=fb, margin=margin, check=check,
-            tile=tile, reference=ref))
+            tile=tile, reference=ref), ("fallback",))
         save_image(out, path)
         typer.echo(f"wrote {path}")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
+from iclr25._cli import EngineArgs, check_seed, cli_words, output_path, training_verb
 from iclr25._cli import fail as _fail
 
 app = typer.Typer(help="LSDT: one decision transformer for long and short dependencies "
@@ -97,9 +97,16 @@ def train_cmd(
             losses = train(model, ds, steps=o["steps"], batch_size=o["batch_size"],
                            lr=o["lr"], warmup=o["warmup"], rtg_scale=rtg_scale, seed=seed, **run)
     except (ValueError, TypeError) as exc:
-        _fail(exc)
+        _fail(cli_words(exc, _TRAIN_NAMES))
     save(model, out, data=ds)
     typer.echo(f"wrote {out}: final loss {losses[-1]:.4f}")
+
+
+#: the API's names in ``train``'s refusals, as ``lsdt train`` spells them
+_TRAIN_NAMES = {"path": "DATASET", "hidden": "--hidden", "n_blocks": "--n-blocks",
+                "context": "--context", "conv_ratio": "--conv-ratio", "conv": "--conv",
+                "steps": "--steps", "batch_size": "--batch-size", "lr": "--lr",
+                "warmup": "--warmup", "rtg_scale": "--rtg-scale"}
 
 
 @app.command("evaluate")
@@ -133,11 +140,18 @@ def evaluate_cmd(
             data_return, summary = float(returns.mean()), returns_summary(returns)
         model = load(model_path)
         summary = summary or data_returns(model_path)
-        target_return = _target(target_return, summary)
+        target_return, notes = _target(target_return, summary)
         res = evaluate(model, env, target_return=target_return, n_episodes=n_episodes,
                        seed=seed)
     except (ValueError, TypeError) as exc:
-        _fail(exc)
+        _fail(cli_words(exc, {"env_id": "--env", "n_episodes": "--n-episodes",
+                              "path": "MODEL" if dataset is None else "--dataset/MODEL"}))
+    for note in notes:  # after the checks: an error stays one line
+        typer.echo(note, err=True)
+    if summary is not None and res.mean_return < summary["median"]:
+        typer.echo(f"warning: the policy's mean return {res.mean_return:.4g} is below the "
+                   f"training data's median episode return ({summary['median']:.4g}): it "
+                   "does worse than half the episodes it learnt from", err=True)
     typer.echo(f"mean return {res.mean_return:.3f} over {n_episodes} episodes "
                f"(target return {target_return:.4g})")
     refs = {"Pendulum-v1": (PENDULUM_RANDOM_RETURN, PENDULUM_EXPERT_RETURN),
@@ -152,23 +166,26 @@ def evaluate_cmd(
                       if env in refs else ""))
 
 
-def _target(target: float | None, summary: dict[str, float] | None) -> float:
-    """``--target-return``, or the data's best episode return; prints the data's returns as
-    suggestions, and a warning for a target outside them (a decision transformer conditioned
-    beyond its data's best return rarely reaches it: -200 over data of -1028 gave -1103)."""
+def _target(target: float | None, summary: dict[str, float] | None
+            ) -> tuple[float, list[str]]:
+    """``--target-return``, or the data's best episode return, and the lines to print: the
+    data's returns as suggestions, and a warning for a target outside them (a decision
+    transformer conditioned beyond its data's best return rarely reaches it: -200 over data
+    of -1028 gave -1103)."""
     if summary is None:
         if target is None:
             raise ValueError("--target-return: MODEL records no training returns (written "
                              "before they were recorded): pass --target-return or --dataset")
-        return target
-    typer.echo(f"suggested --target-return from the training data's episode returns: best "
-               f"{summary['max']:.4g}, 90th percentile {summary['p90']:.4g}, median "
-               f"{summary['median']:.4g} (worst {summary['min']:.4g})", err=True)
+        return target, []
+    notes = [f"suggested --target-return from the training data's episode returns: best "
+             f"{summary['max']:.4g}, 90th percentile {summary['p90']:.4g}, median "
+             f"{summary['median']:.4g} (worst {summary['min']:.4g})"]
     if target is None:
-        return summary["max"]
+        return summary["max"], notes
     if not summary["min"] <= target <= summary["max"]:
         where = "above the best" if target > summary["max"] else "below the worst"
-        typer.echo(f"warning: --target-return {target:.4g} lies {where} episode return of the "
-                   f"training data ({summary['max' if target > summary['max'] else 'min']:.4g}"
-                   f"): the model has seen no such episode", err=True)
-    return target
+        notes.append(f"warning: --target-return {target:.4g} lies {where} episode return of "
+                     f"the training data "
+                     f"({summary['max' if target > summary['max'] else 'min']:.4g}): the model "
+                     "has seen no such episode")
+    return target, notes

@@ -10,6 +10,7 @@ import torch
 
 from iclr25._checks import check_int, check_range, resolve_seed
 from iclr25._contract import PositiveInt, checked
+from iclr25._format import num
 from iclr25._optional import require
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
@@ -25,6 +26,12 @@ class EvalResult:
 
     returns: torch.Tensor
     mean_return: float
+
+    def __repr__(self) -> str:
+        # the summary, in the project's number format, not a raw tensor of returns
+        r = self.returns
+        return (f"EvalResult(mean_return={num(float(self.mean_return))}, "
+                f"n_episodes={len(r)}, min={num(float(r.min()))}, max={num(float(r.max()))})")
 
 
 @torch.no_grad()

@@ -51,8 +51,12 @@ def recover(
     metric: Metric = typer.Option("rms", "--metric", parser=choice(Metric, "--metric"),
                                   help="'rms' (full fine-tuning), 'rank' (LoRA-merged "
                                   "models) or 'l1'."),
-    layers: str = typer.Option(None, "--layers", help="Only square matrices whose name "
-                               "contains this (default: all square matrices)."),
+    layers: str = typer.Option(None, "--layers", help="Only the matrices whose name "
+                               "contains this (default: every square one; with --any-shape "
+                               "every 2-D one)."),
+    any_shape: bool = typer.Option(False, "--any-shape", help="Read 2-D matrices of every "
+                                   "shape (e.g. an MLP 64-32-10's), not only the square ones "
+                                   "(the paper's choice: it skips heads and embeddings)."),
     out: Path = typer.Option(None, "--out", help="Write the forest: .dot, .json or .png."),
 ) -> None:
     """Recover who was fine-tuned from whom among the models in DIRECTORY.
@@ -60,7 +64,6 @@ def recover(
     Small real input: the zoo of `iclr25 mother make-zoo` (3 trees, 30 models) takes seconds.
     """
     from iclr25._progress import progress_bar
-    from iclr25.mother.distances import select_layers
     from iclr25.mother.sources import as_sources, check_architecture
     from iclr25.mother.tree import _check_options, recover_tree
 
@@ -71,18 +74,13 @@ def recover(
         _check_options(direction, "binary", lam)
         sources = as_sources(directory)
         check_architecture(sources, "DIRECTORY")
-        try:
-            total = len(select_layers(sources, layers)) if len(sources) >= 2 else None
-        except ValueError as exc:  # say it as the command line spells it
-            fail(str(exc).replace(f"layers={layers!r}", "--layers " + repr(layers) if layers
-                                  else "the default (square matrices only)").replace(
-                "a list of names takes", "the Python API's layers=[names] takes"))
+        chosen, total = _layers(sources, layers, any_shape)
         with progress_bar(total, "layers") as advance:
             def tick(done: int, total: int, key: str) -> None:
                 advance(1, layer=key)
 
             forest = recover_tree(sources, direction=direction, lam=lam, n_trees=trees,
-                                  metric=metric, layers=layers, progress=tick)
+                                  metric=metric, layers=chosen, progress=tick)
     except (ValueError, TypeError) as exc:
         fail(exc)
     for t, members in enumerate(forest.trees()):
@@ -93,6 +91,32 @@ def recover(
     if out is not None:
         forest.save(out)
         typer.echo(f"wrote {out}")
+
+
+def _layers(sources: list, layers: str | None, any_shape: bool) -> tuple[object, int | None]:
+    """The API's ``layers=`` for ``--layers``/``--any-shape`` and how many layers it selects
+    (the progress bar's total), checked before the pass; a refusal in the CLI's words."""
+    from iclr25.mother.distances import select_layers
+
+    chosen = _any_shape(sources, layers) if any_shape else layers
+    try:
+        return chosen, len(select_layers(sources, chosen)) if len(sources) >= 2 else None
+    except ValueError as exc:  # say it as the command line spells it
+        fail(str(exc).replace(f"layers={chosen!r}", "--layers " + repr(layers) if layers
+                              else "the default (square matrices only)").replace(
+            "a list of names takes 2-D layers of any shape",
+            "--any-shape reads 2-D matrices of any shape"))
+
+
+def _any_shape(sources: list, layers: str | None) -> list[str]:
+    """``--any-shape``: the first model's 2-D tensors whose name contains ``--layers`` (all
+    without it), as the API's list of names (which takes any 2-D shape)."""
+    names = [k for k, shape in sources[0].shapes.items()
+             if len(shape) == 2 and (layers is None or layers in k)]
+    if not names:
+        fail(f"--any-shape: no 2-D matrix{f' whose name contains {layers!r}' if layers else ''}"
+             f" in model {sources[0].name!r} (tensors: {list(sources[0].shapes)[:8]})")
+    return names
 
 
 @app.command("make-zoo")

@@ -8,7 +8,7 @@ import numpy as np
 import typer
 
 from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
-from iclr25._io import read_matrix
+from iclr25._io import ARRAY_OUTPUTS, column_names, read_matrix, write_array
 
 app = typer.Typer(help="URLOST: tokens and representations for data with no known topology "
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -48,7 +48,9 @@ def cluster(
     neighbors: int = typer.Option(10, "--neighbors", help="k of the kNN dependence graph."),
     dependence: str = typer.Option("corr", "--dependence", help="corr or mi."),
     seed: int = typer.Option(0, "--seed", callback=check_seed),
-    out: Path = typer.Option(..., "--out", help="Labels of the columns (.npy, int64)."),
+    out: Path = typer.Option(..., "--out", help="Labels of the columns: .npy (int64), or "
+                                                 ".csv/.txt (a line per column: its name, "
+                                                 "its token)."),
 ) -> None:
     """Cluster FILE's columns into tokens; write one label per column (-1: a constant
     column, dropped with a warning).
@@ -59,7 +61,7 @@ def cluster(
     from iclr25.urlost.organize import SelfOrganizingClusters
 
     try:
-        output_path(out, suffixes=(".npy",))
+        output_path(out, suffixes=ARRAY_OUTPUTS)
         X = _read(file)
         soc = SelfOrganizingClusters(clusters, n_neighbors=neighbors, dependence=dependence,
                                      seed=seed)
@@ -67,7 +69,7 @@ def cluster(
     except (ValueError, TypeError) as exc:
         _fail(exc)
     labels = soc.labels_.numpy()
-    np.save(out, labels)
+    write_array(out, labels, ["column", "token"], rows=column_names(file, X.shape[1]))
     sizes = np.bincount(labels[labels >= 0])
     typer.echo(f"columns: {X.shape[1]} ({len(soc.dropped_columns_)} constant, dropped)  "
                f"clusters: {soc.n_clusters_}  sizes: {sizes.min()}..{sizes.max()}")
@@ -113,7 +115,8 @@ def fit(
 def embed(
     model_file: Path = typer.Argument(..., help="A model written by `urlost fit` (.pt)."),
     file: Path = typer.Argument(..., help="Samples to embed (.npy/.csv)."),
-    out: Path = typer.Option(..., "--out", help="Embeddings (.npy, one row per sample)."),
+    out: Path = typer.Option(..., "--out", help="Embeddings, one row per sample: .npy, "
+                                                 ".csv or .txt (columns z0, z1, ...)."),
 ) -> None:
     """Embed FILE's rows with a fitted URLOST model (mean-pooled token features)."""
     import torch
@@ -121,11 +124,11 @@ def embed(
     from iclr25.urlost.mae import URLOST
 
     try:
-        output_path(out, suffixes=(".npy",))
+        output_path(out, suffixes=ARRAY_OUTPUTS)
         model = URLOST.load(model_file)
         X = torch.as_tensor(_read(file))
         Z = model.transform(X)
     except (ValueError, TypeError) as exc:
         _fail(exc)
-    np.save(out, Z.numpy())
+    write_array(out, Z.numpy(), [f"z{j}" for j in range(Z.shape[1])])
     typer.echo(f"embedded {Z.shape[0]} rows into {Z.shape[1]} dimensions; wrote {out}")

@@ -1,5 +1,5 @@
-"""``iclr25 v3 fit SEQS.npy --codes 10 --out m.pt`` and
-``iclr25 v3 encode m.pt SEQS.npy --codes-out c.npy``."""
+"""``iclr25 v3 fit SEQS.npy --codes 10 --out m.safetensors`` and
+``iclr25 v3 encode m.safetensors SEQS.npy --codes-out c.npy``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 
 from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
 from iclr25._cli import fail as _fail
-from iclr25._io import read_npy
+from iclr25._io import ARRAY_OUTPUTS, read_npy, write_array
 
 app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -50,7 +50,7 @@ def fit(
     seqs: Path = typer.Argument(..., help="Float .npy of shape (B, N, F) or (B, N, C, H, W), "
                                 "or a .parquet file/folder or Hugging Face datasets folder "
                                 "with one column of (N, F) or (N, C, H, W) nested lists."),
-    out: Path = typer.Option(..., "--out", help="Where to write the model (.pt)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the model (.safetensors)."),
     codes: int = typer.Option(10, "--codes", help="Codebook size K (>= 2)."),
     epochs: int = typer.Option(40, "--epochs", help="Training epochs (>= 1)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Sequences per batch (>= 2)."),
@@ -97,7 +97,9 @@ def fit(
 def encode(
     model_path: Path = typer.Argument(..., help="A model written by 'iclr25 v3 fit'."),
     seqs: Path = typer.Argument(..., help="Float .npy with the model's fragment shape."),
-    codes_out: Path = typer.Option(..., "--codes-out", help="Where to write codes (B, N)."),
+    codes_out: Path = typer.Option(..., "--codes-out", help="Where to write the codes (B, N): "
+                                   ".npy, or .csv/.txt (a line per sequence, columns n0, n1, "
+                                   "...)."),
     style_out: Path = typer.Option(None, "--style-out", help="Optional z_s (B, N, d_s) .npy."),
 ) -> None:
     """Write the content code of every fragment (and optionally the style vectors)."""
@@ -105,6 +107,8 @@ def encode(
 
     from iclr25.v3.model import V3
 
+    output_path(codes_out, "--codes-out", suffixes=ARRAY_OUTPUTS)
+    output_path(style_out, "--style-out", suffixes=(".npy",))
     if not model_path.is_file():
         _fail(f"{model_path}: no such model file")
     X = _read(seqs)
@@ -116,7 +120,9 @@ def encode(
         _fail(f"{seqs}: fragments of shape {X.shape[2:]}, model expects "
               f"{model.fragment_shape_}")
     Xt = torch.from_numpy(X)
-    np.save(codes_out, model.predict(Xt).numpy())
+    codes = model.predict(Xt).numpy()
+    write_array(codes_out, codes, [f"n{j}" for j in range(codes.shape[1])])
+    typer.echo(f"wrote {codes_out}")
     if style_out is not None:
         np.save(style_out, model.transform(Xt)[1].numpy())
-    typer.echo(f"wrote {codes_out}")
+        typer.echo(f"wrote {style_out}")
