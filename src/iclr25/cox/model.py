@@ -5,9 +5,11 @@ correspondences when no pairs are given (paper Sec. 4, Alg. 1)."""
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -49,8 +51,8 @@ class COXNamingWarning(UserWarning):
 
 
 class COXFloorWarning(UserWarning):
-    """COX's head was provably less accurate than a logistic regression on the labelled OOM
-    rows, which then predicts (the floor)."""
+    """In cross-validation on the labelled OOM rows COX's head classified no more of them
+    right than a logistic regression on them, which then predicts (the floor)."""
 
 
 _ROUNDS = 5  # connect / re-match rounds when no pairs are given (the issue's setting)
@@ -127,6 +129,16 @@ def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.
     yo = yo.clone()
     yo[P[take, 1]] = y_im[take]
     return yo
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` (for a warning raised where this is called) of the first frame
+    outside the package: the user's own call."""
+    root = str(Path(__file__).parents[1])
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _logistic(X: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -393,7 +405,9 @@ class COX(FittedIO, BaseEstimator):
                 f"{w} steps moved by {moved:.3g} from the {w} before, more than "
                 f"{_PLATEAU:.0%} of it and more than twice its standard error; raise steps."))
         for warning in ours:
-            warnings.warn(warning, stacklevel=2)
+            # the caller's line, not the library's (fit runs inside @checked's wrappers:
+            # stacklevel 2 named _contract.py and its source line, issue 68)
+            warnings.warn(warning, stacklevel=_caller_level())
         return self
 
     def _fit(self, data: _Data, ours: list[Warning], advance: Callable[[], None]) -> None:
