@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,9 +27,9 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._contract import checked
+from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._io import FittedIO
-from iclr25._progress import progress_bar
-from iclr25._train import seeded_mlp
+from iclr25._train import fit_minibatch, seeded_mlp
 from iclr25.cox.explore import prior_kl, select_agreement
 from iclr25.cox.match import emergent_correspondences
 from iclr25.cox.vib import VIB, vib_loss
@@ -75,15 +75,39 @@ class _Data:
     P: torch.Tensor | None        # (P, 2) (im_row, oom_row) pairs given; None: created
 
 
-@dataclass(frozen=True)
-class _Optim:
-    """The optimiser, its schedule (one step per training step), the fit's generator and the
-    progress bar's ``advance``."""
+class _Pairs:
+    """The pairs in use and the re-matching record (rounds done, the pairs after each, the
+    refused rounds): checkpointed with the loop, so a resumed run goes on with its round's
+    pairs."""
 
-    opt: torch.optim.Optimizer
-    sched: torch.optim.lr_scheduler.LRScheduler
-    gen: torch.Generator
-    advance: Callable[[], None]   # after each step: the progress bar
+    def __init__(self, P: torch.Tensor) -> None:
+        self.P, self.rounds, self.history, self.refused = P, 0, [P.clone()], []
+
+    def state_dict(self) -> dict:
+        return {"P": self.P, "rounds": self.rounds, "history": list(self.history),
+                "refused": [list(r) for r in self.refused]}
+
+    def load_state_dict(self, state: Mapping) -> None:
+        self.P, self.rounds = state["P"], int(state["rounds"])
+        self.history = list(state["history"])
+        self.refused = [tuple(r) for r in state["refused"]]
+
+
+class _Step(nn.Module):
+    """One optimisation step's loss (paper Alg. 1, :meth:`COX._loss`), its rows drawn here
+    from the fit's generator; the step's number is the scheduler's. Under DDP every process
+    draws the same rows, encodes its share of the OOM rows and gathers the embeddings
+    (``gathered=True``): the loss reads whole-batch statistics (the agreement top-k, the
+    prior KL, the spread floor), so each process holds the one-process loss."""
+
+    def __init__(self, cox: COX, data: _Data, pairs: _Pairs,
+                 sched: torch.optim.lr_scheduler.LRScheduler, gen: torch.Generator) -> None:
+        super().__init__()
+        self.net = cox.net_
+        self.cox, self.data, self.pairs, self.sched, self.gen = cox, data, pairs, sched, gen
+
+    def forward(self, _rows: torch.Tensor) -> torch.Tensor:
+        return self.cox._loss(self.data, self.pairs.P, self.sched.last_epoch, self.gen)
 
 
 class _Net(nn.Module):
@@ -363,7 +387,7 @@ class COX(FittedIO, BaseEstimator):
     # ------------------------------------------------------------------ fitting
     def fit(self, X_oom: torch.Tensor, im: Mapping[str, torch.Tensor],
             im_labels: Mapping[str, torch.Tensor], pairs: torch.Tensor | None = None,
-            y_oom: torch.Tensor | None = None) -> COX:
+            y_oom: torch.Tensor | None = None, **engine: Unpack[EngineOptions]) -> COX:
         """Train on OOM rows, IM embeddings with labels, and optional pairs / OOM labels.
 
         Args:
@@ -375,6 +399,12 @@ class COX(FittedIO, BaseEstimator):
             y_oom: (m,) OOM labels, -1 = unlabelled, or None. A paired OOM row without a
                 label takes its IM row's label (when the IM modalities agree on it), so pairs
                 need no OOM labels.
+            **engine: how the training loop runs (:class:`iclr25._engine.EngineOptions`:
+                ``devices``, ``strategy``, ``precision``, ``checkpoint``,
+                ``checkpoint_every``, ``resume``); under DDP every process draws the same
+                rows, encodes its share of the OOM rows and gathers them, so the loss is the
+                whole batch's (as one process). The floor check's fits take the devices and
+                precision, never the checkpoint.
 
         Returns:
             self.
@@ -382,18 +412,19 @@ class COX(FittedIO, BaseEstimator):
         Raises:
             ValueError/TypeError: bad shapes, NaN/inf, labels out of range, pairs out of range
                 or repeating an OOM row, bad hyper-parameters.
-            ImportError: no pairs and no POT.
+            ImportError: no pairs and no POT. ValueError: bad engine options, or a
+                ``resume`` checkpoint that does not fit (named).
 
         Warns:
             COXMatchingWarning, COXNamingWarning, COXConvergenceWarning: see the class
             docstring; each at most once per fit.
         """
         data = _Data(*self._validate(X_oom, im, im_labels, pairs, y_oom))
+        Engine.of(engine, data.X.device.type)
         ours: list[Warning] = []
-        with warnings.catch_warnings(record=True) as caught, \
-                progress_bar(self.steps, self._progress) as advance:  # on a terminal only
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            self._fit(data, ours, advance)
+            self._fit(data, ours, engine)
         del caught  # solvers' own warnings (POT's Sinkhorn): the fit's figures say enough
         w = max(1, self.steps // 10)
         last, before = self.loss_[-w:].double(), self.loss_[-2 * w:-w].double()
@@ -410,8 +441,8 @@ class COX(FittedIO, BaseEstimator):
             warnings.warn(warning, stacklevel=_caller_level())
         return self
 
-    def _fit(self, data: _Data, ours: list[Warning], advance: Callable[[], None]) -> None:
-        X, names, Z, Y, yo, P = data.X, data.names, data.Z, data.Y, data.yo, data.P
+    def _fit(self, data: _Data, ours: list[Warning], engine: EngineOptions) -> None:
+        X, names, Z, Y, P = data.X, data.names, data.Z, data.Y, data.P
         dim = Z[names[0]].shape[1]
         gen = resolve_seed(self.seed)  # an int seed seeds the weights with itself
         self.net_ = _Net((X.shape[1], dim, self.n_classes), names, self.bottleneck, self.hidden,
@@ -421,46 +452,49 @@ class COX(FittedIO, BaseEstimator):
         self.prior_ = counts / counts.sum()
         self._y_im = Y[names[0]]
         self._spread = torch.stack([Z[m].std(0).mean() for m in names]).mean()
-        self.loss_ = X.new_zeros(self.steps)
         opt = torch.optim.AdamW(self.net_.parameters(), lr=self.lr, weight_decay=1e-4,
                                 betas=(0.9, 0.95))
-        optim = _Optim(opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps,
-                                                                        self.lr / 50), gen,
-                       advance)
-        self.history_ = []
-        if P is not None:
-            self.correspondences_, self.refused_rounds_ = P, []
-            self._train(data, P, range(self.steps), optim)
-        else:
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps, self.lr / 50)
+        if P is None:
             z_im = torch.cat([Z[m] for m in names], 1)
             # entropic GW is O(n^2) per iteration: bootstrap on a seeded subsample
             ri = torch.randperm(len(z_im), generator=gen)[:_GW_ROWS].to(X.device)
             ro = torch.randperm(len(X), generator=gen)[:_GW_ROWS].to(X.device)
-            P = emergent_correspondences(z_im[ri], X[ro], "gw")
-            P = torch.stack([ri[P[:, 0]], ro[P[:, 1]]], 1)
-            self.history_.append(P.clone())
-            per = [self.steps * r // _ROUNDS for r in range(_ROUNDS + 1)]
-            floor = 5 * self.n_classes if self.min_pairs is None else self.min_pairs
-            refused = []
-            for r in range(_ROUNDS):
-                self._train(data, P, range(per[r], per[r + 1]), optim, emergent=True)
-                new = self._rematch(X, Z)
-                if len(new) >= floor:
-                    P = new
-                else:
-                    refused.append((r + 1, len(new)))
-                self.history_.append(P.clone())
-            if refused:
-                ours.append(COXMatchingWarning(
-                    f"COX.fit: re-matching round(s) {', '.join(str(r) for r, _ in refused)} "
-                    f"found {', '.join(str(n) for _, n in refused)} pair(s), fewer than "
-                    f"min_pairs={floor}: the previous pairs were kept. Standardise X_oom or "
-                    f"give a few pairs (pairs=...)."))
-            self.correspondences_ = P
-            self.refused_rounds_ = [r for r, _ in refused]
+            B = emergent_correspondences(z_im[ri], X[ro], "gw")
+            pairs = _Pairs(torch.stack([ri[B[:, 0]], ro[B[:, 1]]], 1))
+            rounds = _ROUNDS  # connect, then re-match from the OOM side, 5 times
+        else:
+            pairs, rounds = _Pairs(P), 1
+        per = [self.steps * r // rounds for r in range(rounds + 1)]
+        floor = 5 * self.n_classes if self.min_pairs is None else self.min_pairs
+
+        def batches(epoch: int) -> Iterator[torch.Tensor]:
+            while P is None and pairs.rounds < epoch:  # after each round: re-match
+                self._rematch_round(data, pairs, floor)
+            one = torch.zeros(1, dtype=torch.long, device=X.device)  # rows are drawn inside
+            return (one for _ in range(per[epoch + 1] - per[epoch]))
+
+        history = fit_minibatch(
+            _Step(self, data, pairs, sched, gen), lambda loss, _: loss, X, data.yo, epochs=rounds,
+            batch_size=self.batch_size, optimizer=opt, seed=gen, scheduler=sched,
+            batches=batches, extra_state={"pairs": pairs}, gathered=True, interval="step",
+            grad_clip=1.0, progress=self._progress, **engine)
+        self.loss_ = torch.tensor(history, dtype=X.dtype, device=X.device)
+        while P is None and pairs.rounds < rounds:
+            self._rematch_round(data, pairs, floor)
+        if pairs.refused:
+            ours.append(COXMatchingWarning(
+                f"COX.fit: re-matching round(s) {', '.join(str(r) for r, _ in pairs.refused)} "
+                f"found {', '.join(str(n) for _, n in pairs.refused)} pair(s), fewer than "
+                f"min_pairs={floor}: the previous pairs were kept. Standardise X_oom or "
+                f"give a few pairs (pairs=...)."))
+        self.correspondences_ = pairs.P
+        self.history_ = [] if P is not None else pairs.history
+        self.refused_rounds_ = [r for r, _ in pairs.refused]
         self.net_.eval()
-        self.class_names_ = self._name_classes(X, yo)
-        self._floor(data, gen.initial_seed(), ours)
+        self.class_names_ = self._name_classes(X, data.yo)
+        self._floor(data, gen.initial_seed(), ours,
+                    {k: v for k, v in engine.items() if k in ("devices", "strategy", "precision")})
         if self.naming_agreement_ < _NAMING_LEVEL:
             ours.append(COXNamingWarning(
                 f"COX.fit: the class names are unconfirmed: the best naming of the OOM head's "
@@ -498,7 +532,8 @@ class COX(FittedIO, BaseEstimator):
         self.naming_agreement_ = float(counts.cpu()[rows, cols].sum() / len(pred))
         return names
 
-    def _floor(self, data: _Data, seed: int, ours: list[Warning]) -> None:
+    def _floor(self, data: _Data, seed: int, ours: list[Warning], engine: EngineOptions
+               ) -> None:
         """Fit the floor (a logistic regression on the labelled OOM rows, standardised) and
         choose between it and COX's head by cross-validation; see the class docstring."""
         from sklearn.model_selection import StratifiedKFold
@@ -532,7 +567,7 @@ class COX(FittedIO, BaseEstimator):
             other._progress = f"COX cross-validation {f + 1}/{folds}"
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the fold's own warnings: its figures say
-                other.fit(X, data.Z, data.Y, pairs=P_f, y_oom=yo_f)
+                other.fit(X, data.Z, data.Y, pairs=P_f, y_oom=yo_f, **engine)
             right["head"] += int((other.predict(X[held]) == yo[held]).sum())
             floor = _logistic(X[keep], yo[keep])
             right["floor"] += int((_logistic_proba(floor, X[held]).argmax(1)
@@ -579,49 +614,56 @@ class COX(FittedIO, BaseEstimator):
         keep = torch.nonzero((best >= best.median()) & agree).flatten()
         return torch.stack([arg[keep], keep], 1)
 
-    def _train(self, data: _Data, P: torch.Tensor, steps: range, optim: _Optim, *,
-               emergent: bool = False) -> None:
-        """Train ``steps`` (of the fit's ``self.steps``) on ``data`` with the current pairs
-        ``P``; ``emergent``: the pairs were created (no pairs given)."""
-        X, Z, Y, yo, gen = data.X, data.Z, data.Y, data.yo, optim.gen
+    def _rematch_round(self, data: _Data, pairs: _Pairs, floor: int) -> None:
+        """Re-match after a connect round; fewer than ``floor`` new pairs keep the old."""
+        new = self._rematch(data.X, data.Z)
+        self.net_.train()  # back to training (the VIB samples there)
+        pairs.rounds += 1
+        if len(new) >= floor:
+            pairs.P = new
+        else:
+            pairs.refused.append((pairs.rounds, len(new)))
+        pairs.history.append(pairs.P.clone())
+
+    def _loss(self, data: _Data, P: torch.Tensor, step: int, gen: torch.Generator
+              ) -> torch.Tensor:
+        """The objective of training step ``step`` (of ``self.steps``) with the pairs ``P``
+        in use, its rows drawn from ``gen``: labelled OOM rows' cross-entropy, the IM heads',
+        the VIB connection on a batch of pairs (with, when the pairs were created and no OOM
+        row is labelled, their IM labels and the spread floor), then exploration. OOM rows
+        are encoded by :func:`local_rows` share and :func:`gather`-ed (one process: as is)."""
+        X, Z, Y, yo = data.X, data.Z, data.Y, data.yo
         net, b = self.net_, self.batch_size
-        n_im, dev = len(Z[self.names_[0]]), X.device
+        n_im = len(Z[self.names_[0]])
         lab = torch.nonzero(yo >= 0).flatten()
         unl = torch.nonzero(yo < 0).flatten()
-        explore_from = int(math.ceil(self.warmup * self.steps))
 
         def draw(n: int) -> torch.Tensor:
-            return torch.randint(0, n, (min(b, n),), generator=gen).to(dev)
+            return torch.randint(0, n, (min(b, n),), generator=gen).to(X.device)
 
-        net.train()
-        for step in steps:
-            loss = X.new_zeros(())
-            if len(lab):
-                i = lab[draw(len(lab))]
-                loss = loss + F.cross_entropy(net.head(net.encoder(X[i])), yo[i])
-            j = draw(n_im)
+        def encode(rows: torch.Tensor) -> torch.Tensor:
+            return gather(net.encoder(local_rows(X[rows])))
+
+        loss = X.new_zeros(())
+        if len(lab):
+            i = lab[draw(len(lab))]
+            loss = loss + F.cross_entropy(net.head(encode(i)), yo[i])
+        j = draw(n_im)
+        for m in self.names_:
+            loss = loss + 0.5 * F.cross_entropy(net.im_heads[m](Z[m][j]), Y[m][j])
+        if len(P):
+            p = P[draw(len(P))]
+            h = encode(p[:, 1])
             for m in self.names_:
-                loss = loss + 0.5 * F.cross_entropy(net.im_heads[m](Z[m][j]), Y[m][j])
-            if len(P):
-                p = P[draw(len(P))]
-                h = net.encoder(X[p[:, 1]])
-                for m in self.names_:
-                    pred, mu, logvar = net.vibs[m](Z[m][p[:, 0]], generator=gen)
-                    loss = loss + vib_loss(pred, h, mu, logvar, self.beta)
-                if emergent and not len(lab):  # nothing else anchors the OOM encoder
-                    loss = loss + F.cross_entropy(net.head(h), Y[self.names_[0]][p[:, 0]])
-                    if self.spread_weight > 0 and len(h) > 1:
-                        loss = loss + self.spread_weight * F.relu(
-                            self._spread - h.std(0)).mean()
-            if step >= explore_from and len(unl):
-                loss = self._explore(loss, net.encoder(X[unl[draw(len(unl))]]))
-            self.loss_[step] = loss.detach()
-            optim.opt.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-            optim.opt.step()
-            optim.sched.step()
-            optim.advance()
+                pred, mu, logvar = net.vibs[m](Z[m][p[:, 0]], generator=gen)
+                loss = loss + vib_loss(pred, h, mu, logvar, self.beta)
+            if data.P is None and not len(lab):  # nothing else anchors the OOM encoder
+                loss = loss + F.cross_entropy(net.head(h), Y[self.names_[0]][p[:, 0]])
+                if self.spread_weight > 0 and len(h) > 1:
+                    loss = loss + self.spread_weight * F.relu(self._spread - h.std(0)).mean()
+        if step >= math.ceil(self.warmup * self.steps) and len(unl):
+            loss = self._explore(loss, encode(unl[draw(len(unl))]))
+        return loss
 
     def _explore(self, loss: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         """``loss`` plus the exploration terms on a batch ``h`` of encoded unlabelled OOM
