@@ -359,7 +359,7 @@ def test_cox_predicts_where_it_beats_the_floor_in_cross_validation():
     X, im, lab, pairs, y = _xor()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        m = COX(2, steps=150, hidden=32, bottleneck=8, batch_size=32).fit(
+        m = COX(2, steps=60, hidden=32, bottleneck=8, batch_size=32).fit(
             X, im, lab, pairs=pairs)
     from iclr25.cox import COXFloorWarning
 
