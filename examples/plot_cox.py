@@ -34,7 +34,9 @@ paired = rng.choice(1200, 30, replace=False)
 y_oom = np.full(1200, -1)
 y_oom[paired] = y[paired]
 t = dict(dtype=torch.float32)
-model = cox.COX(10, steps=400, hidden=128, bottleneck=64, seed=0).fit(
+# floor="off": COX's own head (by default fit also checks it against a logistic regression
+# on the labelled rows by cross-validation and returns the better; see the guide)
+model = cox.COX(10, steps=400, hidden=128, bottleneck=64, seed=0, floor="off").fit(
     torch.tensor(sensor, **t), im={"image": torch.tensor(Z, **t)},
     im_labels={"image": torch.tensor(y)},
     pairs=torch.tensor(np.stack([paired, paired], 1)), y_oom=torch.tensor(y_oom))

@@ -75,3 +75,25 @@ def test_predict_unreadable_model(files):
     r = runner.invoke(app, ["predict", str(files / "m.pt"), str(files / "X.npy")])
     assert r.exit_code == 2 and "path" in r.output
 
+
+
+def test_fit_checkpoints_and_resumes_on_the_engine(files):
+    # issue 71: `cox fit` passes the engine options to COX.fit
+    t = files
+    common = ["fit", "--oom", str(t / "X.npy"), "--im", str(t / "A.npy"), "--im-labels",
+              str(t / "ya.csv"), "--pairs", str(t / "p.csv"), "--steps", "6"]
+    r = runner.invoke(app, [*common, "--out", str(t / "a.pt")])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, [*common, "--out", str(t / "b.pt"), "--checkpoint-every", "3"])
+    assert r.exit_code == 0 and (t / "b.ckpt").exists(), r.output
+    r = runner.invoke(app, [*common, "--out", str(t / "c.pt"), "--resume", str(t / "b.ckpt")])
+    assert r.exit_code == 0, r.output
+    from iclr25.cox import COX
+
+    X = np.load(t / "X.npy").astype(np.float32)
+    probs = [COX.load(t / f"{n}.pt").predict_proba(X) for n in "abc"]
+    assert all(np.array_equal(p.numpy(), probs[0].numpy()) for p in probs)
+    (t / "bad.ckpt").write_bytes((t / "b.ckpt").read_bytes()[:100])
+    r = runner.invoke(app, [*common, "--out", str(t / "d.pt"), "--resume", str(t / "bad.ckpt")])
+    assert r.exit_code == 2 and r.output.count("\n") == 1 and "checkpoint" in r.output
+    assert not (t / "d.pt").exists()

@@ -88,7 +88,7 @@ def _sklearn(d, y_oom, kind: str) -> float:  # noqa: ANN001
 
 def _cox(d, pairs, y_oom, steps: int, seed: int, **kw) -> float:  # noqa: ANN001
     labels = {m: d.y_im for m in d.im_train}
-    m = COX(10, bottleneck=64, steps=steps, seed=seed, **kw).fit(
+    m = COX(10, bottleneck=64, steps=steps, seed=seed, floor="off", **kw).fit(
         d.X_oom, d.im_train, labels, pairs=pairs, y_oom=y_oom)
     return m.score(d.X_oom_test, d.y_oom_test)
 
