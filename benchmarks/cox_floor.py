@@ -26,7 +26,9 @@ the floor's, the target ratio >= 1 (the done-when: never below the floor).
 
 from __future__ import annotations
 
+import argparse
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -37,6 +39,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from iclr25.cox import COX
+
+M = "cox_floor"
 
 
 def _halves(classes: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -91,13 +95,10 @@ def run(name: str) -> dict[str, float]:
             "cv_floor": m.floor_accuracy_, "wall_s": wall}
 
 
-if __name__ == "__main__":
-    import argparse
-    import warnings
-
+def main(argv: list[str] | None = None) -> None:
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("--quick", action="store_true", help="the same run (it is quick)")
-    cli.parse_args()
+    cli.parse_args(argv)
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # the floor's warning: its counts are in the table
     print("| case | pairs | test rows | COX | floor | default (uses) | CV COX / floor | s |")
@@ -107,8 +108,12 @@ if __name__ == "__main__":
         print(f"| {case} | {r['pairs']} | {r['test']} | {r['cox']:.3f} | {r['floor']:.3f} | "
               f"{r['default']:.3f} ({'floor' if r['floor_used'] else 'COX'}) | "
               f"{r['cv_cox']:.3f} / {r['cv_floor']:.3f} | {r['wall_s']:.0f} |", flush=True)
-        row("cox_floor", f"{case}: default accuracy, {r['pairs']} pairs", r["default"],
+        row(M, f"{case}: default accuracy, {r['pairs']} pairs", r["default"],
             r["floor"], peer_name="LogisticRegression on the paired rows", unit="accuracy",
             better="higher", target=1.0,
             note=f"COX's head {r['cox']:.3f}; the default used "
                  f"{'the floor' if r['floor_used'] else 'COX'}")
+
+
+if __name__ == "__main__":
+    main()

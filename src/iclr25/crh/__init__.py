@@ -9,7 +9,7 @@ from iclr25.crh.alignment import (
     random_orthogonal,
     rotation_null,
 )
-from iclr25.crh.probe import POWER_LAWS, RELATIONS, AlignmentProbe, LayerAlignment, NullScores
+from iclr25.crh.probe import POWER_LAWS, RELATIONS, AlignmentProbe, LayerAlignment
 
 PAPER = Paper(
     number=4,
@@ -27,7 +27,6 @@ __all__ = [
     "RELATIONS",
     "AlignmentProbe",
     "LayerAlignment",
-    "NullScores",
     "PowerLawFit",
     "alignment_score",
     "power_law_exponent",
