@@ -333,6 +333,20 @@ _DEVIATIONS = (
     "today's (scaled by a plain run's CPU time against the digits point). Choice: the "
     "passing point with the largest smallest cost over grid and seeds (ties: cheaper); "
     "none passing, digits stays",
+    "issue 72 second pilot table (cost = plain - random removal in points at saved "
+    "10/20/30/40/50%, mean of seeds 60000-60004; smallest per seed): digits lr 0.001 "
+    "(plain 85.5%): 1.38/2.53/3.73/6.18/7.82, smallest 0.44/2.00/1.11/0.89/2.44; teacher "
+    "1500 rows lr 0.003 (64.3%, gains 50.7-58.5, CPU x1.25): 1.90/5.16/8.22/10.89/15.02, "
+    "smallest 2.22/2.22/2.08/2.30/0.66; 1500 lr 0.001 (36.6%, gains 18-36): smallest "
+    "2.32-3.00; 1500 lr 0.0005 (24.1%, gains 5-22): smallest 0.74-1.42; 3000 lr 0.003 "
+    "(75.0%, gains 63-67, x1.63): 0.54/1.41/2.98/4.66/7.42, smallest 0.14-0.84; 3000 lr "
+    "0.001 (55.6%, gains 40-51, x1.64): smallest 1.44-3.24; 3000 lr 0.0005 (36.6%, gains "
+    "15-32): smallest 1.38-2.82. None passes (where removal costs >= 1 point plain has not "
+    "learned 50, where it has, 10% removal costs < 1 on a seed)",
+    "issue 72 third pilot, rule written and committed before it ran: the second's "
+    "failures bracket lr, so the teacher task with 1500 rows at lr 0.002 and 3000 rows at "
+    "lr 0.002 and 0.0015, 30 epochs, fresh held-apart seeds 70000-70004, the same arms, "
+    "pass test, cost bound and choice; none passing, digits stays",
 )
 
 
