@@ -56,6 +56,12 @@ below 1, lr 0.001 costs >= 1.4 on every seed but does not learn 50 points. Grid
 0.002 and 0.0015, 30 epochs; fresh held-apart seeds :data:`SEEDS3` (70000-70004); the same
 arms, pass test, cost bound (x the reference, re-measured in the same run) and choice
 as the second pilot. With none passing, today's testbed stays.
+
+  Table: digits 0.001: smallest 2.44/0.89/0.89/2.44/0.89 (fails); teacher 1500 0.002
+  (x1.11): plain 52.3%, gains 37.9-45.6 (fails); teacher 3000 0.002 (x2.05): plain 69.9%,
+  gains 56.6-61.6, 1.43/3.43/6.35/9.11/13.05, smallest 1.04/2.02/1.52/1.50/1.08 (passes);
+  teacher 3000 0.0015 (x1.66): plain 64.4%, gains 50.4-57.1, 1.95/4.75/7.87/10.91/14.45,
+  smallest 1.88/2.26/2.58/1.64/1.38 (passes). Chosen: teacher, 3000 rows, lr 0.0015.
 """
 
 from __future__ import annotations
