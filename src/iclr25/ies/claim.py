@@ -383,7 +383,7 @@ _DEVIATIONS = (
         "the removal draws",
     ),
     per_draw=("n_seeds",),
-    cost=(20, 110),  # issue 72: digits' (12, 66) x1.66, the third pilot's CPU ratio
+    cost=(24, 132),  # issue 72: digits' (12, 66) x2.0, quick's CPU on the teacher / on digits
 )
 def training(setting: Training, ctx: Context) -> TrainingEvidence:
     """Plain, IES (delta chosen by cross-validation), random / small-loss removal at IES's
