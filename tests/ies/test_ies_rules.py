@@ -57,7 +57,7 @@ def test_delta_search_pools_every_training_row():
     from iclr25.datasets import digits
 
     split = digits(seed=3)
-    setting = Training(epochs=2, n_seeds=1, lr=0.003, deltas=(1e-3, 5e-2))
+    setting = Training(epochs=2, n_seeds=1, lr=0.003, n_train=1347, deltas=(1e-3, 5e-2))
     chosen, rows = _select_delta(split, setting, 3, torch.device("cpu"))
     assert [r[1] for r in rows] == [1e-3, 5e-2] and chosen in (1e-3, 5e-2)
     for _, _, ies, plain, _, _ in rows:  # accuracies are counts out of all 1347 rows
@@ -83,7 +83,8 @@ def test_control_schedule_refuses_an_unreachable_fraction():
 
 def test_control_grid_is_the_papers_range_not_ies():
     assert CONTROL_SAVED == (0.1, 0.2, 0.3, 0.4, 0.5)
-    assert Training(epochs=1, n_seeds=1, lr=0.1, deltas=(1e-3,)).control_saved == CONTROL_SAVED
+    setting = Training(epochs=1, n_seeds=1, lr=0.1, n_train=100, deltas=(1e-3,))
+    assert setting.control_saved == CONTROL_SAVED
 
 
 def _log(acc: float, n: int = 100) -> TrainLog:
@@ -92,7 +93,8 @@ def _log(acc: float, n: int = 100) -> TrainLog:
 
 def test_control_reads_the_smallest_cost_over_the_grid():
     # two seeds; plain 0.95 / 0.93; grid costs (seed means): 10% -> 0.5, 30% -> 3.0
-    setting = Training(epochs=1, n_seeds=2, lr=0.1, deltas=(1e-3,), control_saved=(0.1, 0.3))
+    setting = Training(epochs=1, n_seeds=2, lr=0.1, n_train=100, deltas=(1e-3,),
+                       control_saved=(0.1, 0.3))
     runs = {a: [_log(0.9), _log(0.9)] for a in ARMS}
     runs["plain"] = [_log(0.95), _log(0.93)]
     runs[_control_arm(0.1)] = [_log(0.95), _log(0.92)]   # costs 0.0 and 1.0

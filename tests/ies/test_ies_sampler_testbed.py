@@ -163,3 +163,22 @@ def test_sampler_accepts_a_generator_and_uses_only_public_checks():
     with pytest.raises(ValueError, match="indices must lie in"):
         record_losses(ies, mlp((4, 2), seed=0), torch.randn(10, 4), torch.zeros(10).long(),
                       torch.tensor([3, 10]))
+
+
+def test_teacher_split_is_one_seeded_teacher_draw_cut_in_two():
+    from iclr25.datasets import teacher_classification
+    from iclr25.ies.testbed import TEST_ROWS, teacher_split
+
+    a, b, c = teacher_split(1500, seed=7), teacher_split(1500, seed=7), teacher_split(1500, seed=8)
+    assert [tuple(t.shape) for t in a] == [(1500, 32), (1500,), (TEST_ROWS, 32), (TEST_ROWS,)]
+    assert TEST_ROWS == 5000  # 1 accuracy point is 50 test rows
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+    assert not torch.equal(a.X_train, c.X_train)
+    X, y = teacher_classification(1500 + TEST_ROWS, 32, 10, 64, seed=7)
+    assert torch.equal(torch.cat([a.X_train, a.X_test]), X)
+    assert torch.equal(torch.cat([a.y_train, a.y_test]), y)
+    assert a.y_train.dtype == torch.int64 and set(a.y_test.unique().tolist()) == set(range(10))
+    small = teacher_split(20, 30, seed=1)
+    assert len(small.X_train) == 20 and len(small.X_test) == 30
+    with pytest.raises(ValueError, match="n_train"):
+        teacher_split(0)

@@ -28,10 +28,13 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._train import accuracy, fit_minibatch, seeded_mlp
+from iclr25.datasets import Split, teacher_classification
 from iclr25.ies.sampler import per_sample_cross_entropy, record_losses
 from iclr25.ies.stopping import InstanceEarlyStopping
 
-__all__ = ["TrainLog", "accuracy", "train"]
+__all__ = ["TEST_ROWS", "TrainLog", "accuracy", "teacher_split", "train"]
+
+TEST_ROWS = 5000  # the teacher task's test split: 1 accuracy point is 50 rows (digits: 4.5)
 
 
 @dataclass
@@ -70,6 +73,29 @@ class TrainLog:
         d = asdict(self)
         d.update(final_acc=self.final_acc, best_acc=self.best_acc)
         return d
+
+
+def teacher_split(n_train: int, n_test: int = TEST_ROWS, *, seed: int = 0,
+                  device: torch.device | str | None = None) -> Split:
+    """A random-teacher task (:func:`~iclr25.datasets.teacher_classification`: inputs
+    ``N(0, I)`` in 32 dimensions, 10 classes from a width-64 tanh teacher, no label noise)
+    drawn once and split into its first ``n_train`` rows and the next ``n_test``.
+
+    Unlike digits (450 test rows), the test split can be as large as needed, so a
+    difference of one accuracy point between two arms is ``n_test / 100`` rows, not 4.5.
+
+    Args:
+        n_train, n_test: rows of the training and test splits (>= 1).
+        seed: seed of the teacher and the inputs (one task per seed).
+
+    Returns:
+        Split with ``X_*`` of shape (n, 32) float32 and ``y_*`` of shape (n,) int64.
+    """
+    n_train = check_int(n_train, "n_train", 1)
+    n_test = check_int(n_test, "n_test", 1)
+    X, y = teacher_classification(n_train + n_test, 32, 10, 64, seed=seed)
+    X, y = X.to(device), y.to(device)
+    return Split(X[:n_train], y[:n_train], X[n_train:], y[n_train:])
 
 
 def _check_data(X: ArrayLike, y: ArrayLike, X_test: ArrayLike, y_test: ArrayLike,
