@@ -25,7 +25,13 @@ they are chosen (an arc list, whatever the problem's layout), re-chosen on the f
 every ε stage and whenever ``phi`` has moved enough that a left-out arc could have grown by
 ``ACTIVE_GROWTH``: every left-out arc carries below ``1e-27·Σs⁺`` throughout. At reg 1e-3
 on the dense layered instances this is a few percent of the n² pairs, so the line search's
-plan evaluations (most of the finish) cost O(active arcs), not O(n²).
+plan evaluations (most of the finish) cost O(active arcs), not O(n²). With edge capacities
+every arc (of capacity > 0) is active: a left-out arc may be one a feasible flow needs (its
+plan is tiny at the potentials of the moment, e.g. at a new ε stage, where the old ``phi``
+puts it far below the floor), and then the sub-problem is infeasible and its dual rises
+without bound (on the NETGEN-like instances with 10⁴ and 10⁵ arcs, every active arc ends at
+its cap with violation ~Σs⁺); on all arcs the dual is bounded whenever the capacities admit
+a flow.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ LINE_SEARCH = 40  # step halvings before Newton gives up on an instance
 FORCING = 0.1  # sparse layout: CG stops at relative residual min(this, sqrt(violation / Σs⁺))
 LM = 1e-2  # x |r|₂: the first Levenberg-Marquardt shift of a capacitated Newton stage
 LM_RANGE = (1e-8, 1e4)  # and the range it adapts in
-PATIENCE = 200  # with capacities: Newton steps in one stage before the scaling takes it back
+PATIENCE = 200  # with capacities: Newton steps in one stage before the scaling takes over
 ACTIVE_FLOOR = 1e-50  # x Σs⁺: arcs whose plan is below this are left out when chosen
 ACTIVE_GROWTH = 1e25  # re-choose once a left-out arc's plan could have grown by this factor
 
@@ -74,9 +80,10 @@ class _Active:
     @classmethod
     def choose(cls, pb: _Problem, stage: _Stage, phi: torch.Tensor) -> _Active:
         arcs = pb.arcs
-        keep = pb.arcs.potential_plan(phi, stage.eps) >= arcs.per_arc(ACTIVE_FLOOR * pb.mass)
-        if pb.cap is not None:
-            keep &= pb.cap > 0
+        if pb.cap is None:
+            keep = arcs.potential_plan(phi, stage.eps) >= arcs.per_arc(ACTIVE_FLOOR * pb.mass)
+        else:  # every arc: a subset may leave the capacities no feasible flow (above)
+            keep = pb.cap > 0
             cap = pb.cap[keep] if arcs.sparse else pb.cap[arcs.E & keep]
         sub = arcs.subset(keep)
         sub_stage = dataclasses.replace(stage, eps=sub.per_arc(stage.eps1))
@@ -86,6 +93,8 @@ class _Active:
 
     def stale(self, phi: torch.Tensor) -> bool:
         """Whether a left-out arc could have grown by ``ACTIVE_GROWTH`` since the choice."""
+        if self.pb.cap is not None:  # none is left out
+            return False
         move = phi - self.phi
         spread = (move.amax(-1) - move.amin(-1)) / self.stage.eps1.squeeze(-1)
         return bool((spread > math.log(ACTIVE_GROWTH)).any())
@@ -129,11 +138,10 @@ def _newton(pb: _Problem, stages: list[_Stage], phi: torch.Tensor, it: int,
     Returns ``(result, phi, it, finished)``: ``result`` is ``(P, n_iter, converged,
     history)`` (``P`` on all of the problem's arcs) when the solve ends, else None and the
     scaling goes on from ``phi`` at iteration ``it``: with the next stage when the stages
-    ``finished``, or with this one from the potentials it handed over when Newton gave up on
-    it (with capacities, after :data:`PATIENCE` steps in one stage: on the NETGEN-like
-    instance with 10⁵ arcs, at reg 4e-3, the arcs left out at the choice are ones the
-    capacities need, so the active sub-problem is infeasible and its dual climbs without
-    bound (violation Σs⁺, every active arc at its cap) until the steps run out)."""
+    ``finished``, or, when Newton gave up (with capacities, after :data:`PATIENCE` steps in
+    one stage: a safety net where the semismooth model stays poor; not reached on the
+    benchmarks' instances), from the potentials the stuck stage started at, in the stage the
+    scaling handed over in."""
     B = pb.s.shape[0]
     track = _Track(pb, hist)  # counts afresh from the handover
     for stage in stages:
