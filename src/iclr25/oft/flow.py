@@ -93,12 +93,13 @@ def oft_sinkhorn(
       seeds 0-2 the scaling alone ends at violations 6.5e-6 / 7.4e-6 after 20000
       iterations and converges at 10800; with Newton all three converge in 114-124
       iterations. With edge capacities the dual is piecewise smooth (an arc at its cap
-      has no curvature) and Newton is semismooth, Levenberg-Marquardt-shifted, and works
-      on every arc (a subset of the arcs can leave the capacities no feasible flow; then
-      its dual rises without bound): the paper's capacitated iteration, which stalls near
-      violation 2e-4·Σs⁺ after 20000 iterations on the benchmarks' instances, converges at
-      stopThr 1e-6 in 126 iterations (layered, n = 300), 356 (NETGEN-like, sparse,
-      10⁴ arcs; 390 dense) and 419 (10⁵ arcs, sparse).
+      has no curvature) and Newton is semismooth, Levenberg-Marquardt-shifted, through
+      the remaining stages like the uncapacitated finish; its active arcs only grow within
+      a stage (a subset can leave the capacities no feasible flow; its dual then rises
+      without bound): the paper's capacitated iteration, which stalls near violation
+      2e-4·Σs⁺ after 20000 iterations on the benchmarks' instances, converges at stopThr
+      1e-6 in 126 iterations (layered, n = 300), 366 (NETGEN-like, 10⁴ arcs; 922 dense) and
+      406 (10⁵ arcs).
     - The capacity clip starts from the unclipped kernel ``K₀`` at every step (the exact dual
       update of the capacity multipliers); the official ``K = min(K, cap / (u vᵀ))`` is
       cumulative, so a cap that bound once in the transient stays bound and the flow's cost

@@ -25,13 +25,15 @@ they are chosen (an arc list, whatever the problem's layout), re-chosen on the f
 every ε stage and whenever ``phi`` has moved enough that a left-out arc could have grown by
 ``ACTIVE_GROWTH``: every left-out arc carries below ``1e-27·Σs⁺`` throughout. At reg 1e-3
 on the dense layered instances this is a few percent of the n² pairs, so the line search's
-plan evaluations (most of the finish) cost O(active arcs), not O(n²). With edge capacities
-every arc (of capacity > 0) is active: a left-out arc may be one a feasible flow needs (its
-plan is tiny at the potentials of the moment, e.g. at a new ε stage, where the old ``phi``
-puts it far below the floor), and then the sub-problem is infeasible and its dual rises
-without bound (on the NETGEN-like instances with 10⁴ and 10⁵ arcs, every active arc ends at
-its cap with violation ~Σs⁺); on all arcs the dual is bounded whenever the capacities admit
-a flow.
+plan evaluations (most of the finish) cost O(active arcs), not O(n²). With edge capacities a
+re-choice keeps every arc chosen before in the stage (the set only grows): a left-out arc
+may be one a feasible flow needs (at a new ε stage the old ``phi`` puts arcs far below the
+floor), and then the sub-problem is infeasible and its dual rises without bound; the
+potentials then spread, the set goes stale within a step or two and the re-choice adds the
+arcs across the saturated cut (on the NETGEN-like instance with 10⁵ arcs, at reg 4e-3 the
+set grows from 42.8k to over 44.1k arcs within the stage). Re-choosing afresh instead
+(before issue 73) could drop them again: every active arc ended at its cap with violation
+~Σs⁺ until :data:`PATIENCE` ran out.
 """
 
 from __future__ import annotations
@@ -77,24 +79,28 @@ class _Active:
     stage: _Stage
     phi: torch.Tensor
 
+    keep: torch.Tensor  # the active arcs among the problem's (its layout)
+
     @classmethod
-    def choose(cls, pb: _Problem, stage: _Stage, phi: torch.Tensor) -> _Active:
+    def choose(cls, pb: _Problem, stage: _Stage, phi: torch.Tensor,
+               grow: torch.Tensor | None = None) -> _Active:
+        """The arcs above the floor at ``phi``, and those of ``grow`` (with capacities)."""
         arcs = pb.arcs
-        if pb.cap is None:
-            keep = arcs.potential_plan(phi, stage.eps) >= arcs.per_arc(ACTIVE_FLOOR * pb.mass)
-        else:  # every arc: a subset may leave the capacities no feasible flow (above)
-            keep = pb.cap > 0
+        keep = arcs.potential_plan(phi, stage.eps) >= arcs.per_arc(ACTIVE_FLOOR * pb.mass)
+        if pb.cap is not None:
+            keep &= pb.cap > 0
+            if grow is not None:
+                keep |= grow
             cap = pb.cap[keep] if arcs.sparse else pb.cap[arcs.E & keep]
         sub = arcs.subset(keep)
         sub_stage = dataclasses.replace(stage, eps=sub.per_arc(stage.eps1))
         sub_pb = dataclasses.replace(pb, arcs=sub, cap=None if pb.cap is None else cap,
-                                     stages=[sub_stage])
-        return cls(sub_pb, sub_stage, phi)
+                                     stages=[sub_stage],
+                                     log_cap=None if pb.cap is None else torch.log(cap))
+        return cls(sub_pb, sub_stage, phi, keep)
 
     def stale(self, phi: torch.Tensor) -> bool:
         """Whether a left-out arc could have grown by ``ACTIVE_GROWTH`` since the choice."""
-        if self.pb.cap is not None:  # none is left out
-            return False
         move = phi - self.phi
         spread = (move.amax(-1) - move.amin(-1)) / self.stage.eps1.squeeze(-1)
         return bool((spread > math.log(ACTIVE_GROWTH)).any())
@@ -125,7 +131,7 @@ class _Dual:
             clipped = P > pb.cap
             P = torch.where(clipped, pb.cap, P)
             W = torch.where(clipped, 0.0, P)
-            psi = torch.where(clipped, pb.cap * (z - torch.log(pb.cap) + 1), P)
+            psi = torch.where(clipped, pb.cap * (z - pb.log_cap + 1), P)
         r = pb.s - arcs.net_out(P)
         D = (phi * pb.s).sum(-1) - stage.eps1.squeeze(-1) * arcs.batch_sum(psi)
         return cls(phi, P, W, r, D)
@@ -180,7 +186,7 @@ def _newton(pb: _Problem, stages: list[_Stage], phi: torch.Tensor, it: int,
             lm = (lm * 0.5 / alpha**2).clamp(*LM_RANGE)
             active &= ~todo  # no acceptable step: float64 resolution reached
             if act.stale(pt.phi):
-                act = _Active.choose(pb, stage, pt.phi)
+                act = _Active.choose(pb, stage, pt.phi, None if pb.cap is None else act.keep)
                 track.pb = act.pb
                 pt = _Dual.at(act.pb, act.stage, pt.phi)
         phi = pt.phi
