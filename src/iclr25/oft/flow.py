@@ -98,7 +98,7 @@ def oft_sinkhorn(
       a stage (a subset can leave the capacities no feasible flow; its dual then rises
       without bound): the paper's capacitated iteration, which stalls near violation
       2e-4·Σs⁺ after 20000 iterations on the benchmarks' instances, converges at stopThr
-      1e-6 in 126 iterations (layered, n = 300), 366 (NETGEN-like, 10⁴ arcs; 922 dense) and
+      1e-6 in 126 iterations (layered, n = 300), 366 (NETGEN-like, 10⁴ arcs; 426 dense) and
       406 (10⁵ arcs).
     - The capacity clip starts from the unclipped kernel ``K₀`` at every step (the exact dual
       update of the capacity multipliers); the official ``K = min(K, cap / (u vᵀ))`` is
