@@ -22,6 +22,7 @@ Node vectors are (B, n) in both layouts; "arc tensors" are (B, n, n) dense or (M
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -173,11 +174,17 @@ class SparseArcs:
         self.rows = idx[0] * n + idx[1]  # flat node ids into (B·n,)
         self.cols = idx[0] * n + idx[2]
         self.C = self.Cz = C
-        key = self.rows * n + idx[2]
-        rkey = self.cols * n + idx[1]
+
+    @functools.cached_property
+    def rev(self) -> torch.Tensor:
+        """(M,) index of each arc's reverse arc, -1 if none (on first use: only
+        :meth:`flow` needs it, not Newton's active subsets)."""
+        n = self.n
+        key = self.rows * n + self.idx[2]
+        rkey = self.cols * n + self.idx[1]
         pos = torch.searchsorted(key, rkey).clamp_max(max(key.numel() - 1, 0))
         found = key[pos] == rkey if key.numel() else torch.zeros(0, dtype=torch.bool)
-        self.rev = torch.where(found, pos, -1)  # index of the reverse arc, -1 if none
+        return torch.where(found, pos, -1)
 
     @classmethod
     def from_dense(cls, dense: DenseArcs) -> SparseArcs:
