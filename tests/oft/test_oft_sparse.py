@@ -150,7 +150,7 @@ def test_netgen_instance_against_highs_networkx_and_dense(one_thread):
 @pytest.mark.parametrize("layout", ["sparse", "dense"])
 def test_capacitated_netgen_converges_to_the_exact_optimum(layout, one_thread):
     # issue 73: here Newton one ε stage at a time needed 3038 iterations (the scaling between
-    # the stages); on every arc through the stages it converges in a few hundred
+    # the stages); through the stages, on active arcs that only grow, a few hundred
     s, C, cap = make_netgen(100, 1000, seed=0)
     G = nx.DiGraph()
     G.add_nodes_from((k, {"demand": -int(v)}) for k, v in enumerate(s.tolist()))
