@@ -147,6 +147,27 @@ def test_netgen_instance_against_highs_networkx_and_dense(one_thread):
     assert -1e-9 <= (lg["cost"] - opt) / opt <= 2e-3  # optimal here, up to the stop
 
 
+@pytest.mark.parametrize("layout", ["sparse", "dense"])
+def test_capacitated_netgen_converges_to_the_exact_optimum(layout, one_thread):
+    # issue 73: here Newton one ε stage at a time needed 3038 iterations (the scaling between
+    # the stages); through the stages, on active arcs that only grow, a few hundred
+    s, C, cap = make_netgen(100, 1000, seed=0)
+    G = nx.DiGraph()
+    G.add_nodes_from((k, {"demand": -int(v)}) for k, v in enumerate(s.tolist()))
+    for (i, j), w, c in zip(C.indices().T.tolist(), C.values().tolist(),
+                            cap.values().tolist(), strict=True):
+        G.add_edge(i, j, weight=int(w), capacity=int(c))
+    opt = nx.min_cost_flow_cost(G)  # exact (network simplex on the integer data)
+    assert opt == pytest.approx(min_cost_flow(s, C, capacity=cap, log=True)[1]["cost"])
+    F, lg = oft_sinkhorn(s, C, 1e-3, capacity=cap, stopThr=1e-6, layout=layout, log=True)
+    mass = float(s.clamp_min(0).sum())
+    assert lg["converged"] and lg["n_iter"] <= 1000
+    v = flow_violations(F, s, capacity=cap)
+    assert float(v["balance_violation"]) <= 1e-6 * mass
+    assert float(v["capacity_violation"]) <= 1e-9 * float(cap.values().max())
+    assert -1e-6 <= (lg["cost"] - opt) / opt <= 2e-3  # entropic cost above the optimum
+
+
 def test_dimacs_roundtrip_dense_and_sparse(tmp_path):
     s, C, cap = make_netgen(40, 200, seed=0)
     f = tmp_path / "g.min"

@@ -22,6 +22,7 @@ Node vectors are (B, n) in both layouts; "arc tensors" are (B, n, n) dense or (M
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -173,11 +174,17 @@ class SparseArcs:
         self.rows = idx[0] * n + idx[1]  # flat node ids into (B·n,)
         self.cols = idx[0] * n + idx[2]
         self.C = self.Cz = C
-        key = self.rows * n + idx[2]
-        rkey = self.cols * n + idx[1]
+
+    @functools.cached_property
+    def rev(self) -> torch.Tensor:
+        """(M,) index of each arc's reverse arc, -1 if none (on first use: only
+        :meth:`flow` needs it, not Newton's active subsets)."""
+        n = self.n
+        key = self.rows * n + self.idx[2]
+        rkey = self.cols * n + self.idx[1]
         pos = torch.searchsorted(key, rkey).clamp_max(max(key.numel() - 1, 0))
         found = key[pos] == rkey if key.numel() else torch.zeros(0, dtype=torch.bool)
-        self.rev = torch.where(found, pos, -1)  # index of the reverse arc, -1 if none
+        return torch.where(found, pos, -1)
 
     @classmethod
     def from_dense(cls, dense: DenseArcs) -> SparseArcs:
@@ -206,7 +213,7 @@ class SparseArcs:
         return out.scatter_reduce_(0, self.batch, vals, reduce, include_self=True)
 
     def per_arc(self, x: torch.Tensor) -> torch.Tensor:
-        return x.reshape(self.B)[self.batch]
+        return x.reshape(self.B).index_select(0, self.batch)
 
     def batch_max(self, a: torch.Tensor) -> torch.Tensor:
         """(B,) largest value per instance (0 for an instance without arcs; values >= 0)."""
@@ -233,20 +240,21 @@ class SparseArcs:
 
     def difference(self, p: torch.Tensor) -> torch.Tensor:
         """``p_i - p_j`` on the arcs ``(i, j)`` in one gather."""
-        tails, heads = p.reshape(-1)[self._both_ends()].view(2, -1)
+        tails, heads = p.reshape(-1).index_select(0, self._both_ends()).view(2, -1)
         return tails - heads
 
     def col_sums(self, a: torch.Tensor) -> torch.Tensor:
         return self._nodes(a, self.cols)
 
     def select(self, ok: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return torch.where(ok[self.batch], a, b)
+        return torch.where(ok.index_select(0, self.batch), a, b)
 
+    # index_select, not x[idx]: the same gather, ~3x faster on CPU (47 vs 14 µs at 12k arcs)
     def _at_rows(self, x: torch.Tensor) -> torch.Tensor:
-        return x.reshape(-1)[self.rows]
+        return x.reshape(-1).index_select(0, self.rows)
 
     def _at_cols(self, x: torch.Tensor) -> torch.Tensor:
-        return x.reshape(-1)[self.cols]
+        return x.reshape(-1).index_select(0, self.cols)
 
     # -- kernels and products
     def kernel(self, f: torch.Tensor, g: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:

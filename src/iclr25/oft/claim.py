@@ -103,10 +103,10 @@ _DEVIATIONS = (
     "beside it in the capacitated table",
     "runs end with damped Newton steps on the dual potentials once the violation is "
     "<= 1e-2·Σs⁺ (issue 39: the scaling alone stalls above 1e-6 at n = 300), on the arcs "
-    "that carry flow; with capacities semismooth (Levenberg-Marquardt) Newton, one ε stage "
-    "at a time (issue 73: the capacitated scaling stalled near 2e-4·Σs⁺ after 20000 "
-    "iterations); each Newton step counts as one of the 20000 iterations though it costs "
-    "an n x n Cholesky factorisation",
+    "that carry flow; with capacities semismooth (Levenberg-Marquardt) Newton through the "
+    "remaining ε stages, its active arcs only growing within a stage (issue 73: the "
+    "capacitated scaling stalled near 2e-4·Σs⁺ after 20000 iterations); each Newton step "
+    "counts as one of the 20000 iterations though it costs an n x n Cholesky factorisation",
     "stop at balance violation <= 1e-6·Σs⁺ (the claim's tolerance), checked every 50 "
     "iterations; the official code checks the mean violation every 100 against 1e-8",
 )

@@ -93,14 +93,13 @@ def oft_sinkhorn(
       seeds 0-2 the scaling alone ends at violations 6.5e-6 / 7.4e-6 after 20000
       iterations and converges at 10800; with Newton all three converge in 114-124
       iterations. With edge capacities the dual is piecewise smooth (an arc at its cap
-      has no curvature) and Newton is semismooth, Levenberg-Marquardt-shifted, and
-      finishes one ε stage at a time (the scaling moves the potentials into the next
-      stage): the paper's capacitated iteration, which stalls near violation 2e-4·Σs⁺
-      after 20000 iterations on the benchmarks' instances, converges in 290 (layered,
-      n = 300) and 3314 (NETGEN-like, 10⁴ arcs); not yet at 10⁵ arcs: at reg 4e-3 the
-      active arcs leave a sub-problem the capacities make infeasible (its dual rises
-      without bound, every arc at its cap), and with every arc kept the final stage's
-      steps stall near violation 1e-3·Σs⁺; the scaling takes a stage back after 200 steps.
+      has no curvature) and Newton is semismooth, Levenberg-Marquardt-shifted, through
+      the remaining stages like the uncapacitated finish; its active arcs only grow within
+      a stage (a subset can leave the capacities no feasible flow; its dual then rises
+      without bound): the paper's capacitated iteration, which stalls near violation
+      2e-4·Σs⁺ after 20000 iterations on the benchmarks' instances, converges at stopThr
+      1e-6 in 126 iterations (layered, n = 300), 366 (NETGEN-like, 10⁴ arcs; 426 dense) and
+      406 (10⁵ arcs).
     - The capacity clip starts from the unclipped kernel ``K₀`` at every step (the exact dual
       update of the capacity multipliers); the official ``K = min(K, cap / (u vᵀ))`` is
       cumulative, so a cap that bound once in the transient stays bound and the flow's cost

@@ -25,7 +25,18 @@ they are chosen (an arc list, whatever the problem's layout), re-chosen on the f
 every ε stage and whenever ``phi`` has moved enough that a left-out arc could have grown by
 ``ACTIVE_GROWTH``: every left-out arc carries below ``1e-27·Σs⁺`` throughout. At reg 1e-3
 on the dense layered instances this is a few percent of the n² pairs, so the line search's
-plan evaluations (most of the finish) cost O(active arcs), not O(n²).
+plan evaluations (most of the finish) cost O(active arcs), not O(n²). With edge capacities a
+re-choice keeps every arc chosen before in the stage (the set only grows): a left-out arc
+may be one a feasible flow needs (at a new ε stage the old ``phi`` puts arcs far below the
+floor), and then the sub-problem is infeasible and its dual rises without bound; the
+potentials then spread, the set goes stale within a step or two and the re-choice adds the
+arcs across the saturated cut (on the NETGEN-like instance with 10⁵ arcs, at reg 4e-3 the
+set grows from 42.8k to over 44.1k arcs within the stage). Re-choosing afresh instead
+(before issue 73) could drop them again: every active arc ended at its cap with violation
+~Σs⁺ until the steps ran out. A stage still unfinished after :data:`PATIENCE` steps goes on
+with every arc active, where the dual is bounded whenever the capacities admit a flow (on
+the 10⁴-arc instance in the dense layout the final stage's subset stalls near violation
+7e-2·Σs⁺: 922 iterations in all without this, 426 with it).
 """
 
 from __future__ import annotations
@@ -46,7 +57,8 @@ LINE_SEARCH = 40  # step halvings before Newton gives up on an instance
 FORCING = 0.1  # sparse layout: CG stops at relative residual min(this, sqrt(violation / Σs⁺))
 LM = 1e-2  # x |r|₂: the first Levenberg-Marquardt shift of a capacitated Newton stage
 LM_RANGE = (1e-8, 1e4)  # and the range it adapts in
-PATIENCE = 200  # with capacities: Newton steps in one stage before the scaling takes it back
+PATIENCE = 200  # with capacities: Newton steps in a stage before every arc is active (x2:
+# before the scaling takes over)
 ACTIVE_FLOOR = 1e-50  # x Σs⁺: arcs whose plan is below this are left out when chosen
 ACTIVE_GROWTH = 1e25  # re-choose once a left-out arc's plan could have grown by this factor
 
@@ -71,18 +83,25 @@ class _Active:
     stage: _Stage
     phi: torch.Tensor
 
+    keep: torch.Tensor  # the active arcs among the problem's (its layout)
+
     @classmethod
-    def choose(cls, pb: _Problem, stage: _Stage, phi: torch.Tensor) -> _Active:
+    def choose(cls, pb: _Problem, stage: _Stage, phi: torch.Tensor,
+               grow: torch.Tensor | None = None) -> _Active:
+        """The arcs above the floor at ``phi``, and those of ``grow`` (with capacities)."""
         arcs = pb.arcs
-        keep = pb.arcs.potential_plan(phi, stage.eps) >= arcs.per_arc(ACTIVE_FLOOR * pb.mass)
+        keep = arcs.potential_plan(phi, stage.eps) >= arcs.per_arc(ACTIVE_FLOOR * pb.mass)
         if pb.cap is not None:
             keep &= pb.cap > 0
+            if grow is not None:
+                keep |= grow
             cap = pb.cap[keep] if arcs.sparse else pb.cap[arcs.E & keep]
         sub = arcs.subset(keep)
         sub_stage = dataclasses.replace(stage, eps=sub.per_arc(stage.eps1))
         sub_pb = dataclasses.replace(pb, arcs=sub, cap=None if pb.cap is None else cap,
-                                     stages=[sub_stage])
-        return cls(sub_pb, sub_stage, phi)
+                                     stages=[sub_stage],
+                                     log_cap=None if pb.cap is None else torch.log(cap))
+        return cls(sub_pb, sub_stage, phi, keep)
 
     def stale(self, phi: torch.Tensor) -> bool:
         """Whether a left-out arc could have grown by ``ACTIVE_GROWTH`` since the choice."""
@@ -116,7 +135,7 @@ class _Dual:
             clipped = P > pb.cap
             P = torch.where(clipped, pb.cap, P)
             W = torch.where(clipped, 0.0, P)
-            psi = torch.where(clipped, pb.cap * (z - torch.log(pb.cap) + 1), P)
+            psi = torch.where(clipped, pb.cap * (z - pb.log_cap + 1), P)
         r = pb.s - arcs.net_out(P)
         D = (phi * pb.s).sum(-1) - stage.eps1.squeeze(-1) * arcs.batch_sum(psi)
         return cls(phi, P, W, r, D)
@@ -129,11 +148,9 @@ def _newton(pb: _Problem, stages: list[_Stage], phi: torch.Tensor, it: int,
     Returns ``(result, phi, it, finished)``: ``result`` is ``(P, n_iter, converged,
     history)`` (``P`` on all of the problem's arcs) when the solve ends, else None and the
     scaling goes on from ``phi`` at iteration ``it``: with the next stage when the stages
-    ``finished``, or with this one from the potentials it handed over when Newton gave up on
-    it (with capacities, after :data:`PATIENCE` steps in one stage: on the NETGEN-like
-    instance with 10⁵ arcs, at reg 4e-3, the arcs left out at the choice are ones the
-    capacities need, so the active sub-problem is infeasible and its dual climbs without
-    bound (violation Σs⁺, every active arc at its cap) until the steps run out)."""
+    ``finished``, or, when Newton gave up (with capacities, after ``2·PATIENCE`` steps in
+    one stage: a safety net, not reached on the benchmarks' instances), from the potentials
+    the stuck stage started at, in the stage the scaling handed over in."""
     B = pb.s.shape[0]
     track = _Track(pb, hist)  # counts afresh from the handover
     for stage in stages:
@@ -156,7 +173,11 @@ def _newton(pb: _Problem, stages: list[_Stage], phi: torch.Tensor, it: int,
                 return track.result(_full_plan(pb, stage, pt.phi)), pt.phi, it, True
             if not bool(active.any()):
                 break
-            if pb.cap is not None and steps == PATIENCE:  # the scaling resumes where it was
+            if pb.cap is not None and steps == PATIENCE:  # stalled: on every arc from here
+                act = _Active.choose(pb, stage, pt.phi, pb.cap > 0)
+                track.pb = act.pb
+                pt = _Dual.at(act.pb, act.stage, pt.phi)
+            if pb.cap is not None and steps == 2 * PATIENCE:  # the scaling resumes where it was
                 return None, phi, it, False
             it += 1
             steps += 1
@@ -172,7 +193,7 @@ def _newton(pb: _Problem, stages: list[_Stage], phi: torch.Tensor, it: int,
             lm = (lm * 0.5 / alpha**2).clamp(*LM_RANGE)
             active &= ~todo  # no acceptable step: float64 resolution reached
             if act.stale(pt.phi):
-                act = _Active.choose(pb, stage, pt.phi)
+                act = _Active.choose(pb, stage, pt.phi, None if pb.cap is None else act.keep)
                 track.pb = act.pb
                 pt = _Dual.at(act.pb, act.stage, pt.phi)
         phi = pt.phi

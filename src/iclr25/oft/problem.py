@@ -164,3 +164,4 @@ class _Problem:
     mass: torch.Tensor  # (B,) Σs⁺
     cumulative: bool  # the paper's cumulative capacity clip
     newton: bool  # hand over to Newton once the violation is <= NEWTON_AT·Σs⁺
+    log_cap: torch.Tensor | None = None  # log(cap), on Newton's active arcs

@@ -32,14 +32,6 @@ def _solve(pb: _Problem, method: str) -> tuple:
     return out
 
 
-def _finish(pb: _Problem, k: int) -> list[_Stage]:
-    """The stages Newton finishes from stage ``k``: all that remain, or with capacities only
-    stage ``k`` (the scaling carries the potentials into the next one: at a new, smaller
-    ``eps`` the old potentials put many arcs at their caps and Newton's model is poor there,
-    while the scaling's first steps are robust)."""
-    return pb.stages[k:] if pb.cap is None else pb.stages[k:k + 1]
-
-
 def _run_scaling(pb: _Problem) -> tuple | None:
     """The paper's iteration on ``K = exp(-C/eps)`` (float64), with ε-scaling and absorption.
 
@@ -83,7 +75,7 @@ def _run_scaling(pb: _Problem) -> tuple | None:
                     return track.result(P)
                 del P
                 if newton and _handover(pb, viol):
-                    res, phi, it, newton = _newton(pb, _finish(pb, k), st.potential(), it,
+                    res, phi, it, newton = _newton(pb, pb.stages[k:], st.potential(), it,
                                                    track.hist)
                     if res is not None:
                         return res
@@ -243,7 +235,7 @@ def _run_log(pb: _Problem) -> tuple:
                 if track.check(it, stage, viol, P):
                     return track.result(P)
                 if newton and _handover(pb, viol):
-                    res, phi, it, newton = _newton(pb, _finish(pb, k),
+                    res, phi, it, newton = _newton(pb, pb.stages[k:],
                                                    0.5 * stage.eps1 * (f - g), it, track.hist)
                     if res is not None:
                         return res
