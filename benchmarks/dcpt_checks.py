@@ -409,6 +409,27 @@ def new_photos(side: int) -> dict[str, torch.Tensor]:
     return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
 
 
+def _nlm(c):
+    """NL-means at ``h = c`` x the noise level each image's own estimate reads."""
+    from skimage.restoration import denoise_nl_means
+
+    from iclr25._guard import noise_sigma
+
+    def f(a):
+        s = float(noise_sigma(torch.from_numpy(a).permute(2, 0, 1)[None])[0])
+        return denoise_nl_means(a, h=c * s, sigma=s, fast_mode=True, patch_size=5,
+                                patch_distance=6, channel_axis=-1)
+    return _per_image(f)
+
+
+def _more_noise(seed, sigma):
+    """An output that adds Gaussian noise (``sigma``, a fixed draw of ``seed``) to the input."""
+    def more_noise(b):
+        n = torch.randn(b.shape, generator=torch.Generator().manual_seed(seed), dtype=b.dtype)
+        return (b + sigma * n).clamp(0, 1)
+    return more_noise
+
+
 def _per_image(fn):
     """A restorer of (B, 3, H, W) batches from ``fn`` of one (H, W, 3) float64 array."""
     def run(b: torch.Tensor) -> torch.Tensor:
@@ -424,20 +445,9 @@ def new_noise_outputs() -> dict[str, object]:
     (weights 0.05 and 0.3), NL-means tone-shifted (0.8 · x + 0.1) and the input with more
     noise (σ 0.03, fixed draw)."""
     from scipy.ndimage import gaussian_filter, median_filter
-    from skimage.restoration import denoise_nl_means, denoise_tv_chambolle
+    from skimage.restoration import denoise_tv_chambolle
 
-    from iclr25._guard import noise_sigma
-
-    def nlm(c):
-        def f(a):
-            s = float(noise_sigma(torch.from_numpy(a).permute(2, 0, 1)[None])[0])
-            return denoise_nl_means(a, h=c * s, sigma=s, fast_mode=True, patch_size=5,
-                                    patch_distance=6, channel_axis=-1)
-        return _per_image(f)
-
-    def more_noise(b):
-        n = torch.randn(b.shape, generator=torch.Generator().manual_seed(7), dtype=b.dtype)
-        return (b + 0.03 * n).clamp(0, 1)
+    nlm, more_noise = _nlm, _more_noise(7, 0.03)
 
     outs = {"NL-means": nlm(0.8), "NL-means h/2": nlm(0.4), "NL-means 2h": nlm(1.6)}
     outs |= {f"Gaussian {s:g}": _per_image(lambda a, s=s: gaussian_filter(a, (s, s, 0)))
@@ -629,20 +639,7 @@ def round4_noise_outputs() -> dict[str, object]:
 
     base = new_noise_outputs()
 
-    def nlm(c):
-        from skimage.restoration import denoise_nl_means
-
-        from iclr25._guard import noise_sigma
-
-        def f(a):
-            s = float(noise_sigma(torch.from_numpy(a).permute(2, 0, 1)[None])[0])
-            return denoise_nl_means(a, h=c * s, sigma=s, fast_mode=True, patch_size=5,
-                                    patch_distance=6, channel_axis=-1)
-        return _per_image(f)
-
-    def more_noise(b):
-        n = torch.randn(b.shape, generator=torch.Generator().manual_seed(13), dtype=b.dtype)
-        return (b + 0.02 * n).clamp(0, 1)
+    nlm, more_noise = _nlm, _more_noise(13, 0.02)
 
     outs = {"NL-means": base["NL-means"], "NL-means 0.6h": nlm(0.6), "NL-means 1.2h": nlm(1.2)}
     outs |= {f"Gaussian {s:g}": _per_image(lambda a, s=s: gaussian_filter(a, (s, s, 0)))
