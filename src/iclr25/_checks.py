@@ -50,6 +50,8 @@ def check_tensor(
         TypeError: ``x`` cannot be read as a tensor, or has the wrong dtype kind.
         ValueError: wrong number of dimensions, empty, or non-finite entries.
     """
+    if isinstance(x, np.ndarray) and not x.flags.writeable:
+        x = x.copy()  # torch warns on (and would share) a read-only array: pandas' to_numpy()
     if not isinstance(x, torch.Tensor):
         try:
             x = torch.as_tensor(x)

@@ -135,9 +135,12 @@ def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[
             fail(f"--reference: {exc}")
         if reference.is_file():
             refs = {next(iter(images)): next(iter(refs.values()))}
-        missing = [n for n in images if n not in refs or refs[n].shape != images[n].shape]
-        if missing:
-            fail(f"--reference has no image of the same size for {missing[0]}")
+        for n, im in images.items():
+            if n not in refs:
+                fail(f"--reference has no image named {n}")
+            if refs[n].shape != im.shape:
+                fail(f"--reference's {n} is {'×'.join(map(str, refs[n].shape[-2:]))}, the "
+                     f"input's {'×'.join(map(str, im.shape[-2:]))}")
     if source.is_file():  # a missing folder is made, as every verb does (output_path)
         targets = {next(iter(images)): output_path(dest, "OUT", suffixes=IMAGE_SUFFIXES)}
     else:

@@ -658,10 +658,14 @@ def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: floa
     not beat the input by ``margin``, saying what ``fallback`` returned."""
     below_cls, below_in = row.below(spec, margin)
     u = f" {spec.unit}" if spec.unit else ""
-    parts = [f"ours {row.ours:.2f}{u}"]
+
+    def val(v: float) -> str:  # NaN: the measure could not score it (clears no margin)
+        return f"{v:.2f}{u}" if math.isfinite(v) else "not estimable"
+
+    parts = [f"ours {val(row.ours)}"]
     if row.best is not None:
-        parts.append(f"classical {row.best} {row.cls:.2f}{u}")
-    parts.append(f"input {row.inp:.2f}{u}")
+        parts.append(f"classical {row.best} {val(row.cls)}")
+    parts.append(f"input {val(row.inp)}")
     if fallback == "classical" and below_cls:
         act = f"returned the classical {row.best} result (fallback='classical')"
     elif fallback == "input" and below_in:

@@ -141,3 +141,21 @@ def test_require_names_the_extra():
         require("no_such_module_xyz", "chem")
     with pytest.raises(ValueError, match="extra"):
         require("math", "nope")
+
+
+def test_check_tensor_takes_a_read_only_array_silently():
+    # issue 68's walk: pandas' copy-on-write to_numpy() is read-only; torch warned
+    # "The given NumPy array is not writable" with a source line, and the tensor shared it
+    import warnings
+
+    import numpy as np
+
+    from iclr25._checks import check_tensor
+
+    a = np.arange(6.0).reshape(2, 3)
+    a.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = check_tensor(a, "X", ndim=2)
+    t += 1  # the tensor is the library's own: the caller's array stays as it was
+    assert a[0, 0] == 0.0 and t[0, 0] == 1.0

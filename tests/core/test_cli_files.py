@@ -109,3 +109,19 @@ def test_a_corrupt_array_file_is_named_without_numpys_pickle_advice(tmp_path, ar
     assert res.exit_code == 2, res.output
     assert "bad.np" in res.output and "allow_pickle" not in res.output, res.output
     assert "Traceback" not in res.output
+
+
+def test_image_jobs_reference_says_whether_a_name_is_missing_or_a_size_differs(tmp_path, capsys):
+    # issue 68's walk: a --reference folder without cat2.png said "no image of the same size"
+    from PIL import Image
+
+    from iclr25._cli import image_jobs
+
+    for d, n, side in (("in", "cat2.png", 16), ("ref", "other.png", 16), ("small", "cat2.png", 8)):
+        (tmp_path / d).mkdir()
+        Image.fromarray(np.zeros((side, side, 3), np.uint8)).save(tmp_path / d / n)
+    for ref, said in (("ref", "--reference has no image named cat2.png"),
+                      ("small", "--reference's cat2.png is 8×8, the input's 16×16")):
+        with pytest.raises(typer.Exit):
+            image_jobs(tmp_path / "in", tmp_path / "out", tmp_path / ref)
+        assert said in capsys.readouterr().err

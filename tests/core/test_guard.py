@@ -190,3 +190,15 @@ def test_tone_error_is_the_distance_to_natural_tones():
         want = float(((other.flatten()[:TONE_LEVELS].sort().values - q) ** 2).mean().sqrt())
         assert float(tone_error(other)) == pytest.approx(want, rel=1e-12)
         assert float(lowlight_psnr(other, ideal)) < 40
+
+
+def test_a_score_that_cannot_be_estimated_is_said_in_words_not_nan():
+    # issue 68's walk: a blurred photo checked as noise printed "input nan dB" (its noise
+    # estimate's MSE was not positive: NaN, which clears no margin, so the input returned)
+    from iclr25._guard import _message, _Row
+
+    row = _Row(ours=47.49, inp=math.nan, best="NL-means", cls=math.nan)
+    text = _message(MEASURES["r2r"], row, "img", "input", 1.0)
+    assert "nan" not in text.lower().replace("nl-means", ""), text
+    assert "input not estimable" in text and "ours 47.49 dB" in text
+    assert "returned the input unchanged" in text

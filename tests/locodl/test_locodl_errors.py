@@ -87,3 +87,17 @@ def test_cli_fit_csv_npz_and_errors(tmp_path):
     r = runner.invoke(app, ["locodl", "fit", str(txt), "--label", "lab"])
     assert r.exit_code == 2 and "non-numeric" in r.output
     assert torch.get_num_threads() >= 1
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--alpha", "0"], "error: --alpha must lie in (0, inf)"),
+    (["--max-iter", "0"], "error: --max-iter must lie in [1, inf]"),
+    (["--tol", "-1"], "error: --tol must lie in [0, inf)"),
+    (["--clients", "0"], "error: --clients must lie in [2, inf]"),
+])
+def test_cli_refusals_name_the_option_as_typed(tmp_path, args, said):
+    # issue 68's walk: --alpha 0 answered "alpha must lie in (0, inf)", --clients 0 "n_clients"
+    csv = tmp_path / "d.csv"
+    np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="a,b,c,lab", comments="")
+    r = CliRunner().invoke(app, ["locodl", "fit", str(csv), "--label", "lab", *args])
+    assert r.exit_code == 2 and said in r.output, r.output

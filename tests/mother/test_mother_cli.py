@@ -140,3 +140,17 @@ def test_recover_any_shape_reads_non_square_layers(four_tree, tmp_path):
             assert f"{child}  <-  {parent or '(root)'}" in r.output
     r = runner.invoke(app, ["mother", "recover", str(tmp_path), "--any-shape", "--layers", "x"])
     assert r.exit_code == 2 and r.output.startswith("error: --any-shape: no 2-D matrix whose")
+
+
+@pytest.mark.parametrize(("args", "spelled"), [
+    (["--trees", "0"], "error: --trees must lie in [1, 4]"),
+    (["--trees", "9"], "error: --trees must lie in [1, 4]"),
+    (["--lam", "-1"], "error: --lam must lie in [0, inf)"),
+])
+def test_recover_refusals_name_the_option_as_typed(four_tree, tmp_path, args, spelled):
+    # issue 68's walk: "n_trees must lie in [1, 10]" answered --trees 0
+    for name, sd in four_tree[0].items():
+        save_file(sd, str(tmp_path / f"{name}.safetensors"))
+    r = CliRunner().invoke(app, ["mother", "recover", str(tmp_path), *args])
+    assert r.exit_code == 2 and spelled in r.output, r.output
+    assert "n_trees" not in r.output and "lam must" not in r.output.replace("--lam", "")

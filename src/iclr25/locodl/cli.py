@@ -17,7 +17,7 @@ import numpy as np
 import typer
 
 from iclr25._choices import Engine
-from iclr25._cli import check_seed, choice, output_path
+from iclr25._cli import check_seed, choice, cli_words, output_path
 from iclr25._io import read_npz, read_table
 
 #: the method run beside LoCoDL to the same accuracy ("none": no baseline)
@@ -130,7 +130,7 @@ def fit(
         X, y, cid = read_data(data, label, client_column)
         name, cid, objective = _setup(clf, X, y, cid, engine, nproc)
     except (ValueError, TypeError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {cli_words(exc, _NAMES)}", err=True)
         raise typer.Exit(2) from None
     with warnings.catch_warnings():  # said below in the CLI's words
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -148,6 +148,10 @@ def fit(
     if out is not None:
         np.save(out, coef)
         typer.echo(f"wrote {out}")
+
+
+# the estimator's parameter names as `fit` spells them (its refusals lead with the name)
+_NAMES = {"alpha": "--alpha", "max_iter": "--max-iter", "tol": "--tol", "n_clients": "--clients"}
 
 
 def _setup(clf, X, y, cid, engine: str, nproc: int):

@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 
 from iclr25._choices import Direction, Metric
-from iclr25._cli import check_seed, choice, fail, output_path
+from iclr25._cli import check_seed, choice, cli_words, fail, output_path
 
 # what mother.claim validated, = mother.tree's API defaults (tests/mother/test_mother_cli.py
 # checks all three); kept here, not imported, so that `iclr25 mother --help` imports no torch
@@ -82,7 +82,7 @@ def recover(
             forest = recover_tree(sources, direction=direction, lam=lam, n_trees=trees,
                                   metric=metric, layers=chosen, progress=tick)
     except (ValueError, TypeError) as exc:
-        fail(exc)
+        fail(cli_words(exc, {"n_trees": "--trees", "lam": "--lam", "models": "DIRECTORY"}))
     for t, members in enumerate(forest.trees()):
         typer.echo(f"tree {t}:")
         for n in members:
