@@ -125,7 +125,8 @@ def _data(n: int):
 
 
 def peer_pseudo(X: np.ndarray, Y: np.ndarray, k: int = 64, search: str = "sklearn"):
-    """The peer: whiten X, exact Euclidean k-NN (sklearn or faiss IndexFlatL2, self dropped),
+    """The peer: whiten X, exact Euclidean k-NN (sklearn or faiss IndexFlatL2, each point among
+    its own k, as Algorithm 1's bottom-k over all observations and ``include_self=True``),
     distances recomputed in float64, then the same softmax-weighted covariance."""
     Z = whiten(X)
     if search == "faiss":
@@ -133,15 +134,11 @@ def peer_pseudo(X: np.ndarray, Y: np.ndarray, k: int = 64, search: str = "sklear
 
         index = faiss.IndexFlatL2(Z.shape[1])
         index.add(np.ascontiguousarray(Z, dtype=np.float32))
-        _, idx = index.search(np.ascontiguousarray(Z, dtype=np.float32), k + 1)
+        _, idx = index.search(np.ascontiguousarray(Z, dtype=np.float32), k)
     else:
         from sklearn.neighbors import NearestNeighbors
 
-        _, idx = NearestNeighbors(n_neighbors=k + 1).fit(Z).kneighbors(Z)
-    rows = np.arange(len(Z))[:, None]
-    self_hit = idx == rows
-    self_hit[~self_hit.any(1), -1] = True
-    idx = idx[~self_hit].reshape(len(Z), k)
+        _, idx = NearestNeighbors(n_neighbors=k).fit(Z).kneighbors(Z)
     d2 = torch.from_numpy(np.square(Z[idx] - Z[:, None]).sum(-1))
     w = torch.softmax(-d2, dim=1)
     Yn = torch.from_numpy(Y)[torch.from_numpy(idx)]
