@@ -103,17 +103,10 @@ def test_bad_datasets_are_refused_naming_the_argument():
 
 def test_tables_are_streamed_chunk_by_chunk_never_read_whole(one_thread, tmp_path,
                                                              monkeypatch):
-    pa = pytest.importorskip("pyarrow")
-    import pyarrow.parquet as pq
-
     from iclr25.datasets.files import TableRows
 
     Xs = _data(n=96)
-    paths = []
-    for k, X in enumerate(Xs):
-        paths.append(tmp_path / f"m{k}.parquet")
-        pq.write_table(pa.table({f"c{j}": X[:, j] for j in range(X.shape[1])}), paths[-1],
-                       row_group_size=8)                                   # 12 chunks
+    paths = _tables(tmp_path, Xs)                            # row groups of 8: 12 chunks
     monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
     # caches of 2 chunks each: the stats pass and each epoch decode every chunk once (a
     # uniform permutation would decode about one chunk per row)
@@ -133,3 +126,52 @@ def test_tables_are_streamed_chunk_by_chunk_never_read_whole(one_thread, tmp_pat
     for u, v in zip(ref.mean_ + ref.scale_, emb.mean_ + emb.scale_, strict=True):
         torch.testing.assert_close(u, v, rtol=1e-6, atol=1e-6)
     assert np.isfinite(emb.history_).all() and emb.transform(Xs).shape == (96, 8)
+
+
+def _tables(tmp_path, Xs):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    paths = []
+    for k, X in enumerate(Xs):
+        paths.append(tmp_path / f"m{k}.parquet")
+        pq.write_table(pa.table({f"c{j}": X[:, j] for j in range(X.shape[1])}), paths[-1],
+                       row_group_size=8)
+    return paths
+
+
+def test_cli_fit_streams_tables_as_the_api_does(one_thread, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.files import TableRows
+
+    paths = _tables(tmp_path, _data())
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    res = CliRunner().invoke(app, ["comm", "fit", *map(str, paths), "--out",
+                                   str(tmp_path / "m.safetensors"), "--epochs", "2", "--dim",
+                                   "8", "--batch-size", "16"])
+    assert res.exit_code == 0, res.output
+    api = CoMMEmbedder(dim=8, epochs=2, batch_size=16).fit([TableRows(p) for p in paths])
+    cli = CoMMEmbedder.load(tmp_path / "m.safetensors")
+    for a, b in zip(api.model_.state_dict().values(), cli.model_.state_dict().values(),
+                    strict=True):
+        assert torch.equal(a, b)
+
+
+def test_cli_images_of_two_sizes_are_one_line_naming_files(tmp_path):
+    pytest.importorskip("PIL")
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.images import save_image
+
+    (tmp_path / "img").mkdir()
+    for i in range(6):
+        save_image(torch.rand(3, 4, 4 + (i == 3)), tmp_path / "img" / f"{i}.png")
+    np.save(tmp_path / "b.npy", np.zeros((6, 2), np.float32))
+    res = CliRunner().invoke(app, ["comm", "fit", str(tmp_path / "img"),
+                                   str(tmp_path / "b.npy"), "--out", str(tmp_path / "m.pt")])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "FILES[0] row 3 has 60 values, row 0 has 48" in res.output, res.output
+    assert not (tmp_path / "m.pt").exists()
