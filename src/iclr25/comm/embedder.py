@@ -1,5 +1,6 @@
 """``CoMMEmbedder``: CoMM on row-aligned vector modalities as a scikit-learn-style estimator
-(``fit`` on a list of arrays, ``transform`` with modalities possibly missing, save/load)."""
+(``fit`` on a list of arrays or streamed from Datasets, ``transform`` with modalities possibly
+missing, save/load)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
     features, tokenised one token per feature (FT-Transformer) and fused by a 1-layer
     transformer; training uses CoMM's loss with MultiBench's ``noise + drop`` augmentations.
     ``transform`` accepts None for a missing modality: its tokens are dropped from the fusion.
+    ``fit`` also streams its rows from map-style Datasets (on-disk tables), batch by batch.
 
     Args:
         dim: embedding width. epochs, batch_size, lr, weight_decay: AdamW training.
