@@ -29,7 +29,6 @@ from iclr25.comm.model import (
     conv_encoder,
     mlp_encoder,
 )
-from iclr25.comm.rows import Modalities
 from iclr25.comm.training import OBJECTIVES, features, linear_probe, objective_loss, pretrain
 
 PAPER = Paper(
@@ -56,7 +55,6 @@ __all__ = [
     "FusionTransformer",
     "GaussianNoise",
     "InfoNCELoss",
-    "Modalities",
     "PatchTokenizer",
     "RandomDrop",
     "RandomShift",
