@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 import torch
 from torch.utils.data import Dataset
+
+from iclr25.datasets.rows import flat_row
+from iclr25.datasets.rows import moments as row_moments
 
 __all__ = ["Modalities", "Scaled", "is_streamed", "moments"]
 
@@ -20,17 +22,6 @@ def is_streamed(Xs: object) -> bool:
     if isinstance(Xs, Dataset):
         return True
     return isinstance(Xs, (list, tuple)) and any(isinstance(x, Dataset) for x in Xs)
-
-
-def _row(value: Any, where: str) -> torch.Tensor:
-    """One item of a modality as a flat float32 row (an image (3, H, W) flattened)."""
-    t = value if isinstance(value, torch.Tensor) else torch.as_tensor(np.asarray(value))
-    if t.ndim == 0 or t.dtype == torch.bool or t.is_complex() or \
-            not (t.is_floating_point() or t.dtype in (torch.uint8, torch.int8, torch.int16,
-                                                      torch.int32, torch.int64)):
-        raise ValueError(f"{where} must be a numeric row (d,), got "
-                         f"{'a scalar' if t.ndim == 0 else t.dtype}")
-    return t.reshape(-1).to(torch.float32)
 
 
 class Modalities(Dataset):
@@ -103,7 +94,7 @@ class Modalities(Dataset):
             vals = list(item)
         else:
             vals = [p[i] for p in self.parts]
-        rows = tuple(_row(v, f"{self.name}[{j}] row {i}") for j, v in enumerate(vals))
+        rows = tuple(flat_row(v, f"{self.name}[{j}] row {i}") for j, v in enumerate(vals))
         if self.widths is not None:
             for j, (r, d) in enumerate(zip(rows, self.widths, strict=True)):
                 if len(r) != d:
@@ -130,36 +121,12 @@ class Modalities(Dataset):
         return tightest.batches(batch_size, seed)
 
 
-def moments(data: Modalities, block: int = 4096) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    """Each modality's column means and standard deviations (unbiased, as ``Tensor.std``),
-    in ONE streaming pass over ``data`` in row order, ``block`` rows at a time, accumulated
-    in float64 (Chan et al.'s pairwise merge of block means and sums of squared deviations)
-    and returned in float32; every row is checked on the way (width, NaN/inf).
-
-    Returns:
-        (means, stds): lists of m (d_i,) float32 tensors on the CPU.
-
-    Raises:
-        ValueError: a bad row (as :class:`Modalities`), NaN or inf (naming the modality).
-    """
-    count = 0
-    mean = [torch.zeros(d, dtype=torch.float64) for d in data.widths or []]
-    m2 = [torch.zeros(d, dtype=torch.float64) for d in data.widths or []]
-    for s in range(0, len(data), block):
-        rows = [data[i] for i in range(s, min(s + block, len(data)))]
-        b = len(rows)
-        for j in range(data.m):
-            x = torch.stack([r[j] for r in rows]).double()
-            if not torch.isfinite(x).all():
-                bad = s + int((~torch.isfinite(x)).any(1).nonzero()[0])
-                raise ValueError(f"{data.name}[{j}] holds NaN or inf (row {bad})")
-            bm = x.mean(0)
-            delta = bm - mean[j]
-            mean[j] = mean[j] + delta * (b / (count + b))
-            m2[j] = m2[j] + ((x - bm) ** 2).sum(0) + delta**2 * (count * b / (count + b))
-        count += b
-    stds = [(v / (count - 1)).sqrt().float() for v in m2]
-    return [v.float() for v in mean], stds
+def moments(data: Modalities, block: int = 4096
+            ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Each modality's column means and standard deviations in ONE streaming pass
+    (:func:`iclr25.datasets.rows.moments`); every row is checked on the way (width, NaN)."""
+    return row_moments(data.__getitem__, len(data),
+                       [f"{data.name}[{j}]" for j in range(data.m)], block)
 
 
 class Scaled(Dataset):
