@@ -327,11 +327,12 @@ class V3(FittedIO, BaseEstimator):
         ``X`` may also be a map-style ``Dataset`` of sequences (N, *fragment), such as a
         :class:`~iclr25.datasets.files.TableRows` whose one column holds each sequence as
         nested lists: streamed batch by batch on the CPU in float32, memory bounded by the
-        batch (and a table's cache). There is no whole-data pass: the codebook's k-means
-        start reads the first training batch's latents, as for arrays. The batches are the
+        batch (and a table's cache). Every item is checked in one streaming pass before
+        training (shape, dtype, finite: a bad item is one error naming ``X`` and the item);
+        no statistic is taken: the codebook's k-means start reads the first training batch's
+        latents, as for arrays. The batches are the
         arrays' (the same seed gives the same model bit for bit); a table is read in its
-        streaming order (:meth:`~iclr25.datasets.files.TableRows.batches`). A bad item (a
-        pair, another shape, integers, NaN) is one error naming ``X`` and the item.
+        streaming order (:meth:`~iclr25.datasets.files.TableRows.batches`).
 
         ``**engine``: how the loop runs (:class:`iclr25._engine.EngineOptions`: devices,
         strategy, precision, checkpoint, checkpoint_every, resume). ``batch_size`` is the
@@ -343,6 +344,8 @@ class V3(FittedIO, BaseEstimator):
         data = None
         if isinstance(X, Dataset):
             data = X if isinstance(X, _Sequences) else _Sequences(X, "X")
+            for i in range(1, len(data)):       # every item checked before any training
+                data.sequence(i)
             X = torch.empty(0, *data.shape)     # shape, device (CPU) and dtype of the data
         else:
             X = check_sequences(X)
