@@ -6,6 +6,7 @@ import pytest
 import torch
 from _engine_checks import check_bf16, check_ddp, check_refused, check_resume, tensors
 from torch import nn
+from torch.utils.data import Dataset
 
 from iclr25._train import seeded_init
 from iclr25.comm import CoMM, Compose, FeatureTokenizer, GaussianNoise, RandomDrop, mlp_encoder
@@ -24,11 +25,26 @@ def _model(dim=16, batch_norm=True):
     return model
 
 
-def _trainer(objective="comm", dim=16, batch_norm=True, epochs=7, n=45, key_bias=True):
+class _Rows(Dataset):
+    """The modalities' rows as a Dataset of tuples, read row by row (as from disk)."""
+
+    def __init__(self, xs):
+        self.xs = xs
+
+    def __len__(self):
+        return len(self.xs[0])
+
+    def __getitem__(self, i):
+        return tuple(x[i] for x in self.xs)
+
+
+def _trainer(objective="comm", dim=16, batch_norm=True, epochs=7, n=45, key_bias=True,
+             stream=False):
     """45 rows in batches of 16: 3 steps per epoch (the last of 13 rows, split 7/6 under
-    DDP); 7 epochs = 21 steps."""
+    DDP); 7 epochs = 21 steps. ``stream``: the rows read from a Dataset."""
     g = torch.Generator().manual_seed(0)
     xs = [torch.randn(n, w, generator=g) for w in (5, 3)]
+    xs = _Rows(xs) if stream else xs
 
     def train(**engine):
         model = _model(dim, batch_norm)
@@ -43,6 +59,10 @@ def _trainer(objective="comm", dim=16, batch_norm=True, epochs=7, n=45, key_bias
 def test_ddp_gathers_negatives_and_equals_one_process(one_thread, objective):
     # without BatchNorm every process's rows see the global batch's negatives: the same run
     check_ddp(_trainer(objective, batch_norm=False, key_bias=False))    # see tensors()
+
+
+def test_a_streamed_dataset_under_ddp_equals_one_process(one_thread):
+    check_ddp(_trainer(batch_norm=False, key_bias=False, stream=True))
 
 
 def test_ddp_with_the_projectors_batch_norm_stays_near_one_process(one_thread):
@@ -60,6 +80,10 @@ def test_ddp_with_the_projectors_batch_norm_stays_near_one_process(one_thread):
 @pytest.mark.parametrize("k", [10, 12])        # mid-epoch, an epoch's end
 def test_resumed_pretraining_equals_uninterrupted(one_thread, tmp_path, k):
     check_resume(_trainer(epochs=5), k, tmp_path)
+
+
+def test_resumed_streamed_pretraining_equals_uninterrupted(one_thread, tmp_path):
+    check_resume(_trainer(epochs=5, stream=True), 10, tmp_path)
 
 
 def test_bf16_mixed_pretraining_lowers_the_loss(one_thread):

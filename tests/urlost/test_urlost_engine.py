@@ -3,16 +3,32 @@
 import pytest
 import torch
 from _engine_checks import check_bf16, check_ddp, check_refused, check_resume, tensors
+from torch.utils.data import Dataset
 
 from iclr25.urlost import URLOST, grid_patches
 
 pytest.importorskip("lightning_fabric")
 
 
-def _trainer(dim=8, epochs=7, key_bias=True):
+class _Rows(Dataset):
+    """The rows as a Dataset, read one by one (as from disk)."""
+
+    def __init__(self, X):
+        self.X = X
+
+    def __len__(self):
+        return len(self.X)
+
+    def __getitem__(self, i):
+        return self.X[i]
+
+
+def _trainer(dim=8, epochs=7, key_bias=True, stream=False):
     """45 rows in batches of 16: 3 steps per epoch (the last of 13 rows, split 7/6 under
-    DDP, every process drawing the whole batch's mask); 7 epochs = 21 steps."""
+    DDP, every process drawing the whole batch's mask); 7 epochs = 21 steps. ``stream``:
+    the rows read from a Dataset."""
     X = torch.rand(45, 16, generator=torch.Generator().manual_seed(0))
+    X = _Rows(X) if stream else X
 
     def train(**engine):
         m = URLOST(groups=grid_patches(4, 4, 2), shared=True, dim=dim, depth=1, heads=2,
@@ -28,6 +44,11 @@ def test_ddp_two_processes_equal_one(one_thread):
 @pytest.mark.parametrize("k", [4, 6])       # mid-epoch, an epoch's end
 def test_resumed_training_equals_uninterrupted(one_thread, tmp_path, k):
     check_resume(_trainer(epochs=3), k, tmp_path)
+
+
+def test_a_streamed_dataset_under_ddp_and_resumed_equals_one_process(one_thread, tmp_path):
+    check_ddp(_trainer(epochs=3, key_bias=False, stream=True))
+    check_resume(_trainer(epochs=3, stream=True), 4, tmp_path)
 
 
 def test_bf16_mixed_training_lowers_the_loss(one_thread):

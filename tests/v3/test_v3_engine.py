@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 from _engine_checks import check_bf16, check_ddp, check_refused, check_resume, tensors
+from torch.utils.data import Dataset
 from typer.testing import CliRunner
 
 from iclr25._checks import resolve_seed
@@ -23,12 +24,23 @@ def _v3(v3=True, d=8, epochs=7, bundle="repo"):
               bundle=bundle, seed=0)
 
 
-def _trainer(**kw):
+class _Seqs(Dataset):
+    """The sequences as a Dataset, read one by one (as from disk)."""
+
+    def __len__(self):
+        return len(X)
+
+    def __getitem__(self, i):
+        return X[i]
+
+
+def _trainer(stream=False, **kw):
     """21 sequences in batches of 7: 3 steps per epoch (split 4/3 under DDP); 7 epochs = 21
     steps. ``bundle="repo"``: 70 fragments per batch for 10 codes under a dead-code threshold
-    of 16, so codes are re-seeded from the batch at every step."""
+    of 16, so codes are re-seeded from the batch at every step. ``stream``: X read from a
+    Dataset."""
     def train(**engine):
-        m = _v3(**kw).fit(X, **engine)
+        m = _v3(**kw).fit(_Seqs() if stream else X, **engine)
         return [h[k] for h in m.history_ for k in ("loss", "recon", "v3", "commit")], \
             tensors(m.model_)
     return train
@@ -59,6 +71,11 @@ def test_ddp_with_the_v3_hinges_stays_near_one_process(one_thread):
 @pytest.mark.parametrize("k", [4, 6])       # mid-epoch, an epoch's end
 def test_resumed_training_equals_uninterrupted_codebook_included(one_thread, tmp_path, k):
     check_resume(_trainer(epochs=3), k, tmp_path)
+
+
+def test_a_streamed_dataset_under_ddp_and_resumed_equals_one_process(one_thread, tmp_path):
+    check_ddp(_trainer(stream=True, v3=False, epochs=3))
+    check_resume(_trainer(stream=True, epochs=3), 4, tmp_path)
 
 
 def test_resume_needs_the_codebook_generator(one_thread, tmp_path, monkeypatch):

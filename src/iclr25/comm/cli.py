@@ -27,8 +27,22 @@ def _read(path: str) -> np.ndarray | None:
         _fail(exc)
 
 
-def _read_all(files: list[str]) -> list[np.ndarray | None]:
-    Xs = [_read(f) for f in files]
+def _open(path: str) -> object:
+    """A Parquet file/folder, a Hugging Face ``save_to_disk`` folder or an image folder as a
+    streamed Dataset (:func:`~iclr25.datasets.files.open_dataset`: rows read batch by batch
+    by ``fit``, an image flattened); ``.npy``/``.csv`` files as an array (:func:`_read`)."""
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+
+    if path == "-" or not is_dataset_path(path):
+        return _read(path)
+    try:
+        return open_dataset(path, "FILES")
+    except (ValueError, TypeError, ImportError) as exc:
+        _fail(exc)
+
+
+def _read_all(files: list[str], stream: bool = False) -> list:
+    Xs = [_open(f) if stream else _read(f) for f in files]
     rows = {f: len(X) for f, X in zip(files, Xs, strict=True) if X is not None}
     if len(set(rows.values())) > 1:
         _fail(f"modalities have different row counts: {rows}")
@@ -51,6 +65,7 @@ def fit(
     """Train a CoMM embedder on row-aligned modalities and save it."""
     from iclr25._progress import estimating
     from iclr25.comm.embedder import CoMMEmbedder
+    from iclr25.comm.rows import Modalities, is_streamed
 
     if len(files) < 2:
         _fail(f"fit needs at least 2 modality files, got {len(files)}")
@@ -62,11 +77,12 @@ def fit(
             _fail(f"{name} must be >= {low}, got {v}")
     output_path(out)
     run = engine.for_(CoMMEmbedder.fit, out, "comm fit")
-    Xs = _read_all(files)
+    Xs = _read_all(files, stream=True)
     try:
         with estimating():
+            data = Modalities(Xs, "FILES") if is_streamed(Xs) else Xs  # errors name FILES
             emb = CoMMEmbedder(dim=dim, epochs=epochs, batch_size=batch_size,
-                               seed=seed).fit(Xs, **run)
+                               seed=seed).fit(data, **run)
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     emb.save(out)

@@ -1,5 +1,6 @@
 """``CoMMEmbedder``: CoMM on row-aligned vector modalities as a scikit-learn-style estimator
-(``fit`` on a list of arrays, ``transform`` with modalities possibly missing, save/load)."""
+(``fit`` on a list of arrays or streamed from Datasets, ``transform`` with modalities possibly
+missing, save/load)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
+from torch.utils.data import Dataset
 
 from iclr25._checks import as_tensor, check_int, check_range, resolve_seed
 from iclr25._contract import checked
@@ -16,6 +18,7 @@ from iclr25._engine import EngineOptions, Unpack
 from iclr25._io import FittedIO
 from iclr25.comm.augment import Compose, GaussianNoise, RandomDrop
 from iclr25.comm.model import CoMM, FeatureTokenizer, mlp_encoder
+from iclr25.comm.rows import Modalities, Scaled, is_streamed, moments
 from iclr25.comm.training import pretrain
 
 __all__ = ["CoMMEmbedder"]
@@ -63,6 +66,7 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
     features, tokenised one token per feature (FT-Transformer) and fused by a 1-layer
     transformer; training uses CoMM's loss with MultiBench's ``noise + drop`` augmentations.
     ``transform`` accepts None for a missing modality: its tokens are dropped from the fusion.
+    ``fit`` also streams its rows from map-style Datasets (on-disk tables), batch by batch.
 
     Args:
         dim: embedding width. epochs, batch_size, lr, weight_decay: AdamW training.
@@ -111,16 +115,29 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
                for i in range(len(widths))]
         return CoMM(enc, tok, dim, n_heads=heads, temperature=self.temperature, seed=s)
 
-    def fit(self, Xs: Sequence[object], y: object = None,
+    def fit(self, Xs: Sequence[object] | Dataset, y: object = None,
             **engine: Unpack[EngineOptions]) -> CoMMEmbedder:
         """Train on ``Xs``, a list of n >= 2 arrays (N, d_i) with aligned rows; returns self.
+
+        ``Xs`` may also be streamed from a map-style ``Dataset``: a Dataset whose items are
+        n-tuples of rows ``(x_1, ..., x_n)``, or a list whose entries (modalities) are arrays
+        or Datasets of rows, such as :class:`~iclr25.datasets.files.TableRows` of Parquet
+        files or Hugging Face ``save_to_disk`` folders (a row of any shape is flattened, as
+        the CLI flattens an image). Memory is then bounded by the batch and the tables'
+        caches: the standardisation statistics are computed in ONE streaming pass over every
+        row (float64 accumulation, :func:`iclr25.comm.rows.moments`; they equal the arrays'
+        float32 ``mean``/``std`` to about 1e-6 relative), and training reads batch by batch,
+        in the arrays' shuffled batches (tables: their streaming order,
+        :meth:`~iclr25.datasets.files.TableRows.batches`). Arrays alone keep the in-memory
+        path.
 
         ``**engine``: how the loop runs (:class:`iclr25._engine.EngineOptions`: devices,
         strategy, precision, checkpoint, checkpoint_every, resume), as :func:`pretrain`'s.
 
         Raises:
             ValueError: fewer than 2 modalities, differing row counts, NaN/inf, None entries,
-                fewer than 2 rows, bad hyper-parameters.
+                fewer than 2 rows, bad hyper-parameters; a Dataset's item of the wrong shape
+                (naming ``Xs``, the modality and the row).
             TypeError: not a list, or non-numeric arrays.
         """
         check_int(self.dim, "dim", 1)
@@ -131,6 +148,9 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
         check_range(self.noise, "noise", 0.0)
         check_range(self.drop, "drop", 0.0, 1.0)
         check_range(self.temperature, "temperature", 0.0, low_open=True)
+        if is_streamed(Xs):
+            data = Xs if isinstance(Xs, Modalities) else Modalities(Xs, "Xs")
+            return self._fit_streamed(data, engine)
         xs = _modalities(Xs, "Xs", allow_missing=False)
         if len(xs[0]) < 2:  # type: ignore[arg-type]
             raise ValueError(f"Xs needs at least 2 rows, got {len(xs[0])}")  # type: ignore
@@ -145,6 +165,21 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
         aug = [Compose(GaussianNoise(self.noise), RandomDrop(self.drop)) for _ in z]
         self.history_ = pretrain(self.model_, z, augment=aug, epochs=self.epochs,
                                  batch_size=min(self.batch_size, len(z[0])), lr=self.lr,
+                                 weight_decay=self.weight_decay, seed=self.seed, **engine)
+        return self
+
+    def _fit_streamed(self, data: Modalities, engine: dict) -> CoMMEmbedder:
+        """:meth:`fit` on a Dataset: statistics in one pass, then batch-by-batch training."""
+        device = torch.device(self.device) if self.device is not None else torch.device("cpu")
+        mean, std = moments(data)
+        self.widths_ = list(data.widths or [])
+        self.mean_ = [m.to(device) for m in mean]
+        self.scale_ = [s.clamp_min(1e-8).to(device) for s in std]
+        self.model_ = self._build(self.widths_).to(device)
+        aug = [Compose(GaussianNoise(self.noise), RandomDrop(self.drop)) for _ in mean]
+        scaled = Scaled(data, mean, [s.clamp_min(1e-8) for s in std])
+        self.history_ = pretrain(self.model_, scaled, augment=aug, epochs=self.epochs,
+                                 batch_size=min(self.batch_size, len(data)), lr=self.lr,
                                  weight_decay=self.weight_decay, seed=self.seed, **engine)
         return self
 

@@ -9,6 +9,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import torch
 from torch import nn
+from torch.utils.data import Dataset
 
 from iclr25._checks import (
     ArrayLike,
@@ -24,6 +25,7 @@ from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._train import fit_minibatch
 from iclr25.comm.loss import _infonce, clip_loss
 from iclr25.comm.model import CoMM
+from iclr25.comm.rows import Modalities, Scaled
 
 __all__ = ["OBJECTIVES", "Objective", "features", "linear_probe", "objective_loss", "pretrain",
            "features_many", "pretrain_together"]
@@ -87,8 +89,9 @@ class _Step(nn.Module):
         self.models, self.xs, self.augment = nn.ModuleList(models), xs, augment
         self.objectives, self.gen = objectives, gen
 
-    def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        batch = [x[idx] for x in self.xs]
+    def forward(self, rows: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
+        # index batches into in-memory xs, or a Dataset's collated modality rows
+        batch = [x[rows] for x in self.xs] if isinstance(rows, torch.Tensor) else list(rows)
         v1 = [a(x, seed=self.gen) for a, x in zip(self.augment, batch, strict=True)]
         v2 = [a(x, seed=self.gen) for a, x in zip(self.augment, batch, strict=True)]
         v1, v2 = [local_rows(v) for v in v1], [local_rows(v) for v in v2]
@@ -97,7 +100,7 @@ class _Step(nn.Module):
 
 
 @checked
-def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
+def pretrain(model: CoMM, xs: Sequence[object] | Dataset, *, augment: Sequence[Callable],
              objective: Objective = "comm", epochs: int = 20, batch_size: int = 128,
              lr: float = 1e-3, weight_decay: float = 1e-2,
              seed: int | torch.Generator | None = 0,
@@ -107,7 +110,13 @@ def pretrain(model: CoMM, xs: Sequence[object], *, augment: Sequence[Callable],
 
     Args:
         model: a :class:`CoMM` on the device of ``xs``.
-        xs: n tensors (N, ...) of one sample per row.
+        xs: n tensors (N, ...) of one sample per row; or a map-style ``Dataset`` whose
+            items are n-tuples of rows ``(x_1 (d_1,), ..., x_n (d_n,))`` (each flattened;
+            :class:`iclr25.comm.rows.Modalities` checks them), read batch by batch (memory
+            bounded by the batch) in the same shuffled batches as tensors, so the result
+            equals the tensors' bit for bit; a :class:`~iclr25.comm.rows.Modalities` of
+            on-disk tables is read in their streaming order instead
+            (:meth:`~iclr25.datasets.files.TableRows.batches`).
         augment: one callable per modality, ``aug(x, seed=generator) -> new tensor``.
         objective: ``"comm"`` (default) or a baseline of :data:`OBJECTIVES`.
         epochs, batch_size, lr, weight_decay: the optimisation (paper: AdamW, tau 0.1);
@@ -156,7 +165,26 @@ class _Record:
                             n_models)
 
 
-def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
+class _Indexed(Dataset):
+    """A Dataset of modality tuples as ``fit_minibatch``'s ``(x, y)`` items: ``(rows, i)``
+    (the index is not read by the loss), its rows checked by :class:`Modalities`."""
+
+    def __init__(self, xs: Dataset, name: str, m: int) -> None:
+        self.data = xs if isinstance(xs, (Modalities, Scaled)) else Modalities(xs, name)
+        got = self.data.data.m if isinstance(self.data, Scaled) else self.data.m
+        if got != m:
+            raise ValueError(f"{name} must hold {m} modalities, got {got}")
+        self.fingerprint = self.data.fingerprint
+        self.order = self.data.order
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, i: int) -> tuple[tuple[torch.Tensor, ...], int]:
+        return self.data[i], i
+
+
+def pretrain_together(models: Sequence[CoMM], xs: Sequence[object] | Dataset, *,
                       augment: Sequence[Callable], objectives: Sequence[Objective],
                       epochs: int = 20, batch_size: int = 128, lr: float = 1e-3,
                       weight_decay: float = 1e-2, seed: int | torch.Generator | None = 0,
@@ -180,7 +208,11 @@ def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
                          f"got {len(models)} and {len(objectives)}")
     for o in objectives:
         check_choice(o, "objective", OBJECTIVES)
-    xs = models[0]._check(xs, "xs", allow_missing=False)  # type: ignore[assignment]
+    streamed = isinstance(xs, Dataset)
+    if streamed:
+        data = _Indexed(xs, "xs", models[0].n_modalities)
+    else:
+        xs = models[0]._check(xs, "xs", allow_missing=False)  # type: ignore[assignment]
     for m in models:
         if len(augment) != m.n_modalities:
             raise ValueError(f"augment must have one callable per modality "
@@ -189,19 +221,22 @@ def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
     batch_size = check_int(batch_size, "batch_size", 2)
     lr = check_range(lr, "lr", 0.0, low_open=True)
     weight_decay = check_range(weight_decay, "weight_decay", 0.0)
-    Engine.of(engine, xs[0].device.type)
+    device = next(models[0].parameters()).device if streamed else xs[0].device
+    Engine.of(engine, device.type)
     gen = resolve_seed(seed)
-    n = len(xs[0])
-    step = _Step(models, list(xs), augment, objectives, gen)
+    n = len(data) if streamed else len(xs[0])
+    step = _Step(models, [] if streamed else list(xs), augment, objectives, gen)
     # one AdamW over every model: its update is per element, so each model's is its own AdamW
     # (foreach: the same update bit for bit, without the per-parameter Python loop)
     opt = torch.optim.AdamW(step.parameters(), lr=lr, weight_decay=weight_decay, foreach=True)
-    ids = torch.arange(n, device=xs[0].device)
+    ids = torch.arange(n, device=device)
     record = _Record()
+    stream = data.order(batch_size, gen.initial_seed()) if streamed else None
 
     def batches(epoch: int) -> list[torch.Tensor]:  # drop a last batch of one (BatchNorm, NCE)
-        b = [i for i in torch.randperm(n, generator=gen).to(ids.device).split(batch_size)
-             if len(i) >= 2]
+        order = stream(epoch) if stream is not None else \
+            torch.randperm(n, generator=gen).to(ids.device).split(batch_size)
+        b = [i for i in order if len(i) >= 2]
         record.counts[epoch] = len(b)
         return b
 
@@ -209,8 +244,9 @@ def pretrain_together(models: Sequence[CoMM], xs: Sequence[object], *,
         record.per_batch.append([float(v) for v in losses.detach()])
         return losses.sum()  # each model's gradient is its own loss's: they share no weight
 
-    fit_minibatch(step, losses_sum, ids, ids, epochs=epochs, batch_size=batch_size,
-                  optimizer=opt, seed=gen, batches=batches, on_epoch_end=on_epoch_end,
+    X, y = (data, None) if streamed else (ids, ids)
+    fit_minibatch(step, losses_sum, X, y, epochs=epochs, batch_size=batch_size, optimizer=opt,
+                  seed=gen, batches=batches, on_epoch_end=on_epoch_end,
                   progress=f"{'/'.join(objectives)} pre-training", verbose=verbose,
                   extra_state={"record": record}, gathered=True, **engine)
     for m in models:

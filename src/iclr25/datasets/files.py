@@ -248,6 +248,13 @@ class TableRows(Dataset):
         X = np.concatenate([p[0] for p in parts])
         return X, None if self.target is None else np.concatenate([p[1] for p in parts])
 
+    @property
+    def cache_rows(self) -> int:
+        """How many decoded rows (inputs and target) the chunk cache holds."""
+        x, y = self._chunk(0)
+        per_row = (x.nbytes + (0 if y is None else y.nbytes)) / max(1, len(x))
+        return max(1, math.floor(self._budget / per_row))
+
     def batches(self, batch_size: int, seed: int = 0) -> Callable[[int], list[torch.Tensor]]:
         """``epoch -> index batches``: the chunks in a random order, the rows of each window of
         chunks that fits the cache shuffled together, the same for the same seed and epoch

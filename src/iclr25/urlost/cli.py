@@ -93,15 +93,21 @@ def fit(
     import torch
 
     from iclr25._progress import estimating
-    from iclr25.urlost.mae import URLOST
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.urlost.mae import URLOST, _Rows
 
     try:
         output_path(out, suffixes=(".safetensors",))
         run = engine.for_(URLOST.fit, out, "urlost fit")
-        X = torch.as_tensor(_read(file))
+        if is_dataset_path(file):   # streamed: rows read batch by batch, errors name FILE
+            X = _Rows(open_dataset(file, "FILE"), "FILE")
+            width = X.width
+        else:
+            X = torch.as_tensor(_read(file))
+            width = X.shape[1]
         model = URLOST(n_clusters=clusters, n_neighbors=neighbors, epochs=epochs, dim=dim,
                        seed=seed)
-        model._check_params(X.shape[1])
+        model._check_params(width)
         with estimating():  # the bar (on a terminal) prints its run-time estimate
             _fit_echoing_warnings(model, X, **run)
     except (ValueError, TypeError) as exc:

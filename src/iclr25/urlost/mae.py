@@ -11,11 +11,13 @@ reconstruction loss is taken in signal space on the masked tokens, padding ignor
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
+from torch.utils.data import Dataset
 
 from iclr25._checks import (
     ArrayLike,
@@ -30,6 +32,9 @@ from iclr25._contract import Ints2D, RealArray, Reals1D, checked
 from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init
+from iclr25.datasets.files import TableRows
+from iclr25.datasets.rows import flat_row
+from iclr25.datasets.rows import moments as row_moments
 from iclr25.urlost.organize import (
     Dependence,
     SelfOrganizingClusters,
@@ -218,6 +223,49 @@ class _Step(nn.Module):
         return self.mae(X, generator=self.gen)
 
 
+CLUSTER_ROWS = 20_000
+"""Rows of a Dataset that :meth:`URLOST.fit` clusters the columns on (a seeded uniform
+sample without replacement; every row when there are fewer): the dependence graph needs the
+rows in memory, (CLUSTER_ROWS, d) float32."""
+
+
+class _Rows(Dataset):
+    """A fit's Dataset of rows, checked item by item: :meth:`row` is row ``i`` as a flat
+    float32 row; an item is ``((row - mean) / scale, i)`` once :attr:`scale` is set."""
+
+    def __init__(self, data: Dataset, name: str) -> None:
+        if not hasattr(data, "__len__"):
+            raise TypeError(f"{name} must be a map-style Dataset (with __len__)")
+        self.data, self.name, self.n = data, name, len(data)  # type: ignore[arg-type]
+        if self.n < 2:
+            raise ValueError(f"{name} needs at least 2 samples (rows), got {self.n}")
+        self.width: int | None = None
+        self.scale: tuple[torch.Tensor, torch.Tensor] | None = None
+        self.width = len(self.row(0))
+        if self.width < 2:
+            raise ValueError(f"{name} rows have 1 value; URLOST groups the columns "
+                             f"(dimensions) into tokens, so it needs at least 2")
+        self.fingerprint = getattr(data, "fingerprint", None)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def row(self, i: int) -> torch.Tensor:
+        item = self.data[i]
+        if isinstance(item, (tuple, list)):
+            raise ValueError(f"{self.name} item {i} is a {type(item).__name__}: its items must "
+                             f"be rows (d,) (a table read without a target)")
+        x = flat_row(item, f"{self.name} row {i}")
+        if self.width is not None and len(x) != self.width:
+            raise ValueError(f"{self.name} row {i} has {len(x)} values, row 0 has "
+                             f"{self.width}: the rows must share one width")
+        return x
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
+        assert self.scale is not None
+        return (self.row(i) - self.scale[0]) / self.scale[1], i
+
+
 @checked
 class URLOST(FittedIO, TransformerMixin, BaseEstimator):
     """URLOST: self-organized tokens plus a masked autoencoder, for data with no known
@@ -291,12 +339,28 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         check_int(self.heads, "heads", 1)
         check_range(self.mask_ratio, "mask_ratio", 0, 1, low_open=True, high_open=True)
 
-    def fit(self, X: RealArray, y: object = None, **engine: Unpack[EngineOptions]) -> URLOST:
+    def fit(self, X: RealArray | Dataset, y: object = None, **engine: Unpack[EngineOptions]
+            ) -> URLOST:
         """Cluster X's columns and train the MAE on X (n, d). Returns self.
+
+        ``X`` may also be a map-style ``Dataset`` of rows (d,) (each flattened), such as a
+        :class:`~iclr25.datasets.files.TableRows` of Parquet files or a Hugging Face
+        ``save_to_disk`` folder, streamed batch by batch on the CPU in float32: the column
+        standardisation is computed in ONE streaming pass over every row (float64
+        accumulation, :func:`iclr25.datasets.rows.moments`; equal to the arrays' float32
+        ``mean``/``std`` to about 1e-6 relative); the column clustering (dependence graph,
+        and the ``density`` check) is fitted on a BOUNDED SAMPLE of :data:`CLUSTER_ROWS`
+        rows (seeded, uniform without replacement; all rows when there are fewer, then the
+        groups are the arrays'); training reads the rows in the arrays' shuffled batches (a
+        table: its streaming order, :meth:`~iclr25.datasets.files.TableRows.batches`).
+        Memory is bounded by the sample, the batch and the table's cache. A bad item (a
+        pair, another width, a scalar, NaN) is one ``ValueError`` naming ``X`` and the row.
 
         ``**engine``: how the MAE's loop runs (:class:`iclr25._engine.EngineOptions`:
         devices, strategy, precision, checkpoint, checkpoint_every, resume); under DDP each
         process encodes its share of every batch and the loss is the whole batch's."""
+        if isinstance(X, Dataset):
+            return self._fit_streamed(X if isinstance(X, _Rows) else _Rows(X, "X"), engine)
         x = _check_X(X)
         n, d = x.shape
         self._check_params(d)
@@ -313,12 +377,18 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         else:
             self.clusters_ = None
             self.groups_ = _check_groups(self.groups).to(x.device)
-        self.n_features_in_ = d
         gen = resolve_seed(self.seed)
+        return self._train((x - self.mean_) / self.scale_, n, d, gen, engine)
+
+    def _train(self, z: torch.Tensor | Dataset, n: int, d: int, gen: torch.Generator,
+               engine: dict, order: Callable | None = None) -> URLOST:
+        """Train the MAE on standardised rows ``z`` (a tensor, or a Dataset of ``(z_i, i)``
+        items read in ``order``'s batches, None: the tensors' shuffle)."""
+        self.n_features_in_ = d
+        ref = z if isinstance(z, torch.Tensor) else torch.empty(0)
         self.model_ = URLOSTMAE(self.groups_, self.dim, self.depth, self.heads,
                                 self.decoder_depth, self.mask_ratio, self.shared,
-                                seed=gen).to(device=x.device, dtype=x.dtype)
-        z = (x - self.mean_) / self.scale_
+                                seed=gen).to(device=ref.device, dtype=ref.dtype)
         # foreach: the same update bit for bit, without the per-parameter Python loop
         opt = torch.optim.AdamW(self.model_.parameters(), lr=self.lr, betas=(0.9, 0.95),
                                 weight_decay=self.weight_decay, foreach=True)
@@ -326,14 +396,45 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         sched = torch.optim.lr_scheduler.OneCycleLR(
             opt, self.lr, total_steps=steps, pct_start=min(0.1, 1 / self.epochs),
             anneal_strategy="cos")
+        X, y = (z, z) if isinstance(z, torch.Tensor) else (z, None)
         per_step = fit_minibatch(
-            _Step(self.model_, gen), lambda loss, _: loss, z, z, epochs=self.epochs,
+            _Step(self.model_, gen), lambda loss, _: loss, X, y, epochs=self.epochs,
             batch_size=self.batch_size, optimizer=opt, seed=gen, scheduler=sched,
-            interval="step", gathered=True, progress="URLOST training", **engine)
+            batches=order, interval="step", gathered=True, progress="URLOST training",
+            **engine)
         k = math.ceil(n / self.batch_size)      # each epoch's mean, summed in step order
         self.loss_curve_ = [sum(per_step[e * k:(e + 1) * k]) / k for e in range(self.epochs)]
         self.model_.eval()
         return self
+
+    def _fit_streamed(self, rows: _Rows, engine: dict) -> URLOST:
+        """:meth:`fit` on a Dataset: statistics in one pass, the clustering on a bounded
+        sample, then batch-by-batch training (on the CPU, in float32)."""
+        n, d = len(rows), rows.width
+        self._check_params(d)
+        Engine.of(engine, "cpu")
+        gen = resolve_seed(self.seed)
+        if self.groups is None:      # a seeded sample, read in row order (chunk by chunk)
+            pick = torch.arange(n) if n <= CLUSTER_ROWS else torch.randperm(
+                n, generator=torch.Generator().manual_seed(gen.initial_seed() + 1)
+            )[:CLUSTER_ROWS].sort().values
+            sample = torch.stack([rows.row(int(i)) for i in pick])
+            if self.density is not None:
+                _check_q(self.density, d, sample)
+        (mean,), (std,) = row_moments(lambda i: (rows.row(i),), n, [rows.name])
+        self.mean_, self.scale_ = mean, std.clamp_min(1e-8)
+        if self.groups is None:
+            self.clusters_ = SelfOrganizingClusters(
+                self.n_clusters, n_neighbors=self.n_neighbors, dependence=self.dependence,
+                density=self.density, w=self.w, seed=self.seed).fit(sample)
+            self.groups_ = self.clusters_.groups_
+        else:
+            self.clusters_ = None
+            self.groups_ = _check_groups(self.groups)
+        rows.scale = (self.mean_, self.scale_)
+        order = rows.data.batches(self.batch_size, gen.initial_seed()) \
+            if isinstance(rows.data, TableRows) else None
+        return self._train(rows, n, d, gen, engine, order)
 
     def _check_fitted(self) -> None:
         check_is_fitted(self, "model_")

@@ -17,24 +17,15 @@ app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICL
 
 
 def _read(path: Path, tables: bool = False) -> np.ndarray:
-    """A finite float (B, N, F) or (B, N, C, H, W) array from a .npy file (or, with
-    ``tables``, a Parquet file or folder or a Hugging Face datasets folder whose one column
-    holds each sequence as nested lists (N, F) or (N, C, H, W))."""
-    from iclr25.datasets.files import is_dataset_path, open_dataset
-
-    if tables and is_dataset_path(path):
-        try:
-            X = open_dataset(path, "SEQS").numpy()[0]
-        except (ValueError, TypeError, ImportError) as exc:
-            _fail(exc)
-    elif not path.is_file() or path.suffix != ".npy":
+    """A finite float (B, N, F) or (B, N, C, H, W) array from a .npy file (``tables``: the
+    error also names the tables ``fit`` streams)."""
+    if not path.is_file() or path.suffix != ".npy":
         _fail(f"{path}: expected an existing .npy file" + (
             ", a .parquet file or folder, or a Hugging Face datasets folder" if tables else ""))
-    else:
-        try:
-            X = read_npy(path, "SEQS")
-        except ValueError as exc:
-            _fail(exc)
+    try:
+        X = read_npy(path, "SEQS")
+    except ValueError as exc:
+        _fail(exc)
     if X.dtype.kind != "f":
         _fail(f"{path}: expected a float array, got dtype {X.dtype}")
     if X.ndim not in (3, 5) or X.shape[0] < 1 or X.shape[1] < 1:
@@ -64,7 +55,8 @@ def fit(
     import torch
 
     from iclr25._progress import estimating
-    from iclr25.v3.model import BUNDLES, V3
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.v3.model import BUNDLES, V3, _Sequences
 
     if codes < 2:
         _fail(f"--codes must be >= 2, got {codes}")
@@ -74,15 +66,29 @@ def fit(
         _fail(f"--bundle must be one of {sorted(BUNDLES)}, got {bundle!r}")
     output_path(out)
     run = engine.for_(V3.fit, out, "v3 fit")
-    X = _read(seqs, tables=True)
-    if X.shape[0] < 2 or X.shape[1] < 2:
-        _fail(f"{seqs}: fit needs B >= 2 sequences of N >= 2 fragments, got {X.shape}")
+    if is_dataset_path(seqs):    # streamed: sequences read batch by batch, errors name SEQS
+        try:
+            data = _Sequences(open_dataset(seqs, "SEQS"), "SEQS")
+        except (ValueError, TypeError, ImportError) as exc:
+            _fail(exc)
+        blocks = (torch.stack([data.sequence(i) for i in range(s, min(s + 256, len(data)))])
+                  for s in range(0, len(data), 256))
+    else:
+        X = _read(seqs, tables=True)
+        if X.shape[0] < 2 or X.shape[1] < 2:
+            _fail(f"{seqs}: fit needs B >= 2 sequences of N >= 2 fragments, got {X.shape}")
+        data = torch.from_numpy(X)
+        blocks = iter([data])
     model = V3(n_codes=codes, epochs=epochs, batch_size=batch_size, bundle=bundle, seed=seed)
-    Xt = torch.from_numpy(X)
-    with estimating():  # the bar (on a terminal) prints its run-time estimate
-        model.fit(Xt, **run).save(out)
+    try:
+        with estimating():  # the bar (on a terminal) prints its run-time estimate
+            model.fit(data, **run)
+    except (ValueError, TypeError) as exc:
+        _fail(exc)
+    model.save(out)
     last = model.history_[-1]
-    used = torch.bincount(model.predict(Xt).flatten(), minlength=codes).double()
+    used = sum(torch.bincount(model.predict(b).flatten(), minlength=codes).double()
+               for b in blocks)
     p = used / used.sum()
     perplexity = float(torch.exp(-(p[p > 0] * p[p > 0].log()).sum()))
     typer.echo(f"final epoch loss: {last['loss']:.4g} (reconstruction {last['recon']:.4g}, "

@@ -10,6 +10,7 @@ import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
+from torch.utils.data import Dataset
 
 from iclr25._checks import (
     ArrayLike,
@@ -23,6 +24,7 @@ from iclr25._contract import checked
 from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init, shuffled_batches
+from iclr25.datasets.files import TableRows
 from iclr25.v3.loss import TERMS, v3_loss
 from iclr25.v3.quantizer import EMAVectorQuantizer
 
@@ -51,6 +53,46 @@ def check_sequences(X: ArrayLike, name: str = "X", *, min_samples: int = 2,
                          f"fragments, "
                          f"got shape {tuple(X.shape)}")
     return X
+
+
+class _Sequences(Dataset):
+    """A fit's Dataset of sequences (N, *fragment), checked item by item against item 0's
+    shape (float, finite); an item is ``(sequence, i)`` for ``fit_minibatch``."""
+
+    def __init__(self, data: Dataset, name: str) -> None:
+        if not hasattr(data, "__len__"):
+            raise TypeError(f"{name} must be a map-style Dataset (with __len__)")
+        self.data, self.name, self.n = data, name, len(data)  # type: ignore[arg-type]
+        if self.n < 2:
+            raise ValueError(f"{name} needs B >= 2 sequences, got {self.n}")
+        self.shape: tuple[int, ...] | None = None
+        first = self.sequence(0)
+        if first.ndim < 2 or first.shape[0] < 2:
+            raise ValueError(f"{name} items must be sequences (N, *fragment) with N >= 2 "
+                             f"fragments, got shape {tuple(first.shape)}")
+        self.shape = tuple(first.shape)
+        self.fingerprint = getattr(data, "fingerprint", None)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def sequence(self, i: int) -> torch.Tensor:
+        item = self.data[i]
+        if isinstance(item, (tuple, list)):
+            raise ValueError(f"{self.name} item {i} is a {type(item).__name__}: its items must "
+                             f"be sequences (N, *fragment) (a table read without a target)")
+        x = torch.as_tensor(item)
+        if not x.is_floating_point():
+            raise TypeError(f"{self.name} item {i} must be floating point, got {x.dtype}")
+        if self.shape is not None and tuple(x.shape) != self.shape:
+            raise ValueError(f"{self.name} item {i} has shape {tuple(x.shape)}, item 0 "
+                             f"{self.shape}: the sequences must share one shape")
+        if not torch.isfinite(x).all():
+            raise ValueError(f"{self.name} item {i} holds NaN or inf")
+        return x.to(torch.float32)
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
+        return self.sequence(i), i
 
 
 @checked
@@ -278,8 +320,19 @@ class V3(FittedIO, BaseEstimator):
         init = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
         return self._build(tuple(X.shape[2:]), init).to(device=X.device, dtype=X.dtype)
 
-    def fit(self, X: ArrayLike, y: object = None, **engine: Unpack[EngineOptions]) -> V3:
+    def fit(self, X: ArrayLike | Dataset, y: object = None, **engine: Unpack[EngineOptions]
+            ) -> V3:
         """Train on sequences ``X`` (B, N, *fragment), float, B >= 2, N >= 2; returns self.
+
+        ``X`` may also be a map-style ``Dataset`` of sequences (N, *fragment), such as a
+        :class:`~iclr25.datasets.files.TableRows` whose one column holds each sequence as
+        nested lists: streamed batch by batch on the CPU in float32, memory bounded by the
+        batch (and a table's cache). Every item is checked in one streaming pass before
+        training (shape, dtype, finite: a bad item is one error naming ``X`` and the item);
+        no statistic is taken: the codebook's k-means start reads the first training batch's
+        latents, as for arrays. The batches are the
+        arrays' (the same seed gives the same model bit for bit); a table is read in its
+        streaming order (:meth:`~iclr25.datasets.files.TableRows.batches`).
 
         ``**engine``: how the loop runs (:class:`iclr25._engine.EngineOptions`: devices,
         strategy, precision, checkpoint, checkpoint_every, resume). ``batch_size`` is the
@@ -288,7 +341,14 @@ class V3(FittedIO, BaseEstimator):
         holds the codebook's EMA state (buffers of the model), its k-means / dead-code
         generator and the loss terms so far, so a resumed fit equals the uninterrupted one."""
         self._validate()
-        X = check_sequences(X)
+        data = None
+        if isinstance(X, Dataset):
+            data = X if isinstance(X, _Sequences) else _Sequences(X, "X")
+            for i in range(1, len(data)):       # every item checked before any training
+                data.sequence(i)
+            X = torch.empty(0, *data.shape)     # shape, device (CPU) and dtype of the data
+        else:
+            X = check_sequences(X)
         Engine.of(engine, X.device.type)
         b = BUNDLES[self.bundle]
         self.fragment_shape_ = tuple(X.shape[2:])
@@ -300,13 +360,16 @@ class V3(FittedIO, BaseEstimator):
                       foreach=True)
         step = _Step(model, self.v3, dict(relativity=self.relativity, variant=self.variant,
                                           weights={t: b["v3_weight"] for t in TERMS}))
-        n, bs = X.shape[0], self.batch_size
+        n, bs = (X.shape[0] if data is None else len(data)), self.batch_size
         per_epoch = n // bs + (n % bs >= 2)     # a last batch of one sequence is dropped
+        table = data.data if data is not None and isinstance(data.data, TableRows) else None
+        order = table.batches(bs, gen.initial_seed()) if table is not None else \
+            (lambda _: shuffled_batches(n, bs, gen, X.device))
         fit_minibatch(
-            step, lambda loss, _: loss, X, X, epochs=self.epochs, batch_size=bs,
-            optimizer=opt, seed=gen, gathered=True, progress="V3 training",
-            batches=lambda _: [i for i in shuffled_batches(n, bs, gen, X.device)
-                               if i.numel() >= 2],
+            step, lambda loss, _: loss, *((X, X) if data is None else (data, None)),
+            epochs=self.epochs, batch_size=bs, optimizer=opt, seed=gen, gathered=True,
+            progress="V3 training",
+            batches=lambda e: [i for i in order(e) if i.numel() >= 2],
             extra_state={"codebook_draws": _Draws(model.vq), "terms": step.terms},
             **engine)
         history = []

@@ -1,0 +1,66 @@
+"""Rows of a map-style Dataset read for a ``fit`` that streams it: one row as a flat float32
+tensor, and column statistics in one pass with memory bounded by a block of rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["flat_row", "moments"]
+
+
+def flat_row(value: Any, where: str) -> torch.Tensor:
+    """A Dataset's item (or a modality's part of it) as a flat float32 row (an image
+    (3, H, W) flattened); ``where`` names it in the error (``X row 7``)."""
+    t = value if isinstance(value, torch.Tensor) else torch.as_tensor(np.asarray(value))
+    if t.ndim == 0 or t.dtype == torch.bool or t.is_complex() or \
+            not (t.is_floating_point() or t.dtype in (torch.uint8, torch.int8, torch.int16,
+                                                      torch.int32, torch.int64)):
+        raise ValueError(f"{where} must be a numeric row (d,), got "
+                         f"{'a scalar' if t.ndim == 0 else t.dtype}")
+    return t.reshape(-1).to(torch.float32)
+
+
+def moments(read: Callable[[int], Sequence[torch.Tensor]], n: int, names: Sequence[str],
+            block: int = 4096) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Column means and standard deviations (unbiased, as ``Tensor.std``) of m parts of rows,
+    in ONE streaming pass in row order, ``block`` rows at a time, accumulated in float64
+    (Chan et al.'s pairwise merge of block means and sums of squared deviations) and
+    returned in float32: what a ``fit`` on a Dataset standardises with, memory bounded by
+    the block.
+
+    Args:
+        read: ``i -> (x_1 (d_1,), ..., x_m (d_m,))``, row ``i``'s parts as flat float32 rows
+            (a reader that checks them raises its own errors). n: the number of rows.
+        names: how messages name each part (``Xs[0]``, ``X``).
+
+    Returns:
+        (means, stds): lists of m (d_j,) float32 tensors on the CPU.
+
+    Raises:
+        ValueError: NaN or inf (naming the part and the first such row).
+    """
+    count = 0
+    mean: list[torch.Tensor] = []
+    m2: list[torch.Tensor] = []
+    for s in range(0, n, block):
+        rows = [read(i) for i in range(s, min(s + block, n))]
+        b = len(rows)
+        if not mean:
+            mean = [torch.zeros(len(r), dtype=torch.float64) for r in rows[0]]
+            m2 = [torch.zeros(len(r), dtype=torch.float64) for r in rows[0]]
+        for j in range(len(names)):
+            x = torch.stack([r[j] for r in rows]).double()
+            if not torch.isfinite(x).all():
+                bad = s + int((~torch.isfinite(x)).any(1).nonzero()[0])
+                raise ValueError(f"{names[j]} holds NaN or inf (row {bad})")
+            bm = x.mean(0)
+            delta = bm - mean[j]
+            mean[j] = mean[j] + delta * (b / (count + b))
+            m2[j] = m2[j] + ((x - bm) ** 2).sum(0) + delta**2 * (count * b / (count + b))
+        count += b
+    stds = [(v / (count - 1)).sqrt().float() for v in m2]
+    return [v.float() for v in mean], stds

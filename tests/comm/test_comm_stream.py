@@ -1,0 +1,177 @@
+"""CoMM fit streamed from a map-style Dataset (issue 71 item 2): the same training as the
+arrays, bad items refused naming the argument, on-disk tables read chunk by chunk."""
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import Dataset
+
+from iclr25.comm import CoMMEmbedder
+from iclr25.comm.augment import Compose, GaussianNoise, RandomDrop
+from iclr25.comm.training import pretrain
+
+
+def _data(n=50, seed=0):
+    g = np.random.default_rng(seed)
+    z = g.normal(size=(n, 2))
+    return [np.c_[z, g.normal(size=(n, 3))].astype(np.float32),
+            np.c_[z[:, :1], g.normal(size=(n, 2))].astype(np.float32)]
+
+
+class Pairs(Dataset):
+    """Row-aligned modalities read row by row (as from disk); ``bad``: {row: item} served
+    instead of the row."""
+
+    def __init__(self, Xs, bad=None):
+        self.Xs, self.bad = Xs, bad or {}
+
+    def __len__(self):
+        return len(self.Xs[0])
+
+    def __getitem__(self, i):
+        return self.bad.get(i, tuple(X[i] for X in self.Xs))
+
+
+def _small(**kw):
+    return CoMMEmbedder(dim=8, epochs=2, batch_size=16, n_tokens=3, hidden=16, **kw)
+
+
+def test_pretraining_on_a_dataset_equals_the_tensors_bit_for_bit(one_thread):
+    xs = [torch.from_numpy(X) for X in _data()]
+
+    def run(data):
+        model = _small()._build([5, 3])
+        aug = [Compose(GaussianNoise(0.1), RandomDrop(0.5)) for _ in range(2)]
+        return pretrain(model, data, augment=aug, epochs=3, batch_size=16, seed=4), model
+
+    (h1, m1), (h2, m2) = run(xs), run(Pairs(xs))
+    assert h1 == h2     # same batches (50 rows: a last batch of 2 is kept), same views
+    for (k, a), b in zip(m1.state_dict().items(), m2.state_dict().values(), strict=True):
+        assert torch.equal(a, b), k
+
+
+def test_embedder_fit_on_a_dataset_matches_the_arrays(one_thread):
+    Xs = _data()
+    a, b = _small().fit(Xs), _small().fit(Pairs(Xs))
+    c = _small().fit([Pairs(Xs).Xs[0], _AsRows(Xs[1])])       # a list mixing array, Dataset
+    # one streaming float64 pass vs float32 reductions over the whole array: float32 rounding
+    for m in (b, c):
+        assert m.widths_ == a.widths_ == [5, 3]
+        for u, v in zip(a.mean_ + a.scale_, m.mean_ + m.scale_, strict=True):
+            torch.testing.assert_close(u, v, rtol=1e-6, atol=1e-6)
+        # the same batches and views: the losses differ only by the statistics' rounding
+        np.testing.assert_allclose(a.history_, m.history_, rtol=1e-5)
+    assert np.array_equal(b.transform(Xs), c.transform(Xs))
+    assert all(np.array_equal(X, Y) for X, Y in zip(Xs, _data(), strict=True))  # untouched
+
+
+class _AsRows(Dataset):
+    def __init__(self, X):
+        self.X = X
+
+    def __len__(self):
+        return len(self.X)
+
+    def __getitem__(self, i):
+        return self.X[i]
+
+
+@pytest.mark.parametrize(("bad", "match"), [
+    ({7: (np.zeros(5), np.zeros(4))}, r"Xs\[1\] row 7 has 4 values, row 0 has 3"),
+    ({9: (np.zeros(5),)}, r"Xs item 9 must be a tuple of 2 modality rows"),
+    ({3: (np.float32(1.0), np.zeros(3))}, r"Xs\[0\] row 3 must be a numeric row"),
+    ({0: np.zeros(5)}, r"Xs items must be tuples of at least 2 modality rows"),
+    ({11: (np.full(5, np.nan), np.zeros(3))}, r"Xs\[0\] holds NaN or inf \(row 11\)"),
+])
+def test_a_bad_item_is_one_error_naming_xs_before_training(bad, match):
+    emb = _small()
+    with pytest.raises(ValueError, match=match):
+        emb.fit(Pairs(_data(), bad))
+    assert not hasattr(emb, "model_")
+
+
+def test_bad_datasets_are_refused_naming_the_argument():
+    Xs = _data()
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        _small().fit([_AsRows(Xs[0]), _AsRows(Xs[1][:10])])
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        _small().fit(Pairs([X[:1] for X in Xs]))
+    with pytest.raises(ValueError, match=r"xs must hold 3 modalities, got 2"):
+        model = CoMMEmbedder(dim=8, n_tokens=3, hidden=16)._build([5, 3, 2])
+        pretrain(model, Pairs(Xs), augment=[lambda x, seed: x] * 3, epochs=1)
+
+
+def test_tables_are_streamed_chunk_by_chunk_never_read_whole(one_thread, tmp_path,
+                                                             monkeypatch):
+    from iclr25.datasets.files import TableRows
+
+    Xs = _data(n=96)
+    paths = _tables(tmp_path, Xs)                            # row groups of 8: 12 chunks
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    # caches of 2 chunks each: the stats pass and each epoch decode every chunk once (a
+    # uniform permutation would decode about one chunk per row)
+    tables = [TableRows(p, cache_mb=2 * 8 * X.shape[1] * 4 / 2**20)
+              for p, X in zip(paths, Xs, strict=True)]
+    decoded = {k: [] for k in range(2)}
+    for k, t in enumerate(tables):
+        real = t._decode
+        t._decode = lambda c, real=real, k=k: decoded[k].append(c) or real(c)
+    emb = _small().fit(tables)
+    for d in decoded.values():      # chunk 0 was decoded when the table was opened
+        assert d[:11] == list(range(1, 12)), d                       # the statistics' pass
+        assert sorted(d[11:23]) == sorted(d[23:]) == list(range(12)), d   # each epoch
+    assert decoded[0] == decoded[1]     # the tables are read in one order
+    assert all(len(t._cache) <= 2 for t in tables)
+    ref = _small().fit(Xs)
+    for u, v in zip(ref.mean_ + ref.scale_, emb.mean_ + emb.scale_, strict=True):
+        torch.testing.assert_close(u, v, rtol=1e-6, atol=1e-6)
+    assert np.isfinite(emb.history_).all() and emb.transform(Xs).shape == (96, 8)
+
+
+def _tables(tmp_path, Xs):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    paths = []
+    for k, X in enumerate(Xs):
+        paths.append(tmp_path / f"m{k}.parquet")
+        pq.write_table(pa.table({f"c{j}": X[:, j] for j in range(X.shape[1])}), paths[-1],
+                       row_group_size=8)
+    return paths
+
+
+def test_cli_fit_streams_tables_as_the_api_does(one_thread, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.files import TableRows
+
+    paths = _tables(tmp_path, _data())
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    res = CliRunner().invoke(app, ["comm", "fit", *map(str, paths), "--out",
+                                   str(tmp_path / "m.safetensors"), "--epochs", "2", "--dim",
+                                   "8", "--batch-size", "16"])
+    assert res.exit_code == 0, res.output
+    api = CoMMEmbedder(dim=8, epochs=2, batch_size=16).fit([TableRows(p) for p in paths])
+    cli = CoMMEmbedder.load(tmp_path / "m.safetensors")
+    for a, b in zip(api.model_.state_dict().values(), cli.model_.state_dict().values(),
+                    strict=True):
+        assert torch.equal(a, b)
+
+
+def test_cli_images_of_two_sizes_are_one_line_naming_files(tmp_path):
+    pytest.importorskip("PIL")
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.images import save_image
+
+    (tmp_path / "img").mkdir()
+    for i in range(6):
+        save_image(torch.rand(3, 4, 4 + (i == 3)), tmp_path / "img" / f"{i}.png")
+    np.save(tmp_path / "b.npy", np.zeros((6, 2), np.float32))
+    res = CliRunner().invoke(app, ["comm", "fit", str(tmp_path / "img"),
+                                   str(tmp_path / "b.npy"), "--out", str(tmp_path / "m.pt")])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "FILES[0] row 3 has 60 values, row 0 has 48" in res.output, res.output
+    assert not (tmp_path / "m.pt").exists()

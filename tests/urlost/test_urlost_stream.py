@@ -1,0 +1,146 @@
+"""URLOST fit streamed from a map-style Dataset (issue 71 item 2): the arrays' training, the
+clustering on a bounded sample, bad items refused naming X, tables read chunk by chunk."""
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import Dataset
+
+import iclr25.urlost.mae as mae
+from iclr25.urlost import URLOST, SelfOrganizingClusters
+
+
+class Rows(Dataset):
+    """Rows read one by one (as from disk); ``bad``: {row: item} served instead."""
+
+    def __init__(self, X, bad=None):
+        self.X, self.bad = X, bad or {}
+
+    def __len__(self):
+        return len(self.X)
+
+    def __getitem__(self, i):
+        return self.bad.get(i, self.X[i])
+
+
+def _data(n=90, d=12, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g)
+    X[:, d // 2:] += X[:, :d // 2]          # column pairs that depend on each other
+    return X
+
+
+def _small(**kw):
+    return URLOST(**{"n_clusters": 3, "n_neighbors": 3, "epochs": 2, "dim": 8,
+                     "batch_size": 32, **kw})
+
+
+def test_dataset_fit_matches_the_arrays(one_thread):
+    X = _data()
+    a, b = _small().fit(X), _small().fit(Rows(X))
+    assert torch.equal(a.groups_, b.groups_)      # 90 rows <= CLUSTER_ROWS: all of them
+    # one streaming float64 pass vs float32 reductions over the array: float32 rounding
+    torch.testing.assert_close(a.mean_, b.mean_, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(a.scale_, b.scale_, rtol=1e-6, atol=1e-6)
+    # the same batches and masks: the losses differ only by the statistics' rounding
+    np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-5)
+    assert torch.equal(X, _data())                                          # untouched
+
+
+def test_given_groups_and_the_same_statistics_train_bit_for_bit(one_thread):
+    # rows whose float32 and float64 statistics are exact (each column: 32 ones, 32 minus
+    # ones and a zero in its own order: mean 0, std 1): the same statistics, so the
+    # Dataset's training is the arrays' bit for bit (the same batches, masks, steps)
+    g = torch.Generator().manual_seed(1)
+    col = torch.cat([torch.ones(32), -torch.ones(32), torch.zeros(1)])
+    X = torch.stack([col[torch.randperm(65, generator=g)] for _ in range(8)], 1)
+    groups = torch.arange(8).reshape(4, 2)
+    a, b = _small(groups=groups).fit(X), _small(groups=groups).fit(Rows(X))
+    assert torch.equal(a.mean_, b.mean_) and torch.equal(a.scale_, b.scale_)
+    assert a.loss_curve_ == b.loss_curve_
+    for u, v in zip(a.model_.state_dict().values(), b.model_.state_dict().values(),
+                    strict=True):
+        assert torch.equal(u, v)
+
+
+def test_the_clustering_reads_a_seeded_sample_of_cluster_rows(one_thread, monkeypatch):
+    X = _data(n=120)
+    monkeypatch.setattr(mae, "CLUSTER_ROWS", 50)
+    m = _small(epochs=1).fit(Rows(X))
+    pick = torch.randperm(120, generator=torch.Generator().manual_seed(1))[:50].sort().values
+    ref = SelfOrganizingClusters(3, n_neighbors=3, seed=0).fit(X[pick])
+    assert torch.equal(m.groups_, ref.groups_)
+    assert torch.equal(_small(epochs=1).fit(Rows(X)).groups_, m.groups_)       # seeded
+
+
+@pytest.mark.parametrize(("bad", "match"), [
+    ({7: torch.zeros(11)}, r"X row 7 has 11 values, row 0 has 12"),
+    ({5: (torch.zeros(12), 1)}, r"X item 5 is a tuple: its items must be rows"),
+    ({3: torch.tensor(1.0)}, r"X row 3 must be a numeric row"),
+    ({11: torch.full((12,), float("nan"))}, r"X holds NaN or inf \(row 11\)"),
+])
+def test_a_bad_item_is_one_error_naming_x_before_training(bad, match):
+    m = _small()
+    with pytest.raises(ValueError, match=match):
+        m.fit(Rows(_data(), bad))
+    assert not hasattr(m, "model_")
+
+
+def test_bad_datasets_are_refused_naming_x():
+    with pytest.raises(ValueError, match="X needs at least 2 samples"):
+        _small().fit(Rows(_data()[:1]))
+    with pytest.raises(ValueError, match="X rows have 1 value"):
+        _small().fit(Rows(_data()[:, :1]))
+    with pytest.raises(ValueError, match="n_clusters"):
+        URLOST(n_clusters=40).fit(Rows(_data()))
+
+
+def test_a_table_is_streamed_chunk_by_chunk_never_read_whole(one_thread, tmp_path,
+                                                             monkeypatch):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from iclr25.datasets.files import TableRows
+
+    X = _data(n=96).numpy()
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.table({f"c{j}": X[:, j] for j in range(12)}), path, row_group_size=8)
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    table = TableRows(path, cache_mb=2 * 8 * 12 * 4 / 2**20)    # 12 chunks, a 2-chunk cache
+    decoded = []
+    real = table._decode
+    table._decode = lambda c: decoded.append(c) or real(c)
+    m = _small().fit(table)
+    # the clustering's sample (all 96 rows, in order; chunk 0 cached when opened), the
+    # statistics' pass, then each epoch decode every chunk once (a uniform permutation
+    # would decode about one chunk per row)
+    assert decoded[:11] == list(range(1, 12)) and decoded[11:23] == list(range(12)), decoded
+    assert sorted(decoded[23:35]) == sorted(decoded[35:]) == list(range(12)), decoded
+    ref = _small().fit(X)
+    assert torch.equal(m.groups_, ref.groups_)
+    torch.testing.assert_close(m.mean_, ref.mean_, rtol=1e-6, atol=1e-6)
+    assert np.isfinite(m.loss_curve_).all() and m.transform(X).shape == (96, 8)
+
+
+def test_cli_fit_streams_a_table_as_the_api_does(one_thread, tmp_path, monkeypatch):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.files import TableRows
+
+    X = _data().numpy()
+    path = tmp_path / "x.parquet"
+    pq.write_table(pa.table({f"c{j}": X[:, j] for j in range(12)}), path, row_group_size=16)
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    res = CliRunner().invoke(app, ["urlost", "fit", str(path), "--clusters", "3",
+                                   "--neighbors", "3", "--epochs", "2", "--dim", "8",
+                                   "--out", str(tmp_path / "m.safetensors")])
+    assert res.exit_code == 0, res.output
+    api = URLOST(n_clusters=3, n_neighbors=3, epochs=2, dim=8).fit(TableRows(path))
+    cli = URLOST.load(tmp_path / "m.safetensors")
+    assert torch.equal(api.groups_, cli.groups_)
+    for u, v in zip(api.model_.state_dict().values(), cli.model_.state_dict().values(),
+                    strict=True):
+        assert torch.equal(u, v)

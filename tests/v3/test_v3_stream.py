@@ -1,0 +1,112 @@
+"""V3 fit streamed from a map-style Dataset of sequences (issue 71 item 2): the arrays'
+model bit for bit, bad items refused naming X, a table read chunk by chunk, the CLI."""
+
+import pytest
+import torch
+from torch.utils.data import Dataset
+
+from iclr25.datasets.views import digit_sequences
+from iclr25.v3 import V3
+
+X = digit_sequences(21, seed=0)[0]      # (21, 10, 3, 8, 8)
+
+
+class Seqs(Dataset):
+    """Sequences read one by one (as from disk); ``bad``: {item: value} served instead."""
+
+    def __init__(self, X, bad=None):
+        self.X, self.bad = X, bad or {}
+
+    def __len__(self):
+        return len(self.X)
+
+    def __getitem__(self, i):
+        return self.bad.get(i, self.X[i])
+
+
+def _v3(**kw):
+    return V3(**{"epochs": 3, "batch_size": 8, "hidden": 32, "d_content": 8, "d_style": 8,
+                 "seed": 0, **kw})
+
+
+def _same(a, b):
+    assert a.history_ == b.history_ and a.fragment_shape_ == b.fragment_shape_
+    for (k, u), v in zip(a.model_.state_dict().items(), b.model_.state_dict().values(),
+                         strict=True):
+        assert torch.equal(u, v), k
+
+
+def test_a_dataset_trains_the_arrays_model_bit_for_bit(one_thread):
+    # 21 sequences in batches of 8: the last batch of 5; the k-means start on the first
+    _same(_v3().fit(X), _v3().fit(Seqs(X)))
+    assert torch.equal(X, digit_sequences(21, seed=0)[0])                     # untouched
+
+
+@pytest.mark.parametrize(("bad", "err", "match"), [
+    ({6: X[6, :9]}, ValueError, r"X item 6 has shape \(9, 3, 8, 8\), item 0 \(10, 3, 8, 8\)"),
+    ({4: (X[4], 1)}, ValueError, r"X item 4 is a tuple: its items must be sequences"),
+    ({9: torch.zeros(10, 3, 8, 8, dtype=torch.long)}, TypeError,
+     r"X item 9 must be floating point"),
+    ({12: torch.full((10, 3, 8, 8), float("nan"))}, ValueError, r"X item 12 holds NaN"),
+    ({0: X[0, 0, 0, 0]}, ValueError, r"X items must be sequences \(N, \*fragment\) with N >= 2"),
+])
+def test_a_bad_item_is_one_error_naming_x_before_training(bad, err, match):
+    m = _v3()
+    with pytest.raises(err, match=match):
+        m.fit(Seqs(X, bad))
+    assert not hasattr(m, "model_")
+
+
+def test_too_few_sequences_are_refused_naming_x():
+    with pytest.raises(ValueError, match="X needs B >= 2 sequences, got 1"):
+        _v3().fit(Seqs(X[:1]))
+
+
+def _table(path, seqs, group=4):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"seq": pa.array(seqs.numpy().tolist())}), path,
+                   row_group_size=group)
+    return path
+
+
+def test_a_table_is_streamed_chunk_by_chunk_never_read_whole(one_thread, tmp_path,
+                                                             monkeypatch):
+    from iclr25.datasets.files import TableRows
+
+    path = _table(tmp_path / "s.parquet", X)                     # 6 chunks of <= 4
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    per_seq = 10 * 3 * 8 * 8 * 4
+    table = TableRows(path, cache_mb=2 * 4 * per_seq / 2**20)    # a 2-chunk cache
+    decoded = []
+    real = table._decode
+    table._decode = lambda c: decoded.append(c) or real(c)
+    m = _v3(epochs=2).fit(table)
+    # the check of every item in row order (chunk 0 cached when the table was opened),
+    # then each epoch decodes a chunk at most once (a uniform permutation would decode
+    # about one chunk per sequence)
+    assert decoded[:5] == [1, 2, 3, 4, 5] and len(decoded) <= 5 + 2 * 6, decoded
+    assert set(decoded[5:]) == set(range(6)), decoded
+    assert m.fragment_shape_ == (3, 8, 8) and len(m.history_) == 2
+    assert all(torch.isfinite(torch.tensor(list(h.values()))).all() for h in m.history_)
+
+
+def test_cli_fit_streams_a_table_as_the_api_does(one_thread, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.files import TableRows
+
+    path = _table(tmp_path / "s.parquet", X)
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    res = CliRunner().invoke(app, ["v3", "fit", str(path), "--codes", "4", "--epochs", "2",
+                                   "--batch-size", "8", "--out",
+                                   str(tmp_path / "m.safetensors")])
+    assert res.exit_code == 0, res.output
+    assert "codebook usage on SEQS" in res.output
+    api = V3(n_codes=4, epochs=2, batch_size=8, seed=0).fit(TableRows(path))
+    cli = V3.load(tmp_path / "m.safetensors")
+    for u, v in zip(api.model_.state_dict().values(), cli.model_.state_dict().values(),
+                    strict=True):
+        assert torch.equal(u, v)
