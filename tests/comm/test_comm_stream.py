@@ -4,6 +4,7 @@ arrays, bad items refused naming the argument, on-disk tables read chunk by chun
 import numpy as np
 import pytest
 import torch
+from _rows import Rows
 from torch.utils.data import Dataset
 
 from iclr25.comm import CoMMEmbedder
@@ -53,7 +54,7 @@ def test_pretraining_on_a_dataset_equals_the_tensors_bit_for_bit(one_thread):
 def test_embedder_fit_on_a_dataset_matches_the_arrays(one_thread):
     Xs = _data()
     a, b = _small().fit(Xs), _small().fit(Pairs(Xs))
-    c = _small().fit([Pairs(Xs).Xs[0], _AsRows(Xs[1])])       # a list mixing array, Dataset
+    c = _small().fit([Pairs(Xs).Xs[0], Rows(Xs[1])])       # a list mixing array, Dataset
     # one streaming float64 pass vs float32 reductions over the whole array: float32 rounding
     for m in (b, c):
         assert m.widths_ == a.widths_ == [5, 3]
@@ -64,16 +65,6 @@ def test_embedder_fit_on_a_dataset_matches_the_arrays(one_thread):
     assert np.array_equal(b.transform(Xs), c.transform(Xs))
     assert all(np.array_equal(X, Y) for X, Y in zip(Xs, _data(), strict=True))  # untouched
 
-
-class _AsRows(Dataset):
-    def __init__(self, X):
-        self.X = X
-
-    def __len__(self):
-        return len(self.X)
-
-    def __getitem__(self, i):
-        return self.X[i]
 
 
 @pytest.mark.parametrize(("bad", "match"), [
@@ -93,7 +84,7 @@ def test_a_bad_item_is_one_error_naming_xs_before_training(bad, match):
 def test_bad_datasets_are_refused_naming_the_argument():
     Xs = _data()
     with pytest.raises(ValueError, match="different numbers of rows"):
-        _small().fit([_AsRows(Xs[0]), _AsRows(Xs[1][:10])])
+        _small().fit([Rows(Xs[0]), Rows(Xs[1][:10])])
     with pytest.raises(ValueError, match="at least 2 rows"):
         _small().fit(Pairs([X[:1] for X in Xs]))
     with pytest.raises(ValueError, match=r"xs must hold 3 modalities, got 2"):

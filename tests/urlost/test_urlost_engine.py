@@ -3,24 +3,12 @@
 import pytest
 import torch
 from _engine_checks import check_bf16, check_ddp, check_refused, check_resume, tensors
-from torch.utils.data import Dataset
+from _rows import Rows
 
 from iclr25.urlost import URLOST, grid_patches
 
 pytest.importorskip("lightning_fabric")
 
-
-class _Rows(Dataset):
-    """The rows as a Dataset, read one by one (as from disk)."""
-
-    def __init__(self, X):
-        self.X = X
-
-    def __len__(self):
-        return len(self.X)
-
-    def __getitem__(self, i):
-        return self.X[i]
 
 
 def _trainer(dim=8, epochs=7, key_bias=True, stream=False):
@@ -28,7 +16,7 @@ def _trainer(dim=8, epochs=7, key_bias=True, stream=False):
     DDP, every process drawing the whole batch's mask); 7 epochs = 21 steps. ``stream``:
     the rows read from a Dataset."""
     X = torch.rand(45, 16, generator=torch.Generator().manual_seed(0))
-    X = _Rows(X) if stream else X
+    X = Rows(X) if stream else X
 
     def train(**engine):
         m = URLOST(groups=grid_patches(4, 4, 2), shared=True, dim=dim, depth=1, heads=2,

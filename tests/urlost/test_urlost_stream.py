@@ -4,23 +4,10 @@ clustering on a bounded sample, bad items refused naming X, tables read chunk by
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import Dataset
+from _rows import Rows
 
 import iclr25.urlost.mae as mae
 from iclr25.urlost import URLOST, SelfOrganizingClusters
-
-
-class Rows(Dataset):
-    """Rows read one by one (as from disk); ``bad``: {row: item} served instead."""
-
-    def __init__(self, X, bad=None):
-        self.X, self.bad = X, bad or {}
-
-    def __len__(self):
-        return len(self.X)
-
-    def __getitem__(self, i):
-        return self.bad.get(i, self.X[i])
 
 
 def _data(n=90, d=12, seed=0):

@@ -3,25 +3,13 @@ model bit for bit, bad items refused naming X, a table read chunk by chunk, the 
 
 import pytest
 import torch
-from torch.utils.data import Dataset
+from _rows import Rows
 
 from iclr25.datasets.views import digit_sequences
 from iclr25.v3 import V3
 
 X = digit_sequences(21, seed=0)[0]      # (21, 10, 3, 8, 8)
 
-
-class Seqs(Dataset):
-    """Sequences read one by one (as from disk); ``bad``: {item: value} served instead."""
-
-    def __init__(self, X, bad=None):
-        self.X, self.bad = X, bad or {}
-
-    def __len__(self):
-        return len(self.X)
-
-    def __getitem__(self, i):
-        return self.bad.get(i, self.X[i])
 
 
 def _v3(**kw):
@@ -38,7 +26,7 @@ def _same(a, b):
 
 def test_a_dataset_trains_the_arrays_model_bit_for_bit(one_thread):
     # 21 sequences in batches of 8: the last batch of 5; the k-means start on the first
-    _same(_v3().fit(X), _v3().fit(Seqs(X)))
+    _same(_v3().fit(X), _v3().fit(Rows(X)))
     assert torch.equal(X, digit_sequences(21, seed=0)[0])                     # untouched
 
 
@@ -53,13 +41,13 @@ def test_a_dataset_trains_the_arrays_model_bit_for_bit(one_thread):
 def test_a_bad_item_is_one_error_naming_x_before_training(bad, err, match):
     m = _v3()
     with pytest.raises(err, match=match):
-        m.fit(Seqs(X, bad))
+        m.fit(Rows(X, bad))
     assert not hasattr(m, "model_")
 
 
 def test_too_few_sequences_are_refused_naming_x():
     with pytest.raises(ValueError, match="X needs B >= 2 sequences, got 1"):
-        _v3().fit(Seqs(X[:1]))
+        _v3().fit(Rows(X[:1]))
 
 
 def _table(path, seqs, group=4):
