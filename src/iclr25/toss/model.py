@@ -328,6 +328,8 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         C = self._checked_labels(cov, n, q, torch.device("cpu"))
         Engine(device_kind="cpu", **run)
         gen = resolve_seed(self.seed)
+        # the statistics' pass first: it checks every item (width, NaN) before any work
+        (xm, ym), (xs, ys) = row_moments(data.__getitem__, n, ["X", "Y"])
         pseudo = None
         if self.loss == "toss":
             if n <= PSEUDO_ROWS:       # every row, in order: the arrays' labels bit for bit
@@ -337,14 +339,13 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
                 del Xa, Ya
             else:                      # a seeded sample, read in row order (chunk by chunk)
                 pick = torch.randperm(n, generator=torch.Generator().manual_seed(
-                    gen.initial_seed() + 1))[:PSEUDO_ROWS].sort().values
+                    (gen.initial_seed() + 1) % 2**64))[:PSEUDO_ROWS].sort().values
                 Xa, Ya = (torch.stack(c) for c in
                           zip(*(data[int(i)] for i in pick), strict=True))
                 pseudo = sample_pseudo_covariance(Xa, Ya.double(), data.block, n,
                                                   n_neighbors=self.n_neighbors,
                                                   center=self.center)
                 del Xa, Ya
-        (xm, ym), (xs, ys) = row_moments(data.__getitem__, n, ["X", "Y"])
         init_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
         self.x_mean_, self.x_scale_ = xm, xs.clamp_min(1e-12)
         self.y_mean_, self.y_scale_ = ym, ys.clamp_min(1e-12)
