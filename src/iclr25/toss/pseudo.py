@@ -164,8 +164,9 @@ def pseudo_covariance(
     for start in range(0, n, chunk_size):
         rows = np.arange(start, min(start + chunk_size, n))
         dist, idx = _neighbours(index, Z, rows, k, include_self)
-        out[rows[0]:rows[-1] + 1] = _spread(dist, idx, Zt, Zt[torch.from_numpy(rows).to(dev)],
-                                            Yt, temperature, center, jitter)
+        out[rows[0]:rows[-1] + 1] = _spread(_weights(dist, temperature, Yt), idx, Zt,
+                                            Zt[torch.from_numpy(rows).to(dev)], Yt, center,
+                                            jitter)
     return out
 
 
@@ -205,20 +206,25 @@ def sample_pseudo_covariance(X: torch.Tensor, Y: torch.Tensor,
         xq = queries(start, stop).detach().cpu().double().numpy()
         zq = np.linalg.solve(chol, ((xq - mean) / std).T).T
         dist, idx = index.kneighbors(zq)
-        out[start:stop] = _spread(dist, idx, Zt, torch.from_numpy(zq).to(device=dev, dtype=dt),
-                                  Y, temperature, center, jitter)
+        out[start:stop] = _spread(_weights(dist, temperature, Y), idx, Zt,
+                                  torch.from_numpy(zq).to(device=dev, dtype=dt), Y, center,
+                                  jitter)
     return out
 
 
-def _spread(dist: np.ndarray, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor,
-            Yt: torch.Tensor, temperature: float, center: Center,
-            jitter: float) -> torch.Tensor:
-    """Query rows' labels (m, q, q) from their neighbours' distances and indices (m, k) into
-    the observations Zt (whitened), Yt; zq (m, d): the queries' whitened inputs."""
+def _weights(dist: np.ndarray, temperature: float, Yt: torch.Tensor) -> torch.Tensor:
+    """Softmax weights (m, k) of the neighbours' negative squared distances (m, k)."""
+    d2 = torch.from_numpy(dist).to(device=Yt.device, dtype=Yt.dtype).square()
+    return torch.softmax(-d2 / temperature, dim=1)
+
+
+def _spread(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor,
+            Yt: torch.Tensor, center: Center, jitter: float) -> torch.Tensor:
+    """Query rows' labels (m, q, q) from their neighbours' weights (:func:`_weights`) and
+    indices (m, k) into the observations Zt (whitened), Yt; zq (m, d): the queries' whitened
+    inputs."""
     dev, dt = Yt.device, Yt.dtype
     idx_t = torch.from_numpy(idx).to(dev)
-    d2 = torch.from_numpy(dist).to(device=dev, dtype=dt).square()
-    w = torch.softmax(-d2 / temperature, dim=1)                      # (m, k)
     Yn = Yt[idx_t]                                                   # (m, k, q)
     if center == "mean":
         resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
