@@ -157,3 +157,17 @@ def test_cli_fit_streams_a_table_as_the_api_does(one_thread, tmp_path, monkeypat
     for u, v in zip(api.model_.state_dict().values(), cli.model_.state_dict().values(),
                     strict=True):
         assert torch.equal(u, v)
+
+
+def test_a_streamed_dataset_under_ddp_and_resumed_equals_one_process(one_thread, tmp_path):
+    pytest.importorskip("lightning_fabric")
+    from _engine_checks import check_ddp, check_resume, tensors
+
+    X, Y = _data(n=64)
+
+    def train(**engine):
+        m = _small(epochs=3).fit(Rows(X), Rows(Y), **engine)      # 4 steps an epoch
+        return m.history_, tensors(m.model_)
+
+    check_ddp(train)
+    check_resume(train, 5, tmp_path)
