@@ -359,14 +359,11 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
             roots = sqrtm_psd(labels.double() * inv[:, None] * inv[None, :]).float().flatten(1)
         items = Targets(data, (self.x_mean_, self.x_scale_), (self.y_mean_, self.y_scale_),
                         roots)
-        from iclr25.datasets.files import TableRows
+        from iclr25.datasets.files import aligned_batches
 
-        # tables (X's, Y's: one file's columns): the streaming shuffle of the one whose cache
-        # holds the fewest rows, so each window fits both; else the arrays' permutation
-        srcs = [t for t in (data.X, data.Y) if t is not None]
-        order = min(srcs, key=lambda t: t.cache_rows).batches(self.batch_size,
-                                                              gen.initial_seed()) \
-            if all(isinstance(t, TableRows) for t in srcs) else None
+        # tables (X's, Y's: one file's columns) stream in their shuffle; else a permutation
+        order = aligned_batches([t for t in (data.X, data.Y) if t is not None],
+                                self.batch_size, gen.initial_seed())
         return self._train(items, None, q, gen, on_epoch_end, run, order)
 
     def _train(self, X: torch.Tensor | Dataset, target: torch.Tensor | None, q: int,
