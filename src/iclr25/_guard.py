@@ -132,10 +132,10 @@ from iclr25._choices import (  # what guarded returns where ours is worse
     Fallback,
 )
 
-__all__ = ["BLURS", "DEFAULT_FALLBACK", "FALLBACKS", "MARGINS", "MEASURES", "PRISTINE",
-           "Fallback", "Measure", "MeasureSpec", "RestorationWarning", "check_fallback",
-           "check_margin", "choose_measure", "guarded", "niqe", "noise_sigma", "r2r_psnr",
-           "reblur"]
+__all__ = ["BLURS", "DEFAULT_FALLBACK", "FALLBACKS", "MARGINS", "MEASURES", "MIDDLE_GREY",
+           "PRISTINE", "Fallback", "Measure", "MeasureSpec", "RestorationWarning",
+           "check_fallback", "check_margin", "choose_measure", "guarded", "niqe",
+           "noise_sigma", "not_underexposed", "r2r_psnr", "reblur", "scene_key"]
 
 #: How the check scores an output (the module's docstring; :data:`MEASURES`).
 Measure = Literal["psnr", "r2r", "reblur", "exposure", "niqe"]
@@ -509,6 +509,61 @@ def lowlight_psnr(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return 10 * torch.log10(1 / mse.clamp(min=1e-10))
 
 
+#: Middle grey, the level an exposure meter puts the average scene at (18% reflectance,
+#: ISO 2720), in sRGB: 1.055 · 0.18^(1/2.4) − 0.055.
+MIDDLE_GREY = 0.461
+#: The side of the blocks :func:`scene_key` averages the luma over (noise falls by this).
+KEY_BLOCK = 4
+
+
+def scene_key(x: torch.Tensor) -> torch.Tensor:
+    """The key of each image's scene (Reinhard et al. 2002; Akyüz & Reinhard 2006): where its
+    log-average luminance lies between its darkest and brightest, ``(2·mean(log L) − log L₁
+    − log L₉₉) / (log L₉₉ − log L₁)`` in [−1, 1], L₁ and L₉₉ the 1st and 99th percentiles
+    (the robust extremes Reinhard uses). Below 0 a low-key scene: most of it far darker
+    than its highlights (a night sky, objects on black). A darkening ``k·L^γ`` moves every
+    log L by the same affine map, so the key is the scene's, not the exposure's. The luma
+    (BT.601) is averaged over :data:`KEY_BLOCK`-px blocks and held at or above the block
+    mean's noise σ̂/:data:`KEY_BLOCK` (:func:`noise_sigma`; darker cannot be told from
+    black), so sensor noise does not read as shadow. ``x``: (B, 3, H, W). Returns (B,)
+    float64 (0 for a flat image)."""
+    t = x.detach().cpu().double()
+    w = torch.tensor([0.299, 0.587, 0.114], dtype=torch.float64)
+    y = torch.einsum("c,bchw->bhw", w, t)[:, None]
+    b = KEY_BLOCK if min(y.shape[-2:]) >= KEY_BLOCK else 1
+    floor = (noise_sigma(t) / b).clamp(min=1e-4)[:, None]
+    lg = F.avg_pool2d(y, b).flatten(1).clamp(min=floor).log()
+    lo, hi = torch.quantile(lg, 0.01, dim=1), torch.quantile(lg, 0.99, dim=1)
+    span = hi - lo
+    return torch.where(span > 1e-9, (2 * lg.mean(1) - lo - hi) / span.clamp(min=1e-9),
+                       torch.zeros_like(span))
+
+
+def not_underexposed(x: torch.Tensor) -> list[str | None]:
+    """Why each image is not an under-exposed typical photo, which the exposure measure
+    (:func:`lowlight_psnr`) assumes, or None where it may be one (issue 68, round 6): its
+    highlights (99th luma percentile) already reach :data:`MIDDLE_GREY`, or its scene is
+    low-key (:func:`scene_key` below 0). There the measure judges a dark scene against a
+    typical photo's tones and prefers any brightening; the check returns no verdict and
+    the default keeps the input. Rule written before it was measured on a held-out set
+    (``benchmarks/dcpt_checks.py --set round6``). ``x``: (B, 3, H, W)."""
+    w = torch.tensor([0.299, 0.587, 0.114], dtype=torch.float64)
+    y = torch.einsum("c,bchw->bhw", w, x.detach().cpu().double()).flatten(1)
+    p99 = torch.quantile(y, 0.99, dim=1).tolist()
+    out: list[str | None] = []
+    for h, k in zip(p99, scene_key(x).tolist(), strict=True):
+        if h >= MIDDLE_GREY:
+            out.append(f"not under-exposed: its brightest 1% already reach middle grey "
+                       f"({h:.2f} >= {MIDDLE_GREY})")
+        elif k < 0:
+            out.append(f"a low-key scene (key {k:+.2f} < 0: most of it far darker than its "
+                       f"highlights, as a night sky or objects on black), whose exposure "
+                       f"cannot be judged without a reference")
+        else:
+            out.append(None)
+    return out
+
+
 # --- the comparison ---------------------------------------------------------------------------
 
 def choose_measure(reference: torch.Tensor | None, degradation: str | None) -> Measure:
@@ -586,6 +641,8 @@ class MeasureSpec:
     unit: str
     higher: bool
     score: Scorer
+    #: Per image of the input batch: why the measure cannot judge it (None: it can).
+    unjudged: Callable[[torch.Tensor], list[str | None]] | None = None
 
     def better(self, a: float, b: float) -> bool:
         """Whether score ``a`` is strictly better than ``b`` (False where either is NaN)."""
@@ -604,7 +661,7 @@ MEASURES: dict[Measure, MeasureSpec] = {
     "reblur": MeasureSpec("PSNR of the output re-blurred, blur width estimated from the "
                           "photo, against the input", "dB", True, _reblur),
     "exposure": MeasureSpec("PSNR estimated without a reference from tones, colour cast "
-                            "and noise", "dB", True, _exposure),
+                            "and noise", "dB", True, _exposure, not_underexposed),
     "niqe": MeasureSpec("NIQE, lower is better", "", False, _niqe),
 }
 
@@ -629,28 +686,30 @@ MARGINS: dict[Measure, float] = {"psnr": 0.0, "r2r": 1.0, "reblur": 1.0, "exposu
 @dataclass(frozen=True)
 class _Row:
     """One image's scores: ours, the input's, and the best classical result's (its name,
-    None without classical restorers)."""
+    None without classical restorers); ``why`` the measure cannot judge the image (None:
+    it can; then ours never counts as beating the input)."""
 
     ours: float
     inp: float
     best: str | None
     cls: float
+    why: str | None = None
 
     def below(self, spec: MeasureSpec, margin: float = 0.0) -> tuple[bool, bool]:
         """Whether ours scores below the best classical result, and whether it fails to
         beat the input by ``margin`` (at 0: scores below it, or cannot be scored)."""
         return (self.best is not None and spec.better(self.cls, self.ours),
-                not spec.clears(self.ours, self.inp, margin))
+                self.why is not None or not spec.clears(self.ours, self.inp, margin))
 
 
 def _row(i: int, s_ours: torch.Tensor, s_in: torch.Tensor, s_cls: Mapping[str, torch.Tensor],
-         spec: MeasureSpec) -> _Row:
+         spec: MeasureSpec, why: str | None = None) -> _Row:
     best = None
     for k, s in s_cls.items():   # the first of the best, as the classical result
         if best is None or spec.better(float(s[i]), float(s_cls[best][i])):
             best = k
     cls = float(s_cls[best][i]) if best is not None else float("nan")
-    return _Row(float(s_ours[i]), float(s_in[i]), best, cls)
+    return _Row(float(s_ours[i]), float(s_in[i]), best, cls, why)
 
 
 def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: float) -> str:
@@ -674,7 +733,9 @@ def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: floa
         alts = ([f"fallback='classical' returns the {row.best} result"] if below_cls else []) \
             + (["fallback='input' returns the input"] if below_in else [])
         act = "returned ours; " + " and ".join(alts)
-    if below_in and not spec.better(row.inp, row.ours):   # above the input, within margin
+    if row.why is not None:
+        what = f"is not judged, {row.why}"
+    elif below_in and not spec.better(row.inp, row.ours):   # above the input, within margin
         short = f"does not beat the input by the margin {margin:g}{u}"
         what = (f"scores below the classical result and {short}" if below_cls
                 else short)
@@ -700,7 +761,9 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     input by the margin, a :class:`RestorationWarning` gives the numbers; ``fallback``
     "classical" then returns the classical result (where it scores above ours), "input"
     the input (so with "input" ours is returned only where the check scores it at least
-    ``margin`` above the input, NaN scores included), "none" ours.
+    ``margin`` above the input, NaN scores included), "none" ours. An image the measure
+    cannot judge (:attr:`MeasureSpec.unjudged`: the exposure measure's
+    :func:`not_underexposed`) counts as ours not beating the input, whatever the scores.
     """
     spec = MEASURES[measure]
     m = MARGINS[measure] if margin is None else margin
@@ -712,9 +775,10 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     s_in = spec.score(x, lambda b: b.clamp(0, 1), inp)
     s_ours = spec.score(ours, f, inp)
     s_cls = {k: spec.score(v, classical[k], inp) for k, v in cands.items()}
+    whys = spec.unjudged(x) if spec.unjudged is not None else [None] * len(x)
     out = ours.clone()
     for i in range(len(x)):
-        row = _row(i, s_ours, s_in, s_cls, spec)
+        row = _row(i, s_ours, s_in, s_cls, spec, whys[i])
         below_cls, below_in = row.below(spec, m)
         if not (below_cls or below_in):
             continue
