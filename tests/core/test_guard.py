@@ -202,3 +202,18 @@ def test_a_score_that_cannot_be_estimated_is_said_in_words_not_nan():
     assert "nan" not in text.lower().replace("nl-means", ""), text
     assert "input not estimable" in text and "ours 47.49 dB" in text
     assert "returned the input unchanged" in text
+
+
+def test_the_scene_key_is_the_scenes_not_the_exposures():
+    """The key (Reinhard's) moves by an affine map of log L, so a darkening k·L^γ keeps it:
+    chelsea stays typical (> 0), the star field low-key (< 0)."""
+    from iclr25._guard import scene_key
+    from iclr25.datasets.images import load_image
+
+    for name, sign in (("chelsea", 1), ("hubble_deep_field", -1)):
+        x = load_image(name, max_side=64).double()[None]
+        k0 = float(scene_key(x))
+        assert k0 * sign > 0.2
+        for k, g in ((0.2, 1.0), (0.1, 2.0)):
+            assert abs(float(scene_key(k * x ** g)) - k0) < 0.02
+    assert float(scene_key(torch.full((1, 3, 16, 16), 0.3))) == 0.0   # flat: no spread

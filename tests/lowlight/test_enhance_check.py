@@ -200,3 +200,78 @@ def test_cli_fallback(tmp_path, net, clean):
                                      *args])
         lines = r.output.strip().splitlines()
         assert r.exit_code == 2 and len(lines) == 1 and needle in lines[0], r.output
+
+
+def _phantom(side=64):
+    """scikit-image's Shepp-Logan phantom (grey objects on black), side×side, 3 channels."""
+    import skimage.data
+    a = torch.from_numpy(skimage.data.shepp_logan_phantom())[None, None].float()
+    return torch.nn.functional.interpolate(a, size=(side, side), mode="area")[0].expand(
+        3, -1, -1).clone()
+
+
+class GammaToMean(nn.Module):
+    """A stand-in enhancer: the gamma curve to mean 0.5 (what a zero-reference network
+    learns to do to a dark photo)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        from types import SimpleNamespace
+        return SimpleNamespace(enhanced=CLASSICAL["gamma"](x) + self.w)
+
+
+@pytest.mark.parametrize("scene", ["hubble_deep_field", "phantom"])
+def test_a_darkened_dark_scene_is_not_judged_and_the_default_keeps_it(scene):
+    """Issue 68, round 6: a star field or objects on black, darkened, is a low-key scene,
+    not an under-exposed typical photo: the check gives no verdict and the default returns
+    the input unchanged although the exposure measure scores the brightened output higher
+    (the brightening is worse by the reference)."""
+    from iclr25._guard import lowlight_psnr, not_underexposed
+    from iclr25.datasets.images import degrade
+
+    clean = _phantom() if scene == "phantom" else load_image(scene, max_side=64)
+    net = GammaToMean()
+    for seed in range(3):
+        dark = degrade(clean, "low_light", seed=seed)
+        assert "low-key scene" in not_underexposed(dark[None])[0]
+        plain = enhance(net, dark, check=False)
+        assert lowlight_psnr(plain[None], dark[None]) > lowlight_psnr(dark[None], dark[None]) + 1
+        assert psnr(plain, clean) < psnr(dark, clean)     # what the default must not return
+        x = dark.clone()
+        with pytest.warns(RestorationWarning, match="not judged, a low-key scene.*returned "
+                                                    "the input unchanged"):
+            assert torch.equal(enhance(net, x), dark)
+        assert torch.equal(x, dark)
+        with pytest.warns(RestorationWarning, match="returned ours"):
+            assert torch.equal(enhance(net, dark, fallback="none"), plain)
+
+
+def test_a_darkened_typical_photo_is_still_enhanced(clean):
+    """The rule leaves an under-exposed typical photo to the measure: chelsea darkened by
+    the library's low light is judged, and the brightened output is returned."""
+    from iclr25._guard import not_underexposed
+    from iclr25.datasets.images import degrade
+
+    net = Brighten()
+    for seed in range(3):
+        dark = degrade(clean, "low_light", seed=seed)
+        assert not_underexposed(dark[None]) == [None]
+        plain = enhance(net, dark, check=False)
+        assert psnr(plain, clean) > psnr(dark, clean)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")            # may score below the classical result
+            assert torch.equal(enhance(net, dark), plain)
+
+
+def test_a_well_lit_photo_is_not_under_exposed(clean):
+    """Highlights at middle grey or above: not a low-light photo, whatever its key."""
+    from iclr25._guard import MIDDLE_GREY, not_underexposed
+
+    assert "brightest 1% already reach middle grey" in not_underexposed(clean[None])[0]
+    dimmed = clean * (0.98 * MIDDLE_GREY / torch.quantile(clean.mean(0), 0.99))
+    assert not_underexposed(dimmed[None]) == [None]
+    with pytest.warns(RestorationWarning, match="not under-exposed"):
+        assert torch.equal(enhance(Brighten(), clean), clean)
