@@ -63,7 +63,11 @@ Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstrin
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
 defocus 77.8% → 78.3% of 189, 1; low light 69.5% → 70.0% of 210, 57 (27.1%, all on three
-dark scenes); round 4 noise (fixed estimate) 95.2% → 94.8% of 210, 3 (1.4%).
+dark scenes); round 4 noise (fixed estimate) 95.2% → 94.8% of 210, 3 (1.4%). Round 6 low
+light at the default margin (measured once, 264 outputs; warned&worse / warned&better /
+quiet&worse / quiet&better): the rule before round 6 22 / 3 / 79 / 160, agreement 68.9%,
+79 returned worse (29.9%); with it 92 / 93 / 9 / 70, 61.4%, 9 (3.4%). Since round 6 the
+low-light reports apply the rule (round 3's low light: 66 / 54 / 7 / 83, 71.0%).
 
 Each verdict is a 2×2 table: the check warned (below the input; below the input or the
 classical result) or not, against the reference's worse or not. Target: ≥ 90% agreement.
