@@ -217,3 +217,11 @@ def test_the_scene_key_is_the_scenes_not_the_exposures():
         for k, g in ((0.2, 1.0), (0.1, 2.0)):
             assert abs(float(scene_key(k * x ** g)) - k0) < 0.02
     assert float(scene_key(torch.full((1, 3, 16, 16), 0.3))) == 0.0   # flat: no spread
+
+
+def test_the_rank_percentile_is_a_quantile_without_the_size_limit():
+    from iclr25._guard import _rank
+
+    v = torch.arange(1, 101, dtype=torch.float64)[None].repeat(2, 1)
+    assert _rank(v, 0.99).tolist() == [99.0, 99.0] and _rank(v, 0.01).tolist() == [1.0, 1.0]
+    assert _rank(v[:, :1], 0.99).tolist() == [1.0, 1.0]
