@@ -205,7 +205,8 @@ def test_a_score_that_cannot_be_estimated_is_said_in_words_not_nan():
 
 
 def test_the_scene_key_is_the_scenes_not_the_exposures():
-    """The key (Reinhard's) moves by an affine map of log L, so a darkening k·L^γ keeps it:
+    """The key (Reinhard's) moves by an affine map of log L, so a darkening k·L^γ keeps it
+    (exactly for a gain; for γ up to what averaging the blocks before the log moves):
     chelsea stays typical (> 0), the star field low-key (< 0)."""
     from iclr25._guard import scene_key
     from iclr25.datasets.images import load_image
@@ -214,8 +215,8 @@ def test_the_scene_key_is_the_scenes_not_the_exposures():
         x = load_image(name, max_side=64).double()[None]
         k0 = float(scene_key(x))
         assert k0 * sign > 0.2
-        for k, g in ((0.2, 1.0), (0.1, 2.0)):
-            assert abs(float(scene_key(k * x ** g)) - k0) < 0.02
+        assert abs(float(scene_key(0.2 * x)) - k0) < 1e-9
+        assert abs(float(scene_key(0.1 * x ** 2)) - k0) < 0.05
     assert float(scene_key(torch.full((1, 3, 16, 16), 0.3))) == 0.0   # flat: no spread
 
 
