@@ -62,7 +62,8 @@ Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstrin
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
 defocus 77.8% → 78.3% of 189, 1; low light 69.5% → 70.0% of 210, 57 (27.1%, all on three
-dark scenes); round 4 noise (fixed estimate) 95.2% → 94.8% of 210, 3 (1.4%).
+dark scenes); round 4 noise (fixed estimate) 95.2% → 94.8% of 210, 3 (1.4%); round 5 (fixed
+blur width) blur 88.9% → 87.3% of 189, 10 (5.3%), defocus 82.0% → 83.1% of 189, 13 (6.9%).
 
 Each verdict is a 2×2 table: the check warned (below the input; below the input or the
 classical result) or not, against the reference's worse or not. Target: ≥ 90% agreement.
