@@ -113,12 +113,9 @@ class Modalities(Dataset):
         """The streaming shuffle of the tables (:meth:`TableRows.batches`) when every
         modality is one, taken from the table whose cache holds the fewest rows (so each
         window of rows fits every cache); None: read in a uniform random permutation."""
-        from iclr25.datasets.files import TableRows
+        from iclr25.datasets.files import aligned_batches
 
-        if self.joint is not None or not all(isinstance(p, TableRows) for p in self.parts):
-            return None
-        tightest = min(self.parts, key=lambda p: p.cache_rows)
-        return tightest.batches(batch_size, seed)
+        return aligned_batches(self.parts, batch_size, seed)   # no parts with a joint Dataset
 
 
 def moments(data: Modalities, block: int = 4096

@@ -339,6 +339,17 @@ def _has_images(p: Path) -> bool:
     return any(f.suffix.lower() in IMAGE_SUFFIXES for f in p.iterdir() if f.is_file())
 
 
+def aligned_batches(sources: Sequence[object], batch_size: int, seed: int
+                    ) -> Callable[[int], list[torch.Tensor]] | None:
+    """The streaming shuffle (:meth:`TableRows.batches`) of row-aligned ``sources`` (one
+    table's columns read as several, e.g. modalities or inputs and targets) when every one is
+    a :class:`TableRows`: the one whose cache holds the fewest rows, so that each window of
+    rows fits every cache. None otherwise (the caller reads a uniform random permutation)."""
+    if not sources or not all(isinstance(t, TableRows) for t in sources):
+        return None
+    return min(sources, key=lambda t: t.cache_rows).batches(batch_size, seed)
+
+
 def open_dataset(path: str | Path, name: str = "path", **table: Any) -> TableRows | ImageFolder:
     """The dataset at ``path`` by its format (:data:`FORMATS`); ``table`` keywords go to
     :class:`TableRows` (``columns``, ``target``, ``split``, ``cache_mb``).

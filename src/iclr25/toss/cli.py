@@ -53,6 +53,25 @@ def _named_columns(data: Path):
     return list(ds.columns), arr.astype("float64")
 
 
+def _table_xy(data: Path, targets: list[str]):
+    """The feature and target columns of a table as two row-aligned
+    :class:`~iclr25.datasets.files.TableRows` (read chunk by chunk), and their names."""
+    from iclr25.datasets.files import TableRows, open_dataset
+
+    ds = open_dataset(data, "DATA")
+    if not isinstance(ds, TableRows) or ds.item_shape != (len(ds.columns),):
+        raise ValueError(f"DATA {data}: toss reads a table of scalar columns, got items of "
+                         f"shape {getattr(ds, 'item_shape', None)}")
+    missing = [c for c in targets if c not in ds.columns]
+    if missing:
+        raise ValueError(f"--targets: {data} lacks column(s) {', '.join(missing)}")
+    feats = [c for c in ds.columns if c not in targets]
+    if not feats:
+        raise ValueError(f"{data} has no feature columns besides the targets")
+    return (TableRows(data, feats, name="DATA"), TableRows(data, targets, name="DATA"),
+            feats, list(targets))
+
+
 def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
     """X, Y, feature names, target names from .csv, .npz or a table."""
     import numpy as np
@@ -103,6 +122,7 @@ def fit(
     import torch
 
     from iclr25._progress import estimating
+    from iclr25.datasets.files import is_dataset_path
     from iclr25.toss.model import HeteroscedasticRegressor
 
     named = _check_data(data)
@@ -118,19 +138,23 @@ def fit(
     run = engine.for_(HeteroscedasticRegressor.fit, out, "toss fit")
     names = [t.strip() for t in targets.split(",")] if targets else None
     try:
-        X, Y, feats, tnames = _load_xy(data, names, None)
-        if Y is None:
-            raise ValueError(f"{data} must hold an array named Y")
+        if is_dataset_path(data):      # streamed: the table is never read whole
+            X, Y, feats, tnames = _table_xy(data, names)
+        else:
+            X, Y, feats, tnames = _load_xy(data, names, None)
+            if Y is None:
+                raise ValueError(f"{data} must hold an array named Y")
+            X, Y = torch.from_numpy(X), torch.from_numpy(Y)
         reg = HeteroscedasticRegressor(loss=loss, epochs=epochs, n_neighbors=n_neighbors,
                                        seed=seed)
         with estimating():
-            reg.fit(torch.from_numpy(X), torch.from_numpy(Y), **run)
+            reg.fit(X, Y, **run)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
     reg.feature_names_, reg.target_names_ = feats, tnames
     reg.save(out)
-    typer.echo(f"fitted {loss} on {len(X)} rows ({X.shape[1]} inputs, {Y.shape[1]} targets); "
-               f"final loss {reg.history_[-1]:.4g}; saved {out}")
+    typer.echo(f"fitted {loss} on {len(X)} rows ({reg.n_features_in_} inputs, "
+               f"{reg.n_outputs_} targets); final loss {reg.history_[-1]:.4g}; saved {out}")
 
 
 @app.command()

@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from torch import nn
 from torch.nn import functional as F
+from torch.utils.data import Dataset
 
 from iclr25._checks import (
     ArrayLike,
@@ -32,9 +33,11 @@ from iclr25._contract import checked
 from iclr25._engine import Engine, Precision, Strategy
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init, seeded_mlp
+from iclr25.datasets.rows import moments as row_moments
 from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
 from iclr25.toss.metrics import gaussian_nll
-from iclr25.toss.pseudo import Center, pseudo_covariance
+from iclr25.toss.pseudo import Center, pseudo_covariance, sample_pseudo_covariance
+from iclr25.toss.rows import PSEUDO_ROWS, Pairs, Targets
 
 __all__ = ["CovarianceHead", "HeteroscedasticRegressor"]
 
@@ -236,7 +239,8 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
 
     # -- fitting ----------------------------------------------------------------------------
 
-    def fit(self, X: ArrayLike, Y: ArrayLike, cov: ArrayLike | None = None, *,
+    def fit(self, X: ArrayLike | Dataset, Y: ArrayLike | Dataset | None,
+            cov: ArrayLike | None = None, *,
             on_epoch_end: Callable[[int, HeteroscedasticRegressor], Any] | None = None,
             devices: int = 1, strategy: Strategy = "auto", precision: Precision = "32",
             checkpoint: str | os.PathLike | None = None, checkpoint_every: int | None = None,
@@ -249,8 +253,24 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         ``resume``: how the loop runs (:func:`iclr25._train.fit_minibatch`): DDP over
         ``devices`` processes (CPU) or GPUs, "bf16-mixed"/"16-mixed" autocast, a checkpoint
         file every ``checkpoint_every`` steps, ``resume`` from one (same data and batch
-        size). The data stay in memory: the standardisation and the neighbourhood
-        pseudo-labels read every row before training.
+        size).
+
+        ``X`` may also be a map-style ``Dataset`` of input rows with ``Y`` a row-aligned
+        Dataset of target rows, or a Dataset of ``(x, y)`` items with ``Y=None`` (a
+        :class:`~iclr25.datasets.files.TableRows`), streamed batch by batch on the CPU in
+        float32: the standardisation in ONE streaming pass over every row (float64
+        accumulation, :func:`iclr25.datasets.rows.moments`; equal to the arrays' float32
+        ``mean``/``std`` to about 1e-6 relative), which checks every item before training
+        (a bad one: one ``ValueError`` naming ``X`` or ``Y`` and the row). The toss loss's
+        pseudo-labels take their neighbours and Cov(𝒳) from a BOUNDED SAMPLE of
+        :data:`~iclr25.toss.rows.PSEUDO_ROWS` rows (seeded, uniform without replacement;
+        every row when there are fewer, then the labels are the arrays' bit for bit), and
+        every row's label is computed block by block against it
+        (:func:`~iclr25.toss.pseudo.sample_pseudo_covariance`; a row outside the sample is
+        not among its own neighbours). The labels (n, q, q) are kept, the only per-row state
+        (``cov`` labels are an array as with arrays); training reads the rows in the arrays'
+        shuffled batches (a table: its streaming order,
+        :meth:`~iclr25.datasets.files.TableRows.batches`).
 
         Raises:
             TypeError: integer/bool data. ValueError: shapes, NaN/inf, n <= n_neighbors
@@ -258,13 +278,17 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
             not PSD, missing labels for "w2-labels", bad hyper-parameters.
         """
         self._check_params()
+        run = dict(devices=devices, strategy=strategy, precision=precision,
+                   checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume)
+        if isinstance(X, Dataset):
+            return self._fit_streamed(Pairs(X, Y), cov, on_epoch_end, run)
         Xt = self._floating(X, "X", 2)
         Yt = self._floating(Y, "Y", 2)
         if len(Xt) != len(Yt):
             raise ValueError(f"X and Y must have the same number of rows, got {len(Xt)} and "
                              f"{len(Yt)}")
         n, q = Yt.shape
-        C = self._checked_labels(cov, Yt)
+        C = self._checked_labels(cov, n, q, Yt.device)
         device = torch.device(self.device) if self.device is not None else Xt.device
         # the run's options refused before the neighbourhood search, not after it
         Engine(devices=devices, strategy=strategy, precision=precision, checkpoint=checkpoint,
@@ -292,27 +316,78 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
             inv = (1 / self.y_scale_.double()).to(labels.device)
             root = sqrtm_psd(labels.double() * inv[:, None] * inv[None, :])
             target = torch.cat([Ys, root.to(device, f32).flatten(1)], dim=1)
+        return self._train(Xs, target, q, gen, on_epoch_end, run)
+
+    def _fit_streamed(self, data: Pairs, cov: ArrayLike | None,
+                      on_epoch_end: Callable[[int, HeteroscedasticRegressor], Any] | None,
+                      run: dict) -> HeteroscedasticRegressor:
+        """:meth:`fit` on a Dataset (see there): the labels on a bounded sample, the
+        statistics in one pass, then batch-by-batch training on the CPU in float32."""
+        n = len(data)
+        d, q = data.widths  # type: ignore[misc]
+        C = self._checked_labels(cov, n, q, torch.device("cpu"))
+        Engine(device_kind="cpu", **run)
+        gen = resolve_seed(self.seed)
+        # the statistics' pass first: it checks every item (width, NaN) before any work
+        (xm, ym), (xs, ys) = row_moments(data.__getitem__, n, ["X", "Y"])
+        pseudo = None
+        if self.loss == "toss":
+            if n <= PSEUDO_ROWS:       # every row, in order: the arrays' labels bit for bit
+                Xa, Ya = (torch.stack(c) for c in zip(*(data[i] for i in range(n)), strict=True))
+                pseudo = pseudo_covariance(Xa, Ya.double(), n_neighbors=self.n_neighbors,
+                                           center=self.center)
+                del Xa, Ya
+            else:                      # a seeded sample, read in row order (chunk by chunk)
+                pick = torch.randperm(n, generator=torch.Generator().manual_seed(
+                    (gen.initial_seed() + 1) % 2**64))[:PSEUDO_ROWS].sort().values
+                Xa, Ya = (torch.stack(c) for c in
+                          zip(*(data[int(i)] for i in pick), strict=True))
+                pseudo = sample_pseudo_covariance(Xa, Ya.double(), data.block, n,
+                                                  n_neighbors=self.n_neighbors,
+                                                  center=self.center)
+                del Xa, Ya
+        init_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
+        self.x_mean_, self.x_scale_ = xm, xs.clamp_min(1e-12)
+        self.y_mean_, self.y_scale_ = ym, ys.clamp_min(1e-12)
+        self.n_features_in_, self.n_outputs_ = d, q
+        self.pseudo_cov_ = pseudo
+        self.model_ = _Net(d, q, tuple(self.hidden), init_seed, tic=self.loss == "tic")
+        labels = pseudo if pseudo is not None else C
+        roots = None
+        if labels is not None:
+            inv = 1 / self.y_scale_.double()
+            roots = sqrtm_psd(labels.double() * inv[:, None] * inv[None, :]).float().flatten(1)
+        items = Targets(data, (self.x_mean_, self.x_scale_), (self.y_mean_, self.y_scale_),
+                        roots)
+        from iclr25.datasets.files import aligned_batches
+
+        # tables (X's, Y's: one file's columns) stream in their shuffle; else a permutation
+        order = aligned_batches([t for t in (data.X, data.Y) if t is not None],
+                                self.batch_size, gen.initial_seed())
+        return self._train(items, None, q, gen, on_epoch_end, run, order)
+
+    def _train(self, X: torch.Tensor | Dataset, target: torch.Tensor | None, q: int,
+               gen: torch.Generator, on_epoch_end: Callable | None, run: dict,
+               order: Callable | None = None) -> HeteroscedasticRegressor:
+        """Adam on the model's loss over X's (standardised) rows and targets."""
         # foreach: the same update bit for bit, one kernel per op for all parameters (CPU's
         # default loops over them in Python, a quarter of a step here)
         opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr, foreach=True)
-        loss_fn = self._loss_fn(q)
         hook = None if on_epoch_end is None else (lambda e: on_epoch_end(e, self))
-        self.history_ = fit_minibatch(self.model_, loss_fn, Xs, target, epochs=self.epochs,
-                                      batch_size=self.batch_size, optimizer=opt, seed=gen,
-                                      on_epoch_end=hook, progress=f"{self.loss} fit",
-                                      devices=devices, strategy=strategy, precision=precision,
-                                      checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                                      resume=resume)
+        self.history_ = fit_minibatch(self.model_, self._loss_fn(q), X, target,
+                                      epochs=self.epochs, batch_size=self.batch_size,
+                                      optimizer=opt, seed=gen, batches=order,
+                                      on_epoch_end=hook, progress=f"{self.loss} fit", **run)
         self.model_.eval()
         return self
 
-    def _checked_labels(self, cov: ArrayLike | None, Yt: torch.Tensor) -> torch.Tensor | None:
-        """The covariance labels as float64 on Y's device ("w2-labels"), else None."""
-        n, q = Yt.shape
+    def _checked_labels(self, cov: ArrayLike | None, n: int, q: int,
+                        device: torch.device) -> torch.Tensor | None:
+        """The covariance labels as float64 on ``device`` ("w2-labels"), else None."""
         if self.loss == "w2-labels":
             if cov is None:
                 raise ValueError("cov (covariance labels) is required for loss='w2-labels'")
-            C = self._floating(cov, "cov", 3).to(Yt.device, torch.float64)
+            C = self._floating(cov, "cov", 3).to(device, torch.float64)
             if C.shape != (n, q, q):
                 raise ValueError(f"cov must have shape {(n, q, q)}, got {tuple(C.shape)}")
             scale = C.abs().amax((-2, -1)).clamp_min(1e-300)

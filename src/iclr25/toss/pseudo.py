@@ -14,6 +14,7 @@ algorithm.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -49,9 +50,18 @@ def whiten(X: ArrayLike) -> np.ndarray:
         ValueError: fewer than 2 rows, a constant column (named), or collinear columns.
     """
     x = _floating(X, "X").detach().cpu().double().numpy()
+    mean, std, chol = _whitener(x)
+    # z = L^{-1} xs per row  <=>  rows of xs @ L^{-T}
+    return np.linalg.solve(chol, ((x - mean) / std).T).T
+
+
+def _whitener(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean (d,), std (d,), L (d, d)) of float64 rows x: z = L⁻¹ (x − mean) / std whitens x
+    (L the Cholesky factor of the correlation matrix); checked as :func:`whiten` says."""
     if len(x) < 2:
         raise ValueError(f"X needs at least 2 rows, got {len(x)}")
-    xc = x - x.mean(0)
+    mean = x.mean(0)
+    xc = x - mean
     std = xc.std(0, ddof=1)
     scale = np.abs(x).max(0) + 1e-300
     const = np.flatnonzero(std <= 1e-12 * scale)
@@ -66,8 +76,7 @@ def whiten(X: ArrayLike) -> np.ndarray:
         raise ValueError("X's sample covariance is singular (collinear columns)") from None
     if np.linalg.cond(chol) > 1e7:
         raise ValueError("X's sample covariance is singular (collinear columns)")
-    # z = L^{-1} xs per row  <=>  rows of xs @ L^{-T}
-    return np.linalg.solve(chol, xs.T).T
+    return mean, std, chol
 
 
 @checked
@@ -152,20 +161,77 @@ def pseudo_covariance(
     index = _knn_index(Z, k if include_self else k + 1, algorithm)
     Zt = torch.from_numpy(Z).to(device=dev, dtype=dt)
     out = torch.empty(n, q, q, device=dev, dtype=dt)
-    eye = torch.eye(q, device=dev, dtype=dt)
     for start in range(0, n, chunk_size):
         rows = np.arange(start, min(start + chunk_size, n))
         dist, idx = _neighbours(index, Z, rows, k, include_self)
-        idx_t = torch.from_numpy(idx).to(dev)
-        d2 = torch.from_numpy(dist).to(device=dev, dtype=dt).square()
-        w = torch.softmax(-d2 / temperature, dim=1)                  # (m, k)
-        Yn = Yt[idx_t]                                               # (m, k, q)
-        if center == "mean":
-            resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
-        else:
-            resid = _local_linear_residuals(Zt, rows, idx_t, Yn, w)
-        out[rows[0]:rows[-1] + 1] = (resid * w.unsqueeze(-1)).mT @ resid + jitter * eye
+        out[rows[0]:rows[-1] + 1] = _spread(_weights(dist, temperature, Yt), idx, Zt,
+                                            Zt[torch.from_numpy(rows).to(dev)], Yt, center,
+                                            jitter)
     return out
+
+
+def sample_pseudo_covariance(X: torch.Tensor, Y: torch.Tensor,
+                             queries: Callable[[int, int], torch.Tensor], n: int, *,
+                             n_neighbors: int, center: Center = "mean",
+                             temperature: float = 1.0, jitter: float = 1e-4,
+                             chunk_size: int = 4096) -> torch.Tensor:
+    """:func:`pseudo_covariance` of n query rows read block by block, Algorithm 1's
+    observations 𝒳 (the neighbours and Cov(𝒳)) being a sample (X (m, d), Y (m, q)) of them.
+
+    A query row in the sample finds itself among its k (Algorithm 1's bottom-k over all of
+    𝒳); a row outside it does not (its own target is not in its spread).
+
+    Args:
+        X, Y: the sample (floating point, checked by the caller; m > n_neighbors).
+        queries: ``(start, stop) -> (stop - start, d)`` query rows (float). n: their number.
+        chunk_size: query rows per block (memory O(chunk · k · (q + d)) beyond the output).
+
+    Returns:
+        (n, q, q) SPD labels on Y's device and dtype.
+
+    Raises:
+        ValueError: a constant or collinear column of X, n_neighbors >= m.
+    """
+    k = check_int(n_neighbors, "n_neighbors", 2)
+    if len(X) <= k:
+        raise ValueError(f"n_neighbors must be < the number of samples {len(X)}, got {k}")
+    mean, std, chol = _whitener(X.detach().cpu().double().numpy())
+    Z = np.linalg.solve(chol, ((X.detach().cpu().double().numpy() - mean) / std).T).T
+    index = _knn_index(Z, k, "auto")
+    dev, dt = Y.device, Y.dtype
+    Zt = torch.from_numpy(Z).to(device=dev, dtype=dt)
+    out = torch.empty(n, Y.shape[1], Y.shape[1], device=dev, dtype=dt)
+    for start in range(0, n, chunk_size):
+        stop = min(start + chunk_size, n)
+        xq = queries(start, stop).detach().cpu().double().numpy()
+        zq = np.linalg.solve(chol, ((xq - mean) / std).T).T
+        dist, idx = index.kneighbors(zq)
+        out[start:stop] = _spread(_weights(dist, temperature, Y), idx, Zt,
+                                  torch.from_numpy(zq).to(device=dev, dtype=dt), Y, center,
+                                  jitter)
+    return out
+
+
+def _weights(dist: np.ndarray, temperature: float, Yt: torch.Tensor) -> torch.Tensor:
+    """Softmax weights (m, k) of the neighbours' negative squared distances (m, k)."""
+    d2 = torch.from_numpy(dist).to(device=Yt.device, dtype=Yt.dtype).square()
+    return torch.softmax(-d2 / temperature, dim=1)
+
+
+def _spread(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor,
+            Yt: torch.Tensor, center: Center, jitter: float) -> torch.Tensor:
+    """Query rows' labels (m, q, q) from their neighbours' weights (:func:`_weights`) and
+    indices (m, k) into the observations Zt (whitened), Yt; zq (m, d): the queries' whitened
+    inputs."""
+    dev, dt = Yt.device, Yt.dtype
+    idx_t = torch.from_numpy(idx).to(dev)
+    Yn = Yt[idx_t]                                                   # (m, k, q)
+    if center == "mean":
+        resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
+    else:
+        resid = _local_linear_residuals(Zt[idx_t], zq, Yn, w)
+    eye = torch.eye(Yt.shape[1], device=dev, dtype=dt)
+    return (resid * w.unsqueeze(-1)).mT @ resid + jitter * eye
 
 
 def _knn_index(Z: np.ndarray, kq: int, algorithm: Algorithm):
@@ -197,13 +263,13 @@ def _neighbours(index, Z: np.ndarray, rows: np.ndarray, k: int,
     return dist, idx
 
 
-def _local_linear_residuals(Zt: torch.Tensor, rows: np.ndarray, idx_t: torch.Tensor,
-                            Yn: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+def _local_linear_residuals(Zn: torch.Tensor, zq: torch.Tensor, Yn: torch.Tensor,
+                            w: torch.Tensor) -> torch.Tensor:
     """Neighbours' targets Yn (m, k, q) minus a w-weighted linear fit on their whitened
-    inputs, centred at each query row."""
+    inputs Zn (m, k, d), centred at each query row zq (m, d)."""
     dev, dt = Yn.device, Yn.dtype
-    d = Zt.shape[1]
-    dz = Zt[idx_t] - Zt[torch.from_numpy(rows).to(dev)].unsqueeze(1)
+    d = Zn.shape[-1]
+    dz = Zn - zq.unsqueeze(1)
     D = torch.cat([torch.ones_like(dz[..., :1]), dz], dim=-1)  # (m, k, d+1)
     Dw = D * w.unsqueeze(-1)
     gram = D.mT @ Dw
