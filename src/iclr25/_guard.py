@@ -438,25 +438,44 @@ _DISK_PER_SIGMA = 2 * math.sqrt(2 * math.pi) / math.pi
 #: The narrowest width (px) :func:`blur_sigma` reports: below half a pixel a blur cannot be
 #: told from the sampling grid's own (an unblurred step reads :func:`_grid_sigma`).
 _MIN_SIGMA = 0.5
+#: An edge pixel reads as a step where its fitted exponent p is at most ¾ (nearer a step's ½
+#: than a thin line's 1), and the image's width is read from its steps where at least
+#: :data:`_STEP_SHARE` of its edge pixels are steps (issue 68, h68blur2: the rule).
+_STEP_P, _STEP_SHARE = 0.75, 0.1
+#: The exponents a blurred isolated structure has at a fixed pixel: ½ (a step, at its
+#: centre) to 2 (a point, near its centre: its gradient at an offset d << σ falls as
+#: d·σ^-4); the width of an image without enough steps is read over these pixels.
+_P_RANGE = (0.5, 2.0)
 
 
 def blur_sigma(x: torch.Tensor) -> torch.Tensor:
     """The Gaussian-equivalent blur σ (px) of each image, estimated from the image alone.
 
     The re-blur ratio at edges (Elder & Zucker 1998; Zhuo & Sim 2011), read with two
-    probes so that the shape of the structure cancels: a structure of dimension d blurred
-    by σ has peak gradient ∝ σ^-(d+1)... in general ∝ (σ²)^-p, with p = ½ for a step edge,
-    1 for a thin line (a text stroke, a phantom's rim) and 3/2 for a point (a star); after
-    a further Gaussian of σᵢ it is ∝ (σ² + σᵢ²)^-p, so the ratios Rᵢ = |∇y| / |∇(gᵢ * y)|
-    give log R₁ / log R₂ = log(1 + σ₁²/σ²) / log(1 + σ₂²/σ²) whatever p, solved for σ
-    (σ₁, σ₂ = 1, 2 px; bisection). The single-probe ratio this replaced (issue 68, round 3)
-    assumed p = ½ and read thin strokes and points low (σ 0.5-0.75 for a blur of 1.2).
-    Read at the 5% of pixels with the strongest luminance gradient (median, over the
-    pixels whose ratios the model can explain); the width the finite differences read on
-    an unblurred step (:func:`_grid_sigma`) is taken off in quadrature, and the result is
-    at least :data:`_MIN_SIGMA`. The photo's own softness still adds in quadrature.
-    ``x``: (B, C, H, W). Returns (B,) float64; NaN where no edge pixel gives a usable
-    ratio (a flat image).
+    probes: a structure blurred by σ has peak gradient ∝ (σ²)^-p, with p = ½ for a step
+    edge, 1 for a thin line (a text stroke, a phantom's rim) and 3/2 for a point (a star);
+    after a further Gaussian of σᵢ it is ∝ (σ² + σᵢ²)^-p, so the ratios
+    Rᵢ = |∇y| / |∇(gᵢ * y)| give log R₁ / log R₂ = log(1 + σ₁²/σ²) / log(1 + σ₂²/σ²)
+    whatever p, solved per pixel for σ (σ₁, σ₂ = 1, 2 px; bisection), and then
+    p = log R₁ / log(1 + σ₁²/σ²). Read at the 5% of pixels with the strongest luminance
+    gradient. Which pixels' widths are taken (median) is the rule of issue 68 (h68blur2):
+
+    * where at least :data:`_STEP_SHARE` of them read as steps (p <= :data:`_STEP_P`), the
+      steps alone: a step's exponent is known, and the other pixels of a photo are mostly
+      texture (fur, foliage), whose gradients fall under any blur like a wide blur's
+      (neighbouring edges of opposite sign cancel), so over every pixel the two-probe
+      width read a photo high (chelsea at 128 px blurred by σ 1.5, 2, 2.5: 2.12, 2.84, 3.49
+      px; from its steps 1.60, 2.09, 2.65, as the single-probe ratio of round 3, 1.47,
+      1.85, 2.22, which assumed every edge a step);
+    * else (text, a phantom's rims, a star field: strokes and points, few steps) the
+      pixels whose p lies in :data:`_P_RANGE`, the exponents a blurred isolated structure
+      can have at a fixed pixel (the single-probe ratio read these 0.5-0.75 px for a blur
+      of 1.2).
+
+    The width the finite differences read on an unblurred step (:func:`_grid_sigma`) is
+    taken off in quadrature, and the result is at least :data:`_MIN_SIGMA`. The photo's
+    own softness still adds in quadrature. ``x``: (B, C, H, W). Returns (B,) float64; NaN
+    where no edge pixel gives a usable ratio (a flat image).
     """
     raw = _two_probe_sigma(x)
     g = _grid_sigma()
@@ -466,7 +485,7 @@ def blur_sigma(x: torch.Tensor) -> torch.Tensor:
 @functools.cache
 def _grid_sigma() -> float:
     """What :func:`_two_probe_sigma` reads on an unblurred step (a 0/1 square, 32 × 40 px in
-    72 × 96): the width the discrete gradient adds by itself (about 0.89 px)."""
+    72 × 96): the width the discrete gradient adds by itself (about 0.9 px)."""
     a = torch.zeros(1, 1, 72, 96, dtype=torch.float64)
     a[..., 20:52, 30:70] = 1
     return float(_two_probe_sigma(a)[0])
@@ -474,6 +493,20 @@ def _grid_sigma() -> float:
 
 def _two_probe_sigma(x: torch.Tensor) -> torch.Tensor:
     """:func:`blur_sigma` before the grid's width is taken off: (B,) float64 of (B, C, H, W)."""
+    out = []
+    for sigma, p in _edge_widths(x):
+        steps = p <= _STEP_P
+        if len(p) and float(steps.double().mean()) >= _STEP_SHARE:
+            keep = steps
+        else:
+            keep = (p >= _P_RANGE[0]) & (p <= _P_RANGE[1])
+        out.append(float(sigma[keep].median()) if bool(keep.any()) else float("nan"))
+    return torch.tensor(out, dtype=torch.float64)
+
+
+def _edge_widths(x: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Per image of (B, C, H, W): the two-probe width σ (px, grid width included) and the
+    exponent p of each edge pixel whose ratios the model can explain, two (n,) float64."""
     (s1, s2), y = _PROBES, x.detach().cpu().double().mean(1, keepdim=True)
     a = _grad_mag(y).flatten(1)
     b1, b2 = (_grad_mag(reblur(y, torch.from_numpy(gaussian_psf(s)))).flatten(1)
@@ -483,15 +516,17 @@ def _two_probe_sigma(x: torch.Tensor) -> torch.Tensor:
         e = ai >= torch.quantile(ai, 1 - _EDGE_SHARE)
         l1 = (ai[e] / p[e].clamp(min=1e-12)).log()
         r = l1 / (ai[e] / q[e].clamp(min=1e-12)).log()
-        r = r[(l1 > 0) & (r > s1 * s1 / (s2 * s2)) & (r < 1)]  # inside the model's range
+        ok = (l1 > 0) & (r > s1 * s1 / (s2 * s2)) & (r < 1)  # inside the model's range
+        r, l1 = r[ok], l1[ok]
         lo, hi = torch.full_like(r, math.log(0.01)), torch.full_like(r, math.log(100.0))
         for _ in range(50):  # log σ; the ratio falls as σ grows
             m = (lo + hi) / 2
             v = torch.exp(2 * m)
             low = torch.log1p(s1 * s1 / v) / torch.log1p(s2 * s2 / v) > r
             lo, hi = torch.where(low, m, lo), torch.where(low, hi, m)
-        out.append(float(torch.exp((lo + hi) / 2).median()) if len(r) else float("nan"))
-    return torch.tensor(out, dtype=torch.float64)
+        sigma = torch.exp((lo + hi) / 2)
+        out.append((sigma, l1 / torch.log1p(s1 * s1 / (sigma * sigma))))
+    return out
 
 
 def _grad_mag(y: torch.Tensor) -> torch.Tensor:

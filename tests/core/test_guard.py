@@ -141,12 +141,36 @@ def _stars(seed: int) -> torch.Tensor:
 def test_blur_sigma_does_not_read_thin_strokes_and_points_low(image, seed):
     from iclr25._guard import blur_sigma, gaussian_psf, reblur
 
-    # issue 68, round 3: the single-probe ratio read 0.36-0.73 px here for a blur of 1.2;
-    # lines and points now read as steps do. Neighbouring strokes and stars blur into
-    # each other, which reads wider (up to about 1.5 σ), never narrower than 0.9 σ.
-    for sigma in (1.0, 1.2, 2.0):
+    # issue 68, round 3: the single-probe ratio read 0.36-0.73 px here for a blur of 1.2
+    # (it assumed steps). These images have almost no steps (< 5% of their edge pixels),
+    # so the width is read over the pixels whose exponent an isolated stroke or point can
+    # have: within 0.85-1.25 σ from σ 1.2 on (neighbouring strokes and stars blur into
+    # each other, which reads a little wide). At σ 1, about the grid's own 0.89 px, taking
+    # that off in quadrature magnifies the error: at least 0.65 px (single probe 0.23-0.37)
+    for sigma in (1.0, 1.2, 1.5, 2.0, 2.5):
         est = float(blur_sigma(reblur(image(seed), torch.from_numpy(gaussian_psf(sigma))))[0])
-        assert 0.9 * sigma <= est <= 1.5 * sigma, (sigma, est)
+        lo = 0.65 if sigma == 1.0 else 0.85 * sigma
+        assert lo <= est <= 1.25 * sigma, (sigma, est)
+
+
+@pytest.mark.parametrize("name", ["chelsea", "coffee"])
+def test_blur_sigma_reads_a_blurred_photo_within_a_fifth_of_its_blur(name):
+    # issue 68 (h68blur2): a natural photo's fur and foliage fall under the probes like a
+    # wide blur; over every edge pixel the two-probe width read chelsea 1.41x its blur
+    # (2.12, 2.84, 3.49 px for 1.5, 2, 2.5), favouring over-deconvolved outputs. Read from
+    # its steps it lies within a fifth of the blur (the photo's own softness adds in
+    # quadrature, so it reads a little wide), and grows with it
+    pytest.importorskip("skimage")
+    from iclr25._guard import blur_sigma, gaussian_psf, reblur
+    from iclr25.datasets.images import load_image
+
+    clean = load_image(name, max_side=128)[None].double()
+    sigmas = (1.5, 2.0, 2.5)
+    est = torch.cat([blur_sigma(reblur(clean, torch.from_numpy(gaussian_psf(s))))
+                     for s in sigmas])
+    assert (est.diff() > 0).all()
+    for s, e in zip(sigmas, est.tolist(), strict=True):
+        assert 0.8 * s <= e <= 1.2 * s, (name, s, e)
 
 
 def test_a_sub_pixel_disk_is_never_the_identity():
@@ -190,13 +214,12 @@ def test_a_sharper_image_scores_better_than_its_blurred_copy():
     assert torch.equal(out, blurred)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 68 round 5: the two-probe width reads chelsea's "
-                   "own softness and fur (σ 1.5 -> 2.12 px at 128 px), so RL with σ 2 fits")
 def test_richardson_lucys_ringing_is_penalised_not_favoured():
     # issue 68: on σ = 1.5 blur the classical kernel (σ = 2) over-deconvolves and rings; the
     # old measure (re-blur by the classical kernel) scored that above a better restoration.
-    # Known regression of the two-probe width (kept, strict, so a fix shows): on a textured
-    # photo it reads wide, and the over-deconvolved output fits the wider kernel
+    # The two-probe width over every edge pixel (h68blur) read this photo wide (2.12 px) and
+    # failed here: the over-deconvolved output fits the wider kernel; read from the steps
+    # (h68blur2) it passes again
     pytest.importorskip("skimage")
     from iclr25._guard import _Inputs, gaussian_psf, reblur
     from iclr25.datasets.images import load_image, psnr
