@@ -58,6 +58,11 @@ centre-cropped to a 4:3 window.
   by no earlier set) at :data:`ROUND5_BLUR` with :func:`new_blur_outputs`.
   ``--set new-blur``: round 3's blur and defocus cases alone (no longer held out).
 
+* round 6 (``--set round6``, committed before it ran; h68blur2): the blur width read from
+  the image's steps where it has enough of them (``iclr25._guard.blur_sigma``), chosen on
+  rounds 3 and 5, on :func:`round6_photos` (images and crops used nowhere before) at
+  :data:`ROUND6_BLUR` with :func:`new_blur_outputs`.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -735,6 +740,61 @@ def run_round3_blur(side: int) -> None:
                       MARGINS["reblur"])
 
 
+# --- round 6: the re-blur width read from steps (h68blur2), on another new set --------------
+
+#: Blur widths of round 6 (none used before: Gaussian σ 1.5/2/2.5, 1.2/1.8/3 and 1.0/1.4/2.2,
+#: disk radius 2/3/4, 1.5/2.5/3.5 and 1.2/1.8/2.8 earlier).
+ROUND6_BLUR = (("blur", 1.1), ("blur", 1.6), ("blur", 2.7),
+               ("defocus", 1.4), ("defocus", 2.2), ("defocus", 3.2))
+
+
+def round6_photos(side: int) -> dict[str, torch.Tensor]:
+    """Round 6's held-out photos (issue 68, h68blur2; written down and committed before the
+    step-read width ran on them): images and crops used by no earlier set of this
+    benchmark, by a test or by NIQE's pristine model: scikit-image's ``checkerboard``
+    (grey), matplotlib's ``logo2.png`` (composited on white), ``china``'s bottom-right
+    quarter, ``flower``'s top-left, ``grace_hopper``'s top-right, ``hubble_deep_field``'s
+    top-right (a star field) and ``page``'s right half (grey text, three equal channels)."""
+    import matplotlib.cbook as cbook
+    import skimage.data
+    from PIL import Image
+    from sklearn.datasets import load_sample_images
+
+    def part(a, rows, cols):
+        h, w = a.shape[:2]
+        return a[int(rows[0] * h):int(rows[1] * h), int(cols[0] * w):int(cols[1] * w)]
+
+    def grey(a):
+        return np.repeat(np.asarray(a, dtype=np.uint8)[..., None], 3, -1)
+
+    china, flower = load_sample_images().images
+    with cbook.get_sample_data("grace_hopper.jpg") as f:
+        hopper = np.asarray(Image.open(f).convert("RGB"))
+    with cbook.get_sample_data("logo2.png") as f:
+        rgba = np.asarray(Image.open(f).convert("RGBA"), dtype=np.float64) / 255
+    logo = rgba[..., :3] * rgba[..., 3:] + (1 - rgba[..., 3:])
+    raw = {"checkerboard": grey(skimage.data.checkerboard()),
+           "matplotlib logo": (logo * 255 + 0.5).astype(np.uint8),
+           "china bottom-right": part(china, (0.5, 1), (0.5, 1)),
+           "flower top-left": part(flower, (0, 0.5), (0, 0.5)),
+           "hopper top-right": part(hopper, (0, 0.5), (0.5, 1)),
+           "hubble top-right": part(skimage.data.hubble_deep_field(), (0, 0.5), (0.5, 1)),
+           "page right": grey(part(skimage.data.page(), (0, 1), (0.5, 1)))}
+    return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
+
+
+def run_round6(side: int) -> None:
+    """Round 6: the re-blur measure (the library's, whichever ``iclr25`` is imported) on
+    :func:`round6_photos` at :data:`ROUND6_BLUR` with :func:`new_blur_outputs`, at margin 0
+    and at the default margin (1 dB)."""
+    from iclr25._guard import MARGINS
+
+    blur = new_blur_cases(round6_photos(side), ROUND6_BLUR)
+    for fam in ("blur", "defocus"):
+        margin_report(f"{fam}, round 6", [r for r in blur if f" {fam} " in r["case"]],
+                      MARGINS["reblur"])
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="96-px photos, 30 training steps")
@@ -742,7 +802,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--steps", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--set", choices=("all", "blur", "lowlight-old", "lowlight-fresh", "new",
-                                           "new-blur", "round4", "round5"),
+                                           "new-blur", "round4", "round5", "round6"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
     a = p.parse_args(argv)
@@ -758,6 +818,8 @@ def main(argv: list[str] | None = None) -> None:
         run_round3_blur(side)
     if a.set == "round5":
         run_round5(side)
+    if a.set == "round6":
+        run_round6(side)
     if a.set in ("all", "blur", "lowlight-old"):
         clean = photos(side)
     if a.set in ("all", "blur"):
