@@ -68,7 +68,10 @@ agreement at margin 0 → the default margin, and outputs the default returns wo
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
 defocus 77.8% → 78.3% of 189, 1; low light 69.5% → 70.0% of 210, 57 (27.1%, all on three
 dark scenes); round 4 noise (fixed estimate) 95.2% → 94.8% of 210, 3 (1.4%); round 5 (fixed
-blur width) blur 88.9% → 87.3% of 189, 10 (5.3%), defocus 82.0% → 83.1% of 189, 13 (6.9%).
+blur width) blur 88.9% → 87.3% of 189, 10 (5.3%), defocus 82.0% → 83.1% of 189, 13 (6.9%);
+round 6 (width read from steps; measured once) blur 92.1% → 91.0% of 189, 2 (1.1%),
+defocus 79.9% → 78.8% of 189, 0 (main's single-probe width on round 6: blur 81.0% →
+81.5%, 4; defocus 79.9% → 79.4%, 3).
 
 Each verdict is a 2×2 table: the check warned (below the input; below the input or the
 classical result) or not, against the reference's worse or not. Target: ≥ 90% agreement.
