@@ -131,6 +131,12 @@ def _fit(a: np.ndarray, side: int) -> torch.Tensor:
     return torch.from_numpy(np.asarray(im, dtype=np.float64) / 255).permute(2, 0, 1)
 
 
+def _part(a: np.ndarray, rows: tuple[float, float], cols: tuple[float, float]) -> np.ndarray:
+    """The crop of ``a`` (h, w, ...) between the fractions ``rows`` and ``cols`` of its sides."""
+    h, w = a.shape[:2]
+    return a[int(rows[0] * h):int(rows[1] * h), int(cols[0] * w):int(cols[1] * w)]
+
+
 def fresh_photos(side: int) -> dict[str, torch.Tensor]:
     """The low-light check's fresh held-out photos (issue 68, round 2), (3, h, w) in [0, 1]:
     none used by a testbed, a test, NIQE's pristine model or :func:`photos`. Colour:
@@ -627,19 +633,15 @@ def round4_photos(side: int) -> dict[str, torch.Tensor]:
     from PIL import Image
     from sklearn.datasets import load_sample_images
 
-    def part(a, rows, cols):
-        h, w = a.shape[:2]
-        return a[int(rows[0] * h):int(rows[1] * h), int(cols[0] * w):int(cols[1] * w)]
-
     china, flower = load_sample_images().images
     with cbook.get_sample_data("grace_hopper.jpg") as f:
         hopper = np.asarray(Image.open(f).convert("RGB"))
     horse = (~skimage.data.horse()).astype(np.uint8) * 255
-    raw = {"china bottom-left": part(china, (0.5, 1), (0, 0.5)),
-           "flower top-right": part(flower, (0, 0.5), (0.5, 1)),
-           "hopper bottom-right": part(hopper, (0.5, 1), (0.5, 1)),
-           "hubble top-left": part(skimage.data.hubble_deep_field(), (0, 0.5), (0, 0.5)),
-           "retina centre": part(skimage.data.retina(), (0.25, 0.75), (0.25, 0.75)),
+    raw = {"china bottom-left": _part(china, (0.5, 1), (0, 0.5)),
+           "flower top-right": _part(flower, (0, 0.5), (0.5, 1)),
+           "hopper bottom-right": _part(hopper, (0.5, 1), (0.5, 1)),
+           "hubble top-left": _part(skimage.data.hubble_deep_field(), (0, 0.5), (0, 0.5)),
+           "retina centre": _part(skimage.data.retina(), (0.25, 0.75), (0.25, 0.75)),
            "colorwheel": skimage.data.colorwheel(),
            "horse": np.repeat(horse[..., None], 3, -1)}
     return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
@@ -701,10 +703,6 @@ def round5_photos(side: int) -> dict[str, torch.Tensor]:
     from PIL import Image
     from sklearn.datasets import load_sample_images
 
-    def part(a, rows, cols):
-        h, w = a.shape[:2]
-        return a[int(rows[0] * h):int(rows[1] * h), int(cols[0] * w):int(cols[1] * w)]
-
     china, flower = load_sample_images().images
     with cbook.get_sample_data("grace_hopper.jpg") as f:
         hopper = np.asarray(Image.open(f).convert("RGB"))
@@ -712,11 +710,11 @@ def round5_photos(side: int) -> dict[str, torch.Tensor]:
     logo = rgba[..., :3] * rgba[..., 3:] + (1 - rgba[..., 3:])
     raw = {"immunohistochemistry": skimage.data.immunohistochemistry(),
            "logo": (logo * 255 + 0.5).astype(np.uint8),
-           "china top-left": part(china, (0, 0.5), (0, 0.5)),
-           "flower bottom-right": part(flower, (0.5, 1), (0.5, 1)),
-           "hopper bottom-left": part(hopper, (0.5, 1), (0, 0.5)),
-           "hubble bottom-right": part(skimage.data.hubble_deep_field(), (0.5, 1), (0.5, 1)),
-           "page left": np.repeat(part(skimage.data.page(), (0, 1), (0, 0.5))[..., None], 3,
+           "china top-left": _part(china, (0, 0.5), (0, 0.5)),
+           "flower bottom-right": _part(flower, (0.5, 1), (0.5, 1)),
+           "hopper bottom-left": _part(hopper, (0.5, 1), (0, 0.5)),
+           "hubble bottom-right": _part(skimage.data.hubble_deep_field(), (0.5, 1), (0.5, 1)),
+           "page left": np.repeat(_part(skimage.data.page(), (0, 1), (0, 0.5))[..., None], 3,
                                   -1)}
     return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
 
@@ -763,10 +761,6 @@ def round6_photos(side: int) -> dict[str, torch.Tensor]:
     from PIL import Image
     from sklearn.datasets import load_sample_images
 
-    def part(a, rows, cols):
-        h, w = a.shape[:2]
-        return a[int(rows[0] * h):int(rows[1] * h), int(cols[0] * w):int(cols[1] * w)]
-
     def grey(a):
         return np.repeat(np.asarray(a, dtype=np.uint8)[..., None], 3, -1)
 
@@ -778,11 +772,11 @@ def round6_photos(side: int) -> dict[str, torch.Tensor]:
     logo = rgba[..., :3] * rgba[..., 3:] + (1 - rgba[..., 3:])
     raw = {"checkerboard": grey(skimage.data.checkerboard()),
            "matplotlib logo": (logo * 255 + 0.5).astype(np.uint8),
-           "china bottom-right": part(china, (0.5, 1), (0.5, 1)),
-           "flower top-left": part(flower, (0, 0.5), (0, 0.5)),
-           "hopper top-right": part(hopper, (0, 0.5), (0.5, 1)),
-           "hubble top-right": part(skimage.data.hubble_deep_field(), (0, 0.5), (0.5, 1)),
-           "page right": grey(part(skimage.data.page(), (0, 1), (0.5, 1)))}
+           "china bottom-right": _part(china, (0.5, 1), (0.5, 1)),
+           "flower top-left": _part(flower, (0, 0.5), (0, 0.5)),
+           "hopper top-right": _part(hopper, (0, 0.5), (0.5, 1)),
+           "hubble top-right": _part(skimage.data.hubble_deep_field(), (0, 0.5), (0.5, 1)),
+           "page right": grey(_part(skimage.data.page(), (0, 1), (0.5, 1)))}
     return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
 
 
