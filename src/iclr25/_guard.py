@@ -553,7 +553,7 @@ def _edge_widths(x: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
               for s in _PROBES)
     out = []
     for ai, p, q in zip(a, b1, b2, strict=True):
-        e = ai >= torch.quantile(ai, 1 - _EDGE_SHARE)
+        e = ai >= _quantile(ai, 1 - _EDGE_SHARE)
         l1 = (ai[e] / p[e].clamp(min=1e-12)).log()
         r = l1 / (ai[e] / q[e].clamp(min=1e-12)).log()
         ok = (l1 > 0) & (r > s1 * s1 / (s2 * s2)) & (r < 1)  # inside the model's range
@@ -662,6 +662,16 @@ def _rank(v: torch.Tensor, q: float) -> torch.Tensor:
     """The ``q`` quantile of each row of ``v`` (B, N) by nearest rank, (B,): ``kthvalue``,
     since ``torch.quantile`` refuses more than 2^24 values (a 17-megapixel photo)."""
     return v.kthvalue(max(1, min(v.shape[1], math.ceil(q * v.shape[1]))), dim=1).values
+
+
+def _quantile(v: torch.Tensor, q: float) -> torch.Tensor:
+    """``torch.quantile(v, q)`` of a 1-D ``v`` (linear interpolation) from two ``kthvalue``
+    calls: ``torch.quantile`` refuses more than 2^24 values (a 17-megapixel photo)."""
+    pos = q * (v.numel() - 1)
+    lo = math.floor(pos)
+    a = v.kthvalue(lo + 1).values
+    b = v.kthvalue(min(lo + 2, v.numel())).values
+    return torch.lerp(a, b, pos - lo)
 
 
 def scene_key(x: torch.Tensor) -> torch.Tensor:

@@ -313,3 +313,15 @@ def test_the_rank_percentile_is_a_quantile_without_the_size_limit():
     v = torch.arange(1, 101, dtype=torch.float64)[None].repeat(2, 1)
     assert _rank(v, 0.99).tolist() == [99.0, 99.0] and _rank(v, 0.01).tolist() == [1.0, 1.0]
     assert _rank(v[:, :1], 0.99).tolist() == [1.0, 1.0]
+
+
+def test_quantile_equals_torch_and_takes_photos_torch_refuses():
+    from iclr25._guard import _quantile
+
+    g = torch.Generator().manual_seed(0)
+    for n in (1, 2, 7, 1000):
+        v = torch.rand(n, generator=g, dtype=torch.float64)
+        for q in (0.0, 0.1, 0.5, 0.97, 1.0):
+            assert _quantile(v, q) == torch.quantile(v, q)
+    big = torch.arange(2**24 + 1, dtype=torch.float64)  # torch.quantile refuses this size
+    assert _quantile(big, 0.5) == 2**23
