@@ -66,11 +66,13 @@ def evaluate(model: Policy, env_id: str, *, target_return: float,
 
     The returns-to-go token starts at ``target_return / rtg_scale`` and drops by each reward.
     Episode i is reset with seed ``seed + i`` (an int ``seed``; a generator or None draws the
-    base seed). ``model``: any :class:`Policy` (a LongShortDecisionTransformer, or another
-    library's model wrapped in its signature).
+    base seed). ``model``: a LongShortDecisionTransformer, or any module with its
+    ``obs_dim``, ``act_dim``, ``context``, ``max_timestep``, ``rtg_scale`` and
+    ``get_action(returns_to_go, states, actions, timesteps) -> (B, act_dim)`` (another
+    library's model wrapped in that signature).
 
     Raises:
-        TypeError: a ``model`` that is not a :class:`Policy` (no ``get_action``, ...).
+        TypeError: a ``model`` without one of those (no ``get_action``, ...).
         ValueError: an unknown ``env_id``; env spaces that differ from the model's dims; an
             env time limit longer than the model's ``max_timestep``; ``n_episodes < 1``.
     """
