@@ -251,9 +251,11 @@ def py_times(fn: Callable[[], object]) -> dict[str, float]:
 
     prof = cProfile.Profile(time.process_time)
     prof.runcall(fn)
-    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
-    return {f"{name} ({os.path.basename(path)})" if path != "~" else name: tt
-            for (path, _, name), (_, _, tt, _, _) in stats.items()}
+    out: dict[str, float] = {}
+    for (path, _, name), (_, _, tt, _, _) in pstats.Stats(prof).stats.items():  # type: ignore
+        key = name if path == "~" else f"{name} ({os.path.basename(path)})"
+        out[key] = out.get(key, 0.0) + tt    # two functions of one name in one file: summed
+    return out
 
 
 def profile_note(ours: dict[str, float], peer: dict[str, float] | None = None,
