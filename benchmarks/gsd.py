@@ -28,6 +28,7 @@ from iclr25.gsd import (
     style_coded_bc,
     train,
 )
+from iclr25.gsd.claim import LEARNED
 from iclr25.gsd.testbed import LANE_REACH_ID, LaneReachVec, lane_demos
 
 INTERP, EXTRAP = (-0.4, 0.4), (-1.0, 1.0)
@@ -177,10 +178,14 @@ def vl10_why(per: dict[str, list[float]], peer: str, num_envs: int, iters: int,
     untrained policy's (how far the budget trained them), and the budget."""
     u = np.mean(per["untrained"])
     arms = ("IG", "IG+M", "IG+M+SN", "GSD")
+    learned = [a for a in arms if np.mean(per[a]) <= LEARNED * u]
     out = (f"; missed: after {num_envs} envs x {iters} PPO iterations ({sec:.1f} s per seed) "
            f"each PPO arm's VL10 / the untrained policy's ({u:.3f}): "
            + ", ".join(f"{a} {np.mean(per[a]) / u:.2f}x" for a in arms)
-           + " (> 1: worse than untrained, the budget has not trained them yet)")
+           + f"; learned at <= {LEARNED:g}x its untrained self's VL10 (gsd.claim.LEARNED, "
+           f"read there on the demonstrated lanes): {', '.join(learned) or 'no arm'}"
+           + ("" if "GSD" in learned else "; GSD is not: at this budget the row compares an "
+              "untrained GSD"))
     if peer == "BC":
         out += (f"; style-coded BC, supervised on the demonstrations' lane codes (no "
                 f"exploration), reads {np.mean(per['BC']):.3f}")
