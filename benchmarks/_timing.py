@@ -152,18 +152,22 @@ def peak_rss_mb(fn: Callable[..., object], *args: object, fork: bool = False) ->
 def row(method: str, case: str, ours: float, peer: float | None, *, peer_name: str,
         unit: str, better: str = "lower", target: float | str | None = None,
         met: bool | None = None, agreement: str = "", wall: tuple[float, float] | None = None,
-        note: str = "") -> dict:
+        note: str = "", ratio: bool = True) -> dict:
     """Print one result and append it to the run's rows (``$ICLR25_BENCH_ROWS``).
 
     ``ratio`` is how many times better ours is than the peer: ``peer / ours`` when lower is
     better (times, memory), ``ours / peer`` when higher is better (rates, scores). A numeric
     ``target`` is a bound on that ratio (``ratio >= target``); a string target is an absolute
-    bound the caller judges (pass ``met``). ``wall`` gives (ours, peer) in wall time beside
-    CPU time."""
+    bound the caller judges (pass ``met``). ``ratio=False``: the two figures do not divide
+    (an agreement in %, a PSNR in dB): no ratio is written and the string ``target`` bounds
+    the figure itself (``"≥ 90%"``, ``"≥ peer + 1.0 dB"``). ``wall`` gives (ours, peer) in
+    wall time beside CPU time."""
     if better not in ("lower", "higher"):
         raise ValueError(f"better must be 'lower' or 'higher', got {better!r}")
-    ratio = None
-    if peer is not None and ours and peer:
+    if not ratio and isinstance(target, (int, float)):
+        raise ValueError("ratio=False: target bounds the figure itself, give it as a string")
+    divides, ratio = ratio, None
+    if divides and peer is not None and ours and peer:
         ratio = float(peer / ours if better == "lower" else ours / peer)
     if isinstance(target, (int, float)) and not isinstance(target, bool):
         met = ratio is not None and ratio >= target
@@ -235,6 +239,23 @@ def op_compare(ours: Callable[[], object], peer: Callable[[], object], repeat: i
         a.append(_profiled(ours))
         b.append(_profiled(peer))
     return _median_ops(a), _median_ops(b)
+
+
+def py_times(fn: Callable[[], object]) -> dict[str, float]:
+    """Self CPU seconds of each Python function in one call of ``fn`` (``cProfile`` on
+    ``time.process_time``), keyed ``function (file)``: for numpy/scipy code, which
+    :func:`op_times` does not see; compiled code (qhull, a sort) counts in the Python
+    function or builtin that calls it."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile(time.process_time)
+    prof.runcall(fn)
+    out: dict[str, float] = {}
+    for (path, _, name), (_, _, tt, _, _) in pstats.Stats(prof).stats.items():  # type: ignore
+        key = name if path == "~" else f"{name} ({os.path.basename(path)})"
+        out[key] = out.get(key, 0.0) + tt    # two functions of one name in one file: summed
+    return out
 
 
 def profile_note(ours: dict[str, float], peer: dict[str, float] | None = None,

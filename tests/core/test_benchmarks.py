@@ -86,9 +86,25 @@ def test_row_ratio_and_target(tmp_path, monkeypatch):
                    target=1, met=np.bool_(True))
     assert r["met"] is True and isinstance(r["ratio"], float)
     assert len(out.read_text().splitlines()) == 3
+    # figures that do not divide (an agreement in %): no ratio, the target bounds the figure
+    r = timing.row("m", "agreement", 87.5, 87.5, peer_name="p", unit="%", better="higher",
+                   ratio=False, target="≥ 90%", met=False)
+    assert r["ratio"] is None and r["target"] == "≥ 90%" and r["met"] is False
+    with pytest.raises(ValueError, match="ratio=False"):
+        timing.row("m", "agreement", 87.5, 80.0, peer_name="p", unit="%", ratio=False, target=1)
     with pytest.raises(AssertionError, match="differ"):
         timing.agree([1.0, 2.0], [1.0, 2.1], atol=1e-3)
     assert timing.agree([1.0, 2.0], [1.0, 2.0 + 1e-12], atol=1e-9) < 1e-9
+
+
+def _spin(n):
+    return sum(i * i for i in range(n))
+
+
+def test_py_times_counts_a_python_function():
+    times = _load("_timing").py_times(lambda: _spin(200_000))
+    mine = [v for k, v in times.items() if k.startswith("_spin (")]
+    assert len(mine) == 1 and mine[0] > 0
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in BENCH.glob("*.py")))

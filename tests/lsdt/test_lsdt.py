@@ -323,6 +323,30 @@ def test_evaluate_seed_may_be_a_generator():
     assert torch.equal(*runs)
 
 
+class _Wrapped(torch.nn.Module):
+    """Not our class: another model in the Policy signature (as benchmarks/lsdt.py wraps
+    Hugging Face's DT)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        for k in ("obs_dim", "act_dim", "context", "max_timestep"):
+            setattr(self, k, getattr(inner, k))
+        self.register_buffer("rtg_scale", inner.rtg_scale.clone())
+
+    def get_action(self, r, s, a, t):
+        return self.inner.get_action(r, s, a, t)
+
+
+def test_evaluate_rolls_out_any_policy():
+    m = LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=1, context=6).eval()
+    kw = dict(target_return=1.0, n_episodes=4, seed=5)
+    assert torch.equal(evaluate(_Wrapped(m), DELAYED_CUE_ID, **kw).returns,
+                       evaluate(m, DELAYED_CUE_ID, **kw).returns)
+    with pytest.raises(TypeError, match="model must be a Policy"):   # no get_action
+        evaluate(torch.nn.Linear(2, 1), DELAYED_CUE_ID, **kw)
+
+
 def test_corrupt_npz_is_a_named_error(tmp_path):
     p = delayed_cue_dataset(4, 3, seed=0).save(tmp_path / "d.npz")
     p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])

@@ -1,9 +1,13 @@
 """Rolling a (Long-Short) Decision Transformer out in a gymnasium env: :func:`evaluate`
-conditions the policy on a target return that is decreased by the rewards received."""
+conditions the policy on a target return that is decreased by the rewards received. It reads
+only what :class:`Policy` lists, so another library's Decision Transformer wrapped in that
+signature rolls out alike (benchmarks/lsdt.py rolls Hugging Face's out)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -12,11 +16,30 @@ from iclr25._checks import check_int, check_range, resolve_seed
 from iclr25._contract import PositiveInt, checked
 from iclr25._format import num
 from iclr25._optional import require
-from iclr25.lsdt.model import LongShortDecisionTransformer
 
 gym = require("gymnasium", "rl")
 
 __all__ = ["EvalResult", "evaluate"]
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """What :func:`evaluate` reads of a model: its sizes, its return scale and
+    ``get_action`` over (B, T, ·) histories returning (B, act_dim). A
+    :class:`~iclr25.lsdt.LongShortDecisionTransformer` (and the DT and DC baselines) is one."""
+
+    obs_dim: int
+    act_dim: int
+    context: int
+    max_timestep: int
+    rtg_scale: torch.Tensor
+
+    def get_action(self, returns_to_go: torch.Tensor, states: torch.Tensor,
+                   actions: torch.Tensor, timesteps: torch.Tensor) -> torch.Tensor: ...
+
+    def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]: ...
+
+    def eval(self) -> Policy: ...
 
 
 @checked
@@ -36,16 +59,20 @@ class EvalResult:
 
 @torch.no_grad()
 @checked
-def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return: float,
+def evaluate(model: Policy, env_id: str, *, target_return: float,
              n_episodes: PositiveInt = 10, seed: int | torch.Generator | None = 0,
              **env_kwargs) -> EvalResult:
     """Roll the model out in ``n_episodes`` copies of a gymnasium env, stepping them together.
 
     The returns-to-go token starts at ``target_return / rtg_scale`` and drops by each reward.
     Episode i is reset with seed ``seed + i`` (an int ``seed``; a generator or None draws the
-    base seed).
+    base seed). ``model``: a LongShortDecisionTransformer, or any module with its
+    ``obs_dim``, ``act_dim``, ``context``, ``max_timestep``, ``rtg_scale`` and
+    ``get_action(returns_to_go, states, actions, timesteps) -> (B, act_dim)`` (another
+    library's model wrapped in that signature).
 
     Raises:
+        TypeError: a ``model`` without one of those (no ``get_action``, ...).
         ValueError: an unknown ``env_id``; env spaces that differ from the model's dims; an
             env time limit longer than the model's ``max_timestep``; ``n_episodes < 1``.
     """
@@ -89,7 +116,7 @@ def evaluate(model: LongShortDecisionTransformer, env_id: str, *, target_return:
     return EvalResult(total.float(), float(total.mean()))
 
 
-def _make_envs(model: LongShortDecisionTransformer, env_id: str, n: int, env_kwargs: dict
+def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict
                ) -> tuple[list, int]:
     """``n`` copies of the env and its observation size, checked against the model."""
     try:
