@@ -263,7 +263,8 @@ def profile_note(ours: dict[str, float], peer: dict[str, float] | None = None,
     return out
 
 
-_PRODUCTS = {"aten::mm", "aten::bmm", "aten::mv", "aten::addmm", "aten::addmv", "aten::baddbmm"}
+#: the matrix-product operators (dispatch_note counts them)
+PRODUCTS = {"aten::mm", "aten::bmm", "aten::mv", "aten::addmm", "aten::addmv", "aten::baddbmm"}
 
 
 def dispatch_note(fn: Callable[[], object], per: int = 1, what: str = "call",
@@ -277,7 +278,7 @@ def dispatch_note(fn: Callable[[], object], per: int = 1, what: str = "call",
     fn()
     ev = [e for e in _events(fn) if e.key.startswith("aten::")]
     calls = sum(e.count for e in ev) / per
-    prods = sum(e.count for e in ev if e.key in _PRODUCTS) / per
+    prods = sum(e.count for e in ev if e.key in PRODUCTS) / per
     src = "measured" if seconds is not None else "profiled"
     if seconds is None:
         seconds = sum(e.self_cpu_time_total for e in ev) / 1e6 / per
