@@ -92,7 +92,8 @@ def _step_note(old: dict[str, float], now: dict[str, float]) -> str:
     (c0, r0), (c1, r1) = _conv_split(old), _conv_split(now)
     return (f"{profile_note(now, old)}; convolutions and matrix products (forward + backward) "
             f"{c0 * 1e3:.3g} -> {c1 * 1e3:.3g} ms ({c0 / c1:.2f}x), the rest {r0 * 1e3:.3g} -> "
-            f"{r1 * 1e3:.3g} ms ({r0 / r1:.2f}x), now {r1 / (c1 + r1):.0%} of the step")
+            f"{r1 * 1e3:.3g} ms ({r0 / r1:.2f}x), now {r1 / (c1 + r1):.0%} of the step: with "
+            f"the convolutions and products free the step would be {(c0 + r0) / r1:.2f}x the old")
 
 
 def step_times(reps: int) -> None:
