@@ -26,7 +26,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -59,24 +58,26 @@ for i in range(int(sys.argv[1]) + 2):
     t = time.process_time()
     step()
     ts.append(time.process_time() - t)
-if len(sys.argv) > 2:  # the operators' self CPU per step (benchmarks/_timing.py), as JSON
+print(statistics.median(ts[2:]))
+if len(sys.argv) > 2:  # then the operators' self CPU per step (benchmarks/_timing.py), JSON
     import json
     sys.path.insert(0, sys.argv[2])
     from _timing import op_times
     print(json.dumps(op_times(step, 3)))
-else:
-    print(statistics.median(ts[2:]))
 """
 
 
-def _step_cpu(src: str, n: int, profile: bool = False) -> Any:
-    """Median CPU seconds of a training step of the package under ``src``, own process; or
-    (``profile``) its operators' self CPU seconds per step after ``n`` + 2 steps."""
+def _step_cpu(src: str, n: int, profile: bool = False) -> tuple[float, dict | None]:
+    """Median CPU seconds of a training step of the package under ``src`` (``n`` steps after
+    2), own process; with ``profile``, then its operators' self CPU seconds per step."""
     env = os.environ | {"PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", _STEP, str(n)]
                          + ([str(Path(__file__).resolve().parent)] if profile else []),
                          env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.splitlines()[-1]) if profile else float(out.split()[-1])
+    lines = out.splitlines()
+    if profile:
+        return float(lines[-2]), json.loads(lines[-1])
+    return float(lines[-1]), None
 
 
 def _conv_split(ops: dict[str, float]) -> tuple[float, float]:
@@ -104,10 +105,12 @@ def step_times(reps: int) -> None:
                              check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
         ts: dict[str, list[float]] = {"old": [], "now": []}
-        for _ in range(reps):
-            ts["old"].append(_step_cpu(f"{tmp}/src", 5))
-            ts["now"].append(_step_cpu(str(root / "src"), 5))
-        note = _step_note(_step_cpu(f"{tmp}/src", 0, True), _step_cpu(str(root / "src"), 0, True))
+        ops: dict[str, dict | None] = {}
+        for i in range(reps):  # the last process of each side also profiles its step
+            for side, src in (("old", f"{tmp}/src"), ("now", str(root / "src"))):
+                t, ops[side] = _step_cpu(src, 5, i == reps - 1)
+                ts[side].append(t)
+    note = _step_note(ops["old"], ops["now"])
     old, now = statistics.median(ts["old"]), statistics.median(ts["now"])
     print(f"training step (width 16, batch 2, crop 64, 1 thread, CPU s, median of {reps} "
           f"alternating processes; load {os.getloadavg()[0]:.1f}): pre-issue-35 main "
