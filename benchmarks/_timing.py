@@ -208,12 +208,16 @@ def _round(x: float | None) -> float | None:
     return None if x is None or x != x else float(f"{x:.4g}")
 
 
-def _profiled(fn: Callable[[], object]) -> dict[str, float]:
+def _events(fn: Callable[[], object]) -> list:
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         fn()
-    return {e.key: e.self_cpu_time_total / 1e6 for e in prof.key_averages()}
+    return list(prof.key_averages())
+
+
+def _profiled(fn: Callable[[], object]) -> dict[str, float]:
+    return {e.key: e.self_cpu_time_total / 1e6 for e in _events(fn)}
 
 
 def _median_ops(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -278,3 +282,27 @@ def profile_note(ours: dict[str, float], peer: dict[str, float] | None = None,
             f"{k} +{d * 1e3:.3g} ms" for k, d in more) or "none")
         out += f"; total {total * 1e3:.3g} vs {sum(peer.values()) * 1e3:.3g} ms"
     return out
+
+
+#: the matrix-product operators (dispatch_note counts them)
+PRODUCTS = {"aten::mm", "aten::bmm", "aten::mv", "aten::addmm", "aten::addmv", "aten::baddbmm"}
+
+
+def dispatch_note(fn: Callable[[], object], per: int = 1, what: str = "call",
+                  seconds: float | None = None) -> str:
+    """How many torch operators ``fn`` dispatches per ``what`` (``fn`` covering ``per`` of
+    them; nested calls counted, as the profiler sees them), how many are matrix products,
+    and the cost per call: ``seconds`` (measured unprofiled, per ``what``) spread over the
+    calls, else the profiler's self CPU (which carries its own overhead and, on a loaded
+    machine, the waits). At small sizes a step costs its call count times that. One profile
+    after a warm-up call."""
+    fn()
+    ev = [e for e in _events(fn) if e.key.startswith("aten::")]
+    calls = sum(e.count for e in ev) / per
+    prods = sum(e.count for e in ev if e.key in PRODUCTS) / per
+    src = "measured" if seconds is not None else "profiled"
+    if seconds is None:
+        seconds = sum(e.self_cpu_time_total for e in ev) / 1e6 / per
+    return (f"{calls:.3g} operator calls per {what} ({prods:.3g} matrix products), "
+            f"{seconds / max(calls, 1) * 1e6:.3g} µs per call ({src} {seconds * 1e3:.3g} ms "
+            f"per {what})")

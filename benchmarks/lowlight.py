@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -28,12 +29,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from _timing import row
+from _timing import PRODUCTS, profile_note, row
 
 from iclr25.datasets.images import TEST_IMAGES, degrade, load_image, psnr, ssim
 from iclr25.lowlight import dct_2d, enhance, noise_to_signal, train_enhancer
 from iclr25.lowlight.claim import TRAIN_IMAGES, _net, gt_mean, peers
-from iclr25.lowlight.losses import zero_reference_loss
 from iclr25.lowlight.training import build_model
 
 M = "lowlight"
@@ -50,22 +50,51 @@ torch.manual_seed(0)
 net = RetinexEnhancer(width=16, l_width=12, lc_width=16)
 opt = torch.optim.Adam(net.parameters(), 5e-4)
 x = torch.rand(2, 3, 64, 64, generator=torch.Generator().manual_seed(0)) * 0.2
+def step():
+    loss, _ = zero_reference_loss(net, x, seed=0, patch=16)
+    opt.zero_grad(); loss.backward(); opt.step()
 ts = []
 for i in range(int(sys.argv[1]) + 2):
     t = time.process_time()
-    loss, _ = zero_reference_loss(net, x, seed=0, patch=16)
-    opt.zero_grad(); loss.backward(); opt.step()
+    step()
     ts.append(time.process_time() - t)
 print(statistics.median(ts[2:]))
+if len(sys.argv) > 2:  # then the operators' self CPU per step (benchmarks/_timing.py), JSON
+    import json
+    sys.path.insert(0, sys.argv[2])
+    from _timing import op_times
+    print(json.dumps(op_times(step, 3)))
 """
 
 
-def _step_cpu(src: str, n: int) -> float:
-    """Median CPU seconds of a training step of the package under ``src``, own process."""
+def _step_cpu(src: str, n: int, profile: bool = False) -> tuple[float, dict | None]:
+    """Median CPU seconds of a training step of the package under ``src`` (``n`` steps after
+    2), own process; with ``profile``, then its operators' self CPU seconds per step."""
     env = os.environ | {"PYTHONPATH": src, "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", _STEP, str(n)], env=env, check=True,
-                         capture_output=True, text=True).stdout
-    return float(out.split()[-1])
+    out = subprocess.run([sys.executable, "-c", _STEP, str(n)]
+                         + ([str(Path(__file__).resolve().parent)] if profile else []),
+                         env=env, check=True, capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    if profile:
+        return float(lines[-2]), json.loads(lines[-1])
+    return float(lines[-1]), None
+
+
+def _conv_split(ops: dict[str, float]) -> tuple[float, float]:
+    """(convolutions and matrix products, the rest) of an operator table, seconds (forward and
+    backward): the 1x1 convolutions run as matrix products since issue 35."""
+    conv = sum(v for k, v in ops.items() if "conv" in k or k in PRODUCTS)
+    return conv, sum(ops.values()) - conv
+
+
+def _step_note(old: dict[str, float], now: dict[str, float]) -> str:
+    """Where the step's time went before and after issue 35: the profile and the split into
+    convolutions with matrix products (the network's arithmetic) and everything else."""
+    (c0, r0), (c1, r1) = _conv_split(old), _conv_split(now)
+    return (f"{profile_note(now, old)}; convolutions and matrix products (forward + backward) "
+            f"{c0 * 1e3:.3g} -> {c1 * 1e3:.3g} ms ({c0 / c1:.2f}x), the rest {r0 * 1e3:.3g} -> "
+            f"{r1 * 1e3:.3g} ms ({r0 / r1:.2f}x), now {r1 / (c1 + r1):.0%} of the step: with "
+            f"the convolutions and products free the step would be {(c0 + r0) / r1:.2f}x the old")
 
 
 def step_times(reps: int) -> None:
@@ -76,26 +105,20 @@ def step_times(reps: int) -> None:
                              check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
         ts: dict[str, list[float]] = {"old": [], "now": []}
-        for _ in range(reps):
-            ts["old"].append(_step_cpu(f"{tmp}/src", 5))
-            ts["now"].append(_step_cpu(str(root / "src"), 5))
+        ops: dict[str, dict | None] = {}
+        for i in range(reps):  # the last process of each side also profiles its step
+            for side, src in (("old", f"{tmp}/src"), ("now", str(root / "src"))):
+                t, ops[side] = _step_cpu(src, 5, i == reps - 1)
+                ts[side].append(t)
+    note = _step_note(ops["old"], ops["now"])
     old, now = statistics.median(ts["old"]), statistics.median(ts["now"])
     print(f"training step (width 16, batch 2, crop 64, 1 thread, CPU s, median of {reps} "
           f"alternating processes; load {os.getloadavg()[0]:.1f}): pre-issue-35 main "
           f"{old:.3f} s, now {now:.3f} s, speed-up {old / now:.2f}x")
     row(M, "training step (width 16, batch 2, crop 64)", now, old, unit="s CPU",
         peer_name="the same step on main before issue 35", target=3,
-        agreement="same network, loss and batch", note=f"median of {reps} alternating processes")
-    from torch.profiler import profile
-    net = _net(16, 0)
-    opt = torch.optim.Adam(net.parameters(), 5e-4)
-    x = torch.rand(2, 3, 64, 64, generator=torch.Generator().manual_seed(0)) * 0.2
-    with profile() as prof:
-        loss, _ = zero_reference_loss(net, x, seed=0, patch=16)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
+        agreement="same network, loss and batch",
+        note=f"median of {reps} alternating processes; {note}")
 
 
 def dct_growth() -> None:

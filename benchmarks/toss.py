@@ -25,7 +25,17 @@ import argparse
 
 import numpy as np
 import torch
-from _timing import agree, compare, measure, peak_rss_mb, row, timed_row
+from _timing import (
+    agree,
+    compare,
+    dispatch_note,
+    measure,
+    op_compare,
+    peak_rss_mb,
+    profile_note,
+    row,
+    timed_row,
+)
 from torch.distributions import MultivariateNormal
 
 from iclr25.toss import make_heteroscedastic, pseudo_covariance, sqrtm_psd, w2_bound
@@ -94,29 +104,47 @@ def _check_losses(q: int) -> str:
     return f"NLLs equal to {d:.0e}; exact W2 <= bound"
 
 
+def _profile(ours, peer, t_o, t_p, shared) -> str:
+    """Where a step's time goes on both sides: operators (profiled alike), the operator count
+    times the measured cost per call (at batch 256 the steps are dispatch-bound), and the
+    part both sides run, the lower-triangular parametrisation (``shared``, a step alone)."""
+    t_s = measure(shared, 5).cpu
+    return (f"{profile_note(*op_compare(ours, peer, 5))}; ours "
+            f"{dispatch_note(ours, 1, 'step', t_o.cpu)}; peer "
+            f"{dispatch_note(peer, 1, 'step', t_p.cpu)}; of them both run the L "
+            f"parametrisation (softplus diagonal, forward + backward): "
+            f"{dispatch_note(shared, 1, 'step', t_s)}")
+
+
 def loss_steps(quick: bool) -> None:
     repeat = 5 if quick else 21
     print("\n== one loss step (forward + backward), batch 256, float32, one thread ==")
     for q in (4, 8, 16, 32):
         check = _check_losses(q)
-        f = _losses(*_inputs(q, 256))
+        args = _inputs(q, 256)
+        f = _losses(*args)
 
         def step(fn):
             def run():
                 fn().mean().backward()
             return run
 
+        shared = step(lambda raw=args[1]: _tril(raw))
+
         t_b, t_n = compare(step(f["bound"]), step(f["nll"]), repeat)
         timed_row(M, f"loss step q={q}: W2 bound vs full NLL", t_b, t_n,
                   peer_name="MultivariateNormal(validate_args=False).log_prob",
-                  target=2 if q == 16 else None, agreement=check)
+                  target=2 if q == 16 else None, agreement=check,
+                  note=_profile(step(f["bound"]), step(f["nll"]), t_b, t_n, shared)
+                  if q == 16 else "")
         t_b, t_n = compare(step(f["bound_train"]), step(f["nll_train"]), repeat)
         timed_row(M, f"loss step q={q}, training path: bound vs NLL", t_b, t_n,
                   peer_name="triangular-solve NLL (iclr25.toss)", agreement=check)
         if q == 16:
             t_b, t_e = compare(step(f["bound"]), step(f["exact"]), repeat)
             timed_row(M, "loss step q=16: W2 bound vs exact W2", t_b, t_e,
-                      peer_name="exact Gaussian W2 (eigvalsh)", target=5, agreement=check)
+                      peer_name="exact Gaussian W2 (eigvalsh)", target=5, agreement=check,
+                      note=_profile(step(f["bound"]), step(f["exact"]), t_b, t_e, shared))
 
 
 def _data(n: int):

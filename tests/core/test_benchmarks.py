@@ -141,3 +141,25 @@ def test_results_md_states_the_run_and_the_notes(run_all, tmp_path):
     assert "- **v3 | c**: median of 5; profile (torch.profiler): aten::mm" in text
     assert "toss | c**" not in text  # a bare "median of N" is no note
     assert "| toss | c | 2 s CPU | 1 s CPU (p) | 0.5× | ≥ 1× (missed) | 3.25 |" in text
+
+
+def test_dispatch_note_counts_operators_and_products():
+    """Operator calls per step, the matrix products among them, and a measured time spread
+    over the calls."""
+    import re
+
+    import torch
+
+    timing = _load("_timing")
+    a = torch.rand(4, 4)
+
+    def three_rounds():
+        for _ in range(3):
+            torch.mm(a, a)
+            a.exp()
+
+    note = timing.dispatch_note(three_rounds, 3, "round", 6e-6)
+    calls = float(re.match(r"([\d.]+) operator calls per round \(1 matrix products\)", note)[1])
+    assert calls >= 2  # at least the product and the exp, each round
+    assert note.endswith(f"{6e-6 / calls * 1e6:.3g} µs per call (measured 0.006 ms per round)")
+    assert "(0 matrix products)" in timing.dispatch_note(lambda: a.exp(), 1, "call")

@@ -193,8 +193,11 @@ def _double_blocks(q: torch.Tensor, c: torch.Tensor, alpha: torch.Tensor, nu: fl
             b = min(rows, hi - s)
             r, e = buf[0, :b * M].view(b, M), buf[1, :b * M].view(b, M)
             torch.mm(qa[s:s + b], ca, out=r)            # s^2 (or r^2 / 2h^2 for inf)
-            if float(r.amin()) < tiny:
-                i, j = (r < tiny).nonzero(as_tuple=True)
+            near = r.amin(1)
+            if float(near.min()) < tiny:  # few rows (a query on a centre): search only them
+                hit = (near < tiny).nonzero()[:, 0]
+                i, j = (r[hit] < tiny).nonzero(as_tuple=True)
+                i = hit[i]
                 r[i, j] = (q[s + i] - c[j]).square().sum(1)
             torch.mv(_kernel_of_s2(r, e, nu), alpha, out=out[s:s + b])
     return work
