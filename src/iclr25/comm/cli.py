@@ -27,22 +27,23 @@ def _read(path: str) -> np.ndarray | None:
         _fail(exc)
 
 
-def _open(path: str) -> object:
+def _open(path: str, **table: float) -> object:
     """A Parquet file/folder, a Hugging Face ``save_to_disk`` folder or an image folder as a
     streamed Dataset (:func:`~iclr25.datasets.files.open_dataset`: rows read batch by batch
-    by ``fit``, an image flattened); ``.npy``/``.csv`` files as an array (:func:`_read`)."""
+    by ``fit``, an image flattened; ``table``: ``cache_mb`` of a table); ``.npy``/``.csv``
+    files as an array (:func:`_read`)."""
     from iclr25.datasets.files import is_dataset_path, open_dataset
 
     if path == "-" or not is_dataset_path(path):
         return _read(path)
     try:
-        return open_dataset(path, "FILES")
+        return open_dataset(path, "FILES", **table)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(exc)
 
 
-def _read_all(files: list[str]) -> list:
-    Xs = [_open(f) for f in files]
+def _read_all(files: list[str], **table: float) -> list:
+    Xs = [_open(f, **table) for f in files]
     rows = {f: len(X) for f, X in zip(files, Xs, strict=True) if X is not None}
     if len(set(rows.values())) > 1:
         _fail(f"modalities have different row counts: {rows}")
@@ -103,6 +104,7 @@ def embed(
     from iclr25._io import ArrayWriter
     from iclr25.comm.embedder import CoMMEmbedder
     from iclr25.comm.rows import is_streamed
+    from iclr25.datasets.rows import READ_CACHE_MB
 
     output_path(out, suffixes=(".npy", ".csv"))
     input_file(model, "MODEL")
@@ -110,7 +112,7 @@ def embed(
         emb = CoMMEmbedder.load(model)
     except ValueError as exc:
         _fail(str(exc))
-    Xs = _read_all(files)
+    Xs = _read_all(files, cache_mb=READ_CACHE_MB)     # each row read once, in order
     n = next((len(X) for X in Xs if X is not None), 0)
     try:
         parts = emb._windows(Xs, "FILES") if is_streamed(Xs) else iter([Xs])

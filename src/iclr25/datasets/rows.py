@@ -11,10 +11,16 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["WINDOW_BYTES", "flat_row", "moments", "row_windows", "stack_rows", "windows"]
+__all__ = ["READ_CACHE_MB", "WINDOW_BYTES", "flat_row", "moments", "row_windows", "stack_rows",
+           "windows"]
 
 WINDOW_BYTES = 64 * 2**20
 """Decoded input a streamed ``transform``/``predict`` (and its reading verb) holds at once."""
+
+READ_CACHE_MB = 32.0
+"""The chunk cache a reading verb opens a table with (``TableRows(cache_mb=)``): it reads the
+rows once, in order, so one decoded chunk at a time is enough (a training's shuffle needs
+more, 256 MB by default)."""
 
 
 def flat_row(value: Any, where: str) -> torch.Tensor:

@@ -43,16 +43,18 @@ def _table_features(data: Path, feats: list[str] | None):
     """The feature columns ``feats`` (None: every column) of a table as a
     :class:`~iclr25.datasets.files.TableRows` of scalar columns, read chunk by chunk."""
     from iclr25.datasets.files import TableRows, open_dataset
+    from iclr25.datasets.rows import READ_CACHE_MB
 
     ds = open_dataset(data, "DATA")
-    have = list(getattr(ds, "columns", []))
-    missing = [c for c in feats or [] if c not in have]
+    if not isinstance(ds, TableRows):
+        raise ValueError(f"DATA {data}: toss reads a table of scalar columns, not images")
+    missing = [c for c in feats or [] if c not in ds.columns]
     if missing:
         raise ValueError(f"{data} lacks the feature column(s) {', '.join(missing)}")
-    X = ds if feats is None else TableRows(data, feats, name="DATA")
-    if not isinstance(X, TableRows) or X.item_shape != (len(X.columns),):
+    X = TableRows(data, feats or ds.columns, name="DATA", cache_mb=READ_CACHE_MB)
+    if X.item_shape != (len(X.columns),):
         raise ValueError(f"DATA {data}: toss reads a table of scalar columns, got items of "
-                         f"shape {getattr(X, 'item_shape', None)}")
+                         f"shape {X.item_shape}")
     return X
 
 

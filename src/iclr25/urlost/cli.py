@@ -147,13 +147,14 @@ def embed(
 
     from iclr25._io import ArrayWriter
     from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.rows import READ_CACHE_MB
     from iclr25.urlost.mae import URLOST
 
     try:
         output_path(out, suffixes=ARRAY_OUTPUTS)
         model = URLOST.load(model_file)
         if is_dataset_path(file):
-            data = open_dataset(file, "FILE")
+            data = open_dataset(file, "FILE", cache_mb=READ_CACHE_MB)
             parts = model._windows(data, "FILE")
         else:
             data = _read(file)

@@ -120,6 +120,7 @@ def encode(
 
     from iclr25._io import ArrayWriter
     from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.rows import READ_CACHE_MB
     from iclr25.v3.model import V3
 
     output_path(codes_out, "--codes-out", suffixes=ARRAY_OUTPUTS)
@@ -136,7 +137,7 @@ def encode(
               f"{model.fragment_shape_}")
     try:
         if X is None:
-            data = open_dataset(seqs, "SEQS")
+            data = open_dataset(seqs, "SEQS", cache_mb=READ_CACHE_MB)
             parts = model._windows(data, "SEQS")
             n, width = len(data), len(data[0])   # N: item 0 checked above
         else:
