@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
                 (fit_urlost, "URLOST.fit (clustering sample, statistics pass, 1 epoch)",
                  "256 MB cache", loss),
                 (embed_urlost, "urlost embed (every row, written window by window)",
-                 "256 MB cache", "mean of the first 4096 embeddings")):
+                 "32 MB cache", "mean of the first 4096 embeddings")):
             if args.only and fn.__name__ != args.only:
                 continue
             with multiprocessing.get_context("spawn").Pool(1) as pool:

@@ -242,3 +242,27 @@ def test_cli_embed_refuses_a_bad_table_in_one_line_writing_nothing(tmp_path):
     assert res.exit_code == 2 and res.output.strip() == \
         "error: FILES[1] holds NaN or inf (row 50)", res.output
     assert not (tmp_path / "z.npy").exists() and not list(tmp_path.glob(".*partial"))
+
+
+def test_cli_embed_streams_an_image_folder_as_the_api_embeds_its_rows(one_thread, tmp_path):
+    pytest.importorskip("PIL")
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.files import ImageFolder
+    from iclr25.datasets.images import save_image
+
+    (tmp_path / "img").mkdir()
+    for i in range(6):
+        save_image(torch.rand(3, 4, 4, generator=torch.Generator().manual_seed(i)),
+                   tmp_path / "img" / f"{i}.png")
+    A = ImageFolder(tmp_path / "img").numpy()[0]                          # (6, 48)
+    B = np.random.default_rng(0).normal(size=(6, 2)).astype(np.float32)
+    np.save(tmp_path / "b.npy", B)
+    emb = CoMMEmbedder(dim=8, epochs=1, batch_size=4, n_tokens=3, hidden=16).fit([A, B])
+    emb.save(tmp_path / "m.safetensors")
+    res = CliRunner().invoke(app, ["comm", "embed", str(tmp_path / "m.safetensors"),
+                                   str(tmp_path / "img"), str(tmp_path / "b.npy"), "--out",
+                                   str(tmp_path / "z.npy")])
+    assert res.exit_code == 0, res.output
+    assert np.array_equal(np.load(tmp_path / "z.npy"), emb.transform([A, B]))
