@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -155,25 +156,90 @@ def write_array(path: str | Path, A: np.ndarray, header: list[str],
     a header line (``header``, one name per column, the row names' column first when
     ``rows`` is given), then one line per row, its name first; integers as such, reals to 10
     significant digits. :func:`read_matrix` reads the text forms back (the header skipped)
-    when there are no row names.
+    when there are no row names. :class:`ArrayWriter` writes the same file window by window.
     """
-    p = Path(path)
-    if p.suffix.lower() == ".npy":
-        np.save(p, A)
-        return p
-    sep = "," if p.suffix.lower() == ".csv" else " "
-    A = A.reshape(len(A), -1)
-    cell = "{:d}" if A.dtype.kind in "biu" else "{:.10g}"
+    with ArrayWriter(path, len(A), header, rows) as out:
+        out.write(A)
+    return Path(path)
 
-    def line(cells: list[str]) -> str:
-        return sep.join(c.replace(sep, "_") if sep == " " else c for c in cells) + "\n"
 
-    with p.open("w", encoding="utf-8") as fh:
-        fh.write(line(header))
+class ArrayWriter:
+    """A verb's (n, ...) output written window by window, as :func:`write_array` writes it
+    whole: a reading verb's memory is then bounded by its window, not by n.
+
+    ``.npy``: numpy's ``lib.format`` header for ``(n, *window.shape[1:])`` and the first
+    window's dtype, then each window's bytes appended (the same file as ``np.save``; no
+    memory map, whose dirty pages would count in the process's memory); ``.csv``/``.txt``:
+    one line per row as :func:`write_array` (``fmt``: rows written by ``np.savetxt`` with
+    that format instead, the text a verb wrote with ``np.savetxt`` before; ``header`` None:
+    no header line). The file is written under a temporary name beside ``path`` and renamed
+    when the ``with`` block ends without an error: an error midway (a bad row found late in
+    a streamed input) leaves ``path`` as it was.
+
+    Examples:
+        >>> import tempfile, numpy as np
+        >>> p = Path(tempfile.mkdtemp()) / "z.npy"
+        >>> with ArrayWriter(p, 3, ["z0"]) as out:
+        ...     out.write(np.zeros((2, 1))); out.write(np.ones((1, 1)))
+        >>> np.load(p)[:, 0].tolist()
+        [0.0, 0.0, 1.0]
+    """
+
+    def __init__(self, path: str | Path, n: int, header: list[str] | None,
+                 rows: list[str] | None = None, fmt: str | None = None) -> None:
+        self.path, self.n, self.header, self.rows, self.fmt = Path(path), n, header, rows, fmt
+        self.tmp = self.path.with_name(f".{self.path.name}.partial")
+        self.npy = self.path.suffix.lower() == ".npy"
+        self.sep = "," if self.path.suffix.lower() == ".csv" else " "
+        self.done = 0
+        self.kind: tuple[np.dtype, tuple[int, ...]] | None = None   # .npy: dtype, row shape
+        self._out: Any = None
+
+    def __enter__(self) -> ArrayWriter:
+        self._out = self.tmp.open("wb" if self.npy else "w", **(
+            {} if self.npy else {"encoding": "utf-8"}))
+        if not self.npy and self.header is not None:
+            self._out.write(self._line(self.header))
+        return self
+
+    def _line(self, cells: list[str]) -> str:
+        return self.sep.join(c.replace(self.sep, "_") if self.sep == " " else c
+                             for c in cells) + "\n"
+
+    def write(self, A: np.ndarray) -> None:
+        """Append the next rows (m, ...) of the output."""
+        A = np.asarray(A)
+        start, self.done = self.done, self.done + len(A)
+        if self.done > self.n:
+            raise ValueError(f"{self.path}: {self.done} rows written, {self.n} expected")
+        if self.npy:
+            if self.kind is None:
+                self.kind = (A.dtype, A.shape[1:])
+                head = np.lib.format.header_data_from_array_1_0(A)
+                np.lib.format.write_array_header_1_0(self._out, {
+                    **head, "fortran_order": False, "shape": (self.n, *A.shape[1:])})
+            if (A.dtype, A.shape[1:]) != self.kind:
+                raise ValueError(f"{self.path}: rows of {A.dtype} {A.shape[1:]} after rows "
+                                 f"of {self.kind[0]} {self.kind[1]}")
+            np.ascontiguousarray(A).tofile(self._out)
+            return
+        A = A.reshape(len(A), -1)
+        if self.fmt is not None:
+            np.savetxt(self._out, A, delimiter=self.sep, fmt=self.fmt)
+            return
+        cell = "{:d}" if A.dtype.kind in "biu" else "{:.10g}"
         for i, row in enumerate(A.tolist()):
-            fh.write(line(([rows[i]] if rows is not None else [])
-                          + [cell.format(v) for v in row]))
-    return p
+            self._out.write(self._line(([self.rows[start + i]] if self.rows is not None
+                                        else []) + [cell.format(v) for v in row]))
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        self._out.close()
+        if kind is None and self.done == self.n:
+            os.replace(self.tmp, self.path)
+            return
+        self.tmp.unlink(missing_ok=True)
+        if kind is None:
+            raise ValueError(f"{self.path}: {self.done} rows written, {self.n} expected")
 
 
 def read_npy(path: str | Path, name: str = "FILE") -> np.ndarray:

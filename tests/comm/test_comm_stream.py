@@ -166,3 +166,103 @@ def test_cli_images_of_two_sizes_are_one_line_naming_files(tmp_path):
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert "FILES[0] row 3 has 60 values, row 0 has 48" in res.output, res.output
     assert not (tmp_path / "m.pt").exists()
+
+
+# -- reading: transform and `comm embed` on Datasets -----------------------------------------
+
+
+def test_transform_on_datasets_equals_the_arrays_bit_for_bit(one_thread, monkeypatch):
+    from iclr25.datasets import rows
+
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 8 * 5000)     # rows of 8 float32 values
+    Xs = _data(n=4200)          # windows of 4,096 rows and 104: the arrays' own blocks
+    emb = _small().fit([X[:64] for X in Xs])
+    ref = emb.transform(Xs)
+    assert np.array_equal(emb.transform(Pairs(Xs)), ref)                  # tuples
+    assert np.array_equal(emb.transform([Rows(Xs[0]), Xs[1]]), ref)       # mixed
+    assert np.array_equal(emb.transform([None, Rows(Xs[1])]), emb.transform([None, Xs[1]]))
+
+
+@pytest.mark.parametrize(("Xs", "match"), [
+    (lambda Xs: [Rows(Xs[0], {40: np.zeros(4)}), Xs[1]],
+     r"Xs\[0\] row 40 has 4 values, the model was fitted on 5"),
+    (lambda Xs: [Xs[0], Rows(Xs[1], {41: np.full(3, np.inf)})],
+     r"Xs\[1\] holds NaN or inf \(row 41\)"),
+    (lambda Xs: Pairs(Xs, {9: (np.zeros(5),)}), r"Xs item 9 must be a tuple of 2 modality"),
+    (lambda Xs: [Rows(Xs[0]), Xs[1][:10]], "different numbers of rows"),
+    (lambda Xs: [Rows(Xs[0])], r"Xs must hold 2 modalities \(as in fit\), got 1"),
+    (lambda Xs: [None, None], "every modality is absent"),
+])
+def test_transform_refuses_bad_datasets_naming_xs(Xs, match):
+    emb = _small().fit(_data())
+    with pytest.raises(ValueError, match=match):
+        emb.transform(Xs(_data()))
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".csv"])
+def test_cli_embed_streams_tables_as_the_api_embeds_the_arrays(one_thread, tmp_path,
+                                                               monkeypatch, suffix):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.files import TableRows
+
+    Xs = _data(n=96)
+    paths = _tables(tmp_path, Xs)                                      # 12 chunks each
+    _small().fit(Xs).save(tmp_path / "m.safetensors")
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    decoded, real = [], TableRows._decode
+    monkeypatch.setattr(TableRows, "_decode", lambda self, c: decoded.append(c) or real(self, c))
+    out = tmp_path / f"z{suffix}"
+    for files, arrays in (([paths[0], paths[1]], Xs), ([paths[0], "-"], [Xs[0], None])):
+        decoded.clear()
+        res = CliRunner().invoke(app, ["comm", "embed", str(tmp_path / "m.safetensors"),
+                                       *map(str, files), "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        assert sorted(decoded) == sorted(list(range(12)) * (len(decoded) // 12)), decoded
+        Z = CoMMEmbedder.load(tmp_path / "m.safetensors").transform(arrays)
+        if suffix == ".npy":
+            np.save(tmp_path / "api.npy", Z)
+        else:
+            np.savetxt(tmp_path / "api.csv", Z, delimiter=",")     # what embed wrote before
+        assert out.read_bytes() == (tmp_path / f"api{suffix}").read_bytes()
+
+
+def test_cli_embed_refuses_a_bad_table_in_one_line_writing_nothing(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+
+    Xs = _data(n=96)
+    _small().fit(Xs).save(tmp_path / "m.safetensors")
+    Xs[1][50, 2] = np.nan
+    paths = _tables(tmp_path, Xs)
+    res = CliRunner().invoke(app, ["comm", "embed", str(tmp_path / "m.safetensors"),
+                                   *map(str, paths), "--out", str(tmp_path / "z.npy")])
+    assert res.exit_code == 2 and res.output.strip() == \
+        "error: FILES[1] holds NaN or inf (row 50)", res.output
+    assert not (tmp_path / "z.npy").exists() and not list(tmp_path.glob(".*partial"))
+
+
+def test_cli_embed_streams_an_image_folder_as_the_api_embeds_its_rows(one_thread, tmp_path):
+    pytest.importorskip("PIL")
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.files import ImageFolder
+    from iclr25.datasets.images import save_image
+
+    (tmp_path / "img").mkdir()
+    for i in range(6):
+        save_image(torch.rand(3, 4, 4, generator=torch.Generator().manual_seed(i)),
+                   tmp_path / "img" / f"{i}.png")
+    A = ImageFolder(tmp_path / "img").numpy()[0]                          # (6, 48)
+    B = np.random.default_rng(0).normal(size=(6, 2)).astype(np.float32)
+    np.save(tmp_path / "b.npy", B)
+    emb = CoMMEmbedder(dim=8, epochs=1, batch_size=4, n_tokens=3, hidden=16).fit([A, B])
+    emb.save(tmp_path / "m.safetensors")
+    res = CliRunner().invoke(app, ["comm", "embed", str(tmp_path / "m.safetensors"),
+                                   str(tmp_path / "img"), str(tmp_path / "b.npy"), "--out",
+                                   str(tmp_path / "z.npy")])
+    assert res.exit_code == 0, res.output
+    assert np.array_equal(np.load(tmp_path / "z.npy"), emb.transform([A, B]))

@@ -171,3 +171,73 @@ def test_a_streamed_dataset_under_ddp_and_resumed_equals_one_process(one_thread,
 
     check_ddp(train)
     check_resume(train, 5, tmp_path)
+
+
+# -- reading: predict and `toss predict` on a Dataset ----------------------------------------
+
+
+def test_predict_on_a_dataset_equals_the_arrays_bit_for_bit(one_thread, monkeypatch):
+    from iclr25.datasets import rows
+
+    X, Y = _data()
+    m = _small().fit(X, Y)
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 2 * 50)       # windows of 50, 70 rows
+    assert torch.equal(m.predict(Rows(X)), m.predict(X))
+    assert torch.equal(m.predict_cov(Rows(X)), m.predict_cov(X))
+    with pytest.raises(ValueError, match=r"X holds NaN or inf \(row 90\)"):
+        m.predict(Rows(X, {90: torch.tensor([0.0, float("nan")])}))
+    with pytest.raises(ValueError, match=r"X row 3 has 3 values, the model was fitted on 2"):
+        m.predict_cov(Rows(X, {3: torch.zeros(3)}))
+
+
+def test_cli_predict_streams_a_table_as_it_predicts_the_csv(one_thread, tmp_path,
+                                                             monkeypatch):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets import rows
+    from iclr25.datasets.files import TableRows
+
+    path, X, Y = _table(tmp_path)                                   # 12 chunks
+    m = _small().fit(X, Y)
+    m.feature_names_, m.target_names_ = ["x0", "x1"], ["y0", "y1"]
+    m.save(tmp_path / "m.safetensors")
+    csv = tmp_path / "d.csv"       # the same rows as a CSV (columns reordered): read whole
+    np.savetxt(csv, torch.cat([Y[:, :1], X, Y[:, 1:]], 1).numpy().astype(np.float64),
+               delimiter=",", header="y0,x0,x1,y1", comments="", fmt="%.9g")
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    decoded, real = [], TableRows._decode
+    monkeypatch.setattr(TableRows, "_decode", lambda self, c: decoded.append(c) or real(self, c))
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 2 * 40)          # windows of 40, 56 rows
+    for data, out in ((path, "t.csv"), (csv, "c.csv")):
+        res = CliRunner().invoke(app, ["toss", "predict", str(tmp_path / "m.safetensors"),
+                                       str(data), "--out", str(tmp_path / out)])
+        assert res.exit_code == 0, res.output
+    assert decoded[1:] == list(range(12)), decoded    # chunk 0 read opening the columns
+    assert (tmp_path / "t.csv").read_bytes() == (tmp_path / "c.csv").read_bytes()
+    table = np.loadtxt(tmp_path / "t.csv", delimiter=",", skiprows=1)
+    np.testing.assert_allclose(table[:, :2], m.predict(X).numpy(), rtol=1e-7)
+
+
+def test_cli_predict_refuses_a_bad_table_in_one_line_writing_nothing(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+
+    X, Y = _data(96)
+    m = _small(epochs=1).fit(X, Y)
+    m.feature_names_, m.target_names_ = ["x0", "x1"], ["y0", "y1"]
+    m.save(tmp_path / "m.safetensors")
+    x1 = X[:, 1].numpy().copy()
+    x1[60] = np.nan
+    for cols, msg in (({"x0": X[:, 0].numpy(), "x1": x1}, "DATA holds NaN or inf (row 60)"),
+                      ({"x0": X[:, 0].numpy()}, "lacks the feature column(s) x1")):
+        pq.write_table(pa.table(cols), tmp_path / "d.parquet", row_group_size=8)
+        res = CliRunner().invoke(app, ["toss", "predict", str(tmp_path / "m.safetensors"),
+                                       str(tmp_path / "d.parquet"), "--out",
+                                       str(tmp_path / "p.csv")])
+        assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+        assert msg in res.output and "Traceback" not in res.output
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["d.parquet", "m.safetensors"]

@@ -131,3 +131,108 @@ def test_cli_fit_streams_a_table_as_the_api_does(one_thread, tmp_path, monkeypat
     for u, v in zip(api.model_.state_dict().values(), cli.model_.state_dict().values(),
                     strict=True):
         assert torch.equal(u, v)
+
+
+# -- reading: transform, `urlost embed` and `urlost cluster` on a Dataset -------------------
+
+
+def test_transform_on_a_dataset_equals_the_arrays_bit_for_bit(one_thread, monkeypatch):
+    from iclr25.datasets import rows
+
+    X = _data()
+    m = _small().fit(X)
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 12 * 40)   # windows of 32 rows: 3 of them
+    assert torch.equal(m.transform(Rows(X), batch_size=16), m.transform(X, batch_size=16))
+    assert torch.equal(m.transform(Rows(X[:1])), m.transform(X[:1]))     # one row is fine
+
+
+@pytest.mark.parametrize(("bad", "match"), [
+    ({70: torch.zeros(11)}, r"X row 70 has 11 values, the model was fitted on 12"),
+    ({5: (torch.zeros(12), 1)}, r"X item 5 is a tuple: its items must be rows"),
+    ({71: torch.full((12,), float("nan"))}, r"X holds NaN or inf \(row 71\)"),
+])
+def test_transform_refuses_a_bad_row_naming_x(bad, match):
+    m = _small(epochs=1).fit(_data())
+    with pytest.raises(ValueError, match=match):
+        m.transform(Rows(_data(), bad))
+
+
+def _parquet(path, X, group=8):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({f"c{j}": X[:, j] for j in range(X.shape[1])}), path,
+                   row_group_size=group)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".csv"])
+def test_cli_embed_streams_a_table_as_the_api_embeds_the_arrays(one_thread, tmp_path,
+                                                                monkeypatch, suffix):
+    from typer.testing import CliRunner
+
+    from iclr25._io import write_array
+    from iclr25.cli import app
+    from iclr25.datasets import rows
+    from iclr25.datasets.files import TableRows
+
+    X = _data(n=200)
+    path = _parquet(tmp_path / "x.parquet", X.numpy())                  # 25 chunks
+    _small(epochs=1).fit(X).save(tmp_path / "m.safetensors")
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    decoded, real = [], TableRows._decode
+    monkeypatch.setattr(TableRows, "_decode", lambda self, c: decoded.append(c) or real(self, c))
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 12 * 1100)   # two windows: 1,024 + rest
+    big = torch.cat([X] * 6)                                    # 1,200 rows
+    big_path = _parquet(tmp_path / "big.parquet", big.numpy(), group=100)
+    out = tmp_path / f"z{suffix}"
+    for p, data in ((path, X), (big_path, big)):
+        decoded.clear()
+        res = CliRunner().invoke(app, ["urlost", "embed", str(tmp_path / "m.safetensors"),
+                                       str(p), "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        assert decoded == list(range(len(decoded))), decoded      # each chunk once, in order
+        write_array(tmp_path / f"api{suffix}",
+                    URLOST.load(tmp_path / "m.safetensors").transform(data).numpy(),
+                    [f"z{j}" for j in range(8)])
+        assert out.read_bytes() == (tmp_path / f"api{suffix}").read_bytes()
+
+
+def test_cli_embed_refuses_a_bad_table_in_one_line_writing_nothing(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+
+    X = _data().numpy()
+    _small(epochs=1).fit(X).save(tmp_path / "m.safetensors")
+    X[77, 3] = np.nan
+    for bad, msg in ((_parquet(tmp_path / "nan.parquet", X), "FILE holds NaN or inf (row 77)"),
+                     (_parquet(tmp_path / "w.parquet", X[:, :5]),
+                      "FILE row 0 has 5 values, the model was fitted on 12")):
+        res = CliRunner().invoke(app, ["urlost", "embed", str(tmp_path / "m.safetensors"),
+                                       str(bad), "--out", str(tmp_path / "z.npy")])
+        assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+        assert res.output.strip() == f"error: {msg}"
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("z")) == []
+        assert not list(tmp_path.glob(".*partial"))
+
+
+def test_cli_cluster_clusters_the_rows_urlost_fit_would(one_thread, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets.files import TableRows
+
+    X = _data(n=120)
+    path = _parquet(tmp_path / "x.parquet", X.numpy())
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    args = ["urlost", "cluster", str(path), "--clusters", "3", "--neighbors", "3", "--seed",
+            "2", "--out", str(tmp_path / "l.npy")]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    ref = SelfOrganizingClusters(3, n_neighbors=3, seed=2).fit(X)          # every row
+    assert np.array_equal(np.load(tmp_path / "l.npy"), ref.labels_.numpy())
+    monkeypatch.setattr(mae, "CLUSTER_ROWS", 50)     # a bounded sample, as fit draws it
+    assert CliRunner().invoke(app, args).exit_code == 0
+    pick = torch.randperm(120, generator=torch.Generator().manual_seed(3))[:50].sort().values
+    ref = SelfOrganizingClusters(3, n_neighbors=3, seed=2).fit(X[pick])
+    assert np.array_equal(np.load(tmp_path / "l.npy"), ref.labels_.numpy())

@@ -1,6 +1,7 @@
 """V3 fit streamed from a map-style Dataset of sequences (issue 71 item 2): the arrays'
 model bit for bit, bad items refused naming X, a table read chunk by chunk, the CLI."""
 
+import numpy as np
 import pytest
 import torch
 from _rows import Rows
@@ -98,3 +99,71 @@ def test_cli_fit_streams_a_table_as_the_api_does(one_thread, tmp_path, monkeypat
     for u, v in zip(api.model_.state_dict().values(), cli.model_.state_dict().values(),
                     strict=True):
         assert torch.equal(u, v)
+
+
+# -- reading: predict, transform and `v3 encode` on a Dataset --------------------------------
+
+
+def test_predict_and_transform_on_a_dataset_equal_the_arrays_bit_for_bit(one_thread,
+                                                                         monkeypatch):
+    from iclr25.datasets import rows
+
+    m = _v3(epochs=1).fit(X)
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 10 * 3 * 8 * 8 * 5)      # windows of 5
+    Xl = torch.cat([X] * 4)     # 84 sequences: 16 windows of 5 and a last of 4
+    assert (m.predict(Rows(Xl)) == m.predict(Xl).numpy()).all()
+    for a, b in zip(m.transform(Rows(Xl)), m.transform(Xl), strict=True):
+        assert (a == b.numpy()).all()
+    assert (m.predict(Rows(X[:1])) == m.predict(X[:1]).numpy()).all()     # one is fine
+    with pytest.raises(ValueError, match=r"X item 13 holds NaN"):
+        m.predict(Rows(X, {13: torch.full((10, 3, 8, 8), float("nan"))}))
+    with pytest.raises(ValueError, match=r"X fragments must have shape \(3, 8, 8\), got "
+                                         r"\(3, 8, 4\)"):
+        m.transform(Rows(X[..., :4]))
+
+
+@pytest.mark.parametrize("style", [False, True])
+def test_cli_encode_streams_a_table_as_the_api_encodes_the_arrays(one_thread, tmp_path,
+                                                                  monkeypatch, style):
+    from typer.testing import CliRunner
+
+    from iclr25._io import write_array
+    from iclr25.cli import app
+    from iclr25.datasets import rows
+    from iclr25.datasets.files import TableRows
+
+    path = _table(tmp_path / "s.parquet", X)                             # 6 chunks
+    _v3(epochs=1).fit(X).save(tmp_path / "m.safetensors")
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    decoded, real = [], TableRows._decode
+    monkeypatch.setattr(TableRows, "_decode", lambda self, c: decoded.append(c) or real(self, c))
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 10 * 3 * 8 * 8 * 4)      # windows of 4
+    res = CliRunner().invoke(app, ["v3", "encode", str(tmp_path / "m.safetensors"), str(path),
+                                   "--codes-out", str(tmp_path / "c.csv"),
+                                   *(["--style-out", str(tmp_path / "s.npy")] * style)])
+    assert res.exit_code == 0, res.output
+    assert decoded == list(range(6)), decoded                  # each chunk once, in order
+    api = V3.load(tmp_path / "m.safetensors")
+    write_array(tmp_path / "api.csv", api.predict(X).numpy(), [f"n{j}" for j in range(10)])
+    assert (tmp_path / "c.csv").read_bytes() == (tmp_path / "api.csv").read_bytes()
+    if style:
+        np.save(tmp_path / "api.npy", api.transform(X)[1].numpy())
+        assert (tmp_path / "s.npy").read_bytes() == (tmp_path / "api.npy").read_bytes()
+
+
+def test_cli_encode_refuses_a_bad_table_in_one_line_writing_nothing(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+
+    _v3(epochs=1).fit(X).save(tmp_path / "m.safetensors")
+    Xb = X.clone()
+    Xb[17, 2] = float("inf")
+    for seqs, msg in ((Xb, "SEQS item 17 holds NaN or inf"),
+                      (X[..., :4], "SEQS fragments must have shape (3, 8, 8), got (3, 8, 4)")):
+        path = _table(tmp_path / "s.parquet", seqs)
+        res = CliRunner().invoke(app, ["v3", "encode", str(tmp_path / "m.safetensors"),
+                                       str(path), "--codes-out", str(tmp_path / "c.npy"),
+                                       "--style-out", str(tmp_path / "s.npy")])
+        assert res.exit_code == 2 and res.output.strip() == f"error: {msg}", res.output
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["m.safetensors", "s.parquet"]

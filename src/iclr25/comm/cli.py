@@ -27,22 +27,23 @@ def _read(path: str) -> np.ndarray | None:
         _fail(exc)
 
 
-def _open(path: str) -> object:
+def _open(path: str, **table: float) -> object:
     """A Parquet file/folder, a Hugging Face ``save_to_disk`` folder or an image folder as a
     streamed Dataset (:func:`~iclr25.datasets.files.open_dataset`: rows read batch by batch
-    by ``fit``, an image flattened); ``.npy``/``.csv`` files as an array (:func:`_read`)."""
+    by ``fit``, an image flattened; ``table``: ``cache_mb`` of a table); ``.npy``/``.csv``
+    files as an array (:func:`_read`)."""
     from iclr25.datasets.files import is_dataset_path, open_dataset
 
     if path == "-" or not is_dataset_path(path):
         return _read(path)
     try:
-        return open_dataset(path, "FILES")
+        return open_dataset(path, "FILES", **table)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(exc)
 
 
-def _read_all(files: list[str], stream: bool = False) -> list:
-    Xs = [_open(f) if stream else _read(f) for f in files]
+def _read_all(files: list[str], **table: float) -> list:
+    Xs = [_open(f, **table) for f in files]
     rows = {f: len(X) for f, X in zip(files, Xs, strict=True) if X is not None}
     if len(set(rows.values())) > 1:
         _fail(f"modalities have different row counts: {rows}")
@@ -77,7 +78,7 @@ def fit(
             _fail(f"{name} must be >= {low}, got {v}")
     output_path(out)
     run = engine.for_(CoMMEmbedder.fit, out, "comm fit")
-    Xs = _read_all(files, stream=True)
+    Xs = _read_all(files)
     try:
         with estimating():
             data = Modalities(Xs, "FILES") if is_streamed(Xs) else Xs  # errors name FILES
@@ -95,8 +96,15 @@ def embed(
     files: list[str] = typer.Argument(..., help="One file per modality; '-' = missing."),
     out: Path = typer.Option(..., "--out", help="Where to write the embeddings (.npy or .csv)."),
 ) -> None:
-    """Embed row-aligned modalities (some may be missing) with a fitted model."""
+    """Embed row-aligned modalities (some may be missing) with a fitted model.
+
+    Tables (Parquet, Hugging Face folders) and image folders are read and the embeddings
+    written window by window, memory bounded by the window (:meth:`CoMMEmbedder.transform`
+    on Datasets); .npy/.csv files are read whole."""
+    from iclr25._io import ArrayWriter
     from iclr25.comm.embedder import CoMMEmbedder
+    from iclr25.comm.rows import is_streamed
+    from iclr25.datasets.rows import READ_CACHE_MB
 
     output_path(out, suffixes=(".npy", ".csv"))
     input_file(model, "MODEL")
@@ -104,13 +112,13 @@ def embed(
         emb = CoMMEmbedder.load(model)
     except ValueError as exc:
         _fail(str(exc))
-    Xs = _read_all(files)
+    Xs = _read_all(files, cache_mb=READ_CACHE_MB)     # each row read once, in order
+    n = next((len(X) for X in Xs if X is not None), 0)
     try:
-        Z = emb.transform(Xs)
+        parts = emb._windows(Xs, "FILES") if is_streamed(Xs) else iter([Xs])
+        with ArrayWriter(out, n, None, fmt="%.18e") as sink:   # np.savetxt's default
+            for xs in parts:
+                sink.write(emb.transform(xs))
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
-    if out.suffix == ".npy":
-        np.save(out, Z)
-    else:
-        np.savetxt(out, Z, delimiter=",")
-    typer.echo(f"wrote {out} {Z.shape}")
+    typer.echo(f"wrote {out} {(n, emb.dim)}")

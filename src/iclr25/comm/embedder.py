@@ -4,7 +4,7 @@ missing, save/load)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -18,10 +18,12 @@ from iclr25._engine import EngineOptions, Unpack
 from iclr25._io import FittedIO
 from iclr25.comm.augment import Compose, GaussianNoise, RandomDrop
 from iclr25.comm.model import CoMM, FeatureTokenizer, mlp_encoder
-from iclr25.comm.rows import Modalities, Scaled, is_streamed, moments
+from iclr25.comm.rows import Modalities, Scaled, is_streamed, moments, transform_windows
 from iclr25.comm.training import pretrain
 
 __all__ = ["CoMMEmbedder"]
+
+_BLOCK = 4096    # rows the network embeds at once in transform
 
 
 def _modalities(Xs: object, name: str, allow_missing: bool, widths: Sequence[int] | None = None
@@ -187,23 +189,38 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "model_")
 
     @torch.no_grad()
-    def transform(self, Xs: Sequence[object | None]) -> np.ndarray:
+    def transform(self, Xs: Sequence[object | None] | Dataset) -> np.ndarray:
         """Fused embeddings (N, dim) as a float32 numpy array; None marks a missing modality.
+
+        ``Xs`` may also be read from map-style Datasets as in :meth:`fit` (a Dataset of
+        modality tuples, or a list of Datasets of rows, arrays and None): window by window
+        (:func:`~iclr25.comm.rows.transform_windows`, multiples of 4,096 rows), so memory
+        is bounded by the window and the (N, dim) result; the embeddings equal the arrays'
+        bit for bit (the network sees the same 4,096-row batches). A Dataset's bad row
+        (another width, NaN) is one ``ValueError`` naming ``Xs``, the modality and the row.
 
         Raises:
             ValueError: not fitted, wrong number of modalities or columns, all modalities
                 missing, differing row counts, NaN/inf.
         """
         self._check_fitted()
+        if is_streamed(Xs):
+            return np.concatenate([self.transform(w) for w in self._windows(Xs, "Xs")])
         xs = _modalities(Xs, "Xs", allow_missing=True, widths=self.widths_)
         dev = self.mean_[0].device
         z = [None if x is None else (x.to(dev, torch.float32) - m) / s
              for x, m, s in zip(xs, self.mean_, self.scale_, strict=True)]
         self.model_.eval()
         n = next(len(x) for x in z if x is not None)
-        out = [self.model_([None if x is None else x[i:i + 4096] for x in z])
-               for i in range(0, n, 4096)]
+        out = [self.model_([None if x is None else x[i:i + _BLOCK] for x in z])
+               for i in range(0, n, _BLOCK)]
         return torch.cat(out).cpu().numpy()
+
+    def _windows(self, Xs: object, name: str) -> Iterator[list[torch.Tensor | None]]:
+        """The windows of streamed modalities :meth:`transform` reads in turn (what
+        ``comm embed`` writes window by window)."""
+        self._check_fitted()
+        return transform_windows(Xs, name, self.widths_, _BLOCK)
 
     def _new_module(self, name: str) -> CoMM:
         return self._build(self.widths_)

@@ -1,19 +1,20 @@
 """Row-aligned modalities read from map-style Datasets (an on-disk table per modality, a
 Dataset of tuples): what :meth:`CoMMEmbedder.fit` and :func:`pretrain` stream batch by batch,
-so that memory is bounded by the batch and the tables' chunk caches, not by the data."""
+and :meth:`CoMMEmbedder.transform` window by window, so that memory is bounded by the batch
+(the window) and the tables' chunk caches, not by the data."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
 from torch.utils.data import Dataset
 
-from iclr25.datasets.rows import flat_row
+from iclr25.datasets.rows import flat_row, stack_rows, windows
 from iclr25.datasets.rows import moments as row_moments
 
-__all__ = ["Modalities", "Scaled", "is_streamed", "moments"]
+__all__ = ["Modalities", "Scaled", "is_streamed", "moments", "transform_windows"]
 
 
 def is_streamed(Xs: object) -> bool:
@@ -146,3 +147,66 @@ class Scaled(Dataset):
 
     def order(self, batch_size: int, seed: int) -> Callable[[int], list[torch.Tensor]] | None:
         return self.data.order(batch_size, seed)
+
+
+def transform_windows(Xs: object, name: str, widths: Sequence[int], multiple: int
+                      ) -> Iterator[list[torch.Tensor | None]]:
+    """The modalities a streamed ``transform`` reads, window by window
+    (:func:`~iclr25.datasets.rows.windows`, ``multiple`` rows at a time or a multiple):
+    each window a list of (rows, d_j) tensors, None for a missing modality.
+
+    Args:
+        Xs: a map-style Dataset of m-tuples of rows, or a list of m entries: a Dataset of
+            rows, an (n, d_j) array (its rows sliced as they are) or None (missing).
+        name: how messages name ``Xs``. widths: the fitted widths d_j.
+
+    A Dataset's row is flattened (:func:`flat_row`) and checked: another width than
+    ``widths[j]`` or NaN is one ``ValueError`` naming ``name``, the modality and the row,
+    raised when its window is read.
+
+    Raises:
+        ValueError: another number of modalities, differing row counts, none present.
+        TypeError: a Dataset without ``__len__``.
+    """
+    m = len(widths)
+    joint = isinstance(Xs, Dataset)
+    parts: list[Any] = [Xs] if joint else list(Xs) if isinstance(Xs, (list, tuple)) else []
+    if not joint and len(parts) != m:
+        raise ValueError(f"{name} must hold {m} modalities (as in fit), got {len(parts)}")
+    for j, p in enumerate(parts):
+        if isinstance(p, Dataset) and not hasattr(p, "__len__"):
+            raise TypeError(f"{name}[{j}] must be a map-style Dataset (with __len__)")
+        if p is not None and not isinstance(p, Dataset):
+            from iclr25._checks import as_tensor
+
+            parts[j] = as_tensor(p, f"{name}[{j}]", ndim=2)
+    lengths = {j: len(p) for j, p in enumerate(parts) if p is not None}
+    if not lengths:
+        raise ValueError(f"{name}: every modality is absent (None); at least one is needed")
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"{name}: modalities have different numbers of rows {lengths}")
+
+    def row(j: int, value: Any, i: int) -> torch.Tensor:
+        r = flat_row(value, f"{name}[{j}] row {i}")
+        if len(r) != widths[j]:
+            raise ValueError(f"{name}[{j}] row {i} has {len(r)} values, the model was fitted "
+                             f"on {widths[j]}")
+        return r
+
+    def item(i: int) -> list[Any]:
+        got = Xs[i]  # type: ignore[index]
+        if not isinstance(got, (tuple, list)) or len(got) != m:
+            raise ValueError(f"{name} item {i} must be a tuple of {m} modality rows")
+        return list(got)
+
+    present = [j for j in range(m) if joint or parts[j] is not None]
+    rows_bytes = 4 * sum(widths[j] for j in present)
+    for rows in windows(next(iter(lengths.values())), rows_bytes, multiple):
+        if joint:
+            got = {i: item(i) for i in rows}
+            yield [stack_rows(lambda i, j=j, got=got: row(j, got[i][j], i), rows,
+                              f"{name}[{j}]") for j in range(m)]
+            continue
+        yield [None if p is None else p[rows.start:rows.stop] if isinstance(p, torch.Tensor)
+               else stack_rows(lambda i, j=j, p=p: row(j, p[i], i), rows, f"{name}[{j}]")
+               for j, p in enumerate(parts)]

@@ -1,15 +1,26 @@
-"""Rows of a map-style Dataset read for a ``fit`` that streams it: one row as a flat float32
-tensor, and column statistics in one pass with memory bounded by a block of rows."""
+"""Rows of a map-style Dataset read for a ``fit`` that streams it (one row as a flat float32
+tensor, column statistics in one pass with memory bounded by a block of rows) and for a
+reading verb (``embed``, ``encode``, ``predict``) or a ``transform`` that streams it: the
+windows of rows read in turn, memory bounded by the window."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["flat_row", "moments"]
+__all__ = ["READ_CACHE_MB", "WINDOW_BYTES", "flat_row", "moments", "row_windows", "stack_rows",
+           "windows"]
+
+WINDOW_BYTES = 64 * 2**20
+"""Decoded input a streamed ``transform``/``predict`` (and its reading verb) holds at once."""
+
+READ_CACHE_MB = 32.0
+"""The chunk cache a reading verb opens a table with (``TableRows(cache_mb=)``): it reads the
+rows once, in order, so one decoded chunk at a time is enough (a training's shuffle needs
+more, 256 MB by default)."""
 
 
 def flat_row(value: Any, where: str) -> torch.Tensor:
@@ -64,3 +75,49 @@ def moments(read: Callable[[int], Sequence[torch.Tensor]], n: int, names: Sequen
         count += b
     stds = [(v / (count - 1)).sqrt().float() for v in m2]
     return [v.float() for v in mean], stds
+
+
+def windows(n: int, row_bytes: int, multiple: int = 1) -> list[range]:
+    """The consecutive row ranges a streamed ``transform`` reads in turn: about
+    :data:`WINDOW_BYTES` of decoded input each (``row_bytes`` a row), a multiple of
+    ``multiple`` rows (the estimator's own batch: the network then sees the arrays' batches
+    and the result is theirs bit for bit), a remainder of fewer than 64 rows joined to the
+    window before it (a matrix product over one or two rows takes another kernel, whose
+    rounding differs from the whole array's)."""
+    size = max(1, WINDOW_BYTES // max(1, row_bytes)) // multiple * multiple or multiple
+    starts = list(range(0, n, size))
+    if len(starts) > 1 and n - starts[-1] < 64:
+        starts.pop()
+    return [range(s, e) for s, e in zip(starts, [*starts[1:], n], strict=True)]
+
+
+def stack_rows(read: Callable[[int], torch.Tensor], rows: Sequence[int], name: str
+               ) -> torch.Tensor:
+    """Rows ``read(i)`` for ``i`` in ``rows`` stacked, (m, ...); NaN or inf is one
+    ``ValueError`` naming ``name`` and the first such row."""
+    x = torch.stack([read(i) for i in rows])
+    bad = ~torch.isfinite(x.reshape(len(x), -1)).all(1)
+    if bool(bad.any()):
+        raise ValueError(f"{name} holds NaN or inf (row {rows[int(bad.nonzero()[0])]})")
+    return x
+
+
+def row_windows(data: Any, name: str, width: int, multiple: int = 1
+                ) -> Iterator[torch.Tensor]:
+    """A map-style Dataset of rows read window by window (:func:`windows`) as (m, d) float32
+    tensors, memory bounded by the window: each item flattened (:func:`flat_row`), a pair,
+    another width than ``width`` (the fitted model's) or NaN refused naming ``name`` and the
+    row (``X row 7``), raised when its window is read."""
+    def row(i: int) -> torch.Tensor:
+        item = data[i]
+        if isinstance(item, (tuple, list)):
+            raise ValueError(f"{name} item {i} is a {type(item).__name__}: its items must be "
+                             f"rows (d,) (a table read without a target)")
+        x = flat_row(item, f"{name} row {i}")
+        if len(x) != width:
+            raise ValueError(f"{name} row {i} has {len(x)} values, the model was fitted on "
+                             f"{width}")
+        return x
+
+    for rows in windows(len(data), 4 * width, multiple):
+        yield stack_rows(row, rows, name)

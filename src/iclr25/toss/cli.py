@@ -39,18 +39,23 @@ def _check_data(data: Path) -> bool:
     return data.suffix == ".csv"
 
 
-def _named_columns(data: Path):
-    """(column names, (n, columns) float64) of a CSV or a table of scalar columns."""
-    from iclr25.datasets.files import is_dataset_path, open_dataset
+def _table_features(data: Path, feats: list[str] | None):
+    """The feature columns ``feats`` (None: every column) of a table as a
+    :class:`~iclr25.datasets.files.TableRows` of scalar columns, read chunk by chunk."""
+    from iclr25.datasets.files import TableRows, open_dataset
+    from iclr25.datasets.rows import READ_CACHE_MB
 
-    if not is_dataset_path(data):
-        return read_table(data, "DATA")
     ds = open_dataset(data, "DATA")
-    arr = ds.numpy()[0]
-    if not hasattr(ds, "columns") or arr.shape[1:] != (len(ds.columns),):
+    if not isinstance(ds, TableRows):
+        raise ValueError(f"DATA {data}: toss reads a table of scalar columns, not images")
+    missing = [c for c in feats or [] if c not in ds.columns]
+    if missing:
+        raise ValueError(f"{data} lacks the feature column(s) {', '.join(missing)}")
+    X = TableRows(data, feats or ds.columns, name="DATA", cache_mb=READ_CACHE_MB)
+    if X.item_shape != (len(X.columns),):
         raise ValueError(f"DATA {data}: toss reads a table of scalar columns, got items of "
-                         f"shape {arr.shape[1:]}")
-    return list(ds.columns), arr.astype("float64")
+                         f"shape {X.item_shape}")
+    return X
 
 
 def _table_xy(data: Path, targets: list[str]):
@@ -73,7 +78,7 @@ def _table_xy(data: Path, targets: list[str]):
 
 
 def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
-    """X, Y, feature names, target names from .csv, .npz or a table."""
+    """X, Y, feature names, target names from .csv or .npz (read whole)."""
     import numpy as np
 
     if data.suffix == ".npz":
@@ -83,7 +88,7 @@ def _load_xy(data: Path, targets: list[str] | None, features: list[str] | None):
         if X.ndim != 2:
             raise ValueError(f"{data}: X must be 2-D, got shape {X.shape}")
         return X, Y, None, None
-    header, arr = _named_columns(data)
+    header, arr = read_table(data, "DATA")
     if features is not None:
         missing = [c for c in features if c not in header]
         if missing:
@@ -161,17 +166,24 @@ def fit(
 def predict(
     model: Path = typer.Argument(..., help="A model written by `iclr25 toss fit`."),
     data: Path = typer.Argument(..., help="Inputs: .csv with the training feature columns, "
-                                          "or .npz (X)."),
+                                          ".npz (X), or a .parquet file/folder or Hugging "
+                                          "Face datasets folder with those columns."),
     out: Path = typer.Option(Path("pred.csv"), "--out", help="CSV: mean_<t> and cov_<s>_<t> "
                                                              "(lower triangle) per row, named by "
                                                              "the training target columns (0, "
                                                              "1, ... for .npz): cov_b_a, not "
                                                              "cov_1_0."),
 ) -> None:
-    """Predict means and covariances; write one CSV row per input row."""
+    """Predict means and covariances; write one CSV row per input row.
+
+    A table (Parquet, Hugging Face folder) is read and the predictions written window by
+    window, memory bounded by the window (:meth:`HeteroscedasticRegressor.predict` on a
+    Dataset); .csv/.npz files are read whole."""
     import numpy as np
     import torch
 
+    from iclr25._io import ArrayWriter
+    from iclr25.datasets.files import is_dataset_path
     from iclr25.toss.model import HeteroscedasticRegressor
 
     output_path(out, suffixes=(".csv",))
@@ -179,19 +191,24 @@ def predict(
     named = _check_data(data)
     try:
         reg = HeteroscedasticRegressor.load(model)
-        feats = reg.feature_names_ if named else None
-        if named and feats is None:
-            feats = _named_columns(data)[0]
-        X, _, _, _ = _load_xy(data, None, feats)
-        Xt = torch.from_numpy(X)
-        mean, cov = reg.predict(Xt).numpy(), reg.predict_cov(Xt).numpy()
-    except (ValueError, TypeError) as exc:
+        if is_dataset_path(data):      # streamed: the table is never read whole
+            X = _table_features(data, reg.feature_names_)
+            parts = reg._windows(X, "DATA")
+        else:
+            feats = reg.feature_names_ if named else None
+            if named and feats is None:
+                feats = read_table(data, "DATA")[0]
+            X = _load_xy(data, None, feats)[0]
+            parts = iter([torch.from_numpy(X)])
+        q = reg.n_outputs_
+        tn = reg.target_names_ or [str(j) for j in range(q)]
+        rows, cols = np.tril_indices(q)
+        header = [f"mean_{t}" for t in tn]
+        header += [f"cov_{tn[i]}_{tn[j]}" for i, j in zip(rows, cols, strict=True)]
+        with ArrayWriter(out, len(X), header, fmt="%.8g") as sink:
+            for x in parts:
+                mean, cov = reg.predict(x).numpy(), reg.predict_cov(x).numpy()
+                sink.write(np.concatenate([mean, cov[:, rows, cols]], axis=1))
+    except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
-    q = mean.shape[1]
-    tn = reg.target_names_ or [str(j) for j in range(q)]
-    rows, cols = np.tril_indices(q)
-    header = [f"mean_{t}" for t in tn]
-    header += [f"cov_{tn[i]}_{tn[j]}" for i, j in zip(rows, cols, strict=True)]
-    table = np.concatenate([mean, cov[:, rows, cols]], axis=1)
-    np.savetxt(out, table, delimiter=",", header=",".join(header), comments="", fmt="%.8g")
-    typer.echo(f"wrote {len(table)} predictions to {out}")
+    typer.echo(f"wrote {len(X)} predictions to {out}")

@@ -10,7 +10,7 @@ given covariance labels ("w2-labels").
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import torch
@@ -34,6 +34,7 @@ from iclr25._engine import Engine, Precision, Strategy
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init, seeded_mlp
 from iclr25.datasets.rows import moments as row_moments
+from iclr25.datasets.rows import row_windows
 from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
 from iclr25.toss.metrics import gaussian_nll
 from iclr25.toss.pseudo import Center, pseudo_covariance, sample_pseudo_covariance
@@ -447,15 +448,35 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         cov = cov * self.y_scale_[:, None] * self.y_scale_[None, :]
         return Xt, mean, cov
 
-    def predict(self, X: ArrayLike) -> torch.Tensor:
-        """(n, q) predicted means, on X's device and dtype. Raises NotFittedError."""
+    def predict(self, X: ArrayLike | Dataset) -> torch.Tensor:
+        """(n, q) predicted means, on X's device and dtype. Raises NotFittedError.
+
+        ``X`` may also be a map-style ``Dataset`` of input rows (d,) (a
+        :class:`~iclr25.datasets.files.TableRows` of the feature columns): read window by
+        window (:meth:`_windows`), memory bounded by the window and the (n, q) float32
+        result (on the CPU), equal to the arrays' (bit for bit on the CPU in our tests: the
+        network maps each row on its own). A bad row (a pair, another width, NaN) is one
+        ``ValueError`` naming ``X`` and the row."""
+        if isinstance(X, Dataset):
+            return torch.cat([self.predict(w) for w in self._windows(X, "X")])
         Xt, mean, _ = self._predict(X)
         return mean.to(Xt.device, Xt.dtype)
 
-    def predict_cov(self, X: ArrayLike) -> torch.Tensor:
-        """(n, q, q) predicted covariances Σ̂(x), on X's device and dtype."""
+    def predict_cov(self, X: ArrayLike | Dataset) -> torch.Tensor:
+        """(n, q, q) predicted covariances Σ̂(x), on X's device and dtype (a Dataset of
+        rows: read window by window as in :meth:`predict`)."""
+        if isinstance(X, Dataset):
+            return torch.cat([self.predict_cov(w) for w in self._windows(X, "X")])
         Xt, _, cov = self._predict(X)
         return cov.to(Xt.device, Xt.dtype)
+
+    def _windows(self, X: Dataset, name: str) -> Iterator[torch.Tensor]:
+        """A Dataset of input rows as the (m, d) float32 windows :meth:`predict` reads in
+        turn (what ``toss predict`` writes window by window)."""
+        self._check_fitted()
+        if not hasattr(X, "__len__") or len(X) == 0:   # type: ignore[arg-type]
+            raise ValueError(f"{name} must be a map-style Dataset holding rows")
+        return row_windows(X, name, self.n_features_in_)
 
     def score(self, X: ArrayLike, Y: ArrayLike) -> float:
         """Mean log-likelihood of Y (n, q) under the predicted Gaussians (higher is better)."""

@@ -43,7 +43,9 @@ def _fit_echoing_warnings(model, X, **run) -> None:
 
 @app.command()
 def cluster(
-    file: Path = typer.Argument(..., help="Samples as rows, dimensions as columns (.npy/.csv)."),
+    file: Path = typer.Argument(..., help="Samples as rows, dimensions as columns: .npy, "
+                                          ".csv, .parquet (file or folder) or a Hugging Face "
+                                          "datasets folder."),
     clusters: int = typer.Option(16, "--clusters", help="Number of tokens (clusters)."),
     neighbors: int = typer.Option(10, "--neighbors", help="k of the kNN dependence graph."),
     dependence: str = typer.Option("corr", "--dependence", help="corr or mi."),
@@ -55,18 +57,29 @@ def cluster(
     """Cluster FILE's columns into tokens; write one label per column (-1: a constant
     column, dropped with a warning).
 
+    The dependence between columns reads every row it is given at once (whole-data): a
+    table (Parquet, Hugging Face folder) gives it the rows ``urlost fit`` clusters on, all
+    of them up to 20,000 (then the labels are those of the same rows as an array), else a
+    seeded sample of 20,000, read chunk by chunk (the table is never read whole); a column
+    constant in that sample is dropped. .npy/.csv files are read whole.
+
     Small real input: 2,694 digit images of 16x16 (256 columns) take a few seconds."""
     import torch
 
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.urlost.mae import _cluster_sample, _Rows
     from iclr25.urlost.organize import SelfOrganizingClusters
 
     try:
         output_path(out, suffixes=ARRAY_OUTPUTS)
-        X = _read(file)
+        if is_dataset_path(file):
+            X = _cluster_sample(_Rows(open_dataset(file, "FILE"), "FILE"), seed)
+        else:
+            X = torch.as_tensor(_read(file))
         soc = SelfOrganizingClusters(clusters, n_neighbors=neighbors, dependence=dependence,
                                      seed=seed)
-        _fit_echoing_warnings(soc, torch.as_tensor(X))
-    except (ValueError, TypeError) as exc:
+        _fit_echoing_warnings(soc, X)
+    except (ValueError, TypeError, ImportError) as exc:
         _fail(exc)
     labels = soc.labels_.numpy()
     write_array(out, labels, ["column", "token"], rows=column_names(file, X.shape[1]))
@@ -120,21 +133,35 @@ def fit(
 @app.command()
 def embed(
     model_file: Path = typer.Argument(..., help="A model written by `urlost fit` (.pt)."),
-    file: Path = typer.Argument(..., help="Samples to embed (.npy/.csv)."),
+    file: Path = typer.Argument(..., help="Samples to embed: .npy, .csv, .parquet (file or "
+                                          "folder) or a Hugging Face datasets folder."),
     out: Path = typer.Option(..., "--out", help="Embeddings, one row per sample: .npy, "
                                                  ".csv or .txt (columns z0, z1, ...)."),
 ) -> None:
-    """Embed FILE's rows with a fitted URLOST model (mean-pooled token features)."""
+    """Embed FILE's rows with a fitted URLOST model (mean-pooled token features).
+
+    A table (Parquet, Hugging Face folder) is read and written window by window, memory
+    bounded by the window (:meth:`URLOST.transform` on a Dataset); .npy/.csv are read whole.
+    """
     import torch
 
+    from iclr25._io import ArrayWriter
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.rows import READ_CACHE_MB
     from iclr25.urlost.mae import URLOST
 
     try:
         output_path(out, suffixes=ARRAY_OUTPUTS)
         model = URLOST.load(model_file)
-        X = torch.as_tensor(_read(file))
-        Z = model.transform(X)
-    except (ValueError, TypeError) as exc:
+        if is_dataset_path(file):
+            data = open_dataset(file, "FILE", cache_mb=READ_CACHE_MB)
+            parts = model._windows(data, "FILE")
+        else:
+            data = _read(file)
+            parts = iter([torch.as_tensor(data)])
+        with ArrayWriter(out, len(data), [f"z{j}" for j in range(model.dim)]) as sink:
+            for x in parts:
+                sink.write(model.transform(x).numpy())
+    except (ValueError, TypeError, ImportError) as exc:
         _fail(exc)
-    write_array(out, Z.numpy(), [f"z{j}" for j in range(Z.shape[1])])
-    typer.echo(f"embedded {Z.shape[0]} rows into {Z.shape[1]} dimensions; wrote {out}")
+    typer.echo(f"embedded {len(data)} rows into {model.dim} dimensions; wrote {out}")

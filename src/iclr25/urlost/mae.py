@@ -11,7 +11,7 @@ reconstruction loss is taken in signal space on the masked tokens, padding ignor
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -33,7 +33,7 @@ from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init
 from iclr25.datasets.files import TableRows
-from iclr25.datasets.rows import flat_row
+from iclr25.datasets.rows import flat_row, row_windows, stack_rows
 from iclr25.datasets.rows import moments as row_moments
 from iclr25.urlost.organize import (
     Dependence,
@@ -266,6 +266,17 @@ class _Rows(Dataset):
         return (self.row(i) - self.scale[0]) / self.scale[1], i
 
 
+def _cluster_sample(rows: _Rows, seed: int) -> torch.Tensor:
+    """The rows of a Dataset the columns are clustered on, (min(n, CLUSTER_ROWS), d):
+    every row when there are at most :data:`CLUSTER_ROWS`, else a uniform sample without
+    replacement drawn from ``seed + 1``, read in row order (chunk by chunk). What a
+    streamed :meth:`URLOST.fit` and ``urlost cluster`` on a table read."""
+    n = len(rows)
+    pick = torch.arange(n) if n <= CLUSTER_ROWS else torch.randperm(
+        n, generator=torch.Generator().manual_seed(seed + 1))[:CLUSTER_ROWS].sort().values
+    return stack_rows(rows.row, pick.tolist(), rows.name)
+
+
 @checked
 class URLOST(FittedIO, TransformerMixin, BaseEstimator):
     """URLOST: self-organized tokens plus a masked autoencoder, for data with no known
@@ -414,11 +425,8 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         self._check_params(d)
         Engine.of(engine, "cpu")
         gen = resolve_seed(self.seed)
-        if self.groups is None:      # a seeded sample, read in row order (chunk by chunk)
-            pick = torch.arange(n) if n <= CLUSTER_ROWS else torch.randperm(
-                n, generator=torch.Generator().manual_seed(gen.initial_seed() + 1)
-            )[:CLUSTER_ROWS].sort().values
-            sample = torch.stack([rows.row(int(i)) for i in pick])
+        if self.groups is None:
+            sample = _cluster_sample(rows, gen.initial_seed())
             if self.density is not None:
                 _check_q(self.density, d, sample)
         (mean,), (std,) = row_moments(lambda i: (rows.row(i),), n, [rows.name])
@@ -440,10 +448,20 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "model_")
 
     @torch.no_grad()
-    def transform(self, X: RealArray, batch_size: int = 1024) -> torch.Tensor:
-        """Mean-pooled token features (n, dim) of X (n, d), on X's device."""
+    def transform(self, X: RealArray | Dataset, batch_size: int = 1024) -> torch.Tensor:
+        """Mean-pooled token features (n, dim) of X (n, d), on X's device.
+
+        ``X`` may also be a map-style ``Dataset`` of rows (d,), as in :meth:`fit` (a
+        :class:`~iclr25.datasets.files.TableRows`): read window by window
+        (:func:`~iclr25.datasets.rows.row_windows`, multiples of ``batch_size`` rows), so
+        memory is bounded by the window and the (n, dim) float32 result (on the CPU), which
+        equals the arrays' bit for bit (the network sees the same batches). A bad row (a
+        pair, another width, NaN) is one ``ValueError`` naming ``X`` and the row."""
         self._check_fitted()
-        x = _check_X(X)
+        if isinstance(X, Dataset):
+            return torch.cat([self.transform(w, batch_size)
+                              for w in self._windows(X, "X", batch_size)])
+        x = _check_X(X, min_rows=1)
         if x.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {x.shape[1]} features, but URLOST was fitted with "
                              f"{self.n_features_in_}")
@@ -452,6 +470,15 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
              / self.scale_.to(p.device, p.dtype))
         out = torch.cat([self.model_.encode(b).mean(1) for b in z.split(batch_size)])
         return out.to(x.device, x.dtype)
+
+    def _windows(self, X: Dataset, name: str, batch_size: int = 1024
+                 ) -> Iterator[torch.Tensor]:
+        """The rows of a Dataset ``X`` as the (m, d) float32 windows :meth:`transform`
+        reads in turn (what ``urlost embed`` writes window by window)."""
+        self._check_fitted()
+        if not hasattr(X, "__len__") or len(X) == 0:   # type: ignore[arg-type]
+            raise ValueError(f"{name} must be a map-style Dataset holding rows")
+        return row_windows(X, name, self.n_features_in_, batch_size)
 
     _unsaved = ("clusters_",)  # the clustering's own fit; its groups_ are saved
 

@@ -30,13 +30,14 @@ __all__ = [
 Dependence = Literal["corr", "mi"]
 
 
-def _check_X(X: ArrayLike, name: str = "X") -> torch.Tensor:
-    """(n, d) float with n >= 2 and no NaN/inf; integer counts cast to float32."""
+def _check_X(X: ArrayLike, name: str = "X", min_rows: int = 2) -> torch.Tensor:
+    """(n, d) float with n >= ``min_rows`` (2 to fit, 1 to transform) and no NaN/inf;
+    integer counts cast to float32."""
     x = as_tensor(X, name, ndim=2)
     if x.dtype == torch.bool or not x.is_floating_point():
         x = x.to(torch.float32)
-    if x.shape[0] < 2:
-        raise ValueError(f"{name} needs at least 2 samples (rows), got {x.shape[0]}")
+    if x.shape[0] < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} samples (rows), got {x.shape[0]}")
     if x.shape[1] < 2:
         raise ValueError(f"{name} has 1 column; URLOST groups the columns (dimensions) into "
                          "tokens, so it needs at least 2 (one sample per row, one dimension "

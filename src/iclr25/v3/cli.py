@@ -10,7 +10,7 @@ import typer
 
 from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
 from iclr25._cli import fail as _fail
-from iclr25._io import ARRAY_OUTPUTS, read_npy, write_array
+from iclr25._io import ARRAY_OUTPUTS, read_npy
 
 app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -102,33 +102,54 @@ def fit(
 @app.command()
 def encode(
     model_path: Path = typer.Argument(..., help="A model written by 'iclr25 v3 fit'."),
-    seqs: Path = typer.Argument(..., help="Float .npy with the model's fragment shape."),
+    seqs: Path = typer.Argument(..., help="Float .npy with the model's fragment shape, or a "
+                                ".parquet file/folder or Hugging Face datasets folder (as fit "
+                                "reads)."),
     codes_out: Path = typer.Option(..., "--codes-out", help="Where to write the codes (B, N): "
                                    ".npy, or .csv/.txt (a line per sequence, columns n0, n1, "
                                    "...)."),
     style_out: Path = typer.Option(None, "--style-out", help="Optional z_s (B, N, d_s) .npy."),
 ) -> None:
-    """Write the content code of every fragment (and optionally the style vectors)."""
+    """Write the content code of every fragment (and optionally the style vectors).
+
+    A table (Parquet, Hugging Face folder) is read and both outputs written window by window,
+    memory bounded by the window (:meth:`V3.predict` on a Dataset); a .npy is read whole."""
+    from contextlib import nullcontext
+
     import torch
 
+    from iclr25._io import ArrayWriter
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.rows import READ_CACHE_MB
     from iclr25.v3.model import V3
 
     output_path(codes_out, "--codes-out", suffixes=ARRAY_OUTPUTS)
     output_path(style_out, "--style-out", suffixes=(".npy",))
     if not model_path.is_file():
         _fail(f"{model_path}: no such model file")
-    X = _read(seqs)
+    X = None if is_dataset_path(seqs) else _read(seqs)
     try:
         model = V3.load(model_path)
     except ValueError as exc:
         _fail(str(exc))
-    if tuple(X.shape[2:]) != model.fragment_shape_:
+    if X is not None and tuple(X.shape[2:]) != model.fragment_shape_:
         _fail(f"{seqs}: fragments of shape {X.shape[2:]}, model expects "
               f"{model.fragment_shape_}")
-    Xt = torch.from_numpy(X)
-    codes = model.predict(Xt).numpy()
-    write_array(codes_out, codes, [f"n{j}" for j in range(codes.shape[1])])
+    try:
+        if X is None:
+            data = open_dataset(seqs, "SEQS", cache_mb=READ_CACHE_MB)
+            parts = model._windows(data, "SEQS")
+            n, width = len(data), len(data[0])   # N: item 0 checked above
+        else:
+            parts, n, width = iter([torch.from_numpy(X)]), len(X), X.shape[1]
+        with ArrayWriter(codes_out, n, [f"n{j}" for j in range(width)]) as codes, \
+                (ArrayWriter(style_out, n, None) if style_out else nullcontext()) as style:
+            for x in parts:
+                codes.write(model.predict(x).numpy())
+                if style is not None:
+                    style.write(model.transform(x)[1].numpy())
+    except (ValueError, TypeError, ImportError) as exc:
+        _fail(exc)
     typer.echo(f"wrote {codes_out}")
     if style_out is not None:
-        np.save(style_out, model.transform(Xt)[1].numpy())
         typer.echo(f"wrote {style_out}")
