@@ -28,7 +28,7 @@ def sample(n: int, seed: int) -> torch.Tensor:
     uniform sample without replacement drawn from ``seed``."""
     if n <= SAMPLE_ROWS:
         return torch.arange(n)
-    gen = torch.Generator().manual_seed(seed % 2**63)
+    gen = torch.Generator().manual_seed(seed % 2**64)
     return torch.randperm(n, generator=gen)[:SAMPLE_ROWS].sort().values
 
 
