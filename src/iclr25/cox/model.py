@@ -486,7 +486,9 @@ class COX(FittedIO, BaseEstimator):
 
         Raises:
             ValueError/TypeError: bad shapes, NaN/inf, labels out of range, pairs out of range
-                or repeating an OOM row, bad hyper-parameters.
+                or repeating an OOM row, bad hyper-parameters; a Dataset's bad item (another
+                width, a scalar or pair, NaN, a label that is not one integer), naming the
+                argument and the row.
             ImportError: no pairs and no POT. ValueError: bad engine options, or a
                 ``resume`` checkpoint that does not fit (named).
 
