@@ -166,6 +166,16 @@ def _validate_pairs(pairs: ArrayLike, n_im: int, X: torch.Tensor) -> torch.Tenso
     return P
 
 
+def _bootstrap(data: _Data, gen: torch.Generator) -> _Pairs:
+    """The first pairs when none are given: entropic GW matches between seeded subsamples
+    of ``_GW_ROWS`` IM and OOM rows (GW is O(n^2) per iteration)."""
+    X, Z = data.X, data.Z
+    ri = torch.randperm(len(Z[data.names[0]]), generator=gen)[:_GW_ROWS].to(X.device)
+    ro = torch.randperm(len(X), generator=gen)[:_GW_ROWS].to(X.device)
+    B = emergent_correspondences(torch.cat([Z[m][ri] for m in data.names], 1), X[ro], "gw")
+    return _Pairs(torch.stack([ri[B[:, 0]], ro[B[:, 1]]], 1))
+
+
 def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.Tensor]
                        ) -> torch.Tensor:
     """``yo`` with each unlabelled paired OOM row given its IM row's label (a pair is one
@@ -535,15 +545,8 @@ class COX(FittedIO, BaseEstimator):
         opt = torch.optim.AdamW(self.net_.parameters(), lr=self.lr, weight_decay=1e-4,
                                 betas=(0.9, 0.95))
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps, self.lr / 50)
-        if P is None:
-            # entropic GW is O(n^2) per iteration: bootstrap on a seeded subsample
-            ri = torch.randperm(len(Z[names[0]]), generator=gen)[:_GW_ROWS].to(X.device)
-            ro = torch.randperm(len(X), generator=gen)[:_GW_ROWS].to(X.device)
-            B = emergent_correspondences(torch.cat([Z[m][ri] for m in names], 1), X[ro], "gw")
-            pairs = _Pairs(torch.stack([ri[B[:, 0]], ro[B[:, 1]]], 1))
-            rounds = _ROUNDS  # connect, then re-match from the OOM side, 5 times
-        else:
-            pairs, rounds = _Pairs(P), 1
+        # no pairs: connect, then re-match from the OOM side, 5 times
+        pairs, rounds = (_bootstrap(data, gen), _ROUNDS) if P is None else (_Pairs(P), 1)
         per = [self.steps * r // rounds for r in range(rounds + 1)]
         floor = 5 * self.n_classes if self.min_pairs is None else self.min_pairs
 
@@ -554,15 +557,14 @@ class COX(FittedIO, BaseEstimator):
             return (one for _ in range(per[epoch + 1] - per[epoch]))
 
         if data.streamed:   # the same batches as a Stream, fingerprinted by the Datasets
-            src: torch.Tensor | Stream = Stream(
-                lambda e: ((one, one) for one in batches(e)), len(X), data.fingerprint)
-            rows, order = None, None
+            src: tuple = (Stream(lambda e: ((one, one) for one in batches(e)), len(X),
+                                 data.fingerprint), None, None)
         else:
-            src, rows, order = X, data.yo, batches
+            src = (X, data.yo, batches)
         history = fit_minibatch(
-            _Step(self, data, pairs, sched, gen), lambda loss, _: loss, src, rows, epochs=rounds,
+            _Step(self, data, pairs, sched, gen), lambda loss, _: loss, *src[:2], epochs=rounds,
             batch_size=self.batch_size, optimizer=opt, seed=gen, scheduler=sched,
-            batches=order, extra_state={"pairs": pairs}, gathered=True, interval="step",
+            batches=src[2], extra_state={"pairs": pairs}, gathered=True, interval="step",
             grad_clip=1.0, progress=self._progress, **engine)
         self.loss_ = torch.tensor(history, dtype=X.dtype, device=X.device)
         while P is None and pairs.rounds < rounds:
