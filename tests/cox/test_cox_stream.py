@@ -137,6 +137,25 @@ def _table(path, A, group):
     return path
 
 
+def _hf_folder(path, A, shards=3):
+    """The layout ``datasets.Dataset.save_to_disk`` writes (one list column ``x``), made with
+    pyarrow alone."""
+    import json
+
+    pa = pytest.importorskip("pyarrow")
+    path.mkdir()
+    A = np.asarray(A)
+    table = pa.table({"x": pa.array(list(A), pa.list_(pa.float32()))})
+    files = []
+    for i, part in enumerate(np.array_split(np.arange(len(A)), shards)):
+        name = f"data-{i:05d}-of-{shards:05d}.arrow"
+        with pa.ipc.new_stream(path / name, table.schema) as w:
+            w.write_table(table.take(part))
+        files.append({"filename": name})
+    (path / "state.json").write_text(json.dumps({"_data_files": files}))
+    return path
+
+
 def test_tables_are_streamed_chunk_by_chunk_never_read_whole(one_thread, tmp_path,
                                                              monkeypatch):
     from iclr25.datasets.files import TableRows
@@ -156,7 +175,8 @@ def test_tables_are_streamed_chunk_by_chunk_never_read_whole(one_thread, tmp_pat
     _same(got, ref)
 
 
-def test_cli_fit_streams_tables_as_the_api_does(one_thread, tmp_path, monkeypatch):
+@pytest.mark.parametrize("oom", ["parquet", "hf"])
+def test_cli_fit_streams_tables_as_the_api_does(one_thread, tmp_path, monkeypatch, oom):
     from typer.testing import CliRunner
 
     from iclr25.cli import app
@@ -165,6 +185,8 @@ def test_cli_fit_streams_tables_as_the_api_does(one_thread, tmp_path, monkeypatc
     X, im, lab, P = _data()
     paths = [_table(tmp_path / f"{n}.parquet", a, 16)
              for n, a in (("x", X), ("z", im["a"]), ("y", lab["a"]))]
+    if oom == "hf":                         # the OOM rows as a save_to_disk folder
+        paths[0] = _hf_folder(tmp_path / "x_hf", X)
     np.savetxt(tmp_path / "p.csv", P.numpy(), fmt="%d", delimiter=",")
     monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
     with warnings.catch_warnings():
