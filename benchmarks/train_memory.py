@@ -21,6 +21,12 @@ its bounded sample of rows, one epoch of a small MAE). A fourth for a reading ve
 ``iclr25 urlost embed`` (the command, run in the process) embeds every row of the file (its
 257 columns: ``x`` and ``y``) with a small model and writes the (n, 16) embeddings to a
 ``.npy`` beside it, window by window (:func:`iclr25.datasets.rows.windows`).
+A fifth does it for
+:meth:`iclr25.cox.COX.fit`: ``x`` as the OOM inputs and, through a second ``TableRows`` of
+the same column, as the one IM modality (two 128 MB caches), ``y`` as the IM labels (read in
+one pass), 2,048 seeded pairs (row i with row i) giving the labelled rows; its check pass,
+20 training steps of small widths (each reading the rows it draws) and the class naming's
+pass over every unlabelled row (``floor="off"``: the floor check would fit it 3 more times).
 """
 
 from __future__ import annotations
@@ -138,15 +144,36 @@ def embed_urlost(path: str) -> tuple[float, int, float, float]:
     return _status_mb("VmHWM"), len(Z), seconds, float(Z[:4096].mean())
 
 
+def fit_cox(path: str) -> tuple[float, int, float, float]:
+    """As :func:`fit`, for ``COX.fit`` on the file's ``x`` column as OOM inputs and as IM
+    embeddings, ``y`` as IM labels, 2,048 seeded pairs; 20 steps (more steps draw more rows,
+    not more memory; each step's uniform draws decode chunks at random, ~4 s a step at
+    0.26 GB)."""
+    import torch
+
+    from iclr25.cox import COX
+    from iclr25.datasets.files import TableRows
+
+    torch.set_num_threads(1)
+    X, Z = (TableRows(path, columns=["x"], cache_mb=128) for _ in range(2))
+    y = TableRows(path, columns=["y"], cache_mb=16)
+    rows = torch.randperm(len(X), generator=torch.Generator().manual_seed(0))[:2048]
+    t0 = time.perf_counter()
+    model = COX(CLASSES, steps=20, hidden=64, bottleneck=32, floor="off", seed=0).fit(
+        X, {"x": Z}, {"x": y}, pairs=torch.stack([rows, rows], 1))
+    return _status_mb("VmHWM"), len(X), time.perf_counter() - t0, float(model.loss_[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a 0.25 GB file instead of 2.1 GB")
     ap.add_argument("--gb", type=float, default=None, help="file size (default 2.1)")
     ap.add_argument("--dir", type=Path, default=None, help="where to write it (removed after)")
-    ap.add_argument("--only", choices=("fit", "fit_comm", "fit_urlost", "embed_urlost"),
+    ap.add_argument("--only", choices=("fit", "fit_comm", "fit_urlost", "embed_urlost",
+                                       "fit_cox"),
                     default=None, help="one row: fit (fit_minibatch), fit_comm "
-                    "(CoMMEmbedder.fit), fit_urlost (URLOST.fit) or embed_urlost (the "
-                    "`urlost embed` command)")
+                    "(CoMMEmbedder.fit), fit_urlost (URLOST.fit), embed_urlost (the "
+                    "`urlost embed` command) or fit_cox (COX.fit)")
     args = ap.parse_args(argv)
     gb = args.gb or (0.25 if args.quick else 2.1)
     with tempfile.TemporaryDirectory(prefix="iclr25-train-memory-", dir=args.dir) as tmp:
@@ -162,7 +189,9 @@ def main(argv: list[str] | None = None) -> int:
                 (fit_urlost, "URLOST.fit (clustering sample, statistics pass, 1 epoch)",
                  "256 MB cache", loss),
                 (embed_urlost, "urlost embed (every row, written window by window)",
-                 "32 MB cache", "mean of the first 4096 embeddings")):
+                 "32 MB cache", "mean of the first 4096 embeddings"),
+                (fit_cox, "COX.fit (check pass, 20 steps, naming pass)", "two 128 MB caches",
+                 "last step loss")):
             if args.only and fn.__name__ != args.only:
                 continue
             with multiprocessing.get_context("spawn").Pool(1) as pool:

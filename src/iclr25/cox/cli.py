@@ -1,5 +1,9 @@
 """``iclr25 cox fit --oom X.npy --im A.npy --im-labels ya.csv [--pairs p.csv --labels y.csv]
---out m.pt`` and ``iclr25 cox predict m.pt X.npy``."""
+--out m.pt`` and ``iclr25 cox predict m.pt X.npy``.
+
+``fit`` passes a table (a Parquet file or folder, a Hugging Face ``save_to_disk`` folder) to
+:meth:`COX.fit` unread, as a :class:`~iclr25.datasets.files.TableRows` that the fit streams;
+a table of labels is read in one pass into the fit's per-row labels."""
 
 from __future__ import annotations
 
@@ -30,6 +34,32 @@ def _read(path: Path, what: str, *, integer: bool = False) -> np.ndarray:
     return X.astype(np.float32)
 
 
+def _rows(path: Path, what: str) -> object:
+    """A table as an unread Dataset (:func:`~iclr25.datasets.files.open_dataset`), else a
+    float32 array (:func:`_read`)."""
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+
+    if not is_dataset_path(path):
+        return _read(path, what)
+    try:
+        return open_dataset(path, what)
+    except (ValueError, TypeError, ImportError) as exc:
+        _fail(str(exc))
+
+
+def _labels(path: Path, what: str) -> np.ndarray:
+    """(n,) int64 labels of a file or a table (read item by item, never whole)."""
+    from iclr25.cox.rows import read_labels
+    from iclr25.datasets.files import is_dataset_path
+
+    if not is_dataset_path(path):
+        return _read(path, what, integer=True).reshape(-1)
+    try:
+        return read_labels(_rows(path, what), what).numpy()
+    except (ValueError, TypeError) as exc:
+        _fail(str(exc))
+
+
 @app.command()
 @training_verb
 def fit(
@@ -56,14 +86,14 @@ def fit(
         _fail("--steps must be >= 1 and --seed >= 0")
     output_path(out)
     run = engine.for_(COX.fit, out, "cox fit")
-    X = _read(oom, "--oom")
-    Zs = [_read(p, "--im") for p in im]
-    Ys = [_read(p, "--im-labels", integer=True).reshape(-1) for p in im_labels]
+    X = _rows(oom, "--oom")
+    Zs = [_rows(p, "--im") for p in im]
+    Ys = [_labels(p, "--im-labels") for p in im_labels]
     Ys = Ys * len(Zs) if len(Ys) == 1 else Ys
     P = _read(pairs, "--pairs", integer=True) if pairs is not None else None
     if P is not None and (P.ndim != 2 or P.shape[1] != 2):
         _fail(f"--pairs: expected 2 columns, got shape {P.shape}")
-    y = _read(labels, "--labels", integer=True).reshape(-1) if labels is not None else None
+    y = _labels(labels, "--labels") if labels is not None else None
     C = n_classes if n_classes is not None else int(max(
         [int(v.max()) for v in Ys] + ([int(y.max())] if y is not None else []))) + 1
     names = [f"im{i}" for i in range(len(Zs))]

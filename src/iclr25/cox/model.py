@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
+from torch.utils.data import Dataset
 
 from iclr25._checks import (
     ArrayLike,
@@ -27,11 +28,20 @@ from iclr25._checks import (
     resolve_seed,
 )
 from iclr25._contract import checked
-from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
+from iclr25._engine import (
+    Engine,
+    EngineOptions,
+    Stream,
+    Unpack,
+    fingerprint,
+    gather,
+    local_rows,
+)
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_mlp
 from iclr25.cox.explore import prior_kl, select_agreement
 from iclr25.cox.match import emergent_correspondences
+from iclr25.cox.rows import Rows, read_labels, sample
 from iclr25.cox.vib import VIB, vib_loss
 
 __all__ = ["COX", "COXConvergenceWarning", "COXFloorWarning", "COXMatchingWarning",
@@ -65,14 +75,32 @@ _NAMING_LEVEL = 0.5  # names agreeing with the labelled rows' 1-NN on fewer unla
 
 @dataclass(frozen=True)
 class _Data:
-    """A fit's checked inputs, on X's device and dtype (:meth:`COX._validate`)."""
+    """A fit's checked inputs, on X's device and dtype (:meth:`COX._validate`); a Dataset's
+    rows are a :class:`~iclr25.cox.rows.Rows`, indexed like a tensor (``streamed``)."""
 
-    X: torch.Tensor               # (m, d) OOM inputs
-    names: list[str]              # the IM modalities
-    Z: dict[str, torch.Tensor]    # {modality: (n, D)} frozen, aligned IM embeddings, rows shared
-    Y: dict[str, torch.Tensor]    # {modality: (n,)} int64 labels of the IM rows
-    yo: torch.Tensor              # (m,) int64 OOM labels, -1 = unlabelled
-    P: torch.Tensor | None        # (P, 2) (im_row, oom_row) pairs given; None: created
+    X: torch.Tensor | Rows               # (m, d) OOM inputs
+    names: list[str]                     # the IM modalities
+    Z: dict[str, torch.Tensor | Rows]    # {modality: (n, D)} frozen, aligned IM embeddings
+    Y: dict[str, torch.Tensor]           # {modality: (n,)} int64 labels of the IM rows
+    yo: torch.Tensor                     # (m,) int64 OOM labels, -1 = unlabelled
+    P: torch.Tensor | None               # (P, 2) (im_row, oom_row) pairs given; None: created
+    streamed: bool = False               # a Dataset among X and Z: the samples below apply
+    seed: int = 0                        # the fit's seed (its samples are drawn from it)
+
+    def sample(self, n: int, salt: int) -> torch.Tensor | None:
+        """The rows of a whole-data step over ``n`` rows (:func:`~iclr25.cox.rows.sample`
+        from the seed plus ``salt``: 1 IM rows, 2 OOM rows, 3 labelled rows); None for
+        arrays (every row, as ever)."""
+        return sample(n, self.seed + salt) if self.streamed else None
+
+    def fingerprint(self) -> str | None:
+        """The identity a checkpoint of a streamed fit records: the Datasets' (None when one
+        has none) and the in-memory tensors' values."""
+        parts = [t.fingerprint if isinstance(t, Rows) else fingerprint(t)
+                 for t in (self.X, *self.Z.values())]
+        if None in parts:
+            return None
+        return "+".join([*parts, fingerprint(self.yo, *self.Y.values(), self.P)])
 
 
 class _Pairs:
@@ -136,6 +164,16 @@ def _validate_pairs(pairs: ArrayLike, n_im: int, X: torch.Tensor) -> torch.Tenso
     if torch.unique(P[:, 1]).numel() != len(P):
         raise ValueError("pairs must not repeat an OOM row")
     return P
+
+
+def _bootstrap(data: _Data, gen: torch.Generator) -> _Pairs:
+    """The first pairs when none are given: entropic GW matches between seeded subsamples
+    of ``_GW_ROWS`` IM and OOM rows (GW is O(n^2) per iteration)."""
+    X, Z = data.X, data.Z
+    ri = torch.randperm(len(Z[data.names[0]]), generator=gen)[:_GW_ROWS].to(X.device)
+    ro = torch.randperm(len(X), generator=gen)[:_GW_ROWS].to(X.device)
+    B = emergent_correspondences(torch.cat([Z[m][ri] for m in data.names], 1), X[ro], "gw")
+    return _Pairs(torch.stack([ri[B[:, 0]], ro[B[:, 1]]], 1))
 
 
 def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.Tensor]
@@ -341,13 +379,22 @@ class COX(FittedIO, BaseEstimator):
     # ------------------------------------------------------------------ validation
     def _validate(self, X_oom, im, im_labels, pairs, y_oom):  # noqa: ANN001, ANN202
         self._check_params()
-        X = as_tensor(X_oom, "X_oom", ndim=2)
-        if not X.is_floating_point():
-            X = X.float()
+        streamed = isinstance(X_oom, Dataset) or (isinstance(im, Mapping) and any(
+            isinstance(v, Dataset) for v in im.values()))
+        if isinstance(X_oom, Dataset):
+            X = X_oom if isinstance(X_oom, Rows) else Rows(X_oom, "X_oom")
+        else:
+            X = as_tensor(X_oom, "X_oom", ndim=2)
+            if streamed:   # beside a Dataset: float32 on the CPU, as the Dataset's rows
+                X = as_tensor(X, "X_oom", dtype=torch.float32, device="cpu")
+            elif not X.is_floating_point():
+                X = X.float()
         names, Z, Y = self._validate_im(im, im_labels, X)
         if y_oom is None:
             yo = torch.full((len(X),), -1, dtype=torch.long, device=X.device)
         else:
+            if isinstance(y_oom, Dataset):
+                y_oom = read_labels(y_oom, "y_oom")
             yo = check_tensor(y_oom, "y_oom", ndim=1, integer=True).long().to(X.device)
             if len(yo) != len(X):
                 raise ValueError(f"y_oom has {len(yo)} labels but X_oom has {len(X)} rows")
@@ -357,7 +404,10 @@ class COX(FittedIO, BaseEstimator):
         if pairs is not None:
             P = _validate_pairs(pairs, len(Z[names[0]]), X)
             yo = _labels_from_pairs(yo, P, [Y[m] for m in names])
-        return X, names, Z, Y, yo, P
+        for t in (X, *Z.values()):   # the check pass: every row, before any work
+            if isinstance(t, Rows):
+                t.check()
+        return X, names, Z, Y, yo, P, streamed
 
     def _validate_im(self, im, im_labels, X):  # noqa: ANN001, ANN202
         """(names, {name: (n, D) embeddings}, {name: (n,) labels}) on X's dtype and device."""
@@ -366,7 +416,9 @@ class COX(FittedIO, BaseEstimator):
         if not isinstance(im_labels, Mapping) or set(im_labels) != set(im):
             raise ValueError("im_labels must be a dict with the same keys as im")
         names = sorted(im)
-        Z = {m: as_tensor(im[m], f"im[{m!r}]", ndim=2, dtype=X.dtype, device=X.device)
+        Z = {m: (im[m] if isinstance(im[m], Rows) else Rows(im[m], f"im[{m!r}]"))
+             if isinstance(im[m], Dataset) else
+             as_tensor(im[m], f"im[{m!r}]", ndim=2, dtype=X.dtype, device=X.device)
              for m in names}
         n_im, dim = Z[names[0]].shape
         for m in names:
@@ -375,7 +427,10 @@ class COX(FittedIO, BaseEstimator):
                                  f"({n_im}, {dim}): IM modalities share rows and width")
         Y = {}
         for m in names:
-            t = check_tensor(im_labels[m], f"im_labels[{m!r}]", ndim=1, integer=True)
+            t = im_labels[m]
+            if isinstance(t, Dataset):
+                t = read_labels(t, f"im_labels[{m!r}]")
+            t = check_tensor(t, f"im_labels[{m!r}]", ndim=1, integer=True)
             t = t.long().to(X.device)
             if len(t) != n_im:
                 raise ValueError(f"im_labels[{m!r}] has {len(t)} labels but im has {n_im} rows")
@@ -385,9 +440,10 @@ class COX(FittedIO, BaseEstimator):
         return names, Z, Y
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X_oom: torch.Tensor, im: Mapping[str, torch.Tensor],
-            im_labels: Mapping[str, torch.Tensor], pairs: torch.Tensor | None = None,
-            y_oom: torch.Tensor | None = None, **engine: Unpack[EngineOptions]) -> COX:
+    def fit(self, X_oom: torch.Tensor | Dataset, im: Mapping[str, torch.Tensor | Dataset],
+            im_labels: Mapping[str, torch.Tensor | Dataset], pairs: torch.Tensor | None = None,
+            y_oom: torch.Tensor | Dataset | None = None, **engine: Unpack[EngineOptions]
+            ) -> COX:
         """Train on OOM rows, IM embeddings with labels, and optional pairs / OOM labels.
 
         Args:
@@ -406,12 +462,43 @@ class COX(FittedIO, BaseEstimator):
                 whole batch's (as one process). The floor check's fits take the devices and
                 precision, never the checkpoint.
 
+        ``X_oom`` and any ``im`` value may also be a map-style ``Dataset`` of rows (each
+        flattened), such as a :class:`~iclr25.datasets.files.TableRows` of a Parquet file or
+        a Hugging Face ``save_to_disk`` folder (``im_labels`` and ``y_oom`` values too: a
+        Dataset of one integer per row, read in one pass into an int64 tensor, the fit's
+        per-row state). The fit is then streamed, on the CPU in float32 (arrays beside a
+        Dataset are cast so): one check pass reads every row first (a bad item: one
+        ``ValueError`` naming the argument and the row); each step reads the rows it draws
+        (the arrays' draws, from the same generator); the whole-data steps read:
+
+        - the GW bootstrap: its 400 seeded rows per side, as for arrays;
+        - the IM embeddings' spread (the variance floor's level) and the re-matching's IM
+          candidates: a seeded sample of :data:`~iclr25.cox.rows.SAMPLE_ROWS` IM rows
+          (all when fewer); each OOM row is matched to its nearest candidate's prediction;
+        - each re-matching round's OOM side: every OOM row, block by block (its embedding,
+          nearest candidate, similarity and head class are per-row quantities; the
+          similarities, (m,) float32, are kept for their median), standardised by the
+          embedding's mean and std over a seeded sample of ``SAMPLE_ROWS`` OOM rows;
+        - class naming: every judged row, block by block, against a seeded sample of
+          ``SAMPLE_ROWS`` labelled rows, inputs standardised by that OOM sample's statistics;
+        - the floor and its cross-validation: that sample of labelled rows (its folds' COX
+          fits are streamed fits on the same Datasets).
+
+        A sample of all rows (``n <= SAMPLE_ROWS``) is every row in order, and then each step
+        is the arrays' bit for bit: on such data the streamed fit equals the arrays' fit
+        (float32 on the CPU). Memory is bounded by the samples, a block, the batch, the
+        per-row labels (and similarities, pairs) and a table's cache; the statistics are
+        sample estimates (a per-dimension std from 20,000 rows is within about 1% of the
+        whole data's), used only to standardise the matching and naming geometry.
+
         Returns:
             self.
 
         Raises:
             ValueError/TypeError: bad shapes, NaN/inf, labels out of range, pairs out of range
-                or repeating an OOM row, bad hyper-parameters.
+                or repeating an OOM row, bad hyper-parameters; a Dataset's bad item (another
+                width, a scalar or pair, NaN, a label that is not one integer), naming the
+                argument and the row.
             ImportError: no pairs and no POT. ValueError: bad engine options, or a
                 ``resume`` checkpoint that does not fit (named).
 
@@ -419,7 +506,7 @@ class COX(FittedIO, BaseEstimator):
             COXMatchingWarning, COXNamingWarning, COXConvergenceWarning: see the class
             docstring; each at most once per fit.
         """
-        data = _Data(*self._validate(X_oom, im, im_labels, pairs, y_oom))
+        data = _Data(*self._validate(X_oom, im, im_labels, pairs, y_oom))  # type: ignore
         Engine.of(engine, data.X.device.type)
         ours: list[Warning] = []
         with warnings.catch_warnings(record=True) as caught:
@@ -445,26 +532,21 @@ class COX(FittedIO, BaseEstimator):
         X, names, Z, Y, P = data.X, data.names, data.Z, data.Y, data.P
         dim = Z[names[0]].shape[1]
         gen = resolve_seed(self.seed)  # an int seed seeds the weights with itself
+        data = replace(data, seed=gen.initial_seed())
         self.net_ = _Net((X.shape[1], dim, self.n_classes), names, self.bottleneck, self.hidden,
                          gen.initial_seed(), self.residual).to(device=X.device, dtype=X.dtype)
         self.names_, self.dim_, self.d_oom_ = names, dim, X.shape[1]
         counts = torch.bincount(Y[names[0]], minlength=self.n_classes).to(X.dtype)
         self.prior_ = counts / counts.sum()
         self._y_im = Y[names[0]]
-        self._spread = torch.stack([Z[m].std(0).mean() for m in names]).mean()
+        si = data.sample(len(Z[names[0]]), 1)
+        self._spread = torch.stack([(Z[m] if si is None else Z[m][si]).std(0).mean()
+                                    for m in names]).mean()
         opt = torch.optim.AdamW(self.net_.parameters(), lr=self.lr, weight_decay=1e-4,
                                 betas=(0.9, 0.95))
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, self.steps, self.lr / 50)
-        if P is None:
-            z_im = torch.cat([Z[m] for m in names], 1)
-            # entropic GW is O(n^2) per iteration: bootstrap on a seeded subsample
-            ri = torch.randperm(len(z_im), generator=gen)[:_GW_ROWS].to(X.device)
-            ro = torch.randperm(len(X), generator=gen)[:_GW_ROWS].to(X.device)
-            B = emergent_correspondences(z_im[ri], X[ro], "gw")
-            pairs = _Pairs(torch.stack([ri[B[:, 0]], ro[B[:, 1]]], 1))
-            rounds = _ROUNDS  # connect, then re-match from the OOM side, 5 times
-        else:
-            pairs, rounds = _Pairs(P), 1
+        # no pairs: connect, then re-match from the OOM side, 5 times
+        pairs, rounds = (_bootstrap(data, gen), _ROUNDS) if P is None else (_Pairs(P), 1)
         per = [self.steps * r // rounds for r in range(rounds + 1)]
         floor = 5 * self.n_classes if self.min_pairs is None else self.min_pairs
 
@@ -474,10 +556,15 @@ class COX(FittedIO, BaseEstimator):
             one = torch.zeros(1, dtype=torch.long, device=X.device)  # rows are drawn inside
             return (one for _ in range(per[epoch + 1] - per[epoch]))
 
+        if data.streamed:   # the same batches as a Stream, fingerprinted by the Datasets
+            src: tuple = (Stream(lambda e: ((one, one) for one in batches(e)), len(X),
+                                 data.fingerprint), None, None)
+        else:
+            src = (X, data.yo, batches)
         history = fit_minibatch(
-            _Step(self, data, pairs, sched, gen), lambda loss, _: loss, X, data.yo, epochs=rounds,
+            _Step(self, data, pairs, sched, gen), lambda loss, _: loss, *src[:2], epochs=rounds,
             batch_size=self.batch_size, optimizer=opt, seed=gen, scheduler=sched,
-            batches=batches, extra_state={"pairs": pairs}, gathered=True, interval="step",
+            batches=src[2], extra_state={"pairs": pairs}, gathered=True, interval="step",
             grad_clip=1.0, progress=self._progress, **engine)
         self.loss_ = torch.tensor(history, dtype=X.dtype, device=X.device)
         while P is None and pairs.rounds < rounds:
@@ -492,7 +579,7 @@ class COX(FittedIO, BaseEstimator):
         self.history_ = [] if P is not None else pairs.history
         self.refused_rounds_ = [r for r, _ in pairs.refused]
         self.net_.eval()
-        self.class_names_ = self._name_classes(X, data.yo)
+        self.class_names_ = self._name_classes(data.X, data.yo, data.sample)
         self._floor(data, gen.initial_seed(), ours,
                     {k: v for k, v in engine.items() if k in ("devices", "strategy", "precision")})
         if self.naming_agreement_ < _NAMING_LEVEL:
@@ -503,10 +590,13 @@ class COX(FittedIO, BaseEstimator):
                 f"{_NAMING_LEVEL:.0%}). Give more labelled rows (y_oom=...) or pairs."))
 
     @torch.no_grad()
-    def _name_classes(self, X: torch.Tensor, yo: torch.Tensor) -> torch.Tensor:
+    def _name_classes(self, X: torch.Tensor | Rows, yo: torch.Tensor,
+                      sample: Callable[[int, int], torch.Tensor | None] = lambda n, salt: None
+                      ) -> torch.Tensor:
         """The renaming of head classes that agrees best with labels the head did not fit:
         each unlabelled row's nearest labelled row (standardised inputs); see the class
-        docstring. Sets ``naming_agreement_`` (NaN without labels)."""
+        docstring. Sets ``naming_agreement_`` (NaN without labels). Streamed (``sample``:
+        :meth:`_Data.sample`): the OOM sample's statistics, the labelled rows' sample."""
         from scipy.optimize import linear_sum_assignment
 
         C = self.n_classes
@@ -516,12 +606,18 @@ class COX(FittedIO, BaseEstimator):
         if not bool(lab.any()):
             return names
         judge = ~lab if bool((~lab).any()) else lab
-        Xs = (X - X.mean(0)) / X.std(0).clamp_min(1e-12)
+        so = sample(len(X), 2)
+        Xo = X if so is None else X[so]
+        mu, sd = Xo.mean(0), Xo.std(0).clamp_min(1e-12)
         li = torch.nonzero(lab).flatten()
-        ref = torch.cat([yo[li[torch.cdist(c, Xs[li]).argmin(1)]]
-                         for c in Xs[judge].split(4096)])  # O(4096 x labelled) memory
-        pred = torch.cat([self.net_.head(self.net_.encoder(c)).argmax(1)
-                          for c in X[judge].split(4096)])
+        li = li if (s := sample(len(li), 3)) is None else li[s]
+        refs = (X[li] - mu) / sd
+        ref, pred = [], []
+        for c in torch.nonzero(judge).flatten().split(4096):  # O(4096 x labelled) memory
+            x = X[c]
+            ref.append(yo[li[torch.cdist((x - mu) / sd, refs).argmin(1)]])
+            pred.append(self.net_.head(self.net_.encoder(x)).argmax(1))
+        ref, pred = torch.cat(ref), torch.cat(pred)
         counts = torch.zeros(C, C, dtype=torch.float64, device=X.device)
         counts.index_put_((pred, ref), torch.ones_like(pred, dtype=torch.float64),
                           accumulate=True)
@@ -539,13 +635,13 @@ class COX(FittedIO, BaseEstimator):
         from sklearn.model_selection import StratifiedKFold
 
         X, yo, P = data.X, data.yo, data.P
-        lab = yo >= 0
         self.floor_used_ = False
         self.floor_accuracy_ = self.head_accuracy_ = float("nan")
-        classes = torch.unique(yo[lab])
+        li = torch.nonzero(yo >= 0).flatten()
+        li = li if (s := data.sample(len(li), 3)) is None else li[s]  # streamed: a sample
+        classes = torch.unique(yo[li])
         if self.floor == "off" or len(classes) < 2:
             return
-        li = torch.nonzero(lab).flatten()
         (self.floor_mean_, self.floor_scale_, self.floor_coef_,
          self.floor_intercept_) = _logistic(X[li], yo[li])
         self.floor_classes_ = classes
@@ -596,27 +692,49 @@ class COX(FittedIO, BaseEstimator):
         return p[:, torch.argsort(self.class_names_.to(p.device))]
 
     @torch.no_grad()
-    def _rematch(self, X: torch.Tensor, Z: dict[str, torch.Tensor]) -> torch.Tensor:  # noqa
+    def _rematch(self, data: _Data) -> torch.Tensor:
         """Each OOM row's nearest VIB prediction of an IM row (cosine, both clouds
-        standardised per dimension); the more similar half of the OOM rows is kept."""
+        standardised per dimension); the more similar half of the OOM rows is kept.
+        Streamed: the IM sample's predictions, every OOM row block by block standardised
+        by the OOM sample's embedding (see :meth:`fit`)."""
         self.net_.eval()
-        pred = torch.stack([self.net_.vibs[m](Z[m])[0] for m in self.names_]).mean(0)
-        h = self.net_.encoder(X)
-        a, b = (F.normalize((c - c.mean(0)) / c.std(0).clamp_min(1e-12), dim=1)
-                for c in (pred, h))
-        best, arg = [], []
-        for chunk in b.split(max(1, 2**24 // len(a))):  # (chunk, n_im) blocks of <= 64 MB
-            v, i = (chunk @ a.T).max(1)
-            best.append(v)
-            arg.append(i)
-        best, arg = torch.cat(best), torch.cat(arg)
-        agree = self._y_im[arg] == self.net_.head(h).argmax(1)
+        X, Z = data.X, data.Z
+        si = data.sample(len(Z[self.names_[0]]), 1)
+        pred = torch.stack([self.net_.vibs[m](Z[m] if si is None else Z[m][si])[0]
+                            for m in self.names_]).mean(0)
+        a = F.normalize((pred - pred.mean(0)) / pred.std(0).clamp_min(1e-12), dim=1)
+        so = data.sample(len(X), 2)
+        h = self.net_.encoder(X if so is None else X[so])
+        mu, sd = h.mean(0), h.std(0).clamp_min(1e-12)
+        block = max(1, 2**24 // len(a))  # (block, n_im) similarities of <= 64 MB
+        if so is None or len(so) == len(X):   # every row's embedding is here
+            best, arg, cls = self._nearest(h, (mu, sd), a, block)
+        else:                                 # every row, block by block
+            parts = [self._nearest(self.net_.encoder(X[r]), (mu, sd), a, block)
+                     for r in torch.arange(len(X)).split(block)]
+            best, arg, cls = (torch.cat(p) for p in zip(*parts, strict=True))
+        if si is not None:
+            arg = si.to(arg.device)[arg]
+        agree = self._y_im[arg] == cls
         keep = torch.nonzero((best >= best.median()) & agree).flatten()
         return torch.stack([arg[keep], keep], 1)
 
+    def _nearest(self, h: torch.Tensor, stats: tuple[torch.Tensor, torch.Tensor],
+                 a: torch.Tensor, block: int) -> tuple[torch.Tensor, ...]:
+        """For (r, D) OOM embeddings ``h`` standardised by ``stats`` (mean, std): the cosine
+        to the nearest row of ``a`` (n, D) (standardised, normalised predictions), its index,
+        and the OOM head's class, each (r,)."""
+        b = F.normalize((h - stats[0]) / stats[1], dim=1)
+        best, arg = [], []
+        for chunk in b.split(block):
+            v, i = (chunk @ a.T).max(1)
+            best.append(v)
+            arg.append(i)
+        return torch.cat(best), torch.cat(arg), self.net_.head(h).argmax(1)
+
     def _rematch_round(self, data: _Data, pairs: _Pairs, floor: int) -> None:
         """Re-match after a connect round; fewer than ``floor`` new pairs keep the old."""
-        new = self._rematch(data.X, data.Z)
+        new = self._rematch(data)
         self.net_.train()  # back to training (the VIB samples there)
         pairs.rounds += 1
         if len(new) >= floor:
@@ -642,9 +760,9 @@ class COX(FittedIO, BaseEstimator):
             return torch.randint(0, n, (min(b, n),), generator=gen).to(X.device)
 
         def encode(rows: torch.Tensor) -> torch.Tensor:
-            return gather(net.encoder(local_rows(X[rows])))
+            return gather(net.encoder(X[local_rows(rows)]))  # a Dataset: reads the share
 
-        loss = X.new_zeros(())
+        loss = torch.zeros((), dtype=X.dtype, device=X.device)
         if len(lab):
             i = lab[draw(len(lab))]
             loss = loss + F.cross_entropy(net.head(encode(i)), yo[i])
