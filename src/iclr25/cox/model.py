@@ -478,7 +478,7 @@ class COX(FittedIO, BaseEstimator):
             _Step(self, data, pairs, sched, gen), lambda loss, _: loss, X, data.yo, epochs=rounds,
             batch_size=self.batch_size, optimizer=opt, seed=gen, scheduler=sched,
             batches=batches, extra_state={"pairs": pairs}, gathered=True, interval="step",
-            grad_clip=1.0, progress=self._progress, **engine)
+            grad_clip=1.0, progress=self._progress, steps=self.steps, **engine)
         self.loss_ = torch.tensor(history, dtype=X.dtype, device=X.device)
         while P is None and pairs.rounds < rounds:
             self._rematch_round(data, pairs, floor)
