@@ -38,3 +38,22 @@ def test_an_8bit_image_as_read_from_a_file_is_refused_with_the_conversion():
     with pytest.raises(TypeError, match=r"images must be .*\(3, H, W\).*in \[0, 1\].*"
                                         r"permute\(2, 0, 1\) / 255.*got a uint8 array"):
         dcpt.restore(dcpt.UNet(width=8), photo)
+
+
+def test_a_restoration_warning_points_at_the_callers_line():
+    # round 3's walk: the warning named torch/utils/_contextlib.py (restore's no_grad
+    # wrapper) and printed its source line `return func(*args, **kwargs)`
+    import warnings
+
+    import torch
+
+    from iclr25 import dcpt
+
+    torch.manual_seed(0)
+    photo = (torch.rand(3, 32, 32) * 0.1 + 0.45)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        dcpt.restore(dcpt.UNet(width=8), photo, degradation="noise")  # an untrained net
+    restoration = [w for w in seen if issubclass(w.category, dcpt.RestorationWarning)]
+    assert restoration, [str(w.message) for w in seen]
+    assert {w.filename for w in restoration} == {__file__}
