@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, Union, get_args
@@ -379,3 +380,15 @@ def check_callback(callback: object, name: str = "callback") -> Any:
     if callback is not None and not callable(callback):
         raise TypeError(f"{name} must be callable or None, got {type(callback).__name__}")
     return callback
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning raised where this is called at the user's own
+    line: the first frame outward that is in neither this package nor torch (whose
+    ``no_grad`` decorator wraps some of the package's functions), not a site-packages path
+    and a line of the library's source."""
+    inside = (str(Path(__file__).parent), str(Path(torch.__file__).parent))
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level

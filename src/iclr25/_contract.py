@@ -54,11 +54,13 @@ class Array:
 
     kind: str = "real"
     ndim: int | tuple[int, ...] | None = None
+    #: what the caller should pass, in their terms (said after the kind and rank)
+    note: str = ""
 
     def describe(self) -> str:
         rank = "" if self.ndim is None else " or ".join(
             f"{d}-D" for d in ((self.ndim,) if isinstance(self.ndim, int) else self.ndim)) + " "
-        return f"a {rank}{_KINDS[self.kind]} array"
+        return f"a {rank}{_KINDS[self.kind]} array" + (f" ({self.note})" if self.note else "")
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,11 @@ RealArray: TypeAlias = Annotated[ArrayLike, Array("real")]
 Reals1D: TypeAlias = Annotated[ArrayLike, Array("real", 1)]
 Ints2D: TypeAlias = Annotated[ArrayLike, Array("int", 2)]
 #: (3, H, W) or (B, 3, H, W) floating-point images (their channels and range are read where
-#: they are converted)
-Images: TypeAlias = Annotated[ArrayLike, Array("float", (3, 4))]
+#: they are converted); the note answers the usual mix-up, an 8-bit (H, W, 3) file as read
+Images: TypeAlias = Annotated[ArrayLike, Array(
+    "float", (3, 4), "(3, H, W) or (B, 3, H, W) in [0, 1]; an 8-bit (H, W, 3) image as "
+    "read from a file: torch.from_numpy(a).permute(2, 0, 1) / 255, or read files with "
+    "iclr25.datasets.images.load_folder")]
 #: images of any real dtype (a metric reads 8-bit images with ``data_range=255``)
 RealImages: TypeAlias = Annotated[ArrayLike, Array("real", (3, 4))]
 #: a network's input: one (C, H, W) image or a (B, C, H, W) floating-point batch

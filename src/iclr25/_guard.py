@@ -185,7 +185,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from iclr25._checks import ImageBatch, check_choice
+from iclr25._checks import ImageBatch, check_choice, user_stacklevel
 from iclr25._choices import (  # what guarded returns where ours is worse
     DEFAULT_FALLBACK,
     FALLBACKS,
@@ -909,7 +909,7 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
             classical: Mapping[str, Restorer], *, measure: Measure, fallback: Fallback,
             reference: torch.Tensor | None = None, what: str = "restore",
             blur: str | None = None, margin: float | None = None,
-            category: type[Warning] = RestorationWarning, stacklevel: int = 4) -> torch.Tensor:
+            category: type[Warning] = RestorationWarning) -> torch.Tensor:
     """Score ours, each classical result and the input; warn and fall back per image.
 
     ``x`` (B, 3, H, W) the input; ``ours = f(x)`` (``f`` is called again by ``r2r``);
@@ -947,6 +947,7 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
         elif fallback == "input" and below_in:
             out[i] = x[i].to(out)
         img = f"image {i}" if len(x) > 1 else "the output"
+        # at the caller's line, not at torch's no_grad wrapper (a site-packages path)
         warnings.warn(f"{what}: {_message(spec, row, img, fallback, m)}", category,
-                      stacklevel=stacklevel)
+                      stacklevel=user_stacklevel())
     return out

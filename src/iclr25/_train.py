@@ -102,6 +102,7 @@ def fit_minibatch(
     on_epoch_end: Callable[[int], bool | None] | None = None,
     on_step: Callable[[int, float], bool | None] | None = None,
     progress: str | None = None,
+    steps: int | None = None,
     verbose: bool | None = None,
     devices: int = 1,
     strategy: Strategy = "auto",
@@ -145,8 +146,12 @@ def fit_minibatch(
         on_step: called as ``on_step(steps_done, loss)`` after every optimiser step (and
             EMA update), before its checkpoint; returning True stops. Under DDP it runs in
             every process: decide from what they share (the model, the loss).
-        progress: a description: shows a progress bar over the epochs
-            (:func:`iclr25._progress.progress_bar`, per ``verbose``); None: no bar.
+        progress: a description: shows a progress bar over the epochs, or the steps with
+            ``interval="step"`` (:func:`iclr25._progress.progress_bar`, per ``verbose``);
+            None: no bar.
+        steps: with ``interval="step"``, the optimiser steps the run will take, where the
+            caller knows them (a Stream's or ``batches``' count): the bar's total, so it
+            shows the time left (None: steps done only, no estimate).
         verbose: the bar's visibility (default: only on a terminal).
         devices: processes (CPU, gloo) or GPUs (NCCL) of data-parallel training.
         strategy: "auto" (DDP when devices > 1), "single" or "ddp".
@@ -188,7 +193,9 @@ def fit_minibatch(
     engine = Engine(devices=devices, strategy=strategy, precision=precision,
                     checkpoint=checkpoint, checkpoint_every=checkpoint_every, resume=resume,
                     device_kind=kind)
-    bar = progress_bar(epochs if interval == "epoch" else None, progress or "",
+    total = epochs if interval == "epoch" else (
+        None if steps is None else check_int(steps, "steps", 1))
+    bar = progress_bar(total, progress or "",
                        verbose=verbose if progress else False)
     with bar as advance:
         return Loop(model, loss_fn, _Source(X, y), epochs, batch_size, optimizer,

@@ -13,6 +13,8 @@ import contextlib
 import gc
 import importlib
 import importlib.util
+import inspect
+import re
 import types
 from pathlib import Path
 from typing import Any
@@ -73,6 +75,39 @@ def _method_app(name: str, args: list[str]) -> Any:
     return importlib.import_module(f"{package}.cli").app
 
 
+#: a paragraph whose lines must stay as written: click's keep-as-is mark, indented (code) or
+#: list lines
+_AS_WRITTEN = re.compile(r"^\x08|\n(\s|[-*] |\d+\. )")
+#: a bracketed word that rich reads as a markup tag and drops (``[default: 1]``); the
+#: pattern of rich.markup's tags, not preceded by an escape
+_TAG = re.compile(r"(?<!\\)\[(?=[a-z#/@][^[]*?\])")
+
+
+def _paragraphs(text: str | None) -> str | None:
+    """A docstring as help prints it: each paragraph's lines joined, blank lines between
+    paragraphs, tag-like brackets escaped. Typer's rich help kept the source's line breaks,
+    so a wrapped help broke mid-sentence where the docstring did."""
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    joined = "\n\n".join(p if _AS_WRITTEN.search(p) else " ".join(p.split())
+                          for p in paragraphs)
+    return _TAG.sub(r"\\[", joined)
+
+
+def _readable(command: Any) -> Any:
+    """``command`` and its sub-commands with every help text as :func:`_paragraphs` makes it
+    (done once, where the root and each method's app are built: every verb alike)."""
+    command.help = _paragraphs(command.help)
+    command.epilog = _paragraphs(command.epilog)
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = _paragraphs(param.help)
+    for sub in getattr(command, "commands", {}).values():
+        _readable(sub)
+    return command
+
+
 class _MethodCommand(TyperCommand):
     """A method's sub-command as listed in help; its module is imported when it is used."""
 
@@ -84,7 +119,7 @@ class _MethodCommand(TyperCommand):
         # mounted as add_typer would, so a one-verb app stays a group (`kmeans stream`)
         holder = typer.Typer()
         holder.add_typer(_method_app(self.name, args), name=self.name)
-        real = typer.main.get_command(holder).commands[self.name]
+        real = _readable(typer.main.get_command(holder).commands[self.name])
         return real.make_context(info_name, args, parent=parent, **extra)
 
 
@@ -107,6 +142,10 @@ def _usage_line(exc: Any) -> None:
 
 class _Root(TyperGroup):
     """The top-level group: its own commands, then the methods' from the static table."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _readable(self)
 
     def list_commands(self, ctx: Any) -> list[str]:
         return [*super().list_commands(ctx), *METHOD_COMMANDS]
@@ -249,9 +288,8 @@ def _lost(lost: bool) -> None:
         raise typer.Exit(1)
 
 
-# '\\[' because rich reads an unescaped [cluster] as markup and drops it from the help
 _CLUSTER_HELP = ("Run each experiment as a task on Ray: 'ray' starts a local instance, "
-                 "'ray://HOST:PORT' joins a cluster (pip install 'iclr25\\[cluster]').")
+                 "'ray://HOST:PORT' joins a cluster (pip install 'iclr25[cluster]').")
 
 
 def _checked_run(names: list[str] | None, out: Path, seed: int, device: str, jobs: int,

@@ -308,3 +308,54 @@ def test_a_missing_option_names_it_and_the_verbs_help():
     assert result.exit_code == 2
     assert result.output == ("error: Missing option '--out'; see `iclr25 comm embed "
                              "--help`\n"), result.output
+
+
+def _docstring_help():
+    """``(argv, raw help)`` of every command of the CLI, its help as the source wrote it."""
+    import typer
+
+    from iclr25.cli import METHOD_COMMANDS
+
+    for verb, cmd in typer.main.get_command(app).commands.items():
+        yield [verb], cmd.help, cmd.epilog
+    for m in METHOD_COMMANDS:
+        cmd = typer.main.get_command(importlib.import_module(f"iclr25.{m}.cli").app)
+        for verb, sub in (getattr(cmd, "commands", None) or {cmd.name: cmd}).items():
+            yield [m, verb], sub.help, sub.epilog
+
+
+def test_help_joins_a_docstrings_lines_and_keeps_its_paragraphs():
+    # issue 68: typer's rich help kept the docstring's line breaks, so at any width a
+    # paragraph broke mid-sentence where the source did (`reproduce --help`: "--jobs" / "only
+    # changes how many"); at 300 columns every paragraph (all shorter) must be one line
+    import inspect
+
+    checked = 0
+    for argv, text, epilog in _docstring_help():
+        result = runner.invoke(app, [*argv, "--help"], env={"COLUMNS": "300"})
+        assert result.exit_code == 0, (argv, result.output)
+        lines = result.output.splitlines()
+        for part in (text, epilog):
+            for para in inspect.cleandoc(part or "").split("\n\n"):
+                one = " ".join(para.split())
+                if one and len(one) < 280:
+                    assert any(one in line for line in lines), (argv, one, result.output)
+                    checked += "\n" in para
+    assert checked >= 5  # paragraphs the source broke over lines were among them
+
+
+def test_a_bracketed_default_in_an_options_help_is_printed():
+    # rich read "[default: 1]" in an option's help as a markup tag and dropped it
+    result = runner.invoke(app, ["reproduce", "--help"], env={"COLUMNS": "300"})
+    assert "(1 .. number of cores) [default: 1]." in result.output, result.output
+    assert "pip install 'iclr25[cluster]')" in result.output
+
+
+def test_paragraphs_join_lines_but_keep_lists_code_and_keep_as_is_blocks():
+    from iclr25.cli import _paragraphs
+
+    text = ("One\n    two.\n\n    Three\n    four [default: 1].\n\n    - a\n    - b\n\n"
+            "    Code::\n\n        x = 1\n        y = 2\n\n    \bkeep\n    as is")
+    assert _paragraphs(text) == ("One two.\n\nThree four \\[default: 1].\n\n- a\n- b\n\n"
+                                 "Code::\n\n    x = 1\n    y = 2\n\n\bkeep\nas is")
+    assert _paragraphs("iclr25\\[cluster] and y[, clients]") == "iclr25\\[cluster] and y[, clients]"

@@ -108,3 +108,30 @@ def test_fit_minibatch_shows_epochs_only_when_named(capsys):
     assert "toy fit" in capsys.readouterr().err
     fit_minibatch(net, mse, X, y, epochs=2, batch_size=4, optimizer=opt, verbose=True)
     assert capsys.readouterr().err == ""  # no description: no bar
+
+
+def test_a_run_counted_in_steps_shows_its_total_and_time_left(capsys, monkeypatch):
+    # issue 68's walk: DCPT's 2,000-step pre-training showed "49/?" and no time left (every
+    # interval="step" bar had no total), so a run of hours looked like one of minutes
+    import torch
+
+    from iclr25._train import fit_minibatch
+
+    monkeypatch.setattr(_progress, "ESTIMATE_AFTER_S", 0.0)
+    net = torch.nn.Linear(2, 1)
+    X, y = torch.randn(8, 2), torch.randn(8, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    mse = torch.nn.functional.mse_loss
+    with estimating():
+        fit_minibatch(net, mse, X, y, epochs=2, batch_size=4, optimizer=opt, interval="step",
+                      progress="toy fit", steps=4, verbose=True)
+    err = capsys.readouterr().err
+    assert "4/4" in err and "in all" in err and "steps 2-2 of 4" in err, err
+    with estimating():
+        fit_minibatch(net, mse, X, y, epochs=2, batch_size=4, optimizer=opt, interval="step",
+                      progress="toy fit", verbose=True)
+    err = capsys.readouterr().err
+    assert "4/?" in err and "in all" not in err, err  # the count alone: no estimate
+    with pytest.raises(ValueError, match="steps"):
+        fit_minibatch(net, mse, X, y, epochs=1, batch_size=4, optimizer=opt, interval="step",
+                      progress="toy fit", steps=0)

@@ -5,11 +5,9 @@ correspondences when no pairs are given (paper Sec. 4, Alg. 1)."""
 from __future__ import annotations
 
 import math
-import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -26,6 +24,7 @@ from iclr25._checks import (
     check_range,
     check_tensor,
     resolve_seed,
+    user_stacklevel,
 )
 from iclr25._contract import checked
 from iclr25._engine import (
@@ -191,16 +190,6 @@ def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.
     yo = yo.clone()
     yo[P[take, 1]] = y_im[take]
     return yo
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` (for a warning raised where this is called) of the first frame
-    outside the package: the user's own call."""
-    root = str(Path(__file__).parents[1])
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(root):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _logistic(X: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -525,7 +514,7 @@ class COX(FittedIO, BaseEstimator):
         for warning in ours:
             # the caller's line, not the library's (fit runs inside @checked's wrappers:
             # stacklevel 2 named _contract.py and its source line, issue 68)
-            warnings.warn(warning, stacklevel=_caller_level())
+            warnings.warn(warning, stacklevel=user_stacklevel())
         return self
 
     def _fit(self, data: _Data, ours: list[Warning], engine: EngineOptions) -> None:
@@ -565,7 +554,7 @@ class COX(FittedIO, BaseEstimator):
             _Step(self, data, pairs, sched, gen), lambda loss, _: loss, *src[:2], epochs=rounds,
             batch_size=self.batch_size, optimizer=opt, seed=gen, scheduler=sched,
             batches=src[2], extra_state={"pairs": pairs}, gathered=True, interval="step",
-            grad_clip=1.0, progress=self._progress, **engine)
+            grad_clip=1.0, progress=self._progress, steps=self.steps, **engine)
         self.loss_ = torch.tensor(history, dtype=X.dtype, device=X.device)
         while P is None and pairs.rounds < rounds:
             self._rematch_round(data, pairs, floor)

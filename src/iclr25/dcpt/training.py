@@ -332,7 +332,7 @@ def _pretrain_loop(net: nn.Module, clf: DegradationClassifier, layers: tuple[str
         fit_minibatch(step_fn, lambda loss, _: loss, source, None, epochs=1,
                       batch_size=run.batch_size, optimizer=opt, interval="step",
                       on_step=on_step, extra_state={"log": log}, progress="DCPT pre-training",
-                      **engine)
+                      steps=run.steps, **engine)
     return log
 
 
@@ -416,7 +416,7 @@ def finetune(model: nn.Module, data: Iterable[Batch] | Batch, *, steps: Positive
         torch.manual_seed(seed_int)
         batches = chain([first], (_unpack(b, dev, False, None) for b in stream))
         hist, kept = _finetune_loop(net, avg, opt, _source(batches, first, pairs=True),
-                                    _Tune(keep, callback, len(first[0])), engine)
+                                    _Tune(keep, callback, len(first[0]), steps), engine)
     return FinetuneResult(avg.module if avg is not None else net.eval(), net.eval(), hist,
                           kept.models)
 
@@ -435,11 +435,13 @@ def _check_snapshots(snapshots: object, steps: int) -> set[int]:
 @dataclass(frozen=True)
 class _Tune:
     """How fine-tuning runs: the step counts after which a copy is kept, ``callback(step,
-    loss)`` after each step, and the (global) batch size (the steps are the data's)."""
+    loss)`` after each step, the (global) batch size and the steps (the progress bar's
+    total; the stream holds as many batches)."""
 
     keep: set[int]
     callback: Callable[[int, float], None] | None
     batch_size: int
+    steps: int
 
 
 def _warm_ema(cap: float) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
@@ -488,5 +490,5 @@ def _finetune_loop(net: nn.Module, avg: torch.optim.swa_utils.AveragedModel | No
     history = fit_minibatch(
         net, F.l1_loss, source, None, epochs=1, batch_size=run.batch_size, optimizer=opt,
         ema=avg, interval="step", on_step=on_step, extra_state={"kept": kept},
-        progress="fine-tuning", **engine)
+        progress="fine-tuning", steps=run.steps, **engine)
     return {"loss": history}, kept

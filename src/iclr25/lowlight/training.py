@@ -123,7 +123,7 @@ def train_enhancer(model: nn.Module, images: Images, *, steps: PositiveInt = 600
         _Objective(model, patch), lambda loss, _: loss,
         Stream(batches, len(ims), lambda: fingerprint(*ims)), None,
         epochs=1, batch_size=batch_size, optimizer=opt, seed=g, interval="step",
-        progress="low-light training", **engine)
+        progress="low-light training", steps=steps, **engine)
     model.eval()
     return history
 

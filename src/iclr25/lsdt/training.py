@@ -148,7 +148,8 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
             _Step(model, sampler), lambda loss, _: loss, anchors, anchors, epochs=1,
             batch_size=batch_size, optimizer=opt, seed=gen, scheduler=sched,
             batches=lambda _: (sampler.draw() for _ in range(steps)), interval="step",
-            grad_clip=grad_clip, gathered=True, progress="LSDT training", verbose=verbose,
+            grad_clip=grad_clip, gathered=True, progress="LSDT training", steps=steps,
+            verbose=verbose,
             **engine)
     model.eval()
     return losses

@@ -40,10 +40,12 @@ def recover(
                                      "pytorch_model.bin, sharded with their *.index.json)."),
     direction: Direction = typer.Option(
         DEFAULT_DIRECTION, "--direction", parser=choice(Direction, "--direction"),
-        help="Training regime: 'pretrain' = kurtosis increases parent->child (the "
-             "reproduction's Adam-trained zoo; paper's Stable Diffusion); 'finetune' = "
-             "kurtosis decreases parent->child (paper's ViT fine-tuning, with --lam 0.3); "
-             "'none' = distance only."),
+        help="Which way kurtosis moves parent->child, set by how the root was trained: "
+             "'pretrain' = rises (models trained from scratch, then fine-tuned with "
+             "Adam/AdamW: 0.65 of directed edges on 24 such zoos, 'finetune' 0.24; the "
+             "paper's Stable Diffusion); 'finetune' = falls (fine-tunes of a large model "
+             "pre-trained by others, the paper's ViT: with --lam 0.3); 'none' = distance "
+             "only. Know one parent and child? The guide shows how to measure it."),
     trees: int = typer.Option(None, "--trees", help="Number of trees K (default: one tree)."),
     lam: float = typer.Option(DEFAULT_LAM, "--lam", help="Direction penalty weight, relative "
                               "to the mean distance (default: the λ the reproduction chose "

@@ -412,7 +412,7 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
             _Step(self.model_, gen), lambda loss, _: loss, X, y, epochs=self.epochs,
             batch_size=self.batch_size, optimizer=opt, seed=gen, scheduler=sched,
             batches=order, interval="step", gathered=True, progress="URLOST training",
-            **engine)
+            steps=steps, **engine)
         k = math.ceil(n / self.batch_size)      # each epoch's mean, summed in step order
         self.loss_curve_ = [sum(per_step[e * k:(e + 1) * k]) / k for e in range(self.epochs)]
         self.model_.eval()
