@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from iclr25.datasets.rows import flat_row
+from iclr25.datasets.rows import read_row, sample_rows
 
 __all__ = ["SAMPLE_ROWS", "Rows", "read_labels", "sample"]
 
@@ -24,12 +24,8 @@ re-matching and the inputs' in class naming, the labelled rows that naming and t
 
 
 def sample(n: int, seed: int) -> torch.Tensor:
-    """(min(n, SAMPLE_ROWS),) sorted row indices: all rows when ``n <= SAMPLE_ROWS``, else a
-    uniform sample without replacement drawn from ``seed``."""
-    if n <= SAMPLE_ROWS:
-        return torch.arange(n)
-    gen = torch.Generator().manual_seed(seed % 2**64)
-    return torch.randperm(n, generator=gen)[:SAMPLE_ROWS].sort().values
+    """(min(n, SAMPLE_ROWS),) sorted row indices (:func:`~iclr25.datasets.rows.sample_rows`)."""
+    return sample_rows(n, SAMPLE_ROWS, seed)
 
 
 class Rows(Dataset):
@@ -64,14 +60,7 @@ class Rows(Dataset):
         return self.n
 
     def row(self, i: int) -> torch.Tensor:
-        item = self.data[i]
-        if isinstance(item, (tuple, list)):
-            raise ValueError(f"{self.name} item {i} is a {type(item).__name__}: its items must "
-                             f"be rows (d,) (a table read without a target)")
-        x = flat_row(item, f"{self.name} row {i}")
-        if self.width is not None and len(x) != self.width:
-            raise ValueError(f"{self.name} row {i} has {len(x)} values, row 0 has "
-                             f"{self.width}: the rows must share one width")
+        x = read_row(self.data, i, self.name, self.width)
         if not bool(torch.isfinite(x).all()):
             raise ValueError(f"{self.name} holds NaN or inf (row {i})")
         return x

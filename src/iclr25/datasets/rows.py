@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["READ_CACHE_MB", "WINDOW_BYTES", "flat_row", "moments", "row_windows", "stack_rows",
-           "windows"]
+__all__ = ["READ_CACHE_MB", "WINDOW_BYTES", "flat_row", "moments", "read_row", "row_windows",
+           "sample_rows", "stack_rows", "windows"]
 
 WINDOW_BYTES = 64 * 2**20
 """Decoded input a streamed ``transform``/``predict`` (and its reading verb) holds at once."""
@@ -33,6 +33,34 @@ def flat_row(value: Any, where: str) -> torch.Tensor:
         raise ValueError(f"{where} must be a numeric row (d,), got "
                          f"{'a scalar' if t.ndim == 0 else t.dtype}")
     return t.reshape(-1).to(torch.float32)
+
+
+def sample_rows(n: int, limit: int, seed: int) -> torch.Tensor:
+    """(min(n, limit),) sorted row indices for a whole-data step of a streamed fit: every row
+    when ``n <= limit`` (then the step equals the arrays' bit for bit), else a uniform sample
+    without replacement drawn from ``seed``, in row order (a table reads it chunk by chunk)."""
+    if n <= limit:
+        return torch.arange(n)
+    gen = torch.Generator().manual_seed(seed % 2**64)
+    return torch.randperm(n, generator=gen)[:limit].sort().values
+
+
+def read_row(data: Any, i: int, name: str, width: int | None = None, *,
+             fitted: bool = False) -> torch.Tensor:
+    """Item ``i`` of a map-style Dataset of rows as a flat float32 row (:func:`flat_row`): a
+    pair (a table read with a target) or another width than ``width`` (row 0's; with
+    ``fitted``, the fitted model's) is one ``ValueError`` naming ``name`` and the row. The
+    one check of a streamed row, for a fit (COX, URLOST) and a reading verb alike."""
+    item = data[i]
+    if isinstance(item, (tuple, list)):
+        raise ValueError(f"{name} item {i} is a {type(item).__name__}: its items must be "
+                         f"rows (d,) (a table read without a target)")
+    x = flat_row(item, f"{name} row {i}")
+    if width is not None and len(x) != width:
+        raise ValueError(f"{name} row {i} has {len(x)} values, " + (
+            f"the model was fitted on {width}" if fitted else
+            f"row 0 has {width}: the rows must share one width"))
+    return x
 
 
 def moments(read: Callable[[int], Sequence[torch.Tensor]], n: int, names: Sequence[str],
@@ -109,15 +137,7 @@ def row_windows(data: Any, name: str, width: int, multiple: int = 1
     another width than ``width`` (the fitted model's) or NaN refused naming ``name`` and the
     row (``X row 7``), raised when its window is read."""
     def row(i: int) -> torch.Tensor:
-        item = data[i]
-        if isinstance(item, (tuple, list)):
-            raise ValueError(f"{name} item {i} is a {type(item).__name__}: its items must be "
-                             f"rows (d,) (a table read without a target)")
-        x = flat_row(item, f"{name} row {i}")
-        if len(x) != width:
-            raise ValueError(f"{name} row {i} has {len(x)} values, the model was fitted on "
-                             f"{width}")
-        return x
+        return read_row(data, i, name, width, fitted=True)
 
     for rows in windows(len(data), 4 * width, multiple):
         yield stack_rows(row, rows, name)

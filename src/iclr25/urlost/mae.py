@@ -33,8 +33,8 @@ from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init
 from iclr25.datasets.files import TableRows
-from iclr25.datasets.rows import flat_row, row_windows, stack_rows
 from iclr25.datasets.rows import moments as row_moments
+from iclr25.datasets.rows import read_row, row_windows, sample_rows, stack_rows
 from iclr25.urlost.organize import (
     Dependence,
     SelfOrganizingClusters,
@@ -251,14 +251,7 @@ class _Rows(Dataset):
         return self.n
 
     def row(self, i: int) -> torch.Tensor:
-        item = self.data[i]
-        if isinstance(item, (tuple, list)):
-            raise ValueError(f"{self.name} item {i} is a {type(item).__name__}: its items must "
-                             f"be rows (d,) (a table read without a target)")
-        x = flat_row(item, f"{self.name} row {i}")
-        if self.width is not None and len(x) != self.width:
-            raise ValueError(f"{self.name} row {i} has {len(x)} values, row 0 has "
-                             f"{self.width}: the rows must share one width")
+        x = read_row(self.data, i, self.name, self.width)
         return x
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
@@ -271,9 +264,7 @@ def _cluster_sample(rows: _Rows, seed: int) -> torch.Tensor:
     every row when there are at most :data:`CLUSTER_ROWS`, else a uniform sample without
     replacement drawn from ``seed + 1``, read in row order (chunk by chunk). What a
     streamed :meth:`URLOST.fit` and ``urlost cluster`` on a table read."""
-    n = len(rows)
-    pick = torch.arange(n) if n <= CLUSTER_ROWS else torch.randperm(
-        n, generator=torch.Generator().manual_seed(seed + 1))[:CLUSTER_ROWS].sort().values
+    pick = sample_rows(len(rows), CLUSTER_ROWS, seed + 1)
     return stack_rows(rows.row, pick.tolist(), rows.name)
 
 
