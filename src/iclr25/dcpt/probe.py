@@ -93,16 +93,20 @@ def unsure(p: torch.Tensor) -> torch.Tensor:
     k = p.shape[-1]
     if k < 2:
         return torch.zeros(p.shape[:-1], dtype=torch.bool, device=p.device)
-    return p.max(-1).values < min(2 / k, (1 + 1 / k) / 2)
+    return p.max(-1).values < _unsure_level(k)
+
+
+def _unsure_level(k: int) -> float:
+    """:func:`unsure`'s level for ``k`` kinds."""
+    return min(2 / k, (1 + 1 / k) / 2)
 
 
 def unsure_message(n_unsure: int, n: int, k: int, hint: str) -> str:
     """The one warning for ``n_unsure`` of ``n`` images left unsure over ``k`` kinds."""
-    level = min(2 / k, (1 + 1 / k) / 2)
     return (f"the degradation classifier is unsure of {n_unsure} of {n} image(s): top "
-            f"probability below {level:.2f} (twice chance over {k} kinds; a classifier "
-            f"pre-trained for few steps names kinds near chance): if you know the "
-            f"degradation, give {hint}")
+            f"probability below {_unsure_level(k):.2f} (chance over {k} kinds: {1 / k:.2f}; "
+            f"a classifier pre-trained for few steps names kinds near chance): if you know "
+            f"the degradation, give {hint}")
 
 
 @torch.no_grad()
