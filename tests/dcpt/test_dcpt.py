@@ -1,6 +1,7 @@
 """iclr25.dcpt: networks, taps, losses by hand, training determinism, checkpoints, CLI, errors."""
 
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -361,6 +362,68 @@ def test_save_load_round_trip(tmp_path, pairs):
         load(tmp_path / "bad.safetensors")
     with pytest.raises(ValueError, match="do not match"):
         load(p, model=UNet(width=8))
+
+
+def _fixed_logits(feature_dims, logits):
+    """A classifier that gives every image the same logits (its head's bias)."""
+    c = DegradationClassifier(feature_dims, len(logits), num_res_blocks=1)
+    with torch.no_grad():
+        c.head.weight.zero_()
+        c.head.bias.copy_(torch.tensor(logits))
+    return c
+
+
+def test_classify_warns_once_near_chance(pairs):
+    from iclr25.dcpt import Checkpoint
+    from iclr25.dcpt.probe import unsure
+
+    # the rule min(2/K, (1 + 1/K)/2): 0.75 for 2 kinds, 0.40 (twice chance) for 5
+    assert unsure(torch.tensor([[0.74, 0.26], [0.76, 0.24]])).tolist() == [True, False]
+    assert unsure(torch.tensor([[0.39, 0.2, 0.2, 0.11, 0.1],
+                                [0.41, 0.2, 0.2, 0.1, 0.09]])).tolist() == [True, False]
+    assert not unsure(torch.ones(1, 1)).any()  # one kind: nothing to be unsure of
+    res = pretrain(small_unet(), pairs, n_classes=2, steps=1, num_res_blocks=1)
+    x = torch.rand(3, 3, 16, 16)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)  # an untrained classifier over 5 kinds: near chance
+        fresh = DegradationClassifier(res.classifier.feature_dims, 5, num_res_blocks=1)
+    ck = Checkpoint(res.model, fresh, ("noise", "blur", "jpeg", "haze", "low_light"),
+                    res.layers)
+    with pytest.warns(UserWarning, match=r"unsure of 3 of 3 image\(s\): top probability below "
+                      r"0\.40 \(chance over 5 kinds: 0\.20.*degradation=KIND") as caught:
+        p = classify(ck, x)
+    assert len(caught) == 1 and caught[0].filename == __file__  # once per call, our line
+    assert p.max(1).values.lt(0.4).all()
+    dims = res.classifier.feature_dims
+    sure = Checkpoint(res.model, _fixed_logits(dims, [0.0, 3.0]), ("noise", "blur"),
+                      res.layers)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # p = 0.95: confident, no warning
+        assert classify(sure, x).argmax(1).tolist() == [1, 1, 1]
+    with pytest.warns(UserWarning, match="unsure of 3 of 3"):  # p = 0.62 < 0.75 for 2 kinds
+        classify(Checkpoint(res.model, _fixed_logits(dims, [0.0, 0.5]), ("noise", "blur"),
+                            res.layers), x)
+
+
+def test_cli_classify_warns_once_per_command(tmp_path, img, pairs):
+    res = pretrain(small_unet(), pairs, n_classes=2, steps=1, num_res_blocks=1)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(3):
+        save_image(degrade(img, "noise", seed=i), folder / f"{i}.png")
+    for logits, warned in (([0.0, 0.5], True), ([0.0, 3.0], False)):
+        model = save(res.model, tmp_path / "m.safetensors", kinds=("noise", "blur"),
+                     classifier=_fixed_logits(res.classifier.feature_dims, logits),
+                     layers=res.layers)
+        r = CliRunner().invoke(app, ["classify", str(model), str(folder)])
+        assert r.exit_code == 0, r.output
+        assert r.output.count("warning:") == warned  # once for the 3 images, or never
+        if warned:
+            assert "unsure of 3 of 3 image(s)" in r.output and "--degradation KIND" in r.output
+        r = CliRunner().invoke(app, ["restore", str(model), str(folder), str(tmp_path / "o"),
+                                     "--no-check"])
+        assert r.exit_code == 0, r.output
+        assert r.output.count("unsure of 3 of 3 image(s)") == warned
 
 
 def test_cli_pretrain_restore_classify(tmp_path, img):

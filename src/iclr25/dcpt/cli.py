@@ -260,35 +260,56 @@ def restore_cmd(
         margin = check_margin(margin, check, cli=True)
     except ValueError as exc:
         _fail(str(exc))
-    for name, x, ref, path in image_jobs(source, dest, reference):
+    jobs, low = image_jobs(source, dest, reference), []
+    for name, x, ref, path in jobs:
         kind, fb = degradation, fallback
         if named:  # DCPT's own classifier names the degradation (issue 68)
-            kind = _classified(ck, x, name)
-            if fb == "classical" and kind not in CLASSICAL:
-                typer.echo(f"note: {name}: {kind} has no classical restorer: --fallback "
-                           f"input for it", err=True)
-                fb = "input"
+            kind, fb = _classified(ck, x, name, fb, low)
         out = warning_lines(name, lambda x=x, ref=ref, kind=kind, fb=fb: restore(
             ck.model, x, degradation=kind, fallback=fb, margin=margin, check=check,
             tile=tile, reference=ref), ("fallback",))
         save_image(out, path)
         typer.echo(f"wrote {path}")
+    if low:
+        _warn_unsure(len(low), len(jobs), len(_allowed(ck)))
 
 
-def _classified(ck, x, name: str) -> str:
-    """The kind the checkpoint's classifier names for image ``x`` (printed on stderr)."""
-    from iclr25.dcpt.probe import classify
+def _warn_unsure(n_unsure: int, n: int, k: int) -> None:
+    """One stderr line for a command whose classifier was unsure of ``n_unsure`` images."""
+    from iclr25.dcpt.probe import unsure_message
 
-    p = classify(ck, x)[0]
-    # only the kinds the model was fine-tuned on: a blurred photo named "jpeg" (0.35) by a
-    # weak classifier was judged by NIQE and came out worse (issue 68 walk)
-    allowed = [i for i, kind in enumerate(ck.kinds) if ck.finetuned is None
-               or kind in ck.finetuned] or list(range(len(ck.kinds)))
+    typer.echo(f"warning: {unsure_message(n_unsure, n, k, '--degradation KIND')}", err=True)
+
+
+def _allowed(ck) -> list[int]:
+    """The kinds (indices) ``restore`` classifies among: only those the model was fine-tuned
+    on: a blurred photo named "jpeg" (0.35) by a weak classifier was judged by NIQE and came
+    out worse (issue 68 walk)."""
+    return [i for i, kind in enumerate(ck.kinds) if ck.finetuned is None
+            or kind in ck.finetuned] or list(range(len(ck.kinds)))
+
+
+def _classified(ck, x, name: str, fallback: str, low: list[str]) -> tuple[str, str]:
+    """The kind the checkpoint's classifier names for image ``x`` (printed on stderr) and
+    the fallback for it (input where that kind has no classical restorer); ``name`` is
+    appended to ``low`` where it is unsure (:func:`~iclr25.dcpt.probe.unsure`, over the
+    allowed kinds)."""
+    from iclr25.dcpt.baselines import CLASSICAL
+    from iclr25.dcpt.probe import _probabilities, unsure
+
+    p = _probabilities(ck, x)[0]
+    allowed = _allowed(ck)
     k = max(allowed, key=lambda i: float(p[i]))
     share = float(p[k]) / max(float(p[allowed].sum()), 1e-12)  # among the allowed kinds
     typer.echo(f"{name}: degradation classified as {ck.kinds[k]} ({share:.2f}); "
                f"--degradation KIND overrides", err=True)
-    return ck.kinds[k]
+    if bool(unsure(p[allowed][None] / p[allowed].sum().clamp_min(1e-12))):
+        low.append(name)
+    if fallback == "classical" and ck.kinds[k] not in CLASSICAL:
+        typer.echo(f"note: {name}: {ck.kinds[k]} has no classical restorer: --fallback "
+                   f"input for it", err=True)
+        return ck.kinds[k], "input"
+    return ck.kinds[k], fallback
 
 
 @app.command("classify")
@@ -299,7 +320,7 @@ def classify_cmd(
     """Name the degradation of each image (from the restorer's features)."""
     from iclr25.datasets.images import load_folder
     from iclr25.dcpt.io import load
-    from iclr25.dcpt.probe import classify
+    from iclr25.dcpt.probe import _probabilities, unsure
 
     try:
         ck = load(model)
@@ -307,12 +328,16 @@ def classify_cmd(
         if ck.classifier is None:
             _fail(f"{model} holds no degradation classifier")
         names = ck.kinds or tuple(str(i) for i in range(ck.classifier.n_classes))
+        low = 0
         for name, x in images.items():
-            p = classify(ck, x)[0]
+            p = _probabilities(ck, x)[0]
             k = int(p.argmax())
+            low += int(unsure(p[None]))
             typer.echo(f"{name}\t{names[k]}\t{float(p[k]):.3f}")
     except ValueError as exc:
         _fail(str(exc))
+    if low:  # once per command (issue 68)
+        _warn_unsure(low, len(images), len(names))
 
 
 @app.command("convert")

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from iclr25._checks import check_choice
+from iclr25._checks import check_choice, user_stacklevel
 from iclr25._contract import PathLike, checked, given
 from iclr25._io import check_readable
 from iclr25.datasets.images import KINDS
@@ -67,7 +67,7 @@ def save(model: nn.Module | PathLike, path: PathLike | nn.Module, *,
 
     if isinstance(model, (str, os.PathLike)) and isinstance(path, nn.Module):
         warnings.warn("dcpt.save(path, model) is deprecated: call save(model, path)",
-                      DeprecationWarning, stacklevel=2)
+                      DeprecationWarning, stacklevel=user_stacklevel())
         model, path = path, model
     # (the annotations admit a path first, for that old order; otherwise the usual one)
     if not isinstance(model, nn.Module):

@@ -4,19 +4,20 @@ Fig. 1, a k-NN on pooled features) and :func:`classify` (a checkpoint's classifi
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-from iclr25._checks import check_int, check_labels, check_range
+from iclr25._checks import check_int, check_labels, check_range, user_stacklevel
 from iclr25._contract import Images, Ints1D, checked
 from iclr25.datasets.images import check_images
 from iclr25.dcpt.io import Checkpoint
 from iclr25.dcpt.networks import FeatureTap, _device_of
 
-__all__ = ["classify", "feature_probe", "tapped_features"]
+__all__ = ["classify", "feature_probe", "tapped_features", "unsure"]
 
 
 @torch.no_grad()
@@ -81,14 +82,55 @@ def feature_probe(model: nn.Module, lq: Images, y: Ints1D, *, layers: Sequence[s
 
 
 
+def unsure(p: torch.Tensor) -> torch.Tensor:
+    """Which images a classifier's probabilities ``p`` (B, K) leave unsure, (B,) bool.
+
+    The rule: the top probability is below ``min(2/K, (1 + 1/K)/2)``, i.e. less than twice
+    chance (1/K) over the K kinds, or, for K <= 3 where twice chance is at or above certainty's
+    midpoint, less than halfway from chance to certainty (K = 2: 0.75; K = 5: 0.40). One kind
+    (K = 1) is never unsure. A new user's 60-step model named 1 of 4 noisy photos right with
+    top probabilities 0.27-0.38 over 5 kinds (issue 68): all below 0.40."""
+    k = p.shape[-1]
+    if k < 2:
+        return torch.zeros(p.shape[:-1], dtype=torch.bool, device=p.device)
+    return p.max(-1).values < _unsure_level(k)
+
+
+def _unsure_level(k: int) -> float:
+    """:func:`unsure`'s level for ``k`` kinds."""
+    return min(2 / k, (1 + 1 / k) / 2)
+
+
+def unsure_message(n_unsure: int, n: int, k: int, hint: str) -> str:
+    """The one warning for ``n_unsure`` of ``n`` images left unsure over ``k`` kinds."""
+    return (f"the degradation classifier is unsure of {n_unsure} of {n} image(s): top "
+            f"probability below {_unsure_level(k):.2f} (chance over {k} kinds: {1 / k:.2f}; "
+            f"a classifier pre-trained for few steps names kinds near chance): if you know "
+            f"the degradation, give {hint}")
+
+
 @torch.no_grad()
 @checked
 def classify(checkpoint: Checkpoint, images: Images) -> torch.Tensor:
     """Degradation probabilities (B, n_classes) for images, from a checkpoint with a classifier.
 
+    Warns once (a UserWarning with the number of images) where the top probability is near
+    chance by the rule of :func:`unsure`, suggesting ``degradation=`` for ``restore``.
+
     Raises:
         ValueError: the checkpoint has no classifier or no tap layers; bad images.
     """
+    p = _probabilities(checkpoint, images)
+    low = int(unsure(p).sum())
+    if low:
+        warnings.warn(unsure_message(low, len(p), p.shape[1], "restore(..., degradation=KIND)"),
+                      UserWarning, stacklevel=user_stacklevel())
+    return p
+
+
+@torch.no_grad()
+def _probabilities(checkpoint: Checkpoint, images: Images) -> torch.Tensor:
+    """:func:`classify` without its warning (the CLI warns once per command)."""
     if checkpoint.classifier is None or checkpoint.layers is None:
         raise ValueError("checkpoint has no degradation classifier (save it with classifier=)")
     x = check_images(images, "images")

@@ -19,6 +19,7 @@ from iclr25._checks import (
     check_int,
     check_range,
     resolve_seed,
+    user_stacklevel,
 )
 from iclr25._choices import Engine
 from iclr25._contract import checked
@@ -179,7 +180,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             warnings.warn(ConvergenceWarning(cap_message(
                 self.n_features_in_, name, self.max_iter, self.n_rounds_, self.tol, last,
                 spread=column_spread(X))),
-                stacklevel=2)
+                stacklevel=user_stacklevel())
         return self
 
     def _objective(self, X: ArrayOrSparse, y: ArrayLike, client_ids: ArrayLike | None

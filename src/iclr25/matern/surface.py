@@ -24,6 +24,7 @@ from iclr25._checks import (
     check_int,
     check_range,
     resolve_seed,
+    user_stacklevel,
 )
 from iclr25._contract import checked
 from iclr25._io import FittedIO
@@ -241,7 +242,7 @@ class KernelSurface(FittedIO, BaseEstimator):
                           f"training targets (relative residual |K_nm alpha - y| / |y|); "
                           f"the surface may differ from the exact fit: raise n_centers, or "
                           f"use n_centers=None for the exact solve", RuntimeWarning,
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
         alpha = torch.linalg.solve_triangular(L.T, beta[:, None], upper=True)[:, 0]
         self._warn_occupancy(Xa, y, C, alpha)
         return alpha
@@ -262,7 +263,7 @@ class KernelSurface(FittedIO, BaseEstimator):
                           f"fit: all; warned below {NYSTROM_OCCUPANCY:.0%}), so its occupancy "
                           f"differs from the exact fit's near the surface: raise n_centers, "
                           f"or use n_centers=None for the exact solve", RuntimeWarning,
-                          stacklevel=4)
+                          stacklevel=user_stacklevel())
 
     # evaluation --------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
@@ -408,7 +409,7 @@ def _cholesky(A: torch.Tensor, jitter: float, what: str) -> torch.Tensor:
             break
         lam = base * 10.0 ** (attempt + 1)
         warnings.warn(f"Cholesky of {what} failed; retrying with jitter {lam:.1e}",
-                      RuntimeWarning, stacklevel=3)
+                      RuntimeWarning, stacklevel=user_stacklevel())
     raise RuntimeError(f"Cholesky of {what} failed even with jitter {lam:.1e}; raise reg or "
                        f"length_scale")
 
@@ -444,7 +445,7 @@ def _solve_psd_cpu(build: Callable[[], torch.Tensor], A: torch.Tensor, y: torch.
                 break
             lam = base * 10.0 ** (attempt + 1)
             warnings.warn(f"Cholesky of K + reg·I failed; retrying with jitter {lam:.1e}",
-                          RuntimeWarning, stacklevel=4)
+                          RuntimeWarning, stacklevel=user_stacklevel())
             continue
         return torch.from_numpy(scipy.linalg.cho_solve(c, y.numpy(), check_finite=False))
     raise RuntimeError(f"Cholesky of K + reg·I failed even with jitter {lam:.1e}; raise reg "

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from iclr25._checks import as_tensor, check_choice, check_int, check_range
+from iclr25._checks import as_tensor, check_choice, check_int, check_range, user_stacklevel
 from iclr25._contract import RealArray, checked
 from iclr25.oft.arcs import Arcs, DenseArcs, SparseArcs, use_sparse
 from iclr25.oft.bookkeeping import STAGE_THR, _schedule
@@ -196,7 +196,7 @@ def oft_sinkhorn(
         warnings.warn(f"OFT-Sinkhorn did not reach stopThr={opt.stopThr:g} in {opt.iters} "
                       f"iterations for {int((~conv).sum())} of {len(conv)} instance(s); the "
                       f"flow is off balance (see log['balance_violation'])", RuntimeWarning,
-                      stacklevel=2)
+                      stacklevel=user_stacklevel())
     out = _output(chk, pb.arcs, F)
     if not log:
         return out
@@ -280,14 +280,14 @@ def _drop_underflow(arcs: Arcs, s: torch.Tensor, eps: torch.Tensor, cap: torch.T
         return dropped, False
     warnings.warn(f"{int(dropped.sum())} edge(s) dropped: exp(-C/(reg·max C)) "
                   f"underflows; use method='sinkhorn_log', a larger reg or "
-                  f"epsilon_scaling=True", RuntimeWarning, stacklevel=4)
+                  f"epsilon_scaling=True", RuntimeWarning, stacklevel=user_stacklevel())
     try:
         _check_reachable(s, arcs.instance_arcs(~lost if cap is None else ~lost & (cap > 0)),
                          "C")
     except ValueError:
         warnings.warn(f"reg={reg:g} underflows exp(-C/(reg·max C)) and cuts the "
                       f"graph: switching to method='sinkhorn_log'", RuntimeWarning,
-                      stacklevel=4)
+                      stacklevel=user_stacklevel())
         return dropped.zero_(), True
     return dropped, False
 

@@ -11,6 +11,7 @@ import warnings
 
 import torch
 
+from iclr25._checks import user_stacklevel
 from iclr25.oft.bookkeeping import CHECK_EVERY, _Track
 from iclr25.oft.capacity import WARMUP, clip_node, log_clip_node
 from iclr25.oft.newton import _handover, _newton
@@ -26,7 +27,7 @@ def _solve(pb: _Problem, method: str) -> tuple:
         out = _run_scaling(pb)
         if out is None:
             warnings.warn("numerical overflow in the scaling iteration: switching to "
-                          "method='sinkhorn_log'", RuntimeWarning, stacklevel=3)
+                          "method='sinkhorn_log'", RuntimeWarning, stacklevel=user_stacklevel())
     if out is None:
         out = _run_log(pb)
     return out

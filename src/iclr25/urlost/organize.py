@@ -17,7 +17,15 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import (
+    ArrayLike,
+    as_tensor,
+    check_choice,
+    check_int,
+    check_range,
+    resolve_seed,
+    user_stacklevel,
+)
 from iclr25._contract import Reals1D, checked
 from iclr25._io import FittedIO
 
@@ -527,7 +535,7 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
             shown = ", ".join(map(str, idx[:20])) + (", ..." if len(idx) > 20 else "")
             warnings.warn(f"X: dropped {d - dk} constant column(s) (no dependence is defined "
                           f"for them; labelled -1, in no token): {shown}", UserWarning,
-                          stacklevel=2)
+                          stacklevel=user_stacklevel())
         S = dependence(x[:, keep], self.dependence, self.bins)
         W = knn_affinity(S, self.n_neighbors)
         self.affinity_ = W
