@@ -26,7 +26,10 @@ more, 256 MB by default)."""
 def flat_row(value: Any, where: str) -> torch.Tensor:
     """A Dataset's item (or a modality's part of it) as a flat float32 row (an image
     (3, H, W) flattened); ``where`` names it in the error (``X row 7``)."""
-    t = value if isinstance(value, torch.Tensor) else torch.as_tensor(np.asarray(value))
+    if not isinstance(value, torch.Tensor):
+        a = np.asarray(value)   # a read-only row (a memory-mapped .npy's) copied: torch warns
+        value = a if a.flags.writeable else a.copy()
+    t = torch.as_tensor(value)
     if t.ndim == 0 or t.dtype == torch.bool or t.is_complex() or \
             not (t.is_floating_point() or t.dtype in (torch.uint8, torch.int8, torch.int16,
                                                       torch.int32, torch.int64)):
