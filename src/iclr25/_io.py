@@ -242,8 +242,10 @@ class ArrayWriter:
             raise ValueError(f"{self.path}: {self.done} rows written, {self.n} expected")
 
 
-def read_npy(path: str | Path, name: str = "FILE") -> np.ndarray:
+def read_npy(path: str | Path, name: str = "FILE", *, mmap: bool = False) -> np.ndarray:
     """The array of a ``.npy`` file, read without pickles; errors name ``name`` and the file.
+    ``mmap``: opened memory-mapped, read-only (``np.load(mmap_mode="r")``): nothing is read
+    until indexed, so a reading verb reads it window by window (:func:`npy_rows`).
 
     Raises:
         ValueError: a missing file, or one that is not a numeric ``.npy`` array (numpy's own
@@ -252,7 +254,7 @@ def read_npy(path: str | Path, name: str = "FILE") -> np.ndarray:
     p = Path(path)
     check_readable(p, name)
     try:
-        X = np.load(p, allow_pickle=False)
+        X = np.load(p, allow_pickle=False, mmap_mode="r" if mmap else None)
     except (OSError, ValueError, EOFError):
         raise ValueError(f"{name} {p} is not a readable .npy array of numbers") from None
     if not isinstance(X, np.ndarray):  # an .npz archive under another name
@@ -260,6 +262,24 @@ def read_npy(path: str | Path, name: str = "FILE") -> np.ndarray:
         raise ValueError(f"{name} {p} is an .npz archive, not a .npy array")
     if X.dtype.kind not in "biuf":
         raise ValueError(f"{name} {p} must hold numbers, got dtype {X.dtype}")
+    return X
+
+
+def npy_rows(path: str | Path, name: str = "FILE") -> np.ndarray:
+    """The (n, d) rows of a ``.npy`` file memory-mapped (:func:`read_npy` with ``mmap``; a
+    1-D array a column, as :func:`read_matrix` reads it): a reading verb passes it to its
+    model's ``_windows`` as it passes a table, so it is read window by window, each row cast
+    to float32 as :func:`read_matrix`'s array is (the same values). NaN is found when its
+    window is read.
+
+    Raises:
+        ValueError: what :func:`read_npy` raises, another shape than (n,) or (n, d), no rows.
+    """
+    X = read_npy(path, name, mmap=True)
+    X = X[:, None] if X.ndim == 1 else X
+    if X.ndim != 2 or X.size == 0:
+        raise ValueError(f"{name} {path} must hold a non-empty n x d array, got shape "
+                         f"{X.shape}")
     return X
 
 

@@ -241,3 +241,80 @@ def test_ddp_on_a_dataset_equals_one_process(one_thread):
 def test_resumed_dataset_training_equals_uninterrupted(one_thread, tmp_path, k):
     pytest.importorskip("ot")
     check_resume(_trainer(paired=False), k, tmp_path)
+
+
+@pytest.fixture
+def fitted(one_thread, tmp_path):
+    X, im, lab, P = _data(n=150)
+    m = _fit(_model(steps=5), X, im, lab, pairs=P)
+    m.save(tmp_path / "m.safetensors")
+    return X, m, tmp_path
+
+
+def _predict(tmp_path, X, out):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+
+    return CliRunner().invoke(app, ["cox", "predict", str(tmp_path / "m.safetensors"), str(X),
+                                    "--out", str(out)])
+
+
+def _expected(tmp_path, y):
+    """The files the old whole-array ``cox predict`` wrote (np.save, np.savetxt)."""
+    np.save(tmp_path / "ref.npy", y)
+    np.savetxt(tmp_path / "ref.csv", y, fmt="%d", delimiter=",")
+    return (tmp_path / "ref.npy").read_bytes(), (tmp_path / "ref.csv").read_bytes()
+
+
+def test_predict_streams_tables_window_by_window_as_the_arrays(fitted, monkeypatch):
+    from iclr25.datasets import rows
+    from iclr25.datasets.files import TableRows
+
+    X, m, t = fitted
+    monkeypatch.setattr(TableRows, "numpy", lambda self: pytest.fail("whole table read"))
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 6 * 50)       # windows of 50, 100 rows
+    table = TableRows(_table(t / "x.parquet", X.numpy(), 16))
+    assert [len(w) for w in m._windows(table, "X")] == [50, 100]
+    assert torch.equal(m.predict(table), m.predict(X))
+    assert torch.equal(m.predict_proba(table), m.predict_proba(X))
+    assert torch.equal(m.transform(table), m.transform(X))
+    npy, csv = _expected(t, m.predict(X).numpy())
+    for suffix, want in ((".npy", npy), (".csv", csv)):
+        res = _predict(t, t / "x.parquet", t / f"y{suffix}")
+        assert res.exit_code == 0, res.output
+        assert (t / f"y{suffix}").read_bytes() == want
+
+
+def test_predict_reads_a_npy_memory_mapped_with_the_old_output(fitted, monkeypatch):
+    import iclr25._io as io
+    from iclr25.datasets import rows
+
+    X, m, t = fitted
+    np.save(t / "x.npy", X.double().numpy())                    # float64, as users save
+    old = m.predict(torch.from_numpy(X.double().numpy().astype(np.float32))).numpy()
+    npy, csv = _expected(t, old)
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 6 * 50)
+    monkeypatch.setattr(io, "read_matrix", lambda *a, **k: pytest.fail("read whole"))
+    loads = []
+    real = np.load
+    monkeypatch.setattr(np, "load", lambda *a, **k: loads.append(k) or real(*a, **k))
+    for suffix, want in ((".npy", npy), (".csv", csv)):
+        res = _predict(t, t / "x.npy", t / f"y{suffix}")
+        assert res.exit_code == 0, res.output
+        assert (t / f"y{suffix}").read_bytes() == want
+    assert loads and all(k.get("mmap_mode") == "r" for k in loads)
+
+
+@pytest.mark.parametrize("bad", ["width", "nan"])
+def test_predict_bad_input_is_one_line_and_writes_nothing(fitted, bad):
+    X, m, t = fitted
+    A = X.numpy()[:, :5] if bad == "width" else X.numpy().copy()
+    if bad == "nan":
+        A[120, 2] = np.nan
+    for path in (_table(t / "bad.parquet", A, 16), t / "bad.npy"):
+        np.save(t / "bad.npy", A)
+        res = _predict(t, path, t / "y.npy")
+        assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+        assert ("row" in res.output and "X" in res.output), res.output
+        assert not (t / "y.npy").exists() and not (t / ".y.npy.partial").exists()

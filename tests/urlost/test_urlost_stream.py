@@ -236,3 +236,30 @@ def test_cli_cluster_clusters_the_rows_urlost_fit_would(one_thread, tmp_path, mo
     pick = torch.randperm(120, generator=torch.Generator().manual_seed(3))[:50].sort().values
     ref = SelfOrganizingClusters(3, n_neighbors=3, seed=2).fit(X[pick])
     assert np.array_equal(np.load(tmp_path / "l.npy"), ref.labels_.numpy())
+
+
+def test_cli_embed_reads_a_npy_memory_mapped_with_the_old_output(one_thread, tmp_path,
+                                                                 monkeypatch):
+    """Issue 71: a .npy is opened memory-mapped and embedded window by window (two windows
+    here), the file the whole array's embedding wrote before, byte for byte."""
+    from typer.testing import CliRunner
+
+    import iclr25._io as io
+    from iclr25.cli import app
+    from iclr25.datasets import rows
+
+    X = torch.cat([_data(n=200)] * 6).double().numpy()                 # 1,200 rows, float64
+    np.save(tmp_path / "x.npy", X)
+    _small(epochs=1).fit(torch.from_numpy(X).float()).save(tmp_path / "m.safetensors")
+    old = URLOST.load(tmp_path / "m.safetensors").transform(
+        torch.from_numpy(io.read_matrix(tmp_path / "x.npy").astype(np.float32))).numpy()
+    np.save(tmp_path / "old.npy", old)
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 12 * 1100)   # two windows: 1,024 + rest
+    monkeypatch.setattr(io, "read_matrix", lambda *a, **k: pytest.fail("read whole"))
+    loads, real = [], np.load
+    monkeypatch.setattr(np, "load", lambda *a, **k: loads.append(k) or real(*a, **k))
+    res = CliRunner().invoke(app, ["urlost", "embed", str(tmp_path / "m.safetensors"),
+                                   str(tmp_path / "x.npy"), "--out", str(tmp_path / "z.npy")])
+    assert res.exit_code == 0, res.output
+    assert loads and all(k.get("mmap_mode") == "r" for k in loads)
+    assert (tmp_path / "z.npy").read_bytes() == (tmp_path / "old.npy").read_bytes()

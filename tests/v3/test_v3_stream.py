@@ -167,3 +167,37 @@ def test_cli_encode_refuses_a_bad_table_in_one_line_writing_nothing(tmp_path):
                                        "--style-out", str(tmp_path / "s.npy")])
         assert res.exit_code == 2 and res.output.strip() == f"error: {msg}", res.output
         assert sorted(p.name for p in tmp_path.iterdir()) == ["m.safetensors", "s.parquet"]
+
+
+def test_cli_encode_reads_a_npy_memory_mapped_with_the_old_output(one_thread, tmp_path,
+                                                                  monkeypatch):
+    """Issue 71: a .npy is opened memory-mapped and encoded window by window (windows of 4),
+    the files the whole array's encoding wrote before, byte for byte; NaN: one line."""
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+    from iclr25.datasets import rows
+
+    np.save(tmp_path / "x.npy", X.double().numpy())                   # float64, as users save
+    _v3(epochs=1).fit(X).save(tmp_path / "m.safetensors")
+    api, Xa = V3.load(tmp_path / "m.safetensors"), torch.from_numpy(X.double().numpy()).float()
+    np.save(tmp_path / "c_old.npy", api.predict(Xa).numpy())
+    np.save(tmp_path / "s_old.npy", api.transform(Xa)[1].numpy())
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 10 * 3 * 8 * 8 * 4)      # windows of 4
+    loads, real = [], np.load
+    monkeypatch.setattr(np, "load", lambda *a, **k: loads.append(k) or real(*a, **k))
+    args = ["v3", "encode", str(tmp_path / "m.safetensors"), str(tmp_path / "x.npy"),
+            "--codes-out", str(tmp_path / "c.npy"), "--style-out", str(tmp_path / "s.npy")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert loads and all(k.get("mmap_mode") == "r" for k in loads)
+    for name in "cs":
+        assert (tmp_path / f"{name}.npy").read_bytes() == \
+            (tmp_path / f"{name}_old.npy").read_bytes()
+        (tmp_path / f"{name}.npy").unlink()
+    Xb = X.double().numpy()
+    Xb[17, 2] = np.nan
+    np.save(tmp_path / "x.npy", Xb)
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and res.output.strip() == "error: SEQS item 17 holds NaN or inf"
+    assert not (tmp_path / "c.npy").exists() and not (tmp_path / "s.npy").exists()

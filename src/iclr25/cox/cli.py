@@ -111,11 +111,21 @@ def fit(
 @app.command()
 def predict(
     model: Path = typer.Argument(..., help="A model written by `iclr25 cox fit`."),
-    X: Path = typer.Argument(..., help="OOM inputs (n, d), .npy or .csv."),
+    X: Path = typer.Argument(..., help="OOM inputs (n, d): .npy, .csv, .parquet (file or "
+                                       "folder) or a Hugging Face datasets folder."),
     out: Path = typer.Option(None, "--out", help="Write labels here (.npy/.csv); else stdout."),
 ) -> None:
-    """Predict OOM labels with a fitted model."""
+    """Predict OOM labels with a fitted model.
+
+    A table (Parquet, Hugging Face folder) and a .npy (memory-mapped) are read and the labels
+    written window by window, memory bounded by the window (:meth:`COX.predict` on a
+    Dataset); a .csv is read whole."""
+    import torch
+
+    from iclr25._io import ArrayWriter, npy_rows
     from iclr25.cox.model import COX
+    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.rows import READ_CACHE_MB
 
     output_path(out, suffixes=(".npy", ".csv"))
     input_file(model, "MODEL")
@@ -123,14 +133,20 @@ def predict(
         m = COX.load(model)
     except ValueError as exc:
         _fail(str(exc))
-    Xa = _read(X, "X")
     try:
-        y = m.predict(Xa).cpu().numpy()
-    except (ValueError, TypeError) as exc:
+        streamed = is_dataset_path(X) or X.suffix.lower() == ".npy"   # never read whole
+        if is_dataset_path(X):
+            data = open_dataset(X, "X", cache_mb=READ_CACHE_MB)
+        else:
+            data = npy_rows(X, "X") if streamed else _read(X, "X")
+        parts = m._windows(data, "X") if streamed else iter([torch.from_numpy(data)])
+        n = len(data)
+        if out is None:   # labels (n,) int64 gathered for stdout, never X
+            y = torch.cat([m.predict(x).cpu() for x in parts]).numpy()
+            typer.echo("\n".join(map(str, y.tolist())))
+            return
+        with ArrayWriter(out, n, None, fmt="%d") as sink:   # np.save / np.savetxt's files
+            for x in parts:
+                sink.write(m.predict(x).cpu().numpy())
+    except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
-    if out is None:
-        typer.echo("\n".join(map(str, y.tolist())))
-    elif out.suffix == ".npy":
-        np.save(out, y)
-    else:
-        np.savetxt(out, y, fmt="%d", delimiter=",")

@@ -42,6 +42,7 @@ from iclr25.cox.explore import prior_kl, select_agreement
 from iclr25.cox.match import emergent_correspondences
 from iclr25.cox.rows import Rows, read_labels, sample
 from iclr25.cox.vib import VIB, vib_loss
+from iclr25.datasets.rows import row_windows
 
 __all__ = ["COX", "COXConvergenceWarning", "COXFloorWarning", "COXMatchingWarning",
            "COXNamingWarning"]
@@ -804,24 +805,45 @@ class COX(FittedIO, BaseEstimator):
             raise ValueError(f"X must have {self.d_oom_} columns, got {X.shape[1]}")
         return X
 
+    def _windows(self, X: Dataset, name: str) -> Iterator[torch.Tensor]:
+        """A Dataset of OOM input rows (d,) as the (m, d) float32 windows the inference
+        methods read in turn (what ``cox predict`` writes window by window)."""
+        self._check_fitted()
+        if not hasattr(X, "__len__") or len(X) == 0:   # type: ignore[arg-type]
+            raise ValueError(f"{name} must be a map-style Dataset holding rows")
+        return row_windows(X, name, self.d_oom_)
+
     @torch.no_grad()
-    def transform(self, X: torch.Tensor) -> torch.Tensor:
-        """(m, d) OOM inputs -> (m, D) embeddings in the IM space."""
+    def transform(self, X: torch.Tensor | Dataset) -> torch.Tensor:
+        """(m, d) OOM inputs -> (m, D) embeddings in the IM space.
+
+        ``X`` may also be a map-style ``Dataset`` of rows (d,) (a
+        :class:`~iclr25.datasets.files.TableRows`): read window by window
+        (:func:`~iclr25.datasets.rows.row_windows`), memory bounded by the window and the
+        result, equal to the arrays' (bit for bit on the CPU in our tests: the network maps
+        each row on its own); a bad row (a pair, another width, NaN) is one ``ValueError``
+        naming ``X`` and the row. So for :meth:`predict_proba` and :meth:`predict`."""
+        if isinstance(X, Dataset):
+            return torch.cat([self.transform(w) for w in self._windows(X, "X")])
         X = self._input(X)
         self.net_.eval()
         return self.net_.encoder(X)
 
     @torch.no_grad()
-    def predict_proba(self, X: torch.Tensor) -> torch.Tensor:
+    def predict_proba(self, X: torch.Tensor | Dataset) -> torch.Tensor:
         """(m, d) -> (m, C) class probabilities of the OOM head (of the floor when
-        ``floor_used_``)."""
+        ``floor_used_``); a Dataset of rows as in :meth:`transform`."""
+        if isinstance(X, Dataset):
+            return torch.cat([self.predict_proba(w) for w in self._windows(X, "X")])
         X = self._input(X)
         self.net_.eval()
         return self._floor_proba(X) if getattr(self, "floor_used_", False) else \
             self._head_proba(X)
 
-    def predict(self, X: torch.Tensor) -> torch.Tensor:
-        """(m, d) -> (m,) int64 labels."""
+    def predict(self, X: torch.Tensor | Dataset) -> torch.Tensor:
+        """(m, d) -> (m,) int64 labels; a Dataset of rows as in :meth:`transform`."""
+        if isinstance(X, Dataset):
+            return torch.cat([self.predict(w) for w in self._windows(X, "X")])
         return self.predict_proba(X).argmax(1)
 
     def score(self, X: torch.Tensor, y: torch.Tensor) -> float:

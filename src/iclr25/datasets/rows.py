@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["READ_CACHE_MB", "WINDOW_BYTES", "flat_row", "moments", "read_row", "row_windows",
-           "sample_rows", "stack_rows", "windows"]
+__all__ = ["READ_CACHE_MB", "WINDOW_BYTES", "flat_row", "item_tensor", "moments", "read_row",
+           "row_windows", "sample_rows", "stack_rows", "windows"]
 
 WINDOW_BYTES = 64 * 2**20
 """Decoded input a streamed ``transform``/``predict`` (and its reading verb) holds at once."""
@@ -23,10 +23,19 @@ rows once, in order, so one decoded chunk at a time is enough (a training's shuf
 more, 256 MB by default)."""
 
 
+def item_tensor(value: Any) -> torch.Tensor:
+    """A Dataset's item as a tensor; a read-only array (a row of a memory-mapped ``.npy``,
+    :func:`~iclr25._io.npy_rows`) copied, which torch would warn about sharing."""
+    if isinstance(value, torch.Tensor):
+        return value
+    a = np.asarray(value)
+    return torch.as_tensor(a if a.flags.writeable else a.copy())
+
+
 def flat_row(value: Any, where: str) -> torch.Tensor:
     """A Dataset's item (or a modality's part of it) as a flat float32 row (an image
     (3, H, W) flattened); ``where`` names it in the error (``X row 7``)."""
-    t = value if isinstance(value, torch.Tensor) else torch.as_tensor(np.asarray(value))
+    t = item_tensor(value)
     if t.ndim == 0 or t.dtype == torch.bool or t.is_complex() or \
             not (t.is_floating_point() or t.dtype in (torch.uint8, torch.int8, torch.int16,
                                                       torch.int32, torch.int64)):

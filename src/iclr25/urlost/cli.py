@@ -140,12 +140,13 @@ def embed(
 ) -> None:
     """Embed FILE's rows with a fitted URLOST model (mean-pooled token features).
 
-    A table (Parquet, Hugging Face folder) is read and written window by window, memory
-    bounded by the window (:meth:`URLOST.transform` on a Dataset); .npy/.csv are read whole.
+    A table (Parquet, Hugging Face folder) and a .npy (memory-mapped) are read and written
+    window by window, memory bounded by the window (:meth:`URLOST.transform` on a Dataset);
+    a .csv is read whole.
     """
     import torch
 
-    from iclr25._io import ArrayWriter
+    from iclr25._io import ArrayWriter, npy_rows
     from iclr25.datasets.files import is_dataset_path, open_dataset
     from iclr25.datasets.rows import READ_CACHE_MB
     from iclr25.urlost.mae import URLOST
@@ -153,8 +154,9 @@ def embed(
     try:
         output_path(out, suffixes=ARRAY_OUTPUTS)
         model = URLOST.load(model_file)
-        if is_dataset_path(file):
-            data = open_dataset(file, "FILE", cache_mb=READ_CACHE_MB)
+        if is_dataset_path(file) or file.suffix.lower() == ".npy":   # never read whole
+            data = open_dataset(file, "FILE", cache_mb=READ_CACHE_MB) \
+                if is_dataset_path(file) else npy_rows(file, "FILE")
             parts = model._windows(data, "FILE")
         else:
             data = _read(file)

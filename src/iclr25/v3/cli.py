@@ -16,20 +16,23 @@ app = typer.Typer(help="V3: content codebook and style vectors of sequences (ICL
                   no_args_is_help=True, add_completion=False)
 
 
-def _read(path: Path, tables: bool = False) -> np.ndarray:
+def _read(path: Path, tables: bool = False, mmap: bool = False) -> np.ndarray:
     """A finite float (B, N, F) or (B, N, C, H, W) array from a .npy file (``tables``: the
-    error also names the tables ``fit`` streams)."""
+    error also names the tables ``fit`` streams; ``mmap``: memory-mapped, as it is, read
+    window by window and its NaN found there)."""
     if not path.is_file() or path.suffix != ".npy":
         _fail(f"{path}: expected an existing .npy file" + (
             ", a .parquet file or folder, or a Hugging Face datasets folder" if tables else ""))
     try:
-        X = read_npy(path, "SEQS")
+        X = read_npy(path, "SEQS", mmap=mmap)
     except ValueError as exc:
         _fail(exc)
     if X.dtype.kind != "f":
         _fail(f"{path}: expected a float array, got dtype {X.dtype}")
     if X.ndim not in (3, 5) or X.shape[0] < 1 or X.shape[1] < 1:
         _fail(f"{path}: expected shape (B, N, F) or (B, N, C, H, W), got {X.shape}")
+    if mmap:
+        return X
     if not np.isfinite(X).all():
         _fail(f"{path}: holds NaN or inf")
     return X.astype(np.float32)
@@ -113,10 +116,9 @@ def encode(
     """Write the content code of every fragment (and optionally the style vectors).
 
     A table (Parquet, Hugging Face folder) is read and both outputs written window by window,
-    memory bounded by the window (:meth:`V3.predict` on a Dataset); a .npy is read whole."""
+    memory bounded by the window (:meth:`V3.predict` on a Dataset); so is a .npy, opened
+    memory-mapped."""
     from contextlib import nullcontext
-
-    import torch
 
     from iclr25._io import ArrayWriter
     from iclr25.datasets.files import is_dataset_path, open_dataset
@@ -127,7 +129,7 @@ def encode(
     output_path(style_out, "--style-out", suffixes=(".npy",))
     if not model_path.is_file():
         _fail(f"{model_path}: no such model file")
-    X = None if is_dataset_path(seqs) else _read(seqs)
+    X = None if is_dataset_path(seqs) else _read(seqs, mmap=True)
     try:
         model = V3.load(model_path)
     except ValueError as exc:
@@ -136,12 +138,9 @@ def encode(
         _fail(f"{seqs}: fragments of shape {X.shape[2:]}, model expects "
               f"{model.fragment_shape_}")
     try:
-        if X is None:
-            data = open_dataset(seqs, "SEQS", cache_mb=READ_CACHE_MB)
-            parts = model._windows(data, "SEQS")
-            n, width = len(data), len(data[0])   # N: item 0 checked above
-        else:
-            parts, n, width = iter([torch.from_numpy(X)]), len(X), X.shape[1]
+        data = open_dataset(seqs, "SEQS", cache_mb=READ_CACHE_MB) if X is None else X
+        parts = model._windows(data, "SEQS")
+        n, width = len(data), len(data[0])       # N: item 0 checked above
         with ArrayWriter(codes_out, n, [f"n{j}" for j in range(width)]) as codes, \
                 (ArrayWriter(style_out, n, None) if style_out else nullcontext()) as style:
             for x in parts:

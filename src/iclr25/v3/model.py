@@ -26,7 +26,7 @@ from iclr25._engine import Engine, EngineOptions, Unpack, gather, local_rows
 from iclr25._io import FittedIO
 from iclr25._train import fit_minibatch, seeded_init, shuffled_batches
 from iclr25.datasets.files import TableRows
-from iclr25.datasets.rows import windows
+from iclr25.datasets.rows import item_tensor, windows
 from iclr25.v3.loss import TERMS, v3_loss
 from iclr25.v3.quantizer import EMAVectorQuantizer
 
@@ -83,7 +83,7 @@ class _Sequences(Dataset):
         if isinstance(item, (tuple, list)):
             raise ValueError(f"{self.name} item {i} is a {type(item).__name__}: its items must "
                              f"be sequences (N, *fragment) (a table read without a target)")
-        x = torch.as_tensor(item)
+        x = item_tensor(item)
         if not x.is_floating_point():
             raise TypeError(f"{self.name} item {i} must be floating point, got {x.dtype}")
         if self.shape is not None and tuple(x.shape) != self.shape:
