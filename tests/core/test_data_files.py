@@ -3,14 +3,14 @@ known rows, the streaming order, the formats refused in one line, resuming on ot
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import torch
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
+
+from _rows import save_to_disk_layout  # noqa: E402
 
 from iclr25.datasets.files import FORMATS, ImageFolder, TableRows, open_dataset  # noqa: E402
 
@@ -25,17 +25,9 @@ def _parquet(path, row_group_size=6):
 
 
 def _hf_folder(path, shards=3):
-    """The layout ``datasets.Dataset.save_to_disk`` writes, made with pyarrow alone."""
-    path.mkdir()
+    """The layout ``datasets.Dataset.save_to_disk`` writes."""
     table = pa.table({"x": pa.array(list(X), pa.list_(pa.float32())), "y": Y})
-    files = []
-    for i, part in enumerate(np.array_split(np.arange(20), shards)):
-        name = f"data-{i:05d}-of-{shards:05d}.arrow"
-        with pa.ipc.new_stream(path / name, table.schema) as w:
-            w.write_table(table.take(part))
-        files.append({"filename": name})
-    (path / "state.json").write_text(json.dumps({"_data_files": files}))
-    return path
+    return save_to_disk_layout(path, table, shards)
 
 
 def test_parquet_rows_are_the_table_rows_across_row_groups(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from _engine_checks import check_ddp, check_resume, tensors
-from _rows import Rows
+from _rows import Rows, save_to_disk_layout
 
 import iclr25.cox.rows as cox_rows
 from iclr25.cox import COX
@@ -138,22 +138,11 @@ def _table(path, A, group):
 
 
 def _hf_folder(path, A, shards=3):
-    """The layout ``datasets.Dataset.save_to_disk`` writes (one list column ``x``), made with
-    pyarrow alone."""
-    import json
-
+    """The layout ``datasets.Dataset.save_to_disk`` writes (one list column ``x``)."""
     pa = pytest.importorskip("pyarrow")
-    path.mkdir()
     A = np.asarray(A)
-    table = pa.table({"x": pa.array(list(A), pa.list_(pa.float32()))})
-    files = []
-    for i, part in enumerate(np.array_split(np.arange(len(A)), shards)):
-        name = f"data-{i:05d}-of-{shards:05d}.arrow"
-        with pa.ipc.new_stream(path / name, table.schema) as w:
-            w.write_table(table.take(part))
-        files.append({"filename": name})
-    (path / "state.json").write_text(json.dumps({"_data_files": files}))
-    return path
+    return save_to_disk_layout(path, pa.table({"x": pa.array(list(A), pa.list_(pa.float32()))}),
+                               shards)
 
 
 def test_tables_are_streamed_chunk_by_chunk_never_read_whole(one_thread, tmp_path,
