@@ -266,3 +266,61 @@ def test_cli_embed_streams_an_image_folder_as_the_api_embeds_its_rows(one_thread
                                    str(tmp_path / "z.npy")])
     assert res.exit_code == 0, res.output
     assert np.array_equal(np.load(tmp_path / "z.npy"), emb.transform([A, B]))
+
+
+def test_cli_embed_reads_npy_memory_mapped_with_the_old_output(one_thread, tmp_path,
+                                                               monkeypatch):
+    """Issue 71: each .npy modality is opened memory-mapped and embedded window by window
+    (two windows of 4,096 + 104 rows here, a missing modality too), the file the whole
+    arrays' embedding wrote before, byte for byte."""
+    from typer.testing import CliRunner
+
+    import iclr25._io as io
+    from iclr25.cli import app
+    from iclr25.comm import cli as comm_cli
+    from iclr25.datasets import rows
+
+    base = _data(n=100)
+    _small().fit(base).save(tmp_path / "m.safetensors")
+    paths = [tmp_path / "a.npy", tmp_path / "b.npy"]
+    for p, X in zip(paths, base, strict=True):                        # 4,200 rows, float64
+        np.save(p, np.concatenate([X] * 42).astype(np.float64))
+    emb = CoMMEmbedder.load(tmp_path / "m.safetensors")
+    whole = [io.read_matrix(p).astype(np.float32) for p in paths]          # the old reading
+    monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 8 * 4096)        # windows of 4,096 rows
+    for mod in (io, comm_cli):
+        monkeypatch.setattr(mod, "read_matrix", lambda *a, **k: pytest.fail("read whole"))
+    seen, transform = [], CoMMEmbedder.transform
+    monkeypatch.setattr(CoMMEmbedder, "transform",
+                        lambda self, xs: seen.append(len(xs[0])) or transform(self, xs))
+    loads, real = [], np.load
+    monkeypatch.setattr(np, "load", lambda *a, **k: loads.append(k) or real(*a, **k))
+    for files, arrays in ((paths, whole), ([paths[0], "-"], [whole[0], None])):
+        np.save(tmp_path / "old.npy", emb.transform(arrays))
+        loads.clear()
+        seen.clear()
+        res = CliRunner().invoke(app, ["comm", "embed", str(tmp_path / "m.safetensors"),
+                                       *map(str, files), "--out", str(tmp_path / "z.npy")])
+        assert res.exit_code == 0, res.output
+        assert seen == [4096, 104]
+        assert len(loads) == len([f for f in files if f != "-"])
+        assert all(k.get("mmap_mode") == "r" for k in loads), loads
+        assert (tmp_path / "z.npy").read_bytes() == (tmp_path / "old.npy").read_bytes()
+
+
+def test_cli_embed_refuses_a_nan_in_a_npy_in_one_line_writing_nothing(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.cli import app
+
+    Xs = _data(n=96)
+    _small().fit(Xs).save(tmp_path / "m.safetensors")
+    Xs[1][50, 2] = np.nan
+    for name, X in zip("ab", Xs, strict=True):
+        np.save(tmp_path / f"{name}.npy", X)
+    res = CliRunner().invoke(app, ["comm", "embed", str(tmp_path / "m.safetensors"),
+                                   str(tmp_path / "a.npy"), str(tmp_path / "b.npy"),
+                                   "--out", str(tmp_path / "z.npy")])
+    assert res.exit_code == 2 and res.output.strip() == \
+        "error: FILES[1] holds NaN or inf (row 50)", res.output
+    assert not (tmp_path / "z.npy").exists() and not list(tmp_path.glob(".*partial"))

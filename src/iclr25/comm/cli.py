@@ -27,13 +27,20 @@ def _read(path: str) -> np.ndarray | None:
         _fail(exc)
 
 
-def _open(path: str, **table: float) -> object:
+def _open(path: str, mmap: bool = False, **table: float) -> object:
     """A Parquet file/folder, a Hugging Face ``save_to_disk`` folder or an image folder as a
     streamed Dataset (:func:`~iclr25.datasets.files.open_dataset`: rows read batch by batch
-    by ``fit``, an image flattened; ``table``: ``cache_mb`` of a table); ``.npy``/``.csv``
-    files as an array (:func:`_read`)."""
+    by ``fit``, an image flattened; ``table``: ``cache_mb`` of a table); with ``mmap`` a
+    ``.npy`` memory-mapped (:func:`~iclr25._io.npy_rows`, read window by window by
+    ``embed``); other ``.npy``/``.csv`` files as an array (:func:`_read`)."""
+    from iclr25._io import npy_rows
     from iclr25.datasets.files import is_dataset_path, open_dataset
 
+    if mmap and path.lower().endswith(".npy"):
+        try:
+            return npy_rows(path, "FILES")
+        except ValueError as exc:
+            _fail(exc)
     if path == "-" or not is_dataset_path(path):
         return _read(path)
     try:
@@ -42,8 +49,8 @@ def _open(path: str, **table: float) -> object:
         _fail(exc)
 
 
-def _read_all(files: list[str], **table: float) -> list:
-    Xs = [_open(f, **table) for f in files]
+def _read_all(files: list[str], mmap: bool = False, **table: float) -> list:
+    Xs = [_open(f, mmap, **table) for f in files]
     rows = {f: len(X) for f, X in zip(files, Xs, strict=True) if X is not None}
     if len(set(rows.values())) > 1:
         _fail(f"modalities have different row counts: {rows}")
@@ -98,9 +105,9 @@ def embed(
 ) -> None:
     """Embed row-aligned modalities (some may be missing) with a fitted model.
 
-    Tables (Parquet, Hugging Face folders) and image folders are read and the embeddings
-    written window by window, memory bounded by the window (:meth:`CoMMEmbedder.transform`
-    on Datasets); .npy/.csv files are read whole."""
+    Tables (Parquet, Hugging Face folders), image folders and .npy files (memory-mapped) are
+    read and the embeddings written window by window, memory bounded by the window
+    (:meth:`CoMMEmbedder.transform` on Datasets); .csv files are read whole."""
     from iclr25._io import ArrayWriter
     from iclr25.comm.embedder import CoMMEmbedder
     from iclr25.comm.rows import is_streamed
@@ -112,10 +119,11 @@ def embed(
         emb = CoMMEmbedder.load(model)
     except ValueError as exc:
         _fail(str(exc))
-    Xs = _read_all(files, cache_mb=READ_CACHE_MB)     # each row read once, in order
+    Xs = _read_all(files, mmap=True, cache_mb=READ_CACHE_MB)   # each row read once, in order
     n = next((len(X) for X in Xs if X is not None), 0)
     try:
-        parts = emb._windows(Xs, "FILES") if is_streamed(Xs) else iter([Xs])
+        streamed = is_streamed(Xs) or any(isinstance(X, np.memmap) for X in Xs)
+        parts = emb._windows(Xs, "FILES") if streamed else iter([Xs])
         with ArrayWriter(out, n, None, fmt="%.18e") as sink:   # np.savetxt's default
             for xs in parts:
                 sink.write(emb.transform(xs))

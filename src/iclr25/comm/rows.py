@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch.utils.data import Dataset
 
@@ -157,12 +158,14 @@ def transform_windows(Xs: object, name: str, widths: Sequence[int], multiple: in
 
     Args:
         Xs: a map-style Dataset of m-tuples of rows, or a list of m entries: a Dataset of
-            rows, an (n, d_j) array (its rows sliced as they are) or None (missing).
+            rows, an (n, d_j) array (its rows sliced as they are), a memory-mapped one
+            (:func:`~iclr25._io.npy_rows`: read as a Dataset of rows, never whole) or None
+            (missing).
         name: how messages name ``Xs``. widths: the fitted widths d_j.
 
-    A Dataset's row is flattened (:func:`flat_row`) and checked: another width than
-    ``widths[j]`` or NaN is one ``ValueError`` naming ``name``, the modality and the row,
-    raised when its window is read.
+    A Dataset's (a memory-mapped array's) row is flattened (:func:`flat_row`) and checked:
+    another width than ``widths[j]`` or NaN is one ``ValueError`` naming ``name``, the
+    modality and the row, raised when its window is read.
 
     Raises:
         ValueError: another number of modalities, differing row counts, none present.
@@ -176,7 +179,7 @@ def transform_windows(Xs: object, name: str, widths: Sequence[int], multiple: in
     for j, p in enumerate(parts):
         if isinstance(p, Dataset) and not hasattr(p, "__len__"):
             raise TypeError(f"{name}[{j}] must be a map-style Dataset (with __len__)")
-        if p is not None and not isinstance(p, Dataset):
+        if p is not None and not isinstance(p, (Dataset, np.memmap)):
             from iclr25._checks import as_tensor
 
             parts[j] = as_tensor(p, f"{name}[{j}]", ndim=2)
