@@ -385,9 +385,11 @@ def check_callback(callback: object, name: str = "callback") -> Any:
 def user_stacklevel() -> int:
     """The ``stacklevel`` that points a warning raised where this is called at the user's own
     line: the first frame outward that is in neither this package nor torch (whose
-    ``no_grad`` decorator wraps some of the package's functions), not a site-packages path
+    ``no_grad`` decorator wraps some of the package's functions) nor scikit-learn (whose
+    ``set_output`` wrapper wraps the estimators' ``transform``), not a site-packages path
     and a line of the library's source."""
-    inside = (str(Path(__file__).parent), str(Path(torch.__file__).parent))
+    wrappers = [sys.modules[m] for m in ("torch", "sklearn") if m in sys.modules]
+    inside = (str(Path(__file__).parent), *(str(Path(m.__file__).parent) for m in wrappers))
     frame, level = sys._getframe(1), 1
     while frame.f_back is not None and frame.f_code.co_filename.startswith(inside):
         frame, level = frame.f_back, level + 1

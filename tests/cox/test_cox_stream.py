@@ -250,9 +250,9 @@ def _predict(tmp_path, X, out):
 
 
 def _expected(tmp_path, y):
-    """The files the old whole-array ``cox predict`` wrote (np.save, np.savetxt)."""
+    """The files the whole-array ``cox predict`` wrote (np.save, np.savetxt with a header)."""
     np.save(tmp_path / "ref.npy", y)
-    np.savetxt(tmp_path / "ref.csv", y, fmt="%d", delimiter=",")
+    np.savetxt(tmp_path / "ref.csv", y, fmt="%d", delimiter=",", header="label", comments="")
     return (tmp_path / "ref.npy").read_bytes(), (tmp_path / "ref.csv").read_bytes()
 
 

@@ -145,7 +145,9 @@ def predict(
             y = torch.cat([m.predict(x).cpu() for x in parts]).numpy()
             typer.echo("\n".join(map(str, y.tolist())))
             return
-        with ArrayWriter(out, n, None, fmt="%d") as sink:   # np.save / np.savetxt's files
+        # a .csv gets a header line, as the labels files fit reads (a headerless one lost
+        # its first label to pandas.read_csv's header); .npy is np.save's file
+        with ArrayWriter(out, n, ["label"], fmt="%d") as sink:
             for x in parts:
                 sink.write(m.predict(x).cpu().numpy())
     except (ValueError, TypeError, ImportError) as exc:
