@@ -809,8 +809,6 @@ class COX(FittedIO, BaseEstimator):
         """A Dataset of OOM input rows (d,) as the (m, d) float32 windows the inference
         methods read in turn (what ``cox predict`` writes window by window)."""
         self._check_fitted()
-        if not hasattr(X, "__len__") or len(X) == 0:   # type: ignore[arg-type]
-            raise ValueError(f"{name} must be a map-style Dataset holding rows")
         return row_windows(X, name, self.d_oom_)
 
     @torch.no_grad()

@@ -144,9 +144,12 @@ def row_windows(data: Any, name: str, width: int, multiple: int = 1
     """A map-style Dataset of rows read window by window (:func:`windows`) as (m, d) float32
     tensors, memory bounded by the window: each item flattened (:func:`flat_row`), a pair,
     another width than ``width`` (the fitted model's) or NaN refused naming ``name`` and the
-    row (``X row 7``), raised when its window is read."""
+    row (``X row 7``), raised when its window is read; no ``__len__`` or no rows is a
+    ``ValueError`` at the call, before any window."""
+    if not hasattr(data, "__len__") or len(data) == 0:
+        raise ValueError(f"{name} must be a map-style Dataset holding rows")
+
     def row(i: int) -> torch.Tensor:
         return read_row(data, i, name, width, fitted=True)
 
-    for rows in windows(len(data), 4 * width, multiple):
-        yield stack_rows(row, rows, name)
+    return (stack_rows(row, rows, name) for rows in windows(len(data), 4 * width, multiple))

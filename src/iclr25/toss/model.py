@@ -474,8 +474,6 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         """A Dataset of input rows as the (m, d) float32 windows :meth:`predict` reads in
         turn (what ``toss predict`` writes window by window)."""
         self._check_fitted()
-        if not hasattr(X, "__len__") or len(X) == 0:   # type: ignore[arg-type]
-            raise ValueError(f"{name} must be a map-style Dataset holding rows")
         return row_windows(X, name, self.n_features_in_)
 
     def score(self, X: ArrayLike, Y: ArrayLike) -> float:

@@ -371,6 +371,13 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
             _check_q(self.density, d, x)
         self.mean_ = x.mean(0)
         self.scale_ = x.std(0).clamp_min(1e-8)
+        self._group(x, x.device)
+        gen = resolve_seed(self.seed)
+        return self._train((x - self.mean_) / self.scale_, n, d, gen, engine)
+
+    def _group(self, x: torch.Tensor | None, device: torch.device | None = None) -> None:
+        """``clusters_`` and ``groups_``: the columns of ``x`` (the rows, or a fit's bounded
+        sample of them) clustered, or the given ``groups`` checked (on ``device``)."""
         if self.groups is None:
             self.clusters_ = SelfOrganizingClusters(
                 self.n_clusters, n_neighbors=self.n_neighbors, dependence=self.dependence,
@@ -378,9 +385,8 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
             self.groups_ = self.clusters_.groups_
         else:
             self.clusters_ = None
-            self.groups_ = _check_groups(self.groups).to(x.device)
-        gen = resolve_seed(self.seed)
-        return self._train((x - self.mean_) / self.scale_, n, d, gen, engine)
+            groups = _check_groups(self.groups)
+            self.groups_ = groups if device is None else groups.to(device)
 
     def _train(self, z: torch.Tensor | Dataset, n: int, d: int, gen: torch.Generator,
                engine: dict, order: Callable | None = None) -> URLOST:
@@ -422,14 +428,7 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
                 _check_q(self.density, d, sample)
         (mean,), (std,) = row_moments(lambda i: (rows.row(i),), n, [rows.name])
         self.mean_, self.scale_ = mean, std.clamp_min(1e-8)
-        if self.groups is None:
-            self.clusters_ = SelfOrganizingClusters(
-                self.n_clusters, n_neighbors=self.n_neighbors, dependence=self.dependence,
-                density=self.density, w=self.w, seed=self.seed).fit(sample)
-            self.groups_ = self.clusters_.groups_
-        else:
-            self.clusters_ = None
-            self.groups_ = _check_groups(self.groups)
+        self._group(sample if self.groups is None else None)
         rows.scale = (self.mean_, self.scale_)
         order = rows.data.batches(self.batch_size, gen.initial_seed()) \
             if isinstance(rows.data, TableRows) else None
@@ -467,8 +466,6 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
         """The rows of a Dataset ``X`` as the (m, d) float32 windows :meth:`transform`
         reads in turn (what ``urlost embed`` writes window by window)."""
         self._check_fitted()
-        if not hasattr(X, "__len__") or len(X) == 0:   # type: ignore[arg-type]
-            raise ValueError(f"{name} must be a map-style Dataset holding rows")
         return row_windows(X, name, self.n_features_in_, batch_size)
 
     _unsaved = ("clusters_",)  # the clustering's own fit; its groups_ are saved
