@@ -100,7 +100,7 @@ import numpy as np
 import torch
 from _timing import row
 
-from iclr25._guard import MEASURES, _Inputs, colour_cast, gaussian_psf, reblur
+from iclr25._guard import MEASURES, _Inputs, choose_measure, colour_cast, gaussian_psf, reblur
 from iclr25.datasets.images import degrade, psnr
 from iclr25.dcpt.baselines import _classical, _richardson_lucy, psfs
 from iclr25.lowlight.enhancement import CLASSICAL as LL_CLASSICAL
@@ -266,8 +266,8 @@ def blur_cases(clean: dict[str, torch.Tensor]) -> list[dict]:
             inp = _Inputs(y[None], None, fam)
             old = psfs(fam)[0]
 
-            def new_score(o, inp=inp):
-                return float(MEASURES["reblur"].score(o[None], None, inp)[0])
+            def new_score(o, inp=inp, m=MEASURES[choose_measure(None, fam)]):
+                return float(m.score(o[None], None, inp)[0])
 
             def old_score(o, y=y, old=old):
                 return float(psnr(reblur(o[None], old), y[None]))
@@ -591,8 +591,8 @@ def new_blur_cases(clean: dict[str, torch.Tensor], blurs=NEW_BLUR) -> list[dict]
             cls = _classical(y[None], fam)[0].double()
             inp = _Inputs(y[None], None, fam)
 
-            def score(o, inp=inp):
-                return float(MEASURES["reblur"].score(o[None], None, inp)[0])
+            def score(o, inp=inp, m=MEASURES[choose_measure(None, fam)]):
+                return float(m.score(o[None], None, inp)[0])
             for oname, o in new_blur_outputs(y, fam, width).items():
                 recs.append(_record(f"{name} {fam} {width:g}", oname, J, y, cls, o,
                                     {"new": score}, higher=True))
@@ -621,7 +621,7 @@ def margin_report(kind: str, recs: list[dict], margin: float, unjudged: bool = T
     many outputs the default returns that are worse than the input. ``unjudged``: an input
     the measure cannot judge (``r["why"]``, low light since round 6) keeps the input, as
     ``guarded`` does; False: the rule before round 6."""
-    for m in (0.0, margin):
+    for m in dict.fromkeys((0.0, margin)):   # once where the default is 0
         t = np.zeros((2, 2), int)
         for r in recs:
             o, i, _ = r["ref"]
@@ -645,6 +645,16 @@ def margin_report(kind: str, recs: list[dict], margin: float, unjudged: bool = T
                   f"{i:.2f} dB, measure {so:.2f} vs {si:.2f}")
 
 
+def blur_margin_report(label: str, recs: list[dict]) -> None:
+    """:func:`margin_report` of the blur and the defocus records of ``recs``, each at the
+    default margin of the measure the library picks for it (``choose_measure``)."""
+    from iclr25._guard import MARGINS
+
+    for fam in ("blur", "defocus"):
+        margin_report(f"{fam}, {label}", [r for r in recs if f" {fam} " in r["case"]],
+                      MARGINS[choose_measure(None, fam)])
+
+
 def run_new(side: int, steps: int, seed: int) -> None:
     """Round 3: the new held-out set (:func:`new_photos`), each kind at margin 0 and at the
     default margin."""
@@ -653,9 +663,7 @@ def run_new(side: int, steps: int, seed: int) -> None:
     clean = new_photos(side)
     margin_report("noise, new set", new_noise_cases(clean, seed), MARGINS["r2r"])
     blur = new_blur_cases(clean)
-    for fam in ("blur", "defocus"):
-        margin_report(f"{fam}, new set", [r for r in blur if f" {fam} " in r["case"]],
-                      MARGINS["reblur"])
+    blur_margin_report("new set", blur)
     recs = lowlight_cases(clean, steps, seed, dark_params=NEW_DARK,
                           outputs=new_lowlight_outputs)
     margin_report("low light, new set", recs, MARGINS["exposure"])
@@ -769,22 +777,16 @@ def run_round5(side: int) -> None:
     """Round 5: the re-blur measure (width estimate of any edge shape; a disk never the
     identity) on :func:`round5_photos` at :data:`ROUND5_BLUR` with :func:`new_blur_outputs`,
     at margin 0 and at the default margin (1 dB)."""
-    from iclr25._guard import MARGINS
 
     blur = new_blur_cases(round5_photos(side), ROUND5_BLUR)
-    for fam in ("blur", "defocus"):
-        margin_report(f"{fam}, round 5", [r for r in blur if f" {fam} " in r["case"]],
-                      MARGINS["reblur"])
+    blur_margin_report("round 5", blur)
 
 
 def run_round3_blur(side: int) -> None:
     """Round 3's blur and defocus cases alone (no longer held out: round 5 is)."""
-    from iclr25._guard import MARGINS
 
     blur = new_blur_cases(new_photos(side))
-    for fam in ("blur", "defocus"):
-        margin_report(f"{fam}, new set", [r for r in blur if f" {fam} " in r["case"]],
-                      MARGINS["reblur"])
+    blur_margin_report("new set", blur)
 
 
 # --- round 6: the re-blur width read from steps (h68blur2), on another new set --------------
@@ -830,12 +832,9 @@ def run_round6_blur(side: int) -> None:
     """Round 6: the re-blur measure (the library's, whichever ``iclr25`` is imported) on
     :func:`round6_blur_photos` at :data:`ROUND6_BLUR` with :func:`new_blur_outputs`, at margin 0
     and at the default margin (1 dB)."""
-    from iclr25._guard import MARGINS
 
     blur = new_blur_cases(round6_blur_photos(side), ROUND6_BLUR)
-    for fam in ("blur", "defocus"):
-        margin_report(f"{fam}, round 6", [r for r in blur if f" {fam} " in r["case"]],
-                      MARGINS["reblur"])
+    blur_margin_report("round 6", blur)
 
 
 # --- round 6: the low-light rule for scenes meant to be dark, on another new set -------------
