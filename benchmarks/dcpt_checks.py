@@ -70,6 +70,16 @@ centre-cropped to a 4:3 window.
   black and a daylight scene) at :data:`ROUND6_DARK` with :func:`round6_lowlight_outputs`,
   by the rule before round 6 and today's.
 
+* round 7, defocus (``--set round7-defocus``, committed after the rule and before it ran;
+  h68defocus): the posterior PSNR (``iclr25._guard.posterior_psnr``: the disk's radius by
+  maximum likelihood, the PSNR against the Wiener posterior of the sharp image), chosen on
+  rounds 3, 5 and 6, on :func:`round7_defocus_photos` (``hubble_deep_field``'s bottom-left
+  quarter, ``lfw_subset``'s faces 12-23, five generated scenes) at :data:`ROUND7_DEFOCUS`
+  (disk radius 1.3, 2.4, 3.6) with :func:`new_blur_outputs`, by the library imported (run
+  once on this branch, once with main's ``iclr25`` on the path).
+  Since h68defocus the blur sets score each family by the measure the library picks
+  (``choose_measure``: defocus by the posterior PSNR, default margin 0).
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -93,6 +103,7 @@ classical result) or not, against the reference's worse or not. Target: ≥ 90% 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
@@ -948,6 +959,109 @@ def run_round6_lowlight(side: int, steps: int, seed: int) -> None:
     colour_report("low light, round 6", recs)
 
 
+# --- round 7, defocus: the posterior PSNR (h68defocus), on another new set ------------------
+
+#: Defocus radii of round 7 (none used before: 2/3/4, 1.5/2.5/3.5, 1.2/1.8/2.8, 1.4/2.2/3.2).
+ROUND7_DEFOCUS = (("defocus", 1.3), ("defocus", 2.4), ("defocus", 3.6))
+
+
+def round7_defocus_generated(name: str, h: int, w: int) -> np.ndarray:
+    """Round 7's generated scenes, (h, w, 3) uint8, seeded: ``"dead leaves"`` (1,500
+    occluding discs of random colour, radii from a power law r^-3 in 2-60 px: the classic
+    model of natural images' statistics), ``"rendered text"`` (grey: lines of words
+    rendered by matplotlib at 7-14 pt), ``"shapes"`` (40 ellipses and rectangles of flat
+    colour over a colour gradient), ``"terrain"`` (grey-green shaded relief of 1/f^3.2
+    fractal noise) and ``"zone plate"`` (grey: cos(π f r²/R), local frequency rising to
+    0.35 cycles/px at the corner)."""
+    from scipy.ndimage import gaussian_filter
+
+    rng = np.random.default_rng({"dead leaves": 71, "rendered text": 72, "shapes": 73,
+                                 "terrain": 74, "zone plate": 75}[name])
+    yy, xx = np.mgrid[0:h, 0:w].astype(float)
+    if name == "dead leaves":
+        img = np.zeros((h, w, 3))
+        u = rng.uniform(size=1500)
+        radii = 1 / np.sqrt(u / 2 ** 2 + (1 - u) / 60 ** 2)     # density ∝ r^-3 on [2, 60]
+        for r in radii:
+            cy, cx = rng.uniform(-20, h + 20), rng.uniform(-20, w + 20)
+            img[(yy - cy) ** 2 + (xx - cx) ** 2 <= r * r] = rng.uniform(0.05, 0.95, 3)
+    elif name == "rendered text":
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(w / 100, h / 100), dpi=100, facecolor="white")
+        words = ["".join(chr(97 + int(c)) for c in rng.integers(0, 26, rng.integers(2, 9)))
+                 for _ in range(120)]
+        for i in range(12):
+            fig.text(0.02, 0.95 - i * 0.08, " ".join(words[10 * i:10 * i + 10]),
+                     fontsize=float(rng.uniform(7, 14)), va="top", color="black")
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        img = np.asarray(canvas.buffer_rgba(), dtype=np.float64)[:h, :w, :3] / 255
+    elif name == "shapes":
+        img = (0.3 + 0.4 * xx / w)[..., None] * np.array([1.0, 0.8, 0.6]) + (
+            0.2 * yy / h)[..., None] * np.array([0.0, 0.3, 0.6])
+        for _ in range(40):
+            cy, cx = rng.uniform(0, h), rng.uniform(0, w)
+            ay, ax = rng.uniform(5, h / 5), rng.uniform(5, w / 5)
+            if rng.uniform() < 0.5:
+                inside = ((yy - cy) / ay) ** 2 + ((xx - cx) / ax) ** 2 <= 1
+            else:
+                inside = (np.abs(yy - cy) <= ay) & (np.abs(xx - cx) <= ax)
+            img[inside] = rng.uniform(0, 1, 3)
+    elif name == "terrain":
+        from matplotlib import colormaps
+        from matplotlib.colors import LightSource
+
+        f = np.sqrt(np.fft.fftfreq(h)[:, None] ** 2 + np.fft.fftfreq(w)[None] ** 2)
+        f[0, 0] = 1.0
+        z = np.fft.ifft2(np.fft.fft2(rng.standard_normal((h, w))) * f ** -1.6).real
+        img = LightSource(azdeg=300, altdeg=40).shade(
+            gaussian_filter(z, 0.5), cmap=colormaps["YlGn"], blend_mode="soft",
+            vert_exag=50)[..., :3]
+    else:
+        r2 = (yy - h / 2) ** 2 + (xx - w / 2) ** 2
+        R = math.sqrt((h / 2) ** 2 + (w / 2) ** 2)
+        img = np.repeat((0.5 + 0.4 * np.cos(np.pi * 0.35 * r2 / R))[..., None], 3, -1)
+    return (np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)
+
+
+def round7_defocus_photos(side: int) -> dict[str, torch.Tensor]:
+    """Round 7's held-out photos (issue 68, h68defocus; written down and committed after the
+    posterior rule and before it ran on them), (3, side·3/4, side) in [0, 1]: images used
+    by no earlier set of this benchmark, testbed, test or NIQE's pristine model:
+    ``hubble_deep_field``'s bottom-left quarter (its one quarter not used before), a 3 × 4
+    montage of ``lfw_subset``'s faces 12-23 (grey; the fresh set used faces 0-11) and five
+    generated scenes (:func:`round7_defocus_generated`; the zone plate generated at the
+    final size, so that no resizing aliases it)."""
+    import skimage.data
+
+    faces = skimage.data.lfw_subset()[12:24]
+    montage = np.block([[faces[4 * r + c] for c in range(4)] for r in range(3)])
+    montage = (montage - montage.min()) / (montage.max() - montage.min())
+    raw = {"hubble bottom-left": _part(skimage.data.hubble_deep_field(), (0.5, 1), (0, 0.5)),
+           "faces 12-23": np.repeat((montage * 255 + 0.5).astype(np.uint8)[..., None], 3, -1)}
+    raw |= {n: round7_defocus_generated(n, 300, 400) for n in ("dead leaves",
+                                                               "rendered text", "shapes",
+                                                               "terrain")}
+    raw["zone plate"] = round7_defocus_generated("zone plate", side * 3 // 4, side)
+    return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
+
+
+def run_round7_defocus(side: int) -> None:
+    """Round 7, defocus: the library's defocus measure (whichever ``iclr25`` is imported:
+    since h68defocus the posterior PSNR, default margin 0; before, the re-blur PSNR, 1 dB)
+    on :func:`round7_defocus_photos` at :data:`ROUND7_DEFOCUS` with
+    :func:`new_blur_outputs`, at margins 0 and 1 dB (each measure's default is one of
+    them)."""
+    from iclr25._guard import MARGINS
+
+    recs = new_blur_cases(round7_defocus_photos(side), ROUND7_DEFOCUS)
+    m = choose_measure(None, "defocus")
+    print(f"round 7 defocus measure: {m} (default margin {MARGINS[m]:g})")
+    margin_report("defocus, round 7", recs, 1.0)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="96-px photos, 30 training steps")
@@ -955,7 +1069,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--steps", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--set", choices=("all", "blur", "lowlight-old", "lowlight-fresh", "new",
-                                           "new-blur", "round4", "round5", "round6"),
+                                           "new-blur", "round4", "round5", "round6",
+                                           "round7-defocus"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
     a = p.parse_args(argv)
@@ -974,6 +1089,8 @@ def main(argv: list[str] | None = None) -> None:
     if a.set == "round6":
         run_round6_blur(side)
         run_round6_lowlight(side, steps, a.seed)
+    if a.set == "round7-defocus":
+        run_round7_defocus(side)
     if a.set in ("all", "blur", "lowlight-old"):
         clean = photos(side)
     if a.set in ("all", "blur"):
