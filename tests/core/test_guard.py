@@ -268,6 +268,25 @@ def test_the_posterior_measure_sees_what_the_disk_averages_away():
     assert abs(rb[1] - rb[0]) < 0.1, rb                     # the re-blur does not see it
 
 
+def test_guarded_keeps_a_sharp_defocus_restoration_and_refuses_a_blurrier_one():
+    pytest.importorskip("skimage")
+    from iclr25._guard import area_disk_psf, choose_measure, reblur
+    from iclr25.datasets.images import load_image
+
+    clean = load_image("coffee", max_side=64)[None].double()
+    y = reblur(clean, torch.from_numpy(area_disk_psf(2.0)))
+    m = choose_measure(None, "defocus")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = guarded(y, clean, lambda b: b, {}, measure=m, fallback="input", blur="defocus")
+    assert torch.equal(out, clean)
+    blurrier = reblur(y, torch.from_numpy(area_disk_psf(1.5)))
+    with pytest.warns(UserWarning, match="posterior"):
+        out = guarded(y, blurrier, lambda b: b, {}, measure=m, fallback="input",
+                      blur="defocus")
+    assert torch.equal(out, y)
+
+
 def test_a_sharper_image_scores_better_than_its_blurred_copy():
     sharp, blurred = _blurred_square(0), _blurred_square(2.0)
     score = MEASURES["reblur"].score
