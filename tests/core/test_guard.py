@@ -250,33 +250,64 @@ def test_colour_cast_is_zero_for_a_kept_balance_and_not_for_a_tint():
     colour = colour.expand(1, 3, 8, 8)
     assert float(colour_cast(colour ** 0.4, colour)) == pytest.approx(0, abs=1e-12)  # a gamma
     assert float(colour_cast(colour.flip(1), colour)) > 0.05      # hue reversed
-    # the low-light score: the tone error alone on flat images (no noise, no cast)
-    from iclr25._guard import natural_tones
-    q = natural_tones()
-    t2 = float((0.1 - q.mean()) ** 2 + q.var(unbiased=False))  # a constant's distance
+    # the low-light score: the tone error alone on flat images (no noise, no cast); a flat
+    # scene's key is 0, so its ideal is flat at Reinhard's 0.18
+    t2 = (0.1 - 0.18) ** 2
     assert float(lowlight_psnr(grey, grey)) == pytest.approx(10 * math.log10(1 / t2))
     assert float(lowlight_psnr(grey * 5 * tint, grey)) < float(lowlight_psnr(grey * 5, grey))
 
 
-def test_tone_error_is_the_distance_to_natural_tones():
-    """Issue 68: 0 for an image holding exactly the natural tones (in any arrangement), the
-    RMS of the quantile differences otherwise; an over-exposed rendering of those tones
-    (burnt highlights) scores below them, as a dark one does."""
-    from iclr25._guard import TONE_LEVELS, lowlight_psnr, natural_tones, tone_error
+def _keyed(v: float = 0.01 * 2 ** 1.4375) -> torch.Tensor:
+    """A hand-made grey scene of 10 × 10 flat 4-px blocks (no noise): two at 0.01 (its 1st
+    percentile), two at 0.64 (its 99th and brightest), 96 at ``v``; at the default ``v``
+    its log-average is 0.01 · 2^1.5, a quarter of the way up its log-span of 6 stops:
+    key −0.5."""
+    blocks = torch.full((100,), v, dtype=torch.float64)
+    blocks[:2], blocks[-2:] = 0.01, 0.64
+    perm = torch.randperm(100, generator=torch.Generator().manual_seed(0))
+    img = blocks[perm].reshape(10, 10).repeat_interleave(4, 0).repeat_interleave(4, 1)
+    return img.expand(1, 3, -1, -1).clone()
 
-    q = natural_tones()
-    assert q.shape == (TONE_LEVELS,) and bool((q.diff() >= 0).all())
-    assert 0.4 < float(q.mean()) < 0.5
+
+def test_key_value_and_ideal_tones_known_answers():
+    """Reinhard 2002: key (2 log L̄ − log L₁ − log L₉₉)/(log L₉₉ − log L₁) = −0.5 on the
+    hand-made scene, key value 0.18 · 4^−0.5 = 0.09; the ideal maps the brightest block
+    (0.64) to white and the log-average (0.01 · 2^1.5) to 0.09 by a power curve."""
+    from iclr25._guard import TONE_LEVELS, _tones, ideal_tones, key_value, scene_key
+
+    x = _keyed()
+    assert float(scene_key(x)) == pytest.approx(-0.5, abs=1e-12)
+    assert float(key_value(x)) == pytest.approx(0.09, abs=1e-12)
+    mean, top = math.log(0.01 * 2 ** 1.5), math.log(0.64)
+    p = -math.log(0.09) / (top - mean)
+
+    def curve(v):
+        return 0.09 * math.exp(p * (math.log(v) - mean))
+    assert curve(0.64) == pytest.approx(1.0, abs=1e-12)
+    ideal = ideal_tones(x)[0]
+    want = torch.tensor([min(1.0, curve(float(v))) for v in _tones(x)[0]], dtype=torch.float64)
+    assert ideal.shape == (TONE_LEVELS,) and torch.allclose(ideal, want, atol=1e-12)
+    flat = torch.full((1, 3, 16, 16), 0.3, dtype=torch.float64)
+    assert torch.allclose(ideal_tones(flat), torch.full((1, TONE_LEVELS), 0.18,
+                                                        dtype=torch.float64))
+
+
+def test_tone_error_is_the_distance_to_the_ideal():
+    """Issue 68: 0 for an image holding exactly its input's ideal tones (in any
+    arrangement), the RMS of the quantile differences otherwise; an over-exposed rendering
+    (burnt highlights) and a darker one both score above 0."""
+    from iclr25._guard import TONE_LEVELS, ideal_tones, lowlight_psnr, tone_error
+
+    x = _keyed()
+    q = ideal_tones(x)[0]
     ideal = q[torch.randperm(TONE_LEVELS, generator=torch.Generator().manual_seed(0))]
     ideal = ideal.expand(3, -1).reshape(1, 3, 1, TONE_LEVELS)   # 1 row: no noise estimate
-    assert float(tone_error(ideal)) == pytest.approx(0, abs=1e-15)   # luma weights sum to 1
-    assert float(lowlight_psnr(ideal, ideal)) == pytest.approx(100.0)   # the MSE's floor
-    burnt = (ideal * 2).clamp(0, 1)
-    dark = ideal * 0.25
-    for other in (burnt, dark):
+    assert float(tone_error(ideal, x)) == pytest.approx(0, abs=1e-15)  # luma weights sum to 1
+    assert float(lowlight_psnr(ideal, x)) == pytest.approx(100.0)       # the MSE's floor
+    for other in ((ideal * 2).clamp(0, 1), ideal * 0.25):
         want = float(((other.flatten()[:TONE_LEVELS].sort().values - q) ** 2).mean().sqrt())
-        assert float(tone_error(other)) == pytest.approx(want, rel=1e-12)
-        assert float(lowlight_psnr(other, ideal)) < 40
+        assert want > 0.05
+        assert float(tone_error(other, x)) == pytest.approx(want, rel=1e-12)
 
 
 def test_a_score_that_cannot_be_estimated_is_said_in_words_not_nan():
@@ -291,19 +322,27 @@ def test_a_score_that_cannot_be_estimated_is_said_in_words_not_nan():
     assert "returned the input unchanged" in text
 
 
-def test_the_scene_key_is_the_scenes_not_the_exposures():
-    """The key (Reinhard's) moves by an affine map of log L, so a darkening k·L^γ keeps it
-    (exactly for a gain; for γ up to what averaging the blocks before the log moves):
-    chelsea stays typical (> 0), the star field low-key (< 0)."""
-    from iclr25._guard import scene_key
+def test_the_scene_key_and_the_ideal_are_the_scenes_not_the_exposures():
+    """The key (Reinhard's) moves by an affine map of log L, so a darkening k·L^γ keeps it,
+    and the ideal tones with it (each darkening fits its own power curve): exactly on
+    flat blocks and for a gain; for γ on a photo up to what averaging the blocks before
+    the log moves. Chelsea stays typical (> 0), the star field low-key (< 0)."""
+    from iclr25._guard import ideal_tones, scene_key
     from iclr25.datasets.images import load_image
 
+    x = _keyed()
+    for dark in (0.3 * x ** 1.7, 0.05 * x, 0.5 * x ** 1.3):   # all above the 1e-4 floor
+        assert float(scene_key(dark)) == pytest.approx(-0.5, abs=1e-9)
+        assert torch.allclose(ideal_tones(dark), ideal_tones(x), atol=1e-9)
     for name, sign in (("chelsea", 1), ("hubble_deep_field", -1)):
         x = load_image(name, max_side=64).double()[None]
         k0 = float(scene_key(x))
         assert k0 * sign > 0.2
         assert abs(float(scene_key(0.2 * x)) - k0) < 1e-9
+        assert torch.allclose(ideal_tones(0.2 * x), ideal_tones(x), atol=1e-9)
         assert abs(float(scene_key(0.1 * x ** 2)) - k0) < 0.05
+        rms = float((ideal_tones(0.1 * x ** 2) - ideal_tones(x)).pow(2).mean().sqrt())
+        assert rms < 0.05
     assert float(scene_key(torch.full((1, 3, 16, 16), 0.3))) == 0.0   # flat: no spread
 
 

@@ -224,24 +224,24 @@ class GammaToMean(nn.Module):
 
 
 @pytest.mark.parametrize("scene", ["hubble_deep_field", "phantom"])
-def test_a_darkened_dark_scene_is_not_judged_and_the_default_keeps_it(scene):
-    """Issue 68, round 6: a star field or objects on black, darkened, is a low-key scene,
-    not an under-exposed typical photo: the check gives no verdict and the default returns
-    the input unchanged although the exposure measure scores the brightened output higher
-    (the brightening is worse by the reference)."""
-    from iclr25._guard import lowlight_psnr, not_underexposed
+def test_a_darkened_dark_scene_brightened_to_a_typical_photo_is_judged_worse(scene):
+    """Issue 68, round 7: a star field or objects on black, darkened, keeps its low key, so
+    its ideal (``ideal_tones``) stays dark: the gamma curve to mean 0.5 (what a
+    zero-reference network learns) scores below the input, as by the reference, and the
+    default returns the input unchanged (round 6 kept it without a verdict)."""
+    from iclr25._guard import lowlight_psnr, scene_key
     from iclr25.datasets.images import degrade
 
     clean = _phantom() if scene == "phantom" else load_image(scene, max_side=64)
     net = GammaToMean()
     for seed in range(3):
         dark = degrade(clean, "low_light", seed=seed)
-        assert "low-key scene" in not_underexposed(dark[None])[0]
+        assert float(scene_key(dark[None])) < 0
         plain = enhance(net, dark, check=False)
-        assert lowlight_psnr(plain[None], dark[None]) > lowlight_psnr(dark[None], dark[None]) + 1
+        assert lowlight_psnr(plain[None], dark[None]) < lowlight_psnr(dark[None], dark[None])
         assert psnr(plain, clean) < psnr(dark, clean)     # what the default must not return
         x = dark.clone()
-        with pytest.warns(RestorationWarning, match="not judged, a low-key scene.*returned "
+        with pytest.warns(RestorationWarning, match="scores below the .*input.*returned "
                                                     "the input unchanged"):
             assert torch.equal(enhance(net, x), dark)
         assert torch.equal(x, dark)
@@ -249,16 +249,14 @@ def test_a_darkened_dark_scene_is_not_judged_and_the_default_keeps_it(scene):
             assert torch.equal(enhance(net, dark, fallback="none"), plain)
 
 
-def test_a_darkened_typical_photo_is_still_enhanced(clean):
-    """The rule leaves an under-exposed typical photo to the measure: chelsea darkened by
-    the library's low light is judged, and the brightened output is returned."""
-    from iclr25._guard import not_underexposed
+def test_a_darkened_typical_photo_is_enhanced(clean):
+    """A darkened typical photo's ideal is a typical photo's exposure: chelsea darkened by
+    the library's low light is brightened (x ** 0.4), and the default returns the output."""
     from iclr25.datasets.images import degrade
 
     net = Brighten()
     for seed in range(3):
         dark = degrade(clean, "low_light", seed=seed)
-        assert not_underexposed(dark[None]) == [None]
         plain = enhance(net, dark, check=False)
         assert psnr(plain, clean) > psnr(dark, clean)
         with warnings.catch_warnings():
@@ -266,12 +264,9 @@ def test_a_darkened_typical_photo_is_still_enhanced(clean):
             assert torch.equal(enhance(net, dark), plain)
 
 
-def test_a_well_lit_photo_is_not_under_exposed(clean):
-    """Highlights at middle grey or above: not a low-light photo, whatever its key."""
-    from iclr25._guard import MIDDLE_GREY, not_underexposed
-
-    assert "brightest 1% already reach middle grey" in not_underexposed(clean[None])[0]
-    dimmed = clean * (0.98 * MIDDLE_GREY / torch.quantile(clean.mean(0), 0.99))
-    assert not_underexposed(dimmed[None]) == [None]
-    with pytest.warns(RestorationWarning, match="not under-exposed"):
+def test_a_well_lit_photo_brightened_is_judged_worse(clean):
+    """A well-lit photo's ideal is itself, near enough: brightening it burns its
+    highlights, and the default returns it unchanged."""
+    with pytest.warns(RestorationWarning, match="scores below the .*input.*returned the "
+                                                "input unchanged"):
         assert torch.equal(enhance(Brighten(), clean), clean)
