@@ -70,6 +70,15 @@ centre-cropped to a 4:3 window.
   black and a daylight scene) at :data:`ROUND6_DARK` with :func:`round6_lowlight_outputs`,
   by the rule before round 6 and today's.
 
+* round 7, low light (``--set round7-lowlight``, committed before it ran, e64765e): the
+  exposure measure against a scene-specific ideal (``iclr25._guard.ideal_tones``:
+  Reinhard's key value for the log-average, the brightest block at white; replacing round
+  6's no-verdict rule) on :func:`round7_lowlight_photos` (12 images and crops used nowhere
+  before: 8 typical, 2 dark and 2 bright by design) at :data:`ROUND7_DARK` with
+  :func:`round7_lowlight_outputs`, by the measure of the ``iclr25`` imported (run once with
+  the branch's, once with main's by ``PYTHONPATH``); also ``fallback="classical"``'s
+  switches on the network's outputs (:func:`fallback_report`).
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -81,8 +90,11 @@ defocus 79.9% → 78.8% of 189, 0 (main's single-probe width on round 6: blur 81
 81.5%, 4; defocus 79.9% → 79.4%, 3). Round 6 low
 light at the default margin (measured once, 264 outputs; warned&worse / warned&better /
 quiet&worse / quiet&better): the rule before round 6 22 / 3 / 79 / 160, agreement 68.9%,
-79 returned worse (29.9%); with it 92 / 93 / 9 / 70, 61.4%, 9 (3.4%). Since round 6 the
-low-light reports apply the rule (round 3's low light: 66 / 54 / 7 / 83, 71.0%).
+79 returned worse (29.9%); with it 92 / 93 / 9 / 70, 61.4%, 9 (3.4%). Round 7 low light
+(measured once, 432 outputs, default margin): round 6's rule (main's) 88 / 85 / 0 / 259,
+80.3%, none returned worse; the scene-specific ideal 85 / 53 / 3 / 291, 87.0%, 3 (0.7%);
+at margin 0 80.6% (0 worse) and 88.4% (6). The low-light reports apply round 6's rule only
+where the ``iclr25`` imported has it (``not_underexposed``, main before round 7).
 
 Each verdict is a 2×2 table: the check warned (below the input; below the input or the
 classical result) or not, against the reference's worse or not. Target: ≥ 90% agreement.

@@ -61,10 +61,9 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
       width is estimated from the photo (a faithful restoration explains the blurred
       photo; one that changes content or tone, or over-deconvolves and rings, does not);
     * ``degradation="low_light"``: a PSNR estimated from tones (the luma distribution
-      against a well-exposed photo's: exposure, contrast, burnt highlights), colour cast
-      against the input's balance (a grey photo must stay grey) and noise; a photo that
-      is not an under-exposed typical one (highlights at middle grey, or a low-key scene:
-      ``iclr25._guard.not_underexposed``) is not judged, and the default keeps it;
+      against the ideal the input's scene implies, ``iclr25._guard.ideal_tones``:
+      exposure, contrast, burnt highlights), colour cast against the input's balance (a
+      grey photo must stay grey) and noise;
     * otherwise: NIQE (lower is better), the no-reference score restoration papers report
       where no reference exists; it sees noise, blur, ringing and blocking, not colour.
 
