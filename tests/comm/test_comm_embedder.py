@@ -1,6 +1,7 @@
 """CoMMEmbedder (sklearn contract, missing modalities, save/load) and the CLI on files."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from sklearn.base import clone
@@ -86,6 +87,13 @@ def test_cli_fit_and_embed(tmp_path):
     Z = np.load(tmp_path / "Z.npy")
     ref = CoMMEmbedder.load(tmp_path / "m.pt").transform([A.astype(np.float32), None])
     assert Z.shape == (48, 8) and np.allclose(Z, ref, atol=1e-6)
+    # issue 68: the .csv had no header, so pandas read its first row as one and lost it
+    res = r.invoke(app, ["comm", "embed", str(tmp_path / "m.pt"), str(tmp_path / "A.npy"), "-",
+                         "--out", str(tmp_path / "Z.csv")])
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(tmp_path / "Z.csv")
+    assert list(table.columns) == [f"z{j}" for j in range(8)]
+    assert np.allclose(table.to_numpy(), Z, atol=1e-6)
 
 
 def test_cli_errors(tmp_path):

@@ -101,7 +101,8 @@ def fit(
 def embed(
     model: Path = typer.Argument(..., help="A model written by `iclr25 comm fit`."),
     files: list[str] = typer.Argument(..., help="One file per modality; '-' = missing."),
-    out: Path = typer.Option(..., "--out", help="Where to write the embeddings (.npy or .csv)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the embeddings: .npy, or .csv "
+                             "(a header z0, z1, ...)."),
 ) -> None:
     """Embed row-aligned modalities (some may be missing) with a fitted model.
 
@@ -124,7 +125,8 @@ def embed(
     try:
         streamed = is_streamed(Xs) or any(isinstance(X, np.memmap) for X in Xs)
         parts = emb._windows(Xs, "FILES") if streamed else iter([Xs])
-        with ArrayWriter(out, n, None, fmt="%.18e") as sink:   # np.savetxt's default
+        header = [f"z{j}" for j in range(emb.dim)]         # as urlost embed names them
+        with ArrayWriter(out, n, header, fmt="%.18e") as sink:   # np.savetxt's default
             for xs in parts:
                 sink.write(emb.transform(xs))
     except (ValueError, TypeError) as exc:
