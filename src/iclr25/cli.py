@@ -188,6 +188,11 @@ class _Root(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name in METHOD_COMMANDS:
             return _MethodCommand(cmd_name)
+        from iclr25._catalog import PAPERS
+
+        if cmd_name in {row[0] for row in PAPERS}:  # listed by `iclr25 list`, API only
+            fail(f"{cmd_name} has no command line: use its Python API (`from iclr25 import "
+                 f"{cmd_name}`; its user guide shows how)")
         return super().get_command(ctx, cmd_name)
 
 

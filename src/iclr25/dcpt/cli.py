@@ -106,7 +106,7 @@ def pretrain_cmd(
     size: int = typer.Option(64, "--size", help="Crop side."),
     batch: int = typer.Option(16, "--batch", help="Batch size."),
     lr: float = typer.Option(1e-3, "--lr", help="Adam learning rate."),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     max_side: int = typer.Option(None, "--max-side", help="Shrink images to this side."),
     engine: EngineArgs = None,
 ) -> None:
@@ -169,11 +169,11 @@ def finetune_cmd(
                               "2 minutes on 2 cores; the reproduction uses 200, the "
                               "paper-scale run --steps 1000 or more."),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
-    size: int = typer.Option(64, "--size"),
-    batch: int = typer.Option(16, "--batch"),
-    lr: float = typer.Option(1e-3, "--lr"),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
-    max_side: int = typer.Option(None, "--max-side"),
+    size: int = typer.Option(64, "--size", help="Training crop side in pixels."),
+    batch: int = typer.Option(16, "--batch", help="Crops per step."),
+    lr: float = typer.Option(1e-3, "--lr", help="Adam learning rate (> 0)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
+    max_side: int = typer.Option(None, "--max-side", help="Shrink images to this side."),
     engine: EngineArgs = None,
 ) -> None:
     """Fine-tune a (pre-trained) restorer with L1 on degraded/clean pairs: for one
