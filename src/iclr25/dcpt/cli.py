@@ -267,7 +267,7 @@ def restore_cmd(
             kind, fb = _classified(ck, x, name, fb, low)
         out = warning_lines(name, lambda x=x, ref=ref, kind=kind, fb=fb: restore(
             ck.model, x, degradation=kind, fallback=fb, margin=margin, check=check,
-            tile=tile, reference=ref), ("fallback",))
+            tile=tile, reference=ref), ("fallback",), api="dcpt.restore")
         save_image(out, path)
         typer.echo(f"wrote {path}")
     if low:

@@ -122,7 +122,7 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
     for name, x, ref, path in jobs:
         y = warning_lines(name, lambda x=x, ref=ref: est.transform(
             x, tile=tile, fallback=fallback, margin=margin, check=check, reference=ref),
-            ("fallback",))
+            ("fallback",), api="lowlight.enhance")
         save_image(y, path)
     typer.echo(f"enhanced {len(jobs)} image(s) -> {out}")
 
