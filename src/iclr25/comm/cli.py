@@ -9,7 +9,7 @@ import typer
 
 from iclr25._cli import EngineArgs, check_seed, input_file, output_path, training_verb
 from iclr25._cli import fail as _fail
-from iclr25._io import read_matrix
+from iclr25._io import ARRAY_OUTPUTS, read_matrix
 
 app = typer.Typer(help="CoMM: multimodal contrastive embeddings (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -101,8 +101,8 @@ def fit(
 def embed(
     model: Path = typer.Argument(..., help="A model written by `iclr25 comm fit`."),
     files: list[str] = typer.Argument(..., help="One file per modality; '-' = missing."),
-    out: Path = typer.Option(..., "--out", help="Where to write the embeddings: .npy, or .csv "
-                             "(a header z0, z1, ...)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the embeddings: .npy, or .csv/"
+                             ".txt (a header z0, z1, ..., then a line per row)."),
 ) -> None:
     """Embed row-aligned modalities (some may be missing) with a fitted model.
 
@@ -114,7 +114,7 @@ def embed(
     from iclr25.comm.rows import is_streamed
     from iclr25.datasets.rows import READ_CACHE_MB
 
-    output_path(out, suffixes=(".npy", ".csv"))
+    output_path(out, suffixes=ARRAY_OUTPUTS)       # as urlost embed and v3 encode
     input_file(model, "MODEL")
     try:
         emb = CoMMEmbedder.load(model)
