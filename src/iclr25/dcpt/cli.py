@@ -274,11 +274,11 @@ def restore_cmd(
         _warn_unsure(len(low), len(jobs), len(_allowed(ck)))
 
 
-def _warn_unsure(n_unsure: int, n: int, k: int) -> None:
+def _warn_unsure(n_unsure: int, n: int, k: int, hint: str = "--degradation KIND") -> None:
     """One stderr line for a command whose classifier was unsure of ``n_unsure`` images."""
     from iclr25.dcpt.probe import unsure_message
 
-    typer.echo(f"warning: {unsure_message(n_unsure, n, k, '--degradation KIND')}", err=True)
+    typer.echo(f"warning: {unsure_message(n_unsure, n, k, hint)}", err=True)
 
 
 def _allowed(ck) -> list[int]:
@@ -329,6 +329,7 @@ def classify_cmd(
             _fail(f"{model} holds no degradation classifier")
         names = ck.kinds or tuple(str(i) for i in range(ck.classifier.n_classes))
         low = 0
+        typer.echo("image\tdegradation\tprobability")   # columns named, as other outputs
         for name, x in images.items():
             p = _probabilities(ck, x)[0]
             k = int(p.argmax())
@@ -336,8 +337,8 @@ def classify_cmd(
             typer.echo(f"{name}\t{names[k]}\t{float(p[k]):.3f}")
     except ValueError as exc:
         _fail(str(exc))
-    if low:  # once per command (issue 68)
-        _warn_unsure(low, len(images), len(names))
+    if low:  # once per command (issue 68); classify itself takes no --degradation
+        _warn_unsure(low, len(images), len(names), "`dcpt restore --degradation KIND`")
 
 
 @app.command("convert")
