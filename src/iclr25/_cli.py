@@ -154,16 +154,20 @@ def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[
     return [(n, images[n], None if refs is None else refs[n], p) for n, p in targets.items()]
 
 
-def warning_lines(name: str, fn: Callable[[], T], options: tuple[str, ...] = ()) -> T:
+def warning_lines(name: str, fn: Callable[[], T], options: tuple[str, ...] = (),
+                  api: str | None = None) -> T:
     """``fn()``, each warning it gives printed on stderr as ``warning: NAME: message``.
 
     ``options``: the API's keywords the message may spell as Python (``fallback='input'``),
-    written as the command line's options instead (``--fallback input``)."""
+    written as the command line's options instead (``--fallback input``); ``api``: the
+    function's name the message starts with (``dcpt.restore: ``), left out."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = fn()
     for w in caught:
         message = str(w.message)
+        if api is not None:
+            message = message.removeprefix(f"{api}: ")
         for key in options:
             message = re.sub(rf"\b{key}='([^']*)'", rf"--{key.replace('_', '-')} \1", message)
         typer.echo(f"warning: {name}: {message}", err=True)

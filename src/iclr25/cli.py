@@ -81,15 +81,27 @@ _AS_WRITTEN = re.compile(r"^\x08|\n(\s|[-*] |\d+\. )")
 #: a bracketed word that rich reads as a markup tag and drops (``[default: 1]``); the
 #: pattern of rich.markup's tags, not preceded by an escape
 _TAG = re.compile(r"(?<!\\)\[(?=[a-z#/@][^[]*?\])")
+#: a Sphinx cross-reference role (``:meth:`~pkg.Class.fit```, ``:func:`title <target>```),
+#: which help prints as its text
+_ROLE = re.compile(r":(?:py:)?[a-z]+:`([~!]?)([^`<]*?)\s*(?:<([^`>]*)>)?`")
+
+
+def _role_text(m: re.Match) -> str:
+    """A role as Sphinx shows it: its title, else its target (``~``: the last name)."""
+    mark, title, target = m.groups()
+    if target is not None and title:
+        return title
+    name = target if target is not None else title
+    return name.rsplit(".", 1)[-1] if mark == "~" else name
 
 
 def _paragraphs(text: str | None) -> str | None:
     """A docstring as help prints it: each paragraph's lines joined, blank lines between
-    paragraphs, tag-like brackets escaped. Typer's rich help kept the source's line breaks,
-    so a wrapped help broke mid-sentence where the docstring did."""
+    paragraphs, Sphinx roles as their text, tag-like brackets escaped. Typer's rich help kept
+    the source's line breaks, so a wrapped help broke mid-sentence where the docstring did."""
     if not text:
         return text
-    paragraphs = inspect.cleandoc(text).split("\n\n")
+    paragraphs = _ROLE.sub(_role_text, inspect.cleandoc(text)).split("\n\n")
     joined = "\n\n".join(p if _AS_WRITTEN.search(p) else " ".join(p.split())
                           for p in paragraphs)
     return _TAG.sub(r"\\[", joined)
@@ -176,6 +188,11 @@ class _Root(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name in METHOD_COMMANDS:
             return _MethodCommand(cmd_name)
+        from iclr25._catalog import PAPERS
+
+        if cmd_name in {row[0] for row in PAPERS}:  # listed by `iclr25 list`, API only
+            fail(f"{cmd_name} has no command line: use its Python API (`from iclr25 import "
+                 f"{cmd_name}`; its user guide shows how)")
         return super().get_command(ctx, cmd_name)
 
 

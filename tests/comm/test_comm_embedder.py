@@ -1,6 +1,7 @@
 """CoMMEmbedder (sklearn contract, missing modalities, save/load) and the CLI on files."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from sklearn.base import clone
@@ -86,6 +87,20 @@ def test_cli_fit_and_embed(tmp_path):
     Z = np.load(tmp_path / "Z.npy")
     ref = CoMMEmbedder.load(tmp_path / "m.pt").transform([A.astype(np.float32), None])
     assert Z.shape == (48, 8) and np.allclose(Z, ref, atol=1e-6)
+    # issue 68: the .csv had no header, so pandas read its first row as one and lost it
+    res = r.invoke(app, ["comm", "embed", str(tmp_path / "m.pt"), str(tmp_path / "A.npy"), "-",
+                         "--out", str(tmp_path / "Z.csv")])
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(tmp_path / "Z.csv")
+    assert list(table.columns) == [f"z{j}" for j in range(8)]
+    assert np.allclose(table.to_numpy(), Z, atol=1e-6)
+    # .txt as urlost embed and v3 encode take it (was refused): space-separated, headed
+    res = r.invoke(app, ["comm", "embed", str(tmp_path / "m.pt"), str(tmp_path / "A.npy"), "-",
+                         "--out", str(tmp_path / "Z.txt")])
+    assert res.exit_code == 0, res.output
+    lines = (tmp_path / "Z.txt").read_text().splitlines()
+    assert lines[0] == " ".join(f"z{j}" for j in range(8)) and len(lines) == 49
+    assert np.allclose(np.loadtxt(lines[1:]), Z, atol=1e-6)
 
 
 def test_cli_errors(tmp_path):
@@ -113,7 +128,7 @@ def test_cli_errors(tmp_path):
         (["comm", "embed", str(tmp_path / "none.pt"), str(tmp_path / "A.npy"), "--out",
           str(tmp_path / "Z.npy")], "does not exist"),
         (["comm", "embed", str(tmp_path / "A.npy"), str(tmp_path / "A.npy"), "--out",
-          str(tmp_path / "Z.txt")], "--out"),
+          str(tmp_path / "Z.json")], "--out must end in .npy or .csv or .txt"),
     ]
     for args, msg in cases:
         res = r.invoke(app, args)

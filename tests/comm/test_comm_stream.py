@@ -224,7 +224,8 @@ def test_cli_embed_streams_tables_as_the_api_embeds_the_arrays(one_thread, tmp_p
         if suffix == ".npy":
             np.save(tmp_path / "api.npy", Z)
         else:
-            np.savetxt(tmp_path / "api.csv", Z, delimiter=",")     # what embed wrote before
+            np.savetxt(tmp_path / "api.csv", Z, delimiter=",", comments="",
+                       header=",".join(f"z{j}" for j in range(Z.shape[1])))
         assert out.read_bytes() == (tmp_path / f"api{suffix}").read_bytes()
 
 

@@ -1,6 +1,7 @@
 import importlib.util
 import json
 import os
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -303,6 +304,20 @@ def test_a_usage_error_is_one_line_with_exit_2_never_a_box(args):
     assert lines[0].endswith("--help`")
 
 
+@pytest.mark.parametrize("args", [["ies"], ["los", "--help"], ["crh", "fit", "x.npy"]],
+                         ids=" ".join)
+def test_a_method_without_a_command_line_says_so(args):
+    # issue 68: `iclr25 ies` (a name `iclr25 list` prints) answered "No such command 'ies'"
+    from iclr25._catalog import PAPERS
+    from iclr25.cli import METHOD_COMMANDS
+
+    assert {"ies", "los", "crh"} == {row[0] for row in PAPERS} - set(METHOD_COMMANDS)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.output == (f"error: {args[0]} has no command line: use its Python API "
+                             f"(`from iclr25 import {args[0]}`; its user guide shows how)\n")
+
+
 def test_a_missing_option_names_it_and_the_verbs_help():
     result = runner.invoke(app, ["comm", "embed", "m.safetensors", "x.npy"], prog_name="iclr25")
     assert result.exit_code == 2
@@ -330,6 +345,8 @@ def test_help_joins_a_docstrings_lines_and_keeps_its_paragraphs():
     # changes how many"); at 300 columns every paragraph (all shorter) must be one line
     import inspect
 
+    from iclr25.cli import _ROLE, _role_text
+
     checked = 0
     for argv, text, epilog in _docstring_help():
         result = runner.invoke(app, [*argv, "--help"], env={"COLUMNS": "300"})
@@ -337,11 +354,48 @@ def test_help_joins_a_docstrings_lines_and_keeps_its_paragraphs():
         lines = result.output.splitlines()
         for part in (text, epilog):
             for para in inspect.cleandoc(part or "").split("\n\n"):
-                one = " ".join(para.split())
+                one = " ".join(_ROLE.sub(_role_text, para).split())
                 if one and len(one) < 280:
                     assert any(one in line for line in lines), (argv, one, result.output)
                     checked += "\n" in para
     assert checked >= 5  # paragraphs the source broke over lines were among them
+
+
+def test_no_sphinx_role_survives_in_any_help():
+    # issue 68: `cox predict --help` printed "(:meth:`COX.predict` on a Dataset)"; every
+    # verb's help (and its options') prints a role as its text
+    role = re.compile(r":(?:py:)?(?:meth|func|class|attr|mod|data|obj|exc):`")
+    with_roles = 0
+    for argv, text, epilog in _docstring_help():
+        result = runner.invoke(app, [*argv, "--help"], env={"COLUMNS": "300"})
+        assert result.exit_code == 0, (argv, result.output)
+        assert not role.search(result.output), (argv, result.output)
+        with_roles += bool(role.search(f"{text} {epilog}"))
+    assert with_roles >= 3  # the sources do use roles (cox/comm/toss/urlost/v3 readers)
+
+
+def test_every_option_and_argument_says_what_it_is():
+    # issue 68: 28 options over 8 methods' verbs showed no help at all (`urlost fit`'s
+    # --clusters --epochs --dim --seed, `locodl fit --tol`, `gsd evaluate --budget`, ...)
+    import typer
+
+    from iclr25.cli import METHOD_COMMANDS
+
+    bare = []
+    for m in METHOD_COMMANDS:
+        cmd = typer.main.get_command(importlib.import_module(f"iclr25.{m}.cli").app)
+        for verb, sub in (getattr(cmd, "commands", None) or {m: cmd}).items():
+            bare += [f"{m} {verb} {p.opts[0]}" for p in sub.params
+                     if p.name != "help" and not (getattr(p, "help", None) or "").strip()]
+    assert not bare, bare
+
+
+def test_a_role_prints_as_sphinx_shows_its_text():
+    from iclr25.cli import _paragraphs
+
+    text = (":meth:`COX.predict`, :func:`~iclr25.datasets.files.open_dataset`,\n"
+            ":class:`the rows <iclr25.cox.rows.Rows>`, :py:func:`!a.b` and ``code``.")
+    assert _paragraphs(text) == ("COX.predict, open_dataset, the rows, a.b and ``code``.")
 
 
 def test_a_bracketed_default_in_an_options_help_is_printed():

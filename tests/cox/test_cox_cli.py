@@ -104,3 +104,38 @@ def test_fit_checkpoints_and_resumes_on_the_engine(files):
     r = runner.invoke(app, [*common, "--out", str(t / "d.pt"), "--resume", str(t / "bad.ckpt")])
     assert r.exit_code == 2 and r.output.count("\n") == 1 and "checkpoint" in r.output
     assert not (t / "d.pt").exists()
+
+
+#: the API's argument names, which a command-line user cannot pass
+_API_WORDS = ("X_oom", "pairs=", "y_oom=", "min_pairs", "floor_used_", "floor=", "raise steps",
+              "COX.fit")
+
+
+def test_fit_warnings_name_the_options_not_the_apis_arguments(files):
+    # issue 68 walk: `cox fit` warned "fewer than min_pairs=15 ... Standardise X_oom or give a
+    # few pairs (pairs=...)" and "raise steps": names the command line does not have
+    t = files
+    r = runner.invoke(app, ["fit", "--oom", str(t / "X.npy"), "--im", str(t / "A.npy"),
+                            "--im-labels", str(t / "ya.csv"), "--labels", str(t / "y.csv"),
+                            "--out", str(t / "m.pt"), "--steps", "5"])
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.output.splitlines() if x.startswith("warning: ")]
+    assert any(x.endswith("raise --steps.") for x in lines), r.output   # the plateau
+    assert any(x.endswith("(--pairs, --labels).") for x in lines), r.output   # the floor
+    assert not any(w in r.output for w in _API_WORDS), r.output
+
+
+def test_the_matching_and_naming_warnings_in_the_command_lines_words():
+    from iclr25.cox.cli import _cli_words
+
+    matching = ("COX.fit: re-matching round(s) 1, 2 found 2, 7 pair(s), fewer than "
+                "min_pairs=15: the previous pairs were kept. Standardise X_oom or give a few "
+                "pairs (pairs=...).")
+    assert _cli_words(matching) == (
+        "re-matching round(s) 1, 2 found 2, 7 pair(s), fewer than 15 (5 per class): the "
+        "previous pairs were kept. Standardise the --oom columns or give a few pairs "
+        "(--pairs).")
+    naming = ("COX.fit: the class names are unconfirmed: ... (level 50%). Give more labelled "
+              "rows (y_oom=...) or pairs.")
+    assert not any(w in _cli_words(naming) for w in _API_WORDS)
+    assert _cli_words(naming).endswith("(--labels) or pairs.")

@@ -418,8 +418,13 @@ def test_cli_classify_warns_once_per_command(tmp_path, img, pairs):
         r = CliRunner().invoke(app, ["classify", str(model), str(folder)])
         assert r.exit_code == 0, r.output
         assert r.output.count("warning:") == warned  # once for the 3 images, or never
-        if warned:
-            assert "unsure of 3 of 3 image(s)" in r.output and "--degradation KIND" in r.output
+        if warned:   # classify has no --degradation: the hint names restore's (issue 68)
+            assert "unsure of 3 of 3 image(s)" in r.output
+            assert "give `dcpt restore --degradation KIND`" in r.output
+        # the columns named, then a line per image
+        assert r.output.splitlines()[0] == "image\tdegradation\tprobability"
+        assert [x.split("\t")[0] for x in r.output.splitlines()[1:4]] == ["0.png", "1.png",
+                                                                         "2.png"]
         r = CliRunner().invoke(app, ["restore", str(model), str(folder), str(tmp_path / "o"),
                                      "--no-check"])
         assert r.exit_code == 0, r.output
@@ -446,7 +451,8 @@ def test_cli_pretrain_restore_classify(tmp_path, img):
     r = CliRunner().invoke(app, ["restore", str(model), str(noisy), str(out), "--fallback",
                                  "classical"])
     assert r.exit_code == 0, r.output
-    named = CliRunner().invoke(app, ["classify", str(model), str(noisy)]).output.split("\t")[1]
+    named = CliRunner().invoke(app, ["classify", str(model),
+                                     str(noisy)]).output.splitlines()[1].split("\t")[1]
     assert f"noisy.png: degradation classified as {named} (" in r.output
     r = CliRunner().invoke(app, ["finetune", str(model), str(clean), "--steps", "1", "--out",
                                  str(tmp_path / "x.safetensors")])
@@ -454,7 +460,7 @@ def test_cli_pretrain_restore_classify(tmp_path, img):
     assert r.output.startswith("error: give --degradation KIND")
     r = CliRunner().invoke(app, ["classify", str(model), str(noisy)])
     assert r.exit_code == 0 and "noisy.png" in r.output
-    assert r.output.split("\t")[1] in ("noise", "blur")
+    assert r.output.splitlines()[1].split("\t")[1] in ("noise", "blur")
     # --pairs layout
     for kind in ("noise", "blur"):
         for sub in ("lq", "gt"):

@@ -195,6 +195,7 @@ def test_cli_fallback_classical_writes_the_classical_output(tmp_path, bad_net, c
                                  "--fallback", "classical"])
     assert r.exit_code == 0, r.output
     assert "warning: clean.png:" in r.output and "NL-means" in r.output
+    assert "dcpt.restore" not in r.output   # the API's name, on the command line (issue 68)
     got = load_folder(tmp_path / "o.png")["o.png"]
     assert (got - classical(x, "noise")).abs().max() <= 0.5 / 255 + 1e-6   # 8-bit file
 

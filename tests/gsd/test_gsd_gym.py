@@ -173,3 +173,35 @@ def test_bad_env_and_factor_exit_2_before_any_work(tmp_path, demos):
     assert r.exit_code == 2 and "--factor" in r.output
     with pytest.raises(ValueError, match="env_id"):
         train("NoSuchEnv-v0", data, GSDConfig(num_envs=2, iterations=1))
+
+
+def test_the_guides_api_block_runs_as_written_on_pendulum(demos, tmp_path, monkeypatch):
+    # issue 68 walk: the guide's block called gsd.evaluate on Pendulum-v1, which rolls out
+    # only the batched LaneReach (ValueError), and trained Pendulum at num_envs 256 (16x the
+    # command line's work per iteration, unsaid); it now evaluates with evaluate_gym
+    import re
+    from pathlib import Path
+
+    guide = Path(__file__).parents[2] / "docs" / "guide" / "gsd.md"
+    (block,) = re.findall(r"## The API in five lines\n\n```python\n(.*?)```", guide.read_text(),
+                          re.S)
+    assert "GSDConfig(iterations=100, num_envs=16)" in block
+    path, _ = demos
+    monkeypatch.chdir(tmp_path)
+    Path("pendulum_demos.hdf5").write_bytes(path.read_bytes())
+    scope: dict = {}
+    torch.set_num_threads(1)
+    exec(block.replace("iterations=100", "iterations=2"), scope)   # the walk, shortened
+    ev = scope["ev"]
+    assert ev.returns.shape == (50,) and set(ev.vl) == {10}
+    assert ev.factor == parse_factor("act:0:std", 3, 1)
+
+
+def test_evaluate_on_a_gymnasium_env_points_to_evaluate_gym(demos):
+    from iclr25.gsd import evaluate
+
+    _, data = demos
+    res = train(PENDULUM, data, GSDConfig(iterations=1, num_envs=4), seed=0)
+    with pytest.raises(ValueError, match=r"use iclr25\.gsd\.gym\.evaluate_gym\(policy, "
+                                         r"'Pendulum-v1', factor='obs:0'"):
+        evaluate(res.policy, PENDULUM, targets=[0.0], n_codes=4, budgets=(2,))

@@ -104,3 +104,17 @@ def test_non_convergence_warns():
     with pytest.warns(RuntimeWarning, match="did not reach stopThr"):
         _, lg = oft_sinkhorn(s, C, 1e-2, numItermax=3, log=True)
     assert lg["converged"] is False and lg["n_iter"] == 3
+
+
+def test_non_convergence_with_capacities_names_the_feasibility_check():
+    # issue 68 walk: an infeasible capacitated network only read "did not reach stopThr";
+    # the likeliest cause with capacities, and the exact solver that names it, now in the text
+    s, C = _toy()
+    with pytest.warns(RuntimeWarning, match="never balance: min_cost_flow says whether"):
+        _, lg = oft_sinkhorn(s, C, 1e-2, capacity=0.3, numItermax=50, log=True)
+    assert lg["converged"] is False
+    with pytest.raises(ValueError, match="capacity"):
+        min_cost_flow(s, C, capacity=0.3)                 # which it does: infeasible
+    with pytest.warns(RuntimeWarning) as record:          # without capacities: no such words
+        oft_sinkhorn(s, C, 1e-2, numItermax=3)
+    assert all("min_cost_flow" not in str(w.message) for w in record)

@@ -106,6 +106,21 @@ def test_cli_solve_min_and_npz(tmp_path):
     assert flows[flows > 0].min() > np.finfo(np.float64).eps * flows.sum()
 
 
+def test_cli_an_unconverged_flow_points_to_the_options_and_exact(tmp_path):
+    # issue 68: an infeasible network (capacity 1 < supply 4) printed "(see
+    # log['balance_violation'])", an API name, with no word that --exact tells
+    f = tmp_path / "tight.min"
+    f.write_text("p min 3 2\nn 1 4\nn 3 -4\na 1 2 0 1 1\na 2 3 0 1 1\n")
+    r = CliRunner().invoke(app, ["oft", "solve", str(f), "--iters", "200"])
+    assert r.exit_code == 0, r.output
+    (line,) = [x for x in r.output.splitlines() if x.startswith("warning:")]
+    assert line == ("warning: OFT-Sinkhorn did not converge in 200 iterations: the flow is off "
+                    "balance (below). Raise --iters or --reg; if the capacities cannot carry "
+                    "the supply to the demand, no setting helps: --exact checks")
+    r = CliRunner().invoke(app, ["oft", "solve", str(f), "--iters", "200", "--exact"])
+    assert r.exit_code == 2 and "infeasible" in r.output
+
+
 def test_cli_bad_arguments_exit_2(tmp_path):
     f = tmp_path / "toy.min"
     f.write_text(DIMACS)

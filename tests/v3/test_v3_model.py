@@ -178,6 +178,13 @@ def test_cli_fit_and_encode(tmp_path, data):
                   "--codes-out", str(tmp_path / "c2.npy")]):
         res = r.invoke(root_app, ["v3", *args])
         assert res.exit_code == 2, (args, res.output)
+    # issue 68 walk: grey image fragments (B, N, H, W) were refused with no word on the fix
+    np.save(tmp_path / "grey.npy", np.zeros((4, 3, 8, 8), dtype=np.float32))
+    res = r.invoke(root_app, ["v3", "fit", str(tmp_path / "grey.npy"), "--out",
+                              str(tmp_path / "x.pt")])
+    assert res.exit_code == 2 and res.output.endswith(
+        "got (4, 3, 8, 8) (grey images: add the channel, X[:, :, None] of shape "
+        "(4, 3, 1, 8, 8))\n"), res.output
 
 
 def test_estimator_contract_clone_and_sklearn_checks(data):

@@ -9,7 +9,7 @@ import typer
 
 from iclr25._cli import EngineArgs, check_seed, input_file, output_path, training_verb
 from iclr25._cli import fail as _fail
-from iclr25._io import read_matrix
+from iclr25._io import ARRAY_OUTPUTS, read_matrix
 
 app = typer.Typer(help="CoMM: multimodal contrastive embeddings (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -101,7 +101,8 @@ def fit(
 def embed(
     model: Path = typer.Argument(..., help="A model written by `iclr25 comm fit`."),
     files: list[str] = typer.Argument(..., help="One file per modality; '-' = missing."),
-    out: Path = typer.Option(..., "--out", help="Where to write the embeddings (.npy or .csv)."),
+    out: Path = typer.Option(..., "--out", help="Where to write the embeddings: .npy, or .csv/"
+                             ".txt (a header z0, z1, ..., then a line per row)."),
 ) -> None:
     """Embed row-aligned modalities (some may be missing) with a fitted model.
 
@@ -113,7 +114,7 @@ def embed(
     from iclr25.comm.rows import is_streamed
     from iclr25.datasets.rows import READ_CACHE_MB
 
-    output_path(out, suffixes=(".npy", ".csv"))
+    output_path(out, suffixes=ARRAY_OUTPUTS)       # as urlost embed and v3 encode
     input_file(model, "MODEL")
     try:
         emb = CoMMEmbedder.load(model)
@@ -124,7 +125,8 @@ def embed(
     try:
         streamed = is_streamed(Xs) or any(isinstance(X, np.memmap) for X in Xs)
         parts = emb._windows(Xs, "FILES") if streamed else iter([Xs])
-        with ArrayWriter(out, n, None, fmt="%.18e") as sink:   # np.savetxt's default
+        header = [f"z{j}" for j in range(emb.dim)]         # as urlost embed names them
+        with ArrayWriter(out, n, header, fmt="%.18e") as sink:   # np.savetxt's default
             for xs in parts:
                 sink.write(emb.transform(xs))
     except (ValueError, TypeError) as exc:

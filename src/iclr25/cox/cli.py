@@ -7,6 +7,8 @@ a table of labels is read in one pass into the fit's per-row labels."""
 
 from __future__ import annotations
 
+import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +62,22 @@ def _labels(path: Path, what: str) -> np.ndarray:
         _fail(str(exc))
 
 
+#: the fit's warnings name the API's arguments; the command line's options instead
+_WORDS = ((r"^COX\.fit: ", ""), (r"raise steps\.", "raise --steps."),
+          (r"min_pairs=(\d+)", r"\1 (5 per class)"),
+          (r"Standardise X_oom", "Standardise the --oom columns"),
+          (r"\(pairs=\.\.\.\)", "(--pairs)"), (r"\(y_oom=\.\.\.\)", "(--labels)"),
+          (r"; floor_used_ is True \(floor='off' keeps COX's head\)", " (--pairs, --labels)"))
+
+
+def _cli_words(message: object) -> str:
+    """A warning of :meth:`COX.fit` in the command line's words (:data:`_WORDS`)."""
+    text = str(message)
+    for api, cli in _WORDS:
+        text = re.sub(api, cli, text)
+    return text
+
+
 @app.command()
 @training_verb
 def fit(
@@ -98,12 +116,15 @@ def fit(
         [int(v.max()) for v in Ys] + ([int(y.max())] if y is not None else []))) + 1
     names = [f"im{i}" for i in range(len(Zs))]
     try:
-        with estimating():  # the bar (on a terminal) prints its run-time estimate
+        with estimating(), warnings.catch_warnings(record=True) as caught:
+            # the bar (on a terminal) prints its run-time estimate
             model = COX(C, steps=steps, seed=seed).fit(
                 X, dict(zip(names, Zs, strict=True)), dict(zip(names, Ys, strict=True)),
                 pairs=P, y_oom=y, **run)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
+    for w in caught:
+        typer.echo(f"warning: {_cli_words(w.message)}", err=True)
     model.save(out)
     typer.echo(f"wrote {out} ({len(model.correspondences_)} correspondences)")
 

@@ -106,7 +106,7 @@ def pretrain_cmd(
     size: int = typer.Option(64, "--size", help="Crop side."),
     batch: int = typer.Option(16, "--batch", help="Batch size."),
     lr: float = typer.Option(1e-3, "--lr", help="Adam learning rate."),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     max_side: int = typer.Option(None, "--max-side", help="Shrink images to this side."),
     engine: EngineArgs = None,
 ) -> None:
@@ -169,11 +169,11 @@ def finetune_cmd(
                               "2 minutes on 2 cores; the reproduction uses 200, the "
                               "paper-scale run --steps 1000 or more."),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
-    size: int = typer.Option(64, "--size"),
-    batch: int = typer.Option(16, "--batch"),
-    lr: float = typer.Option(1e-3, "--lr"),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
-    max_side: int = typer.Option(None, "--max-side"),
+    size: int = typer.Option(64, "--size", help="Training crop side in pixels."),
+    batch: int = typer.Option(16, "--batch", help="Crops per step."),
+    lr: float = typer.Option(1e-3, "--lr", help="Adam learning rate (> 0)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
+    max_side: int = typer.Option(None, "--max-side", help="Shrink images to this side."),
     engine: EngineArgs = None,
 ) -> None:
     """Fine-tune a (pre-trained) restorer with L1 on degraded/clean pairs: for one
@@ -267,18 +267,18 @@ def restore_cmd(
             kind, fb = _classified(ck, x, name, fb, low)
         out = warning_lines(name, lambda x=x, ref=ref, kind=kind, fb=fb: restore(
             ck.model, x, degradation=kind, fallback=fb, margin=margin, check=check,
-            tile=tile, reference=ref), ("fallback",))
+            tile=tile, reference=ref), ("fallback",), api="dcpt.restore")
         save_image(out, path)
         typer.echo(f"wrote {path}")
     if low:
         _warn_unsure(len(low), len(jobs), len(_allowed(ck)))
 
 
-def _warn_unsure(n_unsure: int, n: int, k: int) -> None:
+def _warn_unsure(n_unsure: int, n: int, k: int, hint: str = "--degradation KIND") -> None:
     """One stderr line for a command whose classifier was unsure of ``n_unsure`` images."""
     from iclr25.dcpt.probe import unsure_message
 
-    typer.echo(f"warning: {unsure_message(n_unsure, n, k, '--degradation KIND')}", err=True)
+    typer.echo(f"warning: {unsure_message(n_unsure, n, k, hint)}", err=True)
 
 
 def _allowed(ck) -> list[int]:
@@ -329,6 +329,7 @@ def classify_cmd(
             _fail(f"{model} holds no degradation classifier")
         names = ck.kinds or tuple(str(i) for i in range(ck.classifier.n_classes))
         low = 0
+        typer.echo("image\tdegradation\tprobability")   # columns named, as other outputs
         for name, x in images.items():
             p = _probabilities(ck, x)[0]
             k = int(p.argmax())
@@ -336,8 +337,8 @@ def classify_cmd(
             typer.echo(f"{name}\t{names[k]}\t{float(p[k]):.3f}")
     except ValueError as exc:
         _fail(str(exc))
-    if low:  # once per command (issue 68)
-        _warn_unsure(low, len(images), len(names))
+    if low:  # once per command (issue 68); classify itself takes no --degradation
+        _warn_unsure(low, len(images), len(names), "`dcpt restore --degradation KIND`")
 
 
 @app.command("convert")

@@ -33,7 +33,7 @@ def demos(
     env: str = typer.Option("iclr25/LaneReach-v0", "--env", help="Environment id."),
     lanes: str = typer.Option("-0.8,0,0.8", "--lanes", help="Demonstrated lanes y*."),
     n_per_lane: int = typer.Option(20, "--n-per-lane", help="Episodes per lane."),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(..., "--out", help="Output .npz or .hdf5."),
 ) -> None:
     """Write seeded PD-expert demonstrations (D4RL layout)."""
@@ -89,7 +89,7 @@ def train_cmd(
                                    "(the reproduction's: about 80 s of CPU on 60 demos); 100 "
                                    "elsewhere (a CPU budget: about 1 min of CPU on Pendulum-v1; "
                                    "the paper trains for far longer: raise --iterations)."),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
     engine: EngineArgs = None,
 ) -> None:
@@ -132,8 +132,9 @@ def evaluate_cmd(
                                "and spread beside the policy's."),
     n_codes: int = typer.Option(None, "--n-codes", min=1, help="Default 300 on LaneReach, "
                                 "50 elsewhere."),
-    budget: int = typer.Option(10, "--budget", min=1),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    budget: int = typer.Option(10, "--budget", min=1, help="K of VL_K: the recovery "
+                                "error with a budget of K codes (<= --n-codes)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Print VL_K (recovery error) beside the demonstrations' VL, and success (LaneReach), or
     returns and the spread of behaviours along --factor (any other env)."""

@@ -113,7 +113,11 @@ def evaluate(
     param = next(iter(getattr(policy, "parameters", lambda: iter([torch.zeros(())]))()))
     device = param.device
     if isinstance(env, str):
-        env = make_vec(env, n_codes, device=device)
+        try:
+            env = make_vec(env, n_codes, device=device)
+        except ValueError as exc:   # a gymnasium env: the other evaluator
+            raise ValueError(f"{exc}; for any gymnasium env use iclr25.gsd.gym.evaluate_gym("
+                             f"policy, {env!r}, factor='obs:0', ...)") from None
     elif getattr(env, "num_envs", None) != n_codes:
         raise ValueError(f"env must have num_envs == n_codes ({n_codes})")
     gen = resolve_seed(seed)

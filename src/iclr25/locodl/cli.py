@@ -106,8 +106,9 @@ def fit(
     nproc: int = typer.Option(2, "--nproc", help="Processes of the gloo engine."),
     max_iter: int = typer.Option(100_000, "--max-iter", help="Iterations at most; stopping "
                                  "there before --tol prints a warning with the hint."),
-    tol: float = typer.Option(1e-10, "--tol"),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    tol: float = typer.Option(1e-10, "--tol", help="Stop when the change between rounds is "
+                              "below this."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(None, "--out", help="Write the coefficients (.npy)."),
     baseline: Baseline = typer.Option("gd", "--baseline", parser=choice(Baseline, "--baseline"),
                                       help="Also run gd or diana (same data, "

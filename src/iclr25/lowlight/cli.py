@@ -30,14 +30,15 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
         steps: int = typer.Option(300, "--steps", help="Adam steps; the paper-scale run is "
                                   "--steps 600 --crop 128 --batch-size 4 --lr 1e-4 --width 64 "
                                   "(an hour or more on a CPU)."),
-        crop: int = typer.Option(64, "--crop"),
-        batch_size: int = typer.Option(2, "--batch-size"),
-        lr: float = typer.Option(5e-4, "--lr"),
+        crop: int = typer.Option(64, "--crop", help="Training crop side in pixels (even, "
+                                 ">= 4)."),
+        batch_size: int = typer.Option(2, "--batch-size", help="Crops per step."),
+        lr: float = typer.Option(5e-4, "--lr", help="Adam learning rate (> 0)."),
         width: int = typer.Option(16, "--width", help="Network width (paper: 64)."),
         method: LowLightMethod = typer.Option("retinex", "--method",
                                               parser=choice(LowLightMethod, "--method"),
                                       help="The paper's network or the Zero-DCE baseline."),
-        seed: int = typer.Option(0, "--seed", callback=check_seed),
+        seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
         engine: EngineArgs = None) -> None:
     """Train on DARK_DIR's images (no references) and save the model.
 
@@ -121,7 +122,7 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
     for name, x, ref, path in jobs:
         y = warning_lines(name, lambda x=x, ref=ref: est.transform(
             x, tile=tile, fallback=fallback, margin=margin, check=check, reference=ref),
-            ("fallback",))
+            ("fallback",), api="lowlight.enhance")
         save_image(y, path)
     typer.echo(f"enhanced {len(jobs)} image(s) -> {out}")
 

@@ -18,9 +18,9 @@ def data(
     env: str = typer.Option("Pendulum-v1", "--env", help="Pendulum-v1 or iclr25/DelayedCue-v0."),
     quality: str = typer.Option("medium", "--quality",
                                 help="Pendulum tier: expert | medium | random | medium-replay."),
-    n_episodes: int = typer.Option(100, "--n-episodes"),
+    n_episodes: int = typer.Option(100, "--n-episodes", help="Episodes to record."),
     horizon: int = typer.Option(6, "--horizon", help="DelayedCue episode length."),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(..., "--out", help="Output .npz or .hdf5."),
 ) -> None:
     """Write an offline dataset (D4RL layout)."""
@@ -67,8 +67,9 @@ def train_cmd(
     batch_size: int = typer.Option(None, "--batch-size", help="Default 32 (paper 64)."),
     lr: float = typer.Option(None, "--lr", help="Default 1e-3 (paper 1e-4)."),
     warmup: int = typer.Option(None, "--warmup", help="Default 100 (paper 1000)."),
-    rtg_scale: float = typer.Option(1000.0, "--rtg-scale"),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    rtg_scale: float = typer.Option(1000.0, "--rtg-scale", help="Returns-to-go are divided "
+                                    "by this before the network reads them (> 0)."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
     engine: EngineArgs = None,
 ) -> None:
@@ -112,15 +113,15 @@ _TRAIN_NAMES = {"path": "DATASET", "hidden": "--hidden", "n_blocks": "--n-blocks
 @app.command("evaluate")
 def evaluate_cmd(
     model_path: Path = typer.Argument(..., help="A model written by `lsdt train`."),
-    env: str = typer.Option("Pendulum-v1", "--env"),
+    env: str = typer.Option("Pendulum-v1", "--env", help="Environment to roll out in."),
     target_return: float = typer.Option(None, "--target-return", help="The return to "
                                         "condition on (default: the best episode return of "
                                         "the training data, recorded by `lsdt train`, or of "
                                         "--dataset); suggestions are printed."),
-    n_episodes: int = typer.Option(10, "--n-episodes"),
+    n_episodes: int = typer.Option(10, "--n-episodes", help="Episodes to roll out."),
     dataset: Path = typer.Option(None, "--dataset", help="The training data: prints its mean "
                                  "episode return beside the model's."),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Roll the model out; print the mean return, the normalised score and the data's return."""
     from iclr25.datasets.control import OfflineDataset

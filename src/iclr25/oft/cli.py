@@ -56,7 +56,7 @@ def solve(
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     for w in caught:
-        typer.echo(f"warning: {w.message}", err=True)
+        typer.echo(f"warning: {_cli_text(w.message, iters)}", err=True)
     typer.echo(f"cost                {lg['cost']:.10g}")
     typer.echo(f"iterations          {lg['n_iter']} (converged: {lg['converged']})")
     typer.echo(f"balance violation   {lg['balance_violation']:.3g}")
@@ -74,6 +74,17 @@ def solve(
                        delimiter=",", fmt=["%d", "%d", "%.10g", "%.10g"],
                        header=",".join(arcs.dtype.names), comments="")
         typer.echo(f"wrote {out} ({len(arcs)} arcs)")
+
+
+def _cli_text(message: object, iters: int) -> str:
+    """The library's warning as the command line says it: the non-convergence warning
+    pointed at ``log['balance_violation']`` (an API name) and not at the likeliest cause on a
+    file with capacities, an infeasible network, which ``--exact`` names."""
+    if "did not reach stopThr" not in str(message):
+        return str(message)
+    return (f"OFT-Sinkhorn did not converge in {iters} iterations: the flow is off balance "
+            f"(below). Raise --iters or --reg; if the capacities cannot carry the supply to "
+            f"the demand, no setting helps: --exact checks")
 
 
 def _arc_flows(F, C, cap, first: int):

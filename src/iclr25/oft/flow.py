@@ -195,8 +195,11 @@ def oft_sinkhorn(
     if not bool(conv.all()):
         warnings.warn(f"OFT-Sinkhorn did not reach stopThr={opt.stopThr:g} in {opt.iters} "
                       f"iterations for {int((~conv).sum())} of {len(conv)} instance(s); the "
-                      f"flow is off balance (see log['balance_violation'])", RuntimeWarning,
-                      stacklevel=user_stacklevel())
+                      f"flow is off balance (see log['balance_violation'])"
+                      + ("; capacities that cannot carry the supply never balance: "
+                         "min_cost_flow says whether they can"
+                         if capacity is not None or node_capacity is not None else ""),
+                      RuntimeWarning, stacklevel=user_stacklevel())
     out = _output(chk, pb.arcs, F)
     if not log:
         return out

@@ -49,7 +49,7 @@ def cluster(
     clusters: int = typer.Option(16, "--clusters", help="Number of tokens (clusters)."),
     neighbors: int = typer.Option(10, "--neighbors", help="k of the kNN dependence graph."),
     dependence: str = typer.Option("corr", "--dependence", help="corr or mi."),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(..., "--out", help="Labels of the columns: .npy (int64), or "
                                                  ".csv/.txt (a line per column: its name, "
                                                  "its token)."),
@@ -94,11 +94,12 @@ def cluster(
 def fit(
     file: Path = typer.Argument(..., help="Training samples: .npy, .csv, .parquet (file or "
                                           "folder) or a Hugging Face datasets folder."),
-    clusters: int = typer.Option(16, "--clusters"),
+    clusters: int = typer.Option(16, "--clusters", help="Number of tokens (clusters)."),
     neighbors: int = typer.Option(10, "--neighbors", help="k of the kNN dependence graph."),
-    epochs: int = typer.Option(20, "--epochs"),
-    dim: int = typer.Option(64, "--dim"),
-    seed: int = typer.Option(0, "--seed", callback=check_seed),
+    epochs: int = typer.Option(20, "--epochs", help="Training epochs of the masked "
+                                "autoencoder."),
+    dim: int = typer.Option(64, "--dim", help="Embedding width."),
+    seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(..., "--out", help="Model file (.safetensors)."),
     engine: EngineArgs = None,
 ) -> None:

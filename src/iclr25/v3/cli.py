@@ -30,7 +30,9 @@ def _read(path: Path, tables: bool = False, mmap: bool = False) -> np.ndarray:
     if X.dtype.kind != "f":
         _fail(f"{path}: expected a float array, got dtype {X.dtype}")
     if X.ndim not in (3, 5) or X.shape[0] < 1 or X.shape[1] < 1:
-        _fail(f"{path}: expected shape (B, N, F) or (B, N, C, H, W), got {X.shape}")
+        grey = (f" (grey images: add the channel, X[:, :, None] of shape "
+                f"{(*X.shape[:2], 1, *X.shape[2:])})" if X.ndim == 4 else "")
+        _fail(f"{path}: expected shape (B, N, F) or (B, N, C, H, W), got {X.shape}{grey}")
     if mmap:
         return X
     if not np.isfinite(X).all():
