@@ -250,8 +250,8 @@ from iclr25._choices import (  # what guarded returns where ours is worse
     Fallback,
 )
 
-__all__ = ["BLURS", "DEFAULT_FALLBACK", "FALLBACKS", "MARGINS", "MEASURES", "MIDDLE_GREY",
-           "PRISTINE", "Fallback", "Measure", "MeasureSpec", "RestorationWarning",
+__all__ = ["BLURS", "DEFAULT_FALLBACK", "DETECTION_SIGMAS", "FALLBACKS", "MARGINS", "MEASURES",
+           "MIDDLE_GREY", "PRISTINE", "Fallback", "Measure", "MeasureSpec", "RestorationWarning",
            "check_fallback", "check_margin", "choose_measure", "defocus_radius", "guarded",
            "niqe", "noise_sigma", "not_underexposed", "posterior_psnr", "r2r_psnr", "reblur",
            "scene_key"]
@@ -882,19 +882,34 @@ def scene_key(x: torch.Tensor) -> torch.Tensor:
                        torch.zeros_like(span))
 
 
+#: How many noise σ a pixel must stand above black to be told from it: the limit of
+#: detection (IUPAC; Long & Winefordner 1983: the blank's mean plus 3 σ of the blank).
+DETECTION_SIGMAS = 3.0
+
+
 def not_underexposed(x: torch.Tensor) -> list[str | None]:
     """Why each image is not an under-exposed typical photo, which the exposure measure
-    (:func:`lowlight_psnr`) assumes, or None where it may be one (issue 68, round 6): its
-    highlights (99th luma percentile) already reach :data:`MIDDLE_GREY`, or its scene is
-    low-key (:func:`scene_key` below 0). There the measure judges a dark scene against a
-    typical photo's tones and prefers any brightening; the check returns no verdict and
-    the default keeps the input. Rule written before it was measured on a held-out set
-    (``benchmarks/dcpt_checks.py --set round6``). ``x``: (B, 3, H, W)."""
+    (:func:`lowlight_psnr`) assumes, or cannot be told to be one; None where it may be one.
+    In order: its highlights (99th luma percentile) already reach :data:`MIDDLE_GREY`
+    (issue 68, round 6); its scene is low-key (:func:`scene_key` below 0; round 6); or
+    most of it lies below the noise floor, its median luma at or under the limit of
+    detection, :data:`DETECTION_SIGMAS` times the luma's noise σ (:func:`noise_sigma` of
+    the luma; issue 68, h68ll8): half its pixels cannot be told from black, so its tones
+    are the noise's and say nothing of the scene (an all-black frame, or a dark scene that
+    a darkening sank into the noise, is brightened into noise, as a typical photo darkened
+    as far would be, and nothing tells the two apart). There the measure judges a dark
+    scene against a typical photo's tones and prefers any brightening; the check returns
+    no verdict and the default keeps the input. Each rule written before it was measured
+    on a held-out set (``benchmarks/dcpt_checks.py --set round6``, ``--set
+    round8-lowlight``).
+    ``x``: (B, 3, H, W)."""
     w = torch.tensor([0.299, 0.587, 0.114], dtype=torch.float64)
-    y = torch.einsum("c,bchw->bhw", w, x.detach().cpu().double()).flatten(1)
-    p99 = _rank(y, 0.99).tolist()
+    y = torch.einsum("c,bchw->bhw", w, x.detach().cpu().double())
+    limit = (DETECTION_SIGMAS * noise_sigma(y[:, None])).tolist()
+    y = y.flatten(1)
+    p99, med = _rank(y, 0.99).tolist(), _rank(y, 0.5).tolist()
     out: list[str | None] = []
-    for h, k in zip(p99, scene_key(x).tolist(), strict=True):
+    for h, m, lim, k in zip(p99, med, limit, scene_key(x).tolist(), strict=True):
         if h >= MIDDLE_GREY:
             out.append(f"not under-exposed: its brightest 1% already reach middle grey "
                        f"({h:.2f} >= {MIDDLE_GREY})")
@@ -902,6 +917,11 @@ def not_underexposed(x: torch.Tensor) -> list[str | None]:
             out.append(f"a low-key scene (key {k:+.2f} < 0: most of it far darker than its "
                        f"highlights, as a night sky or objects on black), whose exposure "
                        f"cannot be judged without a reference")
+        elif m <= lim:
+            out.append(f"most of it below the noise floor (median luma {m:.3f} <= the limit "
+                       f"of detection {lim:.3f}, {DETECTION_SIGMAS:g} times its noise σ: half "
+                       f"of it cannot be told from black), whose scene cannot be judged "
+                       f"without a reference")
         else:
             out.append(None)
     return out

@@ -250,14 +250,50 @@ def test_a_darkened_dark_scene_is_not_judged_and_the_default_keeps_it(scene):
             assert torch.equal(enhance(net, dark, fallback="none"), plain)
 
 
+def _sunk(scene, seed):
+    """``scene`` darkened as the issue-68 walk darkened its photos, 0.25·x^1.8 plus
+    Gaussian noise (σ 0.012), clipped to [0, 1]."""
+    g = torch.Generator().manual_seed(seed)
+    return (0.25 * scene ** 1.8 + 0.012 * torch.randn(scene.shape, generator=g)).clamp(0, 1)
+
+
+@pytest.mark.parametrize("scene", ["black", "dark"])
+def test_a_frame_sunk_below_its_noise_floor_is_not_judged_and_the_default_keeps_it(scene,
+                                                                                  clean):
+    """Issue 68 (h68ll8): an all-black frame (the walk's corner of retina: input 40.3 dB,
+    the network's output 9.2 dB) and a dark scene that is not low-key (the walk's rocket,
+    14.0 -> 12.5 dB; here chelsea at 0.3 of its light), darkened until most of the frame
+    lies under the limit of detection (3 σ): their tones are the noise's, the exposure
+    measure scores a brightening above the input, and the reference finds it worse. No
+    verdict: the default returns the input with a warning naming why."""
+    from iclr25._guard import lowlight_psnr, not_underexposed, scene_key
+
+    J = torch.zeros_like(clean) if scene == "black" else 0.3 * clean
+    net = GammaToMean()
+    for seed in range(3):
+        dark = _sunk(J, seed)
+        assert float(scene_key(dark[None])) >= 0             # not a low-key scene
+        assert "below the noise floor" in not_underexposed(dark[None])[0]
+        plain = enhance(net, dark, check=False)
+        assert lowlight_psnr(plain[None], dark[None]) > lowlight_psnr(dark[None], dark[None]) + 1
+        assert psnr(plain, J) < psnr(dark, J)                # what the default must not return
+        x = dark.clone()
+        with pytest.warns(RestorationWarning, match="not judged, most of it below the noise "
+                                                    "floor.*returned the input unchanged"):
+            assert torch.equal(enhance(net, x), dark)
+        assert torch.equal(x, dark)
+
+
 def test_a_darkened_typical_photo_is_still_enhanced(clean):
     """The rule leaves an under-exposed typical photo to the measure: chelsea darkened by
-    the library's low light is judged, and the brightened output is returned."""
+    the library's low light is judged, and the brightened output is returned (seeds 0 and
+    2; seed 1 sinks half of it under the noise floor, median luma 0.026 <= 3σ = 0.028,
+    and gets no verdict, as a frame sunk below its noise floor does (above))."""
     from iclr25._guard import not_underexposed
     from iclr25.datasets.images import degrade
 
     net = Brighten()
-    for seed in range(3):
+    for seed in (0, 2):
         dark = degrade(clean, "low_light", seed=seed)
         assert not_underexposed(dark[None]) == [None]
         plain = enhance(net, dark, check=False)

@@ -63,8 +63,9 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
     * ``degradation="low_light"``: a PSNR estimated from tones (the luma distribution
       against a well-exposed photo's: exposure, contrast, burnt highlights), colour cast
       against the input's balance (a grey photo must stay grey) and noise; a photo that
-      is not an under-exposed typical one (highlights at middle grey, or a low-key scene:
-      ``iclr25._guard.not_underexposed``) is not judged, and the default keeps it;
+      is not an under-exposed typical one (highlights at middle grey, a low-key scene, or
+      most of it below its noise floor: ``iclr25._guard.not_underexposed``) is not judged,
+      and the default keeps it;
     * otherwise: NIQE (lower is better), the no-reference score restoration papers report
       where no reference exists; it sees noise, blur, ringing and blocking, not colour.
 

@@ -96,9 +96,10 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
                                            "pipelines (PSNR with --reference, else a PSNR "
                                            "estimated from tones, colour cast and noise) and "
                                            "warn where ours is worse; without --reference a "
-                                           "low-key scene (a night sky, objects on black) or "
-                                           "one whose highlights reach middle grey is not "
-                                           "judged and the input is written."),
+                                           "low-key scene (a night sky, objects on black), "
+                                           "one whose highlights reach middle grey or one "
+                                           "mostly below its noise floor is not judged and "
+                                           "the input is written."),
                 tile: int = typer.Option(None, "--tile", help="tile side (bounds memory)")
                 ) -> None:
     """Enhance an image file or every image in a folder, checking each against the input and

@@ -7,9 +7,10 @@ judged by alone (``iclr25._guard.lowlight_psnr``, the measure DCPT's ``restore``
 burnt highlights), its colour cast against the input's balance (a grey photo must stay
 grey) and its noise. It does not score detail, and it takes a well-lit photo to have the
 tones of typical photos (mean 0.46), so it judges only photos that may be under-exposed
-typical ones: a photo whose highlights already reach middle grey, or a low-key scene (a
-night sky, objects on black: ``iclr25._guard.not_underexposed``), gets no verdict and the
-default keeps it; pass ``reference=`` where you have one.
+typical ones: a photo whose highlights already reach middle grey, a low-key scene (a
+night sky, objects on black) or one mostly below its noise floor (an all-black frame:
+``iclr25._guard.not_underexposed``) gets no verdict and the default keeps it; pass
+``reference=`` where you have one.
 By default (``fallback=None``: "input", ``margin=None``: 1 dB without a reference, 0 with
 one, :data:`iclr25._guard.MARGINS`) the network's output is returned only where the check
 scores it at least the margin above the input; otherwise the input, unchanged.
@@ -61,8 +62,9 @@ def enhance(model: nn.Module, images: Images, *, reference: Images | None = None
     network's output only where the check scores it at least the margin above the input
     (1 dB without a reference, 0 with one); otherwise the input, unchanged** (exact with a
     reference; without one as good as the check). Without a reference a photo that is not
-    an under-exposed typical one (its highlights at middle grey or above, or a low-key
-    scene: a night sky, objects on black; ``iclr25._guard.not_underexposed``) is not
+    an under-exposed typical one (its highlights at middle grey or above, a low-key
+    scene: a night sky, objects on black, or most of it below its noise floor;
+    ``iclr25._guard.not_underexposed``) is not
     judged: the warning says why and the default returns it unchanged (on a held-out set
     3.4% of outputs came back worse than their input, 29.9% before this rule, at the cost
     of false alarms: agreement with the reference 61.4%; ``iclr25._guard``'s docstring).
