@@ -117,7 +117,13 @@ round 6 86.2%, 6; the 6-photo set 94.4% (below the input). Round 7 low light
 (measured once, 432 outputs, default margin): the library's (round 6's rule) 88 / 85 / 0 /
 259, 80.3%, none returned worse; h68ll7's scene-specific ideal 85 / 53 / 3 / 291, 87.0%, 3;
 at margin 0 80.6% (0 worse) and 88.4% (6). The low-light reports apply round 6's rule only
-where the ``iclr25`` imported has it (``not_underexposed``).
+where the ``iclr25`` imported has it (``not_underexposed``). Round 8 low light (h68ll8;
+``--quick --side 192``, measured once, 432 outputs, default margin): the noise-floor rule
+114 / 145 / 0 / 173, 66.4%, none returned worse; main's (round 6's rule) 60 / 99 / 54 /
+219, 64.6%, 54 (12.5%: a black crop of retina and a dim dusk); at margin 0 67.1% (0) and
+63.7% (61). The rule on the development sets (default margin; before it): the first set
+52.8% (65.7%), 1 returned worse (2); ``lowlight-fresh`` 41.7% (75.8%), 0 (0); round 3
+73.3% (71.0%), 0 (7); round 6 57.2% (61.4%), 0 (9); round 7 77.8% (80.3%), 0 (0).
 
 Each verdict is a 2×2 table: the check warned (below the input; below the input or the
 classical result) or not, against the reference's worse or not. Target: ≥ 90% agreement.
