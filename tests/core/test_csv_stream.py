@@ -244,3 +244,16 @@ def test_a_bad_cell_is_the_whole_reads_one_line_and_nothing_is_written(tmp_path,
     assert res.output == whole.output and len(res.output.strip().splitlines()) == 1
     assert "line 7: non-numeric cell 'x' in column 2 ('b')" in res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+
+
+@pytest.mark.parametrize("text", ["1,2,3\n4,5,6\n", "a,b\n1,2,3\n4,5,6\n"])
+def test_toss_refuses_a_csv_without_its_header_as_the_whole_read(tmp_path, monkeypatch, text):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    args = ("toss", "fit", bad, "--targets", "b", "--out", tmp_path / "m.safetensors")
+    whole = _run(*args)
+    monkeypatch.setattr(rows, "READ_WHOLE_BYTES", 0)
+    monkeypatch.setattr(io, "_text_rows", lambda *a, **k: pytest.fail("csv read whole"))
+    res = _run(*args)
+    assert res.exit_code == whole.exit_code == 2 and res.output == whole.output
+    assert "header" in res.output and len(res.output.strip().splitlines()) == 1
