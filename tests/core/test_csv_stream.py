@@ -6,6 +6,7 @@ API's fit on a Dataset of the same rows; a bad cell is the whole read's one line
 
 import pickle
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -257,3 +258,44 @@ def test_toss_refuses_a_csv_without_its_header_as_the_whole_read(tmp_path, monke
     res = _run(*args)
     assert res.exit_code == whole.exit_code == 2 and res.output == whole.output
     assert "header" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_cox_and_urlost_fits_memory_map_a_large_npy(one_thread, tmp_path, monkeypatch):
+    """A fit's .npy over READ_WHOLE_BYTES is memory-mapped and streamed (ArrayRows): COX's
+    fit equals its whole read's bit for bit, URLOST's the API's on a Dataset."""
+    from iclr25.cox import COX
+    from iclr25.urlost import URLOST
+
+    g = torch.Generator().manual_seed(0)
+    y = torch.arange(90) % 3
+    Z = torch.nn.functional.normalize(torch.randn(3, 8, generator=g)[y]
+                                      + 0.2 * torch.randn(90, 8, generator=g), dim=1)
+    X = torch.tanh(Z @ torch.randn(8, 6, generator=g)).double()   # float64 on disk
+    np.save(tmp_path / "x.npy", X.numpy())
+    np.save(tmp_path / "z.npy", Z.numpy())
+    _csv(tmp_path / "y.csv", y[:, None])
+    _csv(tmp_path / "p.csv", torch.stack([torch.arange(15)] * 2, 1))
+
+    def cox(out):
+        return _run("cox", "fit", "--oom", tmp_path / "x.npy", "--im", tmp_path / "z.npy",
+                    "--im-labels", tmp_path / "y.csv", "--pairs", tmp_path / "p.csv",
+                    "--steps", "12", "--out", tmp_path / out)
+
+    assert cox("whole.safetensors").exit_code == 0
+    loads, real = [], np.load
+    monkeypatch.setattr(rows, "READ_WHOLE_BYTES", 0)
+    monkeypatch.setattr(np, "load", lambda f, *a, **k: loads.append(
+        (Path(f).name, k.get("mmap_mode"))) or real(f, *a, **k))
+    res = cox("m.safetensors")
+    assert res.exit_code == 0, res.output
+    assert {m for f, m in loads if f.endswith(".npy")} == {"r"}
+    a, b = COX.load(tmp_path / "whole.safetensors"), COX.load(tmp_path / "m.safetensors")
+    assert torch.equal(a.predict_proba(X.float()), b.predict_proba(X.float()))
+    res = _run("urlost", "fit", tmp_path / "x.npy", "--clusters", "2", "--neighbors", "3",
+               "--epochs", "2", "--dim", "8", "--out", tmp_path / "u.safetensors")
+    assert res.exit_code == 0, res.output
+    assert {m for f, m in loads if f == "x.npy"} == {"r"}
+    api = URLOST(n_clusters=2, n_neighbors=3, epochs=2, dim=8).fit(Rows(X.float()))
+    cli = URLOST.load(tmp_path / "u.safetensors")
+    assert api.loss_curve_ == cli.loss_curve_
+    assert torch.equal(api.transform(X.float()), cli.transform(X.float()))

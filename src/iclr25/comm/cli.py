@@ -37,16 +37,13 @@ def _open(path: str, mmap: bool = False, **table: float) -> object:
     :class:`~iclr25.datasets.rows.ArrayRows`; other .npy/.csv files as an array
     (:func:`_read`)."""
     from iclr25._io import npy_rows
-    from iclr25.datasets.files import is_streamed_path, open_dataset
-    from iclr25.datasets.rows import ArrayRows
+    from iclr25.datasets.files import is_streamed_path, open_rows
 
     npy = path.lower().endswith(".npy")
     if path == "-" or not (mmap and npy or is_streamed_path(path, npy=True)):
         return _read(path)
     try:
-        if npy:
-            return npy_rows(path, "FILES") if mmap else ArrayRows(npy_rows(path, "FILES"))
-        return open_dataset(path, "FILES", **table)
+        return npy_rows(path, "FILES") if mmap and npy else open_rows(path, "FILES", **table)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(exc)
 

@@ -35,15 +35,15 @@ def _read(path: Path, what: str, *, integer: bool = False) -> np.ndarray:
 
 
 def _rows(path: Path, what: str) -> object:
-    """A table or a .csv over 16 MB as an unread Dataset (what
+    """A table, or a .npy (memory-mapped) or .csv over 16 MB, as an unread Dataset (what
     :func:`~iclr25.datasets.files.is_streamed_path` streams), else a float32 array
     (:func:`_read`)."""
-    from iclr25.datasets.files import is_streamed_path, open_dataset
+    from iclr25.datasets.files import is_streamed_path, open_rows
 
-    if not is_streamed_path(path):
+    if not is_streamed_path(path, npy=True):
         return _read(path, what)
     try:
-        return open_dataset(path, what)
+        return open_rows(path, what)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
 
@@ -79,9 +79,10 @@ def fit(
 ) -> None:
     """Fit COX and save it.
 
-    Tables and .csv files over 16 MB (their rows read by their offsets) given to --oom and
-    --im are streamed, memory bounded by the batch; .npy files and smaller .csv files are
-    read whole. Labels and pairs are read in one pass (8 B a row)."""
+    Tables, and .npy (memory-mapped) and .csv (their rows read by their offsets) files over
+    16 MB, given to --oom and --im are streamed, memory bounded by the batch (the arrays'
+    fit, bit for bit); smaller .npy/.csv files are read whole. Labels and pairs are read in
+    one pass (8 B a row)."""
     from iclr25._progress import estimating
     from iclr25.cox.model import COX
 

@@ -546,3 +546,15 @@ def is_streamed_path(path: str | Path, npy: bool = False) -> bool:
         return True
     kinds = (".csv", ".npy") if npy else (".csv",)
     return p.suffix.lower() in kinds and p.is_file() and p.stat().st_size > READ_WHOLE_BYTES
+
+
+def open_rows(path: str | Path, name: str = "path", **table: Any) -> Dataset:
+    """The Dataset a fit streams of a path :func:`is_streamed_path` (with ``npy``) accepts:
+    a ``.npy`` memory-mapped (:func:`~iclr25._io.npy_rows`) as an
+    :class:`~iclr25.datasets.rows.ArrayRows`, else :func:`open_dataset`'s."""
+    if Path(path).suffix.lower() == ".npy":
+        from iclr25._io import npy_rows
+        from iclr25.datasets.rows import ArrayRows
+
+        return ArrayRows(npy_rows(path, name))
+    return open_dataset(path, name, **table)

@@ -105,19 +105,20 @@ def fit(
 ) -> None:
     """Fit URLOST (clusters + masked autoencoder) on FILE; save the model.
 
-    A table and a .csv over 16 MB (its rows read by their offsets) are streamed batch by
-    batch, memory bounded by the batch; .npy files and smaller .csv files are read whole."""
+    A table, and a .npy (memory-mapped) or a .csv (its rows read by their offsets) over
+    16 MB are streamed batch by batch, memory bounded by the batch; a smaller .npy/.csv is
+    read whole."""
     import torch
 
     from iclr25._progress import estimating
-    from iclr25.datasets.files import is_streamed_path, open_dataset
+    from iclr25.datasets.files import is_streamed_path, open_rows
     from iclr25.urlost.mae import URLOST, _Rows
 
     try:
         output_path(out, suffixes=(".safetensors",))
         run = engine.for_(URLOST.fit, out, "urlost fit")
-        if is_streamed_path(file):   # streamed: rows read batch by batch, errors name FILE
-            X = _Rows(open_dataset(file, "FILE"), "FILE")
+        if is_streamed_path(file, npy=True):   # rows read batch by batch, errors name FILE
+            X = _Rows(open_rows(file, "FILE"), "FILE")
             width = X.width
         else:
             X = torch.as_tensor(_read(file))
