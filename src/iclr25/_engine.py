@@ -55,14 +55,19 @@ Why Fabric and not Hugging Face Accelerate (read 2026-12, docs and issues):
   matter: gradients of float32 parameters stay float32 under autocast.
 - Dependencies: ``lightning-fabric`` needs only ``lightning-utilities`` beside torch.
 
-Contrastive losses (``gathered=True``): every process is given the whole global batch, computes
-the embeddings of its own rows (:func:`local_rows`) and gathers everyone's with their gradient
-(:func:`gather`) before the loss, so the negatives are the global batch's, as the papers'
-official code does (CoMM's ``all_gather_batch_with_grad``, https://github.com/Duplums/CoMM,
-``utils.py``/``losses/comm_loss.py``; the same in SLIP and SimCLR). Each process then holds
-the global loss; the gathered rows' gradients are summed over the processes, and DDP's mean of
-the parameters' gradients makes the step the one process's step at the same batch. In one
-process both functions return their argument: the claims' numbers are unchanged.
+Contrastive losses (``gathered=True``): every process is given a batch of the global batch's
+shape, computes the embeddings of its own rows (:func:`local_rows`) and gathers everyone's with
+their gradient (:func:`gather`) before the loss, so the negatives are the global batch's, as
+the papers' official code does (CoMM's ``all_gather_batch_with_grad``,
+https://github.com/Duplums/CoMM, ``utils.py``/``losses/comm_loss.py``; the same in SLIP and
+SimCLR). Each process then holds the global loss; the gathered rows' gradients are summed over
+the processes, and DDP's mean of the parameters' gradients makes the step the one process's
+step at the same batch. In one process both functions return their argument: the claims'
+numbers are unchanged. From a map-style Dataset each process reads only its own rows (its
+:func:`local_rows` share of the batch's indices); zeros stand in for the other processes'
+rows, so shapes and the random draws made over the batch (augmentations, masks) stay the
+global batch's. The model reads the batch only through :func:`local_rows` (a whole-batch
+target is ``gather(local_rows(x))``).
 
 Batches drawn as the training goes (random crops with their random draws, a caller's iterable
 of pairs: DCPT, low light) come as a :class:`Stream` of global batches: every process draws the
@@ -340,6 +345,18 @@ class _Source:
         return xb, yb
 
 
+def _placed(obj: Any, start: int, n: int) -> Any:
+    """``obj``'s batched tensors (m rows) put at rows ``start:start + m`` of zeros with ``n``
+    rows (the global batch's place of a process's share); other values as they are."""
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_placed(o, start, n) for o in obj)
+    if not isinstance(obj, torch.Tensor) or not obj.ndim:
+        return obj
+    full = obj.new_zeros(n, *obj.shape[1:])
+    full[start:start + len(obj)] = obj
+    return full
+
+
 def _to(obj: Any, device: torch.device) -> Any:
     if isinstance(obj, (tuple, list)):
         return type(obj)(_to(o, device) for o in obj)
@@ -384,9 +401,10 @@ class Loop:
 
     ``model``, ``optimizer``, ``scheduler``, ``ema`` and ``extra_state`` are the caller's
     objects, trained in place (after a forked DDP run, rank 0's states are loaded back).
-    ``gathered``: under DDP each process is given the whole batch and ``model`` computes the
-    global batch's loss through :func:`local_rows` and :func:`gather` (a contrastive loss),
-    instead of each process taking its share of the rows. ``interval="step"``: the
+    ``gathered``: under DDP each process is given the whole batch (from a Dataset: only its
+    own rows read, zeros in the others' places) and ``model`` computes the global batch's
+    loss through :func:`local_rows` and :func:`gather` (a contrastive loss), instead of each
+    process taking its share of the rows. ``interval="step"``: the
     scheduler and the progress bar advance after every optimiser step and the history holds
     every step's loss (a training counted in steps, one "epoch" of ``steps`` batches).
     ``grad_clip``: the gradients' global norm is clipped to it before each step.
@@ -612,7 +630,19 @@ class Loop:
         if shared:
             idx = item.tensor_split(fabric.world_size)[fabric.global_rank]
             share = (len(idx), len(item))
+        elif fabric is not None and fabric.world_size > 1 and self.source.dataset is not None:
+            return idx, *self._local_read(idx, fabric.global_rank, fabric.world_size), None
         return idx, *self.source.batch(idx), share
+
+    def _local_read(self, idx: torch.Tensor, rank: int, world: int) -> tuple[Any, Any]:
+        """A gathered loop's batch ``idx`` from a Dataset with only this process's rows read
+        (its ``tensor_split`` share, which :func:`local_rows` returns) and zeros of their
+        shape in the other processes' places: the global batch's shapes, not its reading."""
+        parts = idx.tensor_split(world)
+        if not len(parts[rank]):            # fewer rows than processes: nothing to shape on
+            return self.source.batch(idx)
+        start = sum(len(p) for p in parts[:rank])
+        return _placed(self.source.batch(parts[rank]), start, len(idx))
 
     def _loss(self, model: nn.Module, item: Any, fabric: Any) -> torch.Tensor | None:
         """The scalar to backpropagate for one batch (None: the callback skips it). Under

@@ -32,23 +32,45 @@ def _is_number(cell: str) -> bool:
 
 
 
+def line_values(cells: list[str], line: int, width: int | None, where: str,
+                header: list[str] | None = None) -> list[float] | None:
+    """The numbers of one text-table line's ``cells`` (already stripped), checked as
+    :func:`read_matrix` checks them; None for a blank line or a header (line 1 with no number
+    in it). ``width``: row 1's cell count (None for the first row); ``where``: the name and
+    the file as messages begin; ``header``: the column names a message adds to a column.
+    The one check of a text line, for the whole read and a streamed one
+    (:class:`~iclr25.datasets.files.CsvRows`) alike.
+
+    Raises:
+        ValueError: a non-numeric cell (naming its line and column), a ragged row.
+    """
+    if not any(cells):
+        return None
+    if not all(map(_is_number, cells)):
+        if line == 1 and not any(map(_is_number, cells)):
+            return None  # header
+        j, bad = next((j, c) for j, c in enumerate(cells) if not _is_number(c))
+        named = f" ({header[j]!r})" if header is not None and j < len(header) else ""
+        raise ValueError(f"{where} line {line}: non-numeric cell {bad!r} in column "
+                         f"{j + 1}{named}")
+    if width is not None and len(cells) != width:
+        raise ValueError(f"{where} line {line}: {len(cells)} cells, expected {width}")
+    return [float(c) for c in cells]
+
+
 def _text_rows(p: Path, name: str, suffix: str) -> np.ndarray:
     """The numbers of a text table (a header line skipped), checked row by row."""
     rows: list[list[float]] = []
+    header: list[str] | None = None
     with p.open(encoding="utf-8") as fh:
         for line, text in enumerate(fh, start=1):
             cells = [c.strip() for c in text.split(",")] if suffix == ".csv" else text.split()
-            if not any(cells):
+            values = line_values(cells, line, len(rows[0]) if rows else None, f"{name} {p}",
+                                 header)
+            if values is None:
+                header = cells if line == 1 and any(cells) else header
                 continue
-            if not all(map(_is_number, cells)):
-                if line == 1 and not any(map(_is_number, cells)):
-                    continue  # header
-                bad = next(c for c in cells if not _is_number(c))
-                raise ValueError(f"{name} {p} line {line}: non-numeric cell {bad!r}")
-            rows.append([float(c) for c in cells])
-            if len(rows[-1]) != len(rows[0]):
-                raise ValueError(f"{name} {p} line {line}: {len(rows[-1])} cells, expected "
-                                 f"{len(rows[0])}")
+            rows.append(values)
     return np.asarray(rows, dtype=np.float64)
 
 

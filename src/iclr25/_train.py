@@ -166,8 +166,10 @@ def fit_minibatch(
             (a callback's state: required with ``callback`` and checkpoints).
         gathered: the model computes the whole batch's loss (a contrastive loss with its
             negatives from the global batch): under DDP every process is given the whole
-            batch, encodes its :func:`iclr25._engine.local_rows` and gathers the embeddings
-            with :func:`iclr25._engine.gather` (no effect in one process).
+            batch (from a Dataset: only its own rows read, zeros in the other processes'
+            places, so the model must read it through ``local_rows``), encodes its
+            :func:`iclr25._engine.local_rows` and gathers the embeddings with
+            :func:`iclr25._engine.gather` (no effect in one process).
         interval: "epoch" (default): the scheduler steps and the history holds a mean per
             epoch; "step": both per optimiser step (a training counted in steps).
         grad_clip: clip the gradients' global norm to this before each step (None: no).

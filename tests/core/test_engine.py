@@ -381,3 +381,54 @@ def test_a_stream_with_on_step_stops_and_equals_the_plain_loop(one_thread, tmp_p
     h, _, state = fit(devices=2)
     assert h == pytest.approx(ref, rel=1e-5)
     torch.testing.assert_close(state, _params(model), rtol=0, atol=1e-5)
+
+
+def test_a_gathered_loop_reads_each_process_own_rows_of_a_dataset(one_thread, tmp_path):
+    """Issue 71: under DDP a gathered (contrastive) loss is given the global batch's shape,
+    but each process reads only its ``local_rows`` share from the Dataset: every row is read
+    once an epoch over the processes, and the run equals one process to 1e-5."""
+    import os
+
+    from iclr25._engine import gather, local_rows
+
+    X, _ = _data(n=45)
+    log = tmp_path / "reads.txt"
+
+    class Rows(Dataset):
+        def __len__(self):
+            return len(X)
+
+        def __getitem__(self, i):
+            with log.open("a") as f:
+                f.write(f"{os.getpid()} {i}\n")
+            return X[i], torch.tensor(i)
+
+    class Contrast(nn.Module):      # every row against the global batch's rows (negatives)
+        def __init__(self):
+            super().__init__()
+            self.net = seeded_mlp([5, 8, 4], seed=0)
+
+        def forward(self, x):
+            z = F.normalize(gather(self.net(local_rows(x))), dim=1)
+            return (z @ z.T / 0.5).logsumexp(1).mean() - (z * z).sum(1).mean() / 0.5
+
+    def run(**engine):
+        model = Contrast()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        h = fit_minibatch(model, lambda loss, _: loss, Rows(), None, epochs=3, batch_size=16,
+                          optimizer=opt, seed=2, gathered=True, **engine)
+        return h, _params(model)
+
+    h1, p1 = run()
+    log.unlink()
+    h2, p2 = run(devices=2, strategy="ddp")
+    assert h2 == pytest.approx(h1, rel=1e-5, abs=1e-5)
+    for a, b in zip(p1, p2, strict=True):
+        torch.testing.assert_close(b, a, rtol=0, atol=1e-5)
+    reads: dict[str, list[int]] = {}
+    for line in log.read_text().split("\n")[:-1]:
+        pid, i = line.split()
+        reads.setdefault(pid, []).append(int(i))
+    # batches of 16, 16, 13 split 8/8, 8/8, 7/6: 23 and 22 rows an epoch (not 45 each)
+    assert sorted(map(len, reads.values())) == [3 * 22, 3 * 23]
+    assert sorted(sum(reads.values(), [])) == sorted(list(range(45)) * 3)   # each once an epoch

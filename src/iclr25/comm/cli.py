@@ -28,23 +28,22 @@ def _read(path: str) -> np.ndarray | None:
 
 
 def _open(path: str, mmap: bool = False, **table: float) -> object:
-    """A Parquet file/folder, a Hugging Face ``save_to_disk`` folder or an image folder as a
-    streamed Dataset (:func:`~iclr25.datasets.files.open_dataset`: rows read batch by batch
-    by ``fit``, an image flattened; ``table``: ``cache_mb`` of a table); with ``mmap`` a
-    ``.npy`` memory-mapped (:func:`~iclr25._io.npy_rows`, read window by window by
-    ``embed``); other ``.npy``/``.csv`` files as an array (:func:`_read`)."""
+    """A Parquet file/folder, a Hugging Face ``save_to_disk`` folder, an image folder or a
+    .csv over :data:`~iclr25.datasets.rows.READ_WHOLE_BYTES` as a streamed Dataset
+    (:func:`~iclr25.datasets.files.open_dataset`: rows read batch by batch by ``fit``, an
+    image flattened; ``table``: ``cache_mb`` of a table); a .npy memory-mapped
+    (:func:`~iclr25._io.npy_rows`): with ``mmap`` (``embed``) always, read window by
+    window, for ``fit`` when over that size, read batch by batch as a
+    :class:`~iclr25.datasets.rows.ArrayRows`; other .npy/.csv files as an array
+    (:func:`_read`)."""
     from iclr25._io import npy_rows
-    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.files import is_streamed_path, open_rows
 
-    if mmap and path.lower().endswith(".npy"):
-        try:
-            return npy_rows(path, "FILES")
-        except ValueError as exc:
-            _fail(exc)
-    if path == "-" or not is_dataset_path(path):
+    npy = path.lower().endswith(".npy")
+    if path == "-" or not (mmap and npy or is_streamed_path(path, npy=True)):
         return _read(path)
     try:
-        return open_dataset(path, "FILES", **table)
+        return npy_rows(path, "FILES") if mmap and npy else open_rows(path, "FILES", **table)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(exc)
 
@@ -70,7 +69,11 @@ def fit(
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     engine: EngineArgs = None,
 ) -> None:
-    """Train a CoMM embedder on row-aligned modalities and save it."""
+    """Train a CoMM embedder on row-aligned modalities and save it.
+
+    Tables, image folders, and .npy (memory-mapped) and .csv (each row read by its offset)
+    files over 16 MB are streamed batch by batch, memory bounded by the batch and the
+    tables' caches; a smaller .npy/.csv is read whole (the arrays' fit, as before)."""
     from iclr25._progress import estimating
     from iclr25.comm.embedder import CoMMEmbedder
     from iclr25.comm.rows import Modalities, is_streamed
@@ -106,9 +109,10 @@ def embed(
 ) -> None:
     """Embed row-aligned modalities (some may be missing) with a fitted model.
 
-    Tables (Parquet, Hugging Face folders), image folders and .npy files (memory-mapped) are
-    read and the embeddings written window by window, memory bounded by the window
-    (:meth:`CoMMEmbedder.transform` on Datasets); .csv files are read whole."""
+    Tables (Parquet, Hugging Face folders), image folders, .npy files (memory-mapped) and
+    .csv files over 16 MB (each row read by its offset) are read and the embeddings written
+    window by window, memory bounded by the window (:meth:`CoMMEmbedder.transform` on
+    Datasets); a smaller .csv is read whole."""
     from iclr25._io import ArrayWriter
     from iclr25.comm.embedder import CoMMEmbedder
     from iclr25.comm.rows import is_streamed

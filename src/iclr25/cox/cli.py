@@ -37,14 +37,15 @@ def _read(path: Path, what: str, *, integer: bool = False) -> np.ndarray:
 
 
 def _rows(path: Path, what: str) -> object:
-    """A table as an unread Dataset (:func:`~iclr25.datasets.files.open_dataset`), else a
-    float32 array (:func:`_read`)."""
-    from iclr25.datasets.files import is_dataset_path, open_dataset
+    """A table, or a .npy (memory-mapped) or .csv over 16 MB, as an unread Dataset (what
+    :func:`~iclr25.datasets.files.is_streamed_path` streams), else a float32 array
+    (:func:`_read`)."""
+    from iclr25.datasets.files import is_streamed_path, open_rows
 
-    if not is_dataset_path(path):
+    if not is_streamed_path(path, npy=True):
         return _read(path, what)
     try:
-        return open_dataset(path, what)
+        return open_rows(path, what)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
 
@@ -94,7 +95,12 @@ def fit(
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     engine: EngineArgs = None,
 ) -> None:
-    """Fit COX and save it."""
+    """Fit COX and save it.
+
+    Tables, and .npy (memory-mapped) and .csv (their rows read by their offsets) files over
+    16 MB, given to --oom and --im are streamed, memory bounded by the batch (the arrays'
+    fit, bit for bit); smaller .npy/.csv files are read whole. Labels and pairs are read in
+    one pass (8 B a row)."""
     from iclr25._progress import estimating
     from iclr25.cox.model import COX
 
@@ -138,14 +144,15 @@ def predict(
 ) -> None:
     """Predict OOM labels with a fitted model.
 
-    A table (Parquet, Hugging Face folder) and a .npy (memory-mapped) are read and the labels
-    written window by window, memory bounded by the window (:meth:`COX.predict` on a
-    Dataset); a .csv is read whole."""
+    A table (Parquet, Hugging Face folder), a .npy (memory-mapped) and a .csv over 16 MB (its
+    rows read by their offsets) are read and the labels written window by window, memory
+    bounded by the window (:meth:`COX.predict` on a Dataset); a smaller .csv is read
+    whole."""
     import torch
 
     from iclr25._io import ArrayWriter, npy_rows
     from iclr25.cox.model import COX
-    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.files import is_streamed_path, open_dataset
     from iclr25.datasets.rows import READ_CACHE_MB
 
     output_path(out, suffixes=(".npy", ".csv"))
@@ -155,8 +162,8 @@ def predict(
     except ValueError as exc:
         _fail(str(exc))
     try:
-        streamed = is_dataset_path(X) or X.suffix.lower() == ".npy"   # never read whole
-        if is_dataset_path(X):
+        streamed = is_streamed_path(X) or X.suffix.lower() == ".npy"   # never read whole
+        if is_streamed_path(X):
             data = open_dataset(X, "X", cache_mb=READ_CACHE_MB)
         else:
             data = npy_rows(X, "X") if streamed else _read(X, "X")

@@ -32,8 +32,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ from torch.utils.data import Dataset
 
 from iclr25._checks import check_int, check_range
 
-__all__ = ["FORMATS", "ImageFolder", "TableRows", "open_dataset"]
+__all__ = ["FORMATS", "CsvRows", "ImageFolder", "TableRows", "open_dataset"]
 
 #: What :func:`open_dataset` reads, as messages list it.
 FORMATS = ("a .parquet file or a folder of them",
@@ -279,6 +280,155 @@ class TableRows(Dataset):
         return order
 
 
+# -- text tables ------------------------------------------------------------------------------
+
+
+def _lines(fh: Any) -> Iterator[bytes]:
+    """The lines of a binary file with their ends, as a text file reads them (universal
+    newlines: ``\\r\\n``, ``\\n`` or a lone ``\\r`` ends a line)."""
+    import re
+
+    for raw in fh:
+        if b"\r" in raw[:-2]:
+            yield from (piece for piece in re.split(rb"(?<=\r)(?!\n)", raw) if piece)
+        else:
+            yield raw
+
+
+class CsvRows(Dataset):
+    """The rows of a ``.csv`` file, each read from disk when asked for (``os.pread`` of its
+    bytes), through an index of the rows' byte offsets built in one pass.
+
+    The pass checks every line as :func:`~iclr25._io.read_matrix` does (one vocabulary:
+    :func:`~iclr25._io.line_values`): a header line (line 1 with no number) and blank lines
+    skipped, a non-numeric cell (named by line and column), a ragged row, text that is not
+    UTF-8, NaN or inf (naming the first 5 rows), no rows: the same one-line ``ValueError``
+    as the whole read, raised before any work. It keeps 12 bytes a row (offset and length),
+    never the values, so memory is bounded by the batch a reader asks for, not by the file.
+    Random access costs one read of the row (a fit's uniform permutation draws rows as the
+    arrays' fit draws them), where a streaming reader (``pyarrow.csv.open_csv``) could only
+    serve rows in file order.
+
+    Args:
+        path: the ``.csv`` file. columns: the header's columns an item holds, in this order
+            (default: every column); needs a header. name: how messages name the path.
+
+    An item is a (d,) float32 tensor, the row's numbers parsed as ``float`` parses them (the
+    whole read's float64 values cast to float32). :attr:`header` is the header's names
+    (``csv.reader``'s, as :func:`~iclr25._io.read_table` reads them) or None.
+
+    Raises:
+        ValueError: as above; a missing file; a column not in the header.
+    """
+
+    def __init__(self, path: str | Path, columns: Sequence[str] | None = None, *,
+                 name: str = "path") -> None:
+        from iclr25._io import check_readable
+
+        self.path, self.name = check_readable(Path(path), name), name
+        self.header, starts, lengths, self.width = self._index()
+        self.starts = np.frombuffer(starts, dtype=np.int64)
+        self.lengths = np.frombuffer(lengths, dtype=np.int32)
+        self.pick: np.ndarray | None = None
+        self.columns = self.header or [f"x{j}" for j in range(self.width)]
+        if columns is not None:
+            self._select(list(columns))
+        self.item_shape = (len(self.columns),)
+        self._fd: int | None = None
+
+    def _index(self) -> tuple[list[str] | None, Any, Any, int]:
+        """One pass over the file: (header, row starts, row lengths, cells per row)."""
+        import array
+        import csv
+
+        from iclr25._io import line_values
+
+        where = f"{self.name} {self.path}"
+        starts, lengths, nonfinite = array.array("q"), array.array("i"), []
+        header: list[str] | None = None
+        width, pos = 0, 0
+        with self.path.open("rb") as fh:
+            for line, raw in enumerate(_lines(fh), start=1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValueError(f"{where} is not a text table (byte {pos + exc.start} is "
+                                     f"not UTF-8)") from None
+                try:   # the common row, fast: float() strips each cell as line_values does
+                    values = list(map(float, text.split(",")))
+                    if width and len(values) != width:
+                        raise ValueError
+                except ValueError:
+                    cells = [c.strip() for c in text.split(",")]
+                    values = line_values(cells, line, width or None, where, header)
+                    if values is None:
+                        if line == 1 and any(cells):
+                            header = [h.strip() for h in next(csv.reader([text]))]
+                        pos += len(raw)
+                        continue
+                width = width or len(values)
+                total = sum(values)
+                if total - total != 0 and not all(map(math.isfinite, values)):
+                    nonfinite.append(len(starts))
+                starts.append(pos)
+                lengths.append(len(raw))
+                pos += len(raw)
+        if not starts:
+            raise ValueError(f"{where} must hold a non-empty n x d array, got shape (0, 1)")
+        if nonfinite:
+            raise ValueError(f"{where} holds NaN or inf in rows {nonfinite[:5]}")
+        return header, starts, lengths, width
+
+    def _select(self, columns: list[str]) -> None:
+        have = self.header or []
+        missing = [c for c in columns if c not in have]
+        if missing or not columns:
+            raise ValueError(f"{self.name} {self.path} lacks column(s) {missing or columns} "
+                             f"(its header has {have})")
+        self.pick = np.array([have.index(c) for c in columns])
+        self.columns = columns
+        self.item_shape = (len(columns),)
+
+    def select(self, columns: Sequence[str]) -> CsvRows:
+        """The same rows holding only the header's ``columns`` (the index shared, not
+        rebuilt: a second pass over a large file avoided)."""
+        import copy
+
+        out = copy.copy(self)
+        out._fd = None
+        out._select(list(columns))
+        return out
+
+    @property
+    def fingerprint(self) -> str:
+        return _fingerprint("csv", [self.path], self.path, [self.columns, len(self)])
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getstate__(self) -> dict:
+        return {**vars(self), "_fd": None}   # a process opens its own descriptor
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None:
+            os.close(self._fd)
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"row {i} of {n}")
+        i %= n
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        raw = os.pread(self._fd, int(self.lengths[i]), int(self.starts[i]))
+        x = np.array(list(map(float, raw.split(b","))), dtype=np.float64)   # checked by _index
+        return torch.from_numpy((x if self.pick is None else x[self.pick]).astype(np.float32))
+
+    def numpy(self) -> tuple[np.ndarray, None]:
+        """Every row at once, ``(X (n, d), None)`` float32: memory grows with the data."""
+        return np.stack([self[i].numpy() for i in range(len(self))]), None
+
+
 # -- images -----------------------------------------------------------------------------------
 
 
@@ -351,8 +501,9 @@ def aligned_batches(sources: Sequence[object], batch_size: int, seed: int
 
 
 def open_dataset(path: str | Path, name: str = "path", **table: Any) -> TableRows | ImageFolder:
-    """The dataset at ``path`` by its format (:data:`FORMATS`); ``table`` keywords go to
-    :class:`TableRows` (``columns``, ``target``, ``split``, ``cache_mb``).
+    """The dataset at ``path`` by its format (:data:`FORMATS`, or a ``.csv`` file: a
+    :class:`CsvRows`, given ``columns`` alone); ``table`` keywords go to :class:`TableRows`
+    (``columns``, ``target``, ``split``, ``cache_mb``).
 
     Raises:
         ValueError: a missing path, or one in none of the formats: one line naming them.
@@ -360,6 +511,8 @@ def open_dataset(path: str | Path, name: str = "path", **table: Any) -> TableRow
     p = Path(path)
     if not p.exists():
         raise ValueError(f"{name} {p} does not exist")
+    if p.is_file() and p.suffix.lower() == ".csv":
+        return CsvRows(p, table.get("columns"), name=name)   # rows read by offset: no cache
     if p.is_file() and p.suffix.lower() == ".parquet":
         return TableRows(p, name=name, **table)
     if p.is_dir():
@@ -376,3 +529,32 @@ def is_dataset_path(path: str | Path) -> bool:
     """Whether ``path`` is a folder or a ``.parquet`` file (what :func:`open_dataset` reads)."""
     p = Path(path)
     return p.is_dir() or p.suffix.lower() == ".parquet"
+
+
+def is_streamed_path(path: str | Path, npy: bool = False) -> bool:
+    """Whether a verb streams ``path`` (reads its rows batch by batch or window by window)
+    rather than reading it whole: what :func:`open_dataset` reads (:func:`is_dataset_path`),
+    a ``.csv`` file larger than :data:`~iclr25.datasets.rows.READ_WHOLE_BYTES` (a
+    :class:`CsvRows`) and, with ``npy``, a ``.npy`` file that large (memory-mapped,
+    :func:`~iclr25._io.npy_rows`). A smaller file is read whole, as arrays: its rows fit in
+    one window anyway, and a fit keeps the arrays' outputs (a streamed fit's statistics,
+    one float64 pass, differ from the arrays' float32 ones by rounding)."""
+    from iclr25.datasets.rows import READ_WHOLE_BYTES
+
+    p = Path(path)
+    if is_dataset_path(p):
+        return True
+    kinds = (".csv", ".npy") if npy else (".csv",)
+    return p.suffix.lower() in kinds and p.is_file() and p.stat().st_size > READ_WHOLE_BYTES
+
+
+def open_rows(path: str | Path, name: str = "path", **table: Any) -> Dataset:
+    """The Dataset a fit streams of a path :func:`is_streamed_path` (with ``npy``) accepts:
+    a ``.npy`` memory-mapped (:func:`~iclr25._io.npy_rows`) as an
+    :class:`~iclr25.datasets.rows.ArrayRows`, else :func:`open_dataset`'s."""
+    if Path(path).suffix.lower() == ".npy":
+        from iclr25._io import npy_rows
+        from iclr25.datasets.rows import ArrayRows
+
+        return ArrayRows(npy_rows(path, name))
+    return open_dataset(path, name, **table)

@@ -6,16 +6,24 @@ windows of rows read in turn, memory bounded by the window."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from torch.utils.data import Dataset
 
-__all__ = ["READ_CACHE_MB", "WINDOW_BYTES", "flat_row", "item_tensor", "moments", "read_row",
-           "row_windows", "sample_rows", "stack_rows", "windows"]
+__all__ = ["READ_CACHE_MB", "READ_WHOLE_BYTES", "WINDOW_BYTES", "ArrayRows", "flat_row",
+           "item_tensor", "moments", "read_row", "row_windows", "sample_rows", "stack_rows",
+           "windows"]
 
 WINDOW_BYTES = 64 * 2**20
 """Decoded input a streamed ``transform``/``predict`` (and its reading verb) holds at once."""
+
+READ_WHOLE_BYTES = WINDOW_BYTES // 4
+"""A ``.csv`` file (a fit's ``.npy``) of at most this many bytes is read whole by the verbs
+that stream larger ones (:func:`~iclr25.datasets.files.is_streamed_path`): its decoded
+float64 rows (8 B a cell, a cell >= 2 B of text) fit in one window."""
 
 READ_CACHE_MB = 32.0
 """The chunk cache a reading verb opens a table with (``TableRows(cache_mb=)``): it reads the
@@ -30,6 +38,26 @@ def item_tensor(value: Any) -> torch.Tensor:
         return value
     a = np.asarray(value)
     return torch.as_tensor(a if a.flags.writeable else a.copy())
+
+
+class ArrayRows(Dataset):
+    """The rows of an (n, ...) array as a map-style Dataset (item ``i`` the tensor of
+    ``X[i]``, :func:`item_tensor`): a memory-mapped ``.npy``
+    (:func:`~iclr25._io.npy_rows`) given to a fit, which then streams it batch by batch as
+    it streams a table, never reading it whole. :attr:`fingerprint` names the file and its
+    size (a checkpoint records it), None for an array in memory."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+        path = getattr(X, "filename", None)
+        self.fingerprint = None if path is None else \
+            f"npy:{Path(path).name}:{Path(path).stat().st_size}:{X.shape}"
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+    def __getitem__(self, i: int) -> torch.Tensor:
+        return item_tensor(self.X[i])
 
 
 def flat_row(value: Any, where: str) -> torch.Tensor:

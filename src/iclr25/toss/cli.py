@@ -39,18 +39,36 @@ def _check_data(data: Path) -> bool:
     return data.suffix == ".csv"
 
 
+def _header_table(data: Path):
+    """DATA (a .csv over 16 MB) as a :class:`~iclr25.datasets.files.CsvRows`, checked as
+    :func:`~iclr25._io.read_table` checks a CSV read whole: a header of one name a column."""
+    from iclr25.datasets.files import CsvRows
+
+    ds = CsvRows(data, name="DATA")
+    if ds.header is None:
+        raise ValueError(f"DATA {data} must start with a header row of column names")
+    if len(ds.header) != ds.width:
+        raise ValueError(f"DATA {data}: rows have {ds.width} values but the header names "
+                         f"{len(ds.header)} columns")
+    return ds
+
+
 def _table_features(data: Path, feats: list[str] | None):
     """The feature columns ``feats`` (None: every column) of a table as a
-    :class:`~iclr25.datasets.files.TableRows` of scalar columns, read chunk by chunk."""
+    :class:`~iclr25.datasets.files.TableRows` of scalar columns, read chunk by chunk (a
+    large .csv: a :class:`~iclr25.datasets.files.CsvRows`, read row by row)."""
     from iclr25.datasets.files import TableRows, open_dataset
     from iclr25.datasets.rows import READ_CACHE_MB
 
-    ds = open_dataset(data, "DATA")
-    if not isinstance(ds, TableRows):
+    csv = data.suffix.lower() == ".csv"
+    ds = _header_table(data) if csv else open_dataset(data, "DATA")
+    if not isinstance(ds, TableRows) and not csv:
         raise ValueError(f"DATA {data}: toss reads a table of scalar columns, not images")
     missing = [c for c in feats or [] if c not in ds.columns]
     if missing:
         raise ValueError(f"{data} lacks the feature column(s) {', '.join(missing)}")
+    if csv:
+        return ds.select(feats or ds.columns)
     X = TableRows(data, feats or ds.columns, name="DATA", cache_mb=READ_CACHE_MB)
     if X.item_shape != (len(X.columns),):
         raise ValueError(f"DATA {data}: toss reads a table of scalar columns, got items of "
@@ -60,11 +78,13 @@ def _table_features(data: Path, feats: list[str] | None):
 
 def _table_xy(data: Path, targets: list[str]):
     """The feature and target columns of a table as two row-aligned
-    :class:`~iclr25.datasets.files.TableRows` (read chunk by chunk), and their names."""
+    :class:`~iclr25.datasets.files.TableRows` (read chunk by chunk; a large .csv: two
+    :class:`~iclr25.datasets.files.CsvRows` sharing one index), and their names."""
     from iclr25.datasets.files import TableRows, open_dataset
 
-    ds = open_dataset(data, "DATA")
-    if not isinstance(ds, TableRows) or ds.item_shape != (len(ds.columns),):
+    csv = data.suffix.lower() == ".csv"
+    ds = _header_table(data) if csv else open_dataset(data, "DATA")
+    if not csv and (not isinstance(ds, TableRows) or ds.item_shape != (len(ds.columns),)):
         raise ValueError(f"DATA {data}: toss reads a table of scalar columns, got items of "
                          f"shape {getattr(ds, 'item_shape', None)}")
     missing = [c for c in targets if c not in ds.columns]
@@ -73,6 +93,8 @@ def _table_xy(data: Path, targets: list[str]):
     feats = [c for c in ds.columns if c not in targets]
     if not feats:
         raise ValueError(f"{data} has no feature columns besides the targets")
+    if csv:
+        return ds.select(feats), ds.select(targets), feats, list(targets)
     return (TableRows(data, feats, name="DATA"), TableRows(data, targets, name="DATA"),
             feats, list(targets))
 
@@ -123,11 +145,15 @@ def fit(
                              help="Where to save the model (its folder is created)."),
     engine: EngineArgs = None,
 ) -> None:
-    """Fit a HeteroscedasticRegressor and save it."""
+    """Fit a HeteroscedasticRegressor and save it.
+
+    A table and a .csv over 16 MB (its rows read by their offsets) are streamed batch by
+    batch, memory bounded by the batch; a smaller .csv is read whole. A .npz is read whole:
+    numpy cannot memory-map an archive's members, so X and Y cost their full size."""
     import torch
 
     from iclr25._progress import estimating
-    from iclr25.datasets.files import is_dataset_path
+    from iclr25.datasets.files import is_streamed_path
     from iclr25.toss.model import HeteroscedasticRegressor
 
     named = _check_data(data)
@@ -143,7 +169,7 @@ def fit(
     run = engine.for_(HeteroscedasticRegressor.fit, out, "toss fit")
     names = [t.strip() for t in targets.split(",")] if targets else None
     try:
-        if is_dataset_path(data):      # streamed: the table is never read whole
+        if is_streamed_path(data):      # streamed: the table is never read whole
             X, Y, feats, tnames = _table_xy(data, names)
         else:
             X, Y, feats, tnames = _load_xy(data, names, None)
@@ -176,14 +202,17 @@ def predict(
 ) -> None:
     """Predict means and covariances; write one CSV row per input row.
 
-    A table (Parquet, Hugging Face folder) is read and the predictions written window by
-    window, memory bounded by the window (:meth:`HeteroscedasticRegressor.predict` on a
-    Dataset); .csv/.npz files are read whole."""
+    A table (Parquet, Hugging Face folder) and a .csv over 16 MB (its rows read by their
+    offsets) are read and the predictions written window by window, memory bounded by the
+    window (:meth:`HeteroscedasticRegressor.predict` on a Dataset); a smaller .csv is read
+    whole. A .npz is read whole: numpy decompresses (or reads) an archive's member in one
+    piece and cannot memory-map it, so X costs its full size in memory (8 B a value after
+    the float64 cast); give a large X as a table or a .csv."""
     import numpy as np
     import torch
 
     from iclr25._io import ArrayWriter
-    from iclr25.datasets.files import is_dataset_path
+    from iclr25.datasets.files import is_streamed_path
     from iclr25.toss.model import HeteroscedasticRegressor
 
     output_path(out, suffixes=(".csv",))
@@ -191,7 +220,7 @@ def predict(
     named = _check_data(data)
     try:
         reg = HeteroscedasticRegressor.load(model)
-        if is_dataset_path(data):      # streamed: the table is never read whole
+        if is_streamed_path(data):      # streamed: the table is never read whole
             X = _table_features(data, reg.feature_names_)
             parts = reg._windows(X, "DATA")
         else:

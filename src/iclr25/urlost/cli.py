@@ -61,18 +61,19 @@ def cluster(
     table (Parquet, Hugging Face folder) gives it the rows ``urlost fit`` clusters on, all
     of them up to 20,000 (then the labels are those of the same rows as an array), else a
     seeded sample of 20,000, read chunk by chunk (the table is never read whole); a column
-    constant in that sample is dropped. .npy/.csv files are read whole.
+    constant in that sample is dropped. So does a .csv over 16 MB (its rows read by their
+    offsets); .npy files and smaller .csv files are read whole.
 
     Small real input: 2,694 digit images of 16x16 (256 columns) take a few seconds."""
     import torch
 
-    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.files import is_streamed_path, open_dataset
     from iclr25.urlost.mae import _cluster_sample, _Rows
     from iclr25.urlost.organize import SelfOrganizingClusters
 
     try:
         output_path(out, suffixes=ARRAY_OUTPUTS)
-        if is_dataset_path(file):
+        if is_streamed_path(file):
             X = _cluster_sample(_Rows(open_dataset(file, "FILE"), "FILE"), seed)
         else:
             X = torch.as_tensor(_read(file))
@@ -103,18 +104,22 @@ def fit(
     out: Path = typer.Option(..., "--out", help="Model file (.safetensors)."),
     engine: EngineArgs = None,
 ) -> None:
-    """Fit URLOST (clusters + masked autoencoder) on FILE; save the model."""
+    """Fit URLOST (clusters + masked autoencoder) on FILE; save the model.
+
+    A table, and a .npy (memory-mapped) or a .csv (its rows read by their offsets) over
+    16 MB are streamed batch by batch, memory bounded by the batch; a smaller .npy/.csv is
+    read whole."""
     import torch
 
     from iclr25._progress import estimating
-    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.files import is_streamed_path, open_rows
     from iclr25.urlost.mae import URLOST, _Rows
 
     try:
         output_path(out, suffixes=(".safetensors",))
         run = engine.for_(URLOST.fit, out, "urlost fit")
-        if is_dataset_path(file):   # streamed: rows read batch by batch, errors name FILE
-            X = _Rows(open_dataset(file, "FILE"), "FILE")
+        if is_streamed_path(file, npy=True):   # rows read batch by batch, errors name FILE
+            X = _Rows(open_rows(file, "FILE"), "FILE")
             width = X.width
         else:
             X = torch.as_tensor(_read(file))
@@ -141,23 +146,24 @@ def embed(
 ) -> None:
     """Embed FILE's rows with a fitted URLOST model (mean-pooled token features).
 
-    A table (Parquet, Hugging Face folder) and a .npy (memory-mapped) are read and written
-    window by window, memory bounded by the window (:meth:`URLOST.transform` on a Dataset);
-    a .csv is read whole.
+    A table (Parquet, Hugging Face folder), a .npy (memory-mapped) and a .csv over 16 MB
+    (its rows read by their offsets) are read and written window by window, memory bounded
+    by the window (:meth:`URLOST.transform` on a Dataset); a smaller .csv is read whole.
     """
     import torch
 
     from iclr25._io import ArrayWriter, npy_rows
-    from iclr25.datasets.files import is_dataset_path, open_dataset
+    from iclr25.datasets.files import is_streamed_path, open_dataset
     from iclr25.datasets.rows import READ_CACHE_MB
     from iclr25.urlost.mae import URLOST
 
     try:
         output_path(out, suffixes=ARRAY_OUTPUTS)
         model = URLOST.load(model_file)
-        if is_dataset_path(file) or file.suffix.lower() == ".npy":   # never read whole
-            data = open_dataset(file, "FILE", cache_mb=READ_CACHE_MB) \
-                if is_dataset_path(file) else npy_rows(file, "FILE")
+        npy = file.suffix.lower() == ".npy"
+        if npy or is_streamed_path(file):   # never read whole
+            data = npy_rows(file, "FILE") if npy else \
+                open_dataset(file, "FILE", cache_mb=READ_CACHE_MB)
             parts = model._windows(data, "FILE")
         else:
             data = _read(file)

@@ -207,7 +207,7 @@ class _Draws:
 class _Step(nn.Module):
     """A batch of sequences (B, N, *fragment) -> V3's scalar loss, its terms recorded.
 
-    In a gathered DDP loop each process is given the whole batch, encodes its rows
+    In a gathered DDP loop each process is given the batch's shape, encodes its rows
     (:func:`~iclr25._engine.local_rows`) and gathers the latents and reconstructions, so the
     loss is the global batch's (the V3 hinges compare samples across the batch)."""
 
@@ -217,7 +217,9 @@ class _Step(nn.Module):
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         out = self.ae(local_rows(X))
-        recon = nn.functional.mse_loss(gather(out["x_hat"]), X)
+        # the global batch's target, X itself in one process (under DDP a Dataset's batch
+        # holds only this process's rows: the engine's Loop._local_read)
+        recon = nn.functional.mse_loss(gather(out["x_hat"]), gather(local_rows(X)))
         loss = recon + out["commit"]
         v3_part = torch.zeros((), dtype=X.dtype, device=X.device)
         if self.v3:
