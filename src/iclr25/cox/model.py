@@ -180,6 +180,19 @@ def _bootstrap(data: _Data, gen: torch.Generator) -> _Pairs:
     return _Pairs(torch.stack([ri[B[:, 0]], ro[B[:, 1]]], 1))
 
 
+def _refused_warning(refused: list[tuple[int, int]], floor: int, X: torch.Tensor
+                     ) -> COXMatchingWarning:
+    """The warning for the re-matching rounds ``refused`` ((round, pairs found) each) on
+    the (m, d) OOM rows ``X``: it advises standardising only where the columns' scales call
+    for it (:func:`~iclr25._checks.column_spread`; an already standardised X_oom was told
+    to, issue 68)."""
+    scale = "Standardise X_oom or give" if column_spread(X) > SPREAD_HINT else "Give"
+    return COXMatchingWarning(
+        f"COX.fit: re-matching round(s) {', '.join(str(r) for r, _ in refused)} found "
+        f"{', '.join(str(n) for _, n in refused)} pair(s), fewer than min_pairs={floor}: the "
+        f"previous pairs were kept. {scale} a few pairs (pairs=...).")
+
+
 def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.Tensor]
                        ) -> torch.Tensor:
     """``yo`` with each unlabelled paired OOM row given its IM row's label (a pair is one
@@ -565,14 +578,7 @@ class COX(FittedIO, BaseEstimator):
             self._rematch_round(data, pairs, floor)
         if pairs.refused:
             so = data.sample(len(X), 2)   # streamed: the OOM sample's columns
-            # advise scaling only where the columns' scales call for it (an already
-            # standardised X_oom was told to standardise, issue 68)
-            wide = column_spread(X if so is None else X[so]) > SPREAD_HINT
-            ours.append(COXMatchingWarning(
-                f"COX.fit: re-matching round(s) {', '.join(str(r) for r, _ in pairs.refused)} "
-                f"found {', '.join(str(n) for _, n in pairs.refused)} pair(s), fewer than "
-                f"min_pairs={floor}: the previous pairs were kept. "
-                f"{'Standardise X_oom or give' if wide else 'Give'} a few pairs (pairs=...)."))
+            ours.append(_refused_warning(pairs.refused, floor, X if so is None else X[so]))
         self.correspondences_ = pairs.P
         self.history_ = [] if P is not None else pairs.history
         self.refused_rounds_ = [r for r, _ in pairs.refused]
