@@ -31,7 +31,7 @@ X = images.reshape(len(images), 256)[:, order]     # what you receive: columns s
 
 soc = urlost.SelfOrganizingClusters(n_clusters=16, n_neighbors=10, seed=0).fit(X)
 labels_on_grid = np.empty(256, dtype=np.int64)
-labels_on_grid[order] = soc.labels_.numpy()
+labels_on_grid[order] = soc.labels_
 tokens = soc.transform(X)
 print(f"{soc.n_clusters_} groups of columns; tokens per image: {tuple(tokens.shape[1:])}")
 

@@ -192,6 +192,31 @@ def like_input(out: Any, X: object) -> Any:
     return out.detach().cpu().numpy()
 
 
+#: columns whose root-mean-squares differ by more than this fold call for standardising first
+#: (a gradient step is 1/L of the largest column; distances are the largest column's): the
+#: one rule behind every "standardise" hint (LoCoDL's cap message, COX's matching warning)
+SPREAD_HINT = 100.0
+
+
+def column_spread(X: ArrayOrSparse) -> float:
+    """Largest over smallest root-mean-square of X's (N, d) non-zero columns: a tensor (dense
+    or sparse), an array or ``scipy.sparse``; 1.0 when no column is non-zero. Raw features in
+    mixed units (breast cancer's: about 1e4) are far above :data:`SPREAD_HINT`, standardised
+    ones at 1."""
+    if isinstance(X, torch.Tensor):
+        t = X.detach().to(torch.float64)
+        t = t.to_sparse() if t.layout != torch.strided else t
+        sq = (torch.sparse.sum(t * t, 0).to_dense() if t.is_sparse else t.square().sum(0))
+        sq = (sq / max(len(t), 1)).cpu().numpy()
+    elif hasattr(X, "multiply"):   # scipy.sparse: never densified
+        sq = X.multiply(X).mean(axis=0)
+    else:
+        sq = np.mean(np.square(np.asarray(X, dtype=np.float64)), axis=0)
+    rms = np.sqrt(np.asarray(sq, dtype=np.float64).ravel())
+    rms = rms[rms > 0]
+    return float(rms.max() / rms.min()) if rms.size else 1.0
+
+
 def check_int(value: object, name: str, low: int | None = None,
               high: int | None = None) -> int:
     """An ``int`` (not bool, not float) in ``[low, high]``."""

@@ -1,9 +1,12 @@
 from typing import Literal
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 import torch
 
 from iclr25._checks import (
+    SPREAD_HINT,
     as_tensor,
     check_choice,
     check_in_range,
@@ -13,6 +16,8 @@ from iclr25._checks import (
     check_same_length,
     check_tensor,
     check_writable_dir,
+    column_spread,
+    like_input,
     resolve_seed,
 )
 
@@ -159,3 +164,24 @@ def test_check_tensor_takes_a_read_only_array_silently():
         t = check_tensor(a, "X", ndim=2)
     t += 1  # the tensor is the library's own: the caller's array stays as it was
     assert a[0, 0] == 0.0 and t[0, 0] == 1.0
+
+
+def test_column_spread_is_one_reading_of_every_kind():
+    """The one spread behind every "standardise" hint (LoCoDL, COX): the same for a tensor,
+    dense or sparse (COO and CSR), an array and scipy.sparse; zero columns left out."""
+    X = np.array([[1.0, 200.0, 0.0], [-1.0, -200.0, 0.0]])   # rms 1 and 200
+    t = torch.from_numpy(X)
+    for x in (X, sp.csr_matrix(X), t, t.to_sparse(), t.to_sparse_csr(), t.float()):
+        assert column_spread(x) == pytest.approx(200.0), type(x)
+    std = np.random.default_rng(0).normal(size=(500, 4))
+    assert column_spread((std - std.mean(0)) / std.std(0)) == pytest.approx(1.0)
+    assert column_spread(std * [1.0, 1.0, 1.0, 10 * SPREAD_HINT]) > SPREAD_HINT
+    assert column_spread(np.zeros((3, 2))) == 1.0
+
+
+def test_like_input_follows_the_inputs_kind():
+    out = torch.arange(3)
+    assert like_input(out, torch.zeros(1)) is out
+    for X in (np.zeros(1), [0.0], None):
+        got = like_input((out, out + 1), X)
+        assert all(isinstance(a, np.ndarray) for a in got) and got[1].tolist() == [1, 2, 3]

@@ -103,6 +103,53 @@ def _output(est, args, method):
     return res.detach().cpu().numpy() if isinstance(res, torch.Tensor) else np.asarray(res)
 
 
+#: every output method of an estimator whose recipe names only one (the contract is each's)
+OUTPUTS = {"cox.COX": ("predict", "predict_proba", "transform"),
+           "matern.KernelSurface": ("predict", "decision_function"),
+           "toss.HeteroscedasticRegressor": ("predict", "predict_cov"),
+           "v3.V3": ("predict", "transform")}
+
+
+#: estimators that return numpy whatever comes in, each with its reason
+NUMPY_ALWAYS = {"comm.CoMMEmbedder": "a list of modalities, some None, has no one kind or "
+                                     "device; its documented output is a float32 array",
+                "locodl.LoCoDLClassifier": "a scikit-learn classifier: its classes_ may be "
+                                           "any labels (strings), so numpy as scikit-learn's"}
+
+
+def _kinds(X) -> tuple:
+    """X as tensors and as numpy arrays (view by view for a multi-view input)."""
+    if isinstance(X, list):
+        return [torch.as_tensor(v) for v in X], [np.asarray(v) for v in X]
+    t = torch.as_tensor(X)
+    return t, t.numpy()
+
+
+def _parts(out) -> tuple:
+    return out if isinstance(out, tuple) else (out,)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_numpy_in_numpy_out_tensor_in_tensor_out(name, fitted):
+    """DESIGN's API contract (issue 68): given numpy, an estimator returns numpy (scikit-learn's
+    habit); given a tensor, a tensor on its device; the same values either way. A fitted
+    ``labels_`` is numpy, as scikit-learn's."""
+    est, args, method = fitted[name]
+    Xt, Xn = _kinds(args[0])
+    device = (Xt[0] if isinstance(Xt, list) else Xt).device
+    for out in OUTPUTS.get(name, (method,)):
+        from_t, from_n = _parts(getattr(est, out)(Xt)), _parts(getattr(est, out)(Xn))
+        assert len(from_t) == len(from_n)
+        for t, n in zip(from_t, from_n, strict=True):
+            if name in NUMPY_ALWAYS:
+                t = torch.as_tensor(t)
+            assert isinstance(t, torch.Tensor) and t.device == device, (out, type(t))
+            assert isinstance(n, np.ndarray), (out, type(n))
+            np.testing.assert_allclose(n, t.numpy(), rtol=1e-6, atol=1e-6, err_msg=out)
+    if hasattr(est, "labels_"):
+        assert isinstance(est.labels_, np.ndarray)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_is_a_scikit_learn_estimator(name):
     cls = ESTIMATORS[name]

@@ -279,6 +279,24 @@ def test_matching_guard_keeps_the_pairs_and_warns_once_naming_the_rounds():
     assert all(torch.equal(p, m.history_[0]) for p in m.history_)
 
 
+def test_matching_guard_advises_standardising_only_where_the_columns_call_for_it():
+    # issue 68 walk: "Standardise X_oom" was advised for columns already standardised
+    pytest.importorskip("ot")
+    X, Z, y, _ = _unequal_blobs(0)
+    X = (X - X.mean(0)) / X.std(0)                             # standardised: spread ~1
+    wide = X * torch.logspace(0, 3, X.shape[1], dtype=X.dtype)  # 1000-fold apart
+    said = {}
+    for name, x in (("standardised", X), ("wide", wide)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            COX(3, bottleneck=8, hidden=32, steps=20, min_pairs=10**6).fit(x, {"a": Z}, {"a": y})
+        said[name] = " ".join(str(w.message) for w in caught
+                              if issubclass(w.category, COXMatchingWarning))
+    assert "Give a few pairs (pairs=...)" in said["standardised"]
+    assert "Standardise X_oom" not in said["standardised"]
+    assert "Standardise X_oom or give a few pairs" in said["wide"]
+
+
 def test_convergence_warning_only_without_a_plateau():
     pytest.importorskip("ot")
     X, Z, y, y_oom, _ = _blobs()

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from iclr25.locodl.estimator import SPREAD_HINT, cap_message, column_spread
+from iclr25._checks import SPREAD_HINT, column_spread
+from iclr25.locodl.estimator import cap_message
 
 
 def test_column_spread_known_answer_dense_and_sparse():

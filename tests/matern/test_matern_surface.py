@@ -86,6 +86,22 @@ def test_mesh_extraction_progress_is_opt_in(sphere, capsys):
     assert torch.equal(v_quiet, v_loud)
 
 
+def test_the_mesh_takes_the_kind_of_the_points_fit_was_given(sphere, tmp_path):
+    # issue 68: numpy points in, a numpy mesh out (extract_mesh takes no array of its own),
+    # the same values as the tensor fit's; the kind survives save/load
+    P, N = sphere
+    kw = dict(nu=0.5, length_scale=0.5)
+    vt, ft = KernelSurface(**kw).fit(P, N).extract_mesh(resolution=12)
+    surf = KernelSurface(**kw).fit(P.numpy(), N.numpy())
+    vn, fn = surf.extract_mesh(resolution=12)
+    assert isinstance(vt, torch.Tensor) and isinstance(ft, torch.Tensor)
+    assert isinstance(vn, np.ndarray) and isinstance(fn, np.ndarray) and fn.dtype == np.int64
+    np.testing.assert_allclose(vn, vt.numpy(), rtol=1e-12, atol=1e-12)
+    assert np.array_equal(fn, ft.numpy())
+    back = KernelSurface.load(surf.save(tmp_path / "s.safetensors"))
+    assert isinstance(back.extract_mesh(resolution=12)[0], np.ndarray)
+
+
 def test_translation_scale_invariance_and_predict_matches(sphere):
     P, N = sphere
     g = torch.Generator().manual_seed(3)

@@ -43,7 +43,8 @@ def test_shapes_dtype_and_fitted_attributes(loss, data, one_thread):
     reg = _reg(loss=loss).fit(data.X, data.Y, data.cov if loss == "w2-labels" else None)
     Xnp = data.X[:5].numpy()
     mean, cov = reg.predict(Xnp), reg.predict_cov(data.X[:5].float())
-    assert mean.shape == (5, 2) and mean.dtype == torch.float64
+    assert isinstance(mean, np.ndarray)   # numpy in, numpy out (scikit-learn's habit)
+    assert mean.shape == (5, 2) and mean.dtype == np.float64
     assert cov.shape == (5, 2, 2) and cov.dtype == torch.float32
     assert bool((torch.linalg.eigvalsh(cov.double()) > 0).all())
     assert len(reg.history_) == 2 and np.isfinite(reg.history_).all()

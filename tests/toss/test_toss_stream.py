@@ -182,8 +182,10 @@ def test_predict_on_a_dataset_equals_the_arrays_bit_for_bit(one_thread, monkeypa
     X, Y = _data()
     m = _small().fit(X, Y)
     monkeypatch.setattr(rows, "WINDOW_BYTES", 4 * 2 * 50)       # windows of 50, 70 rows
-    assert torch.equal(m.predict(Rows(X)), m.predict(X))
-    assert torch.equal(m.predict_cov(Rows(X)), m.predict_cov(X))
+    # a Dataset in, numpy out (scikit-learn's habit), equal to the arrays'
+    assert np.array_equal(m.predict(Rows(X)), m.predict(X).numpy())
+    assert np.array_equal(m.predict_cov(Rows(X)), m.predict_cov(X).numpy())
+    assert isinstance(m.predict(Rows(X)), np.ndarray)
     with pytest.raises(ValueError, match=r"X holds NaN or inf \(row 90\)"):
         m.predict(Rows(X, {90: torch.tensor([0.0, float("nan")])}))
     with pytest.raises(ValueError, match=r"X row 3 has 3 values, the model was fitted on 2"):

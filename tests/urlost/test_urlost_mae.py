@@ -1,6 +1,7 @@
 """GroupLinear = per-group nn.Linear with inert padding; the MAE's loss ignores padding and
 unmasked tokens; URLOST is seeded, clonable, saves and loads; retina sampler and foveation."""
 
+import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
@@ -95,8 +96,9 @@ def test_urlost_fit_transform_deterministic_and_clone(tmp_path):
     m.save(tmp_path / "m.pt")
     m3 = URLOST.load(tmp_path / "m.pt")
     assert torch.allclose(m3.transform(X), Z, atol=1e-6)
-    Zd = m.transform(X.double().numpy())
-    assert Zd.dtype == torch.float64 and torch.allclose(Zd.float(), Z, atol=1e-5)
+    Zd = m.transform(X.double().numpy())   # numpy in, numpy out, in X's dtype
+    assert isinstance(Zd, np.ndarray) and Zd.dtype == np.float64
+    assert torch.allclose(torch.from_numpy(Zd).float(), Z, atol=1e-5)
 
 
 def test_urlost_given_groups_baseline():

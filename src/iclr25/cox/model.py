@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from sklearn.base import BaseEstimator
@@ -17,12 +18,15 @@ from torch import nn
 from torch.utils.data import Dataset
 
 from iclr25._checks import (
+    SPREAD_HINT,
     ArrayLike,
     as_tensor,
     check_choice,
     check_int,
     check_range,
     check_tensor,
+    column_spread,
+    like_input,
     resolve_seed,
     user_stacklevel,
 )
@@ -174,6 +178,19 @@ def _bootstrap(data: _Data, gen: torch.Generator) -> _Pairs:
     ro = torch.randperm(len(X), generator=gen)[:_GW_ROWS].to(X.device)
     B = emergent_correspondences(torch.cat([Z[m][ri] for m in data.names], 1), X[ro], "gw")
     return _Pairs(torch.stack([ri[B[:, 0]], ro[B[:, 1]]], 1))
+
+
+def _refused_warning(refused: list[tuple[int, int]], floor: int, X: torch.Tensor
+                     ) -> COXMatchingWarning:
+    """The warning for the re-matching rounds ``refused`` ((round, pairs found) each) on
+    the (m, d) OOM rows ``X``: it advises standardising only where the columns' scales call
+    for it (:func:`~iclr25._checks.column_spread`; an already standardised X_oom was told
+    to, issue 68)."""
+    scale = "Standardise X_oom or give" if column_spread(X) > SPREAD_HINT else "Give"
+    return COXMatchingWarning(
+        f"COX.fit: re-matching round(s) {', '.join(str(r) for r, _ in refused)} found "
+        f"{', '.join(str(n) for _, n in refused)} pair(s), fewer than min_pairs={floor}: the "
+        f"previous pairs were kept. {scale} a few pairs (pairs=...).")
 
 
 def _labels_from_pairs(yo: torch.Tensor, P: torch.Tensor, im_labels: list[torch.Tensor]
@@ -560,11 +577,8 @@ class COX(FittedIO, BaseEstimator):
         while P is None and pairs.rounds < rounds:
             self._rematch_round(data, pairs, floor)
         if pairs.refused:
-            ours.append(COXMatchingWarning(
-                f"COX.fit: re-matching round(s) {', '.join(str(r) for r, _ in pairs.refused)} "
-                f"found {', '.join(str(n) for _, n in pairs.refused)} pair(s), fewer than "
-                f"min_pairs={floor}: the previous pairs were kept. Standardise X_oom or "
-                f"give a few pairs (pairs=...)."))
+            so = data.sample(len(X), 2)   # streamed: the OOM sample's columns
+            ours.append(_refused_warning(pairs.refused, floor, X if so is None else X[so]))
         self.correspondences_ = pairs.P
         self.history_ = [] if P is not None else pairs.history
         self.refused_rounds_ = [r for r, _ in pairs.refused]
@@ -811,9 +825,9 @@ class COX(FittedIO, BaseEstimator):
         self._check_fitted()
         return row_windows(X, name, self.d_oom_)
 
-    @torch.no_grad()
-    def transform(self, X: torch.Tensor | Dataset) -> torch.Tensor:
-        """(m, d) OOM inputs -> (m, D) embeddings in the IM space.
+    def transform(self, X: ArrayLike | Dataset) -> torch.Tensor | np.ndarray:
+        """(m, d) OOM inputs -> (m, D) embeddings in the IM space: a tensor on X's device
+        for a tensor X, a numpy array for a numpy array, a list or a Dataset.
 
         ``X`` may also be a map-style ``Dataset`` of rows (d,) (a
         :class:`~iclr25.datasets.files.TableRows`): read window by window
@@ -821,33 +835,37 @@ class COX(FittedIO, BaseEstimator):
         result, equal to the arrays' (bit for bit on the CPU in our tests: the network maps
         each row on its own); a bad row (a pair, another width, NaN) is one ``ValueError``
         naming ``X`` and the row. So for :meth:`predict_proba` and :meth:`predict`."""
-        if isinstance(X, Dataset):
-            return torch.cat([self.transform(w) for w in self._windows(X, "X")])
-        X = self._input(X)
-        self.net_.eval()
-        return self.net_.encoder(X)
+        return like_input(self._infer(X, "embed"), X)
+
+    def predict_proba(self, X: ArrayLike | Dataset) -> torch.Tensor | np.ndarray:
+        """(m, d) -> (m, C) class probabilities of the OOM head (of the floor when
+        ``floor_used_``), in X's kind as in :meth:`transform`."""
+        return like_input(self._infer(X, "proba"), X)
+
+    def predict(self, X: ArrayLike | Dataset) -> torch.Tensor | np.ndarray:
+        """(m, d) -> (m,) int64 labels, in X's kind as in :meth:`transform`."""
+        return like_input(self._infer(X, "label"), X)
 
     @torch.no_grad()
-    def predict_proba(self, X: torch.Tensor | Dataset) -> torch.Tensor:
-        """(m, d) -> (m, C) class probabilities of the OOM head (of the floor when
-        ``floor_used_``); a Dataset of rows as in :meth:`transform`."""
+    def _infer(self, X: ArrayLike | Dataset, what: str) -> torch.Tensor:
+        """The embeddings (``what`` "embed"), probabilities ("proba") or labels ("label")
+        of X as a tensor on X's device (the model's for an array; a Dataset: window by
+        window)."""
         if isinstance(X, Dataset):
-            return torch.cat([self.predict_proba(w) for w in self._windows(X, "X")])
+            return torch.cat([self._infer(w, what) for w in self._windows(X, "X")])
+        dev = X.device if isinstance(X, torch.Tensor) else None
         X = self._input(X)
         self.net_.eval()
-        return self._floor_proba(X) if getattr(self, "floor_used_", False) else \
+        if what == "embed":
+            return self.net_.encoder(X).to(dev)
+        proba = self._floor_proba(X) if getattr(self, "floor_used_", False) else \
             self._head_proba(X)
+        return (proba.argmax(1) if what == "label" else proba).to(dev)
 
-    def predict(self, X: torch.Tensor | Dataset) -> torch.Tensor:
-        """(m, d) -> (m,) int64 labels; a Dataset of rows as in :meth:`transform`."""
-        if isinstance(X, Dataset):
-            return torch.cat([self.predict(w) for w in self._windows(X, "X")])
-        return self.predict_proba(X).argmax(1)
-
-    def score(self, X: torch.Tensor, y: torch.Tensor) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike) -> float:
         """Accuracy in [0, 1]."""
-        yt = torch.as_tensor(y).to(self.predict(X).device)
-        return float((self.predict(X) == yt).double().mean())
+        pred = self._infer(X, "label")
+        return float((pred == torch.as_tensor(y).to(pred.device)).double().mean())
 
     def _new_module(self, name: str) -> nn.Module:
         return _Net((self.d_oom_, self.dim_, self.n_classes), self.names_, self.bottleneck,

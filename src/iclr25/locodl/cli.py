@@ -122,7 +122,8 @@ def fit(
     Small real input: breast cancer (569 x 30, scaled) over 10 clients takes seconds."""
     from sklearn.exceptions import ConvergenceWarning
 
-    from iclr25.locodl.estimator import LoCoDLClassifier, cap_message, column_spread
+    from iclr25._checks import column_spread
+    from iclr25.locodl.estimator import LoCoDLClassifier, cap_message
 
     try:
         output_path(out, suffixes=(".npy",))

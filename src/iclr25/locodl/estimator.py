@@ -12,12 +12,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from iclr25._checks import (
+    SPREAD_HINT,
     ArrayLike,
     ArrayOrSparse,
     as_tensor,
     check_choice,
     check_int,
     check_range,
+    column_spread,
     resolve_seed,
     user_stacklevel,
 )
@@ -29,27 +31,12 @@ if TYPE_CHECKING:
     from iclr25.locodl.objectives import ClientLogistic
 
 
-
-#: columns whose root-mean-squares differ by more than this make the problem badly
-#: conditioned (the step is 1/L of the largest column), so the cap's message says to scale
-SPREAD_HINT = 100.0
-
-
-def column_spread(X) -> float:
-    """Largest over smallest root-mean-square of X's (N, d) non-zero columns, dense or
-    ``scipy.sparse``: raw features in mixed units (breast cancer's: about 1e4) fit slowly."""
-    sq = X.multiply(X).mean(axis=0) if hasattr(X, "multiply") else np.mean(
-        np.square(np.asarray(X, dtype=np.float64)), axis=0)
-    rms = np.sqrt(np.asarray(sq, dtype=np.float64).ravel())
-    rms = rms[rms > 0]
-    return float(rms.max() / rms.min()) if rms.size else 1.0
-
-
 def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: float,
                 last: float, cli: bool = False, spread: float = 1.0) -> str:
     """Why a fit stopped at the cap ``max_iter`` before ``tol``, and what to raise: the
     compressor's k (rand-k: rounds grow with d/k) or the cap; in the CLI's words if ``cli``.
-    A ``spread`` (:func:`column_spread`) above :data:`SPREAD_HINT` says to scale first."""
+    A ``spread`` (:func:`~iclr25._checks.column_spread`) above
+    :data:`~iclr25._checks.SPREAD_HINT` says to scale first."""
     from iclr25.locodl.compressors import ComposedCompressor, RandK, make_compressor
 
     comp = make_compressor(compressor)

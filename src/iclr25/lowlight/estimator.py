@@ -3,12 +3,13 @@ enhances, ``save``/``load`` (:class:`~iclr25._io.FittedIO`) keep it."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from iclr25._checks import check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import check_choice, check_int, check_range, like_input, resolve_seed
 from iclr25._contract import Images as ImageBatch
 from iclr25._contract import Positive, checked
 from iclr25._engine import EngineOptions, Unpack
@@ -81,12 +82,12 @@ class ZeroReferenceEnhancer(FittedIO, BaseEstimator, TransformerMixin):
 
     def transform(self, images: ImageBatch, *, reference: ImageBatch | None = None,
                   fallback: Fallback | None = None, margin: float | None = None,
-                  check: bool = True, tile: int | None = None) -> torch.Tensor:
+                  check: bool = True, tile: int | None = None) -> torch.Tensor | np.ndarray:
         """:func:`enhance` with the fitted model (same check, warning, ``fallback`` and
-        ``margin``)."""
+        ``margin``): a tensor for tensor images, a numpy array for a numpy array or a list."""
         self._check_fitted()
-        return enhance(self.model_, images, reference=reference, fallback=fallback,
-                       margin=margin, check=check, tile=tile)
+        return like_input(enhance(self.model_, images, reference=reference, fallback=fallback,
+                                  margin=margin, check=check, tile=tile), images)
 
     def _new_module(self, name: str) -> nn.Module:
         config = getattr(self, "config_", None)  # set by load_official: the file's sizes

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.linalg
@@ -23,6 +23,7 @@ from iclr25._checks import (
     check_choice,
     check_int,
     check_range,
+    like_input,
     resolve_seed,
     user_stacklevel,
 )
@@ -143,6 +144,8 @@ class KernelSurface(FittedIO, BaseEstimator):
         >>> verts, faces = surf.extract_mesh(resolution=32)
     """
 
+    _private = ("_numpy_in",)  # saved: a loaded surface's mesh keeps the fit's kind
+
     def __init__(self, kernel: KernelName = "matern", *, nu: float | str = 1.5,
                  length_scale: float = 0.5, variance: float = 1.0, reg: float = 1e-7,
                  offset: float = 0.005, n_centers: int | None = None,
@@ -212,6 +215,7 @@ class KernelSurface(FittedIO, BaseEstimator):
             alpha = self._nystrom(Xa, y, centers)
         self.alpha_, self.centers_, self.shift_, self.scale_ = alpha, centers, shift, scale
         self.n_points_ = n
+        self._numpy_in = not isinstance(points, torch.Tensor)  # extract_mesh's output kind
         return self
 
     def _nystrom(self, Xa: torch.Tensor, y: torch.Tensor, C: torch.Tensor) -> torch.Tensor:
@@ -332,8 +336,10 @@ class KernelSurface(FittedIO, BaseEstimator):
         self._nu = check_nu(self.nu)
         return (q - self.shift_) * self.scale_
 
-    def decision_function(self, Q: ArrayLike, *, precision: str = "double") -> torch.Tensor:
-        """f at (m, 3) queries in the input's coordinates (normalised units; < 0 inside).
+    def decision_function(self, Q: ArrayLike, *, precision: str = "double"
+                          ) -> torch.Tensor | np.ndarray:
+        """f at (m, 3) queries in the input's coordinates (normalised units; < 0 inside): a
+        tensor on Q's device for a tensor Q, a numpy array for a numpy array or a list.
 
         Memory is O(chunk_size · M) whatever m is. ``precision="single"`` (Matérn, CPU)
         evaluates the kernel in float32, about 2x faster, within ``single_error_bound(Q)``.
@@ -347,15 +353,17 @@ class KernelSurface(FittedIO, BaseEstimator):
         """
         self._check_fitted()
         precision = self._check_precision(precision, ("double", "single"))
-        return self._field(self._normalised(Q), precision=precision)
+        f = self._field(self._normalised(Q), precision=precision)
+        return like_input(f.to(Q.device) if isinstance(Q, torch.Tensor) else f, Q)
 
-    def predict(self, Q: ArrayLike) -> torch.Tensor:
-        """(m,) bool occupancy of (m, 3) queries: True inside (f < 0)."""
+    def predict(self, Q: ArrayLike) -> torch.Tensor | np.ndarray:
+        """(m,) bool occupancy of (m, 3) queries: True inside (f < 0), in Q's kind as
+        :meth:`decision_function`."""
         return self.decision_function(Q) < 0
 
     def extract_mesh(self, resolution: int = 128, padding: float = 0.05, *,
                      precision: str = "auto",
-                     verbose: bool | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                     verbose: bool | None = None) -> tuple[Any, Any]:
         """Mesh of {f = 0} by ``skimage.measure.marching_cubes`` on a resolution³ grid.
 
         The grid spans the normalised box [-0.5 - padding, 0.5 + padding]^3; vertices are
@@ -367,7 +375,9 @@ class KernelSurface(FittedIO, BaseEstimator):
         much), typically Matérn 1/2; otherwise, and for ``"double"``, in float64.
 
         Returns:
-            (V, 3) vertices (fitted dtype/device) and (F, 3) int64 faces.
+            (V, 3) vertices (fitted dtype) and (F, 3) int64 faces: tensors on the fitted
+            device when ``fit`` was given tensors, numpy arrays when it was given numpy
+            arrays or lists (an estimator saved before this rule returns tensors).
 
         Raises:
             RuntimeError: before ``fit``, or when f has no zero crossing on the grid.
@@ -393,7 +403,9 @@ class KernelSurface(FittedIO, BaseEstimator):
         verts = torch.from_numpy(np.ascontiguousarray(v)).to(dtype=dt, device=dev)
         verts = (verts + ax[0]) / self.scale_ + self.shift_
         faces = torch.from_numpy(np.ascontiguousarray(f)).to(dtype=torch.int64, device=dev)
-        return verts, faces
+        # no array comes in: the mesh takes the kind of the points fit was given
+        return like_input((verts, faces), None) if getattr(self, "_numpy_in", False) \
+            else (verts, faces)
 
 
 def _cholesky(A: torch.Tensor, jitter: float, what: str) -> torch.Tensor:

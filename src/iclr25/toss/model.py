@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
+import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
@@ -27,6 +28,7 @@ from iclr25._checks import (
     check_choice,
     check_int,
     check_range,
+    like_input,
     resolve_seed,
 )
 from iclr25._contract import checked
@@ -448,27 +450,29 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         cov = cov * self.y_scale_[:, None] * self.y_scale_[None, :]
         return Xt, mean, cov
 
-    def predict(self, X: ArrayLike | Dataset) -> torch.Tensor:
-        """(n, q) predicted means, on X's device and dtype. Raises NotFittedError.
+    def predict(self, X: ArrayLike | Dataset) -> torch.Tensor | np.ndarray:
+        """(n, q) predicted means in X's dtype: a tensor on X's device for a tensor X, a
+        numpy array for a numpy array, a list or a Dataset. Raises NotFittedError.
 
         ``X`` may also be a map-style ``Dataset`` of input rows (d,) (a
         :class:`~iclr25.datasets.files.TableRows` of the feature columns): read window by
         window (:meth:`_windows`), memory bounded by the window and the (n, q) float32
-        result (on the CPU), equal to the arrays' (bit for bit on the CPU in our tests: the
+        result, equal to the arrays' (bit for bit on the CPU in our tests: the
         network maps each row on its own). A bad row (a pair, another width, NaN) is one
         ``ValueError`` naming ``X`` and the row."""
-        if isinstance(X, Dataset):
-            return torch.cat([self.predict(w) for w in self._windows(X, "X")])
-        Xt, mean, _ = self._predict(X)
-        return mean.to(Xt.device, Xt.dtype)
+        return like_input(self._moments(X, 1), X)
 
-    def predict_cov(self, X: ArrayLike | Dataset) -> torch.Tensor:
-        """(n, q, q) predicted covariances Σ̂(x), on X's device and dtype (a Dataset of
-        rows: read window by window as in :meth:`predict`)."""
+    def predict_cov(self, X: ArrayLike | Dataset) -> torch.Tensor | np.ndarray:
+        """(n, q, q) predicted covariances Σ̂(x), in X's kind as in :meth:`predict` (a
+        Dataset of rows: read window by window, a numpy array)."""
+        return like_input(self._moments(X, 2), X)
+
+    def _moments(self, X: ArrayLike | Dataset, which: int) -> torch.Tensor:
+        """The mean (``which`` 1) or covariance (2) as a tensor on X's device and dtype."""
         if isinstance(X, Dataset):
-            return torch.cat([self.predict_cov(w) for w in self._windows(X, "X")])
-        Xt, _, cov = self._predict(X)
-        return cov.to(Xt.device, Xt.dtype)
+            return torch.cat([self._moments(w, which) for w in self._windows(X, "X")])
+        Xt, mean, cov = self._predict(X)
+        return (mean if which == 1 else cov).to(Xt.device, Xt.dtype)
 
     def _windows(self, X: Dataset, name: str) -> Iterator[torch.Tensor]:
         """A Dataset of input rows as the (m, d) float32 windows :meth:`predict` reads in

@@ -76,7 +76,7 @@ def topology(setting: Topology, ctx: Context) -> TopologyEvidence:
         soc = SelfOrganizingClusters(setting.n_clusters, n_neighbors=setting.k, seed=seed)
         soc.fit(data["X_train"].to(ctx.device))
         lab = torch.empty(256, dtype=torch.long)
-        lab[data["perm"]] = soc.labels_.cpu()  # back onto the hidden grid
+        lab[data["perm"]] = torch.from_numpy(soc.labels_)  # back onto the hidden grid
         sk = SpectralClustering(setting.n_clusters, affinity="precomputed",
                                 assign_labels="discretize", random_state=seed)
         sk_lab = torch.empty(256, dtype=torch.long)
@@ -168,7 +168,7 @@ def retina(setting: Retina, ctx: Context) -> RetinaEvidence:
         for name, q in (("plain", None), ("adjusted", radii ** setting.exponent)):
             soc = SelfOrganizingClusters(setting.n_clusters, n_neighbors=setting.k, density=q,
                                          w=setting.w, seed=seed)
-            labs[name] = soc.fit(X).labels_.cpu()
+            labs[name] = torch.from_numpy(soc.fit(X).labels_)
         sp, sa = area_std(labs["plain"], radii), area_std(labs["adjusted"], radii)
         rows.append((seed, sp, sa, 1 - sa / sp))
         if shown is None:

@@ -82,7 +82,7 @@ def cluster(
         _fit_echoing_warnings(soc, X)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(exc)
-    labels = soc.labels_.numpy()
+    labels = soc.labels_
     write_array(out, labels, ["column", "token"], rows=column_names(file, X.shape[1]))
     sizes = np.bincount(labels[labels >= 0])
     typer.echo(f"columns: {X.shape[1]} ({len(soc.dropped_columns_)} constant, dropped)  "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 
+import numpy as np
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -26,6 +27,7 @@ from iclr25._checks import (
     check_choice,
     check_int,
     check_range,
+    like_input,
     resolve_seed,
 )
 from iclr25._contract import Ints2D, RealArray, Reals1D, checked
@@ -437,19 +439,25 @@ class URLOST(FittedIO, TransformerMixin, BaseEstimator):
     def _check_fitted(self) -> None:
         check_is_fitted(self, "model_")
 
-    @torch.no_grad()
-    def transform(self, X: RealArray | Dataset, batch_size: int = 1024) -> torch.Tensor:
-        """Mean-pooled token features (n, dim) of X (n, d), on X's device.
+    def transform(self, X: RealArray | Dataset, batch_size: int = 1024
+                  ) -> torch.Tensor | np.ndarray:
+        """Mean-pooled token features (n, dim) of X (n, d) in X's dtype: a tensor on X's
+        device for a tensor X, a numpy array for a numpy array, a list or a Dataset.
 
         ``X`` may also be a map-style ``Dataset`` of rows (d,), as in :meth:`fit` (a
         :class:`~iclr25.datasets.files.TableRows`): read window by window
         (:func:`~iclr25.datasets.rows.row_windows`, multiples of ``batch_size`` rows), so
-        memory is bounded by the window and the (n, dim) float32 result (on the CPU), which
+        memory is bounded by the window and the (n, dim) float32 result, which
         equals the arrays' bit for bit (the network sees the same batches). A bad row (a
         pair, another width, NaN) is one ``ValueError`` naming ``X`` and the row."""
+        return like_input(self._embed(X, batch_size), X)
+
+    @torch.no_grad()
+    def _embed(self, X: RealArray | Dataset, batch_size: int) -> torch.Tensor:
+        """:meth:`transform` as a tensor on X's device (the windows' for a Dataset)."""
         self._check_fitted()
         if isinstance(X, Dataset):
-            return torch.cat([self.transform(w, batch_size)
+            return torch.cat([self._embed(w, batch_size)
                               for w in self._windows(X, "X", batch_size)])
         x = _check_X(X, min_rows=1)
         if x.shape[1] != self.n_features_in_:

@@ -23,6 +23,7 @@ from iclr25._checks import (
     check_choice,
     check_int,
     check_range,
+    like_input,
     resolve_seed,
     user_stacklevel,
 )
@@ -483,10 +484,10 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
 
     Attributes:
         affinity_: (d', d') kNN graph of the d' non-constant columns. labels_: (d,) int64
-        cluster per column, -1 for a dropped constant column. dropped_columns_: (c,) int64
-        indices of the dropped columns. groups_: (G, m) int64 column indices, -1 padded.
-        pad_mask_: (G, m) bool, True at padding. n_clusters_: G, clusters found.
-        n_features_in_: d.
+        numpy array, the cluster per column, -1 for a dropped constant column.
+        dropped_columns_: (c,) int64 indices of the dropped columns. groups_: (G, m) int64
+        column indices, -1 padded. pad_mask_: (G, m) bool, True at padding. n_clusters_: G,
+        clusters found. n_features_in_: d.
 
     Examples:
         >>> import torch
@@ -541,16 +542,18 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
         self.affinity_ = W
         kept = spectral_clusters(W, self.n_clusters, q=q, w=self.w,
                                  drop_first=self.drop_first, seed=self.seed)
-        self.labels_ = torch.full((d,), -1, dtype=kept.dtype, device=kept.device)
-        self.labels_[keep.to(kept.device)] = kept
+        labels = torch.full((d,), -1, dtype=kept.dtype, device=kept.device)
+        labels[keep.to(kept.device)] = kept
+        self.labels_ = labels.cpu().numpy()  # a fitted attribute, as scikit-learn's: numpy
         groups, self.pad_mask_ = groups_from_labels(kept)
         self.groups_ = torch.where(self.pad_mask_, -1, keep.to(groups.device)[groups.clamp(0)])
         self.n_clusters_ = int(self.groups_.shape[0])
         self.n_features_in_ = d
         return self
 
-    def transform(self, X: ArrayLike) -> torch.Tensor:
-        """Padded tokens (n, G, m) of X (n, d), zero at padding; (n, G·m) when ``flat``."""
+    def transform(self, X: ArrayLike) -> torch.Tensor | np.ndarray:
+        """Padded tokens (n, G, m) of X (n, d), zero at padding; (n, G·m) when ``flat``: a
+        tensor on X's device for a tensor X, a numpy array for a numpy array or a list."""
         if not hasattr(self, "groups_"):
             from sklearn.exceptions import NotFittedError
             raise NotFittedError("SelfOrganizingClusters is not fitted; call fit first")
@@ -559,4 +562,4 @@ class SelfOrganizingClusters(FittedIO, TransformerMixin, BaseEstimator):
             raise ValueError(f"X has {x.shape[1]} features, but this was fitted with "
                              f"{self.n_features_in_}")
         tok = group_tokens(x, self.groups_)
-        return tok.reshape(len(tok), -1) if self.flat else tok
+        return like_input(tok.reshape(len(tok), -1) if self.flat else tok, X)
