@@ -190,6 +190,14 @@ ENGINE_OPTIONS = (
 )
 
 
+#: The torch CPU threads option :func:`training_verb` adds beside the engine's, as
+#: ``iclr25 reproduce --threads`` (it sets this process's threads; the engine's own
+#: processes under ``--devices`` keep theirs).
+THREADS_OPTION = ("threads", "--threads", int | None, None,
+                  "Torch CPU threads of this process (default: torch's, one per core); 1 on a "
+                  "busy or shared machine, where more threads wait on each other.")
+
+
 @dataclass(frozen=True)
 class EngineArgs:
     """The engine options a training verb was given (:data:`ENGINE_OPTIONS`)."""
@@ -264,7 +272,7 @@ def training_verb(fn: Callable[..., T]) -> Callable[..., T]:
     """
     sig = inspect.signature(fn, eval_str=True)
     params = [p for p in sig.parameters.values() if p.name != "engine"]
-    for name, flag, kind, default, help_ in ENGINE_OPTIONS:
+    for name, flag, kind, default, help_ in (*ENGINE_OPTIONS, THREADS_OPTION):
         parser = _engine_choice(name.capitalize(), flag) \
             if name in ("strategy", "precision") else None
         option = typer.Option(default, flag, help=help_, parser=parser)
@@ -273,8 +281,16 @@ def training_verb(fn: Callable[..., T]) -> Callable[..., T]:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> T:
+        threads = kwargs.pop(THREADS_OPTION[0])
         engine = EngineArgs(**{name: kwargs.pop(name) for name, *_ in ENGINE_OPTIONS})
-        return fn(*args, **kwargs, engine=engine)
+        if threads is None:
+            return fn(*args, **kwargs, engine=engine)
+        if threads < 1:
+            fail(f"{THREADS_OPTION[1]} must be >= 1, got {threads}")
+        from iclr25._threads import torch_threads
+
+        with torch_threads(threads):
+            return fn(*args, **kwargs, engine=engine)
 
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}

@@ -34,6 +34,8 @@ def test_fit_then_predict(files):
     r = runner.invoke(app, ["predict", str(t / "m.pt"), str(t / "X.npy"), "--out",
                             str(t / "yhat.csv")])
     assert r.exit_code == 0, r.output
+    # issue 68 walk 5: it wrote the file in silence, where every other verb says what it wrote
+    assert r.output == f"wrote {t / 'yhat.csv'} (40 labels)\n"
     # a header line, as the labels files fit reads: a headerless file lost its first label
     # to pandas.read_csv's header in a new user's walk (issue 68: 47 of 48 rows)
     assert (t / "yhat.csv").read_text().splitlines()[0] == "label"

@@ -408,6 +408,9 @@ def test_cli_data_train_evaluate(tmp_path):
     # in the command line's words, one line: the suggestions come after the checks
     assert r.exit_code == 2 and r.output.startswith("error: --env 'Pendulum-v1'"), r.output
     assert len(r.output.splitlines()) == 1, r.output
+    # issue 68 walk 5: a MountainCar model got only the dims at the default --env Pendulum-v1
+    assert r.output.rstrip().endswith("roll it out in the env its training data came from "
+                                      "(the model does not record it)"), r.output
     for args, words in ((["--conv-ratio", "2"], "error: --conv-ratio "),
                         (["--context", "0"], "error: --context must"),
                         (["--n-blocks", "0"], "error: --n-blocks ")):

@@ -161,6 +161,31 @@ def test_sdf_round_trip_and_errors(tmp_path):
         read_sdf(tmp_path / "missing.sdf")
 
 
+def test_cli_graph_says_a_planar_structure_cannot_be_rigid(tmp_path):
+    # issue 68 walk 5: ethylene printed `rigid False` beside a rigid methane with no word that
+    # no graph of a planar structure is rigid in 3-D (the claim leaves them out)
+    from typer.testing import CliRunner
+
+    from iclr25.schull.cli import app
+    from iclr25.schull.metrics import is_rigid
+
+    ethylene = np.array([[0, 0, .667], [0, 0, -.667], [0, .923, 1.238], [0, -.923, 1.238],
+                         [0, .923, -1.238], [0, -.923, -1.238]])
+    methane = np.array([[0, 0, 0], [.629, .629, .629], [-.629, -.629, .629],
+                        [-.629, .629, -.629], [.629, -.629, -.629]])
+    complete = np.array([(i, j) for i in range(6) for j in range(6) if i != j]).T
+    assert not is_rigid(ethylene, complete)           # even the complete graph flexes
+    np.save(tmp_path / "flat.npy", ethylene)
+    np.save(tmp_path / "tetra.npy", methane)
+    r = CliRunner().invoke(app, ["graph", str(tmp_path / "flat.npy")])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[1].count("False (planar)") == 2, r.output      # SCHull and radius
+    assert lines[-1].startswith("planar: no graph of a planar structure"), r.output
+    r = CliRunner().invoke(app, ["graph", str(tmp_path / "tetra.npy")])
+    assert r.exit_code == 0 and "planar" not in r.output, r.output
+
+
 def test_cli_graph_on_xyz_sdf_npy(tmp_path):
     from typer.testing import CliRunner
 

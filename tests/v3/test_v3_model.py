@@ -184,7 +184,15 @@ def test_cli_fit_and_encode(tmp_path, data):
                               str(tmp_path / "x.pt")])
     assert res.exit_code == 2 and res.output.endswith(
         "got (4, 3, 8, 8) (grey images: add the channel, X[:, :, None] of shape "
-        "(4, 3, 1, 8, 8))\n"), res.output
+        "(4, 3, 1, 8, 8); vectors: flatten, X.reshape(4, 3, -1) of shape (4, 3, 64))\n"
+    ), res.output
+    # round 5: 1-D signals saved as (B, N, 1, F) were told to become (B, N, 1, 1, F) images
+    np.save(tmp_path / "signals.npy", np.zeros((4, 3, 1, 16), dtype=np.float32))
+    res = r.invoke(root_app, ["v3", "fit", str(tmp_path / "signals.npy"), "--out",
+                              str(tmp_path / "x.pt")])
+    assert res.exit_code == 2 and res.output.endswith(
+        "got (4, 3, 1, 16) (vectors: flatten, X.reshape(4, 3, -1) of shape (4, 3, 16); "
+        "grey images: add the channel, X[:, :, None] of shape (4, 3, 1, 1, 16))\n"), res.output
 
 
 def test_estimator_contract_clone_and_sklearn_checks(data):

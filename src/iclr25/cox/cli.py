@@ -180,3 +180,4 @@ def predict(
                 sink.write(m.predict(x).cpu().numpy())
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
+    typer.echo(f"wrote {out} ({n} labels)")

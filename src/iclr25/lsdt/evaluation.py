@@ -131,5 +131,6 @@ def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict
     a_dim = int(np.prod(envs[0].action_space.shape))
     if (o_dim, a_dim) != (model.obs_dim, model.act_dim):
         raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but the model "
-                         f"expects ({model.obs_dim}, {model.act_dim})")
+                         f"expects ({model.obs_dim}, {model.act_dim}): roll it out in the env its "
+                         f"training data came from (the model does not record it)")
     return envs, o_dim

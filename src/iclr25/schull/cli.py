@@ -52,6 +52,7 @@ def graph(
         _fail(str(exc))
     names = names or [str(k) for k in range(len(structs))]
     typer.echo("structure  N  E  E/N  connected  rigid | radius E  E/N  connected  rigid")
+    flat = False
     for k, (p, ei) in enumerate(track(list(zip(structs, graphs, strict=True)),
                                       "graph statistics")):
         n = len(p)
@@ -59,8 +60,14 @@ def graph(
         for e in (ei, radius_graph(p, radius, max_num_neighbors=10**6)):
             m = num_undirected_edges(e, n)
             rig = is_rigid(p, e) if n <= 1000 else "n/a"
+            if rig is False and _planar(p):
+                rig, flat = "False (planar)", True
             rows.append(f"{m}  {m / n:.2f}  {is_connected(e, n)}  {rig}")
         typer.echo(f"{names[k]}  {n}  {rows[0]} | radius {radius:g} Å: {rows[1]}")
+    if flat:
+        typer.echo("planar: no graph of a planar structure of 4 or more atoms is rigid in 3-D "
+                   "(its atoms can move off the plane); SCHull's rigidity is for non-planar "
+                   "ones")
     if out is not None:
         _write_edges(out, graphs, names)
         typer.echo(f"wrote {out}")
@@ -101,6 +108,20 @@ def _write_edges(out: Path, graphs: list, names: list[str]) -> None:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(("structure", "source", "target"))
             w.writerows((names[k], a, b) for k, e in enumerate(graphs) for a, b in e.T.tolist())
+
+
+#: Å: a structure whose centred coordinates' least singular value is below this is planar
+#: (the reproduction's ``Panel.planar_sv``, which leaves such structures out of its rigidity
+#: claim).
+PLANAR_SV = 0.1
+
+
+def _planar(pos) -> bool:
+    """Whether ``pos`` (N, 3), N >= 4, lies in a plane to within :data:`PLANAR_SV`."""
+    import torch
+
+    p = torch.as_tensor(pos, dtype=torch.float64)
+    return len(p) >= 4 and float(torch.linalg.svdvals(p - p.mean(0))[-1]) < PLANAR_SV
 
 
 def _sdf_names(file: Path) -> list[str]:

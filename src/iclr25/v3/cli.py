@@ -30,14 +30,22 @@ def _read(path: Path, tables: bool = False, mmap: bool = False) -> np.ndarray:
     if X.dtype.kind != "f":
         _fail(f"{path}: expected a float array, got dtype {X.dtype}")
     if X.ndim not in (3, 5) or X.shape[0] < 1 or X.shape[1] < 1:
-        grey = (f" (grey images: add the channel, X[:, :, None] of shape "
-                f"{(*X.shape[:2], 1, *X.shape[2:])})" if X.ndim == 4 else "")
-        _fail(f"{path}: expected shape (B, N, F) or (B, N, C, H, W), got {X.shape}{grey}")
+        _fail(f"{path}: expected shape (B, N, F) or (B, N, C, H, W), got {X.shape}"
+              + (_four_d_hint(X.shape) if X.ndim == 4 else ""))
     if mmap:
         return X
     if not np.isfinite(X).all():
         _fail(f"{path}: holds NaN or inf")
     return X.astype(np.float32)
+
+
+def _four_d_hint(shape: tuple[int, ...]) -> str:
+    """The two readings of a (B, N, a, b) array: grey images, or vectors with a spare axis
+    (a (B, N, 1, F) array of signals first, as it is one flatten from (B, N, F))."""
+    B, N, a, b = shape
+    images = f"grey images: add the channel, X[:, :, None] of shape {(B, N, 1, a, b)}"
+    vectors = f"vectors: flatten, X.reshape({B}, {N}, -1) of shape {(B, N, a * b)}"
+    return f" ({vectors}; {images})" if a == 1 else f" ({images}; {vectors})"
 
 
 @app.command()
