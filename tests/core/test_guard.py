@@ -216,6 +216,38 @@ def test_defocus_radius_reads_a_disk_blurred_photo_within_a_band(name):
         assert 0.85 * r <= e <= 1.25 * r, (name, r, e)
 
 
+def test_all_radii_at_once_equal_a_direct_per_radius_likelihood():
+    # issue 68 (h68fast): the fast path (folded disks, buffers reused, no masked copies)
+    # computes the model's likelihood of each radius as the direct evaluation does, term
+    # by term with _dct_transfer, _prior_scale and masks, and so picks the same radius
+    pytest.importorskip("skimage")
+    from iclr25._guard import (
+        _RADII,
+        _dct_transfer,
+        _log_likelihoods,
+        _prior_scale,
+        _spectra,
+        area_disk_psf,
+        defocus_radius,
+        reblur,
+    )
+    from iclr25.datasets.images import load_image
+
+    clean = load_image("chelsea", max_side=48)[None].double()
+    for r in (1.7, 3.3):
+        y = reblur(clean, torch.from_numpy(area_disk_psf(r)))
+        Y, w2, n2 = _spectra(y[0])
+        Y2, nz = (Y * Y).mean(0), w2 > 0
+        direct = []
+        for rad in _RADII:
+            K2 = _dct_transfer(area_disk_psf(float(rad)), *w2.shape) ** 2
+            v = K2[nz] * _prior_scale(Y2, K2, w2) / w2[nz] + n2
+            direct.append(-0.5 * (Y2[nz] / v + np.log(v)).sum())
+        direct = np.array(direct)
+        np.testing.assert_allclose(_log_likelihoods(Y2, w2, n2), direct, rtol=1e-11, atol=0)
+        assert float(defocus_radius(y)[0]) == float(_RADII[direct.argmax()])
+
+
 def test_the_defocus_measure_is_invariant_to_flips_and_transposition():
     # the DCT of a mirrored image only flips the signs of odd coefficients: the radius and
     # the scores are the image's, not its orientation's (even sides: the Haar noise
