@@ -27,8 +27,7 @@ from iclr25.gsd.evaluation import recovery_error
 from iclr25.gsd.testbed import _BATCHED, make_vec
 
 __all__ = ["Factor", "GymEvaluation", "GymVec", "beyond_the_demos", "check_env_id",
-           "demo_factors",
-           "evaluate_gym", "make_env", "parse_factor", "unit_actions"]
+           "demo_factors", "evaluate_gym", "make_env", "parse_factor", "unit_actions"]
 
 _FACTOR = re.compile(r"^(obs|act):(\d+)(?::(mean|last|std))?$")
 
