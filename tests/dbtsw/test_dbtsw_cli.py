@@ -23,13 +23,20 @@ def clouds(tmp_path):
     return tmp_path, (A, B, C)
 
 
-def test_two_files_print_one_number(clouds):
+def _printed(output: str) -> float:
+    """The number of ``Db-TSW  VALUE  (A to B)``."""
+    return float(output.split()[1])
+
+
+def test_two_files_print_one_labelled_number(clouds):
+    # issue 68 walk 5: the number was printed bare; it is labelled and names the clouds
     d, (A, B, _) = clouds
     r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy"), str(d / "b.csv"),
                             "--trees", "50", "--seed", "3"])
     assert r.exit_code == 0, r.output
+    assert r.output.startswith("Db-TSW  ") and r.output.rstrip().endswith("(a.npy to b.csv)")
     want = float(db_tsw(torch.from_numpy(A), torch.from_numpy(B), n_trees=50, seed=3))
-    assert float(r.output.strip()) == pytest.approx(want, rel=1e-9)
+    assert _printed(r.output) == pytest.approx(want, rel=1e-9)
 
 
 def test_three_files_give_a_symmetric_matrix(clouds):
@@ -94,7 +101,7 @@ def test_cli_and_api_share_the_default_seed(clouds):
     r = runner.invoke(app, ["dbtsw", "distance", str(d / "a.npy"), str(d / "b.csv"),
                             "--trees", "40"])
     assert r.exit_code == 0, r.output
-    assert float(r.output.strip()) == pytest.approx(db_tsw(A, B, n_trees=40), rel=1e-9)
+    assert _printed(r.output) == pytest.approx(db_tsw(A, B, n_trees=40), rel=1e-9)
 
 
 def test_numpy_in_float_out_tensor_in_tensor_out(clouds):

@@ -1,6 +1,8 @@
 """GSD beyond LaneReach: Pendulum-v1 through gymnasium.vector, the user's own demonstrations
 from two controllers of different styles, and behaviours told apart by a named statistic."""
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -85,8 +87,10 @@ def test_evaluate_gym_recovers_a_scripted_two_style_policy(demos):
     fac = parse_factor("obs:0", 3, 1)
     demo_f = demo_factors(data, fac)
     targets = [float(demo_f[:3].mean()), float(demo_f[3:].mean())]
-    ev = evaluate_gym(policy, PENDULUM, factor=fac, targets=targets, n_codes=12, budgets=(6,),
-                      z_dim=2, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # both styles demonstrated: nothing to warn
+        ev = evaluate_gym(policy, PENDULUM, factor=fac, targets=targets, n_codes=12,
+                          budgets=(6,), z_dim=2, seed=0, demos=data)
     up = ev.codes[:, 0] > 0
     assert 0 < int(up.sum()) < 12
     assert bool((ev.factors[up] > 0.3).all()) and bool((ev.factors[~up] < -0.5).all())
@@ -115,17 +119,33 @@ def test_cli_trains_and_evaluates_on_pendulum_through_gymnasium_vector(demos, tm
 def test_a_policy_beyond_the_demos_is_named():
     # issue 68: return -625 against demos' -192 and sin(theta) over -1..1 against +-0.25
     # looked fine beside a good VL; each is now a reason to warn
-    from iclr25.gsd.cli import _beyond_the_demos
+    from iclr25.gsd.gym import beyond_the_demos
 
     demo_r, demo_f = torch.tensor([-230.0, -192.0, -150.0]), torch.tensor([-0.25, 0.0, 0.25])
-    inside = _beyond_the_demos(torch.tensor([-200.0, -180.0]), torch.tensor([-0.3, 0.4]),
-                               demo_f, demo_r)
+    inside = beyond_the_demos(torch.tensor([-200.0, -180.0]), torch.tensor([-0.3, 0.4]),
+                              demo_f, demo_r)
     assert inside == []
-    why = _beyond_the_demos(torch.tensor([-625.0, -600.0]), torch.linspace(-1, 1, 10),
-                            demo_f, demo_r)
+    why = beyond_the_demos(torch.tensor([-625.0, -600.0]), torch.linspace(-1, 1, 10),
+                           demo_f, demo_r)
     assert len(why) == 2
-    assert why[0].startswith("the policy's mean return -612.5 lies below every demonstration's")
-    assert why[1].startswith("60% of the codes behave outside [-0.5, 0.5]")
+    head = "the policy does not do what the demos did: "
+    assert why[0].startswith(head + "the policy's mean return -612.5 lies below every "
+                             "demonstration's")
+    assert why[1].startswith(head + "60% of the codes behave outside [-0.5, 0.5]")
+
+
+def test_evaluate_gym_warns_as_the_cli_when_the_policy_leaves_the_demos(demos):
+    # issue 68 walk 5: `gsd evaluate --demos` warned, the API was silent. Full torque
+    # (act mean 2) lies far outside the demos' -0.1..0.12; the scripted two styles do not
+    _, data = demos
+    with pytest.warns(UserWarning, match=r"^the policy does not do what the demos did: 100% "
+                                         r"of the codes behave outside") as caught:
+        evaluate_gym(lambda obs, z: torch.ones(len(obs), 1), PENDULUM, factor="act:0:mean",
+                     n_codes=4, budgets=(2,), z_dim=2, demos=data)
+    assert caught[0].filename == __file__  # pointed at the caller's line
+    with pytest.raises(TypeError, match="demos must be an OfflineDataset"):
+        evaluate_gym(lambda obs, z: obs[:, :1], PENDULUM, factor="obs:0", z_dim=2,
+                     demos=str(data))
 
 
 def test_policy_file_records_its_env_and_evaluate_defaults_to_it(demos, tmp_path):

@@ -152,3 +152,27 @@ def test_seeded_determinism_and_float32():
     f32 = ClientLogistic(X.float(), y, torch.arange(len(X)) % 4, alpha=0.1)
     r = locodl(f32, "rand-2", max_iter=50)
     assert r.x.dtype == torch.float32
+
+
+def test_ending_at_max_iter_warns_as_sklearn_naming_max_iter_and_tol():
+    # issue 68 walk 5: raw runs ended at max_iter with converged=False and no word
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from iclr25.locodl import adiana, diana, gd, scaffnew
+
+    f, _, _ = small()
+    xs = f.solve()
+    for fn in (locodl, gd, scaffnew, diana, adiana):
+        with pytest.warns(ConvergenceWarning, match=r"ran to max_iter=20 iterations .* before "
+                          r"the error \|\|x - x_star\|\| reached tol=1e-12 \(last") as w:
+            run = fn(f, x_star=xs, tol=1e-12, max_iter=20)
+        assert not run.converged and w[0].filename == __file__, fn.__name__
+    with pytest.warns(ConvergenceWarning, match=r"no stopping tolerance \(tol=None\): pass "
+                                                r"tol"):
+        locodl(f, max_iter=5)
+    with warnings.catch_warnings():  # converged, or stopped by the caller's max_bits: silent
+        warnings.simplefilter("error")
+        assert locodl(f, RandK(2), x_star=xs, tol=1e-8, seed=0).converged
+        assert not gd(f, max_bits=1e3, x_star=xs, tol=1e-12, max_iter=10**6).converged

@@ -210,6 +210,27 @@ def test_cli_graph_on_xyz_sdf_npy(tmp_path):
     assert r.exit_code == 2
 
 
+def test_cli_graph_names_xyz_molecules_by_their_comment_line(tmp_path):
+    # issue 68 walk 5: methane, water... on the comment lines were printed as 0, 1, ...
+    from typer.testing import CliRunner
+
+    from iclr25.schull.cli import app
+
+    (tmp_path / "m.xyz").write_text(
+        "3\n water \nO 0 0 0.117\nH 0 0.757 -0.469\nH 0 -0.757 -0.469\n"
+        "2\n\nH 0 0 0\nH 0 0 0.74\n"
+        "3\nwater2\nO 0 0 0.117\nH 0 0.757 -0.469\nH 0 -0.757 -0.469\n")
+    frames = read_xyz(tmp_path / "m.xyz", comments=True)
+    assert [c for *_, c in frames] == ["water", "", "water2"]
+    assert len(read_xyz(tmp_path / "m.xyz")[0]) == 2  # the default stays (z, pos)
+    r = CliRunner().invoke(app, ["graph", str(tmp_path / "m.xyz"), "--out",
+                                 str(tmp_path / "e.npz")])
+    assert r.exit_code == 0, r.output
+    names = ["water", "1", "water2"]  # a blank comment line falls back to the index
+    assert [line.split()[0] for line in r.output.splitlines()[1:4]] == names
+    assert np.load(tmp_path / "e.npz")["names"].tolist() == names
+
+
 def test_cli_graph_names_sdf_molecules_by_their_name(tmp_path):
     from rdkit import Chem
     from rdkit.Chem import AllChem

@@ -109,8 +109,10 @@ def conformers(smiles: str, n: int, *, seed: int = 0) -> Conformers:
 
 
 @checked
-def read_xyz(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Read a (multi-frame) .xyz file: a list of ``(z (N,) int64, pos (N, 3) float64)``.
+def read_xyz(path: str | os.PathLike, *, comments: bool = False) -> list[tuple]:
+    """Read a (multi-frame) .xyz file: a list of ``(z (N,) int64, pos (N, 3) float64)``;
+    with ``comments``, ``(z, pos, comment)``: each frame's comment line, stripped (often the
+    molecule's name; empty when blank).
 
     Raises:
         ValueError: unreadable file, a bad count line, too few lines, an unknown element or
@@ -154,8 +156,8 @@ def read_xyz(path: str | os.PathLike) -> list[tuple[torch.Tensor, torch.Tensor]]
                 raise ValueError(f"{p}: line {k + 1}: expected 'element x y z', got "
                                  f"{lines[k]!r}") from None
             z.append(num)
-        frames.append((torch.tensor(z, dtype=torch.int64),
-                       torch.tensor(xyz, dtype=torch.float64)))
+        frame = (torch.tensor(z, dtype=torch.int64), torch.tensor(xyz, dtype=torch.float64))
+        frames.append((*frame, lines[i + 1].strip()) if comments else frame)
         i += 2 + n
     if not frames:
         raise ValueError(f"{p}: no structures in the file")

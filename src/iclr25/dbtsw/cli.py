@@ -80,7 +80,8 @@ def distance(
             D[i, j] = D[j, i] = float(db_tsw(clouds[i], clouds[j], n_trees=trees,
                                              n_lines=lines, delta=delta, p=p, seed=seed))
     if n == 2:
-        typer.echo(f"{D[0, 1]:.10g}")
+        # labelled as the other verbs' scalars (oft solve: "cost  ..."), the clouds named
+        typer.echo(f"Db-TSW  {D[0, 1]:.10g}  ({files[0].name} to {files[1].name})")
     else:
         for line in _matrix_lines([f.name for f in files], D):
             typer.echo(line)

@@ -217,26 +217,6 @@ def _demo_factors(demos: Path, fac):
     raise ValueError("--demos has no episode_factors (write it with `gsd demos`)")
 
 
-def _beyond_the_demos(r, f, demo_f, demo_r) -> list[str]:
-    """Why the policy does not do what the demos did, if it does not: its mean return below
-    every demonstrated episode's, or most codes behaving beyond the demonstrated range
-    widened by half its width on each side (GSD generalises between and near the demos, not
-    over the whole state space)."""
-    out = []
-    mean, worst = float(r.mean()), float(demo_r.min())
-    if mean < worst:
-        out.append(f"the policy's mean return {mean:.4g} lies below every demonstration's "
-                   f"(worst {worst:.4g}, best {float(demo_r.max()):.4g})")
-    lo, hi = float(demo_f.min()), float(demo_f.max())
-    pad = 0.5 * (hi - lo)
-    outside = float(((f < lo - pad) | (f > hi + pad)).double().mean())
-    if outside > 0.5:
-        out.append(f"{outside:.0%} of the codes behave outside [{lo - pad:.4g}, "
-                   f"{hi + pad:.4g}] (the demonstrated {lo:.4g}..{hi:.4g}, widened by half "
-                   f"its width)")
-    return out
-
-
 def _print_evaluation(ev, values, budget: int, demo, fac) -> None:
     """VL_K beside the demonstrations' VL; success on LaneReach (no ``fac``), else returns
     and the spread of behaviours; ``demo``: the demonstrations' (behaviours, returns)."""
@@ -272,7 +252,7 @@ def _print_evaluation(ev, values, budget: int, demo, fac) -> None:
         typer.echo("note: pass --demos to compare the policy's returns and behaviours with "
                    "the demonstrations'", err=True)
         return
-    for why in _beyond_the_demos(r, f, demo_f, demo_r):
-        typer.echo(f"warning: the policy does not do what the demos did: {why}; train longer "
-                   f"(--iterations: the paper trains for far longer) before relying on it",
-                   err=True)
+    from iclr25.gsd.gym import beyond_the_demos
+
+    for message in beyond_the_demos(r, f, demo_f, demo_r):
+        typer.echo(f"warning: {message}", err=True)

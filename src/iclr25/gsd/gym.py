@@ -12,6 +12,7 @@ env's bounds, and :func:`unit_actions` maps demonstrations into ``[-1, 1]`` the 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -19,14 +20,14 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from iclr25._checks import as_tensor, check_int, resolve_seed
+from iclr25._checks import as_tensor, check_int, resolve_seed, user_stacklevel
 from iclr25._contract import PositiveInt, checked
 from iclr25.datasets.control import OfflineDataset
 from iclr25.gsd.evaluation import recovery_error
 from iclr25.gsd.testbed import _BATCHED, make_vec
 
-__all__ = ["Factor", "GymEvaluation", "GymVec", "check_env_id", "demo_factors",
-           "evaluate_gym", "make_env", "parse_factor", "unit_actions"]
+__all__ = ["Factor", "GymEvaluation", "GymVec", "beyond_the_demos", "check_env_id",
+           "demo_factors", "evaluate_gym", "make_env", "parse_factor", "unit_actions"]
 
 _FACTOR = re.compile(r"^(obs|act):(\d+)(?::(mean|last|std))?$")
 
@@ -203,6 +204,34 @@ def demo_factors(demos: OfflineDataset, factor: Factor) -> torch.Tensor:
     return torch.cat(out)
 
 
+def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors: torch.Tensor,
+                     demo_returns: torch.Tensor) -> list[str]:
+    """Why the policy does not do what the demos did, one warning each (empty when it does):
+    its mean return below every demonstrated episode's, or most codes behaving beyond the
+    demonstrated range widened by half its width on each side (GSD generalises between and
+    near the demos, not over the whole state space). ``gsd evaluate`` prints these and
+    :func:`evaluate_gym` warns them.
+
+    Args:
+        returns, factors: (n,) each code's return and behaviour.
+        demo_factors, demo_returns: (E,) each demonstrated episode's.
+    """
+    why = []
+    mean, worst = float(returns.mean()), float(demo_returns.min())
+    if mean < worst:
+        why.append(f"the policy's mean return {mean:.4g} lies below every demonstration's "
+                   f"(worst {worst:.4g}, best {float(demo_returns.max()):.4g})")
+    lo, hi = float(demo_factors.min()), float(demo_factors.max())
+    pad = 0.5 * (hi - lo)
+    outside = float(((factors < lo - pad) | (factors > hi + pad)).double().mean())
+    if outside > 0.5:
+        why.append(f"{outside:.0%} of the codes behave outside [{lo - pad:.4g}, "
+                   f"{hi + pad:.4g}] (the demonstrated {lo:.4g}..{hi:.4g}, widened by half "
+                   f"its width)")
+    return [f"the policy does not do what the demos did: {w}; train longer (more "
+            f"iterations: the paper trains for far longer) before relying on it" for w in why]
+
+
 @dataclass(frozen=True)
 class GymEvaluation:
     """Per-code rollouts on a gymnasium env: returns and the behaviour statistic."""
@@ -225,15 +254,19 @@ def evaluate_gym(
     budgets: Sequence[int] = (10,),
     z_dim: int | None = None,
     seed: int | torch.Generator | None = 0,
+    demos: OfflineDataset | None = None,
 ) -> GymEvaluation:
     """Roll out one deterministic episode per prior code z ~ N(0, I) in a gymnasium env.
 
     ``policy(obs (n, d), z (n, z_dim))`` returns mean actions in ``[-1, 1]`` (mapped onto the
     env's bounds). Each code's behaviour is ``factor`` over its first episode (steps after
     an early termination are not counted); with ``targets``, ``VL_K`` as for LaneReach.
+    With ``demos`` (the training demonstrations), warns when the policy does not do what
+    they did (:func:`beyond_the_demos`), as ``gsd evaluate --demos`` does.
 
     Raises:
         ValueError: bad env id, factor, targets, n_codes or budgets, before any rollout.
+        TypeError: ``demos`` not an :class:`~iclr25.datasets.control.OfflineDataset`.
     """
     n_codes = check_int(n_codes, "n_codes", 1)
     budgets = [check_int(b, "budgets", 1, n_codes) for b in budgets]
@@ -245,6 +278,10 @@ def evaluate_gym(
     obs_space, act_space, _ = check_env_id(env_id)
     if not isinstance(factor, Factor):
         factor = parse_factor(factor, obs_space.shape[0], act_space.shape[0])
+    if demos is not None and not isinstance(demos, OfflineDataset):
+        raise TypeError(f"demos must be an OfflineDataset (the training demonstrations) or "
+                        f"None, got {type(demos).__name__}")
+    demo = None if demos is None else (demo_factors(demos, factor), demos.returns())
     param = next(iter(getattr(policy, "parameters", lambda: iter([torch.zeros(())]))()))
     env = GymVec(env_id, n_codes, device=param.device)
     gen = resolve_seed(seed)
@@ -267,4 +304,7 @@ def evaluate_gym(
     env.close()
     f = factor.of(torch.stack(S), torch.stack(A), torch.stack(alive))
     vl = {} if t is None else {b: recovery_error(f, t, b) for b in budgets}
+    if demo is not None:
+        for message in beyond_the_demos(ret, f, *demo):
+            warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
     return GymEvaluation(codes, f, ret, factor, vl)

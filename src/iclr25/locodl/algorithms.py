@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from sklearn.exceptions import ConvergenceWarning
 
-from iclr25._checks import check_int, check_range
+from iclr25._checks import check_int, check_range, user_stacklevel
 from iclr25._contract import Floats1D, NonNegative, Positive, PositiveInt, checked
 from iclr25._progress import progress_bar
 from iclr25.locodl.comm import SimulatedComm
@@ -185,11 +187,28 @@ class _Setup:
 
             yield tick
 
-    def run(self, x, rounds, iterations, **params) -> Run:
+    def run(self, name: str, x, rounds, iterations, **params) -> Run:
+        """The Run; a ``ConvergenceWarning`` (as scikit-learn's solvers) when it ended at
+        ``max_iter`` before ``tol`` (a ``max_bits`` stop is the caller's budget, not a
+        failure)."""
         h = torch.tensor(self.history, dtype=torch.float64).reshape(-1, 3)
+        converged = bool(getattr(self, "done", False))
+        if not converged and iterations >= self.max_iter:
+            warnings.warn(ConvergenceWarning(self._cap_message(name, rounds)),
+                          stacklevel=user_stacklevel())
         return Run(x=x, rounds=rounds, iterations=iterations, uplink_bits=self.bits,
-                   wire_bytes=self.comm.wire_bytes, history=h,
-                   converged=bool(getattr(self, "done", False)), params=params)
+                   wire_bytes=self.comm.wire_bytes, history=h, converged=converged,
+                   params=params)
+
+    def _cap_message(self, name: str, rounds: int) -> str:
+        ran = f"{name} ran to max_iter={self.max_iter} iterations ({rounds} rounds)"
+        if self.tol is None:
+            return (f"{ran} with no stopping tolerance (tol=None): pass tol to stop once "
+                    f"converged, or a smaller max_iter")
+        what = "error ||x - x_star||" if self.x_star is not None else "change between rounds"
+        last = self.history[-1][2] if self.history else math.inf
+        seen = f"last {last:.3g}" if last < math.inf else "none measured yet"
+        return f"{ran} before the {what} reached tol={self.tol:g} ({seen}); raise max_iter"
 
 
 def _locodl_params(S: _Setup, gamma: float | None, p: float | None, rho: float | None,
@@ -231,7 +250,9 @@ def locodl(objective: _ClientObjective,
         gamma: step, default 2/(L + μ); must lie in (0, 2/L).
         p: communication probability, default min(1, √((1+ω)(1+ω_av)/κ)), κ = L/μ.
         rho, chi: default 1/(1+ω_av), ω_av = ω/n (Theorem 3.1: 2ρ − ρ²(1+ω_av) − χ ≥ 0).
-        max_iter: iterations at most. tol: stop at ‖y − x*‖ ≤ tol if ``x_star`` is given, else
+        max_iter: iterations at most (ending there before ``tol`` warns
+            ``sklearn.exceptions.ConvergenceWarning``). tol: stop at ‖y − x*‖ ≤ tol if
+            ``x_star`` is given, else
             at ‖y_r − y_{r−1}‖ ≤ tol·max(1, ‖y_r‖) between communication rounds.
         x_star: (d,) the optimum, to measure the error. comm: the engine (SimulatedComm()).
         seed: the coin and compressor streams. max_bits: stop once a client sent this many.
@@ -285,7 +306,7 @@ def locodl(objective: _ClientObjective,
                 X, y = Xh, yh
                 if S.x_star is not None and S.check(t, y):
                     break
-    out = S.run(y, rounds, t, gamma=gamma, p=p, rho=rho, chi=chi, omega=omega)
+    out = S.run("LoCoDL", y, rounds, t, gamma=gamma, p=p, rho=rho, chi=chi, omega=omega)
     out.state = {"X": X, "U": U, "y": y, "v": v}
     return out
 
@@ -320,7 +341,7 @@ def gd(objective: _ClientObjective,
             S.bits += S.bits_round
             if S.check(t, x):
                 break
-    return S.run(x, t, t, gamma=gamma)
+    return S.run("GD", x, t, t, gamma=gamma)
 
 
 @checked
@@ -358,7 +379,7 @@ def scaffnew(objective: _ClientObjective,
                 break
         else:
             X = Xh
-    return S.run(x, rounds, t, gamma=gamma, p=p)
+    return S.run("Scaffnew", x, rounds, t, gamma=gamma, p=p)
 
 
 @checked
@@ -391,7 +412,7 @@ def diana(objective: _ClientObjective,
             S.bits += S.bits_round
             if S.check(t, x):
                 break
-    return S.run(x, t, t, gamma=gamma, alpha=a)
+    return S.run("DIANA", x, t, t, gamma=gamma, alpha=a)
 
 
 @checked
@@ -462,4 +483,4 @@ def adiana(objective: _ClientObjective,
             break
         if S.check(t, y):
             break
-    return S.run(y, t, t, **P)
+    return S.run("ADIANA", y, t, t, **P)

@@ -213,14 +213,18 @@ def _baseline_line(objective, name: str, coef, bits: float, compressor: str, max
                    seed: int) -> str:
     """The baseline's uplink bits to reach LoCoDL's final distance to the optimum x*."""
     import torch
+    from sklearn.exceptions import ConvergenceWarning
 
     from iclr25.locodl.algorithms import diana, gd
 
     x_star = objective.solve()
     err = float(torch.linalg.vector_norm(torch.as_tensor(coef, dtype=x_star.dtype) - x_star))
-    run = (gd(objective, max_iter=max_iter, tol=err, x_star=x_star, seed=seed, verbose=None)
-           if name == "gd" else diana(objective, compressor, max_iter=max_iter, tol=err,
-                                      x_star=x_star, seed=seed, verbose=None))
+    with warnings.catch_warnings():  # said on the line, "not reached"
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        run = (gd(objective, max_iter=max_iter, tol=err, x_star=x_star, seed=seed,
+                  verbose=None)
+               if name == "gd" else diana(objective, compressor, max_iter=max_iter, tol=err,
+                                          x_star=x_star, seed=seed, verbose=None))
     label = "GD (uncompressed)" if name == "gd" else f"DIANA ({compressor})"
     reached = "" if run.converged else f", not reached in {max_iter} rounds"
     return (f"{label} to the same |x - x*| = {err:.3g}: uplink bits per client "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ def build_objective(spec: dict[str, Any]):
 
 def run_jobs(spec: dict[str, Any], jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Run each job ``{"algorithm", "sparse", **kwargs}`` on the initialised process group."""
+    from sklearn.exceptions import ConvergenceWarning
+
     from iclr25.locodl import algorithms
     from iclr25.locodl.comm import DistributedComm
 
@@ -44,7 +47,9 @@ def run_jobs(spec: dict[str, Any], jobs: list[dict[str, Any]]) -> list[dict[str,
         job = dict(job)
         fn = getattr(algorithms, job.pop("algorithm", "locodl"))
         comm = DistributedComm(sparse=job.pop("sparse", True))
-        r = fn(objective, comm=comm, **job)
+        with warnings.catch_warnings():  # each rank would warn; the caller reads converged
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            r = fn(objective, comm=comm, **job)
         out.append(dict(x=r.x.cpu(), rounds=r.rounds, iterations=r.iterations,
                         uplink_bits=r.uplink_bits, wire_bytes=r.wire_bytes,
                         history=r.history, converged=r.converged))

@@ -142,7 +142,9 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         name = self._compressor_name(Xt.shape[1])
         kw = dict(compressor=name, max_iter=self.max_iter, tol=self.tol, seed=seed)
         if self.engine == "simulated":
-            run = locodl(objective, verbose=None, **kw)
+            with warnings.catch_warnings():  # warned below with the estimator's hints
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                run = locodl(objective, verbose=None, **kw)
             res = dict(x=run.x, rounds=run.rounds, iterations=run.iterations,
                        uplink_bits=run.uplink_bits, wire_bytes=run.wire_bytes,
                        history=run.history, converged=run.converged)

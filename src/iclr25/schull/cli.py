@@ -30,8 +30,8 @@ def graph(
 ) -> None:
     """Print N, E, E/N, connected and rigid for SCHull and the radius graph of each structure.
 
-    Structures are named by their SDF ``_Name`` (the molblock's title line), or numbered from
-    0 when it is empty and for .xyz/.npy files.
+    Structures are named by their SDF ``_Name`` (the molblock's title line) or their .xyz
+    comment line, or numbered from 0 when it is empty and for .npy files.
     """
     from iclr25._progress import track
     from iclr25.schull.graph import schull_graph
@@ -74,14 +74,16 @@ def graph(
 
 
 def _read_structures(file: Path) -> tuple[list, list[str]]:
-    """The position tensors in ``file`` and, for an SDF, their names (else an empty list)."""
+    """The position tensors in ``file`` and, for an SDF or .xyz, their names (a blank title
+    or comment line: the index; .npy: an empty list)."""
     import numpy as np
     import torch
 
     from iclr25.datasets.molecules import read_sdf, read_xyz
 
-    if file.suffix == ".xyz":
-        return [p for _, p in read_xyz(file)], []
+    if file.suffix == ".xyz":  # named by their comment lines, as an SDF by its titles
+        frames = read_xyz(file, comments=True)
+        return [p for _, p, _ in frames], [c or str(k) for k, (*_, c) in enumerate(frames)]
     if file.suffix == ".sdf":
         structs = [p for _, p in read_sdf(file)]
         return structs, [nm or str(k) for k, nm in enumerate(_sdf_names(file))]
