@@ -1195,7 +1195,9 @@ def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: floa
     if fallback == "classical" and below_cls:
         act = f"returned the classical {row.best} result (fallback='classical')"
     elif fallback == "input" and below_in:
-        act = "returned the input unchanged (fallback='input')"
+        # say how to get ours: where the input is kept without a verdict (a dim scene, a
+        # frame under its noise floor) the user may know better (issue 68, walk 5)
+        act = "returned the input unchanged (fallback='input'; fallback='none' returns ours)"
     else:
         alts = ([f"fallback='classical' returns the {row.best} result"] if below_cls else []) \
             + (["fallback='input' returns the input"] if below_in else [])

@@ -412,6 +412,8 @@ def test_a_score_that_cannot_be_estimated_is_said_in_words_not_nan():
     assert "nan" not in text.lower().replace("nl-means", ""), text
     assert "input not estimable" in text and "ours 47.49 dB" in text
     assert "returned the input unchanged" in text
+    # and how to get ours back where the user knows better (issue 68, walk 5)
+    assert "fallback='none' returns ours" in text
 
 
 def test_the_scene_key_is_the_scenes_not_the_exposures():

@@ -207,7 +207,8 @@ def test_cli_default_never_writes_an_output_scoring_below_its_input(tmp_path, ba
     save_image(clean, src)
     r = CliRunner().invoke(app, ["restore", str(model), str(src), str(tmp_path / "o.png")])
     assert r.exit_code == 0, r.output
-    assert "returned the input unchanged (--fallback input)" in r.output
+    assert ("returned the input unchanged (--fallback input; --fallback none returns ours)"
+            in r.output)
     assert "fallback='" not in r.output
     got = load_folder(tmp_path / "o.png")["o.png"]
     assert torch.equal(got, load_folder(src)["clean.png"])

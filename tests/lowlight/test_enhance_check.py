@@ -184,7 +184,8 @@ def test_cli_fallback(tmp_path, net, clean):
         assert r.exit_code == 0, r.output
         assert "warning: c.png:" in r.output and "returned the input" in r.output
         # in the command line's words, not the API's (issue 68 walk)
-        assert "(--fallback input)" in r.output and "fallback='" not in r.output
+        assert "(--fallback input; --fallback none returns ours)" in r.output
+        assert "fallback='" not in r.output
         assert "lowlight.enhance" not in r.output
         assert (load_folder(tmp_path / "o.png")["o.png"] - x).abs().max() <= 0.5 / 255 + 1e-6
     r = CliRunner().invoke(app, ["enhance", str(model), str(src), str(tmp_path / "n.png"),
