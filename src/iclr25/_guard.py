@@ -786,13 +786,14 @@ def defocus_radius(x: torch.Tensor) -> torch.Tensor:
     evaluation it replaced: 0.30 s and 14.7 s), the same radius, bitwise, on all 168
     defocus inputs of ``benchmarks/dcpt_checks.py``'s rounds 3, 5, 6 and 7 (sides 96 and
     160)."""
-    out = []
-    for im in x:
-        Y, w2, n2 = _spectra(im)
-        ll = _log_likelihoods((Y * Y).mean(0), w2, n2)
-        # the first of equal maxima, as a loop keeping the best by ">" takes; NaN never wins
-        out.append(float(_RADII[np.nan_to_num(ll, nan=-math.inf).argmax()]))
-    return torch.tensor(out, dtype=torch.float64)
+    return torch.tensor([_radius(*_spectra(im)) for im in x], dtype=torch.float64)
+
+
+def _radius(Y: np.ndarray, w2: np.ndarray, n2: float) -> float:
+    """:func:`defocus_radius` of one image from its :func:`_spectra`."""
+    ll = _log_likelihoods((Y * Y).mean(0), w2, n2)
+    # the first of equal maxima, as a loop keeping the best by ">" takes; NaN never wins
+    return float(_RADII[np.nan_to_num(ll, nan=-math.inf).argmax()])
 
 
 @dataclass(frozen=True)
@@ -806,11 +807,13 @@ class _Posterior:
     V: np.ndarray
 
     @classmethod
-    def of(cls, y: torch.Tensor, k: np.ndarray) -> _Posterior:
-        """Under the model of :func:`defocus_radius` with kernel ``k``: the Wiener filter's
-        ``M = K S Y / (K² S + σ²)``, ``V = S σ² / (K² S + σ²)``, ``S = A/ω²`` (DC: known)."""
+    def of(cls, y: torch.Tensor, radius: float | None = None) -> _Posterior:
+        """Under the model of :func:`defocus_radius` with the disk of ``radius`` (None: read
+        from ``y``, from the same spectra): the Wiener filter's ``M = K S Y / (K² S + σ²)``,
+        ``V = S σ² / (K² S + σ²)``, ``S = A/ω²`` (DC: known)."""
         Y, w2, n2 = _spectra(y)
-        K = _dct_transfer(k, *w2.shape)
+        r = _radius(Y, w2, n2) if radius is None else radius
+        K = _dct_transfer(area_disk_psf(r), *w2.shape)
         S = _prior_scale((Y * Y).mean(0), K * K, w2) / np.where(w2 > 0, w2, 1.0)
         den = K * K * S + n2
         M, V = K * S * Y / den, S * n2 / den
@@ -842,10 +845,9 @@ def posterior_psnr(out: torch.Tensor, x: torch.Tensor,
     photo's own. Unlike the re-blur PSNR it sees what the disk averages away: there the
     posterior keeps the prior's variance, so noise, ringing or detail an output invents
     where the disk passed nothing count in full. Both (B, C, H, W); returns (B,) float64."""
-    r = defocus_radius(x) if radius is None else radius
-    return torch.tensor([_Posterior.of(xi, area_disk_psf(float(ri))).psnr(oi)
-                         for oi, xi, ri in zip(out, x, r.tolist(), strict=True)],
-                        dtype=torch.float64)
+    r = [None] * len(x) if radius is None else [float(ri) for ri in radius.tolist()]
+    return torch.tensor([_Posterior.of(xi, ri).psnr(oi)
+                         for oi, xi, ri in zip(out, x, r, strict=True)], dtype=torch.float64)
 
 
 #: How many quantiles of the luma the tone comparison reads (:func:`tone_error`).
@@ -1052,8 +1054,7 @@ class _Inputs:
     def posteriors(self) -> list[_Posterior]:
         """Each image's posterior of its sharp image under the defocus disk whose radius
         :func:`defocus_radius` reads from the input."""
-        return [_Posterior.of(xi, area_disk_psf(r))
-                for xi, r in zip(self.x, defocus_radius(self.x).tolist(), strict=True)]
+        return [_Posterior.of(xi) for xi in self.x]
 
 
 #: ``score(out, f, inputs)``: (B,) scores of ``out = f(inputs.x)``; ``f`` is called again by

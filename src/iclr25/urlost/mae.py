@@ -253,8 +253,7 @@ class _Rows(Dataset):
         return self.n
 
     def row(self, i: int) -> torch.Tensor:
-        x = read_row(self.data, i, self.name, self.width)
-        return x
+        return read_row(self.data, i, self.name, self.width)
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
         assert self.scale is not None
