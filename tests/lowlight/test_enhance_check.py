@@ -230,7 +230,9 @@ def test_a_darkened_dark_scene_is_not_judged_and_the_default_keeps_it(scene):
     """Issue 68, round 6: a star field or objects on black, darkened, is a low-key scene,
     not an under-exposed typical photo: the check gives no verdict and the default returns
     the input unchanged although the exposure measure scores the brightened output higher
-    (the brightening is worse by the reference)."""
+    (the brightening is worse by the reference). At 64 px the star field at seed 1 gets
+    the noise floor's reason instead (h68ll9: its noise-held log-average sits at 0.47 of
+    its highlights, just above middle grey's 0.461); no verdict either way."""
     from iclr25._guard import lowlight_psnr, not_underexposed
     from iclr25.datasets.images import degrade
 
@@ -238,12 +240,14 @@ def test_a_darkened_dark_scene_is_not_judged_and_the_default_keeps_it(scene):
     net = GammaToMean()
     for seed in range(3):
         dark = degrade(clean, "low_light", seed=seed)
-        assert "low-key scene" in not_underexposed(dark[None])[0]
+        why = not_underexposed(dark[None])[0]
+        assert "low-key scene" in why or (scene, seed) == ("hubble_deep_field", 1), why
         plain = enhance(net, dark, check=False)
         assert lowlight_psnr(plain[None], dark[None]) > lowlight_psnr(dark[None], dark[None]) + 1
         assert psnr(plain, clean) < psnr(dark, clean)     # what the default must not return
         x = dark.clone()
-        with pytest.warns(RestorationWarning, match="not judged, a low-key scene.*returned "
+        with pytest.warns(RestorationWarning, match="not judged, (a low-key scene|most of it "
+                                                    "below the noise floor).*returned "
                                                     "the input unchanged"):
             assert torch.equal(enhance(net, x), dark)
         assert torch.equal(x, dark)
