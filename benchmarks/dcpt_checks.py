@@ -135,6 +135,13 @@ where the ``iclr25`` imported has it (``not_underexposed``). Round 8 low light (
 63.7% (61). The rule on the development sets (default margin; before it): the first set
 52.8% (65.7%), 1 returned worse (2); ``lowlight-fresh`` 41.7% (75.8%), 0 (0); round 3
 73.3% (71.0%), 0 (7); round 6 57.2% (61.4%), 0 (9); round 7 77.8% (80.3%), 0 (0).
+Round 9 low light (h68ll9; ``--quick --side 256``, measured once, 396 outputs, default
+margin): the rule (``low_key``, ``blank_sigma``) 137 / 50 / 0 / 209, 87.4%, none returned
+worse (typical photos 83.7%, dark 97.2%); main's (h68ll8's) 137 / 83 / 0 / 176, 79.0%,
+none (typical 72.2%, dark 97.2%). The rule on the development sets (default margin;
+h68ll8's): the first set 58.3% (52.8%), 2 returned worse (1); ``lowlight-fresh`` 41.7%
+(41.7%), 0; round 3 71.0% (73.3%), 7 (0: a dim flower crop at a linear darkening); round 6
+61.0% (57.2%), 0; round 7 80.3% (77.8%), 0; round 8 74.1% (66.4%), 0.
 
 Each verdict is a 2×2 table: the check warned (below the input; below the input or the
 classical result) or not, against the reference's worse or not. Target: ≥ 90% agreement.
