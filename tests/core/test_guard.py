@@ -432,6 +432,47 @@ def test_the_scene_key_is_the_scenes_not_the_exposures():
     assert float(scene_key(torch.full((1, 3, 16, 16), 0.3))) == 0.0   # flat: no spread
 
 
+def test_a_low_contrast_photo_is_not_low_key_but_a_night_sky_is():
+    """Issue 68, walk 5: brick and a wall clock read low-key by the key alone (their bulk
+    sits near the bottom of a narrow range: brick -0.44), and their realistic dark photos
+    came back unchanged. Low-key also needs the log-average below middle grey with the
+    highlights at white: no pristine photo is low-key, even dimmed below middle grey; the
+    star field is, clean and darkened."""
+    from iclr25._guard import MIDDLE_GREY, PRISTINE, low_key, not_underexposed, scene_key
+    from iclr25.datasets.images import load_image
+
+    for name in PRISTINE:
+        x = load_image(name, max_side=64).double()[None]
+        dim = x * (0.9 * MIDDLE_GREY / x.amax())          # highlights below middle grey
+        assert not low_key(x) and not low_key(dim), name
+    brick = load_image("brick").double()[None]                # at full size, 512 px
+    dim = brick * (0.9 * MIDDLE_GREY / brick.amax())
+    assert float(scene_key(dim)) < -0.3                       # what the key alone says
+    assert not low_key(dim) and not_underexposed(dim) == [None]
+    sky = load_image("hubble_deep_field", max_side=64).double()[None]
+    assert low_key(sky) and low_key(0.1 * sky ** 2)
+
+
+def test_the_noise_of_black_is_not_the_frames_under_photon_noise():
+    """``blank_sigma`` reads the noise of the frame's darker half, which is black's where the
+    noise grows with the light (shot noise); Donoho's σ over the whole frame reads the
+    brighter half's. Known answer: a grey frame, left half at 0.1 with σ 0.004, right half
+    at 0.6 with σ 0.03."""
+    from iclr25._guard import blank_sigma, noise_sigma
+
+    g = torch.Generator().manual_seed(0)
+    level = torch.full((1, 1, 64, 128), 0.1, dtype=torch.float64)
+    level[..., 64:] = 0.6
+    sd = torch.where(level < 0.5, 0.004, 0.03)
+    x = (level + sd * torch.randn(level.shape, generator=g, dtype=torch.float64)).repeat(1, 3, 1, 1)
+    assert abs(float(blank_sigma(x)) / 0.004 - 1) < 0.1
+    assert float(noise_sigma(x)) > 2 * 0.004
+    flat = (0.3 + 0.01 * torch.randn((2, 1, 96, 96), generator=g, dtype=torch.float64)
+            ).repeat(1, 3, 1, 1)                          # one noise level: the same σ
+    assert torch.allclose(blank_sigma(flat), torch.full((2,), 0.01, dtype=torch.float64),
+                          rtol=0.1)
+
+
 def test_the_rank_percentile_is_a_quantile_without_the_size_limit():
     from iclr25._guard import _rank
 

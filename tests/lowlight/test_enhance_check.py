@@ -230,7 +230,9 @@ def test_a_darkened_dark_scene_is_not_judged_and_the_default_keeps_it(scene):
     """Issue 68, round 6: a star field or objects on black, darkened, is a low-key scene,
     not an under-exposed typical photo: the check gives no verdict and the default returns
     the input unchanged although the exposure measure scores the brightened output higher
-    (the brightening is worse by the reference)."""
+    (the brightening is worse by the reference). At 64 px the star field at seed 1 gets
+    the noise floor's reason instead (h68ll9: its noise-held log-average sits at 0.47 of
+    its highlights, just above middle grey's 0.461); no verdict either way."""
     from iclr25._guard import lowlight_psnr, not_underexposed
     from iclr25.datasets.images import degrade
 
@@ -238,12 +240,14 @@ def test_a_darkened_dark_scene_is_not_judged_and_the_default_keeps_it(scene):
     net = GammaToMean()
     for seed in range(3):
         dark = degrade(clean, "low_light", seed=seed)
-        assert "low-key scene" in not_underexposed(dark[None])[0]
+        why = not_underexposed(dark[None])[0]
+        assert "low-key scene" in why or (scene, seed) == ("hubble_deep_field", 1), why
         plain = enhance(net, dark, check=False)
         assert lowlight_psnr(plain[None], dark[None]) > lowlight_psnr(dark[None], dark[None]) + 1
         assert psnr(plain, clean) < psnr(dark, clean)     # what the default must not return
         x = dark.clone()
-        with pytest.warns(RestorationWarning, match="not judged, a low-key scene.*returned "
+        with pytest.warns(RestorationWarning, match="not judged, (a low-key scene|most of it "
+                                                    "below the noise floor).*returned "
                                                     "the input unchanged"):
             assert torch.equal(enhance(net, x), dark)
         assert torch.equal(x, dark)
@@ -283,6 +287,44 @@ def test_a_frame_sunk_below_its_noise_floor_is_not_judged_and_the_default_keeps_
                                                     "floor.*returned the input unchanged"):
             assert torch.equal(enhance(net, x), dark)
         assert torch.equal(x, dark)
+
+
+def _exposed(scene, seed, k=0.12, photons=60.0, read=0.004):
+    """``scene`` photographed as issue 68's walk 5 did: the exposure scaled by ``k``,
+    Poisson shot noise (``photons`` at white before the exposure), Gaussian read noise,
+    clipped and written to 8 bits."""
+    g = torch.Generator().manual_seed(seed)
+    d = torch.poisson(scene.double() * k * photons, generator=g) / photons
+    d = d + read * torch.randn(d.shape, generator=g, dtype=d.dtype)
+    return ((d.clamp(0, 1) * 255).round() / 255).float()
+
+
+def test_a_realistic_dark_photo_gets_ours_at_the_default():
+    """Issue 68, walk 5: a typical photo at 12% exposure with shot noise (7 photons at
+    white) was kept unchanged, its median under 3 σ of the frame's noise, which photon
+    noise sets far above black's. Judged by black's noise, the brightened output is
+    returned, and it is better by the reference."""
+    from iclr25._guard import not_underexposed
+
+    J = load_image("coffee", max_side=128)
+    net = GammaToMean()
+    for seed in range(3):
+        dark = _exposed(J, seed)
+        assert not_underexposed(dark[None]) == [None]
+        plain = enhance(net, dark, check=False)
+        assert psnr(plain, J) > psnr(dark, J) + 3
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")            # may score below the classical result
+            assert torch.equal(enhance(net, dark), plain)
+
+
+def test_a_black_frame_photographed_so_is_still_kept_with_a_warning():
+    """The same camera on black (shot noise has nothing to count; read noise, 8 bits): no
+    verdict, the input returned unchanged with a warning naming the noise floor."""
+    dark = _exposed(torch.zeros(3, 48, 64), 0, read=0.01)
+    with pytest.warns(RestorationWarning, match="not judged, most of it below the noise "
+                                                "floor.*returned the input unchanged"):
+        assert torch.equal(enhance(GammaToMean(), dark), dark)
 
 
 def test_a_darkened_typical_photo_is_still_enhanced(clean):
