@@ -47,7 +47,9 @@ def _one(a: np.ndarray, kind: str, sigma: float) -> np.ndarray:
     if kind == "defocus":
         return _richardson_lucy(a, disk_psf(3.0))
     if kind == "motion_blur":
-        return filters.unsharp_mask(a, radius=2, amount=1, channel_axis=-1)
+        # channel_axis=2, not -1: scikit-image 0.26 with -1 filters three rows and leaves the
+        # rest of its output uninitialised (issue 68, h68post9)
+        return filters.unsharp_mask(a, radius=2, amount=1, channel_axis=2)
     m = float(np.clip(a.mean(), 1e-4, 0.999))     # low_light
     return np.clip(a, 0, None) ** (math.log(0.5) / math.log(m))
 
