@@ -134,6 +134,23 @@ def test_a_policy_beyond_the_demos_is_named():
     assert why[1].startswith(head + "60% of the codes behave outside [-0.5, 0.5]")
 
 
+def test_a_policy_that_lost_the_demonstrated_styles_is_named():
+    # issue 68 walk 6: InvertedPendulum demos parking the cart at -0.3 and +0.3; the policy's
+    # 50 codes all stayed within -0.06..0.08 and only the return was named
+    from iclr25.gsd.gym import beyond_the_demos
+
+    demo_r, demo_f = torch.tensor([300.0, 300.0]), torch.tensor([-0.276, 0.293])
+    why = beyond_the_demos(torch.full((50,), 300.0), torch.linspace(-0.055, 0.079, 50),
+                           demo_f, demo_r)
+    assert why == ["the policy does not do what the demos did: the codes behave within "
+                   "-0.055..0.079, under half the demonstrated -0.276..0.293: some "
+                   "demonstrated styles are missing; train longer (more iterations: the "
+                   "paper trains for far longer) before relying on it"]
+    assert beyond_the_demos(torch.full((2,), 300.0), torch.tensor([-0.2, 0.1]),
+                            demo_f, demo_r) == []      # spans over half: both styles reached
+    assert beyond_the_demos(torch.full((1,), 300.0), torch.tensor([0.0]), demo_f, demo_r) == []
+
+
 def test_evaluate_gym_warns_as_the_cli_when_the_policy_leaves_the_demos(demos):
     # issue 68 walk 5: `gsd evaluate --demos` warned, the API was silent. Full torque
     # (act mean 2) lies far outside the demos' -0.1..0.12; the scripted two styles do not

@@ -186,6 +186,28 @@ def test_cli_graph_says_a_planar_structure_cannot_be_rigid(tmp_path):
     assert r.exit_code == 0 and "planar" not in r.output, r.output
 
 
+def test_cli_graph_says_a_nearly_planar_rigid_structure_is_planar(tmp_path):
+    # issue 68 walk 6: an RDKit benzene conformer (9e-05 Å off its plane) printed a bare
+    # `rigid True` beside the line that no planar structure is rigid in 3-D
+    from typer.testing import CliRunner
+
+    from iclr25.schull.cli import app
+    from iclr25.schull.graph import schull_graph
+    from iclr25.schull.metrics import is_rigid
+
+    ang = np.arange(6) * np.pi / 3
+    ring = np.c_[np.cos(ang), np.sin(ang), 1e-4 * (-1) ** np.arange(6)]
+    benzene = np.r_[1.39 * ring[:, :2].T, ring[:, 2:].T].T
+    benzene = np.r_[benzene, np.c_[2.47 * ring[:, :2], -ring[:, 2:]]]
+    assert is_rigid(benzene, schull_graph(benzene).edge_index)   # the rank alone says rigid
+    np.save(tmp_path / "benzene.npy", benzene)
+    r = CliRunner().invoke(app, ["graph", str(tmp_path / "benzene.npy")])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[1].split("|")[0].rstrip().endswith("True (nearly planar: 0.00035 Å)"), r.output
+    assert "within 0.1 Å of a plane is rigid only through" in lines[-1], r.output
+
+
 def test_cli_graph_on_xyz_sdf_npy(tmp_path):
     from typer.testing import CliRunner
 

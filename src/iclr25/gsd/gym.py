@@ -207,9 +207,10 @@ def demo_factors(demos: OfflineDataset, factor: Factor) -> torch.Tensor:
 def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors: torch.Tensor,
                      demo_returns: torch.Tensor) -> list[str]:
     """Why the policy does not do what the demos did, one warning each (empty when it does):
-    its mean return below every demonstrated episode's, or most codes behaving beyond the
+    its mean return below every demonstrated episode's, most codes behaving beyond the
     demonstrated range widened by half its width on each side (GSD generalises between and
-    near the demos, not over the whole state space). ``gsd evaluate`` prints these and
+    near the demos, not over the whole state space), or the codes' behaviours spanning under
+    half the demonstrated range (styles missing). ``gsd evaluate`` prints these and
     :func:`evaluate_gym` warns them.
 
     Args:
@@ -228,6 +229,12 @@ def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors:
         why.append(f"{outside:.0%} of the codes behave outside [{lo - pad:.4g}, "
                    f"{hi + pad:.4g}] (the demonstrated {lo:.4g}..{hi:.4g}, widened by half "
                    f"its width)")
+    f_lo, f_hi = float(factors.min()), float(factors.max())
+    if len(factors) > 1 and f_hi - f_lo < 0.5 * (hi - lo):
+        # one style, or none: the codes should reach the demonstrated ends (issue 68 walk 6:
+        # cart positions -0.06..0.08 against styles parked at -0.3 and +0.3)
+        why.append(f"the codes behave within {f_lo:.4g}..{f_hi:.4g}, under half the "
+                   f"demonstrated {lo:.4g}..{hi:.4g}: some demonstrated styles are missing")
     return [f"the policy does not do what the demos did: {w}; train longer (more "
             f"iterations: the paper trains for far longer) before relying on it" for w in why]
 

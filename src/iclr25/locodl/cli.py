@@ -141,8 +141,9 @@ def fit(
     typer.echo(f"clients: {objective.n_clients}  compressor: {name}  rounds: {rounds}  "
                f"uplink bits per client: {bits:.6g}  train accuracy: {acc:.4f}")
     if last is not None:
-        typer.echo("warning: " + cap_message(X.shape[1], name, max_iter, rounds, tol, last,
-                                              cli=True, spread=column_spread(X)), err=True)
+        typer.echo("warning: " + cap_message(X.shape[1], name, max_iter, rounds, tol, last[0],
+                                              cli=True, spread=column_spread(X),
+                                              needed=last[1]), err=True)
     if baseline != "none":  # as long as LoCoDL's fit or longer: say what runs
         typer.echo(f"running the {baseline.upper()} baseline to the same accuracy "
                    "(--baseline none skips it)...", err=True)
@@ -181,14 +182,19 @@ def _setup(clf, X, y, cid, engine: str, nproc: int):
 
 
 def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
-           ) -> tuple[np.ndarray, int, float, float | None]:
-    """(coefficients, rounds, uplink bits per client, last change if it stopped at the cap
-    else None) of clf's LoCoDL fit, in this process or in ``nproc`` gloo processes
-    (torchrun), with ``compressor`` ("auto" resolved)."""
+           ) -> tuple[np.ndarray, int, float, tuple[float, float] | None]:
+    """(coefficients, rounds, uplink bits per client, (last change, the iteration its trend
+    reaches tol) if it stopped at the cap else None) of clf's LoCoDL fit, in this process or
+    in ``nproc`` gloo processes (torchrun), with ``compressor`` ("auto" resolved)."""
     import torch
 
-    def capped(history, converged: bool) -> float | None:
-        return None if converged else float(history[-1, 2]) if len(history) else float("inf")
+    from iclr25.locodl.estimator import iterations_to_tol
+
+    def capped(history, converged: bool) -> tuple[float, float] | None:
+        if converged:
+            return None
+        last = float(history[-1, 2]) if len(history) else float("inf")
+        return last, iterations_to_tol(history, clf.tol)
 
     if engine == "simulated":
         clf.fit(X, y, client_ids=cid)

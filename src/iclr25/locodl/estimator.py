@@ -31,10 +31,31 @@ if TYPE_CHECKING:
     from iclr25.locodl.objectives import ClientLogistic
 
 
+def iterations_to_tol(history: ArrayLike, tol: float) -> float:
+    """The iteration at which the change between rounds reaches ``tol``, extrapolated
+    log-linearly from the last half of ``history`` ((h, 3): iteration, bits, change, as
+    ``history_``); inf where it is not falling or fewer than 4 changes were measured."""
+    h = np.asarray(history, dtype=np.float64).reshape(-1, 3)
+    h = h[np.isfinite(h[:, 2]) & (h[:, 2] > 0)]
+    tail = h[len(h) // 2:]
+    if len(tail) < 2 or len(h) < 4 or np.ptp(tail[:, 0]) == 0:
+        return float("inf")
+    slope, icpt = np.polyfit(tail[:, 0], np.log(tail[:, 2]), 1)
+    return float((np.log(tol) - icpt) / slope) if slope < 0 else float("inf")
+
+
+def _ceil2(x: float) -> int:
+    """``x`` rounded up to two significant digits (13,260 -> 14,000)."""
+    scale = 10 ** max(0, int(np.floor(np.log10(x))) - 1)
+    return int(-(-x // scale) * scale)
+
+
 def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: float,
-                last: float, cli: bool = False, spread: float = 1.0) -> str:
-    """Why a fit stopped at the cap ``max_iter`` before ``tol``, and what to raise: the
-    compressor's k (rand-k: rounds grow with d/k) or the cap; in the CLI's words if ``cli``.
+                last: float, cli: bool = False, spread: float = 1.0,
+                needed: float = float("inf")) -> str:
+    """Why a fit stopped at the cap ``max_iter`` before ``tol``, and what to raise: the cap
+    (to about ``needed``, :func:`iterations_to_tol`, where the change is falling) or the
+    compressor's k (rand-k: rounds grow with d/k); in the CLI's words if ``cli``.
     A ``spread`` (:func:`~iclr25._checks.column_spread`) above
     :data:`~iclr25._checks.SPREAD_HINT` says to scale first."""
     from iclr25.locodl.compressors import ComposedCompressor, RandK, make_compressor
@@ -43,11 +64,25 @@ def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: flo
     parts = [comp.c1, comp.c2] if isinstance(comp, ComposedCompressor) else [comp]
     k = next((c.k for c in parts if isinstance(c, RandK)), None)
     cap = "--max-iter" if cli else "max_iter"
-    hint = f"raise {cap}"
+    raise_k = None
     if k is not None and k < d:
-        more = f"rand-{min(d, max(4 * k, -(-d // 10)))}"
-        hint = (f"raise the compressor's k (rounds grow with d/k: "
-                f"{f'--compressor {more}' if cli else f'compressor={more!r}'}) or {cap}")
+        new_k = f"rand-{min(d, max(4 * k, -(-d // 10)))}"
+        raise_k = f"--compressor {new_k}" if cli else f"compressor={new_k!r}"
+    if not max_iter < needed < float("inf"):
+        hint = (f"raise the compressor's k (rounds grow with d/k: {raise_k}) or {cap}"
+                if raise_k else f"raise {cap}")
+    else:
+        at = f"at its last rate of decrease the change reaches tol near iteration {needed:.2g}"
+        more = _ceil2(1.2 * needed)
+        if rounds < max_iter / 2 or raise_k is None:
+            # it communicated on few of its iterations: the local steps bind (an
+            # ill-conditioned objective, small alpha), not k (issue 68 walk 6: rand-12
+            # stopped at the cap as rand-3 did; 570,000 iterations converged)
+            hint = f"{at}: raise {cap} to about {more}" + (
+                f" (or the compressor's k, rounds grow with d/k: {raise_k})" if raise_k else "")
+        else:
+            hint = (f"raise the compressor's k (rounds grow with d/k: {raise_k}) or {cap} "
+                    f"({at}: about {more})")
     if spread > SPREAD_HINT:
         hint = (f"the columns' scales differ {spread:.3g}-fold: standardise them first (e.g. "
                 f"sklearn's StandardScaler), or {hint}")
@@ -168,7 +203,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             last = float(self.history_[-1, 2]) if len(self.history_) else float("inf")
             warnings.warn(ConvergenceWarning(cap_message(
                 self.n_features_in_, name, self.max_iter, self.n_rounds_, self.tol, last,
-                spread=column_spread(X))),
+                spread=column_spread(X), needed=iterations_to_tol(self.history_, self.tol))),
                 stacklevel=user_stacklevel())
         return self
 

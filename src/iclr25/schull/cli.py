@@ -60,14 +60,19 @@ def graph(
         for e in (ei, radius_graph(p, radius, max_num_neighbors=10**6)):
             m = num_undirected_edges(e, n)
             rig = is_rigid(p, e) if n <= 1000 else "n/a"
-            if rig is False and _planar(p):
-                rig, flat = "False (planar)", True
+            off = _off_plane(p)
+            if off < PLANAR_SV and isinstance(rig, bool):
+                # a numerical rank of 3N-6 there comes from the departure alone (benzene's
+                # conformer: 9e-05 Å off its plane), so say so beside it
+                rig = "False (planar)" if rig is False else f"True (nearly planar: {off:.2g} Å)"
+                flat = True
             rows.append(f"{m}  {m / n:.2f}  {is_connected(e, n)}  {rig}")
         typer.echo(f"{names[k]}  {n}  {rows[0]} | radius {radius:g} Å: {rows[1]}")
     if flat:
         typer.echo("planar: no graph of a planar structure of 4 or more atoms is rigid in 3-D "
-                   "(its atoms can move off the plane); SCHull's rigidity is for non-planar "
-                   "ones")
+                   "(its atoms can move off the plane); one within "
+                   f"{PLANAR_SV:g} Å of a plane is rigid only through that small departure "
+                   "(nearly planar); SCHull's rigidity is for non-planar ones")
     if out is not None:
         _write_edges(out, graphs, names)
         typer.echo(f"wrote {out}")
@@ -118,12 +123,14 @@ def _write_edges(out: Path, graphs: list, names: list[str]) -> None:
 PLANAR_SV = 0.1
 
 
-def _planar(pos) -> bool:
-    """Whether ``pos`` (N, 3), N >= 4, lies in a plane to within :data:`PLANAR_SV`."""
+def _off_plane(pos) -> float:
+    """How far ``pos`` (N, 3) departs from a plane: the least singular value of its centred
+    coordinates (Å); inf for N < 4, which no plane constrains. Below :data:`PLANAR_SV` it is
+    planar."""
     import torch
 
     p = torch.as_tensor(pos, dtype=torch.float64)
-    return len(p) >= 4 and float(torch.linalg.svdvals(p - p.mean(0))[-1]) < PLANAR_SV
+    return float(torch.linalg.svdvals(p - p.mean(0))[-1]) if len(p) >= 4 else float("inf")
 
 
 def _sdf_names(file: Path) -> list[str]:
