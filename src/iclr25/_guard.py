@@ -868,11 +868,10 @@ class _Posterior:
         M[:, 0, 0], V[0, 0] = Y[:, 0, 0] / K[0, 0], n2 / K[0, 0] ** 2   # the mean: known
         return cls(Y, M, V)
 
-    def psnr(self, z: torch.Tensor) -> float:
-        """The PSNR (dB, peak 1) of ``z`` (C, H, W) against the sharp image, bounded below by
-        the posterior: ``E‖z − X‖²`` per pixel less :data:`_POSTERIOR_SDS` posterior
-        standard deviations of ``‖z − X‖² − ‖y − X‖²`` above it (0 for the photo ``y``
-        itself, which scores its expected PSNR)."""
+    def terms(self, z: torch.Tensor) -> tuple[float, float]:
+        """Of ``z`` (C, H, W), per pixel: its expected squared error against the sharp image,
+        ``E‖z − X‖²``, and the posterior standard deviation of ``‖z − X‖² − ‖y − X‖²`` (0
+        for the photo ``y`` itself)."""
         from scipy.fft import dctn
 
         Z = dctn(z.detach().cpu().double().numpy(), axes=(1, 2), norm="ortho")
@@ -880,6 +879,14 @@ class _Posterior:
         mse = float(((Z - self.M) ** 2).sum((1, 2)).mean() + self.V.sum()) / n
         # ‖z − X‖² − ‖y − X‖² is linear in X: its posterior sd, channels taken alike
         sd = 2 * float(np.sqrt((((Z - self.Y) ** 2) * self.V).sum((1, 2))).mean()) / n
+        return mse, sd
+
+    def psnr(self, z: torch.Tensor) -> float:
+        """The PSNR (dB, peak 1) of ``z`` (C, H, W) against the sharp image, bounded below by
+        the posterior: ``E‖z − X‖²`` per pixel less :data:`_POSTERIOR_SDS` posterior
+        standard deviations of ``‖z − X‖² − ‖y − X‖²`` above it (:meth:`terms`; the photo
+        ``y`` itself scores its expected PSNR)."""
+        mse, sd = self.terms(z)
         return -10 * math.log10(max(mse + _POSTERIOR_SDS * sd, 1e-30))
 
 
