@@ -189,6 +189,13 @@ with the unsharp outputs fixed (defocus, default margin; the candidate, the libr
 brackets): round 3 91.0%, 1 (89.4%, 2); round 5 94.2%, 3 (92.6%, 7); round 6 91.5%, 4
 (83.6%, 8); round 7 85.2%, 1 (84.1%, 2); blur by the re-blur at 1 dB: round 3 88.4%, 1;
 round 5 85.7%, 4; round 6 86.2%, 2.
+The defaults' sweep (h68dm10; rounds 3, 5, 6, 7, 9, pooled, agreement and returned worse):
+defocus at 2 SDs, 0 dB (main's) 86.3%, 35; the rule's pick, 0 SDs, 1.5 dB: 58.0%, 0 of
+972; blur at 1 dB 86.1%, 12; the pick, 5 dB (the grid's end): 55.2%, 2 of 783 (the whole
+table in ``iclr25._guard``'s docstring). Round 10 (measured once, 243 cases each): blur at
+5 dB 81 / 109 / 0 / 53, 55.1%, none returned worse (main's 1 dB: 75 / 36 / 6 / 126, 82.7%,
+6); defocus at 1.5 dB, 0 SDs 113 / 125 / 0 / 5, 48.6%, none (main's: 103 / 46 / 10 / 84,
+77.0%, 10).
 
 Each verdict is a 2×2 table: the check warned (below the input; below the input or the
 classical result) or not, against the reference's worse or not. Target: ≥ 90% agreement.
