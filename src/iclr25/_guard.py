@@ -109,7 +109,8 @@ gives its channel means a faint hue, and a tint along it reads as saturation).
 
 **The default's margin** (issue 68, round 3): with the default fallback ("input") the
 network's output is returned only where the check scores it at least :data:`MARGINS` above
-the input (1 dB without a reference, 0 with one), the input otherwise. With a reference
+the input (1 dB without a reference, 0 with one; blur 5 dB and defocus 1.5 dB since
+h68dm10, below), the input otherwise. With a reference
 that is a guarantee; without one it is a guarantee relative to the check, and how often
 the default still returns an output worse than its input (by the reference) was measured
 on sets written down and committed before the margin ran on them (``--set new``, round 3,
