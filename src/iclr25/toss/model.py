@@ -10,6 +10,7 @@ given covariance labels ("w2-labels").
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
@@ -30,6 +31,7 @@ from iclr25._checks import (
     check_range,
     like_input,
     resolve_seed,
+    user_stacklevel,
 )
 from iclr25._contract import checked
 from iclr25._engine import Engine, Precision, Strategy
@@ -39,7 +41,7 @@ from iclr25.datasets.rows import moments as row_moments
 from iclr25.datasets.rows import row_windows
 from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
 from iclr25.toss.metrics import gaussian_nll
-from iclr25.toss.pseudo import Center, pseudo_covariance, sample_pseudo_covariance
+from iclr25.toss.pseudo import SLOPE_RATIO, Center, _pseudo_covariance, sample_pseudo_covariance
 from iclr25.toss.rows import PSEUDO_ROWS, Pairs, Targets
 
 __all__ = ["CovarianceHead", "HeteroscedasticRegressor"]
@@ -187,7 +189,13 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
     Training uses Adam on float32 with ``iclr25._train.fit_minibatch``.
 
     Args:
-        hidden: hidden widths. loss: see above. n_neighbors, center: for the pseudo-labels.
+        hidden: hidden widths. loss: see above. n_neighbors: the pseudo-labels' k.
+        center: "mean" (the paper's: each label is its neighbours' spread about their
+            weighted mean) or "local_linear" (about a weighted local linear fit, our
+            extension: the mean's slope across a neighbourhood is not counted as noise). A
+            toss fit with "mean" warns, naming "local_linear", when the data show the mean
+            varying within the neighbourhoods (the rule:
+            :data:`~iclr25.toss.pseudo.SLOPE_RATIO`); the default stays the paper's.
         epochs, batch_size, lr: the training loop. device: None = the input's device.
         seed: int/Generator/None for initialisation and shuffling.
 
@@ -296,10 +304,11 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         # the run's options refused before the neighbourhood search, not after it
         Engine(devices=devices, strategy=strategy, precision=precision, checkpoint=checkpoint,
                checkpoint_every=checkpoint_every, resume=resume, device_kind=device.type)
-        pseudo = None
+        pseudo, ratios = None, []
         if self.loss == "toss":
-            pseudo = pseudo_covariance(Xt, Yt.double(), n_neighbors=self.n_neighbors,
-                                       center=self.center)
+            pseudo = _pseudo_covariance(Xt, Yt.double(), n_neighbors=self.n_neighbors,
+                                        center=self.center, ratios=ratios)
+            self._warn_slope(ratios)
         gen = resolve_seed(self.seed)
         init_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
         f32 = torch.float32
@@ -333,12 +342,12 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         gen = resolve_seed(self.seed)
         # the statistics' pass first: it checks every item (width, NaN) before any work
         (xm, ym), (xs, ys) = row_moments(data.__getitem__, n, ["X", "Y"])
-        pseudo = None
+        pseudo, ratios = None, []
         if self.loss == "toss":
             if n <= PSEUDO_ROWS:       # every row, in order: the arrays' labels bit for bit
                 Xa, Ya = (torch.stack(c) for c in zip(*(data[i] for i in range(n)), strict=True))
-                pseudo = pseudo_covariance(Xa, Ya.double(), n_neighbors=self.n_neighbors,
-                                           center=self.center)
+                pseudo = _pseudo_covariance(Xa, Ya.double(), n_neighbors=self.n_neighbors,
+                                            center=self.center, ratios=ratios)
                 del Xa, Ya
             else:                      # a seeded sample, read in row order (chunk by chunk)
                 pick = torch.randperm(n, generator=torch.Generator().manual_seed(
@@ -347,8 +356,9 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
                           zip(*(data[int(i)] for i in pick), strict=True))
                 pseudo = sample_pseudo_covariance(Xa, Ya.double(), data.block, n,
                                                   n_neighbors=self.n_neighbors,
-                                                  center=self.center)
+                                                  center=self.center, ratios=ratios)
                 del Xa, Ya
+            self._warn_slope(ratios)
         init_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
         self.x_mean_, self.x_scale_ = xm, xs.clamp_min(1e-12)
         self.y_mean_, self.y_scale_ = ym, ys.clamp_min(1e-12)
@@ -368,6 +378,21 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         order = aligned_batches([t for t in (data.X, data.Y) if t is not None],
                                 self.batch_size, gen.initial_seed())
         return self._train(items, None, q, gen, on_epoch_end, run, order)
+
+    def _warn_slope(self, ratios: list[torch.Tensor]) -> None:
+        """Warn, naming center='local_linear', when the mean-centred labels count the mean's
+        variation within the neighbourhoods as noise (:data:`~iclr25.toss.pseudo.SLOPE_RATIO`'s
+        rule on the median of :func:`~iclr25.toss.pseudo._slope_ratios` over the rows)."""
+        r = torch.cat(ratios) if ratios else torch.empty(0)
+        r = r[~r.isnan()]
+        if not len(r) or float(r.median()) <= SLOPE_RATIO:
+            return
+        warnings.warn(
+            f"the mean of Y varies within the pseudo-labels' neighbourhoods: the mean-centred "
+            f"labels read {float(r.median()):.3g} times the noise a local linear fit leaves "
+            f"(median over rows; above {SLOPE_RATIO:g} they count the mean's slope as noise, "
+            f"so Σ(x) comes out too large): center='local_linear' fits the slope out first",
+            UserWarning, stacklevel=user_stacklevel())
 
     def _train(self, X: torch.Tensor | Dataset, target: torch.Tensor | None, q: int,
                gen: torch.Generator, on_epoch_end: Callable | None, run: dict,
