@@ -112,8 +112,7 @@ def sinusoid(setting: Sinusoid, ctx: Context) -> SinusoidEvidence:
                     g = reg.predict_cov(grid.to(ctx.device))[:, 0, 0].sqrt()
                     snapshots[(m, epoch)] = g.cpu().numpy()
 
-            # the paper's pseudo-labels (Algorithm 1), not the estimator's default
-            HeteroscedasticRegressor(loss=m, center="mean", epochs=setting.epochs,
+            HeteroscedasticRegressor(loss=m, center="mean", epochs=setting.epochs,  # Alg. 1
                                      lr=setting.lr, device=ctx.device,
                                      seed=seed).fit(tr.X, tr.Y, on_epoch_end=hook)
             errs[m].append(curve[-1])

@@ -41,7 +41,7 @@ from iclr25.datasets.rows import moments as row_moments
 from iclr25.datasets.rows import row_windows
 from iclr25.toss.losses import _nll_tril, _w2_bound, sqrtm_psd
 from iclr25.toss.metrics import gaussian_nll
-from iclr25.toss.pseudo import SLOPE_RATIO, Center, _pseudo_covariance, sample_pseudo_covariance
+from iclr25.toss.pseudo import SLOPE_RATIO, Center, pseudo_covariance, sample_pseudo_covariance
 from iclr25.toss.rows import PSEUDO_ROWS, Pairs, Targets
 
 __all__ = ["CovarianceHead", "HeteroscedasticRegressor"]
@@ -313,8 +313,8 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
                checkpoint_every=checkpoint_every, resume=resume, device_kind=device.type)
         pseudo, ratios = None, []
         if self.loss == "toss":
-            pseudo = _pseudo_covariance(Xt, Yt.double(), n_neighbors=self.n_neighbors,
-                                        center=self.center, ratios=ratios)
+            pseudo = pseudo_covariance(Xt, Yt.double(), n_neighbors=self.n_neighbors,
+                                       center=self.center, ratios=ratios)
             self._warn_slope(ratios)
         gen = resolve_seed(self.seed)
         init_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
@@ -354,8 +354,8 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         if self.loss == "toss":
             if n <= PSEUDO_ROWS:       # every row, in order: the arrays' labels bit for bit
                 Xa, Ya = (torch.stack(c) for c in zip(*(data[i] for i in range(n)), strict=True))
-                pseudo = _pseudo_covariance(Xa, Ya.double(), n_neighbors=self.n_neighbors,
-                                            center=self.center, ratios=ratios)
+                pseudo = pseudo_covariance(Xa, Ya.double(), n_neighbors=self.n_neighbors,
+                                           center=self.center, ratios=ratios)
                 del Xa, Ya
             else:                      # a seeded sample, read in row order (chunk by chunk)
                 pick = torch.randperm(n, generator=torch.Generator().manual_seed(
@@ -396,8 +396,9 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
 
     def _warn_slope(self, ratios: list[torch.Tensor]) -> None:
         """Warn, naming center='local_linear', when the mean-centred labels count the mean's
-        variation within the neighbourhoods as noise (:data:`~iclr25.toss.pseudo.SLOPE_RATIO`'s
-        rule on the median of :func:`~iclr25.toss.pseudo._slope_ratios` over the rows)."""
+        variation within the neighbourhoods as noise: :data:`~iclr25.toss.pseudo.SLOPE_RATIO`'s
+        rule on the median over the rows of ``ratios``
+        (:func:`~iclr25.toss.pseudo.pseudo_covariance`)."""
         r = torch.cat(ratios) if ratios else torch.empty(0)
         r = r[~r.isnan()]
         if not len(r) or float(r.median()) <= SLOPE_RATIO:

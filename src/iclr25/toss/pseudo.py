@@ -91,6 +91,7 @@ def pseudo_covariance(
     jitter: float = 1e-4,
     chunk_size: int = 4096,
     algorithm: Algorithm = "auto",
+    ratios: list | None = None,
 ) -> torch.Tensor:
     """Covariance pseudo-labels Σ̃(x_i) from each point's input-space neighbours.
 
@@ -119,6 +120,12 @@ def pseudo_covariance(
             recomputed exactly: recall against exact search 0.99-1.0 at n = 1e5, d = 8,
             k = 64 (``benchmarks/toss.py``). "auto": faiss when n > 20 000 and it is
             installed, else a kd-tree for d <= 5 and sklearn's blocked brute force above.
+        ratios: None, or a list to which, with center "mean", each chunk's (m,) slope ratios
+            are appended (tensors; the neighbours found once): per row, the noise variance
+            read from the mean-centred spread over the one a weighted local linear fit leaves
+            (about 1 for locally constant means; the statistic of
+            :class:`~iclr25.toss.model.HeteroscedasticRegressor`'s warning,
+            :data:`SLOPE_RATIO`).
 
     Returns:
         (n, q, q) SPD tensor on Y's device and dtype.
@@ -134,19 +141,6 @@ def pseudo_covariance(
         >>> pseudo_covariance(X, Y, n_neighbors=32).shape
         torch.Size([500, 1, 1])
     """
-    return _pseudo_covariance(X, Y, n_neighbors=n_neighbors, temperature=temperature,
-                              center=center, include_self=include_self, jitter=jitter,
-                              chunk_size=chunk_size, algorithm=algorithm)
-
-
-def _pseudo_covariance(X: ArrayLike, Y: ArrayLike, *, n_neighbors: int = 64,
-                       temperature: float = 1.0, center: Center = "mean",
-                       include_self: bool = True, jitter: float = 1e-4, chunk_size: int = 4096,
-                       algorithm: Algorithm = "auto", ratios: list | None = None
-                       ) -> torch.Tensor:
-    """:func:`pseudo_covariance`; with ``ratios`` (a list, center "mean") each chunk's
-    :func:`_slope_ratios` are appended to it (what :class:`HeteroscedasticRegressor` warns
-    from, the neighbours found once)."""
     Xt = _floating(X, "X")
     Yt = _floating(Y, "Y")
     if len(Xt) != len(Yt):
@@ -177,9 +171,10 @@ def _pseudo_covariance(X: ArrayLike, Y: ArrayLike, *, n_neighbors: int = 64,
     for start in range(0, n, chunk_size):
         rows = np.arange(start, min(start + chunk_size, n))
         dist, idx = _neighbours(index, Z, rows, k, include_self)
-        out[rows[0]:rows[-1] + 1] = _spread(_weights(dist, temperature, Yt), idx, Zt,
-                                            Zt[torch.from_numpy(rows).to(dev)], Yt, center,
-                                            jitter, ratios)
+        w, zq = _weights(dist, temperature, Yt), Zt[torch.from_numpy(rows).to(dev)]
+        out[rows[0]:rows[-1] + 1] = _spread(w, idx, Zt, zq, Yt, center, jitter)
+        if center == "mean":
+            _slope_ratios(w, idx, Zt, zq, Yt, ratios)
     return out
 
 
@@ -199,7 +194,7 @@ def sample_pseudo_covariance(X: torch.Tensor, Y: torch.Tensor,
         X, Y: the sample (floating point, checked by the caller; m > n_neighbors).
         queries: ``(start, stop) -> (stop - start, d)`` query rows (float). n: their number.
         chunk_size: query rows per block (memory O(chunk · k · (q + d)) beyond the output).
-        ratios: None, or a list to which each block's :func:`_slope_ratios` are appended
+        ratios: None, or a list to which each block's slope ratios are appended
             (center "mean").
 
     Returns:
@@ -222,9 +217,10 @@ def sample_pseudo_covariance(X: torch.Tensor, Y: torch.Tensor,
         xq = queries(start, stop).detach().cpu().double().numpy()
         zq = np.linalg.solve(chol, ((xq - mean) / std).T).T
         dist, idx = index.kneighbors(zq)
-        out[start:stop] = _spread(_weights(dist, temperature, Y), idx, Zt,
-                                  torch.from_numpy(zq).to(device=dev, dtype=dt), Y, center,
-                                  jitter, ratios)
+        w, zq_t = _weights(dist, temperature, Y), torch.from_numpy(zq).to(device=dev, dtype=dt)
+        out[start:stop] = _spread(w, idx, Zt, zq_t, Y, center, jitter)
+        if center == "mean":
+            _slope_ratios(w, idx, Zt, zq_t, Y, ratios)
     return out
 
 
@@ -235,18 +231,15 @@ def _weights(dist: np.ndarray, temperature: float, Yt: torch.Tensor) -> torch.Te
 
 
 def _spread(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor,
-            Yt: torch.Tensor, center: Center, jitter: float,
-            ratios: list | None = None) -> torch.Tensor:
+            Yt: torch.Tensor, center: Center, jitter: float) -> torch.Tensor:
     """Query rows' labels (m, q, q) from their neighbours' weights (:func:`_weights`) and
     indices (m, k) into the observations Zt (whitened), Yt; zq (m, d): the queries' whitened
-    inputs. ``ratios``: see :func:`sample_pseudo_covariance`."""
+    inputs."""
     dev, dt = Yt.device, Yt.dtype
     idx_t = torch.from_numpy(idx).to(dev)
     Yn = Yt[idx_t]                                                   # (m, k, q)
     if center == "mean":
         resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
-        if ratios is not None and idx.shape[1] > zq.shape[1] + 1:
-            ratios.append(_slope_ratios(w, Zt[idx_t], zq, Yn, resid))
     else:
         resid = _local_linear_residuals(Zt[idx_t], zq, Yn, w)[0]
     eye = torch.eye(Yt.shape[1], device=dev, dtype=dt)
@@ -263,21 +256,27 @@ def _spread(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor
 SLOPE_RATIO = 1.5
 
 
-def _slope_ratios(w: torch.Tensor, Zn: torch.Tensor, zq: torch.Tensor, Yn: torch.Tensor,
-                  resid: torch.Tensor) -> torch.Tensor:
-    """(m,) per query row: the mean-centred weighted spread tr Σ_j w_j r_j r_jᵀ (``resid``
-    (m, k, q): Yn minus its weighted mean) over the one a w-weighted linear fit on the
-    neighbours' whitened inputs Zn (m, k, d) leaves, each divided by its expectation under
-    locally constant noise of unit variance: 1 − Σ_j w_j² and 1 − tr(W H) (H the fit's hat
-    matrix; weighted least squares gives E[rᵀWr] = σ² tr(W(I − H))). NaN where either
-    leaves no degrees of freedom (< 1e-3) or both spreads are 0."""
-    fit, used = _local_linear_residuals(Zn, zq, Yn, w)
+def _slope_ratios(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor,
+                  Yt: torch.Tensor, ratios: list | None) -> None:
+    """Append to ``ratios`` (unless None, or too few neighbours for a linear fit) the (m,)
+    ratios of the query rows (arguments as :func:`_spread`'s): the mean-centred weighted
+    spread tr Σ_j w_j r_j r_jᵀ over the one a w-weighted linear fit on the neighbours'
+    whitened inputs leaves, each divided by its expectation under locally constant noise of
+    unit variance: 1 − Σ_j w_j² and 1 − tr(W H) (H the fit's hat matrix; weighted least
+    squares gives E[rᵀWr] = σ² tr(W(I − H))). NaN where either leaves no degrees of freedom
+    (< 1e-3) or both spreads are 0."""
+    if ratios is None or idx.shape[1] <= zq.shape[1] + 1:
+        return
+    idx_t = torch.from_numpy(idx).to(Yt.device)
+    Yn = Yt[idx_t]                                                   # (m, k, q)
+    resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
+    fit, used = _local_linear_residuals(Zt[idx_t], zq, Yn, w)
     wu = w.unsqueeze(-1)
     spread_mean = (wu * resid.square()).sum((1, 2)) / (1 - w.square().sum(1))
     spread_fit = (wu * fit.square()).sum((1, 2)) / (1 - used)
     ratio = spread_mean / spread_fit
     bad = ((1 - w.square().sum(1)) < 1e-3) | ((1 - used) < 1e-3) | (spread_mean <= 0)
-    return torch.where(bad, torch.nan, ratio)
+    ratios.append(torch.where(bad, torch.nan, ratio))
 
 
 def _knn_index(Z: np.ndarray, kq: int, algorithm: Algorithm):
