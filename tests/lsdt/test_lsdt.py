@@ -471,7 +471,8 @@ def test_model_records_its_env_and_evaluate_defaults_to_it(tmp_path):
     # a wrong env is refused before training, in the command line's words
     r = runner.invoke(app, [*train_args, "--env", "Pendulum-v1"])
     assert r.exit_code == 2 and not p.exists(), r.output
-    assert r.output.startswith("error: --env 'Pendulum-v1' has obs/act dims (3, 1)"), r.output
+    assert r.output.startswith("error: --env 'Pendulum-v1' has obs/act dims (3, 1) but "
+                               "DATASET has (2, 1): pass the env DATASET came from"), r.output
     r = runner.invoke(app, [*train_args, "--env", DELAYED_CUE_ID])
     assert r.exit_code == 0, r.output
     assert env_of(p) == DELAYED_CUE_ID and load(p).env_id == DELAYED_CUE_ID
@@ -493,7 +494,9 @@ def test_model_records_its_env_and_evaluate_defaults_to_it(tmp_path):
     assert env_of(tmp_path / "bare.safetensors") is None
     r = runner.invoke(app, ["evaluate", str(tmp_path / "bare.safetensors"),
                             "--target-return", "1"])
-    assert r.exit_code == 2, r.output
+    assert r.exit_code == 2 and len(r.output.splitlines()) == 1, r.output
+    assert r.output.startswith("error: MODEL records no env (train with --env to record it), "
+                               "and the default 'Pendulum-v1' has obs/act dims (3, 1)"), r.output
 
 
 def test_missing_rl_extra_names_the_install():

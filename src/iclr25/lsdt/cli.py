@@ -99,7 +99,7 @@ def train_cmd(
                                                  n_blocks=o["n_blocks"], context=o["context"],
                                                  conv_ratio=conv_ratio, conv=conv)
         if env is not None:      # the env's spaces and time limit, before any training
-            for e in _make_envs(model, env, 1, {})[0]:
+            for e in _make_envs(model, env, 1, {}, data="DATASET")[0]:
                 e.close()
             model.env_id = env
         with estimating():
@@ -146,6 +146,7 @@ def evaluate_cmd(
         normalized_score,
     )
 
+    notes: list[str] = []
     try:
         data_return, summary = None, None
         if dataset is not None:
@@ -159,6 +160,10 @@ def evaluate_cmd(
         res = evaluate(model, env, target_return=target_return, n_episodes=n_episodes,
                        seed=seed)
     except (ValueError, TypeError) as exc:
+        if notes[:1] == [_NO_ENV] and str(exc).startswith("env_id "):   # the fallback's
+            said = str(exc).removeprefix("env_id ").partition(": roll it out")[0]
+            _fail(f"MODEL records no env (train with --env to record it), and the default "
+                  f"{said}: pass --env with the env its training data came from")
         _fail(cli_words(exc, {"env_id": "--env", "n_episodes": "--n-episodes",
                               "path": "MODEL" if dataset is None else "--dataset/MODEL"}))
     for note in notes:  # after the checks: an error stays one line
@@ -181,12 +186,15 @@ def evaluate_cmd(
                       if env in refs else ""))
 
 
+_NO_ENV = ("note: MODEL records no env (train with --env to record it): rolling out in "
+           "Pendulum-v1; --env to choose")
+
+
 def _env(env: str | None, recorded: str | None) -> tuple[str, list[str]]:
     """``--env``, else the env MODEL records, else Pendulum-v1 (a model written without
     one), and the note to print when that is not the recorded env."""
     if env is None and recorded is None:
-        return "Pendulum-v1", ["note: MODEL records no env (train with --env to record it): "
-                               "rolling out in Pendulum-v1; --env to choose"]
+        return "Pendulum-v1", [_NO_ENV]
     if env is None:
         return recorded, []
     if recorded not in (None, env):

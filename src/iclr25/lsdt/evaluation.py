@@ -124,9 +124,11 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
     return EvalResult(total.float(), float(total.mean()))
 
 
-def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict
-               ) -> tuple[list, int]:
-    """``n`` copies of the env and its observation size, checked against the model."""
+def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict,
+               data: str | None = None) -> tuple[list, int]:
+    """``n`` copies of the env and its observation size, checked against the model (``data``:
+    the name of the training data the model was just built for, which a dims mismatch then
+    names instead of the model)."""
     try:
         envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
     except gym.error.Error as exc:
@@ -137,6 +139,9 @@ def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict
                          f"max_timestep={model.max_timestep}; returns would be cut short")
     o_dim = int(np.prod(envs[0].observation_space.shape))
     a_dim = int(np.prod(envs[0].action_space.shape))
+    if (o_dim, a_dim) != (model.obs_dim, model.act_dim) and data is not None:
+        raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but {data} has "
+                         f"({model.obs_dim}, {model.act_dim}): pass the env {data} came from")
     if (o_dim, a_dim) != (model.obs_dim, model.act_dim):
         trained = getattr(model, "env_id", None)
         where = (f"it was trained for {trained!r}" if trained is not None else
