@@ -160,12 +160,7 @@ def evaluate_cmd(
         res = evaluate(model, env, target_return=target_return, n_episodes=n_episodes,
                        seed=seed)
     except (ValueError, TypeError) as exc:
-        if notes[:1] == [_NO_ENV] and str(exc).startswith("env_id "):   # the fallback's
-            said = str(exc).removeprefix("env_id ").partition(": roll it out")[0]
-            _fail(f"MODEL records no env (train with --env to record it), and the default "
-                  f"{said}: pass --env with the env its training data came from")
-        _fail(cli_words(exc, {"env_id": "--env", "n_episodes": "--n-episodes",
-                              "path": "MODEL" if dataset is None else "--dataset/MODEL"}))
+        _fail(_evaluate_error(exc, notes[:1] == [_NO_ENV], dataset is not None))
     for note in notes:  # after the checks: an error stays one line
         typer.echo(note, err=True)
     if summary is not None and res.mean_return < summary["median"]:
@@ -184,6 +179,17 @@ def evaluate_cmd(
         typer.echo(f"dataset mean return {data_return:.3f}"
                    + (f"  (normalised {normalized_score(data_return, env):.3f})"
                       if env in refs else ""))
+
+
+def _evaluate_error(exc: Exception, fallback: bool, dataset: bool) -> str:
+    """``lsdt evaluate``'s refusal in the command line's words; at the Pendulum-v1 fallback
+    (``fallback``: MODEL records no env, no --env given), an env refusal says so."""
+    if fallback and str(exc).startswith("env_id "):
+        said = str(exc).removeprefix("env_id ").partition(": roll it out")[0]
+        return (f"MODEL records no env (train with --env to record it), and the default "
+                f"{said}: pass --env with the env its training data came from")
+    return cli_words(exc, {"env_id": "--env", "n_episodes": "--n-episodes",
+                           "path": "--dataset/MODEL" if dataset else "MODEL"})
 
 
 _NO_ENV = ("note: MODEL records no env (train with --env to record it): rolling out in "
