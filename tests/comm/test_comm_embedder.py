@@ -36,6 +36,22 @@ def test_fit_transform_missing_modality_and_clone():
     assert np.array_equal(_small().fit(Xs).transform(Xs), Z)  # seeded
 
 
+def test_tensors_in_tensor_out_numpy_or_a_mix_numpy_out():
+    # issue 68: tensor in, tensor out (on the given modality's device); a list that mixes
+    # kinds has no one kind: numpy, as for numpy
+    Xs = _data()
+    emb = _small().fit(Xs)
+    Z = emb.transform(Xs)
+    Zt = emb.transform([torch.as_tensor(X) for X in Xs])
+    assert isinstance(Zt, torch.Tensor) and Zt.dtype == torch.float32
+    np.testing.assert_array_equal(Zt.numpy(), Z)
+    one = emb.transform([torch.as_tensor(Xs[0]), None])
+    assert isinstance(one, torch.Tensor)
+    np.testing.assert_array_equal(one.numpy(), emb.transform([Xs[0], None]))
+    mixed = emb.transform([torch.as_tensor(Xs[0]), Xs[1]])
+    assert isinstance(mixed, np.ndarray) and np.array_equal(mixed, Z)
+
+
 def test_save_load_round_trip(tmp_path):
     Xs = _data()
     emb = _small().fit(Xs)

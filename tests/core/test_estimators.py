@@ -105,16 +105,10 @@ def _output(est, args, method):
 
 #: every output method of an estimator whose recipe names only one (the contract is each's)
 OUTPUTS = {"cox.COX": ("predict", "predict_proba", "transform"),
+           "locodl.LoCoDLClassifier": ("predict", "predict_proba", "decision_function"),
            "matern.KernelSurface": ("predict", "decision_function"),
            "toss.HeteroscedasticRegressor": ("predict", "predict_cov"),
            "v3.V3": ("predict", "transform")}
-
-
-#: estimators that return numpy whatever comes in, each with its reason
-NUMPY_ALWAYS = {"comm.CoMMEmbedder": "a list of modalities, some None, has no one kind or "
-                                     "device; its documented output is a float32 array",
-                "locodl.LoCoDLClassifier": "a scikit-learn classifier: its classes_ may be "
-                                           "any labels (strings), so numpy as scikit-learn's"}
 
 
 def _kinds(X) -> tuple:
@@ -141,8 +135,6 @@ def test_numpy_in_numpy_out_tensor_in_tensor_out(name, fitted):
         from_t, from_n = _parts(getattr(est, out)(Xt)), _parts(getattr(est, out)(Xn))
         assert len(from_t) == len(from_n)
         for t, n in zip(from_t, from_n, strict=True):
-            if name in NUMPY_ALWAYS:
-                t = torch.as_tensor(t)
             assert isinstance(t, torch.Tensor) and t.device == device, (out, type(t))
             assert isinstance(n, np.ndarray), (out, type(n))
             np.testing.assert_allclose(n, t.numpy(), rtol=1e-6, atol=1e-6, err_msg=out)

@@ -50,6 +50,21 @@ def test_classifier_on_sparse_matches_dense_to_1e_6():
     assert np.abs(LoCoDLClassifier(**kw).fit(t, y).coef_ - b.coef_).max() <= 1e-6
 
 
+def test_tensor_in_tensor_out_for_dense_and_sparse_tensors():
+    # issue 68: tensors in, tensors out (same values as numpy's); score reads them too
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5))
+    y = (X @ rng.standard_normal(5) > 0).astype(int)
+    clf = LoCoDLClassifier(alpha=0.05, n_clients=3, seed=0).fit(X, y)
+    for Xt in (torch.as_tensor(X), torch.as_tensor(X).to_sparse()):
+        for method in ("predict", "predict_proba", "decision_function"):
+            out = getattr(clf, method)(Xt)
+            assert isinstance(out, torch.Tensor) and out.device == Xt.device, method
+            np.testing.assert_allclose(out.numpy(), getattr(clf, method)(X), rtol=1e-12)
+    assert clf.score(torch.as_tensor(X), torch.as_tensor(y)) == clf.score(X, y)
+    assert isinstance(clf.predict(sp.csr_matrix(X)), np.ndarray)     # scipy: numpy
+
+
 def test_sparse_of_the_wrong_shape_is_refused():
     X, y = _data()
     with pytest.raises(ValueError, match=r"y must have one label per row of X \(120\)"):

@@ -384,12 +384,12 @@ def test_cli_data_train_evaluate(tmp_path):
     assert num("normalised score") == pytest.approx(num("mean return"), abs=1e-3)  # 0 to 1
     data_ret = float(OfflineDataset.load(d).returns().mean())
     assert num("dataset mean return") == pytest.approx(data_ret, abs=1e-3)
-    # issue 68: no target given: the training data's best return (recorded by train), with
-    # the data's returns printed as suggestions; a target beyond them is warned about
-    best = float(OfflineDataset.load(d).returns().max())
+    # issue 68: no target given: the training data's 90th-percentile return (recorded by
+    # train), with the data's returns printed as suggestions; a target beyond them is warned
+    p90 = float(torch.quantile(OfflineDataset.load(d).returns().double(), 0.9))
     r = runner.invoke(app, ["evaluate", str(p), "--env", DELAYED_CUE_ID, "--n-episodes", "2"])
     assert r.exit_code == 0, r.output
-    assert num("target return") == pytest.approx(best)
+    assert num("target return") == pytest.approx(p90)
     assert "suggested --target-return from the training data's episode returns: best" in r.output
     # a policy below the data's median episode return is warned about (issue 68 walk)
     below = num("mean return") < num("median")
@@ -420,6 +420,83 @@ def test_cli_data_train_evaluate(tmp_path):
     assert bad.exit_code == 2 and bad.output.startswith("error: DATASET "), bad.output
     bad = runner.invoke(app, ["data", "--quality", "great", "--out", str(d)])
     assert bad.exit_code == 2 and "quality" in bad.output
+
+
+def _outlier_data(tmp_path):
+    """20 DelayedCue episodes whose returns are 0..0.95 but one 50: the best is an outlier
+    (walk 4 had 20 demonstrations)."""
+    ds = delayed_cue_dataset(20, 3, seed=0)
+    rewards = torch.zeros_like(ds.rewards)
+    rewards[ds.episode_ends - 1] = torch.arange(20.0) / 20
+    rewards[ds.episode_ends[3] - 1] = 50.0
+    out = OfflineDataset(ds.observations, ds.actions, rewards, ds.terminals, ds.timeouts)
+    return out, out.save(tmp_path / "outlier.npz")
+
+
+def test_cli_default_target_is_the_90th_percentile_not_an_outlying_best(tmp_path):
+    # issue 68 walk 4: the default target was the data's best episode, an outlier
+    import re
+
+    from typer.testing import CliRunner
+
+    from iclr25.lsdt.cli import app
+
+    ds, d = _outlier_data(tmp_path)
+    p = tmp_path / "m.safetensors"
+    runner = CliRunner()
+    r = runner.invoke(app, ["train", str(d), "--hidden", "16", "--n-blocks", "1", "--context",
+                            "3", "--steps", "2", "--rtg-scale", "1", "--env", DELAYED_CUE_ID,
+                            "--out", str(p)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["evaluate", str(p), "--n-episodes", "2"])
+    assert r.exit_code == 0, r.output
+    p90 = float(torch.quantile(ds.returns().double(), 0.9))
+    assert p90 < 1 < float(ds.returns().max()) == 50
+    said = re.search(r"target return (-?[\d.]+): the training data's 90th-percentile", r.output)
+    assert said and float(said.group(1)) == pytest.approx(p90, abs=1e-3), r.output
+    assert f"(target return {p90:.4g})" in r.output
+
+
+def test_model_records_its_env_and_evaluate_defaults_to_it(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr25.lsdt.cli import app
+    from iclr25.lsdt.io import env_of
+
+    _, d = _outlier_data(tmp_path)
+    p = tmp_path / "m.safetensors"
+    runner = CliRunner()
+    train_args = ["train", str(d), "--hidden", "16", "--n-blocks", "1", "--context", "3",
+                  "--steps", "2", "--rtg-scale", "1", "--out", str(p)]
+    # a wrong env is refused before training, in the command line's words
+    r = runner.invoke(app, [*train_args, "--env", "Pendulum-v1"])
+    assert r.exit_code == 2 and not p.exists(), r.output
+    assert r.output.startswith("error: --env 'Pendulum-v1' has obs/act dims (3, 1) but "
+                               "DATASET has (2, 1): pass the env DATASET came from"), r.output
+    r = runner.invoke(app, [*train_args, "--env", DELAYED_CUE_ID])
+    assert r.exit_code == 0, r.output
+    assert env_of(p) == DELAYED_CUE_ID and load(p).env_id == DELAYED_CUE_ID
+    r = runner.invoke(app, ["evaluate", str(p), "--n-episodes", "2", "--target-return", "1"])
+    assert r.exit_code == 0 and "mean return" in r.output and "note" not in r.output, r.output
+    # a mismatch names both envs, in one line
+    r = runner.invoke(app, ["evaluate", str(p), "--env", "Pendulum-v1", "--target-return", "1"])
+    assert r.exit_code == 2 and len(r.output.splitlines()) == 1, r.output
+    assert "'Pendulum-v1'" in r.output and f"it was trained for '{DELAYED_CUE_ID}'" in r.output
+    # the API: the loaded model's env is evaluate's default; a model without one must say
+    res = evaluate(load(p), target_return=1.0, n_episodes=2, seed=0)
+    assert torch.equal(res.returns, evaluate(load(p), DELAYED_CUE_ID, target_return=1.0,
+                                             n_episodes=2, seed=0).returns)
+    bare = LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=1, context=3)
+    with pytest.raises(ValueError, match="env_id: the model records no env"):
+        evaluate(bare, target_return=1.0, n_episodes=1)
+    # a model saved without an env: the old default, said
+    save(bare, tmp_path / "bare.safetensors")
+    assert env_of(tmp_path / "bare.safetensors") is None
+    r = runner.invoke(app, ["evaluate", str(tmp_path / "bare.safetensors"),
+                            "--target-return", "1"])
+    assert r.exit_code == 2 and len(r.output.splitlines()) == 1, r.output
+    assert r.output.startswith("error: MODEL records no env (train with --env to record it), "
+                               "and the default 'Pendulum-v1' has obs/act dims (3, 1)"), r.output
 
 
 def test_missing_rl_extra_names_the_install():

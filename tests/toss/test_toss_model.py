@@ -293,3 +293,73 @@ def test_cli_fit_takes_the_engine_options(tmp_path, one_thread):
     out = runner.invoke(app, [*base, "--devices", "4096", "--out", str(tmp_path / "c.st")])
     lines = out.output.strip().splitlines()
     assert out.exit_code == 2 and len(lines) == 1 and "--devices=4096" in lines[0]
+
+
+def _curved(n=400, amp=3.0, seed=0):
+    """A 1-D input, a steep sinusoidal mean and small noise (σ 0.1): the mean's slope across
+    a neighbourhood dwarfs the noise."""
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, 1, generator=g, dtype=torch.float64) * 4 - 2
+    Y = amp * torch.sin(3 * X) + 0.1 * torch.randn(n, 1, generator=g, dtype=torch.float64)
+    return X, Y
+
+
+def test_slope_ratios_are_about_one_for_noise_and_large_for_a_steep_mean():
+    from iclr25.toss.pseudo import pseudo_covariance
+
+    for amp, lo, hi in ((0.0, 0.9, 1.1), (3.0, 10.0, float("inf"))):
+        X, Y = _curved(amp=amp)
+        ratios = []
+        pseudo_covariance(X, Y, n_neighbors=32, ratios=ratios)
+        med = float(torch.cat(ratios).nanmedian())
+        assert lo < med < hi, (amp, med)
+
+
+def test_default_center_is_local_linear_and_its_labels_see_through_the_slope(one_thread):
+    # issue 68: the mean-centred labels count the steep mean's slope as noise
+    X, Y = _curved()
+    assert HeteroscedasticRegressor().center == "local_linear"
+    with pytest.warns(UserWarning):                  # center="mean" (tested below)
+        mean = _reg(center="mean", n_neighbors=32, epochs=1).fit(X, Y).pseudo_cov_
+    default = _reg(n_neighbors=32, epochs=1).fit(X, Y).pseudo_cov_
+    err = {k: float((v[:, 0, 0] - 0.01).abs().mean() / 0.01)    # the true variance 0.01
+           for k, v in (("default", default), ("mean", mean))}
+    assert err["default"] < 1 and err["mean"] > 10, err
+
+
+def test_mean_center_warns_naming_local_linear_on_a_steep_mean_only(one_thread):
+    X, Y = _curved()
+    with pytest.warns(UserWarning, match="center='local_linear'") as rec:
+        _reg(center="mean", n_neighbors=32, epochs=1).fit(X, Y)
+    assert rec[0].filename == __file__          # points at the caller's line
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _reg(center="mean", n_neighbors=32, epochs=1).fit(*_curved(amp=0.0))   # noise only
+        _reg(n_neighbors=32, epochs=1).fit(X, Y)                  # local_linear: no warning
+
+
+def test_local_linear_default_needs_more_neighbours_than_inputs_and_says_so():
+    X = torch.randn(50, 8, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"n_neighbors must be > dim X \+ 1 = 9 .*center='mean'"):
+        _reg(n_neighbors=9).fit(X, X[:, :1])
+    _reg(n_neighbors=9, center="mean", epochs=1).fit(X, X[:, :1])      # the paper's runs
+
+
+def test_cli_center_option_and_warning(tmp_path, one_thread):
+    X, Y = _curved()
+    csv = tmp_path / "c.csv"
+    np.savetxt(csv, np.hstack([X.numpy(), Y.numpy()]), delimiter=",", header="x,y",
+               comments="")
+    base = ["fit", str(csv), "--targets", "y", "--epochs", "1", "--n-neighbors", "32",
+            "--out", str(tmp_path / "m.safetensors")]
+    r = CliRunner().invoke(app, [*base, "--center", "mean"])
+    assert r.exit_code == 0, r.output
+    assert "warning: toss fit: the mean of Y varies" in r.output
+    assert "--center local_linear fits the slope out" in r.output
+    r = CliRunner().invoke(app, base)
+    assert r.exit_code == 0 and "warning" not in r.output, r.output
+    assert HeteroscedasticRegressor.load(tmp_path / "m.safetensors").center == "local_linear"
+    r = CliRunner().invoke(app, [*base, "--center", "median"])
+    assert r.exit_code == 2 and "--center must be one of local_linear, mean" in r.output

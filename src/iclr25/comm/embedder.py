@@ -189,8 +189,10 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "model_")
 
     @torch.no_grad()
-    def transform(self, Xs: Sequence[object | None] | Dataset) -> np.ndarray:
-        """Fused embeddings (N, dim) as a float32 numpy array; None marks a missing modality.
+    def transform(self, Xs: Sequence[object | None] | Dataset) -> np.ndarray | torch.Tensor:
+        """Fused embeddings (N, dim), float32; None marks a missing modality. In the input's
+        kind: a tensor on the first given modality's device when every given modality is a
+        tensor, else a numpy array (numpy arrays, lists, a mix of kinds, Datasets).
 
         ``Xs`` may also be read from map-style Datasets as in :meth:`fit` (a Dataset of
         modality tuples, or a list of Datasets of rows, arrays and None): window by window
@@ -212,9 +214,12 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
              for x, m, s in zip(xs, self.mean_, self.scale_, strict=True)]
         self.model_.eval()
         n = next(len(x) for x in z if x is not None)
-        out = [self.model_([None if x is None else x[i:i + _BLOCK] for x in z])
-               for i in range(0, n, _BLOCK)]
-        return torch.cat(out).cpu().numpy()
+        out = torch.cat([self.model_([None if x is None else x[i:i + _BLOCK] for x in z])
+                         for i in range(0, n, _BLOCK)])
+        given = [X for X in Xs if X is not None]
+        if all(isinstance(X, torch.Tensor) for X in given):
+            return out.to(given[0].device)
+        return out.cpu().numpy()
 
     def _windows(self, Xs: object, name: str) -> Iterator[list[torch.Tensor | None]]:
         """The windows of streamed modalities :meth:`transform` reads in turn (what

@@ -250,8 +250,13 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
                              f"{exc}") from None
         return self.compressor
 
-    def decision_function(self, X: ArrayOrSparse) -> np.ndarray:
-        """aᵀx for each row of a dense or scipy.sparse X: (N,)."""
+    def decision_function(self, X: ArrayOrSparse) -> np.ndarray | torch.Tensor:
+        """aᵀx for each row of a dense or sparse X: (N,) float64, in X's kind (as
+        :meth:`predict`)."""
+        return _like(self._scores(X), X)
+
+    def _scores(self, X: ArrayOrSparse) -> np.ndarray:
+        """aᵀx (N,) as numpy, computed alike for every kind of X (the same values)."""
         from iclr25.locodl.objectives import check_sparse, is_sparse
 
         check_is_fitted(self, "coef_")
@@ -262,12 +267,20 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             return np.asarray(Xt.astype(np.float64) @ self.coef_[0])
         return Xt.cpu().double().numpy() @ self.coef_[0]
 
-    def predict_proba(self, X: ArrayOrSparse) -> np.ndarray:
-        """(N, 2) class probabilities, columns in ``classes_`` order."""
-        p = 1 / (1 + np.exp(-self.decision_function(X)))
-        return np.stack([1 - p, p], axis=1)
+    def predict_proba(self, X: ArrayOrSparse) -> np.ndarray | torch.Tensor:
+        """(N, 2) class probabilities, columns in ``classes_`` order, in X's kind (as
+        :meth:`predict`)."""
+        p = 1 / (1 + np.exp(-self._scores(X)))
+        return _like(np.stack([1 - p, p], axis=1), X)
 
-    def predict(self, X: ArrayOrSparse) -> np.ndarray:
-        """(N,) predicted labels."""
-        scores = self.decision_function(X)  # checks fitted before classes_ is read
-        return self.classes_[(scores > 0).astype(int)]
+    def predict(self, X: ArrayOrSparse) -> np.ndarray | torch.Tensor:
+        """(N,) predicted labels (``classes_``' values, numeric): a tensor on X's device for a
+        tensor X (dense or sparse), else a numpy array (numpy, lists, scipy.sparse), as
+        scikit-learn's. ``coef_`` and ``classes_`` stay numpy, as scikit-learn's."""
+        scores = self._scores(X)  # checks fitted before classes_ is read
+        return _like(self.classes_[(scores > 0).astype(int)], X)
+
+
+def _like(out: np.ndarray, X: object) -> np.ndarray | torch.Tensor:
+    """A numpy result as a tensor on X's device for a tensor X, else as it is."""
+    return torch.from_numpy(out).to(X.device) if isinstance(X, torch.Tensor) else out

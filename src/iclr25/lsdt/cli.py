@@ -69,6 +69,9 @@ def train_cmd(
     warmup: int = typer.Option(None, "--warmup", help="Default 100 (paper 1000)."),
     rtg_scale: float = typer.Option(1000.0, "--rtg-scale", help="Returns-to-go are divided "
                                     "by this before the network reads them (> 0)."),
+    env: str = typer.Option(None, "--env", help="The gymnasium env DATASET came from: checked "
+                            "against its dims before training and recorded in OUT, so "
+                            "`lsdt evaluate` rolls out in it by default."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
     engine: EngineArgs = None,
@@ -78,6 +81,7 @@ def train_cmd(
     from iclr25._progress import estimating
     from iclr25._train import seeded_init
     from iclr25.datasets.control import OfflineDataset
+    from iclr25.lsdt.evaluation import _make_envs
     from iclr25.lsdt.io import save
     from iclr25.lsdt.model import LongShortDecisionTransformer
     from iclr25.lsdt.training import train
@@ -94,6 +98,10 @@ def train_cmd(
             model = LongShortDecisionTransformer(ds.obs_dim, ds.act_dim, hidden=o["hidden"],
                                                  n_blocks=o["n_blocks"], context=o["context"],
                                                  conv_ratio=conv_ratio, conv=conv)
+        if env is not None:      # the env's spaces and time limit, before any training
+            for e in _make_envs(model, env, 1, {}, data="DATASET")[0]:
+                e.close()
+            model.env_id = env
         with estimating():
             losses = train(model, ds, steps=o["steps"], batch_size=o["batch_size"],
                            lr=o["lr"], warmup=o["warmup"], rtg_scale=rtg_scale, seed=seed, **run)
@@ -104,7 +112,8 @@ def train_cmd(
 
 
 #: the API's names in ``train``'s refusals, as ``lsdt train`` spells them
-_TRAIN_NAMES = {"path": "DATASET", "hidden": "--hidden", "n_blocks": "--n-blocks",
+_TRAIN_NAMES = {"path": "DATASET", "env_id": "--env", "hidden": "--hidden",
+                "n_blocks": "--n-blocks",
                 "context": "--context", "conv_ratio": "--conv-ratio", "conv": "--conv",
                 "steps": "--steps", "batch_size": "--batch-size", "lr": "--lr",
                 "warmup": "--warmup", "rtg_scale": "--rtg-scale"}
@@ -113,11 +122,14 @@ _TRAIN_NAMES = {"path": "DATASET", "hidden": "--hidden", "n_blocks": "--n-blocks
 @app.command("evaluate")
 def evaluate_cmd(
     model_path: Path = typer.Argument(..., help="A model written by `lsdt train`."),
-    env: str = typer.Option("Pendulum-v1", "--env", help="Environment to roll out in."),
+    env: str = typer.Option(None, "--env", help="Environment to roll out in (default: the "
+                            "one MODEL records, from `lsdt train --env`; Pendulum-v1 for a "
+                            "model that records none)."),
     target_return: float = typer.Option(None, "--target-return", help="The return to "
-                                        "condition on (default: the best episode return of "
-                                        "the training data, recorded by `lsdt train`, or of "
-                                        "--dataset); suggestions are printed."),
+                                        "condition on (default: the 90th-percentile episode "
+                                        "return of the training data, recorded by `lsdt "
+                                        "train`, or of --dataset: robust to one outlying best "
+                                        "episode); suggestions are printed."),
     n_episodes: int = typer.Option(10, "--n-episodes", help="Episodes to roll out."),
     dataset: Path = typer.Option(None, "--dataset", help="The training data: prints its mean "
                                  "episode return beside the model's."),
@@ -126,7 +138,7 @@ def evaluate_cmd(
     """Roll the model out; print the mean return, the normalised score and the data's return."""
     from iclr25.datasets.control import OfflineDataset
     from iclr25.lsdt.evaluation import evaluate
-    from iclr25.lsdt.io import data_returns, load, returns_summary
+    from iclr25.lsdt.io import data_returns, env_of, load, returns_summary
     from iclr25.lsdt.testbed import (
         DELAYED_CUE_ID,
         PENDULUM_EXPERT_RETURN,
@@ -134,19 +146,21 @@ def evaluate_cmd(
         normalized_score,
     )
 
+    notes: list[str] = []
     try:
         data_return, summary = None, None
         if dataset is not None:
             returns = OfflineDataset.load(dataset).returns()
             data_return, summary = float(returns.mean()), returns_summary(returns)
         model = load(model_path)
+        env, notes = _env(env, env_of(model_path))
         summary = summary or data_returns(model_path)
-        target_return, notes = _target(target_return, summary)
+        target_return, more = _target(target_return, summary)
+        notes += more
         res = evaluate(model, env, target_return=target_return, n_episodes=n_episodes,
                        seed=seed)
     except (ValueError, TypeError) as exc:
-        _fail(cli_words(exc, {"env_id": "--env", "n_episodes": "--n-episodes",
-                              "path": "MODEL" if dataset is None else "--dataset/MODEL"}))
+        _fail(_evaluate_error(exc, notes[:1] == [_NO_ENV], dataset is not None))
     for note in notes:  # after the checks: an error stays one line
         typer.echo(note, err=True)
     if summary is not None and res.mean_return < summary["median"]:
@@ -167,12 +181,41 @@ def evaluate_cmd(
                       if env in refs else ""))
 
 
+def _evaluate_error(exc: Exception, fallback: bool, dataset: bool) -> str:
+    """``lsdt evaluate``'s refusal in the command line's words; at the Pendulum-v1 fallback
+    (``fallback``: MODEL records no env, no --env given), an env refusal says so."""
+    if fallback and str(exc).startswith("env_id "):
+        said = str(exc).removeprefix("env_id ").partition(": roll it out")[0]
+        return (f"MODEL records no env (train with --env to record it), and the default "
+                f"{said}: pass --env with the env its training data came from")
+    return cli_words(exc, {"env_id": "--env", "n_episodes": "--n-episodes",
+                           "path": "--dataset/MODEL" if dataset else "MODEL"})
+
+
+_NO_ENV = ("note: MODEL records no env (train with --env to record it): rolling out in "
+           "Pendulum-v1; --env to choose")
+
+
+def _env(env: str | None, recorded: str | None) -> tuple[str, list[str]]:
+    """``--env``, else the env MODEL records, else Pendulum-v1 (a model written without
+    one), and the note to print when that is not the recorded env."""
+    if env is None and recorded is None:
+        return "Pendulum-v1", [_NO_ENV]
+    if env is None:
+        return recorded, []
+    if recorded not in (None, env):
+        return env, [f"note: MODEL was trained for {recorded}; rolling out in {env} as --env "
+                     f"asks"]
+    return env, []
+
+
 def _target(target: float | None, summary: dict[str, float] | None
             ) -> tuple[float, list[str]]:
-    """``--target-return``, or the data's best episode return, and the lines to print: the
-    data's returns as suggestions, and a warning for a target outside them (a decision
-    transformer conditioned beyond its data's best return rarely reaches it: -200 over data
-    of -1028 gave -1103)."""
+    """``--target-return``, or the data's 90th-percentile episode return (a high quantile,
+    not the best episode, which may be an outlier: issue 68's walk 4, an episode started
+    upright), and the lines to print: the pick, the data's returns as suggestions, and a
+    warning for a target outside them (a decision transformer conditioned beyond its data's
+    best return rarely reaches it: -200 over data of -1028 gave -1103)."""
     if summary is None:
         if target is None:
             raise ValueError("--target-return: MODEL records no training returns (written "
@@ -182,7 +225,9 @@ def _target(target: float | None, summary: dict[str, float] | None
              f"{summary['max']:.4g}, 90th percentile {summary['p90']:.4g}, median "
              f"{summary['median']:.4g} (worst {summary['min']:.4g})"]
     if target is None:
-        return summary["max"], notes
+        return summary["p90"], [*notes, f"target return {summary['p90']:.4g}: the training "
+                                "data's 90th-percentile episode return (--target-return to "
+                                "choose)"]
     if not summary["min"] <= target <= summary["max"]:
         where = "above the best" if target > summary["max"] else "below the worst"
         notes.append(f"warning: --target-return {target:.4g} lies {where} episode return of "

@@ -59,7 +59,7 @@ class EvalResult:
 
 @torch.no_grad()
 @checked
-def evaluate(model: Policy, env_id: str, *, target_return: float,
+def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
              n_episodes: PositiveInt = 10, seed: int | torch.Generator | None = 0,
              **env_kwargs) -> EvalResult:
     """Roll the model out in ``n_episodes`` copies of a gymnasium env, stepping them together.
@@ -69,13 +69,21 @@ def evaluate(model: Policy, env_id: str, *, target_return: float,
     base seed). ``model``: a LongShortDecisionTransformer, or any module with its
     ``obs_dim``, ``act_dim``, ``context``, ``max_timestep``, ``rtg_scale`` and
     ``get_action(returns_to_go, states, actions, timesteps) -> (B, act_dim)`` (another
-    library's model wrapped in that signature).
+    library's model wrapped in that signature). ``env_id``: the gymnasium env id; None: the
+    model's recorded ``env_id`` (a model read by :func:`~iclr25.lsdt.load` from a file
+    ``lsdt train --env`` or ``save(env_id=...)`` wrote).
 
     Raises:
         TypeError: a ``model`` without one of those (no ``get_action``, ...).
-        ValueError: an unknown ``env_id``; env spaces that differ from the model's dims; an
+        ValueError: an unknown ``env_id``, or none given for a model that records none; env
+            spaces that differ from the model's dims (naming the env the model records); an
             env time limit longer than the model's ``max_timestep``; ``n_episodes < 1``.
     """
+    if env_id is None:
+        env_id = getattr(model, "env_id", None)
+        if env_id is None:
+            raise ValueError("env_id: the model records no env (trained without one): pass "
+                             "the env its training data came from")
     n = check_int(n_episodes, "n_episodes", 1)
     target_return = check_range(target_return, "target_return")
     base = check_int(seed, "seed", 0) if isinstance(seed, int) else \
@@ -116,9 +124,11 @@ def evaluate(model: Policy, env_id: str, *, target_return: float,
     return EvalResult(total.float(), float(total.mean()))
 
 
-def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict
-               ) -> tuple[list, int]:
-    """``n`` copies of the env and its observation size, checked against the model."""
+def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict,
+               data: str | None = None) -> tuple[list, int]:
+    """``n`` copies of the env and its observation size, checked against the model (``data``:
+    the name of the training data the model was just built for, which a dims mismatch then
+    names instead of the model)."""
     try:
         envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
     except gym.error.Error as exc:
@@ -129,8 +139,14 @@ def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict
                          f"max_timestep={model.max_timestep}; returns would be cut short")
     o_dim = int(np.prod(envs[0].observation_space.shape))
     a_dim = int(np.prod(envs[0].action_space.shape))
+    if (o_dim, a_dim) != (model.obs_dim, model.act_dim) and data is not None:
+        raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but {data} has "
+                         f"({model.obs_dim}, {model.act_dim}): pass the env {data} came from")
     if (o_dim, a_dim) != (model.obs_dim, model.act_dim):
+        trained = getattr(model, "env_id", None)
+        where = (f"it was trained for {trained!r}" if trained is not None else
+                 "roll it out in the env its training data came from (the model does not "
+                 "record it)")
         raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but the model "
-                         f"expects ({model.obs_dim}, {model.act_dim}): roll it out in the env its "
-                         f"training data came from (the model does not record it)")
+                         f"expects ({model.obs_dim}, {model.act_dim}): {where}")
     return envs, o_dim

@@ -15,15 +15,17 @@ from iclr25._io import check_readable
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
-__all__ = ["data_returns", "load", "returns_summary", "save"]
+__all__ = ["data_returns", "env_of", "load", "returns_summary", "save"]
 
 
 @checked
 def save(model: LongShortDecisionTransformer, path: PathLike, *,
-         data: OfflineDataset | None = None) -> Path:
+         data: OfflineDataset | None = None, env_id: str | None = None) -> Path:
     """Write weights (incl. normalisation buffers) and config (metadata) to ``.safetensors``;
     with ``data`` (the training data), its episode returns' summary too (see
-    :func:`data_returns`), from which evaluation suggests target returns.
+    :func:`data_returns`), from which evaluation suggests target returns; ``env_id`` (default:
+    the model's ``env_id``, if any), the env it was trained for, from which evaluation takes
+    its default env (:func:`env_of`).
 
     Raises:
         ValueError: ``path`` does not end in ``.safetensors``.
@@ -33,6 +35,9 @@ def save(model: LongShortDecisionTransformer, path: PathLike, *,
         raise ValueError(f"path must end in .safetensors, got {path.name!r}")
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     meta = {"method": "lsdt", "config": json.dumps(model.config)}
+    env_id = env_id if env_id is not None else getattr(model, "env_id", None)
+    if env_id is not None:
+        meta["env_id"] = env_id
     if data is not None:
         meta["data_returns"] = json.dumps(returns_summary(data.returns()))
     save_file(tensors, str(path), metadata=meta)
@@ -48,15 +53,26 @@ def returns_summary(returns: torch.Tensor) -> dict[str, float]:
             "max": float(r.max()), "mean": float(r.mean())}
 
 
+def _header(path: str | Path) -> dict[str, str]:
+    """A .safetensors file's metadata ({} when unreadable: :func:`load` says why)."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return f.metadata() or {}
+    except (OSError, SafetensorError):
+        return {}
+
+
 def data_returns(path: str | Path) -> dict[str, float] | None:
     """The training data's :func:`returns_summary` recorded by :func:`save` (None: the file
     records none, e.g. written before it was recorded)."""
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            raw = (f.metadata() or {}).get("data_returns")
-    except (OSError, SafetensorError):
-        return None
+    raw = _header(path).get("data_returns")
     return None if raw is None else json.loads(raw)
+
+
+def env_of(path: str | Path) -> str | None:
+    """The env id recorded by :func:`save` (None: the file records none: trained without
+    one, or written before it was recorded)."""
+    return _header(path).get("env_id")
 
 
 @checked
@@ -79,6 +95,7 @@ def load(path: PathLike, *, device: str | torch.device | None = None
         config = json.loads(meta["config"])
         model = LongShortDecisionTransformer(**config)
         model.load_state_dict(load_file(str(path)))
+        model.env_id = meta.get("env_id")
     except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,
             json.JSONDecodeError) as exc:
         raise ValueError(f"path {str(path)!r} is not a saved LSDT model ({exc})") from None

@@ -255,6 +255,10 @@ class LongShortDecisionTransformer(nn.Module):
     Buffers ``state_mean``, ``state_std`` (inputs are normalised inside) and ``action_scale``
     (outputs are ``tanh · action_scale``) are set by :func:`iclr25.lsdt.train`.
 
+    Attribute ``env_id``: the gymnasium env the model was trained for, when known (None);
+    :func:`~iclr25.lsdt.save` records it and :func:`~iclr25.lsdt.load` restores it, and
+    :func:`~iclr25.lsdt.evaluate` rolls out in it when given no env.
+
     Raises:
         ValueError: ``conv_ratio`` outside [0, 1], even or small ``kernel_size``, branch
             widths not divisible by their heads, ``context < 1``.
@@ -293,6 +297,7 @@ class LongShortDecisionTransformer(nn.Module):
                            dropout=dropout, max_timestep=max_timestep, conv_heads=conv_heads)
         self.obs_dim, self.act_dim, self.context = obs_dim, act_dim, context
         self.max_timestep = max_timestep
+        self.env_id: str | None = None
         self.embed_t = nn.Embedding(max_timestep, hidden)
         self.embed_rtg = nn.Linear(1, hidden)
         self.embed_s = nn.Linear(obs_dim, hidden)

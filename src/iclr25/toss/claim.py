@@ -112,9 +112,9 @@ def sinusoid(setting: Sinusoid, ctx: Context) -> SinusoidEvidence:
                     g = reg.predict_cov(grid.to(ctx.device))[:, 0, 0].sqrt()
                     snapshots[(m, epoch)] = g.cpu().numpy()
 
-            HeteroscedasticRegressor(loss=m, epochs=setting.epochs, lr=setting.lr,
-                                     device=ctx.device, seed=seed).fit(tr.X, tr.Y,
-                                                                       on_epoch_end=hook)
+            HeteroscedasticRegressor(loss=m, center="mean", epochs=setting.epochs,  # Alg. 1
+                                     lr=setting.lr, device=ctx.device,
+                                     seed=seed).fit(tr.X, tr.Y, on_epoch_end=hook)
             errs[m].append(curve[-1])
             curves[m].append(curve)
     ratios = [t / n for t, n in zip(errs["toss"], errs["nll"], strict=True)]

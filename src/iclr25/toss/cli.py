@@ -8,7 +8,14 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, input_file, output_path, training_verb
+from iclr25._cli import (
+    EngineArgs,
+    check_seed,
+    input_file,
+    output_path,
+    training_verb,
+    warning_lines,
+)
 from iclr25._cli import fail as _fail
 from iclr25._io import read_npz, read_table
 
@@ -16,6 +23,7 @@ app = typer.Typer(help="ToSS: mean and input-dependent covariance of a vector ta
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
 
 LOSSES = ("toss", "nll", "beta-nll", "tic")
+CENTERS = ("local_linear", "mean")
 
 
 @app.callback()
@@ -139,6 +147,10 @@ def fit(
     loss: str = typer.Option("toss", "--loss", help="toss, nll, beta-nll or tic."),
     epochs: int = typer.Option(40, "--epochs", help="Training epochs."),
     n_neighbors: int = typer.Option(64, "--n-neighbors", help="Pseudo-label neighbours."),
+    center: str = typer.Option("local_linear", "--center", help="Pseudo-labels' centre: "
+                               "local_linear (a weighted local linear fit, so the mean's "
+                               "slope is not counted as noise; needs --n-neighbors > inputs "
+                               "+ 1) or mean (the paper's Algorithm 1)."),
     seed: int = typer.Option(0, "--seed", callback=check_seed,
                              help="Initialisation and shuffling seed."),
     out: Path = typer.Option(Path("model.safetensors"), "--out",
@@ -163,6 +175,8 @@ def fit(
         _fail(f"--epochs must be >= 1, got {epochs}")
     if n_neighbors < 2:
         _fail(f"--n-neighbors must be >= 2, got {n_neighbors}")
+    if center not in CENTERS:
+        _fail(f"--center must be one of {', '.join(CENTERS)}, got {center!r}")
     if named and not targets:
         _fail("--targets is required for a CSV file or a table (comma-separated column names)")
     output_path(out)
@@ -177,9 +191,10 @@ def fit(
                 raise ValueError(f"{data} must hold an array named Y")
             X, Y = torch.from_numpy(X), torch.from_numpy(Y)
         reg = HeteroscedasticRegressor(loss=loss, epochs=epochs, n_neighbors=n_neighbors,
-                                       seed=seed)
+                                       center=center, seed=seed)
         with estimating():
-            reg.fit(X, Y, **run)
+            warning_lines("toss fit", lambda: reg.fit(X, Y, **run),
+                          ("center", "n_neighbors"))
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
     reg.feature_names_, reg.target_names_ = feats, tnames

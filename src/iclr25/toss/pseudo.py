@@ -91,6 +91,7 @@ def pseudo_covariance(
     jitter: float = 1e-4,
     chunk_size: int = 4096,
     algorithm: Algorithm = "auto",
+    ratios: list | None = None,
 ) -> torch.Tensor:
     """Covariance pseudo-labels Σ̃(x_i) from each point's input-space neighbours.
 
@@ -119,6 +120,12 @@ def pseudo_covariance(
             recomputed exactly: recall against exact search 0.99-1.0 at n = 1e5, d = 8,
             k = 64 (``benchmarks/toss.py``). "auto": faiss when n > 20 000 and it is
             installed, else a kd-tree for d <= 5 and sklearn's blocked brute force above.
+        ratios: None, or a list to which, with center "mean", each chunk's (m,) slope ratios
+            are appended (tensors; the neighbours found once): per row, the noise variance
+            read from the mean-centred spread over the one a weighted local linear fit leaves
+            (about 1 for locally constant means; the statistic of
+            :class:`~iclr25.toss.model.HeteroscedasticRegressor`'s warning,
+            :data:`SLOPE_RATIO`).
 
     Returns:
         (n, q, q) SPD tensor on Y's device and dtype.
@@ -164,9 +171,10 @@ def pseudo_covariance(
     for start in range(0, n, chunk_size):
         rows = np.arange(start, min(start + chunk_size, n))
         dist, idx = _neighbours(index, Z, rows, k, include_self)
-        out[rows[0]:rows[-1] + 1] = _spread(_weights(dist, temperature, Yt), idx, Zt,
-                                            Zt[torch.from_numpy(rows).to(dev)], Yt, center,
-                                            jitter)
+        w, zq = _weights(dist, temperature, Yt), Zt[torch.from_numpy(rows).to(dev)]
+        out[rows[0]:rows[-1] + 1] = _spread(w, idx, Zt, zq, Yt, center, jitter)
+        if center == "mean":
+            _slope_ratios(w, idx, Zt, zq, Yt, ratios)
     return out
 
 
@@ -174,7 +182,8 @@ def sample_pseudo_covariance(X: torch.Tensor, Y: torch.Tensor,
                              queries: Callable[[int, int], torch.Tensor], n: int, *,
                              n_neighbors: int, center: Center = "mean",
                              temperature: float = 1.0, jitter: float = 1e-4,
-                             chunk_size: int = 4096) -> torch.Tensor:
+                             chunk_size: int = 4096, ratios: list | None = None
+                             ) -> torch.Tensor:
     """:func:`pseudo_covariance` of n query rows read block by block, Algorithm 1's
     observations 𝒳 (the neighbours and Cov(𝒳)) being a sample (X (m, d), Y (m, q)) of them.
 
@@ -185,6 +194,8 @@ def sample_pseudo_covariance(X: torch.Tensor, Y: torch.Tensor,
         X, Y: the sample (floating point, checked by the caller; m > n_neighbors).
         queries: ``(start, stop) -> (stop - start, d)`` query rows (float). n: their number.
         chunk_size: query rows per block (memory O(chunk · k · (q + d)) beyond the output).
+        ratios: None, or a list to which each block's slope ratios are appended
+            (center "mean").
 
     Returns:
         (n, q, q) SPD labels on Y's device and dtype.
@@ -206,9 +217,10 @@ def sample_pseudo_covariance(X: torch.Tensor, Y: torch.Tensor,
         xq = queries(start, stop).detach().cpu().double().numpy()
         zq = np.linalg.solve(chol, ((xq - mean) / std).T).T
         dist, idx = index.kneighbors(zq)
-        out[start:stop] = _spread(_weights(dist, temperature, Y), idx, Zt,
-                                  torch.from_numpy(zq).to(device=dev, dtype=dt), Y, center,
-                                  jitter)
+        w, zq_t = _weights(dist, temperature, Y), torch.from_numpy(zq).to(device=dev, dtype=dt)
+        out[start:stop] = _spread(w, idx, Zt, zq_t, Y, center, jitter)
+        if center == "mean":
+            _slope_ratios(w, idx, Zt, zq_t, Y, ratios)
     return out
 
 
@@ -229,9 +241,42 @@ def _spread(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor
     if center == "mean":
         resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
     else:
-        resid = _local_linear_residuals(Zt[idx_t], zq, Yn, w)
+        resid = _local_linear_residuals(Zt[idx_t], zq, Yn, w)[0]
     eye = torch.eye(Yt.shape[1], device=dev, dtype=dt)
     return (resid * w.unsqueeze(-1)).mT @ resid + jitter * eye
+
+
+#: The rule of :class:`~iclr25.toss.model.HeteroscedasticRegressor`'s warning that the mean
+#: of Y varies within the neighbourhoods (issue 68), fixed before it was computed on any data
+#: set: on the median row, the noise variance read from the mean-centred spread (the paper's
+#: label) exceeds the one read from a local linear fit's residual spread by more than half
+#: (:func:`_slope_ratios` > 1.5), i.e. a third or more of the paper's label is the mean's
+#: variation across the neighbourhood, an overestimate of Σ by 50 % or more. Noise alone
+#: gives ratios about 1 (both are unbiased for locally constant noise).
+SLOPE_RATIO = 1.5
+
+
+def _slope_ratios(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor,
+                  Yt: torch.Tensor, ratios: list | None) -> None:
+    """Append to ``ratios`` (unless None, or too few neighbours for a linear fit) the (m,)
+    ratios of the query rows (arguments as :func:`_spread`'s): the mean-centred weighted
+    spread tr Σ_j w_j r_j r_jᵀ over the one a w-weighted linear fit on the neighbours'
+    whitened inputs leaves, each divided by its expectation under locally constant noise of
+    unit variance: 1 − Σ_j w_j² and 1 − tr(W H) (H the fit's hat matrix; weighted least
+    squares gives E[rᵀWr] = σ² tr(W(I − H))). NaN where either leaves no degrees of freedom
+    (< 1e-3) or both spreads are 0."""
+    if ratios is None or idx.shape[1] <= zq.shape[1] + 1:
+        return
+    idx_t = torch.from_numpy(idx).to(Yt.device)
+    Yn = Yt[idx_t]                                                   # (m, k, q)
+    resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
+    fit, used = _local_linear_residuals(Zt[idx_t], zq, Yn, w)
+    wu = w.unsqueeze(-1)
+    spread_mean = (wu * resid.square()).sum((1, 2)) / (1 - w.square().sum(1))
+    spread_fit = (wu * fit.square()).sum((1, 2)) / (1 - used)
+    ratio = spread_mean / spread_fit
+    bad = ((1 - w.square().sum(1)) < 1e-3) | ((1 - used) < 1e-3) | (spread_mean <= 0)
+    ratios.append(torch.where(bad, torch.nan, ratio))
 
 
 def _knn_index(Z: np.ndarray, kq: int, algorithm: Algorithm):
@@ -264,9 +309,10 @@ def _neighbours(index, Z: np.ndarray, rows: np.ndarray, k: int,
 
 
 def _local_linear_residuals(Zn: torch.Tensor, zq: torch.Tensor, Yn: torch.Tensor,
-                            w: torch.Tensor) -> torch.Tensor:
+                            w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Neighbours' targets Yn (m, k, q) minus a w-weighted linear fit on their whitened
-    inputs Zn (m, k, d), centred at each query row zq (m, d)."""
+    inputs Zn (m, k, d), centred at each query row zq (m, d); and the fit's (m,)
+    tr(W H) = tr(G⁻¹ Dᵀ W² D), G = Dᵀ W D (the weight its parameters take up)."""
     dev, dt = Yn.device, Yn.dtype
     d = Zn.shape[-1]
     dz = Zn - zq.unsqueeze(1)
@@ -276,7 +322,8 @@ def _local_linear_residuals(Zn: torch.Tensor, zq: torch.Tensor, Yn: torch.Tensor
     ridge = 1e-8 * torch.diagonal(gram, dim1=-2, dim2=-1).mean(-1)
     gram = gram + ridge[:, None, None] * torch.eye(d + 1, device=dev, dtype=dt)
     beta = torch.linalg.solve(gram, Dw.mT @ Yn)              # (m, d+1, q)
-    return Yn - D @ beta
+    used = torch.diagonal(torch.linalg.solve(gram, Dw.mT @ Dw), dim1=-2, dim2=-1).sum(-1)
+    return Yn - D @ beta, used
 
 
 def _has_faiss() -> bool:
