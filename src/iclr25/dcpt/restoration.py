@@ -56,10 +56,13 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
       the unseen clean image (unbiased for Gaussian noise of any σ; σ estimated from the
       image), so the check reads the same figure a reference would (at 1.12σ, so about
       1 dB below it for every arm alike);
-    * ``degradation="blur"`` or ``"defocus"``: the discrepancy principle: the PSNR of the
-      output re-blurred against the input, by a kernel of the family (Gaussian, disk) whose
-      width is estimated from the photo (a faithful restoration explains the blurred
-      photo; one that changes content or tone, or over-deconvolves and rings, does not);
+    * ``degradation="blur"``: the discrepancy principle: the PSNR of the output re-blurred
+      against the input, by a Gaussian whose width is estimated from the photo (a faithful
+      restoration explains the blurred photo; one that changes content or tone, or
+      over-deconvolves and rings, does not);
+    * ``degradation="defocus"``: the PSNR against the sharp photo estimated from its
+      posterior given the input (the disk's radius by maximum likelihood, a 1/f² prior,
+      the photo's noise; ``iclr25._guard.posterior_psnr``);
     * ``degradation="low_light"``: a PSNR estimated from tones (the luma distribution
       against a well-exposed photo's: exposure, contrast, burnt highlights), colour cast
       against the input's balance (a grey photo must stay grey) and noise; a photo that
