@@ -92,3 +92,61 @@ def test_no_function_runs_over_sixty_code_lines():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and _code_lines(node) > 60]
     assert not long, long
+
+
+def _requirement_closure(dist: str, extras: tuple[str, ...]) -> set[str]:
+    """Normalised names of ``dist``'s distributions with ``extras``, and theirs, recursively."""
+    import importlib.metadata as md
+    import re
+
+    from packaging.requirements import Requirement
+
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    todo = [(dist, extras)]
+    while todo:
+        name, ex = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if (key, ex) in seen:
+            continue
+        seen.add((key, ex))
+        try:
+            reqs = md.requires(name) or []
+        except md.PackageNotFoundError:
+            continue
+        for r in map(Requirement, reqs):
+            if r.marker is None or any(r.marker.evaluate({"extra": e}) for e in ex or ("",)):
+                todo.append((r.name, tuple(sorted(r.extras))))
+    return {k for k, _ in seen}
+
+
+def test_tests_import_at_module_level_only_what_ci_installs():
+    # CI installs .[all,test,cluster] (.ci/run); a module-level import of anything else (twice
+    # pandas, present here, absent there) fails CI's collection, not a local run
+    import ast
+    import importlib.metadata as md
+    import re
+    import sys
+    from pathlib import Path
+
+    installed = _requirement_closure("iclr25", ("all", "test", "cluster"))
+    dists = md.packages_distributions()
+    root = Path(__file__).resolve().parents[1]
+    # the repository's own modules (tests' helpers, docs/_ext) are not distributions
+    local = {p.stem for d in ("tests", "docs", "benchmarks", "examples")
+             for p in (root.parent / d).rglob("*.py")} | {"iclr25", "tests"}
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            for mod in (n.split(".")[0] for n in names):
+                if mod in sys.stdlib_module_names or mod in local or mod == "__future__":
+                    continue
+                owners = {re.sub(r"[-_.]+", "-", d).lower() for d in dists.get(mod, [mod])}
+                if not owners & installed:
+                    bad.append(f"{path.relative_to(root)}: {mod}")
+    assert not bad, f"module-level imports CI does not install: {bad}"
