@@ -205,7 +205,29 @@ def test_cli_graph_says_a_nearly_planar_rigid_structure_is_planar(tmp_path):
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     assert lines[1].split("|")[0].rstrip().endswith("True (nearly planar: 0.00035 Å)"), r.output
-    assert "within 0.1 Å of a plane is rigid only through" in lines[-1], r.output
+    assert "within 0.1 Å of a plane (a line) is rigid only through" in lines[-1], r.output
+
+
+def test_cli_graph_says_a_linear_structure_is_collinear(tmp_path):
+    # issue 68 walk 7: RDKit's ethyne (H-C≡C-H, 0.004 Å off its line) printed `True (nearly
+    # planar)`: true of a line, but the departure that makes the rank full is from the line;
+    # CO2 (3 atoms on a line) printed a bare `False`
+    from typer.testing import CliRunner
+
+    from iclr25.schull.cli import app
+
+    ethyne = np.array([[-1.66, 0.0, 0.0], [-0.60, 0.003, 0.0], [0.60, -0.003, 0.001],
+                       [1.66, 0.0, 0.0]])
+    co2 = np.array([[-1.16, 0.0, 0.0], [0.0, 0.0, 0.0], [1.16, 0.0, 0.0]])
+    for name, pos in (("ethyne", ethyne), ("co2", co2)):
+        np.save(tmp_path / f"{name}.npy", pos)
+        r = CliRunner().invoke(app, ["graph", str(tmp_path / f"{name}.npy")])
+        assert r.exit_code == 0, r.output
+        ours = r.output.splitlines()[1].split("|")[0].rstrip()
+        off = np.linalg.svd(pos - pos.mean(0), compute_uv=False)[1]   # the departure
+        assert ours.endswith(f"True (nearly collinear: {off:.2g} Å)" if name == "ethyne"
+                             else "False (collinear)"), r.output
+        assert "nor of a collinear one of 3 or more" in r.output, r.output
 
 
 def test_cli_graph_on_xyz_sdf_npy(tmp_path):

@@ -60,19 +60,20 @@ def graph(
         for e in (ei, radius_graph(p, radius, max_num_neighbors=10**6)):
             m = num_undirected_edges(e, n)
             rig = is_rigid(p, e) if n <= 1000 else "n/a"
-            off = _off_plane(p)
-            if off < PLANAR_SV and isinstance(rig, bool):
+            kind, off = _flatness(p)
+            if kind and isinstance(rig, bool):
                 # a numerical rank of 3N-6 there comes from the departure alone (benzene's
-                # conformer: 9e-05 Å off its plane), so say so beside it
-                rig = "False (planar)" if rig is False else f"True (nearly planar: {off:.2g} Å)"
+                # conformer: 9e-05 Å off its plane; ethyne's 0.004 Å off its line), so say so
+                rig = f"False ({kind})" if rig is False else f"True (nearly {kind}: {off:.2g} Å)"
                 flat = True
             rows.append(f"{m}  {m / n:.2f}  {is_connected(e, n)}  {rig}")
         typer.echo(f"{names[k]}  {n}  {rows[0]} | radius {radius:g} Å: {rows[1]}")
     if flat:
-        typer.echo("planar: no graph of a planar structure of 4 or more atoms is rigid in 3-D "
-                   "(its atoms can move off the plane); one within "
-                   f"{PLANAR_SV:g} Å of a plane is rigid only through that small departure "
-                   "(nearly planar); SCHull's rigidity is for non-planar ones")
+        typer.echo("planar: no graph of a planar structure of 4 or more atoms, nor of a "
+                   "collinear one of 3 or more, is rigid in 3-D (its atoms can move off the "
+                   f"plane or line); one within {PLANAR_SV:g} Å of a plane (a line) is rigid "
+                   "only through that small departure (nearly planar, nearly collinear); "
+                   "SCHull's rigidity is for non-planar ones")
     if out is not None:
         _write_edges(out, graphs, names)
         typer.echo(f"wrote {out}")
@@ -123,14 +124,24 @@ def _write_edges(out: Path, graphs: list, names: list[str]) -> None:
 PLANAR_SV = 0.1
 
 
-def _off_plane(pos) -> float:
-    """How far ``pos`` (N, 3) departs from a plane: the least singular value of its centred
-    coordinates (Å); inf for N < 4, which no plane constrains. Below :data:`PLANAR_SV` it is
-    planar."""
+def _flatness(pos) -> tuple[str, float]:
+    """Whether ``pos`` (N, 3) lies near a line or a plane, and how far it departs from it.
+
+    Returns ``("collinear", σ₂)`` where N >= 3 and the centred coordinates' second singular
+    value σ₂ is below :data:`PLANAR_SV` (Å), else ``("planar", σ₃)`` where N >= 4 and the
+    least one is, else ``("", inf)``: fewer atoms than a line or plane constrains, or neither.
+    """
     import torch
 
     p = torch.as_tensor(pos, dtype=torch.float64)
-    return float(torch.linalg.svdvals(p - p.mean(0))[-1]) if len(p) >= 4 else float("inf")
+    if len(p) < 3:
+        return "", float("inf")
+    sv = torch.linalg.svdvals(p - p.mean(0))
+    if float(sv[1]) < PLANAR_SV:
+        return "collinear", float(sv[1])
+    if len(p) >= 4 and float(sv[-1]) < PLANAR_SV:
+        return "planar", float(sv[-1])
+    return "", float("inf")
 
 
 def _sdf_names(file: Path) -> list[str]:
