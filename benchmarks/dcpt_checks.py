@@ -1942,6 +1942,151 @@ def run_round10_blur(side: int) -> None:
     blur_margin_report("round 10", new_blur_cases(round10_photos(side), ROUND10_BLUR))
 
 
+# --- h68blur11: candidate measures for blur and defocus, chosen by h68dm10's rule ------------
+
+#: The candidates' grid (h68blur11), written and committed before the sweep ran. Per kind
+#: (blur: Gaussian; defocus: disk), each output is scored three ways, all from the photo:
+#:
+#: * ``"posterior"`` (a): the posterior PSNR (``iclr25._guard._Posterior``) with the kernel
+#:   of the kind's family, its width by maximum likelihood (Gaussian σ among
+#:   ``_guard._SIGMAS`` for blur, the disk's radius for defocus), at ``sds`` posterior SDs
+#:   and margin ``mp`` (dB); for defocus this is main's measure;
+#: * ``"both"`` (b): ours kept only where it clears the input by the posterior (0 SDs,
+#:   margin ``mp``) AND by a re-blur PSNR at margin ``mr``: the library's re-blur
+#:   (``"lib"``: width from the edges, :func:`iclr25._guard.blur_sigma`) or the re-blur by
+#:   the posterior's own maximum-likelihood kernel (``"ml"``);
+#: * ``"interval"`` (c): the posterior PSNR's gain over the input at its worst over the
+#:   widths of the likelihood's 95% confidence set (log-likelihood within
+#:   :data:`BLUR11_CHI2` of its maximum: χ²₁'s 95% point over 2, Wilks), at ``sds`` SDs and
+#:   margin ``mp``: a margin scaled by the width estimate's own uncertainty (and the SDs by
+#:   the posterior's).
+#:
+#: **Rule** (h68dm10's): pooled over the kind's development cases (rounds 3, 5, 6, 9 for
+#: blur; 3, 5, 6, 7, 9 for defocus), the fewest returned worse (quiet & worse), then the
+#: highest pooled agreement, then the fewer parameters ("posterior", "interval", "both"),
+#: then the smaller margins. It becomes the default only if it returns no more worse than
+#: main's default on the same cases (blur: re-blur at 5 dB; defocus: posterior at 0 SDs,
+#: 1.5 dB) AND agrees more often; else the table is reported and nothing changes.
+BLUR11_SDS = (0.0, 1.0, 2.0, 4.0, 8.0)
+BLUR11_POSTERIOR_MARGINS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+BLUR11_BOTH_POSTERIOR = (0.0, 0.25, 0.5, 1.0, 1.5)
+BLUR11_BOTH_REBLUR = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
+BLUR11_INTERVAL_SDS = (0.0, 2.0)
+BLUR11_INTERVAL_MARGINS = (0.0, 0.25, 0.5, 1.0, 1.5)
+BLUR11_CHI2 = 1.92
+
+
+def blur11_grid() -> list[tuple]:
+    """The candidates of :data:`BLUR11_SDS` etc., in the rule's order of simplicity:
+    ``("posterior", sds, mp)``, ``("interval", sds, mp)``, ``("both", rb, mp, mr)``."""
+    return ([("posterior", s, m) for s in BLUR11_SDS for m in BLUR11_POSTERIOR_MARGINS]
+            + [("interval", s, m) for s in BLUR11_INTERVAL_SDS for m in BLUR11_INTERVAL_MARGINS]
+            + [("both", rb, mp, mr) for rb in ("lib", "ml") for mp in BLUR11_BOTH_POSTERIOR
+               for mr in BLUR11_BOTH_REBLUR])
+
+
+def blur11_cases(clean: dict[str, torch.Tensor], blurs) -> list[dict]:
+    """One record per (photo, blur of ``blurs``, output of :func:`new_blur_outputs`): the
+    family, the reference PSNRs (output, input) and the candidates' raw scores: ``"post"``,
+    per width of the likelihood's confidence set (the likeliest first), the posterior's
+    terms of the output (expected MSE, sd) and the input's expected MSE; ``"lib"`` and
+    ``"ml"``, the re-blur PSNRs (output, input) by the library's kernel and by the
+    likeliest kernel."""
+    from iclr25 import _guard
+
+    recs = []
+    for name, J in clean.items():
+        for fam, width in blurs:
+            k = gaussian_psf(width) if fam == "blur" else _guard.disk_psf(width)
+            y = reblur(J[None], torch.from_numpy(k))[0].clamp(0, 1)
+            Y, w2, n2 = _guard._spectra(y)
+            ll = _guard._log_likelihoods((Y * Y).mean(0), w2, n2, fam)
+            ll = np.nan_to_num(ll, nan=-math.inf)
+            widths = _guard._WIDTHS[fam][0]
+            order = [int(ll.argmax())] + [i for i in np.flatnonzero(ll >= ll.max() - BLUR11_CHI2)
+                                          if i != ll.argmax()]
+            posts = [_guard._Posterior.of(y, float(widths[i]), fam) for i in order]
+            mse_in = [p.terms(y)[0] for p in posts]
+            k_ml = torch.from_numpy(_guard._WIDTHS[fam][1](float(widths[order[0]])))
+            inp = _Inputs(y[None], None, fam)
+
+            def rb(o, k=None, inp=inp, y=y):
+                if k is None:
+                    return float(MEASURES["reblur"].score(o[None], None, inp)[0])
+                return float(psnr(reblur(o[None], k)[0], y))
+            s_lib, s_ml = rb(y), rb(y, k_ml)
+            for oname, o in new_blur_outputs(y, fam, width).items():
+                recs.append({"fam": fam, "case": f"{name} {fam} {width:g}", "out": oname,
+                             "ref": (float(psnr(o, J)), float(psnr(y, J))),
+                             "width": float(widths[order[0]]), "nconf": len(order),
+                             "post": [(*p.terms(o), mi)
+                                      for p, mi in zip(posts, mse_in, strict=True)],
+                             "lib": (rb(o), s_lib), "ml": (rb(o, k_ml), s_ml)})
+    return recs
+
+
+def _gain_db(t: tuple[float, float, float], sds: float) -> float:
+    """The posterior PSNR's gain (dB) of an output over the input from its terms."""
+    mse, sd, mse_in = t
+    return 10 * math.log10(mse_in) - 10 * math.log10(max(mse + sds * sd, 1e-30))
+
+
+def blur11_kept(r: dict, cand: tuple) -> bool:
+    """Whether the default returns ours for record ``r`` under candidate ``cand``."""
+    if cand[0] == "posterior":
+        return _gain_db(r["post"][0], cand[1]) >= cand[2]
+    if cand[0] == "interval":
+        return min(_gain_db(t, cand[1]) for t in r["post"]) >= cand[2]
+    _, rb, mp, mr = cand
+    so, si = r[rb]
+    return _gain_db(r["post"][0], 0.0) >= mp and so >= si + mr
+
+
+def blur11_table(sets: dict[str, list[dict]], fam: str, main_kept) -> tuple:
+    """Print each candidate's pooled and per-set confusion of ``fam`` (warned&worse /
+    warned&better / quiet&worse / quiet&better), agreement and returned worse, and main's
+    default's (``main_kept(r)``); return the candidate the rule picks and whether it beats
+    main's (no more returned worse, higher agreement)."""
+    def table(kept):
+        cells, pooled = [], np.zeros((2, 2), int)
+        for name, recs in sets.items():
+            t = np.zeros((2, 2), int)
+            for r in (r for r in recs if r["fam"] == fam):
+                o, i = r["ref"]
+                t[int(kept(r)), int(o >= i)] += 1
+            if t.sum():
+                pooled += t
+                cells.append(f"{name} {np.trace(t) / t.sum():.1%} ({t[1, 0]})")
+        return pooled, np.trace(pooled) / pooled.sum(), "; ".join(cells)
+
+    mt, ma, mc = table(main_kept)
+    print(f"{fam} main's default: pooled {_counts(mt)} {ma:.1%}, returned worse {mt[1, 0]}; {mc}")
+    best, key = None, None
+    for j, cand in enumerate(blur11_grid()):
+        t, a, c = table(lambda r, cand=cand: blur11_kept(r, cand))
+        print(f"{fam} {' '.join(map(str, cand))}: pooled {_counts(t)} {a:.1%}, returned "
+              f"worse {t[1, 0]}; {c}")
+        k = (t[1, 0], -round(a, 12), j)
+        if key is None or k < key:
+            best, key = cand, k
+    wins = key[0] <= mt[1, 0] and -key[1] > ma
+    print(f"{fam}: the rule picks {' '.join(map(str, best))}: returned worse {key[0]}, "
+          f"{-key[1]:.1%}; {'beats' if wins else 'does not beat'} main's "
+          f"({mt[1, 0]}, {ma:.1%})")
+    return best, wins
+
+
+def run_blur11_sweep(side: int) -> None:
+    """The candidates' sweep (h68blur11) on :func:`dev_sets`: the tables and the choice."""
+    t0 = time.time()
+    sets = {}
+    for n, (c, b) in dev_sets(side).items():
+        sets[n] = blur11_cases(c, b)
+        print(f"{n}: {len(sets[n])} cases, {time.time() - t0:.0f} s", flush=True)
+    blur11_table(sets, "blur", lambda r: r["lib"][0] >= r["lib"][1] + 5.0)
+    blur11_table(sets, "defocus", lambda r: _gain_db(r["post"][0], 0.0) >= 1.5)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="96-px photos, 30 training steps")
@@ -1953,7 +2098,7 @@ def main(argv: list[str] | None = None) -> None:
                                            "round7-defocus", "round7-lowlight",
                                            "round8-lowlight", "round9-lowlight",
                                            "round9-blur", "defaults-sweep",
-                                           "round10-blur"),
+                                           "round10-blur", "blur11-sweep"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
     a = p.parse_args(argv)
@@ -1973,7 +2118,8 @@ def main(argv: list[str] | None = None) -> None:
               "round9-lowlight": lambda: run_round9_lowlight(side, steps, a.seed),
               "round9-blur": lambda: run_round9_blur(side),
               "defaults-sweep": lambda: run_defaults_sweep(side),
-              "round10-blur": lambda: run_round10_blur(side)}
+              "round10-blur": lambda: run_round10_blur(side),
+              "blur11-sweep": lambda: run_blur11_sweep(side)}
     if a.set in single:
         single[a.set]()
     if a.set in ("all", "blur", "lowlight-old"):

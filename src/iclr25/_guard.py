@@ -792,6 +792,12 @@ def blur_kernel(family: str, sigma: float) -> torch.Tensor:
 _QUANT_SIGMA = 1 / (255 * math.sqrt(12))
 #: Disk radii (px) :func:`defocus_radius` chooses among: 0.5 to 16, 3% apart.
 _RADII = np.geomspace(0.5, 16.0, 118)
+#: Gaussian σ (px) the likelihood chooses among for ``"blur"`` (issue 68, h68blur11): 0.3
+#: to 8, 3% apart.
+_SIGMAS = np.geomspace(0.3, 8.0, 112)
+#: Per blur family: the widths the likelihood chooses among and the kernel of a width.
+_WIDTHS: dict[str, tuple[np.ndarray, Callable[[float], np.ndarray]]] = {
+    "defocus": (_RADII, area_disk_psf), "blur": (_SIGMAS, gaussian_psf)}
 #: How many posterior standard deviations below its expected PSNR ours is scored
 #: (:func:`posterior_psnr`). 0 since issue 68's defaults (h68dm10: chosen with the margin,
 #: :data:`MARGINS`, on the development sets by a rule written first; the module's
@@ -833,26 +839,30 @@ def _prior_scale(Y2: np.ndarray, K2: np.ndarray, w2: np.ndarray) -> float:
 
 
 @functools.cache
-def _folded_disks() -> tuple[np.ndarray, ...]:
-    """The disks of :data:`_RADII` (:func:`area_disk_psf`), each folded onto its
-    non-negative offsets, (r + 1, r + 1) for a (2r + 1, 2r + 1) disk: a disk is symmetric,
-    and so is the cosine that its DCT gain weighs an offset by, so offsets ``m`` and
-    ``−m`` are summed (half the matrix products of :func:`_dct_transfer`)."""
+def _folded_disks(family: str = "defocus") -> tuple[np.ndarray, ...]:
+    """The kernels of ``family``'s widths (:data:`_WIDTHS`; the disks of :data:`_RADII` for
+    defocus), each folded onto its non-negative offsets, (r + 1, r + 1) for a
+    (2r + 1, 2r + 1) kernel: a disk (a Gaussian) is symmetric, and so is the cosine that its
+    DCT gain weighs an offset by, so offsets ``m`` and ``−m`` are summed (half the matrix
+    products of :func:`_dct_transfer`)."""
     def fold(k: np.ndarray) -> np.ndarray:
         c = k.shape[0] // 2
         k = np.concatenate([k[c:c + 1], k[c + 1:] + k[c - 1::-1]])
         return np.concatenate([k[:, c:c + 1], k[:, c + 1:] + k[:, c - 1::-1]], 1)
-    return tuple(fold(area_disk_psf(float(r))) for r in _RADII)
+    widths, kernel = _WIDTHS[family]
+    return tuple(fold(kernel(float(r))) for r in widths)
 
 
-def _log_likelihoods(Y2: np.ndarray, w2: np.ndarray, n2: float) -> np.ndarray:
-    """The log-likelihood (less its constant) of each radius of :data:`_RADII` under the
-    model of :func:`defocus_radius`: ``Y2`` (H, W) the photo's DCT-II power (channels
-    averaged), ``w2`` (H, W) its ω², ``n2`` its noise variance. Returns (R,). Every
-    coefficient but DC; each radius's gains (:func:`_dct_transfer` of its folded disk) and
-    terms reuse the same buffers in place, with no masked copies (h68fast)."""
+def _log_likelihoods(Y2: np.ndarray, w2: np.ndarray, n2: float,
+                     family: str = "defocus") -> np.ndarray:
+    """The log-likelihood (less its constant) of each width of ``family`` (:data:`_WIDTHS`;
+    the radii :data:`_RADII` for defocus) under the model of :func:`defocus_radius`: ``Y2``
+    (H, W) the photo's DCT-II power (channels averaged), ``w2`` (H, W) its ω², ``n2`` its
+    noise variance. Returns (R,). Every coefficient but DC; each width's gains
+    (:func:`_dct_transfer` of its folded kernel) and terms reuse the same buffers in place,
+    with no masked copies (h68fast)."""
     H, W = Y2.shape
-    ks = _folded_disks()
+    ks = _folded_disks(family)
     m = np.arange(ks[-1].shape[0])
     cy = np.cos(np.pi * np.arange(H)[:, None] / H * m)
     cx = np.cos(np.pi * np.arange(W)[:, None] / W * m)
@@ -898,11 +908,12 @@ def defocus_radius(x: torch.Tensor) -> torch.Tensor:
     return torch.tensor([_radius(*_spectra(im)) for im in x], dtype=torch.float64)
 
 
-def _radius(Y: np.ndarray, w2: np.ndarray, n2: float) -> float:
-    """:func:`defocus_radius` of one image from its :func:`_spectra`."""
-    ll = _log_likelihoods((Y * Y).mean(0), w2, n2)
+def _radius(Y: np.ndarray, w2: np.ndarray, n2: float, family: str = "defocus") -> float:
+    """:func:`defocus_radius` of one image from its :func:`_spectra` (for ``"blur"``: the
+    Gaussian σ of :data:`_SIGMAS` by the same likelihood)."""
+    ll = _log_likelihoods((Y * Y).mean(0), w2, n2, family)
     # the first of equal maxima, as a loop keeping the best by ">" takes; NaN never wins
-    return float(_RADII[np.nan_to_num(ll, nan=-math.inf).argmax()])
+    return float(_WIDTHS[family][0][np.nan_to_num(ll, nan=-math.inf).argmax()])
 
 
 @dataclass(frozen=True)
@@ -916,13 +927,15 @@ class _Posterior:
     V: np.ndarray
 
     @classmethod
-    def of(cls, y: torch.Tensor, radius: float | None = None) -> _Posterior:
-        """Under the model of :func:`defocus_radius` with the disk of ``radius`` (None: read
-        from ``y``, from the same spectra): the Wiener filter's ``M = K S Y / (K² S + σ²)``,
-        ``V = S σ² / (K² S + σ²)``, ``S = A/ω²`` (DC: known)."""
+    def of(cls, y: torch.Tensor, radius: float | None = None,
+           family: str = "defocus") -> _Posterior:
+        """Under the model of :func:`defocus_radius` with the kernel of ``family`` (disk;
+        ``"blur"``: Gaussian) of width ``radius`` (None: read from ``y``, from the same
+        spectra): the Wiener filter's ``M = K S Y / (K² S + σ²)``, ``V = S σ² / (K² S +
+        σ²)``, ``S = A/ω²`` (DC: known)."""
         Y, w2, n2 = _spectra(y)
-        r = _radius(Y, w2, n2) if radius is None else radius
-        K = _dct_transfer(area_disk_psf(r), *w2.shape)
+        r = _radius(Y, w2, n2, family) if radius is None else radius
+        K = _dct_transfer(_WIDTHS[family][1](r), *w2.shape)
         S = _prior_scale((Y * Y).mean(0), K * K, w2) / np.where(w2 > 0, w2, 1.0)
         den = K * K * S + n2
         M, V = K * S * Y / den, S * n2 / den
