@@ -715,11 +715,18 @@ def new_blur_cases(clean: dict[str, torch.Tensor], blurs=NEW_BLUR) -> list[dict]
             cls = _classical(y[None], fam)[0].double()
             inp = _Inputs(y[None], None, fam)
 
-            def score(o, inp=inp, m=MEASURES[choose_measure(None, fam)]):
+            spec = MEASURES[choose_measure(None, fam)]
+
+            def score(o, inp=inp, m=spec):
                 return float(m.score(o[None], None, inp)[0])
             for oname, o in new_blur_outputs(y, fam, width).items():
                 recs.append(_record(f"{name} {fam} {width:g}", oname, J, y, cls, o,
                                     {"new": score}, higher=True))
+                if getattr(spec, "also", None) is not None:   # h68blur11: a second score
+                    name2, s2, m2 = spec.also
+                    a_o, a_y = (float(s2(v[None], None, inp)[0]) for v in (o, y))
+                    if not a_o >= a_y + m2:   # kept by neither margin, as ``guarded``
+                        recs[-1]["why"] = f"below the input + {m2:g} by the {name2}"
     return recs
 
 
