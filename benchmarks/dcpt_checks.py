@@ -2094,6 +2094,111 @@ def run_blur11_sweep(side: int) -> None:
     blur11_table(sets, "defocus", lambda r: _gain_db(r["post"][0], 0.0) >= 1.5)
 
 
+# --- round 11, blur and defocus: h68blur11's default on another new set ----------------------
+
+#: Blur widths of round 11 (none used before by either kind: Gaussian σ 0.9-3.4 and disk
+#: radii 1.2-4.4 earlier, as listed at :data:`ROUND10_BLUR`, and 1.25, 1.55, 2.1, 2.3, 3.4,
+#: 4.4 in round 10).
+ROUND11_BLUR = (("blur", 1.05), ("blur", 1.75), ("blur", 2.95),
+                ("defocus", 1.65), ("defocus", 2.65), ("defocus", 3.3))
+
+
+def round11_generated(name: str, h: int, w: int) -> np.ndarray:
+    """Round 11's generated scenes, (h, w, 3) uint8, seeded (kinds no earlier set has):
+    ``"circuit"`` (a green circuit board: copper traces 1-3 px wide along rows and columns,
+    round pads 2-4 px, three dark chips a tenth to a fifth of each side), ``"clouds"`` (a
+    blue sky behind clouds: a 1/f^1.6 random field through a soft threshold, lit from the
+    top) and ``"tiles"`` (a mosaic: 120 Voronoi cells of random colours with 1-px grey grout)."""
+    rng = np.random.default_rng({"circuit": 111, "clouds": 112, "tiles": 113}[name])
+    yy, xx = np.mgrid[0:h, 0:w].astype(float)
+    if name == "circuit":
+        img = np.tile(np.array([0.05, 0.3, 0.12]), (h, w, 1))
+        copper = np.array([0.85, 0.6, 0.3])
+        for _ in range(60):
+            t = int(rng.integers(1, 4))
+            if rng.uniform() < 0.5:
+                r0, c0, c1 = int(rng.integers(0, h - t)), *sorted(rng.integers(0, w, 2))
+                img[r0:r0 + t, c0:c1 + 1] = copper
+            else:
+                c0, r0, r1 = int(rng.integers(0, w - t)), *sorted(rng.integers(0, h, 2))
+                img[r0:r1 + 1, c0:c0 + t] = copper
+        for _ in range(80):
+            cy, cx, r = rng.uniform(0, h), rng.uniform(0, w), rng.uniform(2, 4)
+            img[(yy - cy) ** 2 + (xx - cx) ** 2 <= r * r] = np.array([0.9, 0.9, 0.85])
+        for _ in range(3):
+            ch, cw = int(rng.integers(h // 10, h // 5)), int(rng.integers(w // 10, w // 5))
+            r0, c0 = int(rng.integers(0, h - ch)), int(rng.integers(0, w - cw))
+            img[r0:r0 + ch, c0:c0 + cw] = 0.08
+    elif name == "clouds":
+        f = np.sqrt(np.fft.fftfreq(h)[:, None] ** 2 + np.fft.fftfreq(w)[None] ** 2)
+        spec = (rng.standard_normal((h, w)) + 1j * rng.standard_normal((h, w)))
+        field = np.real(np.fft.ifft2(spec / np.maximum(f, 1 / max(h, w)) ** 1.6))
+        field = (field - field.mean()) / field.std()
+        cover = 1 / (1 + np.exp(-3 * (field - 0.3)))
+        t = (yy / h)[..., None]
+        sky = (1 - t) * np.array([0.2, 0.4, 0.8]) + t * np.array([0.55, 0.7, 0.95])
+        cloud = (0.95 - 0.25 * t) * np.ones(3)
+        img = (1 - cover[..., None]) * sky + cover[..., None] * cloud
+    else:
+        pts = rng.uniform(0, 1, (120, 2)) * np.array([h, w])
+        d = (yy[..., None] - pts[:, 0]) ** 2 + (xx[..., None] - pts[:, 1]) ** 2
+        part = np.partition(np.sqrt(d), 1, axis=-1)
+        cols = rng.uniform(0.15, 0.95, (120, 3))
+        img = cols[d.argmin(-1)]
+        img[part[..., 1] - part[..., 0] < 1.0] = 0.55
+    return (np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)
+
+
+def round11_photos(side: int) -> dict[str, torch.Tensor]:
+    """Round 11's held-out photos (issue 68, h68blur11; declared after the default was
+    chosen and committed, before it ran on it), (3, side·3/4, side) in [0, 1]: images and
+    crops used by no earlier set of this benchmark, testbed, test or NIQE's pristine model:
+    zoomed windows (about three times the scale of the quarters earlier sets used) of
+    ``china`` (rows 0.35-0.6, columns 0.62-0.95), ``flower`` (rows 0.1-0.35, columns
+    0.55-0.88) and ``grace_hopper`` (rows 0.55-0.8, columns 0.55-0.88), two 3 × 4 montages
+    of ``lfw_subset`` (grey: faces 60-71 and non-face patches 160-171; earlier sets used
+    faces 0-59 and patches 100-159) and three generated scenes (:func:`round11_generated`:
+    a circuit board and tiles generated at the final size, so that no resizing aliases
+    their 1-px traces and grout; clouds)."""
+    import matplotlib.cbook as cbook
+    import skimage.data
+    from PIL import Image
+    from sklearn.datasets import load_sample_images
+
+    def grey(a):
+        a = np.asarray(a, dtype=np.float64)
+        a = (a - a.min()) / (a.max() - a.min())
+        return np.repeat((a * 255 + 0.5).astype(np.uint8)[..., None], 3, -1)
+
+    china, flower = load_sample_images().images
+    with cbook.get_sample_data("grace_hopper.jpg") as f:
+        hopper = np.asarray(Image.open(f).convert("RGB"))
+    lfw = skimage.data.lfw_subset()
+
+    def montage(i):
+        return grey(np.block([[lfw[i + 4 * r + c] for c in range(4)] for r in range(3)]))
+
+    raw = {"china window": _part(china, (0.35, 0.6), (0.62, 0.95)),
+           "flower window": _part(flower, (0.1, 0.35), (0.55, 0.88)),
+           "hopper window": _part(hopper, (0.55, 0.8), (0.55, 0.88)),
+           "faces 60-71": montage(60), "patches 160-171": montage(160),
+           "clouds": round11_generated("clouds", 300, 400)}
+    raw |= {n: round11_generated(n, side * 3 // 4, side) for n in ("circuit", "tiles")}
+    return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
+
+
+def run_round11_blur(side: int) -> None:
+    """Round 11: the library's blur and defocus defaults (whichever ``iclr25`` is imported:
+    run once with the branch's, h68blur11's posterior AND re-blur, once with main's,
+    ``PYTHONPATH``) on :func:`round11_photos` at :data:`ROUND11_BLUR` with
+    :func:`new_blur_outputs`, at margin 0 and at each measure's default margin."""
+    from iclr25 import _guard
+
+    print(f"defaults: margins {_guard.MARGINS}, posterior SDs {_guard._POSTERIOR_SDS:g}, "
+          f"second score {getattr(MEASURES['posterior'], 'also', None)}")
+    blur_margin_report("round 11", new_blur_cases(round11_photos(side), ROUND11_BLUR))
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="96-px photos, 30 training steps")
@@ -2105,7 +2210,8 @@ def main(argv: list[str] | None = None) -> None:
                                            "round7-defocus", "round7-lowlight",
                                            "round8-lowlight", "round9-lowlight",
                                            "round9-blur", "defaults-sweep",
-                                           "round10-blur", "blur11-sweep"),
+                                           "round10-blur", "blur11-sweep",
+                                           "round11-blur"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
     a = p.parse_args(argv)
@@ -2126,7 +2232,8 @@ def main(argv: list[str] | None = None) -> None:
               "round9-blur": lambda: run_round9_blur(side),
               "defaults-sweep": lambda: run_defaults_sweep(side),
               "round10-blur": lambda: run_round10_blur(side),
-              "blur11-sweep": lambda: run_blur11_sweep(side)}
+              "blur11-sweep": lambda: run_blur11_sweep(side),
+              "round11-blur": lambda: run_round11_blur(side)}
     if a.set in single:
         single[a.set]()
     if a.set in ("all", "blur", "lowlight-old"):
