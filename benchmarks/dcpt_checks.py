@@ -144,6 +144,23 @@ centre-cropped to a 4:3 window.
   radius 1.55, 2.3, 4.4) with :func:`new_blur_outputs`, by the library imported (run
   once on the branch, once with main's ``iclr25`` on the path).
 
+* candidates for blur and defocus (``--set blur11-sweep``, h68blur11; the candidates,
+  their grid and the rule committed before the sweep ran): on :func:`dev_sets`, each
+  case scored by the posterior PSNR with the kind's kernel (Gaussian or disk, width by
+  maximum likelihood), by it at its worst over the width's 95% likelihood set, and by it
+  AND a re-blur PSNR (:data:`BLUR11_SDS` and the grids beside it, :func:`blur11_kept`);
+  h68dm10's rule picks among them (:func:`blur11_table`), and the pick becomes the
+  default only where it returns no more worse outputs than main's and agrees more often.
+
+* round 11, blur and defocus (``--set round11-blur``, declared and committed after
+  h68blur11's default was committed, before it ran on it): :func:`round11_photos` (zoomed
+  windows of ``china``, ``flower`` and ``grace_hopper`` at new places, ``lfw_subset``'s
+  faces 60-71 and patches 160-171, generated clouds, circuit board and tiles) at
+  :data:`ROUND11_BLUR` (Gaussian σ 1.05, 1.75, 2.95; disk radius 1.65, 2.65, 3.3) with
+  :func:`new_blur_outputs`, by the library imported (once on the branch, once with
+  main's); a second score (``MeasureSpec.also``) that ours does not clear keeps the
+  input, as ``guarded`` does.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -196,6 +213,13 @@ table in ``iclr25._guard``'s docstring). Round 10 (measured once, 243 cases each
 5 dB 81 / 109 / 0 / 53, 55.1%, none returned worse (main's 1 dB: 75 / 36 / 6 / 126, 82.7%,
 6); defocus at 1.5 dB, 0 SDs 113 / 125 / 0 / 5, 48.6%, none (main's: 103 / 46 / 10 / 84,
 77.0%, 10).
+
+The candidates' sweep (h68blur11; pooled agreement and returned worse): the pick, the
+posterior at 0 dB AND the re-blur by its likeliest kernel at 5 dB: blur 59.4%, 0 of 783
+(main's 55.2%, 2); defocus 60.4%, 0 of 972 (main's 58.0%, 0); the posterior alone at 0 dB
+93.7% (31) and 86.2% (52). Round 11 (measured once, 216 cases each): the pick, blur 80 /
+88 / 0 / 48, 59.3%, none returned worse; defocus 136 / 66 / 0 / 14, 69.4%, none; main's
+(5 dB; 1.5 dB) blur 80 / 90 / 0 / 46, 58.3%, none; defocus 134 / 80 / 2 / 0, 62.0%, 2.
 
 Each verdict is a 2×2 table: the check warned (below the input; below the input or the
 classical result) or not, against the reference's worse or not. Target: ≥ 90% agreement.
