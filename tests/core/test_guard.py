@@ -538,3 +538,15 @@ def test_gaussian_likelihoods_equal_a_direct_per_width_evaluation():
         direct.append(-0.5 * (Y2[nz] / v + np.log(v)).sum())
     np.testing.assert_allclose(_log_likelihoods(Y2, w2, n2, "blur"), np.array(direct),
                                rtol=1e-11, atol=0)
+
+
+@pytest.mark.parametrize("side", [5, 40])
+def test_reblur_by_fft_equals_the_direct_convolution(side):
+    # h68blur11: the posterior's second score re-blurs by FFT; the same mirrored-edge
+    # convolution (replicated edges where the kernel is wider than the image)
+    from iclr25._guard import area_disk_psf, gaussian_psf, reblur
+
+    x = torch.rand(2, 3, side, side + 7, generator=torch.Generator().manual_seed(0))
+    for k in (gaussian_psf(2.3), area_disk_psf(3.3), np.outer([1.0, 2.0, 0.5], [0.2, 1.0, 3.0])):
+        k = torch.from_numpy(k)
+        assert torch.allclose(reblur(x, k, fft=True), reblur(x, k), rtol=0, atol=1e-12)
