@@ -52,8 +52,10 @@ Five measures, each the most defensible one we can compute for its case:
   posterior of ``X`` (the Wiener filter's mean ``M`` and variance ``V``) gives each output's
   expected squared error, ``‖z − M‖² + ΣV``; ours is scored :data:`_POSTERIOR_SDS`
   posterior standard deviations of its difference from the input's below it (0 since
-  h68dm10; 2 before), and the margin is 1.5 dB (:data:`MARGINS`; 0 before h68dm10:
-  below). Why not the re-blur: read from edge gradients a disk's width comes out low and
+  h68dm10; 2 before), and the margin is 0 dB (:data:`MARGINS`; 1.5 dB from h68dm10 to
+  h68blur11, 0 before), with a second score to clear: the re-blur PSNR by the posterior's
+  own kernel, 5 dB above the input's (:attr:`MeasureSpec.also`; below). Why not the
+  re-blur alone: read from edge gradients a disk's width comes out low and
   erratic (a disk-blurred step's gradient is a flat-topped semicircle, not a
   Gaussian: at its centre the two probes read a line, on its flanks a narrow step, and the
   steps rule read the flanks: a disk of radius 3.5 read 0.5-1.3 px where its
