@@ -286,6 +286,35 @@ def _part(a: np.ndarray, rows: tuple[float, float], cols: tuple[float, float]) -
     return a[int(rows[0] * h):int(rows[1] * h), int(cols[0] * w):int(cols[1] * w)]
 
 
+def _grey(a: object) -> np.ndarray:
+    """``a`` (h, w) stretched to [0, 255] as 8-bit grey, three equal channels (h, w, 3)."""
+    a = np.asarray(a, dtype=np.float64)
+    a = (a - a.min()) / (a.max() - a.min())
+    return np.repeat((a * 255 + 0.5).astype(np.uint8)[..., None], 3, -1)
+
+
+def _colour_samples() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """scikit-learn's ``china`` and ``flower`` and matplotlib's ``grace_hopper``, (h, w, 3)
+    uint8."""
+    import matplotlib.cbook as cbook
+    from PIL import Image
+    from sklearn.datasets import load_sample_images
+
+    china, flower = load_sample_images().images
+    with cbook.get_sample_data("grace_hopper.jpg") as f:
+        hopper = np.asarray(Image.open(f).convert("RGB"))
+    return china, flower, hopper
+
+
+def _lfw_montage(i: int) -> np.ndarray:
+    """A 3 × 4 montage of scikit-image's ``lfw_subset`` images i to i + 11 (row by row),
+    :func:`_grey`."""
+    import skimage.data
+
+    lfw = skimage.data.lfw_subset()
+    return _grey(np.block([[lfw[i + 4 * r + c] for c in range(4)] for r in range(3)]))
+
+
 def fresh_photos(side: int) -> dict[str, torch.Tensor]:
     """The low-light check's fresh held-out photos (issue 68, round 2), (3, h, w) in [0, 1]:
     none used by a testbed, a test, NIQE's pristine model or :func:`photos`. Colour:
@@ -591,31 +620,20 @@ def new_photos(side: int) -> dict[str, torch.Tensor]:
     quarter-size crops of photos :func:`photos` used only whole (centre crop): ``china``'s
     top-right quarter, ``flower``'s bottom-left, ``grace_hopper``'s top-left. Grey (three
     equal channels): ``text`` and ``shepp_logan_phantom``."""
-    import matplotlib.cbook as cbook
     import skimage.data
-    from PIL import Image
-    from sklearn.datasets import load_sample_images
 
     def quarter(a, top, left):
         h, w = a.shape[:2]
         return a[(h // 2 if not top else 0):(h // 2 if top else h),
                  (w // 2 if not left else 0):(w // 2 if left else w)]
 
-    china, flower = load_sample_images().images
-    with cbook.get_sample_data("grace_hopper.jpg") as f:
-        hopper = np.asarray(Image.open(f).convert("RGB"))
-
-    def grey(a):
-        a = np.asarray(a, dtype=np.float64)
-        a = (a - a.min()) / (a.max() - a.min())
-        return np.repeat((a * 255 + 0.5).astype(np.uint8)[..., None], 3, -1)
-
+    china, flower, hopper = _colour_samples()
     raw = {"hubble": skimage.data.hubble_deep_field(), "retina": skimage.data.retina(),
            "china quarter": quarter(china, True, False),
            "flower quarter": quarter(flower, False, True),
            "hopper quarter": quarter(hopper, True, True),
-           "text": grey(skimage.data.text()),
-           "phantom": grey(skimage.data.shepp_logan_phantom())}
+           "text": _grey(skimage.data.text()),
+           "phantom": _grey(skimage.data.shepp_logan_phantom())}
     return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
 
 
@@ -931,7 +949,8 @@ def round5_photos(side: int) -> dict[str, torch.Tensor]:
 def run_round5(side: int) -> None:
     """Round 5: the re-blur measure (width estimate of any edge shape; a disk never the
     identity) on :func:`round5_photos` at :data:`ROUND5_BLUR` with :func:`new_blur_outputs`,
-    at margin 0 and at the default margin (1 dB)."""
+    at margin 0 and at each measure's default margin (:data:`iclr25._guard.MARGINS`: 1 dB
+    when it ran; blur 5 dB and defocus 1.5 dB since h68dm10)."""
 
     blur = new_blur_cases(round5_photos(side), ROUND5_BLUR)
     blur_margin_report("round 5", blur)
@@ -986,7 +1005,8 @@ def round6_blur_photos(side: int) -> dict[str, torch.Tensor]:
 def run_round6_blur(side: int) -> None:
     """Round 6: the re-blur measure (the library's, whichever ``iclr25`` is imported) on
     :func:`round6_blur_photos` at :data:`ROUND6_BLUR` with :func:`new_blur_outputs`, at margin 0
-    and at the default margin (1 dB)."""
+    and at each measure's default margin (:data:`iclr25._guard.MARGINS`: 1 dB when it ran;
+    blur 5 dB and defocus 1.5 dB since h68dm10)."""
 
     blur = new_blur_cases(round6_blur_photos(side), ROUND6_BLUR)
     blur_margin_report("round 6", blur)
@@ -1196,8 +1216,8 @@ def run_round7_defocus(side: int) -> None:
     """Round 7, defocus: the library's defocus measure (whichever ``iclr25`` is imported:
     since h68defocus the posterior PSNR, default margin 0; before, the re-blur PSNR, 1 dB)
     on :func:`round7_defocus_photos` at :data:`ROUND7_DEFOCUS` with
-    :func:`new_blur_outputs`, at margins 0 and 1 dB (each measure's default is one of
-    them)."""
+    :func:`new_blur_outputs`, at margins 0 and 1 dB (each measure's default when it ran;
+    the posterior PSNR's is 1.5 dB since h68dm10, which ``--set defaults-sweep`` reports)."""
     from iclr25._guard import MARGINS
 
     recs = new_blur_cases(round7_defocus_photos(side), ROUND7_DEFOCUS)
@@ -1433,30 +1453,15 @@ def round8_lowlight_photos(side: int) -> dict[str, torch.Tensor]:
     * bright by design (1): a generated fog (grey).
 
     Grey photos (three equal channels, for the tint check): both montages and the fog."""
-    import matplotlib.cbook as cbook
     import skimage.data
-    from PIL import Image
-    from sklearn.datasets import load_sample_images
 
-    def grey(a):
-        a = np.asarray(a, dtype=np.float64)
-        a = (a - a.min()) / (a.max() - a.min())
-        return np.repeat((a * 255 + 0.5).astype(np.uint8)[..., None], 3, -1)
-
-    china, flower = load_sample_images().images
-    with cbook.get_sample_data("grace_hopper.jpg") as f:
-        hopper = np.asarray(Image.open(f).convert("RGB"))
-    lfw = skimage.data.lfw_subset()
-
-    def montage(i):
-        return grey(np.block([[lfw[i + 4 * r + c] for c in range(4)] for r in range(3)]))
-
+    china, flower, hopper = _colour_samples()
     retina = skimage.data.retina()
     top = ((0, 1 / 3), (0, 1))
     raw = {"china top": _part(china, *top), "flower top": _part(flower, *top),
            "hopper top": _part(hopper, *top),
            "flower middle": _part(flower, (1 / 3, 2 / 3), (0, 1)),
-           "faces 24-35": montage(24), "patches 124-135": montage(124)}
+           "faces 24-35": _lfw_montage(24), "patches 124-135": _lfw_montage(124)}
     raw |= {n: round8_lowlight_generated(n, 300, 400) for n in ("kitchen", "park")}
     raw["retina bottom-left"] = retina[-150:, :200]
     raw["retina bottom-right"] = retina[-300:, -400:]
@@ -1594,28 +1599,13 @@ def round9_lowlight_photos(side: int) -> dict[str, torch.Tensor]:
       black; the walk used its top-left corner, round 8 the bottom ones).
 
     Grey photos (three equal channels, for the tint check): both montages."""
-    import matplotlib.cbook as cbook
     import skimage.data
-    from PIL import Image
-    from sklearn.datasets import load_sample_images
 
-    def grey(a):
-        a = np.asarray(a, dtype=np.float64)
-        a = (a - a.min()) / (a.max() - a.min())
-        return np.repeat((a * 255 + 0.5).astype(np.uint8)[..., None], 3, -1)
-
-    china, flower = load_sample_images().images
-    with cbook.get_sample_data("grace_hopper.jpg") as f:
-        hopper = np.asarray(Image.open(f).convert("RGB"))
-    lfw = skimage.data.lfw_subset()
-
-    def montage(i):
-        return grey(np.block([[lfw[i + 4 * r + c] for c in range(4)] for r in range(3)]))
-
+    china, flower, hopper = _colour_samples()
     bottom = ((2 / 3, 1), (0, 1))
     raw = {"china bottom": _part(china, *bottom), "flower bottom": _part(flower, *bottom),
            "hopper middle": _part(hopper, (1 / 3, 2 / 3), (0, 1)),
-           "faces 36-47": montage(36), "patches 136-147": montage(136)}
+           "faces 36-47": _lfw_montage(36), "patches 136-147": _lfw_montage(136)}
     raw |= {n: round9_lowlight_generated(n, 300, 400) for n in ("street", "bookshelf",
                                                                 "beach", "candle", "twilight")}
     raw["retina top-right"] = skimage.data.retina()[:150, -200:]
@@ -1724,28 +1714,12 @@ def round9_blur_photos(side: int) -> dict[str, torch.Tensor]:
     branch) darkens ``china``'s and ``flower``'s bottom thirds and the same montages: a
     different check; none of these was seen while the blur and defocus measures were
     written."""
-    import matplotlib.cbook as cbook
-    import skimage.data
-    from PIL import Image
-    from sklearn.datasets import load_sample_images
 
-    def grey(a):
-        a = np.asarray(a, dtype=np.float64)
-        a = (a - a.min()) / (a.max() - a.min())
-        return np.repeat((a * 255 + 0.5).astype(np.uint8)[..., None], 3, -1)
-
-    china, flower = load_sample_images().images
-    with cbook.get_sample_data("grace_hopper.jpg") as f:
-        hopper = np.asarray(Image.open(f).convert("RGB"))
-    lfw = skimage.data.lfw_subset()
-
-    def montage(i):
-        return grey(np.block([[lfw[i + 4 * r + c] for c in range(4)] for r in range(3)]))
-
+    china, flower, hopper = _colour_samples()
     bottom = ((2 / 3, 1), (0, 1))
     raw = {"china bottom": _part(china, *bottom), "flower bottom": _part(flower, *bottom),
-           "hopper bottom": _part(hopper, *bottom), "faces 36-47": montage(36),
-           "patches 136-147": montage(136)}
+           "hopper bottom": _part(hopper, *bottom), "faces 36-47": _lfw_montage(36),
+           "patches 136-147": _lfw_montage(136)}
     raw["stained glass"] = round9_blur_generated("stained glass", 300, 400)
     # generated at the final size, as round 7's zone plate: resized, threads 6 px and
     # ridges 7 px apart would alias
@@ -1934,29 +1908,14 @@ def round10_photos(side: int) -> dict[str, torch.Tensor]:
     three generated scenes (:func:`round10_generated`: foliage; the skyline and the
     halftone generated at the final size, so that no resizing aliases their 2-px windows
     and 5-px dots)."""
-    import matplotlib.cbook as cbook
     import skimage.data
-    from PIL import Image
-    from sklearn.datasets import load_sample_images
 
-    def grey(a):
-        a = np.asarray(a, dtype=np.float64)
-        a = (a - a.min()) / (a.max() - a.min())
-        return np.repeat((a * 255 + 0.5).astype(np.uint8)[..., None], 3, -1)
-
-    china, flower = load_sample_images().images
-    with cbook.get_sample_data("grace_hopper.jpg") as f:
-        hopper = np.asarray(Image.open(f).convert("RGB"))
-    lfw = skimage.data.lfw_subset()
-
-    def montage(i):
-        return grey(np.block([[lfw[i + 4 * r + c] for c in range(4)] for r in range(3)]))
-
+    china, flower, hopper = _colour_samples()
     raw = {"china window": _part(china, (0.3, 0.65), (0.1, 0.55)),
            "flower window": _part(flower, (0.55, 0.9), (0.05, 0.5)),
            "hopper window": _part(hopper, (0.05, 0.45), (0.25, 0.75)),
-           "faces 48-59": montage(48), "patches 148-159": montage(148),
-           "binary blobs": grey(skimage.data.binary_blobs(256, 0.08, rng=10)),
+           "faces 48-59": _lfw_montage(48), "patches 148-159": _lfw_montage(148),
+           "binary blobs": _grey(skimage.data.binary_blobs(256, 0.08, rng=10)),
            "foliage": round10_generated("foliage", 300, 400)}
     raw |= {n: round10_generated(n, side * 3 // 4, side) for n in ("skyline", "halftone")}
     return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}

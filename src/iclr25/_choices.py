@@ -32,3 +32,9 @@ Metric = Literal["rms", "l1", "rank"]
 METRICS: tuple[str, ...] = get_args(Metric)
 #: Where LoCoDL's clients run: in this process or in gloo processes.
 Engine = Literal["simulated", "gloo"]
+#: ToSS's pseudo-labels' centre (:func:`iclr25.toss.pseudo.pseudo_covariance`): a weighted
+#: local linear fit, or the neighbours' weighted mean (the paper's Algorithm 1).
+Center = Literal["local_linear", "mean"]
+#: :class:`~iclr25.toss.HeteroscedasticRegressor`'s and ``toss fit``'s default centre (issue
+#: 68: the spec's remedy; the model's docstring says why it is not the paper's).
+DEFAULT_CENTER: Center = "local_linear"

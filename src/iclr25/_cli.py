@@ -168,10 +168,16 @@ def warning_lines(name: str, fn: Callable[[], T], options: tuple[str, ...] = (),
         message = str(w.message)
         if api is not None:
             message = message.removeprefix(f"{api}: ")
-        for key in options:
-            message = re.sub(rf"\b{key}='([^']*)'", rf"--{key.replace('_', '-')} \1", message)
-        typer.echo(f"warning: {name}: {message}", err=True)
+        typer.echo(f"warning: {name}: {option_words(message, options)}", err=True)
     return out
+
+
+def option_words(message: str, options: tuple[str, ...]) -> str:
+    """``message`` with each of the API's keywords ``options`` that it spells as Python
+    (``fallback='input'``) written as the command line's option (``--fallback input``)."""
+    for key in options:
+        message = re.sub(rf"\b{key}='([^']*)'", rf"--{key.replace('_', '-')} \1", message)
+    return message
 
 
 # -- the training engine's options, the same on every training verb ---------------------------

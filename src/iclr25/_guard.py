@@ -1396,31 +1396,31 @@ MEASURES: dict[Measure, MeasureSpec] = {
     "niqe": MeasureSpec("NIQE, lower is better", "", False, _niqe),
 }
 
-#: How far ours must score above the input (in the measure's unit) for the check to keep
-#: it (:func:`guarded`): with the default fallback ("input") the network's output is
-#: returned only where the check says it beats the input by at least this much, and the
-#: input otherwise. Declared before any held-out measurement (issue 68, round 3), not
-#: fitted to one: 0 for PSNR against a reference (then the guarantee is exact: never below
-#: the input's PSNR); 1 dB for the no-reference PSNRs, the least whole dB above the bias
-#: that recorruption can give an output over the input (the input is scored at noise
-#: σ√(1 + α²), 10 log10(1.25) = 0.97 dB below its PSNR; an output that ignores its input
-#: loses nothing), taken alike for the re-blur and exposure PSNRs, whose model error no
-#: figure without a reference bounds; 1 NIQE unit, a convention (NIQE has no scale a
-#: margin could be derived from). Without a reference nothing can promise "never worse":
-#: the promise is relative to the check ("never returned unless the check says it beats
-#: the input by the margin"); how often the default still returns a worse output on
+#: How far ours must score above the input (in the measure's unit) for the check to keep it
+#: (:func:`guarded`): with the default fallback ("input") the network's output is returned
+#: only where the check says it beats the input by at least this much, and the input
+#: otherwise. Declared before any held-out measurement (issue 68, round 3), not fitted to
+#: one: 0 for PSNR against a reference (then the guarantee is exact: never below the
+#: input's PSNR); 1 dB for the no-reference PSNRs, the least whole dB above the bias that
+#: recorruption can give an output over the input (the input is scored at noise σ√(1 + α²),
+#: 10 log10(1.25) = 0.97 dB below its PSNR; an output that ignores its input loses
+#: nothing), taken alike for the exposure PSNR (and the re-blur's before h68dm10), whose
+#: model error no figure without a reference bounds; 1 NIQE unit, a convention (NIQE has no
+#: scale a margin could be derived from). Without a reference nothing can promise "never
+#: worse": the promise is relative to the check ("never returned unless the check says it
+#: beats the input by the margin"); how often the default still returns a worse output on
 #: held-out photos is in the module's docstring. Blur and defocus (issue 68, h68dm10): the
 #: issue asks that the defaults never return an output worse than its input, so the re-blur
-#: PSNR's margin (blur) and the posterior PSNR's (defocus, with :data:`_POSTERIOR_SDS`) were
-#: chosen on the development sets (rounds 3, 5, 6, 7, 9) by a rule written before the sweep
-#: ran: the fewest outputs returned worse, pooled, then the highest agreement, over a grid
-#: written with it (blur 0-5 dB, defocus 0-2 dB × 0-8 SDs): 5 dB (2 of 783 still returned
-#: worse: the grid's least) and 1.5 dB at 0 SDs (0 of 972), at the cost of agreement
-#: (86.1% → 55.2% and 86.3% → 58.0%: the input kept for most better outputs); the table
-#: is in the module's docstring (main before: 1 dB; 0 dB at 2 SDs). Since h68blur11 both
-#: kinds use the posterior PSNR (Gaussian or disk, width by maximum likelihood) at 0 dB
-#: AND the re-blur PSNR by the same kernel at 5 dB (:attr:`MeasureSpec.also`), chosen by
-#: the same rule among candidates committed before their sweep (module docstring).
+#: PSNR's margin (blur) and the posterior PSNR's (defocus, with :data:`_POSTERIOR_SDS`)
+#: were chosen on the development sets (rounds 3, 5, 6, 7, 9) by a rule written before the
+#: sweep ran: the fewest outputs returned worse, pooled, then the highest agreement, over a
+#: grid written with it (blur 0-5 dB, defocus 0-2 dB × 0-8 SDs): 5 dB (2 of 783 still
+#: returned worse: the grid's least) and 1.5 dB at 0 SDs (0 of 972), at the cost of
+#: agreement (86.1% → 55.2% and 86.3% → 58.0%: the input kept for most better outputs); the
+#: table is in the module's docstring (main before: 1 dB; 0 dB at 2 SDs). Since h68blur11
+#: both kinds use the posterior PSNR (Gaussian or disk, width by maximum likelihood) at 0 dB
+#: AND the re-blur PSNR by the same kernel at 5 dB (:attr:`MeasureSpec.also`), chosen by the
+#: same rule among candidates committed before their sweep (module docstring).
 MARGINS: dict[Measure, float] = {"psnr": 0.0, "r2r": 1.0, "reblur": 5.0, "posterior": 0.0,
                                  "exposure": 1.0, "niqe": 1.0}
 

@@ -181,6 +181,11 @@ def test_transform_on_datasets_equals_the_arrays_bit_for_bit(one_thread, monkeyp
     assert np.array_equal(emb.transform(Pairs(Xs)), ref)                  # tuples
     assert np.array_equal(emb.transform([Rows(Xs[0]), Xs[1]]), ref)       # mixed
     assert np.array_equal(emb.transform([None, Rows(Xs[1])]), emb.transform([None, Xs[1]]))
+    # a tensor beside a Dataset: numpy, as for any Dataset (each window embedded and moved
+    # to the host, so a tensor on an accelerator does not leave its windows there)
+    mixed = emb.transform([torch.as_tensor(Xs[0]), Rows(Xs[1])])
+    assert isinstance(mixed, np.ndarray) and mixed.dtype == np.float32
+    assert np.array_equal(mixed, ref)
 
 
 @pytest.mark.parametrize(("Xs", "match"), [

@@ -489,7 +489,11 @@ def test_model_records_its_env_and_evaluate_defaults_to_it(tmp_path):
     bare = LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=1, context=3)
     with pytest.raises(ValueError, match="env_id: the model records no env"):
         evaluate(bare, target_return=1.0, n_episodes=1)
-    # a model saved without an env: the old default, said
+    # a model saved without an env: the old default, said; an env that is no id is refused
+    for bad in ("", "  "):
+        with pytest.raises(ValueError, match="env_id must be a gymnasium env id"):
+            save(bare, tmp_path / "bad.safetensors", env_id=bad)
+    assert not (tmp_path / "bad.safetensors").exists()
     save(bare, tmp_path / "bare.safetensors")
     assert env_of(tmp_path / "bare.safetensors") is None
     r = runner.invoke(app, ["evaluate", str(tmp_path / "bare.safetensors"),

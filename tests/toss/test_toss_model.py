@@ -363,3 +363,16 @@ def test_cli_center_option_and_warning(tmp_path, one_thread):
     assert HeteroscedasticRegressor.load(tmp_path / "m.safetensors").center == "local_linear"
     r = CliRunner().invoke(app, [*base, "--center", "median"])
     assert r.exit_code == 2 and "--center must be one of local_linear, mean" in r.output
+
+
+def test_cli_refuses_too_few_neighbours_in_its_own_words(tmp_path):
+    # the library's refusal named n_neighbors and center='mean' at the command line (h68left6)
+    X = torch.randn(40, 8, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    np.savez(tmp_path / "d.npz", X=X.numpy(), Y=X[:, :1].numpy())
+    r = CliRunner().invoke(app, ["fit", str(tmp_path / "d.npz"), "--n-neighbors", "5",
+                                 "--out", str(tmp_path / "m.safetensors")])
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == ("error: --n-neighbors must be > dim X + 1 = 9 for --center "
+                                "local_linear (the default), got 5: raise it, or pass "
+                                "--center mean")
+    assert not (tmp_path / "m.safetensors").exists()

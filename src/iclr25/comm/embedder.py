@@ -206,20 +206,26 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
                 missing, differing row counts, NaN/inf.
         """
         self._check_fitted()
-        if is_streamed(Xs):
-            return np.concatenate([self.transform(w) for w in self._windows(Xs, "Xs")])
+        if is_streamed(Xs):     # numpy, whatever kind the windows' slices are
+            return np.concatenate([self._embed(w).cpu().numpy()
+                                   for w in self._windows(Xs, "Xs")])
+        out = self._embed(Xs)
+        given = [X for X in Xs if X is not None]
+        if all(isinstance(X, torch.Tensor) for X in given):
+            return out.to(given[0].device)
+        return out.cpu().numpy()
+
+    @torch.no_grad()
+    def _embed(self, Xs: Sequence[object | None]) -> torch.Tensor:
+        """The fused embeddings (N, dim) of in-memory modalities, on the model's device."""
         xs = _modalities(Xs, "Xs", allow_missing=True, widths=self.widths_)
         dev = self.mean_[0].device
         z = [None if x is None else (x.to(dev, torch.float32) - m) / s
              for x, m, s in zip(xs, self.mean_, self.scale_, strict=True)]
         self.model_.eval()
         n = next(len(x) for x in z if x is not None)
-        out = torch.cat([self.model_([None if x is None else x[i:i + _BLOCK] for x in z])
-                         for i in range(0, n, _BLOCK)])
-        given = [X for X in Xs if X is not None]
-        if all(isinstance(X, torch.Tensor) for X in given):
-            return out.to(given[0].device)
-        return out.cpu().numpy()
+        return torch.cat([self.model_([None if x is None else x[i:i + _BLOCK] for x in z])
+                          for i in range(0, n, _BLOCK)])
 
     def _windows(self, Xs: object, name: str) -> Iterator[list[torch.Tensor | None]]:
         """The windows of streamed modalities :meth:`transform` reads in turn (what

@@ -138,7 +138,7 @@ def evaluate_cmd(
     """Roll the model out; print the mean return, the normalised score and the data's return."""
     from iclr25.datasets.control import OfflineDataset
     from iclr25.lsdt.evaluation import evaluate
-    from iclr25.lsdt.io import data_returns, env_of, load, returns_summary
+    from iclr25.lsdt.io import data_returns, load, returns_summary
     from iclr25.lsdt.testbed import (
         DELAYED_CUE_ID,
         PENDULUM_EXPERT_RETURN,
@@ -153,7 +153,7 @@ def evaluate_cmd(
             returns = OfflineDataset.load(dataset).returns()
             data_return, summary = float(returns.mean()), returns_summary(returns)
         model = load(model_path)
-        env, notes = _env(env, env_of(model_path))
+        env, notes = _env(env, model.env_id)
         summary = summary or data_returns(model_path)
         target_return, more = _target(target_return, summary)
         notes += more

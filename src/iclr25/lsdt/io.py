@@ -28,11 +28,14 @@ def save(model: LongShortDecisionTransformer, path: PathLike, *,
     its default env (:func:`env_of`).
 
     Raises:
-        ValueError: ``path`` does not end in ``.safetensors``.
+        ValueError: ``path`` does not end in ``.safetensors``; ``env_id`` is not a gymnasium id.
     """
     path = Path(path)
     if path.suffix != ".safetensors":
         raise ValueError(f"path must end in .safetensors, got {path.name!r}")
+    if env_id is not None and not env_id.strip():     # its type checked by @checked
+        raise ValueError(f"env_id must be a gymnasium env id such as 'Pendulum-v1', "
+                         f"got {env_id!r}")
     tensors = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     meta = {"method": "lsdt", "config": json.dumps(model.config)}
     env_id = env_id if env_id is not None else getattr(model, "env_id", None)

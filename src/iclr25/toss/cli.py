@@ -8,10 +8,14 @@ from pathlib import Path
 
 import typer
 
+from iclr25._choices import DEFAULT_CENTER, Center
 from iclr25._cli import (
     EngineArgs,
     check_seed,
+    choice,
+    cli_words,
     input_file,
+    option_words,
     output_path,
     training_verb,
     warning_lines,
@@ -23,7 +27,8 @@ app = typer.Typer(help="ToSS: mean and input-dependent covariance of a vector ta
                        "(ICLR 2025).", no_args_is_help=True, add_completion=False)
 
 LOSSES = ("toss", "nll", "beta-nll", "tic")
-CENTERS = ("local_linear", "mean")
+#: what ``toss fit``'s refusals and warnings spell as the API's keywords
+_FIT_OPTIONS = ("center", "n_neighbors")
 
 
 @app.callback()
@@ -147,10 +152,12 @@ def fit(
     loss: str = typer.Option("toss", "--loss", help="toss, nll, beta-nll or tic."),
     epochs: int = typer.Option(40, "--epochs", help="Training epochs."),
     n_neighbors: int = typer.Option(64, "--n-neighbors", help="Pseudo-label neighbours."),
-    center: str = typer.Option("local_linear", "--center", help="Pseudo-labels' centre: "
-                               "local_linear (a weighted local linear fit, so the mean's "
-                               "slope is not counted as noise; needs --n-neighbors > inputs "
-                               "+ 1) or mean (the paper's Algorithm 1)."),
+    center: Center = typer.Option(DEFAULT_CENTER, "--center",
+                                  parser=choice(Center, "--center"),
+                                  help="Pseudo-labels' centre: local_linear (a weighted "
+                                  "local linear fit, so the mean's slope is not counted as "
+                                  "noise; needs --n-neighbors > inputs + 1) or mean (the "
+                                  "paper's Algorithm 1)."),
     seed: int = typer.Option(0, "--seed", callback=check_seed,
                              help="Initialisation and shuffling seed."),
     out: Path = typer.Option(Path("model.safetensors"), "--out",
@@ -175,8 +182,6 @@ def fit(
         _fail(f"--epochs must be >= 1, got {epochs}")
     if n_neighbors < 2:
         _fail(f"--n-neighbors must be >= 2, got {n_neighbors}")
-    if center not in CENTERS:
-        _fail(f"--center must be one of {', '.join(CENTERS)}, got {center!r}")
     if named and not targets:
         _fail("--targets is required for a CSV file or a table (comma-separated column names)")
     output_path(out)
@@ -193,10 +198,9 @@ def fit(
         reg = HeteroscedasticRegressor(loss=loss, epochs=epochs, n_neighbors=n_neighbors,
                                        center=center, seed=seed)
         with estimating():
-            warning_lines("toss fit", lambda: reg.fit(X, Y, **run),
-                          ("center", "n_neighbors"))
+            warning_lines("toss fit", lambda: reg.fit(X, Y, **run), _FIT_OPTIONS)
     except (ValueError, TypeError, ImportError) as exc:
-        _fail(str(exc))
+        _fail(option_words(cli_words(exc, {"n_neighbors": "--n-neighbors"}), _FIT_OPTIONS))
     reg.feature_names_, reg.target_names_ = feats, tnames
     reg.save(out)
     typer.echo(f"fitted {loss} on {len(X)} rows ({reg.n_features_in_} inputs, "

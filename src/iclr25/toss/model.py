@@ -33,6 +33,7 @@ from iclr25._checks import (
     resolve_seed,
     user_stacklevel,
 )
+from iclr25._choices import DEFAULT_CENTER
 from iclr25._contract import checked
 from iclr25._engine import Engine, Precision, Strategy
 from iclr25._io import FittedIO
@@ -218,7 +219,7 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
     """
 
     def __init__(self, *, hidden: Sequence[int] = (64, 64), loss: Loss = "toss",
-                 n_neighbors: int = 64, center: Center = "local_linear", epochs: int = 40,
+                 n_neighbors: int = 64, center: Center = DEFAULT_CENTER, epochs: int = 40,
                  batch_size: int = 32, lr: float = 1e-3, device: str | torch.device | None = None,
                  seed: int | torch.Generator | None = None) -> None:
         self.hidden = hidden
@@ -391,8 +392,8 @@ class HeteroscedasticRegressor(FittedIO, BaseEstimator):
         """A local linear fit on d inputs needs more than d + 1 neighbours (toss loss)."""
         if self.loss == "toss" and self.center == "local_linear" and self.n_neighbors <= d + 1:
             raise ValueError(f"n_neighbors must be > dim X + 1 = {d + 1} for "
-                             f"center='local_linear' (the default): raise n_neighbors or pass "
-                             f"center='mean', got {self.n_neighbors}")
+                             f"center='local_linear' (the default), got {self.n_neighbors}: "
+                             f"raise it, or pass center='mean'")
 
     def _warn_slope(self, ratios: list[torch.Tensor]) -> None:
         """Warn, naming center='local_linear', when the mean-centred labels count the mean's

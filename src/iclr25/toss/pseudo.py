@@ -21,11 +21,11 @@ import numpy as np
 import torch
 
 from iclr25._checks import ArrayLike, as_tensor, check_choice, check_int, check_range
+from iclr25._choices import Center
 from iclr25._contract import checked
 
 __all__ = ["pseudo_covariance", "whiten"]
 
-Center = Literal["mean", "local_linear"]
 Algorithm = Literal["auto", "kd_tree", "ball_tree", "brute", "faiss"]
 
 # "auto" switches to the approximate faiss index above this many points: exact 8-D search
