@@ -2143,28 +2143,11 @@ def round11_photos(side: int) -> dict[str, torch.Tensor]:
     faces 0-59 and patches 100-159) and three generated scenes (:func:`round11_generated`:
     a circuit board and tiles generated at the final size, so that no resizing aliases
     their 1-px traces and grout; clouds)."""
-    import matplotlib.cbook as cbook
-    import skimage.data
-    from PIL import Image
-    from sklearn.datasets import load_sample_images
-
-    def grey(a):
-        a = np.asarray(a, dtype=np.float64)
-        a = (a - a.min()) / (a.max() - a.min())
-        return np.repeat((a * 255 + 0.5).astype(np.uint8)[..., None], 3, -1)
-
-    china, flower = load_sample_images().images
-    with cbook.get_sample_data("grace_hopper.jpg") as f:
-        hopper = np.asarray(Image.open(f).convert("RGB"))
-    lfw = skimage.data.lfw_subset()
-
-    def montage(i):
-        return grey(np.block([[lfw[i + 4 * r + c] for c in range(4)] for r in range(3)]))
-
+    china, flower, hopper = _colour_samples()
     raw = {"china window": _part(china, (0.35, 0.6), (0.62, 0.95)),
            "flower window": _part(flower, (0.1, 0.35), (0.55, 0.88)),
            "hopper window": _part(hopper, (0.55, 0.8), (0.55, 0.88)),
-           "faces 60-71": montage(60), "patches 160-171": montage(160),
+           "faces 60-71": _lfw_montage(60), "patches 160-171": _lfw_montage(160),
            "clouds": round11_generated("clouds", 300, 400)}
     raw |= {n: round11_generated(n, side * 3 // 4, side) for n in ("circuit", "tiles")}
     return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
