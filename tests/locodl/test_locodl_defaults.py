@@ -74,3 +74,19 @@ def test_progress_shows_when_asked_and_is_silent_off_a_terminal(capsys):
         warnings.simplefilter("ignore", ConvergenceWarning)
         LoCoDLClassifier(alpha=0.05, n_clients=4, max_iter=300, seed=0).fit(X, y)
     assert capsys.readouterr().err == ""  # pytest's stderr is no terminal
+
+
+def test_cli_runs_a_slow_file_to_tol_where_the_estimators_cap_stops(tmp_path):
+    # issue 68 (walks 6 and 7): at α 1e-3 unscaled columns needed 1.8e5-4.7e5 iterations and
+    # the command line's old cap (the estimator's 100,000) stopped them with a warning; its
+    # default now runs them to --tol. Here a near-flat column at a small α: about 1.3e5.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2)) * np.array([1, 0.05])
+    y = (X[:, 0] + 0.5 * rng.standard_normal(40) > 0).astype(int)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    base = ["locodl", "fit", str(tmp_path / "d.npz"), "--clients", "2", "--alpha", "1.5e-5",
+            "--baseline", "none"]
+    r = CliRunner().invoke(app, [*base, "--max-iter", str(LoCoDLClassifier().max_iter)])
+    assert r.exit_code == 0 and "warning: " in r.output, r.output   # the estimator's cap
+    r = CliRunner().invoke(app, base)
+    assert r.exit_code == 0 and "warning" not in r.output, r.output
