@@ -329,18 +329,19 @@ and ``hubble_deep_field`` (64 px: −0.47, 0.20, 0.34, 0.59) differ in their log
 (0.66 against 1.20 nats), which a γ of 1.8 closes; walk 7's darkened
 ``immunohistochemistry`` (key −0.13, median 0.42, 90th 0.69) has the shape of round 6's
 darkened star field (−0.17, 0.39, 0.71), whose brightenings were 24 dB worse. Candidates
-tried on the development sets (h68ll9's cached cases plus round 9 and walk 7; default
-margin; returned worse, main's rule → the candidate): Reinhard's low-key key values (0.09
-and below, against 0.18 for a normal key; key value 0.18·4^key, so key ≤ −0.5):
-``lowlight-fresh`` 0 → 5, round 3 7 → 15, walk 4 0 → 2, round 9 0 → 2 (agreement up
-elsewhere: round 7 80.3% → 88.0%, walk 7 70.8% → 87.5%); key < 0 with the 75th percentile
-below the log midpoint: the same; key < 0 with the median below it: 0 → 3, 7 → 15, 0 → 2,
-0 → 0, and it still reads walk 7's crop low-key; the key alone: no more returned worse,
-but walk 5's clock low-key again and walk 7's crop too. Each that frees walk 7's crop
-returns more outputs worse than main's rule, on walk 4 among them, which issue 68's merge
-criterion for this change forbids, so main's rule stands, with this known failure: a
-typical photo darkened by a power curve whose key is below 0 may be kept.
-``fallback="none"`` (the warning says so) or ``reference=`` returns the network's output.
+tried on the development sets (``benchmarks/dcpt_checks.py --quick --set
+lowkey-candidates``; walks 4, 5 and 7 from their files; default margin; returned worse,
+main's rule → the candidate): Reinhard's low-key key values (0.09 and below, against 0.18
+for a normal key; key value 0.18·4^key, so key ≤ −0.5): ``lowlight-fresh`` 0 → 5, round 3
+7 → 15, walk 4 0 → 2, round 9 0 → 2 (agreement up elsewhere: round 7 80.3% → 88.0%, walk 7
+70.8% → 87.5%); key < 0 with the 75th percentile below the log midpoint: the same; key < 0
+with the median below it: 0 → 3, 7 → 15, 0 → 2, 0 → 0, and it still reads walk 7's crop
+low-key; the key alone: no more returned worse, but walk 5's clock low-key again and walk
+7's crop too. Each that frees walk 7's crop returns more outputs worse than main's rule,
+on walk 4 among them, which issue 68's merge criterion for this change forbids, so main's
+rule stands, with this known failure: a typical photo darkened by a power curve whose key
+is below 0 may be kept. ``fallback="none"`` (the warning says so) or ``reference=``
+returns the network's output.
 
 **Blur and defocus defaults that return no worse photo** (issue 68, h68dm10). At main's
 defaults (blur: the re-blur PSNR at 1 dB; defocus: the posterior PSNR at 0 dB, 2 SDs)
