@@ -161,6 +161,14 @@ centre-cropped to a 4:3 window.
   main's); a second score (``MeasureSpec.also``) that ours does not clear keeps the
   input, as ``guarded`` does.
 
+* low-key candidates (``--set lowkey-candidates``, run with ``--quick``; h68ll12, no
+  held-out set spent): rules for ``low_key`` that a darkening k·x^γ leaves
+  (:func:`lowkey_candidates`, functions of the log-luma distribution's shape) in place of
+  the library's inside ``not_underexposed``, on the low-light development sets
+  (:func:`lowlight_dev_cases`), at the default margin; every one that frees walk 7's
+  darkened ``immunohistochemistry`` returns more outputs worse than main's rule, so none
+  was merged (``iclr25._guard``'s docstring).
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -508,7 +516,7 @@ def lowlight_cases(clean: dict[str, torch.Tensor], steps: int, seed: int,
             rec = {"case": f"{name} low light {d}", "out": oname,
                    "ref": (float(psnr(o, J)), float(psnr(y, J)), float(psnr(outs[best["new"]], J))),
                    "ref_cls": {m: float(psnr(outs[best[m]], J)) for m in measures},
-                   "grey": grey, "why": why}
+                   "grey": grey, "why": why, "x": y}
             for m in measures:
                 rec[m] = (sc[m][oname], s_in[m], sc[m][best[m]])
             if grey:
@@ -2165,6 +2173,84 @@ def run_round11_blur(side: int) -> None:
     blur_margin_report("round 11", new_blur_cases(round11_photos(side), ROUND11_BLUR))
 
 
+# --- the low-key rule under a power curve (issue 68, walk 7, h68ll12) ------------------------
+
+def _log_position(x: torch.Tensor, q: float) -> torch.Tensor:
+    """Where each image's ``q`` quantile of block log-luma lies between its 1st and 99th
+    percentiles (0 at the 1st, 1 at the 99th), (B,): a ratio of log-luma differences, so
+    any darkening k·x^γ leaves it."""
+    from iclr25._guard import _block_log_luma, _rank
+
+    lg = _block_log_luma(x)
+    lo, hi = _rank(lg, 0.01), _rank(lg, 0.99)
+    return (_rank(lg, q) - lo) / (hi - lo).clamp(min=1e-9)
+
+
+def lowkey_candidates() -> dict[str, object]:
+    """Rules for "low-key" that read only the shape of the log-luma distribution, so a
+    darkening k·x^γ leaves them (h68ll12), with main's (None: the library's
+    :func:`iclr25._guard.low_key`, invariant to a gain only). Each threshold is a
+    definition's: key 0 is middle grey midway between the darkest and the highlights in
+    log (Reinhard); Reinhard's low-key key values are 0.09 and below against 0.18 (key
+    value 0.18·4^key, so key <= -0.5); "most of it below" the log midpoint by the median
+    or the 75th percentile."""
+    from iclr25._guard import scene_key
+
+    return {"main": None,
+            "key < 0": lambda x: scene_key(x) < 0,
+            "key <= -0.5 (Reinhard)": lambda x: scene_key(x) <= -0.5,
+            "key < 0, q75 < 0.5": lambda x: (scene_key(x) < 0) & (_log_position(x, 0.75) < 0.5),
+            "key < 0, median < 0.5": lambda x: (scene_key(x) < 0)
+            & (_log_position(x, 0.5) < 0.5)}
+
+
+def lowlight_dev_cases(side: int, steps: int, seed: int) -> dict[str, list[dict]]:
+    """The low-light development sets' records (the first set, ``lowlight-fresh``, rounds
+    3, 6, 7, 8 and 9, each as its own ``--set`` builds it; round 8 at 192 px and round 9 at
+    256 px as measured), name -> :func:`lowlight_cases` records."""
+    return {
+        "first": lowlight_cases(photos(side), steps, seed),
+        "fresh": lowlight_cases(fresh_photos(side), steps, seed, fresh=True),
+        "round 3": lowlight_cases(new_photos(side), steps, seed, dark_params=NEW_DARK,
+                                  outputs=new_lowlight_outputs),
+        "round 6": lowlight_cases(round6_dark_photos(side), steps, seed + 2000,
+                                  dark_params=ROUND6_DARK, outputs=round6_lowlight_outputs),
+        "round 7": lowlight_cases(round7_lowlight_photos(side), steps, seed + 3000,
+                                  dark_params=ROUND7_DARK, outputs=round7_lowlight_outputs),
+        "round 8": lowlight_cases(round8_lowlight_photos(192), steps, seed + 4000,
+                                  dark_params=ROUND8_DARK, outputs=round7_lowlight_outputs),
+        "round 9": lowlight_cases(round9_lowlight_photos(256), steps, seed + 5000,
+                                  dark_params=ROUND9_DARK, outputs=round7_lowlight_outputs,
+                                  darken=round9_darken)}
+
+
+def run_lowkey_candidates(side: int, steps: int, seed: int) -> None:
+    """Each of :func:`lowkey_candidates` in place of the library's ``low_key`` inside
+    ``not_underexposed``, on every development set of :func:`lowlight_dev_cases`, at the
+    default margin: warned & worse, warned & better, quiet & worse, quiet & better,
+    agreement, and the outputs returned worse than the input (h68ll12: every candidate
+    that frees walk 7's darkened ``immunohistochemistry`` returns more worse than main's
+    rule; the module docstring of ``iclr25._guard``)."""
+    from unittest import mock
+
+    from iclr25 import _guard
+
+    m = _guard.MARGINS["exposure"]
+    sets = lowlight_dev_cases(side, steps, seed)
+    for name, rule in lowkey_candidates().items():
+        for kind, recs in sets.items():
+            xs = {r["case"]: r["x"] for r in recs}
+            with mock.patch.object(_guard, "low_key", rule or _guard.low_key):
+                why = {c: _guard.not_underexposed(x[None])[0] for c, x in xs.items()}
+            t = np.zeros((2, 2), int)
+            for r in recs:
+                o, i, _ = r["ref"]
+                so, si, _ = r["new"]
+                t[1 if so >= si + m and not why[r["case"]] else 0, 1 if o >= i else 0] += 1
+            print(f"{name:24s} {kind:8s} {_counts(t)}; agreement "
+                  f"{np.trace(t) / t.sum():.1%} of {t.sum()}; returned worse {t[1, 0]}")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="96-px photos, 30 training steps")
@@ -2177,7 +2263,7 @@ def main(argv: list[str] | None = None) -> None:
                                            "round8-lowlight", "round9-lowlight",
                                            "round9-blur", "defaults-sweep",
                                            "round10-blur", "blur11-sweep",
-                                           "round11-blur"),
+                                           "round11-blur", "lowkey-candidates"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
     a = p.parse_args(argv)
@@ -2199,7 +2285,8 @@ def main(argv: list[str] | None = None) -> None:
               "defaults-sweep": lambda: run_defaults_sweep(side),
               "round10-blur": lambda: run_round10_blur(side),
               "blur11-sweep": lambda: run_blur11_sweep(side),
-              "round11-blur": lambda: run_round11_blur(side)}
+              "round11-blur": lambda: run_round11_blur(side),
+              "lowkey-candidates": lambda: run_lowkey_candidates(side, steps, a.seed)}
     if a.set in single:
         single[a.set]()
     if a.set in ("all", "blur", "lowlight-old"):

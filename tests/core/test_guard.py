@@ -453,6 +453,51 @@ def test_a_low_contrast_photo_is_not_low_key_but_a_night_sky_is():
     assert low_key(sky) and low_key(0.1 * sky ** 2)
 
 
+def _blobs_on_black() -> torch.Tensor:
+    """Objects on black: three grey-to-white discs on a black ground (1, 3, 72, 96)."""
+    r, c = torch.meshgrid(torch.arange(72.0), torch.arange(96.0), indexing="ij")
+    x = torch.zeros(72, 96, dtype=torch.float64)
+    for (cr, cc, rad, v) in ((20, 25, 9, 0.9), (50, 60, 12, 0.6), (30, 80, 6, 0.4)):
+        x[(r - cr) ** 2 + (c - cc) ** 2 <= rad ** 2] = v
+    return x.expand(1, 3, 72, 96).clone()
+
+
+def test_low_key_is_invariant_to_a_gain():
+    """Both halves of the low-key rule are log differences, so a gain k·x changes neither
+    (issue 68, h68ll12; a power curve k·x^γ does change the second: the module docstring):
+    whatever a clean photo reads, it reads dimmed by any gain, the key to 1e-9."""
+    from iclr25._guard import PRISTINE, low_key, scene_key
+    from iclr25.datasets.images import load_image
+
+    names = PRISTINE + ("immunohistochemistry", "hubble_deep_field", "chelsea", "coffee")
+    xs = [load_image(n, max_side=64).double()[None] for n in names]
+    lows = []
+    for i, x in enumerate(xs + [_stars(0), _blobs_on_black()]):
+        key, low = float(scene_key(x)), bool(low_key(x))
+        lows.append(low)
+        for k in (0.5, 0.2, 0.1):
+            assert bool(low_key(k * x)) == low
+            # noise-free black sits at the log floor's fixed minimum (1e-4), which a gain
+            # does not move: the generated scenes' key moves a little, their verdict not
+            assert i >= len(xs) or abs(float(scene_key(k * x)) - key) < 1e-9
+    assert any(lows) and not all(lows)        # both answers occur, so the grid tests both
+
+
+@pytest.mark.parametrize("image", ["hubble_deep_field", "stars", "blobs"])
+def test_a_star_field_and_objects_on_black_stay_low_key_under_any_darkening(image):
+    """A scene that is low-key by design reads low-key clean and under every darkening
+    k·x^γ of the grid (γ >= 1 only deepens its shadows against its highlights)."""
+    from iclr25._guard import low_key
+    from iclr25.datasets.images import load_image
+
+    x = {"stars": _stars(1), "blobs": _blobs_on_black()}.get(image)
+    x = load_image(image, max_side=64).double()[None] if x is None else x
+    assert low_key(x)
+    for k in (0.5, 0.15, 0.05):
+        for g in (1.0, 1.4, 2.0, 2.8):
+            assert low_key(k * x ** g), (k, g)
+
+
 def test_the_noise_of_black_is_not_the_frames_under_photon_noise():
     """``blank_sigma`` reads the noise of the frame's darker half, which is black's where the
     noise grows with the light (shot noise); Donoho's σ over the whole frame reads the
