@@ -104,9 +104,7 @@ def fit(
     engine: Engine = typer.Option("simulated", "--engine", parser=choice(Engine, "--engine"),
                                   help="In this process, or in gloo processes (torchrun)."),
     nproc: int = typer.Option(2, "--nproc", help="Processes of the gloo engine."),
-    # 10x the estimator's cap: a file runs to --tol (stopping there early), as a user asking
-    # for a fit expects; ill-conditioned ones need 1e5-6e5 iterations at α 1e-3 (issue 68,
-    # walks 6 and 7: 4.7e5 and 1.8e5), minutes with the progress bar, not a warning
+    # 10x the estimator's: a file runs to --tol (issue 68, walks 6/7 needed 4.7e5 and 1.8e5)
     max_iter: int = typer.Option(1_000_000, "--max-iter", help="Iterations at most (the fit "
                                  "stops at --tol first); stopping at the cap prints a "
                                  "warning with the iterations it needs."),
