@@ -197,55 +197,65 @@ def test_a_sub_pixel_disk_is_never_the_identity():
 
 
 @pytest.mark.parametrize("name", ["chelsea", "coffee"])
-def test_defocus_radius_reads_a_disk_blurred_photo_within_a_band(name):
-    # issue 68 (h68defocus): read from edge gradients a disk's width came out low and
+@pytest.mark.parametrize("family", ["defocus", "blur"])
+def test_the_width_by_likelihood_reads_a_blurred_photo_within_a_band(family, name):
+    # issue 68. Defocus (h68defocus): read from edge gradients a disk's width came out low and
     # erratic (blur_sigma's Gaussian-equivalent width mapped to a radius read chelsea 2.59
     # px at radius 3.5 and 2.93 at 4.5). By maximum likelihood under the disk's own gain it
     # reads 0.9-1.23 r from r = 1.5 on (the photo's own softness reads a little wide at
-    # small r), and grows with r. Band restated after measuring: a test tolerance
+    # small r), and grows with r. Blur (h68blur11): the same likelihood over Gaussian
+    # kernels reads 1.28-1.32 σ at σ 1 (the photo's own softness adds in quadrature),
+    # 0.98-1.04 σ at 4, growing with σ. Bands restated after measuring: test tolerances
     pytest.importorskip("skimage")
-    from iclr25._guard import area_disk_psf, defocus_radius, reblur
+    from iclr25._guard import _radius, _spectra, area_disk_psf, gaussian_psf, reblur
     from iclr25.datasets.images import load_image
 
+    psf, widths, (lo, hi) = {"defocus": (area_disk_psf, (1.5, 2.0, 3.0, 3.5, 4.5), (0.85, 1.25)),
+                             "blur": (gaussian_psf, (1.0, 1.5, 2.0, 3.0, 4.0), (0.9, 1.4))}[family]
     clean = load_image(name, max_side=128)[None].double()
-    radii = (1.5, 2.0, 3.0, 3.5, 4.5)
-    est = torch.cat([defocus_radius(reblur(clean, torch.from_numpy(area_disk_psf(r))))
-                     for r in radii])
+    est = torch.tensor([_radius(*_spectra(reblur(clean, torch.from_numpy(psf(r)))[0]), family)
+                        for r in widths])
     assert (est.diff() > 0).all()
-    for r, e in zip(radii, est.tolist(), strict=True):
-        assert 0.85 * r <= e <= 1.25 * r, (name, r, e)
+    for r, e in zip(widths, est.tolist(), strict=True):
+        assert lo * r <= e <= hi * r, (family, name, r, e)
 
 
-def test_all_radii_at_once_equal_a_direct_per_radius_likelihood():
-    # issue 68 (h68fast): the fast path (folded disks, buffers reused, no masked copies)
-    # computes the model's likelihood of each radius as the direct evaluation does, term
-    # by term with _dct_transfer, _prior_scale and masks, and so picks the same radius
+@pytest.mark.parametrize("family, widths", [("defocus", (1.7, 3.3)), ("blur", (1.8,))])
+def test_all_widths_at_once_equal_a_direct_per_width_likelihood(family, widths):
+    # issue 68 (h68fast, h68blur11): the fast path (folded kernels, buffers reused, no masked
+    # copies) computes the model's likelihood of each width of the family (disk radii,
+    # Gaussian σ) as the direct evaluation does, term by term with _dct_transfer,
+    # _prior_scale and masks, and so picks the same width
     pytest.importorskip("skimage")
     from iclr25._guard import (
         _RADII,
+        _SIGMAS,
         _dct_transfer,
         _log_likelihoods,
         _prior_scale,
+        _radius,
         _spectra,
         area_disk_psf,
-        defocus_radius,
+        gaussian_psf,
         reblur,
     )
     from iclr25.datasets.images import load_image
 
+    grid, psf = (_RADII, area_disk_psf) if family == "defocus" else (_SIGMAS, gaussian_psf)
     clean = load_image("chelsea", max_side=48)[None].double()
-    for r in (1.7, 3.3):
-        y = reblur(clean, torch.from_numpy(area_disk_psf(r)))
+    for r in widths:
+        y = reblur(clean, torch.from_numpy(psf(r)))
         Y, w2, n2 = _spectra(y[0])
         Y2, nz = (Y * Y).mean(0), w2 > 0
         direct = []
-        for rad in _RADII:
-            K2 = _dct_transfer(area_disk_psf(float(rad)), *w2.shape) ** 2
+        for width in grid:
+            K2 = _dct_transfer(psf(float(width)), *w2.shape) ** 2
             v = K2[nz] * _prior_scale(Y2, K2, w2) / w2[nz] + n2
             direct.append(-0.5 * (Y2[nz] / v + np.log(v)).sum())
         direct = np.array(direct)
-        np.testing.assert_allclose(_log_likelihoods(Y2, w2, n2), direct, rtol=1e-11, atol=0)
-        assert float(defocus_radius(y)[0]) == float(_RADII[direct.argmax()])
+        np.testing.assert_allclose(_log_likelihoods(Y2, w2, n2, family), direct, rtol=1e-11,
+                                   atol=0)
+        assert _radius(Y, w2, n2, family) == float(grid[direct.argmax()])
 
 
 def test_the_defocus_measure_is_invariant_to_flips_and_transposition():
@@ -536,53 +546,6 @@ def test_quantile_equals_torch_and_takes_photos_torch_refuses():
             assert _quantile(v, q) == torch.quantile(v, q)
     big = torch.arange(2**24 + 1, dtype=torch.float64)  # torch.quantile refuses this size
     assert _quantile(big, 0.5) == 2**23
-
-
-@pytest.mark.parametrize("name", ["chelsea", "coffee"])
-def test_gaussian_width_by_likelihood_reads_a_blurred_photo_within_a_band(name):
-    # issue 68 (h68blur11): the posterior for Gaussian blur reads σ by the same likelihood
-    # as the disk's radius, over Gaussian kernels (_SIGMAS): measured 1.28-1.32 σ at σ 1
-    # (the photo's own softness adds in quadrature), 0.98-1.04 σ at 4, growing with σ.
-    # Band restated after measuring: a test tolerance
-    pytest.importorskip("skimage")
-    from iclr25._guard import _radius, _spectra, gaussian_psf, reblur
-    from iclr25.datasets.images import load_image
-
-    clean = load_image(name, max_side=128)[None].double()
-    sigmas = (1.0, 1.5, 2.0, 3.0, 4.0)
-    est = torch.tensor([_radius(*_spectra(reblur(clean, torch.from_numpy(gaussian_psf(s)))[0]),
-                                "blur") for s in sigmas])
-    assert (est.diff() > 0).all()
-    for s, e in zip(sigmas, est.tolist(), strict=True):
-        assert 0.9 * s <= e <= 1.4 * s, (name, s, e)
-
-
-def test_gaussian_likelihoods_equal_a_direct_per_width_evaluation():
-    # the folded fast path with the Gaussian family computes what the direct evaluation
-    # (_dct_transfer of each unfolded kernel, _prior_scale, masks) does
-    pytest.importorskip("skimage")
-    from iclr25._guard import (
-        _SIGMAS,
-        _dct_transfer,
-        _log_likelihoods,
-        _prior_scale,
-        _spectra,
-        gaussian_psf,
-        reblur,
-    )
-    from iclr25.datasets.images import load_image
-
-    y = reblur(load_image("chelsea", max_side=48)[None].double(),
-               torch.from_numpy(gaussian_psf(1.8)))
-    Y, w2, n2 = _spectra(y[0])
-    Y2, nz = (Y * Y).mean(0), w2 > 0
-    direct = []
-    for s in _SIGMAS:
-        K2 = _dct_transfer(gaussian_psf(float(s)), *w2.shape) ** 2
-        v = K2[nz] * _prior_scale(Y2, K2, w2) / w2[nz] + n2
-        direct.append(-0.5 * (Y2[nz] / v + np.log(v)).sum())
-    np.testing.assert_allclose(_log_likelihoods(Y2, w2, n2, "blur"), np.array(direct),
-                               rtol=1e-11, atol=0)
 
 
 @pytest.mark.parametrize("side", [5, 40])
