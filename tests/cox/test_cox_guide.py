@@ -14,4 +14,6 @@ def test_api_block_names_the_pairs_column_order_the_cli_uses():
     block = re.search(r"```python\n(.*?)```", GUIDE.read_text(), re.S).group(1)
     assert "pairs: (P, 2) rows (im_row, oom_row)" in block
     assert "y_oom: -1 = unlabelled" in block
+    # and what the 10 is: walk 8 kept COX(10) for 4 classes (predict_proba gave 10 columns)
+    assert "cox.COX(n_classes=10," in block
     assert "(im_row, oom_row)" in inspect.signature(cli.fit).parameters["pairs"].default.help
