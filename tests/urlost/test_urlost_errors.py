@@ -193,3 +193,13 @@ def test_one_column_is_refused_naming_columns():
 def test_dependence_refuses_constant_columns():
     with pytest.raises(ValueError, match="X has 1 constant column"):
         dependence(torch.tensor([[0.0, 1.0], [0.0, 2.0]]))
+
+
+def test_embed_help_names_the_file_fit_writes():
+    # issue 68 walk 8: embed's help asked for a .pt model; fit writes (and takes only) .safetensors
+    fit = runner.invoke(app, ["urlost", "fit", "--help"], terminal_width=200).output
+    fit = " ".join(fit.split())
+    r = runner.invoke(app, ["urlost", "embed", "--help"], terminal_width=200)
+    assert r.exit_code == 0
+    assert "Model file (.safetensors)" in fit
+    assert "written by `urlost fit` (.safetensors)" in " ".join(r.output.split())

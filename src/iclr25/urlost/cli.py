@@ -138,7 +138,7 @@ def fit(
 
 @app.command()
 def embed(
-    model_file: Path = typer.Argument(..., help="A model written by `urlost fit` (.pt)."),
+    model_file: Path = typer.Argument(..., help="A model written by `urlost fit` (.safetensors)."),
     file: Path = typer.Argument(..., help="Samples to embed: .npy, .csv, .parquet (file or "
                                           "folder) or a Hugging Face datasets folder."),
     out: Path = typer.Option(..., "--out", help="Embeddings, one row per sample: .npy, "
