@@ -564,6 +564,11 @@ def check_reference(reference: ImageBatch | None, like: torch.Tensor) -> torch.T
 
 # --- noise level ------------------------------------------------------------------------------
 
+def _haar_hh(c: torch.Tensor) -> torch.Tensor:
+    """The finest diagonal Haar band of ``c`` (..., 2h, 2w): (..., h, w)."""
+    return (c[..., 0::2, 0::2] - c[..., 0::2, 1::2] - c[..., 1::2, 0::2] + c[..., 1::2, 1::2]) / 2
+
+
 def noise_sigma(x: torch.Tensor) -> torch.Tensor:
     """Donoho's noise σ per image: median(|HH|)/0.6745 of the finest diagonal Haar band.
 
@@ -574,8 +579,7 @@ def noise_sigma(x: torch.Tensor) -> torch.Tensor:
     H, W = t.shape[-2:]
     if H < 2 or W < 2:
         return t.new_zeros(len(t))
-    c = t[..., : H - H % 2, : W - W % 2]
-    hh = (c[..., 0::2, 0::2] - c[..., 0::2, 1::2] - c[..., 1::2, 0::2] + c[..., 1::2, 1::2]) / 2
+    hh = _haar_hh(t[..., : H - H % 2, : W - W % 2])
     return hh.abs().flatten(2).median(-1).values.mean(1) / 0.6745
 
 
@@ -1087,10 +1091,15 @@ TONE_LEVELS = 256
 _LUMA = torch.tensor([0.299, 0.587, 0.114], dtype=torch.float64)
 
 
+def _luma_map(x: torch.Tensor) -> torch.Tensor:
+    """Each image's BT.601 luma on the CPU in float64: (B, 3, H, W) -> (B, H, W)."""
+    return torch.einsum("c,bchw->bhw", _LUMA, x.detach().cpu().double())
+
+
 def _tones(x: torch.Tensor) -> torch.Tensor:
     """Quantiles of each image's BT.601 luma in [0, 1] at the levels (i + ½)/TONE_LEVELS:
     x (B, 3, H, W) -> (B, TONE_LEVELS) float64."""
-    y = torch.einsum("c,bchw->bhw", _LUMA, x.detach().cpu().double()).flatten(1).sort(1).values
+    y = _luma_map(x).flatten(1).sort(1).values
     n = y.shape[1]
     at = ((torch.arange(TONE_LEVELS, dtype=torch.float64) + 0.5) / TONE_LEVELS * n).long()
     return y[:, at.clamp(max=n - 1)]
@@ -1177,10 +1186,9 @@ def _block_log_luma(x: torch.Tensor) -> torch.Tensor:
     held at or above the block mean's noise σ̂/:data:`KEY_BLOCK` (:func:`noise_sigma`;
     darker cannot be told from black), so sensor noise does not read as shadow.
     ``x``: (B, 3, H, W); returns (B, blocks) float64."""
-    t = x.detach().cpu().double()
-    y = torch.einsum("c,bchw->bhw", _LUMA, t)[:, None]
+    y = _luma_map(x)[:, None]
     b = KEY_BLOCK if min(y.shape[-2:]) >= KEY_BLOCK else 1
-    floor = (noise_sigma(t) / b).clamp(min=1e-4)[:, None]
+    floor = (noise_sigma(x.detach().cpu()) / b).clamp(min=1e-4)[:, None]
     return F.avg_pool2d(y, b).flatten(1).clamp(min=floor).log()
 
 
@@ -1196,7 +1204,11 @@ def scene_key(x: torch.Tensor) -> torch.Tensor:
     (exactly for a gain; a γ moves it by what averaging the blocks before the log does,
     0.03 on chelsea at γ = 2). Read from :func:`_block_log_luma` (4-px blocks, held at the
     noise floor). ``x``: (B, 3, H, W). Returns (B,) float64 (0 for a flat image)."""
-    lg = _block_log_luma(x)
+    return _key(_block_log_luma(x))
+
+
+def _key(lg: torch.Tensor) -> torch.Tensor:
+    """:func:`scene_key` of the block log-lumas ``lg`` (B, blocks)."""
     lo, hi = _rank(lg, 0.01), _rank(lg, 0.99)
     span = hi - lo
     return torch.where(span > 1e-9, (2 * lg.mean(1) - lo - hi) / span.clamp(min=1e-9),
@@ -1223,7 +1235,12 @@ def low_key(x: torch.Tensor) -> torch.Tensor:
     field: the module docstring (h68ll12).
     ``x``: (B, 3, H, W)."""
     lg = _block_log_luma(x)
-    return (scene_key(x) < 0) & (lg.mean(1) < _rank(lg, 0.99) + math.log(MIDDLE_GREY))
+    return _low_key(lg, _key(lg))
+
+
+def _low_key(lg: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+    """:func:`low_key` of the block log-lumas ``lg`` (B, blocks) and their ``key`` (B,)."""
+    return (key < 0) & (lg.mean(1) < _rank(lg, 0.99) + math.log(MIDDLE_GREY))
 
 
 #: How many noise σ a pixel must stand above black to be told from it: the limit of
@@ -1247,13 +1264,13 @@ def blank_sigma(x: torch.Tensor) -> torch.Tensor:
     about half the read noise's σ (clipping hides the negative half; the median, 0 or a
     step above, stays under its 3 σ: a black frame is still kept). Frames under
     :data:`KEY_BLOCK` px: :func:`noise_sigma` of the luma. ``x``: (B, 3, H, W)."""
-    y = torch.einsum("c,bchw->bhw", _LUMA, x.detach().cpu().double())[:, None]
+    y = _luma_map(x)[:, None]
     b = KEY_BLOCK
     H, W = y.shape[-2:]
     if min(H, W) < b:
         return noise_sigma(y)
     c = y[..., : H - H % b, : W - W % b]
-    hh = (c[..., 0::2, 0::2] - c[..., 0::2, 1::2] - c[..., 1::2, 0::2] + c[..., 1::2, 1::2]) / 2
+    hh = _haar_hh(c)
     h = b // 2                                 # HH cells per block side
     cells = hh.unfold(-2, h, h).unfold(-2, h, h).reshape(len(y), -1, h * h).abs()
     m = F.avg_pool2d(c, b).flatten(1)          # (B, blocks)
@@ -1278,11 +1295,13 @@ def not_underexposed(x: torch.Tensor) -> list[str | None]:
     on a held-out set (``benchmarks/dcpt_checks.py --set round6``, ``--set
     round8-lowlight``, ``--set round9-lowlight``).
     ``x``: (B, 3, H, W)."""
-    y = torch.einsum("c,bchw->bhw", _LUMA, x.detach().cpu().double()).flatten(1)
+    y = _luma_map(x).flatten(1)
     limit = (DETECTION_SIGMAS * blank_sigma(x)).tolist()
     p99, med = _rank(y, 0.99).tolist(), _rank(y, 0.5).tolist()
+    lg = _block_log_luma(x)             # the key and low-key read from one pass
+    key = _key(lg)
     out: list[str | None] = []
-    for h, m, lim, k, low in zip(p99, med, limit, scene_key(x).tolist(), low_key(x).tolist(),
+    for h, m, lim, k, low in zip(p99, med, limit, key.tolist(), _low_key(lg, key).tolist(),
                                  strict=True):
         if h >= MIDDLE_GREY:
             out.append(f"not under-exposed: its brightest 1% already reach middle grey "
