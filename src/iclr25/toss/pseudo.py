@@ -241,7 +241,7 @@ def _spread(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor
     if center == "mean":
         resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
     else:
-        resid = _local_linear_residuals(Zt[idx_t], zq, Yn, w)[0]
+        resid = _local_linear_residuals(Zt[idx_t], zq, Yn, w)
     eye = torch.eye(Yt.shape[1], device=dev, dtype=dt)
     return (resid * w.unsqueeze(-1)).mT @ resid + jitter * eye
 
@@ -270,7 +270,7 @@ def _slope_ratios(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.
     idx_t = torch.from_numpy(idx).to(Yt.device)
     Yn = Yt[idx_t]                                                   # (m, k, q)
     resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
-    fit, used = _local_linear_residuals(Zt[idx_t], zq, Yn, w)
+    fit, used = _local_linear_residuals(Zt[idx_t], zq, Yn, w, used=True)
     wu = w.unsqueeze(-1)
     spread_mean = (wu * resid.square()).sum((1, 2)) / (1 - w.square().sum(1))
     spread_fit = (wu * fit.square()).sum((1, 2)) / (1 - used)
@@ -309,10 +309,11 @@ def _neighbours(index, Z: np.ndarray, rows: np.ndarray, k: int,
 
 
 def _local_linear_residuals(Zn: torch.Tensor, zq: torch.Tensor, Yn: torch.Tensor,
-                            w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                            w: torch.Tensor, used: bool = False):
     """Neighbours' targets Yn (m, k, q) minus a w-weighted linear fit on their whitened
-    inputs Zn (m, k, d), centred at each query row zq (m, d); and the fit's (m,)
-    tr(W H) = tr(G⁻¹ Dᵀ W² D), G = Dᵀ W D (the weight its parameters take up)."""
+    inputs Zn (m, k, d), centred at each query row zq (m, d); with ``used``, also the fit's
+    (m,) tr(W H) = tr(G⁻¹ Dᵀ W² D), G = Dᵀ W D (the weight its parameters take up: only the
+    slope ratios read it, so the labels' path does not solve for it)."""
     dev, dt = Yn.device, Yn.dtype
     d = Zn.shape[-1]
     dz = Zn - zq.unsqueeze(1)
@@ -322,8 +323,10 @@ def _local_linear_residuals(Zn: torch.Tensor, zq: torch.Tensor, Yn: torch.Tensor
     ridge = 1e-8 * torch.diagonal(gram, dim1=-2, dim2=-1).mean(-1)
     gram = gram + ridge[:, None, None] * torch.eye(d + 1, device=dev, dtype=dt)
     beta = torch.linalg.solve(gram, Dw.mT @ Yn)              # (m, d+1, q)
-    used = torch.diagonal(torch.linalg.solve(gram, Dw.mT @ Dw), dim1=-2, dim2=-1).sum(-1)
-    return Yn - D @ beta, used
+    if not used:
+        return Yn - D @ beta
+    trace = torch.diagonal(torch.linalg.solve(gram, Dw.mT @ Dw), dim1=-2, dim2=-1).sum(-1)
+    return Yn - D @ beta, trace
 
 
 def _has_faiss() -> bool:
