@@ -615,7 +615,8 @@ class Loop:
         """``(idx, x, y, share)`` of one batch: its indices (None: not read by index), inputs,
         targets and, under DDP, this process's rows of it and their share ``(n_local,
         n_global)`` (None: the whole batch here)."""
-        shared = fabric is not None and fabric.world_size > 1 and not self.gathered
+        ddp = fabric is not None and fabric.world_size > 1
+        shared = ddp and not self.gathered
         if self.source.loader is not None:
             return None, *item, None
         if self.source.stream is not None:
@@ -630,7 +631,7 @@ class Loop:
         if shared:
             idx = item.tensor_split(fabric.world_size)[fabric.global_rank]
             share = (len(idx), len(item))
-        elif fabric is not None and fabric.world_size > 1 and self.source.dataset is not None:
+        elif ddp and self.source.dataset is not None:
             return idx, *self._local_read(idx, fabric.global_rank, fabric.world_size), None
         return idx, *self.source.batch(idx), share
 

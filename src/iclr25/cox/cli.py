@@ -162,8 +162,9 @@ def predict(
     except ValueError as exc:
         _fail(str(exc))
     try:
-        streamed = is_streamed_path(X) or X.suffix.lower() == ".npy"   # never read whole
-        if is_streamed_path(X):
+        table = is_streamed_path(X)
+        streamed = table or X.suffix.lower() == ".npy"   # never read whole
+        if table:
             data = open_dataset(X, "X", cache_mb=READ_CACHE_MB)
         else:
             data = npy_rows(X, "X") if streamed else _read(X, "X")

@@ -56,11 +56,11 @@ def graph(
     for k, (p, ei) in enumerate(track(list(zip(structs, graphs, strict=True)),
                                       "graph statistics")):
         n = len(p)
+        kind, off = _flatness(p)                  # the structure's, for both graphs
         rows = []
         for e in (ei, radius_graph(p, radius, max_num_neighbors=10**6)):
             m = num_undirected_edges(e, n)
             rig = is_rigid(p, e) if n <= 1000 else "n/a"
-            kind, off = _flatness(p)
             if kind and isinstance(rig, bool):
                 # a numerical rank of 3N-6 there comes from the departure alone (benzene's
                 # conformer: 9e-05 Å off its plane; ethyne's 0.004 Å off its line), so say so
