@@ -190,13 +190,10 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
     in ``nproc`` gloo processes (torchrun), with ``compressor`` ("auto" resolved)."""
     import torch
 
-    from iclr25.locodl.estimator import iterations_to_tol
+    from iclr25.locodl.estimator import cap_state
 
     def capped(history, converged: bool) -> tuple[float, float] | None:
-        if converged:
-            return None
-        last = float(history[-1, 2]) if len(history) else float("inf")
-        return last, iterations_to_tol(history, clf.tol)
+        return None if converged else cap_state(history, clf.tol)
 
     if engine == "simulated":
         clf.fit(X, y, client_ids=cid)

@@ -44,6 +44,14 @@ def iterations_to_tol(history: ArrayLike, tol: float) -> float:
     return float((np.log(tol) - icpt) / slope) if slope < 0 else float("inf")
 
 
+def cap_state(history: ArrayLike, tol: float) -> tuple[float, float]:
+    """(the last change between rounds (inf: none measured), the iteration its trend reaches
+    ``tol``, :func:`iterations_to_tol`) of a fit stopped at its cap, as :func:`cap_message`
+    reads them; ``history`` (h, 3) as ``history_``."""
+    h = np.asarray(history, dtype=np.float64).reshape(-1, 3)
+    return (float(h[-1, 2]) if len(h) else float("inf")), iterations_to_tol(h, tol)
+
+
 def _ceil2(x: float) -> int:
     """``x`` rounded up to two significant digits (13,260 -> 14,000)."""
     scale = 10 ** max(0, int(np.floor(np.log10(x))) - 1)
@@ -200,11 +208,10 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         self.compressor_ = name if isinstance(name, str) else repr(name)
         self.converged_ = bool(res["converged"])
         if not self.converged_:
-            last = float(self.history_[-1, 2]) if len(self.history_) else float("inf")
+            last, needed = cap_state(self.history_, self.tol)
             warnings.warn(ConvergenceWarning(cap_message(
                 self.n_features_in_, name, self.max_iter, self.n_rounds_, self.tol, last,
-                spread=column_spread(X), needed=iterations_to_tol(self.history_, self.tol))),
-                stacklevel=user_stacklevel())
+                spread=column_spread(X), needed=needed)), stacklevel=user_stacklevel())
         return self
 
     def _objective(self, X: ArrayOrSparse, y: ArrayLike, client_ids: ArrayLike | None
