@@ -172,9 +172,7 @@ def pseudo_covariance(
         rows = np.arange(start, min(start + chunk_size, n))
         dist, idx = _neighbours(index, Z, rows, k, include_self)
         w, zq = _weights(dist, temperature, Yt), Zt[torch.from_numpy(rows).to(dev)]
-        out[rows[0]:rows[-1] + 1] = _spread(w, idx, Zt, zq, Yt, center, jitter)
-        if center == "mean":
-            _slope_ratios(w, idx, Zt, zq, Yt, ratios)
+        out[rows[0]:rows[-1] + 1] = _spread(w, idx, (Zt, Yt), zq, center, jitter, ratios)
     return out
 
 
@@ -218,9 +216,7 @@ def sample_pseudo_covariance(X: torch.Tensor, Y: torch.Tensor,
         zq = np.linalg.solve(chol, ((xq - mean) / std).T).T
         dist, idx = index.kneighbors(zq)
         w, zq_t = _weights(dist, temperature, Y), torch.from_numpy(zq).to(device=dev, dtype=dt)
-        out[start:stop] = _spread(w, idx, Zt, zq_t, Y, center, jitter)
-        if center == "mean":
-            _slope_ratios(w, idx, Zt, zq_t, Y, ratios)
+        out[start:stop] = _spread(w, idx, (Zt, Y), zq_t, center, jitter, ratios)
     return out
 
 
@@ -230,16 +226,20 @@ def _weights(dist: np.ndarray, temperature: float, Yt: torch.Tensor) -> torch.Te
     return torch.softmax(-d2 / temperature, dim=1)
 
 
-def _spread(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor,
-            Yt: torch.Tensor, center: Center, jitter: float) -> torch.Tensor:
+def _spread(w: torch.Tensor, idx: np.ndarray, obs: tuple[torch.Tensor, torch.Tensor],
+            zq: torch.Tensor, center: Center, jitter: float,
+            ratios: list | None = None) -> torch.Tensor:
     """Query rows' labels (m, q, q) from their neighbours' weights (:func:`_weights`) and
-    indices (m, k) into the observations Zt (whitened), Yt; zq (m, d): the queries' whitened
-    inputs."""
+    indices (m, k) into the observations ``obs`` = (Zt (n, d) whitened, Yt (n, q)); zq (m, d):
+    the queries' whitened inputs. With center "mean", the rows' slope ratios are appended to
+    ``ratios`` (:func:`_slope_ratios`, from the same neighbours' targets and residuals)."""
+    Zt, Yt = obs
     dev, dt = Yt.device, Yt.dtype
     idx_t = torch.from_numpy(idx).to(dev)
     Yn = Yt[idx_t]                                                   # (m, k, q)
     if center == "mean":
         resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
+        _slope_ratios(w, Zt, idx_t, zq, Yn, resid, ratios)
     else:
         resid = _local_linear_residuals(Zt[idx_t], zq, Yn, w)
     eye = torch.eye(Yt.shape[1], device=dev, dtype=dt)
@@ -256,20 +256,18 @@ def _spread(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor
 SLOPE_RATIO = 1.5
 
 
-def _slope_ratios(w: torch.Tensor, idx: np.ndarray, Zt: torch.Tensor, zq: torch.Tensor,
-                  Yt: torch.Tensor, ratios: list | None) -> None:
+def _slope_ratios(w: torch.Tensor, Zt: torch.Tensor, idx_t: torch.Tensor, zq: torch.Tensor,
+                  Yn: torch.Tensor, resid: torch.Tensor, ratios: list | None) -> None:
     """Append to ``ratios`` (unless None, or too few neighbours for a linear fit) the (m,)
-    ratios of the query rows (arguments as :func:`_spread`'s): the mean-centred weighted
-    spread tr Σ_j w_j r_j r_jᵀ over the one a w-weighted linear fit on the neighbours'
+    ratios of the query rows (w, zq and the observations' Zt as :func:`_spread`'s; idx_t (m, k),
+    Yn (m, k, q) and resid (Yn minus its weighted mean) as it gathered them): the mean-centred
+    weighted spread tr Σ_j w_j r_j r_jᵀ over the one a w-weighted linear fit on the neighbours'
     whitened inputs leaves, each divided by its expectation under locally constant noise of
     unit variance: 1 − Σ_j w_j² and 1 − tr(W H) (H the fit's hat matrix; weighted least
     squares gives E[rᵀWr] = σ² tr(W(I − H))). NaN where either leaves no degrees of freedom
     (< 1e-3) or both spreads are 0."""
-    if ratios is None or idx.shape[1] <= zq.shape[1] + 1:
+    if ratios is None or idx_t.shape[1] <= zq.shape[1] + 1:
         return
-    idx_t = torch.from_numpy(idx).to(Yt.device)
-    Yn = Yt[idx_t]                                                   # (m, k, q)
-    resid = Yn - (w.unsqueeze(-1) * Yn).sum(1, keepdim=True)
     fit, used = _local_linear_residuals(Zt[idx_t], zq, Yn, w, used=True)
     wu = w.unsqueeze(-1)
     spread_mean = (wu * resid.square()).sum((1, 2)) / (1 - w.square().sum(1))
