@@ -52,29 +52,30 @@ def _check_data(data: Path) -> bool:
     return data.suffix == ".csv"
 
 
-def _header_table(data: Path):
-    """DATA (a .csv over 16 MB) as a :class:`~iclr25.datasets.files.CsvRows`, checked as
-    :func:`~iclr25._io.read_table` checks a CSV read whole: a header of one name a column."""
-    from iclr25.datasets.files import CsvRows
+def _open_table(data: Path):
+    """DATA (a table, or a .csv over 16 MB) by :func:`~iclr25.datasets.files.open_dataset`,
+    and whether it is a :class:`~iclr25.datasets.files.CsvRows` (read row by row), checked
+    as :func:`~iclr25._io.read_table` checks a CSV read whole: a header of one name a column."""
+    from iclr25.datasets.files import CsvRows, open_dataset
 
-    ds = CsvRows(data, name="DATA")
-    if ds.header is None:
+    ds = open_dataset(data, "DATA")
+    csv = isinstance(ds, CsvRows)
+    if csv and ds.header is None:
         raise ValueError(f"DATA {data} must start with a header row of column names")
-    if len(ds.header) != ds.width:
+    if csv and len(ds.header) != ds.width:
         raise ValueError(f"DATA {data}: rows have {ds.width} values but the header names "
                          f"{len(ds.header)} columns")
-    return ds
+    return ds, csv
 
 
 def _table_features(data: Path, feats: list[str] | None):
     """The feature columns ``feats`` (None: every column) of a table as a
     :class:`~iclr25.datasets.files.TableRows` of scalar columns, read chunk by chunk (a
     large .csv: a :class:`~iclr25.datasets.files.CsvRows`, read row by row)."""
-    from iclr25.datasets.files import TableRows, open_dataset
+    from iclr25.datasets.files import TableRows
     from iclr25.datasets.rows import READ_CACHE_MB
 
-    csv = data.suffix.lower() == ".csv"
-    ds = _header_table(data) if csv else open_dataset(data, "DATA")
+    ds, csv = _open_table(data)
     if not isinstance(ds, TableRows) and not csv:
         raise ValueError(f"DATA {data}: toss reads a table of scalar columns, not images")
     missing = [c for c in feats or [] if c not in ds.columns]
@@ -93,10 +94,9 @@ def _table_xy(data: Path, targets: list[str]):
     """The feature and target columns of a table as two row-aligned
     :class:`~iclr25.datasets.files.TableRows` (read chunk by chunk; a large .csv: two
     :class:`~iclr25.datasets.files.CsvRows` sharing one index), and their names."""
-    from iclr25.datasets.files import TableRows, open_dataset
+    from iclr25.datasets.files import TableRows
 
-    csv = data.suffix.lower() == ".csv"
-    ds = _header_table(data) if csv else open_dataset(data, "DATA")
+    ds, csv = _open_table(data)
     if not csv and (not isinstance(ds, TableRows) or ds.item_shape != (len(ds.columns),)):
         raise ValueError(f"DATA {data}: toss reads a table of scalar columns, got items of "
                          f"shape {getattr(ds, 'item_shape', None)}")
