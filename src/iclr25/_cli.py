@@ -5,6 +5,7 @@ the file)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -290,12 +291,14 @@ def training_verb(fn: Callable[..., T]) -> Callable[..., T]:
         threads = kwargs.pop(THREADS_OPTION[0])
         engine = EngineArgs(**{name: kwargs.pop(name) for name, *_ in ENGINE_OPTIONS})
         if threads is None:
-            return fn(*args, **kwargs, engine=engine)
-        if threads < 1:
+            pinned = contextlib.nullcontext()
+        elif threads < 1:
             fail(f"{THREADS_OPTION[1]} must be >= 1, got {threads}")
-        from iclr25._threads import torch_threads
+        else:   # torch imported only here, when the verb runs
+            from iclr25._threads import torch_threads
 
-        with torch_threads(threads):
+            pinned = torch_threads(threads)
+        with pinned:
             return fn(*args, **kwargs, engine=engine)
 
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
