@@ -15,41 +15,40 @@ app = typer.Typer(help="CoMM: multimodal contrastive embeddings (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
 
 
-def _read(path: str) -> np.ndarray | None:
+def _read(path: str) -> np.ndarray:
     """A (n, d) float32 array from .npy, .csv, a Parquet file or folder, a Hugging Face
-    ``save_to_disk`` folder or a folder of same-size images (one row each, flattened); ``-``
-    is a missing modality (None)."""
-    if path == "-":
-        return None
+    ``save_to_disk`` folder or a folder of same-size images (one row each, flattened)."""
     try:
         return read_matrix(path, "FILES", tables=True).astype(np.float32)
     except ValueError as exc:
         _fail(exc)
 
 
-def _open(path: str, mmap: bool = False, **table: float) -> object:
-    """A Parquet file/folder, a Hugging Face ``save_to_disk`` folder, an image folder or a
-    .csv over :data:`~iclr25.datasets.rows.READ_WHOLE_BYTES` as a streamed Dataset
-    (:func:`~iclr25.datasets.files.open_dataset`: rows read batch by batch by ``fit``, an
-    image flattened; ``table``: ``cache_mb`` of a table); a .npy memory-mapped
-    (:func:`~iclr25._io.npy_rows`): with ``mmap`` (``embed``) always, read window by
-    window, for ``fit`` when over that size, read batch by batch as a
-    :class:`~iclr25.datasets.rows.ArrayRows`; other .npy/.csv files as an array
-    (:func:`_read`)."""
-    from iclr25._io import npy_rows
-    from iclr25.datasets.files import is_streamed_path, open_rows
+def _open(path: str, read: bool = False) -> object:
+    """``-``: a missing modality (None). With ``read`` (``embed``):
+    :func:`~iclr25.datasets.files.open_read`'s (a .npy memory-mapped, a table, an image
+    folder or a .csv over :data:`~iclr25.datasets.rows.READ_WHOLE_BYTES` read window by
+    window, else an array, :func:`_read`). For ``fit``: what
+    :func:`~iclr25.datasets.files.is_streamed_path` (with ``npy``) streams as
+    :func:`~iclr25.datasets.files.open_rows`' Dataset (rows read batch by batch, an image
+    flattened, a .npy as a :class:`~iclr25.datasets.rows.ArrayRows`), other .npy/.csv
+    files as an array (:func:`_read`)."""
+    from iclr25.datasets.files import is_streamed_path, open_read, open_rows
 
-    npy = path.lower().endswith(".npy")
-    if path == "-" or not (mmap and npy or is_streamed_path(path, npy=True)):
-        return _read(path)
+    if path == "-":
+        return None
     try:
-        return npy_rows(path, "FILES") if mmap and npy else open_rows(path, "FILES", **table)
+        if read:
+            return open_read(path, "FILES", _read)[0]
+        if is_streamed_path(path, npy=True):
+            return open_rows(path, "FILES")
     except (ValueError, TypeError, ImportError) as exc:
         _fail(exc)
+    return _read(path)
 
 
-def _read_all(files: list[str], mmap: bool = False, **table: float) -> list:
-    Xs = [_open(f, mmap, **table) for f in files]
+def _read_all(files: list[str], read: bool = False) -> list:
+    Xs = [_open(f, read) for f in files]
     rows = {f: len(X) for f, X in zip(files, Xs, strict=True) if X is not None}
     if len(set(rows.values())) > 1:
         _fail(f"modalities have different row counts: {rows}")
@@ -116,7 +115,6 @@ def embed(
     from iclr25._io import ArrayWriter
     from iclr25.comm.embedder import CoMMEmbedder
     from iclr25.comm.rows import is_streamed
-    from iclr25.datasets.rows import READ_CACHE_MB
 
     output_path(out, suffixes=ARRAY_OUTPUTS)       # as urlost embed and v3 encode
     input_file(model, "MODEL")
@@ -124,7 +122,7 @@ def embed(
         emb = CoMMEmbedder.load(model)
     except ValueError as exc:
         _fail(str(exc))
-    Xs = _read_all(files, mmap=True, cache_mb=READ_CACHE_MB)   # each row read once, in order
+    Xs = _read_all(files, read=True)
     n = next((len(X) for X in Xs if X is not None), 0)
     try:
         streamed = is_streamed(Xs) or any(isinstance(X, np.memmap) for X in Xs)

@@ -150,10 +150,9 @@ def predict(
     whole."""
     import torch
 
-    from iclr25._io import ArrayWriter, npy_rows
+    from iclr25._io import ArrayWriter
     from iclr25.cox.model import COX
-    from iclr25.datasets.files import is_streamed_path, open_dataset
-    from iclr25.datasets.rows import READ_CACHE_MB
+    from iclr25.datasets.files import open_read
 
     output_path(out, suffixes=(".npy", ".csv"))
     input_file(model, "MODEL")
@@ -162,12 +161,7 @@ def predict(
     except ValueError as exc:
         _fail(str(exc))
     try:
-        table = is_streamed_path(X)
-        streamed = table or X.suffix.lower() == ".npy"   # never read whole
-        if table:
-            data = open_dataset(X, "X", cache_mb=READ_CACHE_MB)
-        else:
-            data = npy_rows(X, "X") if streamed else _read(X, "X")
+        data, streamed = open_read(X, "X", lambda p: _read(p, "X"))
         parts = m._windows(data, "X") if streamed else iter([torch.from_numpy(data)])
         n = len(data)
         if out is None:   # labels (n,) int64 gathered for stdout, never X

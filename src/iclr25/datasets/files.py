@@ -558,3 +558,22 @@ def open_rows(path: str | Path, name: str = "path", **table: Any) -> Dataset:
 
         return ArrayRows(npy_rows(path, name))
     return open_dataset(path, name, **table)
+
+
+def open_read(path: str | Path, name: str, read_whole: Callable[[Any], Any]
+              ) -> tuple[Any, bool]:
+    """What a reading verb (``predict``, ``embed``) reads of ``path``, and whether it reads
+    it window by window (passing it to its model's ``_windows``): a ``.npy`` memory-mapped
+    (:func:`~iclr25._io.npy_rows`) and what :func:`is_streamed_path` accepts
+    (:func:`open_dataset`'s, a table's read cache :data:`~iclr25.datasets.rows.READ_CACHE_MB`:
+    each row is read once, in order) are (True); any other file is ``read_whole(path)``'s
+    array, read whole (False). ``path`` is passed on as given, so messages spell it so."""
+    if Path(path).suffix.lower() == ".npy":
+        from iclr25._io import npy_rows
+
+        return npy_rows(path, name), True
+    if is_streamed_path(path):
+        from iclr25.datasets.rows import READ_CACHE_MB
+
+        return open_dataset(path, name, cache_mb=READ_CACHE_MB), True
+    return read_whole(path), False

@@ -152,22 +152,15 @@ def embed(
     """
     import torch
 
-    from iclr25._io import ArrayWriter, npy_rows
-    from iclr25.datasets.files import is_streamed_path, open_dataset
-    from iclr25.datasets.rows import READ_CACHE_MB
+    from iclr25._io import ArrayWriter
+    from iclr25.datasets.files import open_read
     from iclr25.urlost.mae import URLOST
 
     try:
         output_path(out, suffixes=ARRAY_OUTPUTS)
         model = URLOST.load(model_file)
-        npy = file.suffix.lower() == ".npy"
-        if npy or is_streamed_path(file):   # never read whole
-            data = npy_rows(file, "FILE") if npy else \
-                open_dataset(file, "FILE", cache_mb=READ_CACHE_MB)
-            parts = model._windows(data, "FILE")
-        else:
-            data = _read(file)
-            parts = iter([torch.as_tensor(data)])
+        data, streamed = open_read(file, "FILE", _read)
+        parts = model._windows(data, "FILE") if streamed else iter([torch.as_tensor(data)])
         with ArrayWriter(out, len(data), [f"z{j}" for j in range(model.dim)]) as sink:
             for x in parts:
                 sink.write(model.transform(x).numpy())
