@@ -333,7 +333,6 @@ class CsvRows(Dataset):
         self.columns = self.header or [f"x{j}" for j in range(self.width)]
         if columns is not None:
             self._select(list(columns))
-        self.item_shape = (len(self.columns),)
         self._fd: int | None = None
 
     def _index(self) -> tuple[list[str] | None, Any, Any, int]:
@@ -349,10 +348,11 @@ class CsvRows(Dataset):
         width, pos = 0, 0
         with self.path.open("rb") as fh:
             for line, raw in enumerate(_lines(fh), start=1):
+                start, pos = pos, pos + len(raw)
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise ValueError(f"{where} is not a text table (byte {pos + exc.start} is "
+                    raise ValueError(f"{where} is not a text table (byte {start + exc.start} is "
                                      f"not UTF-8)") from None
                 try:   # the common row, fast: float() strips each cell as line_values does
                     values = list(map(float, text.split(",")))
@@ -364,15 +364,13 @@ class CsvRows(Dataset):
                     if values is None:
                         if line == 1 and any(cells):
                             header = [h.strip() for h in next(csv.reader([text]))]
-                        pos += len(raw)
                         continue
                 width = width or len(values)
                 total = sum(values)
                 if total - total != 0 and not all(map(math.isfinite, values)):
                     nonfinite.append(len(starts))
-                starts.append(pos)
+                starts.append(start)
                 lengths.append(len(raw))
-                pos += len(raw)
         if not starts:
             raise ValueError(f"{where} must hold a non-empty n x d array, got shape (0, 1)")
         if nonfinite:
@@ -387,7 +385,6 @@ class CsvRows(Dataset):
                              f"(its header has {have})")
         self.pick = np.array([have.index(c) for c in columns])
         self.columns = columns
-        self.item_shape = (len(columns),)
 
     def select(self, columns: Sequence[str]) -> CsvRows:
         """The same rows holding only the header's ``columns`` (the index shared, not
@@ -398,6 +395,11 @@ class CsvRows(Dataset):
         out._fd = None
         out._select(list(columns))
         return out
+
+    @property
+    def item_shape(self) -> tuple[int]:
+        """``(d,)``: an item's shape, d the columns it holds."""
+        return (len(self.columns),)
 
     @property
     def fingerprint(self) -> str:
