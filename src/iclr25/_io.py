@@ -23,6 +23,21 @@ def check_readable(p: Path, name: str) -> Path:
     return p
 
 
+# The messages every reader of numeric rows gives (the whole read here, the streamed
+# :class:`~iclr25.datasets.files.CsvRows`): ``where`` is the name and the file.
+def not_utf8_error(where: str, byte: int) -> ValueError:
+    return ValueError(f"{where} is not a text table (byte {byte} is not UTF-8)")
+
+
+def nonfinite_error(where: str, rows: Any) -> ValueError:
+    """``rows``: the indices of the rows holding NaN or inf (the first 5 are named)."""
+    return ValueError(f"{where} holds NaN or inf in rows {[int(i) for i in rows[:5]]}")
+
+
+def empty_error(where: str, shape: tuple[int, ...]) -> ValueError:
+    return ValueError(f"{where} must hold a non-empty n x d array, got shape {shape}")
+
+
 def _is_number(cell: str) -> bool:
     try:
         float(cell)
@@ -79,8 +94,7 @@ def _read_text_table(p: Path, name: str, suffix: str) -> np.ndarray:
     try:
         return _text_rows(p, name, suffix)
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{name} {p} is not a text table (byte {exc.start} is not UTF-8)"
-                         ) from None
+        raise not_utf8_error(f"{name} {p}", exc.start) from None
 
 def read_matrix(path: str | Path, name: str = "FILE", *,
                 suffixes: tuple[str, ...] = (".npy", ".csv"), tables: bool = False
@@ -124,11 +138,11 @@ def read_matrix(path: str | Path, name: str = "FILE", *,
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2 or X.size == 0:
-        raise ValueError(f"{name} {p} must hold a non-empty n x d array, got shape {X.shape}")
+        raise empty_error(f"{name} {p}", X.shape)
     X = X.astype(np.float64)
     bad_rows = np.flatnonzero(~np.isfinite(X).all(1))
     if len(bad_rows):
-        raise ValueError(f"{name} {p} holds NaN or inf in rows {bad_rows[:5].tolist()}")
+        raise nonfinite_error(f"{name} {p}", bad_rows)
     return X
 
 
@@ -149,7 +163,7 @@ def _read_dataset(p: Path, name: str) -> np.ndarray:
     X = X.reshape(len(X), -1).astype(np.float64)
     bad_rows = np.flatnonzero(~np.isfinite(X).all(1))
     if len(bad_rows):
-        raise ValueError(f"{name} {p} holds NaN or inf in rows {bad_rows[:5].tolist()}")
+        raise nonfinite_error(f"{name} {p}", bad_rows)
     return X
 
 
@@ -300,8 +314,7 @@ def npy_rows(path: str | Path, name: str = "FILE") -> np.ndarray:
     X = read_npy(path, name, mmap=True)
     X = X[:, None] if X.ndim == 1 else X
     if X.ndim != 2 or X.size == 0:
-        raise ValueError(f"{name} {path} must hold a non-empty n x d array, got shape "
-                         f"{X.shape}")
+        raise empty_error(f"{name} {path}", X.shape)
     return X
 
 
@@ -385,8 +398,7 @@ def read_table(path: str | Path, name: str = "FILE") -> tuple[list[str], np.ndar
         with p.open(newline="", encoding="utf-8") as fh:
             header = [h.strip() for h in next(csv.reader(fh), [])]
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{name} {p} is not a text table (byte {exc.start} is not UTF-8)"
-                         ) from None
+        raise not_utf8_error(f"{name} {p}", exc.start) from None
     if not header or any(map(_is_number, header)):
         raise ValueError(f"{name} {p} must start with a header row of column names")
     X = read_matrix(p, name, suffixes=(".csv",))

@@ -340,7 +340,7 @@ class CsvRows(Dataset):
         import array
         import csv
 
-        from iclr25._io import line_values
+        from iclr25._io import empty_error, line_values, nonfinite_error, not_utf8_error
 
         where = f"{self.name} {self.path}"
         starts, lengths, nonfinite = array.array("q"), array.array("i"), []
@@ -352,8 +352,7 @@ class CsvRows(Dataset):
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise ValueError(f"{where} is not a text table (byte {start + exc.start} is "
-                                     f"not UTF-8)") from None
+                    raise not_utf8_error(where, start + exc.start) from None
                 try:   # the common row, fast: float() strips each cell as line_values does
                     values = list(map(float, text.split(",")))
                     if width and len(values) != width:
@@ -372,9 +371,9 @@ class CsvRows(Dataset):
                 starts.append(start)
                 lengths.append(len(raw))
         if not starts:
-            raise ValueError(f"{where} must hold a non-empty n x d array, got shape (0, 1)")
+            raise empty_error(where, (0, 1))
         if nonfinite:
-            raise ValueError(f"{where} holds NaN or inf in rows {nonfinite[:5]}")
+            raise nonfinite_error(where, nonfinite)
         return header, starts, lengths, width
 
     def _select(self, columns: list[str]) -> None:
