@@ -188,7 +188,6 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
     def _check_fitted(self) -> None:
         check_is_fitted(self, "model_")
 
-    @torch.no_grad()
     def transform(self, Xs: Sequence[object | None] | Dataset) -> np.ndarray | torch.Tensor:
         """Fused embeddings (N, dim), float32; None marks a missing modality. In the input's
         kind: a tensor on the first given modality's device when every given modality is a
@@ -215,7 +214,7 @@ class CoMMEmbedder(FittedIO, TransformerMixin, BaseEstimator):
             return out.to(given[0].device)
         return out.cpu().numpy()
 
-    @torch.no_grad()
+    @torch.no_grad()   # transform's one use of the network
     def _embed(self, Xs: Sequence[object | None]) -> torch.Tensor:
         """The fused embeddings (N, dim) of in-memory modalities, on the model's device."""
         xs = _modalities(Xs, "Xs", allow_missing=True, widths=self.widths_)
