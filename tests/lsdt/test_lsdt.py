@@ -512,3 +512,32 @@ def test_missing_rl_extra_names_the_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert "pip install 'iclr25[rl]'" in out.stdout, out.stderr
+
+
+def test_env_refusals_carry_their_parts_so_no_text_is_cut():
+    # lsdt evaluate's fallback rewords the problem from EnvError's parts (it cut the text at
+    # ": roll it out" before); the text stays "env_id '<id>' <problem>[: <hint>]"
+    import pickle
+
+    from iclr25.lsdt.cli import _evaluate_error
+    from iclr25.lsdt.evaluation import EnvError
+
+    bare = LongShortDecisionTransformer(2, 1, hidden=16, n_blocks=1, context=3)
+    with pytest.raises(EnvError) as dims:
+        evaluate(bare, "Pendulum-v1", target_return=1.0, n_episodes=1)
+    e = dims.value
+    assert isinstance(e, ValueError) and e.env_id == "Pendulum-v1"
+    assert e.problem == "has obs/act dims (3, 1) but the model expects (2, 1)"
+    assert e.hint.startswith("roll it out in the env its training data came from")
+    assert str(e) == f"env_id 'Pendulum-v1' {e.problem}: {e.hint}"
+    back = pickle.loads(pickle.dumps(e))
+    assert str(back) == str(e) and back.hint == e.hint
+    assert _evaluate_error(e, True, False) == (
+        "MODEL records no env (train with --env to record it), and the default 'Pendulum-v1' "
+        f"{e.problem}: pass --env with the env its training data came from")
+    assert _evaluate_error(e, False, False) == "--env" + str(e)[len("env_id"):]
+    with pytest.raises(EnvError) as unknown:
+        evaluate(bare, "NoSuchEnv-v0", target_return=1.0, n_episodes=1)
+    assert unknown.value.hint is None and str(unknown.value) == (
+        f"env_id 'NoSuchEnv-v0' {unknown.value.problem}")
+    assert unknown.value.problem.startswith("is not a registered gymnasium env (")

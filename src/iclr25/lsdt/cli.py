@@ -184,10 +184,12 @@ def evaluate_cmd(
 def _evaluate_error(exc: Exception, fallback: bool, dataset: bool) -> str:
     """``lsdt evaluate``'s refusal in the command line's words; at the Pendulum-v1 fallback
     (``fallback``: MODEL records no env, no --env given), an env refusal says so."""
-    if fallback and str(exc).startswith("env_id "):
-        said = str(exc).removeprefix("env_id ").partition(": roll it out")[0]
+    from iclr25.lsdt.evaluation import EnvError
+
+    if fallback and isinstance(exc, EnvError):   # its problem, the remedy the CLI's
         return (f"MODEL records no env (train with --env to record it), and the default "
-                f"{said}: pass --env with the env its training data came from")
+                f"{exc.env_id!r} {exc.problem}: pass --env with the env its training data "
+                f"came from")
     return cli_words(exc, {"env_id": "--env", "n_episodes": "--n-episodes",
                            "path": "--dataset/MODEL" if dataset else "MODEL"})
 

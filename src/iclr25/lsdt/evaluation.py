@@ -124,29 +124,43 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
     return EvalResult(total.float(), float(total.mean()))
 
 
+class EnvError(ValueError):
+    """An env :func:`evaluate` (or ``lsdt train --env``) refuses, in its parts: ``env_id``,
+    what is wrong with it (``problem``) and the remedy, where there is one (``hint``); its
+    text is ``env_id '<env_id>' <problem>[: <hint>]``. ``lsdt evaluate`` words the problem
+    anew where it chose the env itself."""
+
+    def __init__(self, env_id: str, problem: str, hint: str | None = None) -> None:
+        super().__init__(env_id, problem, hint)     # args: pickled and rebuilt whole
+        self.env_id, self.problem, self.hint = env_id, problem, hint
+
+    def __str__(self) -> str:
+        return f"env_id {self.env_id!r} {self.problem}" + (f": {self.hint}" if self.hint else "")
+
+
 def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict,
                data: str | None = None) -> tuple[list, int]:
     """``n`` copies of the env and its observation size, checked against the model (``data``:
     the name of the training data the model was just built for, which a dims mismatch then
-    names instead of the model)."""
+    names instead of the model). Raises :class:`EnvError`."""
     try:
         envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
     except gym.error.Error as exc:
-        raise ValueError(f"env_id {env_id!r} is not a registered gymnasium env ({exc})") from None
+        raise EnvError(env_id, f"is not a registered gymnasium env ({exc})") from None
     limit = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
     if limit is not None and limit > model.max_timestep:
-        raise ValueError(f"env_id {env_id!r} runs {limit} steps but the model embeds only "
-                         f"max_timestep={model.max_timestep}; returns would be cut short")
+        raise EnvError(env_id, f"runs {limit} steps but the model embeds only max_timestep="
+                               f"{model.max_timestep}; returns would be cut short")
     o_dim = int(np.prod(envs[0].observation_space.shape))
     a_dim = int(np.prod(envs[0].action_space.shape))
+    dims = f"has obs/act dims ({o_dim}, {a_dim}) but"
     if (o_dim, a_dim) != (model.obs_dim, model.act_dim) and data is not None:
-        raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but {data} has "
-                         f"({model.obs_dim}, {model.act_dim}): pass the env {data} came from")
+        raise EnvError(env_id, f"{dims} {data} has ({model.obs_dim}, {model.act_dim})",
+                       f"pass the env {data} came from")
     if (o_dim, a_dim) != (model.obs_dim, model.act_dim):
         trained = getattr(model, "env_id", None)
-        where = (f"it was trained for {trained!r}" if trained is not None else
-                 "roll it out in the env its training data came from (the model does not "
-                 "record it)")
-        raise ValueError(f"env_id {env_id!r} has obs/act dims ({o_dim}, {a_dim}) but the model "
-                         f"expects ({model.obs_dim}, {model.act_dim}): {where}")
+        raise EnvError(env_id, f"{dims} the model expects ({model.obs_dim}, {model.act_dim})",
+                       f"it was trained for {trained!r}" if trained is not None else
+                       "roll it out in the env its training data came from (the model does "
+                       "not record it)")
     return envs, o_dim
