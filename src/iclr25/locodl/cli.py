@@ -22,6 +22,8 @@ from iclr25._io import read_npz, read_table
 
 #: the method run beside LoCoDL to the same accuracy ("none": no baseline)
 Baseline = Literal["gd", "diana", "none"]
+#: how `fit` scales DATA before fitting ("global": divided by its ClientLogistic.data_scale)
+Scale = Literal["global", "none"]
 
 app = typer.Typer(help="LoCoDL: federated logistic regression with local steps and a "
                   "compressed uplink (ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -100,7 +102,14 @@ def fit(
     compressor: str = typer.Option("auto", "--compressor", help="auto: rand-k with k = "
                                    "ceil(d/10), a tenth of the d features (LoCoDL's rounds "
                                    "grow with d/k); or rand-k, natural, rand-k+natural, none."),
-    alpha: float = typer.Option(1e-3, "--alpha", help="ℓ2 weight α > 0."),
+    alpha: float = typer.Option(1e-3, "--alpha", help="ℓ2 weight α > 0, on DATA as "
+                                "--scale leaves it."),
+    scale: Scale = typer.Option("global", "--scale", parser=choice(Scale, "--scale"),
+                                help="global: divide DATA by one number c (printed), the root "
+                                "of the largest eigenvalue of a client's AᵀA/N, so the "
+                                "iterations do not depend on DATA's units (columns keep their "
+                                "ratios; the ℓ2 weight on DATA is then α·c²); coefficients "
+                                "written and accuracy are in DATA's units. none: as it is."),
     engine: Engine = typer.Option("simulated", "--engine", parser=choice(Engine, "--engine"),
                                   help="In this process, or in gloo processes (torchrun)."),
     nproc: int = typer.Option(2, "--nproc", help="Processes of the gloo engine."),
@@ -132,15 +141,17 @@ def fit(
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_data(data, label, client_column)
-        name, cid, objective = _setup(clf, X, y, cid, engine, nproc)
+        name, cid, objective, c = _setup(clf, X, y, cid, engine, nproc, scale)
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {cli_words(exc, _NAMES)}", err=True)
         raise typer.Exit(2) from None
     with warnings.catch_warnings():  # said below in the CLI's words
         warnings.simplefilter("ignore", ConvergenceWarning)
-        coef, rounds, bits, last = _train(clf, X, y, cid, engine, nproc, name)
+        coef_c, rounds, bits, last = _train(clf, X / c, y, cid, engine, nproc, name)
+    coef = coef_c / c  # (X/c) @ w = X @ (w/c): the fitted model in DATA's units
     acc = float(np.mean((X @ coef > 0) == (np.asarray(y) == objective.classes.max().item())))
-    typer.echo(f"clients: {objective.n_clients}  compressor: {name}  rounds: {rounds}  "
+    typer.echo(f"clients: {objective.n_clients}  compressor: {name}  "
+               f"scale: {'none' if scale == 'none' else f'DATA/{c:.4g}'}  rounds: {rounds}  "
                f"uplink bits per client: {bits:.6g}  train accuracy: {acc:.4f}")
     if last is not None:
         typer.echo("warning: " + cap_message(X.shape[1], name, max_iter, rounds, tol, last[0],
@@ -149,7 +160,7 @@ def fit(
     if baseline != "none":  # as long as LoCoDL's fit or longer: say what runs
         typer.echo(f"running the {baseline.upper()} baseline to the same accuracy "
                    "(--baseline none skips it)...", err=True)
-        typer.echo(_baseline_line(objective, baseline, coef, bits, name, max_iter, seed))
+        typer.echo(_baseline_line(objective, baseline, coef_c, bits, name, max_iter, seed))
     if out is not None:
         np.save(out, coef)
         typer.echo(f"wrote {out}")
@@ -159,9 +170,10 @@ def fit(
 _NAMES = {"alpha": "--alpha", "max_iter": "--max-iter", "tol": "--tol", "n_clients": "--clients"}
 
 
-def _setup(clf, X, y, cid, engine: str, nproc: int):
-    """(compressor name, client of each row, objective) of a fit, checked before any work;
-    without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
+def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
+    """(compressor name, client of each row, objective of X/c, c) of a fit, checked before
+    any work; c is the objective's ``data_scale`` for ``scale="global"`` (1 for "none" or an
+    all-zero X); without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
     from iclr25.locodl.objectives import ClientLogistic, is_sparse
 
     clf._check_params(X.shape[0])
@@ -175,12 +187,17 @@ def _setup(clf, X, y, cid, engine: str, nproc: int):
     if cid is None:
         cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
     objective = ClientLogistic(X, y, cid, clf.alpha)
+    c = objective.data_scale if scale == "global" else 1.0
+    if c > 0 and c != 1.0:
+        objective = ClientLogistic(X / c, y, cid, clf.alpha)
+    else:
+        c = 1.0
     if not 1 <= nproc <= objective.n_clients:
         raise ValueError(f"--nproc must lie in [1, {objective.n_clients}], got {nproc}")
     if engine == "gloo" and is_sparse(X):
         raise ValueError("--engine gloo needs dense DATA (.csv/.npz); a LibSVM file runs "
                          "with --engine simulated")
-    return name, cid, objective
+    return name, cid, objective, c
 
 
 def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str

@@ -181,6 +181,12 @@ class _ClientObjective:
             self._L = self._curvature_scale() * self._max_block_eig() + self.mu
         return self._L
 
+    @property
+    def data_scale(self) -> float:
+        """c = √(max_i λ_max(A_iᵀA_i)/N_i), the client blocks' magnitude in :attr:`L`
+        (L = curvature·c² + μ); dividing X by c makes L independent of X's units."""
+        return self._max_block_eig() ** 0.5
+
     def _max_block_eig(self) -> float:
         if self.sparse:
             return max(_sq_norm2(self._A[int(s):int(e)])

@@ -1,0 +1,87 @@
+"""`locodl fit --scale`: global (the default) fits DATA / c, c the root of the largest client
+block's eigenvalue of AᵀA/N, and writes coefficients in DATA's units (issue 68, walks 6-8:
+files in their own units stopped at the cap; so scaled they converged in 15-21k iterations)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+from sklearn.linear_model import LogisticRegression
+from typer.testing import CliRunner
+
+from iclr25.cli import app
+from iclr25.locodl import ClientLogistic
+
+g = np.random.default_rng(3)
+X = g.normal(size=(120, 4)) * np.array([1.0, 30.0, 0.2, 5.0]) + np.array([0, 10.0, 0, 0])
+y = (X[:, 0] + X[:, 1] / 30 - X[:, 3] / 5 + g.normal(size=120) > 0).astype(np.int64)
+CID = np.arange(120) * 4 // 120
+ALPHA = 0.05
+
+
+def _csv(tmp_path):
+    csv = tmp_path / "d.csv"
+    np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="a,b,c,d,lab",
+               comments="")
+    return csv
+
+
+def _fit(tmp_path, data, *args):
+    out = tmp_path / "w.npy"
+    r = CliRunner().invoke(app, ["locodl", "fit", str(data), "--alpha", str(ALPHA),
+                                 "--clients", "4", "--baseline", "none", "--out", str(out),
+                                 *args])
+    assert r.exit_code == 0, r.output
+    return np.load(out), r.output
+
+
+def _sklearn(Xf):  # the same objective: (1/N) sum log(1 + exp(-y a.x)) + (alpha/2)|x|^2
+    return LogisticRegression(C=1 / (ALPHA * len(y)), fit_intercept=False, tol=1e-12,
+                              max_iter=10_000).fit(Xf, y).coef_.ravel()
+
+
+def test_data_scale_is_the_root_of_the_largest_client_gram_eigenvalue():
+    want = max(np.linalg.eigvalsh(X[CID == i].T @ X[CID == i] / 30)[-1] for i in range(4))
+    f = ClientLogistic(X, y, CID, ALPHA)
+    assert f.data_scale == pytest.approx(np.sqrt(want))
+    # so dividing X by it leaves the logistic smoothness at 1/4 + mu whatever X's units
+    assert ClientLogistic(X * 1e3 / (1e3 * f.data_scale), y, CID, ALPHA).L == pytest.approx(
+        0.25 + ALPHA / 2)
+
+
+def test_global_default_is_sklearn_on_data_over_c_in_data_units(tmp_path):
+    csv = _csv(tmp_path)
+    w, said = _fit(tmp_path, csv, "--label", "lab")
+    c = ClientLogistic(X, y, CID, ALPHA).data_scale
+    np.testing.assert_allclose(w, _sklearn(X / c) / c, rtol=1e-5, atol=1e-8)
+    assert f"scale: DATA/{c:.4g}" in said
+    acc = np.mean((X @ w > 0) == (y == 1))  # of the written coefficients on DATA as it is
+    assert f"train accuracy: {acc:.4f}" in said
+    w_none, said = _fit(tmp_path, csv, "--label", "lab", "--scale", "none")
+    np.testing.assert_allclose(w_none, _sklearn(X), rtol=1e-5, atol=1e-8)
+    assert "scale: none" in said and not np.allclose(w, w_none, rtol=1e-3)
+
+
+def test_units_do_not_change_the_fit(tmp_path):
+    # DATA in other units (x 1000) gives the same model in those units, same rounds
+    w, said = _fit(tmp_path, _csv(tmp_path), "--label", "lab")
+    big = tmp_path / "big.csv"
+    np.savetxt(big, np.column_stack([X * 1e3, y]), delimiter=",", header="a,b,c,d,lab",
+               comments="")
+    w_big, said_big = _fit(tmp_path, big, "--label", "lab")
+    np.testing.assert_allclose(w_big * 1e3, w, rtol=1e-6)
+    assert said.split("rounds: ")[1].split()[0] == said_big.split("rounds: ")[1].split()[0]
+
+
+def test_global_scales_a_libsvm_file_as_its_csv(tmp_path):
+    svm = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, str(svm))
+    w_svm, _ = _fit(tmp_path, svm)
+    w_csv, _ = _fit(tmp_path, _csv(tmp_path), "--label", "lab")
+    np.testing.assert_allclose(w_svm, w_csv, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("value", ["rms", "GLOBAL"])
+def test_bad_scale_is_one_line_naming_the_option(tmp_path, value):
+    r = CliRunner().invoke(app, ["locodl", "fit", str(_csv(tmp_path)), "--label", "lab",
+                                 "--scale", value])
+    assert r.exit_code == 2 and "--scale" in r.output and "Traceback" not in r.output
