@@ -102,14 +102,10 @@ def fit(
     compressor: str = typer.Option("auto", "--compressor", help="auto: rand-k with k = "
                                    "ceil(d/10), a tenth of the d features (LoCoDL's rounds "
                                    "grow with d/k); or rand-k, natural, rand-k+natural, none."),
-    alpha: float = typer.Option(1e-3, "--alpha", help="ℓ2 weight α > 0, on DATA as "
-                                "--scale leaves it."),
-    scale: Scale = typer.Option("global", "--scale", parser=choice(Scale, "--scale"),
-                                help="global: divide DATA by one number c (printed), the root "
-                                "of the largest eigenvalue of a client's AᵀA/N, so the "
-                                "iterations do not depend on DATA's units (columns keep their "
-                                "ratios; the ℓ2 weight on DATA is then α·c²); coefficients "
-                                "written and accuracy are in DATA's units. none: as it is."),
+    alpha: float = typer.Option(1e-3, "--alpha", help="ℓ2 weight α > 0 (on DATA/c)."),
+    scale: Scale = typer.Option("global", "--scale", parser=choice(Scale, "--scale"), help=(
+        "global: fit DATA/c, c (printed) the root of the largest eigenvalue of a client's "
+        "AᵀA/N, so DATA's units do not set the iterations. none: DATA as it is.")),
     engine: Engine = typer.Option("simulated", "--engine", parser=choice(Engine, "--engine"),
                                   help="In this process, or in gloo processes (torchrun)."),
     nproc: int = typer.Option(2, "--nproc", help="Processes of the gloo engine."),
@@ -120,19 +116,17 @@ def fit(
     tol: float = typer.Option(1e-10, "--tol", help="Stop when the change between rounds is "
                               "below this."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
-    out: Path = typer.Option(None, "--out", help="Write the coefficients (.npy)."),
+    out: Path = typer.Option(None, "--out", help="Write the coefficients (.npy, DATA's units)."),
     baseline: Baseline = typer.Option("gd", "--baseline", parser=choice(Baseline, "--baseline"),
-                                      help="Also run gd or diana (same data, "
-                                 "clients, compressor for diana) to LoCoDL's final distance "
-                                 "to the optimum and print its uplink bits; none skips it."),
+                                      help="Also run gd or diana (same data, clients, "
+                                      "compressor for diana) to LoCoDL's final distance to "
+                                      "the optimum; print its uplink bits. none: skip it."),
 ) -> None:
     """Fit ℓ2 logistic regression over clients; print rounds, uplink bits (beside a GD or
     DIANA baseline's for the same accuracy) and accuracy. On a terminal a progress bar shows
     the iterations, rounds and last change.
 
     Small real input: breast cancer (569 x 30, scaled) over 10 clients takes seconds."""
-    from sklearn.exceptions import ConvergenceWarning
-
     from iclr25._checks import column_spread
     from iclr25.locodl.estimator import LoCoDLClassifier, cap_message
 
@@ -145,13 +139,11 @@ def fit(
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {cli_words(exc, _NAMES)}", err=True)
         raise typer.Exit(2) from None
-    with warnings.catch_warnings():  # said below in the CLI's words
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        coef_c, rounds, bits, last = _train(clf, X / c, y, cid, engine, nproc, name)
+    coef_c, rounds, bits, last = _train(clf, X / c, y, cid, engine, nproc, name)
     coef = coef_c / c  # (X/c) @ w = X @ (w/c): the fitted model in DATA's units
     acc = float(np.mean((X @ coef > 0) == (np.asarray(y) == objective.classes.max().item())))
-    typer.echo(f"clients: {objective.n_clients}  compressor: {name}  "
-               f"scale: {'none' if scale == 'none' else f'DATA/{c:.4g}'}  rounds: {rounds}  "
+    typer.echo(f"clients: {objective.n_clients}  compressor: {name}  scale: "
+               f"{f'DATA/{c:.4g}' if scale == 'global' else scale}  rounds: {rounds}  "
                f"uplink bits per client: {bits:.6g}  train accuracy: {acc:.4f}")
     if last is not None:
         typer.echo("warning: " + cap_message(X.shape[1], name, max_iter, rounds, tol, last[0],
@@ -204,8 +196,10 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
            ) -> tuple[np.ndarray, int, float, tuple[float, float] | None]:
     """(coefficients, rounds, uplink bits per client, (last change, the iteration its trend
     reaches tol) if it stopped at the cap else None) of clf's LoCoDL fit, in this process or
-    in ``nproc`` gloo processes (torchrun), with ``compressor`` ("auto" resolved)."""
+    in ``nproc`` gloo processes (torchrun), with ``compressor`` ("auto" resolved); the cap's
+    ConvergenceWarning is silenced (`fit` says it in the CLI's words)."""
     import torch
+    from sklearn.exceptions import ConvergenceWarning
 
     from iclr25.locodl.estimator import cap_state
 
@@ -213,7 +207,9 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
         return None if converged else cap_state(history, clf.tol)
 
     if engine == "simulated":
-        clf.fit(X, y, client_ids=cid)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(X, y, client_ids=cid)
         return (clf.coef_[0], clf.n_rounds_, clf.uplink_bits_,
                 capped(clf.history_, clf.converged_))
     with tempfile.TemporaryDirectory() as tmp:
