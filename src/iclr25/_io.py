@@ -29,6 +29,27 @@ def not_utf8_error(where: str, byte: int) -> ValueError:
     return ValueError(f"{where} is not a text table (byte {byte} is not UTF-8)")
 
 
+def first_bad_byte(p: Path) -> int:
+    """The file offset of ``p``'s first byte that is not UTF-8 (-1: none). A text stream's
+    ``UnicodeDecodeError.start`` counts from its decoder's chunk (8 KiB), not the file."""
+    import codecs
+
+    dec, pos = codecs.getincrementaldecoder("utf-8")(), 0
+    with p.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            pending = len(dec.getstate()[0])  # bytes of a split character held back
+            try:
+                dec.decode(chunk)
+            except UnicodeDecodeError as exc:
+                return pos - pending + exc.start
+            pos += len(chunk)
+    try:
+        dec.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        return pos - len(dec.getstate()[0]) + exc.start
+    return -1
+
+
 def nonfinite_error(where: str, rows: Any) -> ValueError:
     """``rows``: the indices of the rows holding NaN or inf (the first 5 are named)."""
     return ValueError(f"{where} holds NaN or inf in rows {[int(i) for i in rows[:5]]}")
@@ -93,8 +114,8 @@ def _read_text_table(p: Path, name: str, suffix: str) -> np.ndarray:
     """:func:`_text_rows`, with a file that is not text named as such (not a decode error)."""
     try:
         return _text_rows(p, name, suffix)
-    except UnicodeDecodeError as exc:
-        raise not_utf8_error(f"{name} {p}", exc.start) from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(f"{name} {p}", first_bad_byte(p)) from None
 
 def read_matrix(path: str | Path, name: str = "FILE", *,
                 suffixes: tuple[str, ...] = (".npy", ".csv"), tables: bool = False
@@ -397,8 +418,8 @@ def read_table(path: str | Path, name: str = "FILE") -> tuple[list[str], np.ndar
     try:
         with p.open(newline="", encoding="utf-8") as fh:
             header = [h.strip() for h in next(csv.reader(fh), [])]
-    except UnicodeDecodeError as exc:
-        raise not_utf8_error(f"{name} {p}", exc.start) from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(f"{name} {p}", first_bad_byte(p)) from None
     if not header or any(map(_is_number, header)):
         raise ValueError(f"{name} {p} must start with a header row of column names")
     X = read_matrix(p, name, suffixes=(".csv",))

@@ -64,6 +64,8 @@ def test_rows_are_the_whole_reads_as_float32(tmp_path, text):
 @pytest.mark.parametrize("content", [
     b"1,2\n3,x\n", b"a,b\n1,2\n3,q\n", b"1,2\n3\n", b"a,b\n", b"1,2\n3,nan\n4,inf\n",
     b"1,2\n3,\xff\n", b"1,2\n,\n4,5,6\n", b"1,2\r3,y\r",
+    # past the text decoder's 8 KiB chunk the whole read named byte 3618 of 20002 (h68mends8)
+    b"1,2\n" * 5000 + b"\xe9,1\n", b"a\n" + "\u00e9\n".encode() * 7000 + b"\xc3",
 ])
 def test_errors_are_the_whole_reads_word_for_word(tmp_path, content):
     p = tmp_path / "t.csv"
