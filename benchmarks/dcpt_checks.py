@@ -214,6 +214,19 @@ centre-cropped to a 4:3 window.
   within the margin above it), and round 3's 7 returned worse (the dim flower crop)
   clear every margin.
 
+  Round 13 (``--set round13-lowlight``, declared in 7d2dcb1 before the sweep ran;
+  measured once after the pick was committed, fbced17; load 3.5-3.9; 396 cases): **0.5
+  dB and main's 1 dB give the same verdicts**, 129 / 102 / 0 / 165, agreement 74.2%,
+  none returned worse (typical 27 / 96 / 0 / 165, 66.7%; dark 102 / 6 / 0 / 0, 94.4%; the
+  network's output returned for 0 of 24 typical cases, as in round 9); tints on grey
+  photos 12 of 12 seen, no false alarm in 60; ``fallback="classical"`` switched 33 of the
+  network's 33 outputs, none to a worse result. The pick does not agree more often than
+  1 dB, so the merge condition fails and no default changed. At least 81 of the 96
+  typical false alarms are inputs the no-verdict rule keeps: the flag window and the
+  orchard read low-key even clean (keys −0.25 and −0.19: dark navy and green fields
+  under their highlights, as round 6's navy uniform) and the patches montage (clean key
+  +0.37) reads −0.01 to −0.14 darkened.
+
 * round 13, low light (``--set round13-lowlight``, run with ``--quick --side 256``;
   declared and committed with the rule above, before the sweep ran; h68ll13): on
   :func:`round13_lowlight_photos` (11 images and crops used nowhere before: 8 typical, 3
