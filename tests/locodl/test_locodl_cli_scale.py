@@ -85,3 +85,24 @@ def test_bad_scale_is_one_line_naming_the_option(tmp_path, value):
     r = CliRunner().invoke(app, ["locodl", "fit", str(_csv(tmp_path)), "--label", "lab",
                                  "--scale", value])
     assert r.exit_code == 2 and "--scale" in r.output and "Traceback" not in r.output
+
+
+def test_the_cap_names_the_data_scale_where_it_sets_the_iterations(tmp_path):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from iclr25.locodl import LoCoDLClassifier
+    Xb = np.random.default_rng(1).normal(size=(120, 4)) * 20.0   # alike columns, large units
+    with pytest.warns(ConvergenceWarning, match=r"the data's scale .* divide X by it") as big:
+        LoCoDLClassifier(alpha=ALPHA, n_clients=4, max_iter=30, seed=0).fit(Xb, y, CID)
+    c = ClientLogistic(Xb, y, CID, ALPHA).data_scale
+    assert f"{c:.3g}" in str(big[0].message) and c ** 2 >= 10
+    with pytest.warns(ConvergenceWarning) as unit:   # Xb / c: nothing to say of its scale
+        LoCoDLClassifier(alpha=ALPHA, n_clients=4, max_iter=30, seed=0).fit(Xb / c, y, CID)
+    assert "data's scale" not in str(unit[0].message)
+    csv = tmp_path / "b.csv"
+    np.savetxt(csv, np.column_stack([Xb, y]), delimiter=",", header="a,b,c,d,lab", comments="")
+    said = [CliRunner().invoke(app, ["locodl", "fit", str(csv), "--label", "lab", "--clients",
+                                     "4", "--max-iter", "30", "--baseline", "none", *more]
+                               ).output for more in ([], ["--scale", "none"])]
+    assert "data's scale" not in said[0]
+    assert "data's scale" in said[1] and "drop --scale none" in said[1]

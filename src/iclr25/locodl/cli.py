@@ -146,9 +146,9 @@ def fit(
                f"{f'DATA/{c:.4g}' if scale == 'global' else scale}  rounds: {rounds}  "
                f"uplink bits per client: {bits:.6g}  train accuracy: {acc:.4f}")
     if last is not None:
-        typer.echo("warning: " + cap_message(X.shape[1], name, max_iter, rounds, tol, last[0],
-                                              cli=True, spread=column_spread(X),
-                                              needed=last[1]), err=True)
+        said = cap_message(X.shape[1], name, max_iter, rounds, tol, last[0], cli=True,
+                           spread=column_spread(X), needed=last[1], data_scale=objective.data_scale)
+        typer.echo(f"warning: {said}", err=True)
     if baseline != "none":  # as long as LoCoDL's fit or longer: say what runs
         typer.echo(f"running the {baseline.upper()} baseline to the same accuracy "
                    "(--baseline none skips it)...", err=True)

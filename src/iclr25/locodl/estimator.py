@@ -58,14 +58,21 @@ def _ceil2(x: float) -> int:
     return int(-(-x // scale) * scale)
 
 
+#: a data scale c (:attr:`~iclr25.locodl.ClientLogistic.data_scale`) whose c² (the factor it
+#: puts on the smoothness L, hence on the iterations) is at least this is named in the cap's hint
+SCALE_HINT = 10.0
+
+
 def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: float,
                 last: float, cli: bool = False, spread: float = 1.0,
-                needed: float = float("inf")) -> str:
+                needed: float = float("inf"), data_scale: float = 1.0) -> str:
     """Why a fit stopped at the cap ``max_iter`` before ``tol``, and what to raise: the cap
     (to about ``needed``, :func:`iterations_to_tol`, where the change is falling) or the
     compressor's k (rand-k: rounds grow with d/k); in the CLI's words if ``cli``.
     A ``spread`` (:func:`~iclr25._checks.column_spread`) above
-    :data:`~iclr25._checks.SPREAD_HINT` says to scale first."""
+    :data:`~iclr25._checks.SPREAD_HINT` says to scale first; else a ``data_scale`` c with
+    c² >= :data:`SCALE_HINT` says to divide X by c (issue 68: walk 8's columns in x1..x5,
+    c 12.6, needed over 1e6 iterations as they were and 15,028 so divided)."""
     from iclr25.locodl.compressors import ComposedCompressor, RandK, make_compressor
 
     comp = make_compressor(compressor)
@@ -94,6 +101,11 @@ def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: flo
     if spread > SPREAD_HINT:
         hint = (f"the columns' scales differ {spread:.3g}-fold: standardise them first (e.g. "
                 f"sklearn's StandardScaler), or {hint}")
+    elif data_scale ** 2 >= SCALE_HINT:
+        how = ("drop --scale none (the default divides DATA by it)" if cli else
+               "divide X by it (ClientLogistic(X, y, clients, alpha).data_scale)")
+        hint = (f"the data's scale {data_scale:.3g} makes the smoothness L, and the "
+                f"iterations, {data_scale ** 2:.3g}x those of X divided by it: {how}, or {hint}")
     seen = f"last {last:.3g}" if last < float("inf") else "none measured yet"
     return (f"LoCoDL stopped at the cap, {cap} {max_iter} iterations ({rounds} rounds), "
             f"before the change between rounds reached tol {tol:g} ({seen}); {hint}")
@@ -211,7 +223,8 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             last, needed = cap_state(self.history_, self.tol)
             warnings.warn(ConvergenceWarning(cap_message(
                 self.n_features_in_, name, self.max_iter, self.n_rounds_, self.tol, last,
-                spread=column_spread(X), needed=needed)), stacklevel=user_stacklevel())
+                spread=column_spread(X), needed=needed, data_scale=objective.data_scale)),
+                stacklevel=user_stacklevel())
         return self
 
     def _objective(self, X: ArrayOrSparse, y: ArrayLike, client_ids: ArrayLike | None
