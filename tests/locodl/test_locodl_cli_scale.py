@@ -106,3 +106,26 @@ def test_the_cap_names_the_data_scale_where_it_sets_the_iterations(tmp_path):
                                ).output for more in ([], ["--scale", "none"])]
     assert "data's scale" not in said[0]
     assert "data's scale" in said[1] and "drop --scale none" in said[1]
+
+
+def _table(tmp_path, A, name):
+    csv = tmp_path / name
+    np.savetxt(csv, np.column_stack([A, y]), delimiter=",", header="a,b,c,d,lab", comments="")
+    return csv
+
+
+def test_global_notes_standardising_when_the_columns_units_differ_widely(tmp_path):
+    # issue 68 walk 9: wine's proline (~1e3) beside hue (~1) converged under --scale global
+    # at train accuracy 0.921 (0.994 standardised) with no word on the columns' units
+    from iclr25._checks import SPREAD_HINT, column_spread
+    std = (X - X.mean(0)) / X.std(0)
+    assert column_spread(X) > SPREAD_HINT > column_spread(std)
+    _, said = _fit(tmp_path, _table(tmp_path, X, "wide.csv"), "--label", "lab")
+    c = ClientLogistic(X, y, CID, ALPHA).data_scale
+    assert (f"note: DATA's columns' scales differ {column_spread(X):.3g}-fold" in said
+            and f"α·c² = {ALPHA * c * c:.3g} on DATA" in said and "standardise" in said)
+    _, said = _fit(tmp_path, _table(tmp_path, X, "wide.csv"), "--label", "lab", "--scale",
+                   "none")  # DATA as it is: no c, no note
+    assert "note: DATA's columns" not in said
+    _, said = _fit(tmp_path, _table(tmp_path, std, "std.csv"), "--label", "lab")
+    assert "note: DATA's columns" not in said
