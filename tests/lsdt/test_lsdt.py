@@ -541,3 +541,39 @@ def test_env_refusals_carry_their_parts_so_no_text_is_cut():
     assert unknown.value.hint is None and str(unknown.value) == (
         f"env_id 'NoSuchEnv-v0' {unknown.value.problem}")
     assert unknown.value.problem.startswith("is not a registered gymnasium env (")
+
+
+def test_cli_evaluate_warns_when_rollouts_outlast_the_data_and_cuts_them(tmp_path):
+    # issue 68 walk 9: 300-step HalfCheetah-v5 demos, rolled out to the env's 1000 steps
+    # with no word (-2010 against the data's median -329; -562 cut at 300 steps)
+    from typer.testing import CliRunner
+
+    from iclr25.lsdt.cli import app
+    from iclr25.lsdt.io import data_returns
+
+    g = torch.Generator().manual_seed(0)
+    n, T = 80, 20                                  # 4 Pendulum-shaped episodes of 20 steps
+    done = torch.zeros(n, dtype=torch.bool)
+    done[T - 1::T] = True
+    ds = OfflineDataset(torch.randn(n, 3, generator=g), torch.rand(n, 1, generator=g) * 4 - 2,
+                        -torch.rand(n, generator=g), torch.zeros(n, dtype=torch.bool), done)
+    d, p = ds.save(tmp_path / "short.npz"), tmp_path / "m.safetensors"
+    runner = CliRunner()
+    r = runner.invoke(app, ["train", str(d), "--hidden", "16", "--n-blocks", "1", "--context",
+                            "3", "--steps", "2", "--env", "Pendulum-v1", "--out", str(p)])
+    assert r.exit_code == 0, r.output
+    assert data_returns(p)["steps"] == T
+    warn = (f"warning: the training data's episodes last at most {T} steps and the rollouts "
+            f"up to 200")
+    base = ["evaluate", str(p), "--n-episodes", "1", "--target-return", "-10"]
+    for extra in ([], ["--dataset", str(d)]):     # recorded by train, or read from --dataset
+        r = runner.invoke(app, [*base, *extra])
+        assert r.exit_code == 0 and warn in r.output, r.output
+        assert f"--max-episode-steps {T} rolls out as long" in r.output
+    full = float(r.output.split("mean return ")[1].split()[0])
+    r = runner.invoke(app, [*base, "--max-episode-steps", str(T)])
+    assert r.exit_code == 0 and "at most" not in r.output, r.output
+    cut = float(r.output.split("mean return ")[1].split()[0])
+    assert full < cut < 0     # Pendulum's rewards are <= 0: 20 steps sum less cost than 200
+    r = runner.invoke(app, [*base, "--max-episode-steps", "0"])
+    assert r.exit_code == 2 and r.output.startswith("error: --max-episode-steps must be >= 1")

@@ -42,18 +42,24 @@ def save(model: LongShortDecisionTransformer, path: PathLike, *,
     if env_id is not None:
         meta["env_id"] = env_id
     if data is not None:
-        meta["data_returns"] = json.dumps(returns_summary(data.returns()))
+        meta["data_returns"] = json.dumps(returns_summary(data.returns(), data))
     save_file(tensors, str(path), metadata=meta)
     return path
 
 
-def returns_summary(returns: torch.Tensor) -> dict[str, float]:
+def returns_summary(returns: torch.Tensor, data: OfflineDataset | None = None
+                    ) -> dict[str, float]:
     """``{"min", "median", "p90", "max", "mean"}`` of (E,) episode returns: the targets a
-    decision transformer can be conditioned on (it rarely exceeds the best of its data)."""
+    decision transformer can be conditioned on (it rarely exceeds the best of its data);
+    with ``data`` (whose returns they are), ``"steps"`` too: its longest episode's steps,
+    which returns from longer rollouts cannot be compared with."""
     r = returns.double()
     q = torch.quantile(r, torch.tensor([0.5, 0.9], dtype=r.dtype))
-    return {"min": float(r.min()), "median": float(q[0]), "p90": float(q[1]),
-            "max": float(r.max()), "mean": float(r.mean())}
+    out = {"min": float(r.min()), "median": float(q[0]), "p90": float(q[1]),
+           "max": float(r.max()), "mean": float(r.mean())}
+    if data is not None:
+        out["steps"] = int(torch.diff(data.episode_ends, prepend=data.episode_ends[:1] * 0).max())
+    return out
 
 
 def _header(path: str | Path) -> dict[str, str]:
