@@ -242,3 +242,37 @@ def test_evaluate_on_a_gymnasium_env_points_to_evaluate_gym(demos):
     with pytest.raises(ValueError, match=r"use iclr25\.gsd\.gym\.evaluate_gym\(policy, "
                                          r"'Pendulum-v1', factor='obs:0'"):
         evaluate(res.policy, PENDULUM, targets=[0.0], n_codes=4, budgets=(2,))
+
+
+def _cut(data: OfflineDataset, steps: int) -> OfflineDataset:
+    """``data``'s 200-step episodes cut into episodes of ``steps`` (each end a timeout)."""
+    timeouts = torch.zeros(len(data), dtype=torch.bool)
+    timeouts[steps - 1::steps] = True
+    return OfflineDataset(data.observations, data.actions, data.rewards,
+                          torch.zeros(len(data), dtype=torch.bool), timeouts)
+
+
+def test_rollouts_longer_than_the_demos_are_named(demos, tmp_path):
+    # issue 68 walk 9: 300-step HalfCheetah-v5 demos against the env's 1000-step rollouts
+    # (return -2280 beside the demos' -505..-318) with no word on the lengths
+    from iclr25.gsd.cli import _demo_factors
+    from iclr25.gsd.gym import beyond_the_demos
+
+    path, data = demos
+    assert data.longest_episode == 200
+    short = _cut(data, 40)
+    assert short.longest_episode == 40 and short.n_episodes == len(data) // 40
+    demo_r, demo_f = torch.tensor([-230.0, -150.0]), torch.tensor([-0.25, 0.25])
+    args = (torch.tensor([-200.0, -180.0]), torch.tensor([-0.3, 0.4]), demo_f, demo_r)
+    said = ("the demonstrations' episodes last at most 300 steps and these rollouts up to "
+            "1000: their returns and behaviours are over more steps than the demos'")
+    assert beyond_the_demos(*args, lengths=(300, 1000))[0].startswith(said)
+    assert beyond_the_demos(*args, lengths=(1000, 1000)) == beyond_the_demos(*args) == []
+    # the API and the CLI's demonstrations read the lengths from the data and the env
+    with pytest.warns(UserWarning, match="at most 40 steps and these rollouts up to 200"):
+        evaluate_gym(lambda obs, z: obs[:, :1], PENDULUM, factor="obs:0", n_codes=2,
+                     budgets=(1,), z_dim=2, demos=short)
+    fac = parse_factor("obs:0", 3, 1)
+    assert _demo_factors(short.save(tmp_path / "short.npz"), fac, PENDULUM)[2] == (40, 200)
+    assert _demo_factors(path, fac, PENDULUM)[2] == (200, 200)
+    assert _demo_factors(path, fac, None)[2] is None

@@ -124,6 +124,13 @@ class OfflineDataset:
     def n_episodes(self) -> int:
         return len(self.episode_ends)
 
+    @property
+    def longest_episode(self) -> int:
+        """Steps of the longest episode: returns of longer rollouts sum more steps than any
+        of the data's (issue 68 walk 9: 300-step demos of a 1000-step env)."""
+        ends = self.episode_ends
+        return int(torch.diff(ends, prepend=ends.new_zeros(1)).max())
+
     def episode_index(self) -> torch.Tensor:
         """(N,) int64 episode number of every step."""
         done = (self.terminals | self.timeouts).to(torch.int64)

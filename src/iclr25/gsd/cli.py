@@ -155,7 +155,7 @@ def evaluate_cmd(
         if result.env_id not in (None, env):
             typer.echo(f"note: POLICY was trained on {result.env_id}; evaluating on {env} "
                        f"as --env asks", err=True)
-        demo = None if demos is None else _demo_factors(demos, fac)
+        demo = None if demos is None else _demo_factors(demos, fac, None if lane else env)
         if lane:
             ev = evaluate(result.policy, env, targets=values,
                           n_codes=300 if n_codes is None else n_codes, budgets=(budget,),
@@ -203,17 +203,19 @@ def _gym_factor(env: str, factor: str | None):
     return fac, (obs_space.shape[0], act_space.shape[0])
 
 
-def _demo_factors(demos: Path, fac):
+def _demo_factors(demos: Path, fac, env: str | None):
     """((E,) behaviour of each demonstrated episode: ``fac`` of it, or its stored factor;
-    (E,) its return)."""
+    (E,) its return; (the longest episode's steps, ``env``'s horizon) on a gymnasium
+    ``env``, else None)."""
     from iclr25.datasets.control import OfflineDataset
-    from iclr25.gsd.gym import demo_factors
+    from iclr25.gsd.gym import check_env_id, demo_factors
 
     d = OfflineDataset.load(demos)
+    lengths = None if env is None else (d.longest_episode, check_env_id(env)[2])
     if fac is not None:
-        return demo_factors(d, fac), d.returns()
+        return demo_factors(d, fac), d.returns(), lengths
     if d.episode_factors is not None:
-        return d.episode_factors, d.returns()
+        return d.episode_factors, d.returns(), lengths
     raise ValueError("--demos has no episode_factors (write it with `gsd demos`)")
 
 
@@ -224,7 +226,7 @@ def _print_evaluation(ev, values, budget: int, demo, fac) -> None:
 
     from iclr25.gsd.evaluation import recovery_error
 
-    demo_f, demo_r = demo if demo is not None else (None, None)
+    demo_f, demo_r, lengths = demo if demo is not None else (None, None, None)
     if values is not None:
         vl = f"VL{budget} = {ev.vl[budget]:.4f}"
         if demo_f is not None:
@@ -254,5 +256,5 @@ def _print_evaluation(ev, values, budget: int, demo, fac) -> None:
         return
     from iclr25.gsd.gym import beyond_the_demos
 
-    for message in beyond_the_demos(r, f, demo_f, demo_r):
+    for message in beyond_the_demos(r, f, demo_f, demo_r, lengths):
         typer.echo(f"warning: {message}", err=True)

@@ -205,18 +205,27 @@ def demo_factors(demos: OfflineDataset, factor: Factor) -> torch.Tensor:
 
 
 def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors: torch.Tensor,
-                     demo_returns: torch.Tensor) -> list[str]:
+                     demo_returns: torch.Tensor, lengths: tuple[int, int] | None = None
+                     ) -> list[str]:
     """Why the policy does not do what the demos did, one warning each (empty when it does):
     its mean return below every demonstrated episode's, most codes behaving beyond the
     demonstrated range widened by half its width on each side (GSD generalises between and
     near the demos, not over the whole state space), or the codes' behaviours spanning under
-    half the demonstrated range (styles missing). ``gsd evaluate`` prints these and
+    half the demonstrated range (styles missing); first, where the rollouts may run longer
+    than the longest demonstration, that they are compared over more steps (issue 68 walk 9:
+    300-step HalfCheetah-v5 demos, 1000-step rollouts). ``gsd evaluate`` prints these and
     :func:`evaluate_gym` warns them.
 
     Args:
         returns, factors: (n,) each code's return and behaviour.
         demo_factors, demo_returns: (E,) each demonstrated episode's.
+        lengths: (the demos' longest episode, the rollouts' horizon) in steps, or None.
     """
+    longer = lengths is not None and lengths[1] > lengths[0]
+    said = ([f"the demonstrations' episodes last at most {lengths[0]} steps and these "
+             f"rollouts up to {lengths[1]}: their returns and behaviours are over more steps "
+             f"than the demos' (record demos as long as the env's episodes to compare them)"]
+            if longer else [])
     why = []
     mean, worst = float(returns.mean()), float(demo_returns.min())
     if mean < worst:
@@ -235,8 +244,9 @@ def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors:
         # cart positions -0.06..0.08 against styles parked at -0.3 and +0.3)
         why.append(f"the codes behave within {f_lo:.4g}..{f_hi:.4g}, under half the "
                    f"demonstrated {lo:.4g}..{hi:.4g}: some demonstrated styles are missing")
-    return [f"the policy does not do what the demos did: {w}; train longer (more "
-            f"iterations: the paper trains for far longer) before relying on it" for w in why]
+    return said + [f"the policy does not do what the demos did: {w}; train longer (more "
+                   f"iterations: the paper trains for far longer) before relying on it"
+                   for w in why]
 
 
 @dataclass(frozen=True)
@@ -312,6 +322,7 @@ def evaluate_gym(
     f = factor.of(torch.stack(S), torch.stack(A), torch.stack(alive))
     vl = {} if t is None else {b: recovery_error(f, t, b) for b in budgets}
     if demo is not None:
-        for message in beyond_the_demos(ret, f, *demo):
+        for message in beyond_the_demos(ret, f, *demo, lengths=(demos.longest_episode,
+                                                                 env.horizon)):
             warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
     return GymEvaluation(codes, f, ret, factor, vl)

@@ -58,7 +58,7 @@ def returns_summary(returns: torch.Tensor, data: OfflineDataset | None = None
     out = {"min": float(r.min()), "median": float(q[0]), "p90": float(q[1]),
            "max": float(r.max()), "mean": float(r.mean())}
     if data is not None:
-        out["steps"] = int(torch.diff(data.episode_ends, prepend=data.episode_ends[:1] * 0).max())
+        out["steps"] = data.longest_episode
     return out
 
 
