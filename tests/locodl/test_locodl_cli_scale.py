@@ -85,3 +85,19 @@ def test_bad_scale_is_one_line_naming_the_option(tmp_path, value):
     r = CliRunner().invoke(app, ["locodl", "fit", str(_csv(tmp_path)), "--label", "lab",
                                  "--scale", value])
     assert r.exit_code == 2 and "--scale" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("scale", ["global", "none"])
+def test_baseline_distance_is_said_in_data_units(tmp_path, scale):
+    # the GD line measured |x - x*| on DATA/c and printed it so, c times the distance of the
+    # coefficients written (in DATA's units) to DATA's optimum
+    out = tmp_path / "w.npy"
+    r = CliRunner().invoke(app, ["locodl", "fit", str(_csv(tmp_path)), "--label", "lab",
+                                 "--alpha", str(ALPHA), "--clients", "4", "--scale", scale,
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    c = ClientLogistic(X, y, CID, ALPHA).data_scale if scale == "global" else 1.0
+    x_star = ClientLogistic(X / c, y, CID, ALPHA).solve().numpy() / c
+    said = float(r.output.split("|x - x*| = ")[1].split(":")[0])
+    assert (c > 10) == (scale == "global")  # far from 1: the two units differ
+    assert said == pytest.approx(np.linalg.norm(np.load(out) - x_star), rel=0.01)

@@ -152,7 +152,7 @@ def fit(
     if baseline != "none":  # as long as LoCoDL's fit or longer: say what runs
         typer.echo(f"running the {baseline.upper()} baseline to the same accuracy "
                    "(--baseline none skips it)...", err=True)
-        typer.echo(_baseline_line(objective, baseline, coef_c, bits, name, max_iter, seed))
+        typer.echo(_baseline_line(objective, baseline, coef_c, bits, name, clf, c))
     if out is not None:
         np.save(out, coef)
         typer.echo(f"wrote {out}")
@@ -227,9 +227,11 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
             capped(res["history"], res["converged"]))
 
 
-def _baseline_line(objective, name: str, coef, bits: float, compressor: str, max_iter: int,
-                   seed: int) -> str:
-    """The baseline's uplink bits to reach LoCoDL's final distance to the optimum x*."""
+def _baseline_line(objective, name: str, coef, bits: float, compressor: str, clf,
+                   c: float) -> str:
+    """The baseline's uplink bits to reach LoCoDL's final distance to the optimum x* of
+    ``objective`` (DATA/c's; ``coef`` its coefficients), within ``clf``'s max_iter and seed;
+    the distance printed in DATA's units, as the coefficients written (it is c times that)."""
     import torch
     from sklearn.exceptions import ConvergenceWarning
 
@@ -239,13 +241,11 @@ def _baseline_line(objective, name: str, coef, bits: float, compressor: str, max
     err = float(torch.linalg.vector_norm(torch.as_tensor(coef, dtype=x_star.dtype) - x_star))
     with warnings.catch_warnings():  # said on the line, "not reached"
         warnings.simplefilter("ignore", ConvergenceWarning)
-        run = (gd(objective, max_iter=max_iter, tol=err, x_star=x_star, seed=seed,
-                  verbose=None)
-               if name == "gd" else diana(objective, compressor, max_iter=max_iter, tol=err,
-                                          x_star=x_star, seed=seed, verbose=None))
+        kw = dict(max_iter=clf.max_iter, tol=err, x_star=x_star, seed=clf.seed, verbose=None)
+        run = gd(objective, **kw) if name == "gd" else diana(objective, compressor, **kw)
     label = "GD (uncompressed)" if name == "gd" else f"DIANA ({compressor})"
-    reached = "" if run.converged else f", not reached in {max_iter} rounds"
-    return (f"{label} to the same |x - x*| = {err:.3g}: uplink bits per client "
+    reached = "" if run.converged else f", not reached in {clf.max_iter} rounds"
+    return (f"{label} to the same |x - x*| = {err / c:.3g}: uplink bits per client "
             f"{run.uplink_bits:.6g}{reached} ({versus(run.uplink_bits, bits)})")
 
 
