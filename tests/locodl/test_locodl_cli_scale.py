@@ -72,21 +72,6 @@ def test_units_do_not_change_the_fit(tmp_path):
     assert said.split("rounds: ")[1].split()[0] == said_big.split("rounds: ")[1].split()[0]
 
 
-def test_global_scales_a_libsvm_file_as_its_csv(tmp_path):
-    svm = tmp_path / "d.svm"
-    dump_svmlight_file(X, y, str(svm))
-    w_svm, _ = _fit(tmp_path, svm)
-    w_csv, _ = _fit(tmp_path, _csv(tmp_path), "--label", "lab")
-    np.testing.assert_allclose(w_svm, w_csv, rtol=1e-6, atol=1e-9)
-
-
-@pytest.mark.parametrize("value", ["rms", "GLOBAL"])
-def test_bad_scale_is_one_line_naming_the_option(tmp_path, value):
-    r = CliRunner().invoke(app, ["locodl", "fit", str(_csv(tmp_path)), "--label", "lab",
-                                 "--scale", value])
-    assert r.exit_code == 2 and "--scale" in r.output and "Traceback" not in r.output
-
-
 @pytest.mark.parametrize("scale", ["global", "none"])
 def test_baseline_distance_is_said_in_data_units(tmp_path, scale):
     # the GD line measured |x - x*| on DATA/c and printed it so, c times the distance of the
@@ -101,3 +86,18 @@ def test_baseline_distance_is_said_in_data_units(tmp_path, scale):
     said = float(r.output.split("|x - x*| = ")[1].split(":")[0])
     assert (c > 10) == (scale == "global")  # far from 1: the two units differ
     assert said == pytest.approx(np.linalg.norm(np.load(out) - x_star), rel=0.01)
+
+
+def test_global_scales_a_libsvm_file_as_its_csv(tmp_path):
+    svm = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, str(svm))
+    w_svm, _ = _fit(tmp_path, svm)
+    w_csv, _ = _fit(tmp_path, _csv(tmp_path), "--label", "lab")
+    np.testing.assert_allclose(w_svm, w_csv, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("value", ["rms", "GLOBAL"])
+def test_bad_scale_is_one_line_naming_the_option(tmp_path, value):
+    r = CliRunner().invoke(app, ["locodl", "fit", str(_csv(tmp_path)), "--label", "lab",
+                                 "--scale", value])
+    assert r.exit_code == 2 and "--scale" in r.output and "Traceback" not in r.output
