@@ -9,7 +9,7 @@ from sklearn.linear_model import LogisticRegression
 from typer.testing import CliRunner
 
 from iclr25.cli import app
-from iclr25.locodl import ClientLogistic
+from iclr25.locodl import ClientLogistic, LoCoDLClassifier
 
 g = np.random.default_rng(3)
 X = g.normal(size=(120, 4)) * np.array([1.0, 30.0, 0.2, 5.0]) + np.array([0, 10.0, 0, 0])
@@ -87,6 +87,23 @@ def test_baseline_distance_is_said_in_data_units(tmp_path, scale):
     assert (c > 10) == (scale == "global")  # far from 1: the two units differ
     assert said == pytest.approx(np.linalg.norm(np.load(out) - x_star), rel=0.01)
 
+
+@pytest.mark.parametrize("scale", ["global", "none"])
+def test_int_data_fits_and_is_measured_in_float64(tmp_path, scale):
+    # an int .npz: the fit ran in float64 (as LoCoDLClassifier's) but under --scale none the
+    # baseline's objective, built on DATA as read, in torch's float32, so x* and the printed
+    # |x - x*| carried float32's error
+    Xi = np.round(X).astype(np.int64)
+    np.savez(tmp_path / "i.npz", X=Xi, y=y)
+    w, said = _fit(tmp_path, tmp_path / "i.npz", "--scale", scale, "--baseline", "gd")
+    X64 = Xi.astype(np.float64)
+    c = ClientLogistic(X64, y, CID, ALPHA).data_scale if scale == "global" else 1.0
+    if scale == "none":
+        clf = LoCoDLClassifier(alpha=ALPHA, n_clients=4, max_iter=1_000_000, seed=0)
+        np.testing.assert_array_equal(w, clf.fit(Xi, y).coef_[0])
+    x_star = ClientLogistic(X64 / c, y, CID, ALPHA).solve().numpy() / c
+    dist = float(said.split("|x - x*| = ")[1].split(":")[0])
+    assert dist == pytest.approx(np.linalg.norm(w - x_star), rel=0.01)
 
 def test_global_scales_a_libsvm_file_as_its_csv(tmp_path):
     svm = tmp_path / "d.svm"

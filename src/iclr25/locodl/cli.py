@@ -135,11 +135,11 @@ def fit(
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_data(data, label, client_column)
-        name, cid, objective, c = _setup(clf, X, y, cid, engine, nproc, scale)
+        name, cid, objective, Xc, c = _setup(clf, X, y, cid, engine, nproc, scale)
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {cli_words(exc, _NAMES)}", err=True)
         raise typer.Exit(2) from None
-    coef_c, rounds, bits, last = _train(clf, X / c, y, cid, engine, nproc, name)
+    coef_c, rounds, bits, last = _train(clf, Xc, y, cid, engine, nproc, name)
     coef = coef_c / c  # (X/c) @ w = X @ (w/c): the fitted model in DATA's units
     acc = float(np.mean((X @ coef > 0) == (np.asarray(y) == objective.classes.max().item())))
     typer.echo(f"clients: {objective.n_clients}  compressor: {name}  scale: "
@@ -163,9 +163,10 @@ _NAMES = {"alpha": "--alpha", "max_iter": "--max-iter", "tol": "--tol", "n_clien
 
 
 def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
-    """(compressor name, client of each row, objective of X/c, c) of a fit, checked before
-    any work; c is the objective's ``data_scale`` for ``scale="global"`` (1 for "none" or an
-    all-zero X); without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
+    """(compressor name, client of each row, objective of X/c, X/c, c) of a fit, checked
+    before any work; c is the objective's ``data_scale`` for ``scale="global"`` (1 for "none"
+    or an all-zero X); X/c is float64 for an integer X, as the estimator fits one, float32
+    for a float32 X; without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
     from iclr25.locodl.objectives import ClientLogistic, is_sparse
 
     clf._check_params(X.shape[0])
@@ -178,18 +179,19 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
         raise ValueError(f"--clients must be <= the {X.shape[0]} rows of DATA, got {clients}")
     if cid is None:
         cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
+    if not is_sparse(X) and X.dtype.kind in "biu":   # as the estimator fits it (not float32)
+        X = X.astype(np.float64)
     objective = ClientLogistic(X, y, cid, clf.alpha)
     c = objective.data_scale if scale == "global" else 1.0
-    if c > 0 and c != 1.0:
-        objective = ClientLogistic(X / c, y, cid, clf.alpha)
-    else:
-        c = 1.0
+    Xc, c = (X / c, c) if c > 0 and c != 1.0 else (X, 1.0)
+    if Xc is not X:
+        objective = ClientLogistic(Xc, y, cid, clf.alpha)
     if not 1 <= nproc <= objective.n_clients:
         raise ValueError(f"--nproc must lie in [1, {objective.n_clients}], got {nproc}")
     if engine == "gloo" and is_sparse(X):
         raise ValueError("--engine gloo needs dense DATA (.csv/.npz); a LibSVM file runs "
                          "with --engine simulated")
-    return name, cid, objective, c
+    return name, cid, objective, Xc, c
 
 
 def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
