@@ -1,5 +1,5 @@
-"""`locodl fit --scale`: global (the default) fits DATA / c, c the root of the largest client
-block's eigenvalue of AᵀA/N, and writes coefficients in DATA's units (issue 68, walks 6-8:
+"""`locodl fit --scale`: global (the default) fits DATA / c, c the root of max_i n λ_max(A_iᵀA_i)/N
+(n clients, N rows), and writes coefficients in DATA's units (issue 68, walks 6-8:
 files in their own units stopped at the cap; so scaled they converged in 15-21k iterations)."""
 
 import numpy as np
@@ -47,6 +47,15 @@ def test_data_scale_is_the_root_of_the_largest_client_gram_eigenvalue():
     assert ClientLogistic(X * 1e3 / (1e3 * f.data_scale), y, CID, ALPHA).L == pytest.approx(
         0.25 + ALPHA / 2)
 
+
+def test_data_scale_with_unequal_clients_is_the_objectives_n_over_n():
+    # its docstring said λ_max(A_iᵀA_i)/N_i; the objective's L (f_i's data term scaled by
+    # n·m_i/N) has n·λ_max(A_iᵀA_i)/N, which differs when the clients' sizes do
+    cid = np.repeat([0, 1, 2], [10, 30, 80])
+    lam = [np.linalg.eigvalsh(X[cid == i].T @ X[cid == i])[-1] for i in range(3)]
+    f = ClientLogistic(X, y, cid, ALPHA)
+    assert f.data_scale == pytest.approx(np.sqrt(3 * max(lam) / 120))
+    assert f.L == pytest.approx(0.25 * f.data_scale ** 2 + ALPHA / 2)
 
 def test_global_default_is_sklearn_on_data_over_c_in_data_units(tmp_path):
     csv = _csv(tmp_path)
