@@ -104,9 +104,8 @@ def fit(
                                    "grow with d/k); or rand-k, natural, rand-k+natural, none."),
     alpha: float = typer.Option(1e-3, "--alpha", help="ℓ2 weight α > 0 (on DATA/c)."),
     scale: Scale = typer.Option("global", "--scale", parser=choice(Scale, "--scale"), help=(
-        "global: fit DATA/c, c (printed) the root of max over the n clients of "
-        "n·λ_max(AᵢᵀAᵢ)/N (Aᵢ a client's rows, N rows in all), so DATA's units do not set "
-        "the iterations. none: DATA as it is.")),
+        "global: fit DATA/c, c (printed) = √(max_i n·λ_max(AᵢᵀAᵢ)/N), n clients, N rows: "
+        "DATA's units do not set the iterations. none: DATA as it is.")),
     engine: Engine = typer.Option("simulated", "--engine", parser=choice(Engine, "--engine"),
                                   help="In this process, or in gloo processes (torchrun)."),
     nproc: int = typer.Option(2, "--nproc", help="Processes of the gloo engine."),
