@@ -23,7 +23,7 @@ from iclr25._io import read_npz, read_table
 #: the method run beside LoCoDL to the same accuracy ("none": no baseline)
 Baseline = Literal["gd", "diana", "none"]
 #: how `fit` scales DATA before fitting ("global": divided by its ClientLogistic.data_scale)
-Scale = Literal["global", "none"]
+DataScale = Literal["global", "none"]
 
 app = typer.Typer(help="LoCoDL: federated logistic regression with local steps and a "
                   "compressed uplink (ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -103,7 +103,7 @@ def fit(
                                    "ceil(d/10), a tenth of the d features (LoCoDL's rounds "
                                    "grow with d/k); or rand-k, natural, rand-k+natural, none."),
     alpha: float = typer.Option(1e-3, "--alpha", help="ℓ2 weight α > 0 (on DATA/c)."),
-    scale: Scale = typer.Option("global", "--scale", parser=choice(Scale, "--scale"), help=(
+    scale: DataScale = typer.Option("global", "--scale", parser=choice(DataScale, "--scale"), help=(
         "global: fit DATA/c, c (printed) = √(max_i n·λ_max(AᵢᵀAᵢ)/N), n clients, N rows: "
         "DATA's units do not set the iterations. none: DATA as it is.")),
     engine: Engine = typer.Option("simulated", "--engine", parser=choice(Engine, "--engine"),
