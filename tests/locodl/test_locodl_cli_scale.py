@@ -114,6 +114,15 @@ def test_int_data_fits_and_is_measured_in_float64(tmp_path, scale):
     dist = float(said.split("|x - x*| = ")[1].split(":")[0])
     assert dist == pytest.approx(np.linalg.norm(w - x_star), rel=0.01)
 
+@pytest.mark.parametrize("scale", ["global", "none"])
+def test_values_whose_squares_overflow_are_one_line(tmp_path, scale):
+    # X x 1e160 is finite but XᵀX is not: torch's eigh failed with a LinAlgError traceback
+    np.savez(tmp_path / "h.npz", X=X * 1e160, y=y)
+    r = CliRunner().invoke(app, ["locodl", "fit", str(tmp_path / "h.npz"), "--scale", scale,
+                                 "--clients", "4", "--baseline", "none"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert r.output.startswith("error: DATA's values reach") and "power of ten" in r.output
+
 def test_global_scales_a_libsvm_file_as_its_csv(tmp_path):
     svm = tmp_path / "d.svm"
     dump_svmlight_file(X, y, str(svm))

@@ -181,6 +181,10 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
         cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
     if not is_sparse(X) and X.dtype.kind in "biu":   # as the estimator fits it (not float32)
         X = X.astype(np.float64)
+    top = float(max(X.max(), -X.min()))   # numpy or scipy.sparse: no |X| copy
+    if not top * top * X.shape[0] * X.shape[1] < float("inf"):   # AᵀA, L: inf, eigh fails
+        raise ValueError(f"DATA's values reach {top:.3g}: their squared sums overflow "
+                         "float64; divide DATA by a power of ten first")
     objective = ClientLogistic(X, y, cid, clf.alpha)
     c = objective.data_scale if scale == "global" else 1.0
     Xc, c = (X / c, c) if c > 0 and c != 1.0 else (X, 1.0)
