@@ -123,6 +123,16 @@ def test_values_whose_squares_overflow_are_one_line(tmp_path, scale):
     assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
     assert r.output.startswith("error: DATA's values reach") and "power of ten" in r.output
 
+def test_data_without_feature_columns_is_one_line_naming_data(tmp_path):
+    # a .csv of the label alone said "error: --d must lie in [1, inf], got 0"
+    csv = tmp_path / "lab.csv"
+    np.savetxt(csv, y[:, None], delimiter=",", header="lab", comments="")
+    np.savez(tmp_path / "e.npz", X=np.zeros((120, 0)), y=y)
+    for args in ([str(csv), "--label", "lab"], [str(tmp_path / "e.npz")]):
+        r = CliRunner().invoke(app, ["locodl", "fit", *args, "--baseline", "none"])
+        assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+        assert r.output.startswith("error: DATA has no feature columns")
+
 def test_global_scales_a_libsvm_file_as_its_csv(tmp_path):
     svm = tmp_path / "d.svm"
     dump_svmlight_file(X, y, str(svm))

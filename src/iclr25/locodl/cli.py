@@ -170,6 +170,9 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     from iclr25.locodl.objectives import ClientLogistic, is_sparse
 
     clf._check_params(X.shape[0])
+    if X.shape[1] < 1:   # else the compressor's check: "--d must lie in [1, inf], got 0"
+        raise ValueError("DATA has no feature columns (a .csv's: those besides --label and "
+                         "--client-column)")
     try:
         name = clf._compressor_name(X.shape[1])
     except ValueError as exc:
