@@ -1,5 +1,5 @@
-"""`locodl fit --scale`: global (the default) fits DATA / c, c the root of the largest client
-block's eigenvalue of AᵀA/N, and writes coefficients in DATA's units (issue 68, walks 6-8:
+"""`locodl fit --scale`: global (the default) fits DATA / c, c the root of max_i n λ_max(A_iᵀA_i)/N
+(n clients, N rows), and writes coefficients in DATA's units (issue 68, walks 6-8:
 files in their own units stopped at the cap; so scaled they converged in 15-21k iterations)."""
 
 import numpy as np
@@ -9,7 +9,7 @@ from sklearn.linear_model import LogisticRegression
 from typer.testing import CliRunner
 
 from iclr25.cli import app
-from iclr25.locodl import ClientLogistic
+from iclr25.locodl import ClientLogistic, LoCoDLClassifier
 
 g = np.random.default_rng(3)
 X = g.normal(size=(120, 4)) * np.array([1.0, 30.0, 0.2, 5.0]) + np.array([0, 10.0, 0, 0])
@@ -48,6 +48,15 @@ def test_data_scale_is_the_root_of_the_largest_client_gram_eigenvalue():
         0.25 + ALPHA / 2)
 
 
+def test_data_scale_with_unequal_clients_is_the_objectives_n_over_n():
+    # its docstring said λ_max(A_iᵀA_i)/N_i; the objective's L (f_i's data term scaled by
+    # n·m_i/N) has n·λ_max(A_iᵀA_i)/N, which differs when the clients' sizes do
+    cid = np.repeat([0, 1, 2], [10, 30, 80])
+    lam = [np.linalg.eigvalsh(X[cid == i].T @ X[cid == i])[-1] for i in range(3)]
+    f = ClientLogistic(X, y, cid, ALPHA)
+    assert f.data_scale == pytest.approx(np.sqrt(3 * max(lam) / 120))
+    assert f.L == pytest.approx(0.25 * f.data_scale ** 2 + ALPHA / 2)
+
 def test_global_default_is_sklearn_on_data_over_c_in_data_units(tmp_path):
     csv = _csv(tmp_path)
     w, said = _fit(tmp_path, csv, "--label", "lab")
@@ -71,6 +80,56 @@ def test_units_do_not_change_the_fit(tmp_path):
     np.testing.assert_allclose(w_big * 1e3, w, rtol=1e-6)
     assert said.split("rounds: ")[1].split()[0] == said_big.split("rounds: ")[1].split()[0]
 
+
+def test_baseline_distance_is_said_in_data_units(tmp_path):
+    # the GD line measured |x - x*| on DATA/c and printed it so, c times the distance of the
+    # coefficients written (in DATA's units) to DATA's optimum (--scale none: the int test)
+    out = tmp_path / "w.npy"
+    r = CliRunner().invoke(app, ["locodl", "fit", str(_csv(tmp_path)), "--label", "lab",
+                                 "--alpha", str(ALPHA), "--clients", "4", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    c = ClientLogistic(X, y, CID, ALPHA).data_scale
+    x_star = ClientLogistic(X / c, y, CID, ALPHA).solve().numpy() / c
+    said = float(r.output.split("|x - x*| = ")[1].split(":")[0])
+    assert c > 10  # far from 1: the two units differ
+    assert said == pytest.approx(np.linalg.norm(np.load(out) - x_star), rel=0.01)
+
+
+@pytest.mark.parametrize("scale", ["global", "none"])
+def test_int_data_fits_and_is_measured_in_float64(tmp_path, scale):
+    # an int .npz: the fit ran in float64 (as LoCoDLClassifier's) but under --scale none the
+    # baseline's objective, built on DATA as read, in torch's float32, so x* and the printed
+    # |x - x*| carried float32's error
+    Xi = np.round(2 * (X - X.mean(0)) / X.std(0)).astype(np.int64)  # well conditioned: fast
+    np.savez(tmp_path / "i.npz", X=Xi, y=y)
+    w, said = _fit(tmp_path, tmp_path / "i.npz", "--scale", scale, "--baseline", "gd")
+    X64 = Xi.astype(np.float64)
+    c = ClientLogistic(X64, y, CID, ALPHA).data_scale if scale == "global" else 1.0
+    if scale == "none":
+        clf = LoCoDLClassifier(alpha=ALPHA, n_clients=4, max_iter=1_000_000, seed=0)
+        np.testing.assert_array_equal(w, clf.fit(Xi, y).coef_[0])
+    x_star = ClientLogistic(X64 / c, y, CID, ALPHA).solve().numpy() / c
+    dist = float(said.split("|x - x*| = ")[1].split(":")[0])
+    assert dist == pytest.approx(np.linalg.norm(w - x_star), rel=0.01)
+
+@pytest.mark.parametrize("scale", ["global", "none"])
+def test_values_whose_squares_overflow_are_one_line(tmp_path, scale):
+    # X x 1e160 is finite but XᵀX is not: torch's eigh failed with a LinAlgError traceback
+    np.savez(tmp_path / "h.npz", X=X * 1e160, y=y)
+    r = CliRunner().invoke(app, ["locodl", "fit", str(tmp_path / "h.npz"), "--scale", scale,
+                                 "--clients", "4", "--baseline", "none"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert r.output.startswith("error: DATA's values reach") and "power of ten" in r.output
+
+def test_data_without_feature_columns_is_one_line_naming_data(tmp_path):
+    # a .csv of the label alone said "error: --d must lie in [1, inf], got 0"
+    csv = tmp_path / "lab.csv"
+    np.savetxt(csv, y[:, None], delimiter=",", header="lab", comments="")
+    np.savez(tmp_path / "e.npz", X=np.zeros((120, 0)), y=y)
+    for args in ([str(csv), "--label", "lab"], [str(tmp_path / "e.npz")]):
+        r = CliRunner().invoke(app, ["locodl", "fit", *args, "--baseline", "none"])
+        assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+        assert r.output.startswith("error: DATA has no feature columns")
 
 def test_global_scales_a_libsvm_file_as_its_csv(tmp_path):
     svm = tmp_path / "d.svm"

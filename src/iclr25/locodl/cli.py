@@ -23,7 +23,7 @@ from iclr25._io import read_npz, read_table
 #: the method run beside LoCoDL to the same accuracy ("none": no baseline)
 Baseline = Literal["gd", "diana", "none"]
 #: how `fit` scales DATA before fitting ("global": divided by its ClientLogistic.data_scale)
-Scale = Literal["global", "none"]
+DataScale = Literal["global", "none"]
 
 app = typer.Typer(help="LoCoDL: federated logistic regression with local steps and a "
                   "compressed uplink (ICLR 2025).", no_args_is_help=True, add_completion=False)
@@ -103,9 +103,9 @@ def fit(
                                    "ceil(d/10), a tenth of the d features (LoCoDL's rounds "
                                    "grow with d/k); or rand-k, natural, rand-k+natural, none."),
     alpha: float = typer.Option(1e-3, "--alpha", help="ℓ2 weight α > 0 (on DATA/c)."),
-    scale: Scale = typer.Option("global", "--scale", parser=choice(Scale, "--scale"), help=(
-        "global: fit DATA/c, c (printed) the root of the largest eigenvalue of a client's "
-        "AᵀA/N, so DATA's units do not set the iterations. none: DATA as it is.")),
+    scale: DataScale = typer.Option("global", "--scale", parser=choice(DataScale, "--scale"), help=(
+        "global: fit DATA/c, c (printed) = √(max_i n·λ_max(AᵢᵀAᵢ)/N), n clients, N rows: "
+        "DATA's units do not set the iterations. none: DATA as it is.")),
     engine: Engine = typer.Option("simulated", "--engine", parser=choice(Engine, "--engine"),
                                   help="In this process, or in gloo processes (torchrun)."),
     nproc: int = typer.Option(2, "--nproc", help="Processes of the gloo engine."),
@@ -134,11 +134,11 @@ def fit(
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_data(data, label, client_column)
-        name, cid, objective, c = _setup(clf, X, y, cid, engine, nproc, scale)
+        name, cid, objective, Xc, c = _setup(clf, X, y, cid, engine, nproc, scale)
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {cli_words(exc, _NAMES)}", err=True)
         raise typer.Exit(2) from None
-    coef_c, rounds, bits, last = _train(clf, X / c, y, cid, engine, nproc, name)
+    coef_c, rounds, bits, last = _train(clf, Xc, y, cid, engine, nproc, name)
     coef = coef_c / c  # (X/c) @ w = X @ (w/c): the fitted model in DATA's units
     acc = float(np.mean((X @ coef > 0) == (np.asarray(y) == objective.classes.max().item())))
     typer.echo(f"clients: {objective.n_clients}  compressor: {name}  scale: "
@@ -152,7 +152,7 @@ def fit(
     if baseline != "none":  # as long as LoCoDL's fit or longer: say what runs
         typer.echo(f"running the {baseline.upper()} baseline to the same accuracy "
                    "(--baseline none skips it)...", err=True)
-        typer.echo(_baseline_line(objective, baseline, coef_c, bits, name, max_iter, seed))
+        typer.echo(_baseline_line(objective, baseline, coef_c, bits, name, clf, c))
     if out is not None:
         np.save(out, coef)
         typer.echo(f"wrote {out}")
@@ -180,12 +180,16 @@ _NAMES = {"alpha": "--alpha", "max_iter": "--max-iter", "tol": "--tol", "n_clien
 
 
 def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
-    """(compressor name, client of each row, objective of X/c, c) of a fit, checked before
-    any work; c is the objective's ``data_scale`` for ``scale="global"`` (1 for "none" or an
-    all-zero X); without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
+    """(compressor name, client of each row, objective of X/c, X/c, c) of a fit, checked
+    before any work; c is the objective's ``data_scale`` for ``scale="global"`` (1 for "none"
+    or an all-zero X); X/c is float64 for an integer X, as the estimator fits one, float32
+    for a float32 X; without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
     from iclr25.locodl.objectives import ClientLogistic, is_sparse
 
     clf._check_params(X.shape[0])
+    if X.shape[1] < 1:   # else the compressor's check: "--d must lie in [1, inf], got 0"
+        raise ValueError("DATA has no feature columns (a .csv's: those besides --label and "
+                         "--client-column)")
     try:
         name = clf._compressor_name(X.shape[1])
     except ValueError as exc:
@@ -195,18 +199,23 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
         raise ValueError(f"--clients must be <= the {X.shape[0]} rows of DATA, got {clients}")
     if cid is None:
         cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
+    if not is_sparse(X) and X.dtype.kind in "biu":   # as the estimator fits it (not float32)
+        X = X.astype(np.float64)
+    top = float(max(X.max(), -X.min()))   # numpy or scipy.sparse: no |X| copy
+    if not top * top * X.shape[0] * X.shape[1] < float("inf"):   # AᵀA, L: inf, eigh fails
+        raise ValueError(f"DATA's values reach {top:.3g}: their squared sums overflow "
+                         "float64; divide DATA by a power of ten first")
     objective = ClientLogistic(X, y, cid, clf.alpha)
     c = objective.data_scale if scale == "global" else 1.0
-    if c > 0 and c != 1.0:
-        objective = ClientLogistic(X / c, y, cid, clf.alpha)
-    else:
-        c = 1.0
+    Xc, c = (X / c, c) if c > 0 and c != 1.0 else (X, 1.0)
+    if Xc is not X:
+        objective = ClientLogistic(Xc, y, cid, clf.alpha)
     if not 1 <= nproc <= objective.n_clients:
         raise ValueError(f"--nproc must lie in [1, {objective.n_clients}], got {nproc}")
     if engine == "gloo" and is_sparse(X):
         raise ValueError("--engine gloo needs dense DATA (.csv/.npz); a LibSVM file runs "
                          "with --engine simulated")
-    return name, cid, objective, c
+    return name, cid, objective, Xc, c
 
 
 def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
@@ -244,9 +253,11 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
             capped(res["history"], res["converged"]))
 
 
-def _baseline_line(objective, name: str, coef, bits: float, compressor: str, max_iter: int,
-                   seed: int) -> str:
-    """The baseline's uplink bits to reach LoCoDL's final distance to the optimum x*."""
+def _baseline_line(objective, name: str, coef, bits: float, compressor: str, clf,
+                   c: float) -> str:
+    """The baseline's uplink bits to reach LoCoDL's final distance to the optimum x* of
+    ``objective`` (DATA/c's; ``coef`` its coefficients), within ``clf``'s max_iter and seed;
+    the distance printed in DATA's units, as the coefficients written (it is c times that)."""
     import torch
     from sklearn.exceptions import ConvergenceWarning
 
@@ -256,13 +267,11 @@ def _baseline_line(objective, name: str, coef, bits: float, compressor: str, max
     err = float(torch.linalg.vector_norm(torch.as_tensor(coef, dtype=x_star.dtype) - x_star))
     with warnings.catch_warnings():  # said on the line, "not reached"
         warnings.simplefilter("ignore", ConvergenceWarning)
-        run = (gd(objective, max_iter=max_iter, tol=err, x_star=x_star, seed=seed,
-                  verbose=None)
-               if name == "gd" else diana(objective, compressor, max_iter=max_iter, tol=err,
-                                          x_star=x_star, seed=seed, verbose=None))
+        kw = dict(max_iter=clf.max_iter, tol=err, x_star=x_star, seed=clf.seed, verbose=None)
+        run = gd(objective, **kw) if name == "gd" else diana(objective, compressor, **kw)
     label = "GD (uncompressed)" if name == "gd" else f"DIANA ({compressor})"
-    reached = "" if run.converged else f", not reached in {max_iter} rounds"
-    return (f"{label} to the same |x - x*| = {err:.3g}: uplink bits per client "
+    reached = "" if run.converged else f", not reached in {clf.max_iter} rounds"
+    return (f"{label} to the same |x - x*| = {err / c:.3g}: uplink bits per client "
             f"{run.uplink_bits:.6g}{reached} ({versus(run.uplink_bits, bits)})")
 
 

@@ -183,8 +183,9 @@ class _ClientObjective:
 
     @property
     def data_scale(self) -> float:
-        """c = √(max_i λ_max(A_iᵀA_i)/N_i), the client blocks' magnitude in :attr:`L`
-        (L = curvature·c² + μ); dividing X by c makes L independent of X's units."""
+        """c = √(max_i n λ_max(A_iᵀA_i)/N) (n clients, N rows), the client blocks' magnitude
+        in :attr:`L` (L = curvature·c² + μ); dividing X by c makes L independent of X's
+        units. N/n is the mean client's rows: equal clients give λ_max(A_iᵀA_i/N_i)."""
         return self._max_block_eig() ** 0.5
 
     def _max_block_eig(self) -> float:
