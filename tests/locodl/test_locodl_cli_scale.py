@@ -1,6 +1,7 @@
-"""`locodl fit --scale`: global (the default) fits DATA / c, c the root of max_i n λ_max(A_iᵀA_i)/N
-(n clients, N rows), and writes coefficients in DATA's units (issue 68, walks 6-8:
-files in their own units stopped at the cap; so scaled they converged in 15-21k iterations)."""
+"""`locodl fit --rescale`: global (the default) fits DATA / c, c the root of
+max_i n λ_max(A_iᵀA_i)/N (n clients, N rows), and writes coefficients in DATA's units
+(issue 68, walks 6-8: files in their own units stopped at the cap; so scaled they
+converged in 15-21k iterations)."""
 
 import numpy as np
 import pytest
@@ -65,7 +66,7 @@ def test_global_default_is_sklearn_on_data_over_c_in_data_units(tmp_path):
     assert f"scale: DATA/{c:.4g}" in said
     acc = np.mean((X @ w > 0) == (y == 1))  # of the written coefficients on DATA as it is
     assert f"train accuracy: {acc:.4f}" in said
-    w_none, said = _fit(tmp_path, csv, "--label", "lab", "--scale", "none")
+    w_none, said = _fit(tmp_path, csv, "--label", "lab", "--rescale", "none")
     np.testing.assert_allclose(w_none, _sklearn(X), rtol=1e-5, atol=1e-8)
     assert "scale: none" in said and not np.allclose(w, w_none, rtol=1e-3)
 
@@ -83,7 +84,7 @@ def test_units_do_not_change_the_fit(tmp_path):
 
 def test_baseline_distance_is_said_in_data_units(tmp_path):
     # the GD line measured |x - x*| on DATA/c and printed it so, c times the distance of the
-    # coefficients written (in DATA's units) to DATA's optimum (--scale none: the int test)
+    # coefficients written (in DATA's units) to DATA's optimum (--rescale none: the int test)
     out = tmp_path / "w.npy"
     r = CliRunner().invoke(app, ["locodl", "fit", str(_csv(tmp_path)), "--label", "lab",
                                  "--alpha", str(ALPHA), "--clients", "4", "--out", str(out)])
@@ -97,12 +98,12 @@ def test_baseline_distance_is_said_in_data_units(tmp_path):
 
 @pytest.mark.parametrize("scale", ["global", "none"])
 def test_int_data_fits_and_is_measured_in_float64(tmp_path, scale):
-    # an int .npz: the fit ran in float64 (as LoCoDLClassifier's) but under --scale none the
+    # an int .npz: the fit ran in float64 (as LoCoDLClassifier's) but under --rescale none the
     # baseline's objective, built on DATA as read, in torch's float32, so x* and the printed
     # |x - x*| carried float32's error
     Xi = np.round(2 * (X - X.mean(0)) / X.std(0)).astype(np.int64)  # well conditioned: fast
     np.savez(tmp_path / "i.npz", X=Xi, y=y)
-    w, said = _fit(tmp_path, tmp_path / "i.npz", "--scale", scale, "--baseline", "gd")
+    w, said = _fit(tmp_path, tmp_path / "i.npz", "--rescale", scale, "--baseline", "gd")
     X64 = Xi.astype(np.float64)
     c = ClientLogistic(X64, y, CID, ALPHA).data_scale if scale == "global" else 1.0
     if scale == "none":
@@ -116,7 +117,7 @@ def test_int_data_fits_and_is_measured_in_float64(tmp_path, scale):
 def test_values_whose_squares_overflow_are_one_line(tmp_path, scale):
     # X x 1e160 is finite but XᵀX is not: torch's eigh failed with a LinAlgError traceback
     np.savez(tmp_path / "h.npz", X=X * 1e160, y=y)
-    r = CliRunner().invoke(app, ["locodl", "fit", str(tmp_path / "h.npz"), "--scale", scale,
+    r = CliRunner().invoke(app, ["locodl", "fit", str(tmp_path / "h.npz"), "--rescale", scale,
                                  "--clients", "4", "--baseline", "none"])
     assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
     assert r.output.startswith("error: DATA's values reach") and "power of ten" in r.output
@@ -142,8 +143,8 @@ def test_global_scales_a_libsvm_file_as_its_csv(tmp_path):
 @pytest.mark.parametrize("value", ["rms", "GLOBAL"])
 def test_bad_scale_is_one_line_naming_the_option(tmp_path, value):
     r = CliRunner().invoke(app, ["locodl", "fit", str(_csv(tmp_path)), "--label", "lab",
-                                 "--scale", value])
-    assert r.exit_code == 2 and "--scale" in r.output and "Traceback" not in r.output
+                                 "--rescale", value])
+    assert r.exit_code == 2 and "--rescale" in r.output and "Traceback" not in r.output
 
 
 def test_the_cap_names_the_data_scale_where_it_sets_the_iterations(tmp_path):
@@ -162,9 +163,9 @@ def test_the_cap_names_the_data_scale_where_it_sets_the_iterations(tmp_path):
     np.savetxt(csv, np.column_stack([Xb, y]), delimiter=",", header="a,b,c,d,lab", comments="")
     said = [CliRunner().invoke(app, ["locodl", "fit", str(csv), "--label", "lab", "--clients",
                                      "4", "--max-iter", "30", "--baseline", "none", *more]
-                               ).output for more in ([], ["--scale", "none"])]
+                               ).output for more in ([], ["--rescale", "none"])]
     assert "data's scale" not in said[0]
-    assert "data's scale" in said[1] and "drop --scale none" in said[1]
+    assert "data's scale" in said[1] and "drop --rescale none" in said[1]
 
 
 def _table(tmp_path, A, name):
@@ -174,7 +175,7 @@ def _table(tmp_path, A, name):
 
 
 def test_global_notes_standardising_when_the_columns_units_differ_widely(tmp_path):
-    # issue 68 walk 9: wine's proline (~1e3) beside hue (~1) converged under --scale global
+    # issue 68 walk 9: wine's proline (~1e3) beside hue (~1) converged under --rescale global
     # at train accuracy 0.921 (0.994 standardised) with no word on the columns' units
     from iclr25._checks import SPREAD_HINT, column_spread
     std = (X - X.mean(0)) / X.std(0)
@@ -183,7 +184,7 @@ def test_global_notes_standardising_when_the_columns_units_differ_widely(tmp_pat
     c = ClientLogistic(X, y, CID, ALPHA).data_scale
     assert (f"note: DATA's columns' scales differ {column_spread(X):.3g}-fold" in said
             and f"α·c² = {ALPHA * c * c:.3g} on DATA" in said and "standardise" in said)
-    _, said = _fit(tmp_path, _table(tmp_path, X, "wide.csv"), "--label", "lab", "--scale",
+    _, said = _fit(tmp_path, _table(tmp_path, X, "wide.csv"), "--label", "lab", "--rescale",
                    "none")  # DATA as it is: no c, no note
     assert "note: DATA's columns" not in said
     _, said = _fit(tmp_path, _table(tmp_path, std, "std.csv"), "--label", "lab")

@@ -66,7 +66,7 @@ def test_cli_fit_csv_npz_and_errors(tmp_path):
                comments="")
     out = tmp_path / "coef.npy"
     r = runner.invoke(app, ["locodl", "fit", str(csv), "--label", "lab", "--client-column",
-                            "cl", "--alpha", "0.1", "--compressor", "rand-2", "--scale", "none",
+                            "cl", "--alpha", "0.1", "--compressor", "rand-2", "--rescale", "none",
                             "--out", str(out)])
     assert r.exit_code == 0, r.output
     f = ClientLogistic(X, y, C, 0.1)

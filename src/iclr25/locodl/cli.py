@@ -103,7 +103,8 @@ def fit(
                                    "ceil(d/10), a tenth of the d features (LoCoDL's rounds "
                                    "grow with d/k); or rand-k, natural, rand-k+natural, none."),
     alpha: float = typer.Option(1e-3, "--alpha", help="ℓ2 weight α > 0 (on DATA/c)."),
-    scale: DataScale = typer.Option("global", "--scale", parser=choice(DataScale, "--scale"), help=(
+    rescale: DataScale = typer.Option(
+        "global", "--rescale", parser=choice(DataScale, "--rescale"), help=(
         "global: fit DATA/c, c (printed) = √(max_i n·λ_max(AᵢᵀAᵢ)/N), n clients, N rows: "
         "DATA's units do not set the iterations. none: DATA as it is.")),
     engine: Engine = typer.Option("simulated", "--engine", parser=choice(Engine, "--engine"),
@@ -113,8 +114,7 @@ def fit(
     max_iter: int = typer.Option(1_000_000, "--max-iter", help="Iterations at most (the fit "
                                  "stops at --tol first); stopping at the cap prints a "
                                  "warning with the iterations it needs."),
-    tol: float = typer.Option(1e-10, "--tol", help="Stop when the change between rounds is "
-                              "below this."),
+    tol: float = typer.Option(1e-10, "--tol", help="Stop at a change between rounds below this."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(None, "--out", help="Write the coefficients (.npy, DATA's units)."),
     baseline: Baseline = typer.Option("gd", "--baseline", parser=choice(Baseline, "--baseline"),
@@ -134,7 +134,7 @@ def fit(
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_data(data, label, client_column)
-        name, cid, objective, Xc, c = _setup(clf, X, y, cid, engine, nproc, scale)
+        name, cid, objective, Xc, c = _setup(clf, X, y, cid, engine, nproc, rescale)
     except (ValueError, TypeError) as exc:
         typer.echo(f"error: {cli_words(exc, _NAMES)}", err=True)
         raise typer.Exit(2) from None
@@ -142,9 +142,9 @@ def fit(
     coef = coef_c / c  # (X/c) @ w = X @ (w/c): the fitted model in DATA's units
     acc = float(np.mean((X @ coef > 0) == (np.asarray(y) == objective.classes.max().item())))
     typer.echo(f"clients: {objective.n_clients}  compressor: {name}  scale: "
-               f"{f'DATA/{c:.4g}' if scale == 'global' else scale}  rounds: {rounds}  "
+               f"{f'DATA/{c:.4g}' if rescale == 'global' else rescale}  rounds: {rounds}  "
                f"uplink bits per client: {bits:.6g}  train accuracy: {acc:.4f}")
-    spread = _units_note(X, scale, alpha * c * c)
+    spread = _units_note(X, rescale, alpha * c * c)
     if last is not None:
         said = cap_message(X.shape[1], name, max_iter, rounds, tol, last[0], cli=True,
                            spread=spread, needed=last[1], data_scale=objective.data_scale)
@@ -159,7 +159,7 @@ def fit(
 
 
 def _units_note(X, scale: str, weight: float) -> float:
-    """DATA's :func:`~iclr25._checks.column_spread`, after printing the note ``fit --scale
+    """DATA's :func:`~iclr25._checks.column_spread`, after printing the note ``fit --rescale
     global`` gives where it is over ``SPREAD_HINT``: one c keeps the columns' ratios, so the
     ℓ2 weight (``weight`` = α·c² on DATA) shrinks the small-unit columns' coefficients most
     (issue 68 walk 9: scikit-learn's wine, proline ~1e3 beside hue ~1, train accuracy 0.921

@@ -102,7 +102,7 @@ def cap_message(d: int, compressor: object, max_iter: int, rounds: int, tol: flo
         hint = (f"the columns' scales differ {spread:.3g}-fold: standardise them first (e.g. "
                 f"sklearn's StandardScaler), or {hint}")
     elif data_scale ** 2 >= SCALE_HINT:
-        how = ("drop --scale none (the default divides DATA by it)" if cli else
+        how = ("drop --rescale none (the default divides DATA by it)" if cli else
                "divide X by it (ClientLogistic(X, y, clients, alpha).data_scale)")
         hint = (f"the data's scale {data_scale:.3g} makes the smoothness L, and the "
                 f"iterations, {data_scale ** 2:.3g}x those of X divided by it: {how}, or {hint}")
