@@ -276,6 +276,17 @@ centre-cropped to a 4:3 window.
   more outputs worse than main's. Only then does ``low_key`` change; otherwise no default
   changes (the set, the rule and the tables stay).
 
+* round 14, low light (``--set round14-lowlight``, run with ``--quick --side 256``;
+  declared and committed after ``--set lowkey-spatial``'s candidates and rule and before
+  its table ran; h68ll14): on :func:`round14_lowlight_photos` (11 images and crops used
+  nowhere before: 8 typical, three of them generated dark-toned scenes (a navy room, a
+  forest, a dusk interior) and a navy uniform window; 3 dark by design: a night sky,
+  objects on black, a lit window at night) darkened by :data:`ROUND14_DARK`
+  (:func:`round9_darken`'s kind, new parameters), with round 7's outputs
+  (:func:`round7_lowlight_outputs`) and the network, each case scored once and judged with
+  main's ``low_key`` and with the candidates' pick (:data:`LOWKEY_SPATIAL_PICK`), per kind
+  (:func:`kind_report`); measured once.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -2706,6 +2717,183 @@ def run_lowkey_spatial(side: int, steps: int, seed: int) -> None:
                          lowkey_spatial_candidates())
 
 
+#: The candidate ``--set lowkey-spatial``'s rule picks (a name of
+#: :func:`lowkey_spatial_candidates`); None until the table has run. Round 14 is judged with
+#: it and with main's rule.
+LOWKEY_SPATIAL_PICK: str | None = None
+
+#: Darkenings of round 14 (:func:`round9_darken`'s kind; none used before): a camera 5.3
+#: stops under (× 1/40) in linear light, 1500 photons at linear white, read σ 0.0025; on
+#: the encoded values a middle curve (k 0.12, γ 1.5, 200 photons, read σ 0.007) and a steep
+#: one (k 0.3, γ 2.0, 350 photons, read σ 0.012). All written to 8 bits.
+ROUND14_DARK = ({"space": "camera", "k": 1 / 40, "lam": 1500.0, "read_sigma": 0.0025},
+                {"space": "display", "k": 0.12, "gamma": 1.5, "lam": 200.0,
+                 "read_sigma": 0.007},
+                {"space": "display", "k": 0.3, "gamma": 2.0, "lam": 350.0,
+                 "read_sigma": 0.012})
+
+#: Round 14's photos by kind (:func:`round14_lowlight_photos`).
+ROUND14_KINDS = {"typical": ("china roof window", "flower edge window", "hopper uniform window",
+                             "faces 84-95", "patches 184-195", "navy room", "forest",
+                             "dusk interior"),
+                 "dark": ("night sky", "objects on black", "lit window at night")}
+
+
+def _r14_typical(name: str, rng, yy, xx, tex, h: int, w: int) -> np.ndarray:
+    """Round 14's generated dark-toned typical scenes (:func:`round14_lowlight_generated`)."""
+    if name == "navy room":
+        img = (1 + 0.1 * tex)[..., None] * np.array([0.12, 0.16, 0.36])
+        img[int(0.12 * h):int(0.5 * h), int(0.08 * w):int(0.32 * w)] = \
+            np.array([0.82, 0.86, 0.9])                          # a window (daylight)
+        img[int(0.7 * h):] = ((0.42 + 0.06 * tex[int(0.7 * h):])[..., None]
+                              * np.array([1.0, 0.72, 0.45]))       # a wooden floor
+        for _ in range(4):                                       # pictures, a sofa
+            y0, x0 = rng.integers(int(0.2 * h), int(0.55 * h)), rng.integers(int(0.4 * w),
+                                                                             w - w // 8)
+            img[y0:y0 + h // 7, x0:x0 + w // 9] = rng.uniform(0.25, 0.7, 3)
+    elif name == "forest":
+        img = ((0.22 + 0.1 * tex) * (0.8 + 0.4 * yy / h))[..., None] * np.array([0.45, 1.0,
+                                                                                 0.4])
+        for _ in range(9):                                       # trunks
+            x0 = rng.integers(0, w - w // 30)
+            img[:int(0.85 * h), x0:x0 + w // 30] = np.array([0.26, 0.18, 0.11])
+        fleck = gaussian_blur2(rng.random((h, w)), 3) > 0.62      # sun flecks, in patches
+        img[fleck] = np.array([0.78, 0.84, 0.55])
+        img[int(0.85 * h):] = np.array([0.36, 0.42, 0.2]) * (1 + 0.2 * tex[int(0.85 * h):,
+                                                                           :, None])
+    else:                                                        # dusk interior
+        cy, cx = 0.35 * h, 0.7 * w                               # a lamp lights the room
+        fall = 1 / (1 + ((yy - cy) ** 2 + (xx - cx) ** 2) / (0.25 * w) ** 2)
+        img = (0.12 + 0.7 * fall)[..., None] * np.array([1.0, 0.82, 0.6])
+        img[int(0.15 * h):int(0.45 * h), int(0.05 * w):int(0.3 * w)] = \
+            np.array([0.3, 0.28, 0.45])                          # a window at dusk
+        for _ in range(5):                                       # furniture
+            y0, x0 = rng.integers(int(0.5 * h), int(0.8 * h)), rng.integers(0, w - w // 6)
+            img[y0:y0 + h // 6, x0:x0 + w // 6] *= rng.uniform(0.5, 1.2, 3)
+        img *= (1 + 0.08 * tex)[..., None]
+    return img
+
+
+def gaussian_blur2(a: np.ndarray, s: float) -> np.ndarray:
+    """``a`` blurred by a Gaussian of σ ``s`` px and rescaled to [0, 1]."""
+    from scipy.ndimage import gaussian_filter
+
+    b = gaussian_filter(a, s)
+    return (b - b.min()) / max(b.max() - b.min(), 1e-12)
+
+
+def round14_lowlight_generated(name: str, h: int, w: int) -> np.ndarray:
+    """Round 14's generated scenes, (h, w, 3) uint8, seeded (none like an earlier one):
+    dark-toned typical ``"navy room"`` (navy walls with a daylit window, a wooden floor,
+    pictures), ``"forest"`` (a dark green understorey, trunks, patches of sunlight, moss) and
+    ``"dusk interior"`` (a room lit by one lamp, falling off to 0.12, a dusk window,
+    furniture); dark by design ``"night sky"`` (a sky at 0.01-0.03 with 150 stars, a moon
+    and a black hill), ``"objects on black"`` (four shaded fruit on black velvet) and
+    ``"lit window at night"`` (a brick facade at 0.02-0.05 under a black sky, one lit window
+    and a street lamp)."""
+    from scipy.ndimage import gaussian_filter
+
+    rng = np.random.default_rng({"navy room": 141, "forest": 142, "dusk interior": 143,
+                                 "night sky": 144, "objects on black": 145,
+                                 "lit window at night": 146}[name])
+    yy, xx = np.mgrid[0:h, 0:w].astype(float)
+    tex = gaussian_filter(rng.standard_normal((h, w)), 2)
+    if name in ("navy room", "forest", "dusk interior"):
+        img = _r14_typical(name, rng, yy, xx, tex, h, w)
+    elif name == "night sky":
+        img = (0.01 + 0.02 * yy / h)[..., None] * np.array([0.7, 0.8, 1.2])
+        ys, xs = rng.integers(0, h, 150), rng.integers(0, w, 150)
+        img[ys, xs] = rng.uniform(0.5, 1.0, (150, 1)) * np.array([1.0, 1.0, 0.95])
+        moon = (yy - 0.2 * h) ** 2 + (xx - 0.75 * w) ** 2 < (w / 25) ** 2
+        img[moon] = np.array([0.92, 0.9, 0.82])
+        img[yy > (0.8 + 0.06 * np.sin(xx / w * 5)) * h] = 0.005
+    elif name == "objects on black":
+        img = (0.01 + 0.004 * tex)[..., None] * np.ones(3)
+        for _ in range(4):
+            cy, cx = rng.uniform(0.3, 0.7) * h, rng.uniform(0.15, 0.85) * w
+            ry, rx = rng.uniform(0.07, 0.12) * h, rng.uniform(0.05, 0.09) * w
+            r2 = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2
+            shade = np.clip(1.1 - 0.6 * ((yy - cy + 0.4 * ry) ** 2 + (xx - cx + 0.4 * rx) ** 2)
+                            / (ry * rx), 0.2, 1)               # lit from the upper left
+            img[r2 < 1] = rng.uniform(0.5, 0.95, 3) * shade[r2 < 1, None]
+    else:                                                        # lit window at night
+        img = np.where((yy < 0.25 * h)[..., None], 0.012,
+                       (0.035 + 0.015 * tex)[..., None] * np.array([1.0, 0.8, 0.7]))
+        img[int(0.45 * h):int(0.62 * h), int(0.4 * w):int(0.52 * w)] = \
+            np.array([0.95, 0.85, 0.6])
+        lamp = (yy - 0.55 * h) ** 2 + (xx - 0.12 * w) ** 2
+        img += (0.8 * np.exp(-lamp / (2 * (0.02 * w) ** 2)))[..., None] * np.array([1.0, 0.9,
+                                                                                    0.6])
+    return (np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)
+
+
+def round14_lowlight_photos(side: int) -> dict[str, torch.Tensor]:
+    """Round 14's held-out photos (issue 68, h68ll14; declared and committed after the
+    candidates and rule of ``--set lowkey-spatial`` and before its table ran), (3, side·3/4,
+    side) in [0, 1]; run at a user's size (``--side 256``). 11 images and crops used by no
+    earlier set, testbed, test, walk (walk 9 used ``lfw_subset``'s faces 0-15) or NIQE's
+    pristine model:
+
+    * typical (8): zoomed windows at places no set used of ``china`` (rows 0.1-0.35,
+      columns 0.05-0.4: the temple roof against the sky), ``flower`` (rows 0.3-0.6,
+      columns 0.6-0.95: a bloom's edge on dark green bokeh) and ``grace_hopper`` (rows
+      0.45-0.8, columns 0.45-0.95: collar, navy uniform, blue backdrop),
+      two 3 × 4 montages of ``lfw_subset`` (grey: faces 84-95 and non-face patches 184-195;
+      earlier sets used faces 0-83 and patches 100-183) and three generated dark-toned
+      scenes (:func:`round14_lowlight_generated`: a navy room, a forest, a dusk interior);
+    * dark by design (3, generated): a night sky, objects on black, a lit window at night.
+
+    Grey photos (three equal channels, for the tint check): both montages."""
+    china, flower, hopper = _colour_samples()
+    raw = {"china roof window": _part(china, (0.1, 0.35), (0.05, 0.4)),
+           "flower edge window": _part(flower, (0.3, 0.6), (0.6, 0.95)),
+           "hopper uniform window": _part(hopper, (0.45, 0.8), (0.45, 0.95)),
+           "faces 84-95": _lfw_montage(84), "patches 184-195": _lfw_montage(184)}
+    raw |= {n: round14_lowlight_generated(n, 300, 400)
+            for n in ("navy room", "forest", "dusk interior", "night sky", "objects on black",
+                      "lit window at night")}
+    return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
+
+
+def _round14_report(label: str, recs: list[dict]) -> None:
+    """Round 14's counts at the default margin, per kind, the outputs returned worse and
+    each input's reason, for records judged by one rule."""
+    from iclr25._guard import MARGINS
+
+    m = MARGINS["exposure"]
+    t = _ll_confusion(recs, m)
+    print(f"{label}: {t[0, 0]}/{t[0, 1]}/{t[1, 0]}/{t[1, 1]} of {t.sum()}, agreement "
+          f"{np.trace(t) / t.sum():.1%}, returned worse {t[1, 0]}")
+    kind_report(label, recs, ROUND14_KINDS, m)
+    for r in recs:
+        if _ll_confusion([r], m)[1, 0]:
+            print(f"  returned worse: {r['case']} / {r['out']}: reference {r['ref'][0]:.2f} "
+                  f"vs {r['ref'][1]:.2f} dB, measure {r['new'][0]:.2f} vs {r['new'][1]:.2f}")
+    for name in dict.fromkeys(r["case"] for r in recs):
+        r = next(r for r in recs if r["case"] == name)
+        print(f"  {name}: {r['why'] or 'judged'}")
+
+
+def run_round14_lowlight(side: int, steps: int, seed: int) -> None:
+    """Round 14: low light on :func:`round14_lowlight_photos` darkened by
+    :data:`ROUND14_DARK` (:func:`round9_darken`) with round 7's outputs and the network,
+    scored once and judged with main's ``low_key`` and with :data:`LOWKEY_SPATIAL_PICK`'s
+    (:func:`_with_rule`): the counts, per kind, the outputs returned worse, each input's
+    reason; the tint check on grey photos and ``fallback="classical"``'s switches."""
+    if LOWKEY_SPATIAL_PICK is None:
+        raise SystemExit("round 14 is judged with the candidates' pick: run --set "
+                         "lowkey-spatial and set LOWKEY_SPATIAL_PICK first")
+    recs = lowlight_cases(round14_lowlight_photos(side), steps, seed + 7000,
+                          dark_params=ROUND14_DARK, outputs=round7_lowlight_outputs,
+                          darken=round9_darken)
+    cands = lowkey_spatial_candidates()
+    for name in dict.fromkeys(("main", LOWKEY_SPATIAL_PICK)):
+        judged = _with_rule({"round 14": recs}, cands[name])["round 14"]
+        _round14_report(f"low light, round 14, low_key {name}", judged)
+    colour_report("low light, round 14", recs)
+    fallback_report("low light, round 14", recs)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="96-px photos, 30 training steps")
@@ -2720,7 +2908,7 @@ def main(argv: list[str] | None = None) -> None:
                                            "round10-blur", "blur11-sweep",
                                            "round11-blur", "lowkey-candidates",
                                            "lowlight-margins", "round13-lowlight",
-                                           "lowkey-spatial"),
+                                           "lowkey-spatial", "round14-lowlight"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
     a = p.parse_args(argv)
@@ -2746,7 +2934,8 @@ def main(argv: list[str] | None = None) -> None:
               "lowkey-candidates": lambda: run_lowkey_candidates(side, steps, a.seed),
               "lowlight-margins": lambda: run_lowlight_margins(side, steps, a.seed),
               "round13-lowlight": lambda: run_round13_lowlight(side, steps, a.seed),
-              "lowkey-spatial": lambda: run_lowkey_spatial(side, steps, a.seed)}
+              "lowkey-spatial": lambda: run_lowkey_spatial(side, steps, a.seed),
+              "round14-lowlight": lambda: run_round14_lowlight(side, steps, a.seed)}
     if a.set in single:
         single[a.set]()
     if a.set in ("all", "blur", "lowlight-old"):
