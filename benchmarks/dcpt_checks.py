@@ -320,6 +320,18 @@ centre-cropped to a 4:3 window.
   main's ``low_key`` and with the candidates' pick (:data:`LOWKEY_SPATIAL_PICK`), per kind
   (:func:`kind_report`); measured once.
 
+  Round 14 (measured once after the pick was committed, bc03391; load 2.7-2.9; 396 cases,
+  CPU 20 s): main's rule (the pick) 141 / 167 / 0 / 88, **agreement 57.8%, none returned
+  worse** (typical 39 / 161 / 0 / 88, 44.1%; dark 102 / 6 / 0 / 0, 94.4%; the network's
+  output returned for 0 of 24 typical cases); tints on grey photos 12 of 12 seen, no false
+  alarm in 60; ``fallback="classical"`` switched 33 of the network's 33 outputs, none to a
+  worse result. The merge condition fails (the pick is main's rule): no default changed.
+  Five of the eight typical photos read low-key at every darkening (the flower's edge on
+  dark bokeh, keys −0.15 to −0.26; the navy uniform, −0.04 to −0.10; the navy room,
+  −0.31 to −0.38; the forest, −0.15 to −0.18; the dusk interior, −0.08 to −0.12), one
+  patches input sits under the noise floor: the dark-toned typical scenes the round was
+  built to hold are exactly the ones main's rule keeps.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
