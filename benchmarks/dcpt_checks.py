@@ -332,6 +332,16 @@ centre-cropped to a 4:3 window.
   patches input sits under the noise floor: the dark-toned typical scenes the round was
   built to hold are exactly the ones main's rule keeps.
 
+  Outside the rule (a scratch script, after round 14's table was committed; no decision
+  rests on it): the spatial candidates' extra returned-worse cases on the development sets
+  are dim inputs that read typical by layout as well (``lowlight-fresh``'s clock, keys
+  −0.01, and MRI, −0.06; round 9's patches montage, −0.15; with the area rule round 3's
+  phantom, its near-black area 0.42); on round 14 each candidate would have agreed more
+  (66.9-69.7%) but returned 4 worse (main 0), and on walks 4, 5 and 7's files 87.3%
+  against 71.6% but 11 worse against 9 (walk 4 0 → 2): the merge condition would have
+  failed for every one. Round 14's generated night sky (single-pixel stars, a moon) read
+  neither near-black (0.00) nor blob-on-dark (0.30-0.35) at 4-px blocks.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;

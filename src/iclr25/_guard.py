@@ -365,6 +365,26 @@ generated orchard read low-key even clean (keys −0.25 and −0.19: dark navy a
 under their highlights, as round 6's navy uniform), and a montage of ``lfw_subset`` patches
 (clean key +0.37) reads −0.01 to −0.14 darkened.
 
+**Where the light sits does not settle it either** (issue 68, h68ll14; no rule merged).
+Three rules adding a spatial condition to :func:`low_key` (committed, e3e65de, before any
+was measured; ``benchmarks/dcpt_checks.py --quick --set lowkey-spatial``): at least half
+the frame's area at or under Zone I of its highlights (0.108 × the 99th percentile, Zone I
+four stops under middle grey); more than half of the highlights' neighbours below middle
+grey of them (a lit blob on a dark field); either. Picked by the margin sweep's rule (fewest
+returned worse pooled, then agreement, ties to main) on eight development sets (round 13
+now among them; 2,490 cases): main 684 / 696 / 9 / 1101, 71.7%, 9 returned worse;
+near-black area 76.4%, 24; highlights on a dark field 77.1%, 16; either 76.7%, 16. Each
+frees typical scenes (round 13 74.2% → 79.8%, round 9 87.4% → 94.7%) and also dim inputs
+whose brightenings are worse by the reference (``lowlight-fresh``'s clock and MRI, round
+9's patches montage, with the area rule round 3's phantom): those read as typical by
+layout as well as by histogram, so the dim-scene ambiguity (closing note 6) is one of
+level, not of layout. The rule picks main's. On the new held-out round 14 (``--set
+round14-lowlight``: 11 images used nowhere before, 8 typical of which five dark-toned (a
+navy room, a forest, a dusk interior, a navy uniform, a bloom on dark bokeh), 3 dark by
+design; 396 cases; measured once, load 2.7-2.9) main's rule: 141 / 167 / 0 / 88, agreement
+57.8%, none returned worse (typical 44.1%, dark 94.4%); those five read low-key at every
+darkening (keys −0.04 to −0.38).
+
 **Blur and defocus defaults that return no worse photo** (issue 68, h68dm10). At main's
 defaults (blur: the re-blur PSNR at 1 dB; defocus: the posterior PSNR at 0 dB, 2 SDs)
 the default still returned worse outputs on every development set (round 9: 5 and 16 of
@@ -1254,7 +1274,10 @@ def low_key(x: torch.Tensor) -> torch.Tensor:
     key is below 0 can read low-key once darkened by one (walk 7's
     ``immunohistochemistry``, ``0.15·x^1.4``: 0.53 → 0.41); why no rule on the luma's
     distribution can be invariant to both and still separate a brick wall from a star
-    field: the module docstring (h68ll12).
+    field: the module docstring (h68ll12). Dark-toned typical scenes (a navy room, a forest,
+    a dusk interior) read low-key too, so their inputs are kept (round 14: 5 of 8 typical
+    photos); conditions on where the highlights sit did not free them without returning dim
+    scenes' worse brightenings (h68ll14, the module docstring).
     ``x``: (B, 3, H, W)."""
     lg = _block_log_luma(x)
     return _low_key(lg, _key(lg))
