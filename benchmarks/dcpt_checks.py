@@ -2399,27 +2399,19 @@ def lowlight_dev_cases(side: int, steps: int, seed: int) -> dict[str, list[dict]
 
 def run_lowkey_candidates(side: int, steps: int, seed: int) -> None:
     """Each of :func:`lowkey_candidates` in place of the library's ``low_key`` inside
-    ``not_underexposed``, on every development set of :func:`lowlight_dev_cases`, at the
-    default margin: warned & worse, warned & better, quiet & worse, quiet & better,
-    agreement, and the outputs returned worse than the input (h68ll12: every candidate
-    that frees walk 7's darkened ``immunohistochemistry`` returns more worse than main's
-    rule; the module docstring of ``iclr25._guard``)."""
-    from unittest import mock
+    ``not_underexposed`` (:func:`_with_rule`), on every development set of
+    :func:`lowlight_dev_cases`, at the default margin: warned & worse, warned & better,
+    quiet & worse, quiet & better, agreement, and the outputs returned worse than the input
+    (h68ll12: every candidate that frees walk 7's darkened ``immunohistochemistry`` returns
+    more worse than main's rule; the module docstring of ``iclr25._guard``). Since c82865c
+    ``not_underexposed`` reads ``_low_key``, not ``low_key``: patching ``low_key`` (as this
+    did until h68ll14) left every candidate main's."""
+    from iclr25._guard import MARGINS
 
-    from iclr25 import _guard
-
-    m = _guard.MARGINS["exposure"]
     sets = lowlight_dev_cases(side, steps, seed)
     for name, rule in lowkey_candidates().items():
-        for kind, recs in sets.items():
-            xs = {r["case"]: r["x"] for r in recs}
-            with mock.patch.object(_guard, "low_key", rule or _guard.low_key):
-                why = {c: _guard.not_underexposed(x[None])[0] for c, x in xs.items()}
-            t = np.zeros((2, 2), int)
-            for r in recs:
-                o, i, _ = r["ref"]
-                so, si, _ = r["new"]
-                t[1 if so >= si + m and not why[r["case"]] else 0, 1 if o >= i else 0] += 1
+        for kind, recs in _with_rule(sets, rule).items():
+            t = _ll_confusion(recs, MARGINS["exposure"])
             print(f"{name:24s} {kind:8s} {_counts(t)}; agreement "
                   f"{np.trace(t) / t.sum():.1%} of {t.sum()}; returned worse {t[1, 0]}")
 
