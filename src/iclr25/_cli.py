@@ -197,7 +197,8 @@ ENGINE_OPTIONS = (
 )
 
 
-#: The torch CPU threads option :func:`training_verb` adds beside the engine's, as
+#: The torch CPU threads option :func:`threads_verb` adds (every training verb's, beside the
+#: engine's; evaluating verbs' too), as
 #: ``iclr25 reproduce --threads`` (it sets this process's threads; the engine's own
 #: processes under ``--devices`` keep theirs).
 THREADS_OPTION = ("threads", "--threads", int | None, None,
@@ -268,9 +269,55 @@ def _engine_choice(literal: str, flag: str) -> Callable[[str], str]:
     return parse
 
 
+def at_least_one(param: typer.CallbackParam, value: int | None) -> int | None:
+    """An integer option's callback: exit 2 naming the option unless it is unset or >= 1
+    (``--threads``, ``--max-episode-steps``), as the options are parsed: before any work."""
+    if value is not None and value < 1:
+        fail(f"{param.opts[0]} must be >= 1, got {value}")
+    return value
+
+
+def max_episode_steps_option() -> Any:
+    """``--max-episode-steps``, the evaluation rollouts' horizon of ``lsdt evaluate`` and
+    ``gsd evaluate`` (``iclr25.datasets.control.env_maker``: passed to ``gymnasium.make``)."""
+    return typer.Option(None, "--max-episode-steps", callback=at_least_one,
+                        help="Steps per rollout (default: the env's time limit); the training "
+                             "data's longest episode compares returns over as many steps.")
+
+
+def threads_verb(fn: Callable[..., T]) -> Callable[..., T]:
+    """Give a typer command :data:`THREADS_OPTION` (defined once here): torch's CPU threads
+    are pinned to ``--threads`` while the command runs, then restored. Training verbs get it
+    from :func:`training_verb`; a verb that only evaluates takes it from here (issue 68 walk
+    9: ``lsdt evaluate`` gave -2010.3 at one thread and -2007.7 at torch's default two)."""
+    sig = inspect.signature(fn, eval_str=True)
+    name, flag, kind, default, help_ = THREADS_OPTION
+    params = [*sig.parameters.values(),
+              inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
+                                default=typer.Option(default, flag, help=help_,
+                                                     callback=at_least_one))]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        threads = kwargs.pop(name)
+        if threads is None:
+            pinned = contextlib.nullcontext()
+        else:   # torch imported only here, when the verb runs
+            from iclr25._threads import torch_threads
+
+            pinned = torch_threads(threads)
+        with pinned:
+            return fn(*args, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    return wrapper
+
+
 def training_verb(fn: Callable[..., T]) -> Callable[..., T]:
-    """Give a typer command the engine options (:data:`ENGINE_OPTIONS`, defined once here):
-    ``fn`` declares ``engine: EngineArgs`` and receives them in it::
+    """Give a typer command the engine options (:data:`ENGINE_OPTIONS`, defined once here)
+    and ``--threads`` (:func:`threads_verb`): ``fn`` declares ``engine: EngineArgs`` and
+    receives them in it::
 
         @app.command()
         @training_verb
@@ -279,7 +326,7 @@ def training_verb(fn: Callable[..., T]) -> Callable[..., T]:
     """
     sig = inspect.signature(fn, eval_str=True)
     params = [p for p in sig.parameters.values() if p.name != "engine"]
-    for name, flag, kind, default, help_ in (*ENGINE_OPTIONS, THREADS_OPTION):
+    for name, flag, kind, default, help_ in ENGINE_OPTIONS:
         parser = _engine_choice(name.capitalize(), flag) \
             if name in ("strategy", "precision") else None
         option = typer.Option(default, flag, help=help_, parser=parser)
@@ -288,19 +335,9 @@ def training_verb(fn: Callable[..., T]) -> Callable[..., T]:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> T:
-        threads = kwargs.pop(THREADS_OPTION[0])
         engine = EngineArgs(**{name: kwargs.pop(name) for name, *_ in ENGINE_OPTIONS})
-        if threads is None:
-            pinned = contextlib.nullcontext()
-        elif threads < 1:
-            fail(f"{THREADS_OPTION[1]} must be >= 1, got {threads}")
-        else:   # torch imported only here, when the verb runs
-            from iclr25._threads import torch_threads
-
-            pinned = torch_threads(threads)
-        with pinned:
-            return fn(*args, **kwargs, engine=engine)
+        return fn(*args, **kwargs, engine=engine)
 
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}
-    return wrapper
+    return threads_verb(wrapper)

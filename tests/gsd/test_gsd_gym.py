@@ -1,6 +1,7 @@
 """GSD beyond LaneReach: Pendulum-v1 through gymnasium.vector, the user's own demonstrations
 from two controllers of different styles, and behaviours told apart by a named statistic."""
 
+import re
 import warnings
 
 import gymnasium as gym
@@ -252,27 +253,86 @@ def _cut(data: OfflineDataset, steps: int) -> OfflineDataset:
                           torch.zeros(len(data), dtype=torch.bool), timeouts)
 
 
-def test_rollouts_longer_than_the_demos_are_named(demos, tmp_path):
-    # issue 68 walk 9: 300-step HalfCheetah-v5 demos against the env's 1000-step rollouts
-    # (return -2280 beside the demos' -505..-318) with no word on the lengths
-    from iclr25.gsd.cli import _demo_factors
-    from iclr25.gsd.gym import beyond_the_demos
+def _calls(log: list):
+    """A policy pushing toward the first observation that logs each call (one per step)."""
+    def policy(obs: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        log.append(torch.get_num_threads())
+        return obs[:, :1]
+    return policy
 
-    path, data = demos
+
+def test_rollouts_are_cut_to_max_episode_steps_and_longer_ones_are_named(demos):
+    # issue 68 walk 9: 300-step HalfCheetah-v5 demos against the env's 1000-step rollouts
+    # (return -2280 beside the demos' -505..-318): warned, but the rollouts could not be cut
+    _, data = demos
     assert data.longest_episode == 200
     short = _cut(data, 40)
     assert short.longest_episode == 40 and short.n_episodes == len(data) // 40
-    demo_r, demo_f = torch.tensor([-230.0, -150.0]), torch.tensor([-0.25, 0.25])
-    args = (torch.tensor([-200.0, -180.0]), torch.tensor([-0.3, 0.4]), demo_f, demo_r)
-    said = ("the demonstrations' episodes last at most 300 steps and these rollouts up to "
-            "1000: their returns and behaviours are over more steps than the demos'")
-    assert beyond_the_demos(*args, lengths=(300, 1000))[0].startswith(said)
-    assert beyond_the_demos(*args, lengths=(1000, 1000)) == beyond_the_demos(*args) == []
-    # the API and the CLI's demonstrations read the lengths from the data and the env
-    with pytest.warns(UserWarning, match="at most 40 steps and these rollouts up to 200"):
-        evaluate_gym(lambda obs, z: obs[:, :1], PENDULUM, factor="obs:0", n_codes=2,
-                     budgets=(1,), z_dim=2, demos=short)
-    fac = parse_factor("obs:0", 3, 1)
-    assert _demo_factors(short.save(tmp_path / "short.npz"), fac, PENDULUM)[2] == (40, 200)
-    assert _demo_factors(path, fac, PENDULUM)[2] == (200, 200)
-    assert _demo_factors(path, fac, None)[2] is None
+    kw = {"factor": "obs:0", "n_codes": 2, "budgets": (1,), "z_dim": 2, "demos": short}
+    full_log, cut_log = [], []
+    said = (r"^the training data's episodes last at most 40 steps and the rollouts up to 200: "
+            r"their returns and behaviours run over more steps than the data's "
+            r"\(max_episode_steps=40 rolls out as long as the data's episodes\)$")
+    runs = {}
+    for steps, log in ((None, full_log), (40, cut_log), (200, [])):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ev = evaluate_gym(_calls(log), PENDULUM, **kw, max_episode_steps=steps)
+        runs[steps] = ev, [str(w.message) for w in caught if w.category is UserWarning]
+    (full, said_full), (cut, said_cut), (same, said_same) = runs.values()
+    assert re.match(said, said_full[0]) and said_same == said_full    # the first warning
+    assert not [m for m in said_cut if "at most" in m]
+    assert (len(full_log), len(cut_log)) == (200, 40)      # one policy call per step
+    # the same codes and resets: the cut episodes are the full ones' first 40 steps, and
+    # Pendulum's rewards are < 0 away from upright, so 40 steps cost less than 200
+    assert torch.equal(cut.codes, full.codes) and bool((cut.returns > full.returns).all())
+    assert torch.equal(same.returns, full.returns)          # the env's own limit, spelt out
+    for bad in (0, -3):          # gymnasium.make refuses 0 and ignores a negative limit
+        with pytest.raises(ValueError, match=r"^max_episode_steps must be"):
+            evaluate_gym(_calls(cut_log), PENDULUM, **kw, max_episode_steps=bad)
+        with pytest.raises(ValueError, match=r"^max_episode_steps must lie in \[1, inf\]"):
+            GymVec(PENDULUM, 2, max_episode_steps=bad)
+    assert len(cut_log) == 40                               # refused before any rollout
+    env = GymVec(PENDULUM, 2, max_episode_steps=40)
+    assert env.horizon == 40
+    env.close()
+
+
+def test_cli_evaluate_cuts_rollouts_names_the_option_and_takes_threads(demos, tmp_path,
+                                                                       monkeypatch):
+    # issue 68 walk 9: `gsd evaluate` could not cut its rollouts to the demos' length, nor
+    # set torch's threads (two identical `lsdt evaluate` calls differed by 2.6 in return)
+    import iclr25.gsd.gym as gsd_gym
+    from iclr25.gsd.io import save
+
+    path, data = demos
+    d = _cut(data, 40).save(tmp_path / "short.npz")
+    p = save(train(PENDULUM, data, GSDConfig(num_envs=2, iterations=1)),
+             tmp_path / "p.safetensors")
+    runner, seen, real = CliRunner(), [], gsd_gym.evaluate_gym
+
+    def spy(*args, **kw):
+        seen.append((torch.get_num_threads(), kw["max_episode_steps"]))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(gsd_gym, "evaluate_gym", spy)
+    base = ["evaluate", str(p), "--factor", "obs:0", "--n-codes", "2", "--budget", "1",
+            "--demos", str(d)]
+    r = runner.invoke(app, base)
+    assert r.exit_code == 0, r.output
+    warn = r.output.split("warning: ")[1]                   # the first warning
+    assert warn.startswith("the training data's episodes last at most 40 steps and the "
+                           "rollouts up to 200"), r.output
+    assert "(--max-episode-steps 40 rolls out as long as the data's episodes)" in warn
+    full = float(r.output.split("return    mean ")[1].split()[0])
+    before = torch.get_num_threads()
+    r = runner.invoke(app, [*base, "--max-episode-steps", "40", "--threads", str(before + 1)])
+    assert r.exit_code == 0 and "at most" not in r.output, r.output
+    assert float(r.output.split("return    mean ")[1].split()[0]) > full
+    assert seen == [(before, None), (before + 1, 40)] and torch.get_num_threads() == before
+    for bad in (["--max-episode-steps", "0"], ["--threads", "0"],
+                ["--env", "iclr25/LaneReach-v0", "--max-episode-steps", "40"]):
+        r = runner.invoke(app, [*base, *bad])
+        assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+        assert r.output.startswith(f"error: {bad[-2]}"), r.output
+    assert len(seen) == 2                                   # each refused before any work

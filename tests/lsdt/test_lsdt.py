@@ -577,3 +577,58 @@ def test_cli_evaluate_warns_when_rollouts_outlast_the_data_and_cuts_them(tmp_pat
     assert full < cut < 0     # Pendulum's rewards are <= 0: 20 steps sum less cost than 200
     r = runner.invoke(app, [*base, "--max-episode-steps", "0"])
     assert r.exit_code == 2 and r.output.startswith("error: --max-episode-steps must be >= 1")
+
+
+def _counted(model):
+    """``model`` whose ``get_action`` calls (one per rollout step) are logged with torch's
+    threads at the time."""
+    log, real = [], model.get_action
+
+    def get_action(*args):
+        log.append(torch.get_num_threads())
+        return real(*args)
+
+    model.get_action = get_action
+    return model, log
+
+
+def test_evaluate_cuts_rollouts_to_max_episode_steps_and_refuses_bad_ones():
+    # issue 68 walk 9: lsdt.evaluate took max_episode_steps only through **env_kwargs, which
+    # gymnasium.make ignores below 0 (the env's own limit, unsaid) and refuses at 0 in its
+    # own words; gsd's evaluate_gym now takes it too, through the same maker
+    torch.manual_seed(0)
+    m, log = _counted(LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3))
+    longer = evaluate(m, "Pendulum-v1", target_return=-10.0, n_episodes=2, max_episode_steps=30)
+    cut = evaluate(m, "Pendulum-v1", target_return=-10.0, n_episodes=2, max_episode_steps=20)
+    assert len(log) == 30 + 20                              # one call per step
+    # the same first 20 steps, and Pendulum's rewards are < 0 away from upright
+    assert bool((cut.returns > longer.returns).all())
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=r"^max_episode_steps must be an int in \[1, inf\)"):
+            evaluate(m, "Pendulum-v1", target_return=-10.0, max_episode_steps=bad)
+    assert len(log) == 50                                   # refused before any rollout
+
+
+def test_cli_evaluate_takes_threads(tmp_path, monkeypatch):
+    # issue 68 walk 9: two identical `lsdt evaluate` calls gave -2010.3 (OMP_NUM_THREADS=1)
+    # and -2007.7 (torch's default two threads), and the verb had no --threads to say so
+    from typer.testing import CliRunner
+
+    from iclr25.lsdt.cli import app
+
+    torch.manual_seed(0)
+    m, log = _counted(LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3))
+    p = save(m, tmp_path / "m.safetensors", env_id="Pendulum-v1")
+    monkeypatch.setattr("iclr25.lsdt.io.load", lambda path: m)   # the counted model
+    runner, before = CliRunner(), torch.get_num_threads()
+    base = ["evaluate", str(p), "--n-episodes", "1", "--target-return", "-10",
+            "--max-episode-steps", "3"]
+    r = runner.invoke(app, [*base, "--threads", str(before + 1)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, base)
+    assert r.exit_code == 0, r.output
+    assert log == [before + 1] * 3 + [before] * 3 and torch.get_num_threads() == before
+    for bad in ("--threads", "--max-episode-steps"):
+        r = runner.invoke(app, [*base, bad, "-2"])
+        assert r.exit_code == 2 and r.output == f"error: {bad} must be >= 1, got -2\n", r.output
+    assert len(log) == 6                                    # refused before any rollout

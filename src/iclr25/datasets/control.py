@@ -12,12 +12,16 @@ What is here:
   ``episodes()``, ``returns()``, ``returns_to_go()`` and ``save``/``load`` (.npz, .hdf5).
 - :func:`rollout`: run a policy in a gymnasium ``Env`` or a torch-batched env into an
   :class:`OfflineDataset`.
+- :func:`env_maker` and :func:`outlasting`: the evaluation rollouts' horizon
+  (``max_episode_steps``, ``--max-episode-steps``) and the warning where it outlasts the data's
+  longest episode; ``lsdt`` and ``gsd`` evaluate with them.
 - :func:`pendulum_swingup`: a scripted Pendulum-v1 expert (energy pumping, then PD once
   cos θ > 0.9), return ≈ −145.
 """
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +39,8 @@ gym = require("gymnasium", "rl")
 
 __all__ = [
     "OfflineDataset",
+    "env_maker",
+    "outlasting",
     "pendulum_swingup",
     "rollout",
 ]
@@ -322,6 +328,38 @@ def _rollout_batched(env, policy: Policy, n_episodes: int,
     factors = [c[1] for c in chunks]
     return OfflineDataset(*cols, episode_factors=None if any(f is None for f in factors)
                           else torch.cat(factors))
+
+
+def env_maker(env_id: str, max_episode_steps: int | None = None,
+              **kwargs: object) -> Callable[[], gym.Env]:
+    """A maker of ``gymnasium.make(env_id, **kwargs)`` envs whose episodes end after at most
+    ``max_episode_steps`` steps (gymnasium's time limit; None: the env's own), the horizon of
+    ``lsdt``'s and ``gsd``'s evaluation rollouts: data whose episodes are shorter than the
+    env's limit are compared with rollouts as long (:func:`outlasting`).
+
+    Raises:
+        ValueError: ``max_episode_steps < 1`` (which ``gymnasium.make`` refuses at 0 and
+            ignores below, keeping the env's limit), before any env is made.
+        TypeError: ``max_episode_steps`` not an int.
+    """
+    kw = {} if max_episode_steps is None else {
+        "max_episode_steps": check_int(max_episode_steps, "max_episode_steps", 1)}
+    return functools.partial(gym.make, env_id, **kw, **kwargs)
+
+
+def outlasting(longest: float | None, horizon: int | None, option: str,
+               what: str = "returns") -> list[str]:
+    """The warning (a list of one; empty where there is none) that rollouts of up to
+    ``horizon`` steps outlast the training data's ``longest`` episode, so that their ``what``
+    run over more steps than any of the data's (issue 68, walk 9: 300-step HalfCheetah-v5
+    demos beside the env's 1000-step rollouts); the remedy is ``option`` (how the caller
+    spells the horizon: ``"--max-episode-steps "``, ``"max_episode_steps="``) at ``longest``.
+    None for either: unknown, no warning."""
+    if longest is None or horizon is None or horizon <= longest:
+        return []
+    return [f"the training data's episodes last at most {longest:.0f} steps and the rollouts "
+            f"up to {horizon}: their {what} run over more steps than the data's "
+            f"({option}{longest:.0f} rolls out as long as the data's episodes)"]
 
 
 @checked

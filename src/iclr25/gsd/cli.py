@@ -7,7 +7,14 @@ from typing import Literal
 
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
+from iclr25._cli import (
+    EngineArgs,
+    check_seed,
+    max_episode_steps_option,
+    output_path,
+    threads_verb,
+    training_verb,
+)
 from iclr25._cli import fail as _fail
 
 #: the arms (``iclr25.gsd.training.Regularizer``, spelt here so help imports no torch)
@@ -118,6 +125,7 @@ def train_cmd(
 
 
 @app.command("evaluate")
+@threads_verb
 def evaluate_cmd(
     policy: Path = typer.Argument(..., help="A policy written by `gsd train`."),
     targets: str = typer.Option(None, "--targets", help="Held-out behaviour factors "
@@ -134,6 +142,7 @@ def evaluate_cmd(
                                 "50 elsewhere."),
     budget: int = typer.Option(10, "--budget", min=1, help="K of VL_K: the recovery "
                                 "error with a budget of K codes (<= --n-codes)."),
+    max_episode_steps: int = max_episode_steps_option(),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Print VL_K (recovery error) beside the demonstrations' VL, and success (LaneReach), or
@@ -149,13 +158,16 @@ def evaluate_cmd(
     values = _floats(targets, "--targets") if targets is not None else \
         ([-0.4, 0.4] if lane else None)
     _check_env(env)
-    fac, dims = (None, None) if lane else _gym_factor(env, factor)
+    if lane and max_episode_steps is not None:
+        _fail(f"--max-episode-steps cuts a gymnasium env's rollouts; {LANE_REACH_ID}'s keep "
+              f"its horizon (the length of the demos `gsd demos` writes)")
+    fac, dims, limit = (None, None, None) if lane else _gym_factor(env, factor)
     try:
         result = load(policy)
         if result.env_id not in (None, env):
             typer.echo(f"note: POLICY was trained on {result.env_id}; evaluating on {env} "
                        f"as --env asks", err=True)
-        demo = None if demos is None else _demo_factors(demos, fac, None if lane else env)
+        demo = None if demos is None else _demo_factors(demos, fac)
         if lane:
             ev = evaluate(result.policy, env, targets=values,
                           n_codes=300 if n_codes is None else n_codes, budgets=(budget,),
@@ -167,10 +179,11 @@ def evaluate_cmd(
                                  f"{dims[0]}/{dims[1]}")
             ev = evaluate_gym(result.policy, env, factor=fac, targets=values,
                               n_codes=50 if n_codes is None else n_codes, budgets=(budget,),
-                              seed=seed)
+                              seed=seed, max_episode_steps=max_episode_steps)
     except (ValueError, TypeError) as exc:
         _fail(exc)
-    _print_evaluation(ev, values, budget, demo, fac)
+    _print_evaluation(ev, values, budget, demo, fac,
+                      limit if max_episode_steps is None else max_episode_steps)
 
 
 def _trained_env(policy: Path) -> str:
@@ -188,45 +201,44 @@ def _trained_env(policy: Path) -> str:
 
 
 def _gym_factor(env: str, factor: str | None):
-    """The behaviour statistic --factor names on a gymnasium env and the env's (obs, action)
-    dims; exit 2 when it is missing or does not fit the env."""
+    """The behaviour statistic --factor names on a gymnasium env, the env's (obs, action)
+    dims and its time limit; exit 2 when the statistic is missing or does not fit the env."""
     from iclr25.gsd.gym import check_env_id, parse_factor
 
     if factor is None:
         _fail(f"--factor is needed on {env} (only LaneReach has a built-in behaviour "
               f"factor), e.g. --factor obs:0")
-    obs_space, act_space, _ = check_env_id(env)
+    obs_space, act_space, limit = check_env_id(env)
     try:
         fac = parse_factor(factor, obs_space.shape[0], act_space.shape[0])
     except ValueError as exc:
         _fail(f"--{exc}")
-    return fac, (obs_space.shape[0], act_space.shape[0])
+    return fac, (obs_space.shape[0], act_space.shape[0]), limit
 
 
-def _demo_factors(demos: Path, fac, env: str | None):
+def _demo_factors(demos: Path, fac):
     """((E,) behaviour of each demonstrated episode: ``fac`` of it, or its stored factor;
-    (E,) its return; (the longest episode's steps, ``env``'s horizon) on a gymnasium
-    ``env``, else None)."""
+    (E,) its return; the longest episode's steps)."""
     from iclr25.datasets.control import OfflineDataset
-    from iclr25.gsd.gym import check_env_id, demo_factors
+    from iclr25.gsd.gym import demo_factors
 
     d = OfflineDataset.load(demos)
-    lengths = None if env is None else (d.longest_episode, check_env_id(env)[2])
     if fac is not None:
-        return demo_factors(d, fac), d.returns(), lengths
+        return demo_factors(d, fac), d.returns(), d.longest_episode
     if d.episode_factors is not None:
-        return d.episode_factors, d.returns(), lengths
+        return d.episode_factors, d.returns(), d.longest_episode
     raise ValueError("--demos has no episode_factors (write it with `gsd demos`)")
 
 
-def _print_evaluation(ev, values, budget: int, demo, fac) -> None:
+def _print_evaluation(ev, values, budget: int, demo, fac, horizon: int | None) -> None:
     """VL_K beside the demonstrations' VL; success on LaneReach (no ``fac``), else returns
-    and the spread of behaviours; ``demo``: the demonstrations' (behaviours, returns)."""
+    and the spread of behaviours; ``demo``: the demonstrations' (behaviours, returns, longest
+    episode), whose length is warned of where the rollouts' ``horizon`` outlasts it."""
     import torch
 
     from iclr25.gsd.evaluation import recovery_error
 
-    demo_f, demo_r, lengths = demo if demo is not None else (None, None, None)
+    demo_f, demo_r, longest = demo if demo is not None else (None, None, None)
     if values is not None:
         vl = f"VL{budget} = {ev.vl[budget]:.4f}"
         if demo_f is not None:
@@ -254,7 +266,9 @@ def _print_evaluation(ev, values, budget: int, demo, fac) -> None:
         typer.echo("note: pass --demos to compare the policy's returns and behaviours with "
                    "the demonstrations'", err=True)
         return
+    from iclr25.datasets.control import outlasting
     from iclr25.gsd.gym import beyond_the_demos
 
-    for message in beyond_the_demos(r, f, demo_f, demo_r, lengths):
+    for message in [*outlasting(longest, horizon, "--max-episode-steps ",
+                                "returns and behaviours"), *beyond_the_demos(r, f, demo_f, demo_r)]:
         typer.echo(f"warning: {message}", err=True)

@@ -22,7 +22,7 @@ import torch
 
 from iclr25._checks import as_tensor, check_int, resolve_seed, user_stacklevel
 from iclr25._contract import PositiveInt, checked
-from iclr25.datasets.control import OfflineDataset
+from iclr25.datasets.control import OfflineDataset, env_maker, outlasting
 from iclr25.gsd.evaluation import recovery_error
 from iclr25.gsd.testbed import _BATCHED, make_vec
 
@@ -73,23 +73,27 @@ class GymVec:
     Actions in ``[-1, 1]`` (clipped) are mapped affinely onto the env's ``[low, high]``. An
     episode that terminates before the time limit is reset in the same step (gymnasium's
     same-step autoreset), so a rollout of ``horizon`` steps always has ``num_envs`` rows.
+    ``max_episode_steps``: the horizon (None: the env's time limit), passed to
+    ``gymnasium.make`` (:func:`~iclr25.datasets.control.env_maker`).
 
     Raises:
-        ValueError: see :func:`check_env_id`; ``num_envs < 1``.
+        ValueError: see :func:`check_env_id`; ``num_envs < 1``; ``max_episode_steps < 1``.
     """
 
     def __init__(self, env_id: str, num_envs: int, *,
-                 device: torch.device | str | None = None) -> None:
-        obs_space, act_space, self.horizon = check_env_id(env_id)
+                 device: torch.device | str | None = None,
+                 max_episode_steps: int | None = None) -> None:
+        make = env_maker(env_id, max_episode_steps)   # its check before any env is made
+        obs_space, act_space, limit = check_env_id(env_id)
+        self.horizon = limit if max_episode_steps is None else max_episode_steps
         self.env_id = env_id
         self.num_envs = check_int(num_envs, "num_envs", 1)
         self.device = torch.device(device or "cpu")
         self.obs_dim, self.act_dim = obs_space.shape[0], act_space.shape[0]
         self.low = torch.as_tensor(act_space.low, dtype=torch.float32)
         self.high = torch.as_tensor(act_space.high, dtype=torch.float32)
-        self._envs = gym.make_vec(
-            env_id, self.num_envs, vectorization_mode="sync",
-            vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP})
+        self._envs = gym.vector.SyncVectorEnv(
+            [make] * self.num_envs, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
         self.t = 0
 
     def to_env(self, action: torch.Tensor) -> np.ndarray:
@@ -205,27 +209,19 @@ def demo_factors(demos: OfflineDataset, factor: Factor) -> torch.Tensor:
 
 
 def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors: torch.Tensor,
-                     demo_returns: torch.Tensor, lengths: tuple[int, int] | None = None
-                     ) -> list[str]:
+                     demo_returns: torch.Tensor) -> list[str]:
     """Why the policy does not do what the demos did, one warning each (empty when it does):
     its mean return below every demonstrated episode's, most codes behaving beyond the
     demonstrated range widened by half its width on each side (GSD generalises between and
     near the demos, not over the whole state space), or the codes' behaviours spanning under
-    half the demonstrated range (styles missing); first, where the rollouts may run longer
-    than the longest demonstration, that they are compared over more steps (issue 68 walk 9:
-    300-step HalfCheetah-v5 demos, 1000-step rollouts). ``gsd evaluate`` prints these and
-    :func:`evaluate_gym` warns them.
+    half the demonstrated range (styles missing). ``gsd evaluate`` prints these and
+    :func:`evaluate_gym` warns them, after :func:`~iclr25.datasets.control.outlasting`'s
+    warning where the rollouts run longer than the longest demonstration.
 
     Args:
         returns, factors: (n,) each code's return and behaviour.
         demo_factors, demo_returns: (E,) each demonstrated episode's.
-        lengths: (the demos' longest episode, the rollouts' horizon) in steps, or None.
     """
-    longer = lengths is not None and lengths[1] > lengths[0]
-    said = ([f"the demonstrations' episodes last at most {lengths[0]} steps and these "
-             f"rollouts up to {lengths[1]}: their returns and behaviours are over more steps "
-             f"than the demos' (record demos as long as the env's episodes to compare them)"]
-            if longer else [])
     why = []
     mean, worst = float(returns.mean()), float(demo_returns.min())
     if mean < worst:
@@ -244,9 +240,8 @@ def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors:
         # cart positions -0.06..0.08 against styles parked at -0.3 and +0.3)
         why.append(f"the codes behave within {f_lo:.4g}..{f_hi:.4g}, under half the "
                    f"demonstrated {lo:.4g}..{hi:.4g}: some demonstrated styles are missing")
-    return said + [f"the policy does not do what the demos did: {w}; train longer (more "
-                   f"iterations: the paper trains for far longer) before relying on it"
-                   for w in why]
+    return [f"the policy does not do what the demos did: {w}; train longer (more "
+            f"iterations: the paper trains for far longer) before relying on it" for w in why]
 
 
 @dataclass(frozen=True)
@@ -272,17 +267,22 @@ def evaluate_gym(
     z_dim: int | None = None,
     seed: int | torch.Generator | None = 0,
     demos: OfflineDataset | None = None,
+    max_episode_steps: PositiveInt | None = None,
 ) -> GymEvaluation:
     """Roll out one deterministic episode per prior code z ~ N(0, I) in a gymnasium env.
 
     ``policy(obs (n, d), z (n, z_dim))`` returns mean actions in ``[-1, 1]`` (mapped onto the
     env's bounds). Each code's behaviour is ``factor`` over its first episode (steps after
     an early termination are not counted); with ``targets``, ``VL_K`` as for LaneReach.
-    With ``demos`` (the training demonstrations), warns when the policy does not do what
-    they did (:func:`beyond_the_demos`), as ``gsd evaluate --demos`` does.
+    ``max_episode_steps``: the episodes' horizon (None: the env's time limit), passed to
+    ``gymnasium.make``. With ``demos`` (the training demonstrations), warns when the rollouts
+    run longer than their longest episode (``max_episode_steps`` at that length compares
+    returns and behaviours over as many steps) and when the policy does not do what they did
+    (:func:`beyond_the_demos`), as ``gsd evaluate --demos`` does.
 
     Raises:
-        ValueError: bad env id, factor, targets, n_codes or budgets, before any rollout.
+        ValueError: bad env id, factor, targets, n_codes, budgets or max_episode_steps,
+            before any rollout.
         TypeError: ``demos`` not an :class:`~iclr25.datasets.control.OfflineDataset`.
     """
     n_codes = check_int(n_codes, "n_codes", 1)
@@ -300,7 +300,7 @@ def evaluate_gym(
                         f"None, got {type(demos).__name__}")
     demo = None if demos is None else (demo_factors(demos, factor), demos.returns())
     param = next(iter(getattr(policy, "parameters", lambda: iter([torch.zeros(())]))()))
-    env = GymVec(env_id, n_codes, device=param.device)
+    env = GymVec(env_id, n_codes, device=param.device, max_episode_steps=max_episode_steps)
     gen = resolve_seed(seed)
     codes = torch.randn(n_codes, z_dim, generator=gen).to(param.device, param.dtype)
     obs = env.reset(seed=gen)
@@ -322,7 +322,7 @@ def evaluate_gym(
     f = factor.of(torch.stack(S), torch.stack(A), torch.stack(alive))
     vl = {} if t is None else {b: recovery_error(f, t, b) for b in budgets}
     if demo is not None:
-        for message in beyond_the_demos(ret, f, *demo, lengths=(demos.longest_episode,
-                                                                 env.horizon)):
+        for message in [*outlasting(demos.longest_episode, env.horizon, "max_episode_steps=",
+                                    "returns and behaviours"), *beyond_the_demos(ret, f, *demo)]:
             warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
     return GymEvaluation(codes, f, ret, factor, vl)

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, cli_words, output_path, training_verb
+from iclr25._cli import (
+    EngineArgs,
+    check_seed,
+    cli_words,
+    max_episode_steps_option,
+    output_path,
+    threads_verb,
+    training_verb,
+)
 from iclr25._cli import fail as _fail
 
 app = typer.Typer(help="LSDT: one decision transformer for long and short dependencies "
@@ -120,6 +128,7 @@ _TRAIN_NAMES = {"path": "DATASET", "env_id": "--env", "hidden": "--hidden",
 
 
 @app.command("evaluate")
+@threads_verb
 def evaluate_cmd(
     model_path: Path = typer.Argument(..., help="A model written by `lsdt train`."),
     env: str = typer.Option(None, "--env", help="Environment to roll out in (default: the "
@@ -133,8 +142,7 @@ def evaluate_cmd(
     n_episodes: int = typer.Option(10, "--n-episodes", help="Episodes to roll out."),
     dataset: Path = typer.Option(None, "--dataset", help="The training data: prints its mean "
                                  "episode return beside the model's."),
-    max_episode_steps: int = typer.Option(None, "--max-episode-steps", help="Steps per "
-                                          "rollout (default: the env's time limit)."),
+    max_episode_steps: int = max_episode_steps_option(),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Roll the model out; print the mean return, the normalised score and the data's return."""
@@ -157,10 +165,9 @@ def evaluate_cmd(
         env, notes = _env(env, model.env_id)
         summary = summary or data_returns(model_path)
         target_return, more = _target(target_return, summary)
-        cut, late = _longer_than_data(env, summary, max_episode_steps)
-        notes += more + late
+        notes += more + _longer_than_data(env, summary, max_episode_steps)
         res = evaluate(model, env, target_return=target_return, n_episodes=n_episodes,
-                       seed=seed, **cut)
+                       seed=seed, max_episode_steps=max_episode_steps)
     except (ValueError, TypeError) as exc:
         _fail(_evaluate_error(exc, notes[:1] == [_NO_ENV], dataset is not None))
     for note in notes:  # after the checks: an error stays one line
@@ -197,28 +204,21 @@ def _evaluate_error(exc: Exception, fallback: bool, dataset: bool) -> str:
 
 
 def _longer_than_data(env: str, summary: dict[str, float] | None, cut: int | None
-                      ) -> tuple[dict[str, int], list[str]]:
-    """``evaluate``'s keywords for ``cut`` (``--max-episode-steps``), and the warning to print
-    where the rollouts may run longer than the training data's longest episode
-    (``summary["steps"]``, recorded since issue 68's walk 9: 300-step HalfCheetah-v5 demos,
-    rolled out to the env's 1000 steps, returned -2010 against the data's median -329, and
-    -562 cut at 300 steps)."""
+                      ) -> list[str]:
+    """The warning to print where the rollouts (``cut``, ``--max-episode-steps``, or the env's
+    time limit) may run longer than the training data's longest episode (``summary["steps"]``,
+    recorded since issue 68's walk 9: 300-step HalfCheetah-v5 demos, rolled out to the env's
+    1000 steps, returned -2010 against the data's median -329, and -562 cut at 300 steps)."""
     import gymnasium as gym
 
-    if cut is not None and cut < 1:
-        raise ValueError(f"--max-episode-steps must be >= 1, got {cut}")
-    kw = {} if cut is None else {"max_episode_steps": cut}
-    steps = None if summary is None else summary.get("steps")
+    from iclr25.datasets.control import outlasting
+
     try:
         limit = cut if cut is not None else gym.spec(env).max_episode_steps
     except gym.error.Error:
-        return kw, []   # evaluate names the unknown env
-    if steps is None or limit is None or limit <= steps:
-        return kw, []
-    return kw, [f"warning: the training data's episodes last at most {steps:.0f} steps and the "
-            f"rollouts up to {limit}: their returns are summed over more steps than the "
-            f"data's (--max-episode-steps {steps:.0f} rolls out as long as the data's "
-            "episodes)"]
+        return []   # evaluate names the unknown env
+    steps = None if summary is None else summary.get("steps")
+    return [f"warning: {w}" for w in outlasting(steps, limit, "--max-episode-steps ")]
 
 
 _NO_ENV = ("note: MODEL records no env (train with --env to record it): rolling out in "

@@ -16,6 +16,7 @@ from iclr25._checks import check_int, check_range, resolve_seed
 from iclr25._contract import PositiveInt, checked
 from iclr25._format import num
 from iclr25._optional import require
+from iclr25.datasets.control import env_maker
 
 gym = require("gymnasium", "rl")
 
@@ -61,7 +62,7 @@ class EvalResult:
 @checked
 def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
              n_episodes: PositiveInt = 10, seed: int | torch.Generator | None = 0,
-             **env_kwargs) -> EvalResult:
+             max_episode_steps: PositiveInt | None = None, **env_kwargs) -> EvalResult:
     """Roll the model out in ``n_episodes`` copies of a gymnasium env, stepping them together.
 
     The returns-to-go token starts at ``target_return / rtg_scale`` and drops by each reward.
@@ -71,13 +72,17 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
     ``get_action(returns_to_go, states, actions, timesteps) -> (B, act_dim)`` (another
     library's model wrapped in that signature). ``env_id``: the gymnasium env id; None: the
     model's recorded ``env_id`` (a model read by :func:`~iclr25.lsdt.load` from a file
-    ``lsdt train --env`` or ``save(env_id=...)`` wrote).
+    ``lsdt train --env`` or ``save(env_id=...)`` wrote). ``max_episode_steps``: the rollouts'
+    horizon (None: the env's time limit); the training data's longest episode
+    (``OfflineDataset.longest_episode``) compares returns over as many steps as the data's.
+    ``env_kwargs`` go to ``gymnasium.make``.
 
     Raises:
         TypeError: a ``model`` without one of those (no ``get_action``, ...).
         ValueError: an unknown ``env_id``, or none given for a model that records none; env
             spaces that differ from the model's dims (naming the env the model records); an
-            env time limit longer than the model's ``max_timestep``; ``n_episodes < 1``.
+            env time limit longer than the model's ``max_timestep``; ``n_episodes < 1`` or
+            ``max_episode_steps < 1``.
     """
     if env_id is None:
         env_id = getattr(model, "env_id", None)
@@ -88,7 +93,8 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
     target_return = check_range(target_return, "target_return")
     base = check_int(seed, "seed", 0) if isinstance(seed, int) else \
         int(torch.randint(2**31 - n, (1,), generator=resolve_seed(seed)))
-    envs, o_dim = _make_envs(model, env_id, n, env_kwargs)
+    envs, o_dim = _make_envs(model, env_id, n, {"max_episode_steps": max_episode_steps,
+                                                **env_kwargs})
     p = next(model.parameters())
     model.eval()
     obs = torch.tensor(np.stack([e.reset(seed=base + i)[0] for i, e in enumerate(envs)]),
@@ -143,8 +149,9 @@ def _make_envs(model: Policy, env_id: str, n: int, env_kwargs: dict,
     """``n`` copies of the env and its observation size, checked against the model (``data``:
     the name of the training data the model was just built for, which a dims mismatch then
     names instead of the model). Raises :class:`EnvError`."""
+    make = env_maker(env_id, **env_kwargs)
     try:
-        envs = [gym.make(env_id, **env_kwargs) for _ in range(n)]
+        envs = [make() for _ in range(n)]
     except gym.error.Error as exc:
         raise EnvError(env_id, f"is not a registered gymnasium env ({exc})") from None
     limit = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
