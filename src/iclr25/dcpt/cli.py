@@ -14,6 +14,7 @@ from iclr25._cli import (
     choice,
     image_jobs,
     output_path,
+    threads_verb,
     training_verb,
     warning_lines,
 )
@@ -211,6 +212,7 @@ def finetune_cmd(
 
 
 @app.command("restore")
+@threads_verb
 def restore_cmd(
     model: Path = typer.Argument(..., help="A .safetensors restorer."),
     source: Path = typer.Argument(..., help="An image file or a folder of images."),

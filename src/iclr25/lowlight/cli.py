@@ -13,6 +13,7 @@ from iclr25._cli import (
     choice,
     image_jobs,
     output_path,
+    threads_verb,
     training_verb,
     warning_lines,
 )
@@ -75,6 +76,7 @@ def fit(dark_dir: Path = typer.Argument(..., help="folder (or file) of dark imag
 
 
 @app.command("enhance")
+@threads_verb
 def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fit"),
                 inp: Path = typer.Argument(..., help="image file or folder"),
                 out: Path = typer.Argument(..., help="output file or folder"),

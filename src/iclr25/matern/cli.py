@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from iclr25._cli import fail as _fail
-from iclr25._cli import output_path
+from iclr25._cli import output_path, threads_verb
 
 app = typer.Typer(help="Matérn kernels: watertight surfaces from oriented points (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -19,6 +19,7 @@ def _group() -> None:
 
 
 @app.command()
+@threads_verb
 def reconstruct(
     cloud: Path = typer.Argument(..., help="Oriented points: .ply (x y z nx ny nz), "
                                            ".xyz/.txt (6 columns) or .npz (points, normals)."),
