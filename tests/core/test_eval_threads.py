@@ -1,6 +1,7 @@
-"""``--threads`` on the verbs that run a fitted model over the user's data without training
-(issue 68, walk 10): `matern reconstruct` (a kernel grid split across torch's threads),
-`dcpt restore` and `lowlight enhance` (networks), beside `lsdt evaluate` and `gsd evaluate`.
+"""``--threads`` on every verb that runs a fitted model over the user's data without training
+(issue 68, walk 10): `matern reconstruct` (a kernel grid split across torch's threads), the
+networks' `dcpt restore|classify`, `lowlight enhance`, `toss predict`, `comm embed`, `urlost
+embed`, `v3 encode` and `cox predict`, beside `lsdt evaluate` and `gsd evaluate`.
 A user on a shared 2-core machine asked `matern reconstruct --threads 1` as README says the
 training verbs take it, and got "No such option"."""
 
@@ -17,8 +18,10 @@ from typer.testing import CliRunner
 runner = CliRunner()
 
 #: Verbs that evaluate a model (no training) and take --threads (iclr25._cli.threads_verb).
-EVAL_VERBS = (("matern", "reconstruct"), ("dcpt", "restore"), ("lowlight", "enhance"),
-              ("lsdt", "evaluate"), ("gsd", "evaluate"))
+EVAL_VERBS = (("matern", "reconstruct"), ("dcpt", "restore"), ("dcpt", "classify"),
+              ("lowlight", "enhance"), ("toss", "predict"), ("comm", "embed"),
+              ("urlost", "embed"), ("v3", "encode"), ("cox", "predict"), ("lsdt", "evaluate"),
+              ("gsd", "evaluate"))
 
 
 @pytest.mark.parametrize(("group", "verb"), EVAL_VERBS)

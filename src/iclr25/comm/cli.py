@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, input_file, output_path, training_verb
+from iclr25._cli import EngineArgs, check_seed, input_file, output_path, threads_verb, training_verb
 from iclr25._cli import fail as _fail
 from iclr25._io import ARRAY_OUTPUTS, read_matrix
 
@@ -100,6 +100,7 @@ def fit(
 
 
 @app.command()
+@threads_verb
 def embed(
     model: Path = typer.Argument(..., help="A model written by `iclr25 comm fit`."),
     files: list[str] = typer.Argument(..., help="One file per modality; '-' = missing."),

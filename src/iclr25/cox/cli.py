@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, input_file, output_path, training_verb
+from iclr25._cli import EngineArgs, check_seed, input_file, output_path, threads_verb, training_verb
 from iclr25._cli import fail as _fail
 from iclr25._io import read_matrix
 
@@ -136,6 +136,7 @@ def fit(
 
 
 @app.command()
+@threads_verb
 def predict(
     model: Path = typer.Argument(..., help="A model written by `iclr25 cox fit`."),
     X: Path = typer.Argument(..., help="OOM inputs (n, d): .npy, .csv, .parquet (file or "

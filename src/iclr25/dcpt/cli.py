@@ -316,6 +316,7 @@ def _classified(ck, x, name: str, fallback: str, low: list[str]) -> tuple[str, s
 
 
 @app.command("classify")
+@threads_verb
 def classify_cmd(
     model: Path = typer.Argument(..., help="A .safetensors saved with its classifier."),
     source: Path = typer.Argument(..., help="An image file or folder."),

@@ -17,6 +17,7 @@ from iclr25._cli import (
     input_file,
     option_words,
     output_path,
+    threads_verb,
     training_verb,
     warning_lines,
 )
@@ -208,6 +209,7 @@ def fit(
 
 
 @app.command()
+@threads_verb
 def predict(
     model: Path = typer.Argument(..., help="A model written by `iclr25 toss fit`."),
     data: Path = typer.Argument(..., help="Inputs: .csv with the training feature columns, "

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
+from iclr25._cli import EngineArgs, check_seed, output_path, threads_verb, training_verb
 from iclr25._io import ARRAY_OUTPUTS, column_names, read_matrix, write_array
 
 app = typer.Typer(help="URLOST: tokens and representations for data with no known topology "
@@ -137,6 +137,7 @@ def fit(
 
 
 @app.command()
+@threads_verb
 def embed(
     model_file: Path = typer.Argument(..., help="A model written by `urlost fit` (.safetensors)."),
     file: Path = typer.Argument(..., help="Samples to embed: .npy, .csv, .parquet (file or "

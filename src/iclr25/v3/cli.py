@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, output_path, training_verb
+from iclr25._cli import EngineArgs, check_seed, output_path, threads_verb, training_verb
 from iclr25._cli import fail as _fail
 from iclr25._io import ARRAY_OUTPUTS, read_npy
 
@@ -113,6 +113,7 @@ def fit(
 
 
 @app.command()
+@threads_verb
 def encode(
     model_path: Path = typer.Argument(..., help="A model written by 'iclr25 v3 fit'."),
     seqs: Path = typer.Argument(..., help="Float .npy with the model's fragment shape, or a "
