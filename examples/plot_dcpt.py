@@ -58,7 +58,8 @@ guesses = [kinds[int(p.argmax())] for p in probs]
 # degradation the classifier named, scored beside the input and that kind's classical
 # restorer; fallback="input" returns the input wherever the check does not score ours at
 # least `margin` (without a reference 1 dB for noise; for blur 0 dB by the posterior PSNR
-# and, always, 5 dB by the re-blur by its kernel) above it
+# and, always, 5 dB by the re-blur by its kernel) above it; for a kind only NIQE judges
+# (rain, haze, ...), which cannot see a small loss, the input
 restored = torch.cat([dcpt.restore(restorer, degraded[j:j + 1], degradation=guess,
                                    fallback="input") for j, guess in enumerate(guesses)])
 fig, axes = plt.subplots(2, 3, figsize=(9, 6))

@@ -362,3 +362,23 @@ def test_classical_motion_blur_is_unsharp_masking_of_every_pixel(clean):
         x[0, c].double().numpy(), radius=2, amount=1)) for c in range(3)]).float()
     torch.testing.assert_close(out[0], per_channel.clamp(0, 1), atol=1e-5, rtol=0)
     assert torch.equal(out, classical(x, "motion_blur"))
+
+
+def test_niqe_judges_no_output_so_the_default_keeps_the_input(clean):
+    # issue 68 walk 10: on motion blur NIQE passed outputs 0.014-0.040 dB below the input;
+    # a naturalness score cannot see that, so where it is the measure the default keeps the
+    # input, whatever the scores, and fallback="none" returns ours with the warning
+    blurred = degrade(clean, "motion_blur", seed=0)[None]
+    ours = (blurred + 0.01 * torch.randn(blurred.shape, generator=torch.Generator()
+                                         .manual_seed(0))).clamp(0, 1)   # input + a little noise
+
+    class Almost(torch.nn.Module):
+        def forward(self, x):
+            return ours.to(x)
+
+    with pytest.warns(RestorationWarning, match="not judged, NIQE scores naturalness"):
+        out = restore(Almost(), blurred, degradation="motion_blur")
+    assert torch.equal(out, blurred)
+    with pytest.warns(RestorationWarning, match="fallback='input' returns the input"):
+        out = restore(Almost(), blurred, degradation="motion_blur", fallback="none")
+    assert torch.equal(out, ours)

@@ -238,8 +238,8 @@ def restore_cmd(
                                "the input and the classical restorer (by PSNR with "
                                "--reference; else estimated PSNR for noise, posterior and "
                                "re-blurred PSNRs for blur and defocus, exposure/cast/noise "
-                               "PSNR for low_light, NIQE otherwise) "
-                               "and warn where ours is worse."),
+                               "PSNR for low_light, NIQE otherwise: it judges no output, "
+                               "so the default keeps the input) and warn where ours is worse."),
     tile: int = typer.Option(None, "--tile", help="Process in tiles of this side."),
 ) -> None:
     """Restore an image or every image in a folder, checking each against the input and the

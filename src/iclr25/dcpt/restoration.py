@@ -70,7 +70,10 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
       most of it below its noise floor: ``iclr25._guard.not_underexposed``) is not judged,
       and the default keeps it;
     * otherwise: NIQE (lower is better), the no-reference score restoration papers report
-      where no reference exists; it sees noise, blur, ringing and blocking, not colour.
+      where no reference exists; it sees noise, blur, ringing and blocking, not colour, and
+      scores naturalness, not fidelity to the input, so it judges no output against the
+      input: the default keeps the input (issue 68 walk 10: motion-blur outputs 0.01-0.04 dB
+      below their input passed it); ``fallback="none"`` returns ours with the scores.
 
     Knowing the degradation matters twice: it picks the classical restorer, and a model
     fine-tuned for that one degradation (``iclr25 dcpt finetune --degradation KIND``, the
