@@ -125,7 +125,7 @@ class _ClientObjective:
         self.client_labels = labels
         self.counts = counts
         self.lo, self.hi = 0, n
-        self._L: float | None = None
+        self._eig: float | None = None   # _max_block_eig, read by L and data_scale
 
     def _init_sparse(self, A, y: ArrayLike, clients: ArrayLike, alpha: float) -> None:
         """Rows as COO triplets sorted by client; per-row targets; no dense copy of A."""
@@ -148,7 +148,7 @@ class _ClientObjective:
         self.n_clients, self.n_samples = len(labels), N
         self.client_labels = labels
         self.lo, self.hi = 0, len(labels)
-        self._L = None
+        self._eig = None
 
     def _triplets(self) -> None:
         """rows, cols, vals and the local client of each stored entry, from ``self._A``."""
@@ -177,9 +177,7 @@ class _ClientObjective:
     @property
     def L(self) -> float:
         """max_i smoothness of f_i (≥ that of g, which is α/2)."""
-        if self._L is None:
-            self._L = self._curvature_scale() * self._max_block_eig() + self.mu
-        return self._L
+        return self._curvature_scale() * self._max_block_eig() + self.mu
 
     @property
     def data_scale(self) -> float:
@@ -189,13 +187,18 @@ class _ClientObjective:
         return self._max_block_eig() ** 0.5
 
     def _max_block_eig(self) -> float:
+        """max_i n λ_max(A_iᵀA_i)/N, computed once (an eigendecomposition per client)."""
+        if self._eig is not None:
+            return self._eig
         if self.sparse:
-            return max(_sq_norm2(self._A[int(s):int(e)])
-                       for s, e in zip(self.row_start[:-1], self.row_start[1:], strict=True)
-                       ) * self.n_clients / self.n_samples
-        A = self.Ab.detach().to("cpu", torch.float64)
-        G = A.mT @ A if A.shape[1] >= A.shape[2] else A @ A.mT   # same nonzero spectrum
-        return float(torch.linalg.eigvalsh(G)[:, -1].max()) * self.n_clients / self.n_samples
+            top = max(_sq_norm2(self._A[int(s):int(e)])
+                      for s, e in zip(self.row_start[:-1], self.row_start[1:], strict=True))
+        else:
+            A = self.Ab.detach().to("cpu", torch.float64)
+            G = A.mT @ A if A.shape[1] >= A.shape[2] else A @ A.mT   # same nonzero spectrum
+            top = float(torch.linalg.eigvalsh(G)[:, -1].max())
+        self._eig = top * self.n_clients / self.n_samples
+        return self._eig
 
     def _rows(self):
         """(A, b) of every row as float64 numpy (A a scipy CSR when X was sparse)."""
