@@ -6,7 +6,15 @@ import torch
 from typer.testing import CliRunner
 
 from iclr25.cli import app
-from iclr25.locodl import ClientLogistic, DistributedComm, LoCoDLClassifier, RandK, locodl
+from iclr25.locodl import (
+    ClientLogistic,
+    DistributedComm,
+    LoCoDLClassifier,
+    RandK,
+    diana,
+    gd,
+    locodl,
+)
 
 g = np.random.default_rng(0)
 X = g.normal(size=(40, 3))
@@ -102,3 +110,31 @@ def test_cli_refusals_name_the_option_as_typed(tmp_path, args, said):
     np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="a,b,c,lab", comments="")
     r = CliRunner().invoke(app, ["locodl", "fit", str(csv), "--label", "lab", *args])
     assert r.exit_code == 2 and said in r.output, r.output
+
+
+@pytest.mark.parametrize("scale, dtype, match", [
+    # finite values whose squares overflow: torch's eigh raised LinAlgError (float64) and a
+    # float32 step size underflowed ("gamma must lie in (0, 4.06e-40), got 4.06e-40")
+    (1e160, np.float64, "X's values reach [0-9.]+e\\+[0-9]+: .*overflow float64"),
+    (1e20, np.float32, "X's values reach [0-9.]+e\\+[0-9]+: .*overflow float32"),
+    # L/mu ~ 1e19: 2/(L + mu) rounded to 2/L ("gamma must lie in (0, 4.06e-16), got 4.06e-16")
+    (1e8, np.float64, "condition number L/mu = .*e\\+1[6-9].*rescale the data"),
+])
+def test_values_too_large_for_the_dtype_are_refused_by_name(scale, dtype, match):
+    Xs = (X * scale).astype(dtype)
+    Xc = Xs.copy()
+    with pytest.raises(ValueError, match=match):
+        LoCoDLClassifier(n_clients=4, max_iter=10).fit(Xs, y)
+    np.testing.assert_array_equal(Xs, Xc)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 5 rounds
+@pytest.mark.parametrize("algorithm", [locodl, gd, diana])
+def test_condition_number_beyond_float64_is_refused(algorithm):
+    f = ClientLogistic(X * 1e8, y, C, 0.1)
+    assert 2 / (f.L + f.mu) == 2 / f.L   # the defaults' step sizes would sit on their bound
+    with pytest.raises(ValueError, match="condition number"):
+        algorithm(f, "none" if algorithm is gd else RandK(1), max_iter=5)
+    ok = ClientLogistic(X * 1e5, y, C, 0.1)   # L/mu ~ 1e11: still runs
+    run = algorithm(ok, "none" if algorithm is gd else RandK(1), max_iter=5, tol=1e300)
+    assert run.x.shape == (3,)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -121,6 +122,11 @@ class _Setup:
                                  f"{tuple(xs.shape)}")
             self.x_star = xs.to(self.dev, self.dtype)
         self.L, self.mu = objective.L, objective.mu
+        if self.mu < 4 * sys.float_info.epsilon * self.L:  # 2/(L + μ) rounds to 2/L
+            raise ValueError(f"the objective's condition number L/mu = {self.L / self.mu:.3g} "
+                             "is beyond float64's resolution, so no step size is left; "
+                             "rescale the data (standardise its columns, or divide it by "
+                             "the objective's data_scale) or raise alpha")
         self.comm = SimulatedComm() if comm is None else comm
         if not hasattr(self.comm, "setup"):
             raise TypeError(f"comm must be SimulatedComm or DistributedComm, got "

@@ -184,7 +184,7 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     before any work; c is the objective's ``data_scale`` for ``scale="global"`` (1 for "none"
     or an all-zero X); X/c is float64 for an integer X, as the estimator fits one, float32
     for a float32 X; without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
-    from iclr25.locodl.objectives import ClientLogistic, is_sparse
+    from iclr25.locodl.objectives import ClientLogistic, check_magnitude, is_sparse
 
     clf._check_params(X.shape[0])
     if X.shape[1] < 1:   # else the compressor's check: "--d must lie in [1, inf], got 0"
@@ -201,10 +201,7 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
         cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
     if not is_sparse(X) and X.dtype.kind in "biu":   # as the estimator fits it (not float32)
         X = X.astype(np.float64)
-    top = float(max(X.max(), -X.min()))   # numpy or scipy.sparse: no |X| copy
-    if not top * top * X.shape[0] * X.shape[1] < float("inf"):   # AᵀA, L: inf, eigh fails
-        raise ValueError(f"DATA's values reach {top:.3g}: their squared sums overflow "
-                         "float64; divide DATA by a power of ten first")
+    check_magnitude(X, "DATA")
     objective = ClientLogistic(X, y, cid, clf.alpha)
     c = objective.data_scale if scale == "global" else 1.0
     Xc, c = (X / c, c) if c > 0 and c != 1.0 else (X, 1.0)

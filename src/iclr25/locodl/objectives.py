@@ -52,6 +52,17 @@ def check_sparse(X: ArrayOrSparse, name: str = "X"):
     return A
 
 
+def check_magnitude(X: ArrayOrSparse, name: str = "X") -> None:
+    """Refuse a finite floating ``X`` whose squared sums overflow its dtype (XᵀX, L: inf;
+    float64's eigendecomposition fails with a LinAlgError, float32's step size underflows);
+    numpy, scipy.sparse or torch."""
+    info = torch.finfo(X.dtype) if isinstance(X.dtype, torch.dtype) else np.finfo(X.dtype)
+    top = float(max(X.max(), -X.min()))   # no |X| copy
+    if not top * top * X.shape[0] * X.shape[1] < float(info.max):
+        raise ValueError(f"{name}'s values reach {top:.3g}: their squared sums overflow "
+                         f"{info.dtype}; divide {name} by a power of ten first")
+
+
 def _check_clients(clients: ArrayLike, N: int, device: torch.device) -> torch.Tensor:
     c = as_tensor(clients, "client_ids", ndim=1)
     if c.is_floating_point() or c.dtype == torch.bool:
