@@ -342,6 +342,51 @@ centre-cropped to a 4:3 window.
   failed for every one. Round 14's generated night sky (single-pixel stars, a moon) read
   neither near-black (0.00) nor blob-on-dark (0.30-0.35) at 4-px blocks.
 
+* low light's exposure across plausible keys (``--set lowlight-key-range``, run with
+  ``--quick``; h68ll15; the candidates, the rule and the merge condition written down and
+  committed before any candidate was measured): walk 10 found an output returned worse than
+  its input on a dark-toned scene that is not low-key (a cell crop, reference mean 0.25,
+  key +0.54): the exposure measure scores tones against typical photos' (mean 0.456), so
+  it read the input at 6.29 dB (12.82 by the reference) and passed an over-brightened
+  output (13.11; 9.89 by the reference). No measure without a reference knows a scene's
+  true key; the question is what the default does when the plausible keys disagree. Each
+  candidate is a function of the input and the output only (:func:`key_range_candidates`);
+  its gain is ours' score minus the input's, in dB, and ours is returned where the gain
+  reaches the default margin (``MARGINS["exposure"]``, 1 dB) and ``not_underexposed``
+  gives a reason for none (unchanged). Constants are the definitions' (the
+  :data:`iclr25._guard.PRISTINE` photos' own statistics), none fitted:
+
+  * main's rule (a candidate; ties go to it): the gain by ``lowlight_psnr``, the tones
+    against :func:`iclr25._guard.natural_tones` (the PRISTINE photos pooled);
+  * **(a) pristine tones, worst case**: the same PSNR (tone error, colour cast, noise)
+    against each PRISTINE photo's own luma distribution and the pooled one (8 ideals);
+    the gain is the least over them (ours must beat the input under every member);
+  * **(a') the pooled tones at the PRISTINE keys, worst case**: the pooled tones put by a
+    power curve ``t^γ`` at each PRISTINE photo's log-average luma (Reinhard's key value,
+    ``exp mean log max(L, 1/255)``, 1/255 the least level 8 bits encode above black:
+    0.227 (astronaut) to 0.464 (gravel); ``γ_j = log L̄_j / log L̄_pooled``, since a power
+    curve raises a log-average to its power; the 256 quantiles' log-average then reads
+    0.239 to 0.455) and the pooled tones themselves (8 ideals); the gain is the least over
+    them;
+  * **(c) bounded brightening**: main's gain where ours' log-average luma lies within the
+    PRISTINE photos' (0.227 to 0.464), ``-inf`` (the input kept) where it lies outside.
+
+  **Rule**: pooled over every in-repo low-light development set
+  (:func:`key_range_dev_cases`: the first set, ``lowlight-fresh``, rounds 3, 6, 7, 8, 9,
+  13 and 14, and walk 10's 8 + 3 images darkened its way (:func:`walk10_photos`,
+  :func:`walk10_darken`: exposure 0.12, cast 0.6 / 0.85 / 1, γ 1.1, Poisson 400 e-, read σ
+  0.003, its seeds; equal to the walk's files to 3e-8) with round 7's outputs and the
+  tool's network), at the default margin:
+  the fewest outputs returned worse than the input (quiet & worse); among those the
+  highest agreement; ties go to main's rule. The table (each candidate, pooled and per
+  set: warned & worse / warned & better / quiet & worse / quiet & better, agreement,
+  returned worse) and the pick go into this docstring. **Merge condition**: on the new
+  held-out round 15 (``--set round15-lowlight``, declared after this and before the table
+  runs), measured once, the pick returns no more outputs worse than main's rule, none
+  worse on its dark-toned subset, and agrees with the reference at least as often as
+  main's rule minus 2 points; only then does the default (``iclr25._guard``'s exposure
+  measure) change; otherwise no default changes (the sets, the rule and the tables stay).
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -648,12 +693,14 @@ def prev_exposure(o: torch.Tensor, y: torch.Tensor) -> float:
 
 def lowlight_cases(clean: dict[str, torch.Tensor], steps: int, seed: int,
                    fresh: bool = False, dark_params: tuple[dict, ...] | None = None,
-                   outputs=None, darken=None) -> list[dict]:
+                   outputs=None, darken=None, dark=None, gains=None) -> list[dict]:
     """One record per (photo, darkening, output): the reference PSNRs and each measure's
     scores. ``fresh``: :data:`FRESH_DARK` and :func:`fresh_outputs` (else the library's
     default darkening, 2 draws, and :func:`old_outputs`); ``dark_params`` and ``outputs``
     (round 3) override both; ``darken(J, p, seed)`` (round 9) replaces ``degrade``'s low
-    light for ``dark_params``."""
+    light for ``dark_params``; ``dark`` ((name, d) -> the dark image; walk 10) replaces
+    all of them. ``gains`` (name -> f(output, input), each (1, 3, H, W), -> dB; h68ll15):
+    each candidate's gain of the output over the input, in the record's ``"gains"``."""
     from iclr25 import _guard
     from iclr25._guard import lowlight_psnr, niqe
     from iclr25.lowlight import ZeroReferenceEnhancer
@@ -661,7 +708,9 @@ def lowlight_cases(clean: dict[str, torch.Tensor], steps: int, seed: int,
     # round 6's no-verdict rule, where the imported library has it (main before round 7)
     unjudged = getattr(_guard, "not_underexposed", None)
 
-    if darken is not None:
+    if dark is not None:
+        pass
+    elif darken is not None:
         dark = {(n, d): darken(J, p, seed + 10 * i + d)
                 for i, (n, J) in enumerate(clean.items()) for d, p in enumerate(dark_params)}
     elif fresh or dark_params:
@@ -692,6 +741,8 @@ def lowlight_cases(clean: dict[str, torch.Tensor], steps: int, seed: int,
                    "grey": grey, "why": why, "x": y}
             for m in measures:
                 rec[m] = (sc[m][oname], s_in[m], sc[m][best[m]])
+            if gains:
+                rec["gains"] = {k: float(g(o[None], y[None])) for k, g in gains.items()}
             if grey:
                 tint = float(colour_cast(o[None], J[None]))   # J grey: the output's chroma
                 rec["colour"] = (tint > 1 / 255, float(colour_cast(o[None], y[None])) > 1 / 255)
@@ -2377,24 +2428,28 @@ def lowkey_candidates() -> dict[str, object]:
             & (_log_position(x, 0.5) < 0.5)}
 
 
-def lowlight_dev_cases(side: int, steps: int, seed: int) -> dict[str, list[dict]]:
+def lowlight_dev_cases(side: int, steps: int, seed: int,
+                       gains=None) -> dict[str, list[dict]]:
     """The low-light development sets' records (the first set, ``lowlight-fresh``, rounds
     3, 6, 7, 8 and 9, each as its own ``--set`` builds it; round 8 at 192 px and round 9 at
-    256 px as measured), name -> :func:`lowlight_cases` records."""
+    256 px as measured), name -> :func:`lowlight_cases` records (with ``gains``)."""
     return {
-        "first": lowlight_cases(photos(side), steps, seed),
-        "fresh": lowlight_cases(fresh_photos(side), steps, seed, fresh=True),
+        "first": lowlight_cases(photos(side), steps, seed, gains=gains),
+        "fresh": lowlight_cases(fresh_photos(side), steps, seed, fresh=True, gains=gains),
         "round 3": lowlight_cases(new_photos(side), steps, seed, dark_params=NEW_DARK,
-                                  outputs=new_lowlight_outputs),
+                                  outputs=new_lowlight_outputs, gains=gains),
         "round 6": lowlight_cases(round6_dark_photos(side), steps, seed + 2000,
-                                  dark_params=ROUND6_DARK, outputs=round6_lowlight_outputs),
+                                  dark_params=ROUND6_DARK, outputs=round6_lowlight_outputs,
+                                  gains=gains),
         "round 7": lowlight_cases(round7_lowlight_photos(side), steps, seed + 3000,
-                                  dark_params=ROUND7_DARK, outputs=round7_lowlight_outputs),
+                                  dark_params=ROUND7_DARK, outputs=round7_lowlight_outputs,
+                                  gains=gains),
         "round 8": lowlight_cases(round8_lowlight_photos(192), steps, seed + 4000,
-                                  dark_params=ROUND8_DARK, outputs=round7_lowlight_outputs),
+                                  dark_params=ROUND8_DARK, outputs=round7_lowlight_outputs,
+                                  gains=gains),
         "round 9": lowlight_cases(round9_lowlight_photos(256), steps, seed + 5000,
                                   dark_params=ROUND9_DARK, outputs=round7_lowlight_outputs,
-                                  darken=round9_darken)}
+                                  darken=round9_darken, gains=gains)}
 
 
 def run_lowkey_candidates(side: int, steps: int, seed: int) -> None:
@@ -2941,6 +2996,241 @@ def run_round14_lowlight(side: int, steps: int, seed: int) -> None:
     fallback_report("low light, round 14", recs)
 
 
+# --- low light's exposure across plausible keys (issue 68, h68ll15): candidates, round 15 ------
+
+#: The darkest level 8 bits encode above black: the floor of the log-average luma
+#: (:func:`log_average`), so a black pixel does not send the log to -inf.
+LOG_FLOOR = 1 / 255
+
+
+def log_average(x: torch.Tensor) -> torch.Tensor:
+    """Each image's log-average luma (Reinhard's key value), ``exp mean log max(L,
+    :data:`LOG_FLOOR`)``, L the BT.601 luma: (B, 3, H, W) -> (B,) float64."""
+    from iclr25._guard import _luma_map
+
+    return _luma_map(x).flatten(1).clamp(min=LOG_FLOOR).log().mean(1).exp()
+
+
+def _tone_log_average(t: torch.Tensor) -> float:
+    """:func:`log_average` of a tone distribution ``t`` (its quantiles, (TONE_LEVELS,))."""
+    return float(t.clamp(min=LOG_FLOOR).log().mean().exp())
+
+
+def pristine_tones() -> dict[str, torch.Tensor]:
+    """Each :data:`iclr25._guard.PRISTINE` photo's own luma quantiles (``_tones``), name ->
+    (TONE_LEVELS,) float64, and the pooled ones (``natural_tones``) as ``"pooled"``."""
+    from iclr25._guard import PRISTINE, _tones, natural_tones
+    from iclr25.datasets.images import load_image
+
+    return {n: _tones(load_image(n).double()[None])[0] for n in PRISTINE} | {
+        "pooled": natural_tones()}
+
+
+def pristine_keys() -> dict[str, float]:
+    """Each PRISTINE photo's log-average luma (:func:`log_average`; 0.227 astronaut to 0.464
+    gravel), name -> float."""
+    from iclr25._guard import PRISTINE
+    from iclr25.datasets.images import load_image
+
+    return {n: float(log_average(load_image(n).double()[None])) for n in PRISTINE}
+
+
+def keyed_tones() -> dict[str, torch.Tensor]:
+    """The pooled tones (``natural_tones``) put by a power curve ``t^γ`` at each PRISTINE
+    photo's log-average (``γ = log L̄_j / log L̄_pooled``), and the pooled tones themselves
+    (``"pooled"``): name -> (TONE_LEVELS,) float64."""
+    from iclr25._guard import natural_tones
+
+    t = natural_tones()
+    lp = math.log(_tone_log_average(t))
+    return {n: t.clamp(min=0) ** (math.log(k) / lp) for n, k in pristine_keys().items()} | {
+        "pooled": t}
+
+
+def _worst_gain(ideals: dict[str, torch.Tensor]):
+    """The gain (dB) of an output over its input by ``lowlight_psnr``'s terms (tone error,
+    colour cast, noise) with the tones scored against each of ``ideals``, the least over
+    them: f(o, y) -> (B,) float64, o and y (B, 3, H, W)."""
+    from iclr25._guard import _tones, colour_cast, noise_sigma
+
+    ref = torch.stack(list(ideals.values()))                     # (M, TONE_LEVELS)
+
+    def score(z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        z = z.detach().cpu().double()
+        t2 = (_tones(z)[:, None] - ref[None]).pow(2).mean(-1)     # (B, M)
+        rest = colour_cast(z, y) ** 2 + noise_sigma(z).cpu() ** 2
+        return 10 * torch.log10(1 / (t2 + rest[:, None]).clamp(min=1e-10))
+
+    def gain(o: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return (score(o, y) - score(y, y)).min(1).values
+
+    return gain
+
+
+def _main_gain(o: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Main's gain (dB): ``lowlight_psnr`` of the output minus the input's."""
+    from iclr25._guard import lowlight_psnr
+
+    return lowlight_psnr(o, y) - lowlight_psnr(y, y)
+
+
+def key_range_candidates() -> dict[str, object]:
+    """The candidates of ``--set lowlight-key-range`` (module docstring; h68ll15): name ->
+    gain f(o, y) in dB, each a function of the output and the input only; main's first."""
+    keys = pristine_keys()
+    lo, hi = min(keys.values()), max(keys.values())
+
+    def bounded(o: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        k = log_average(o)
+        return torch.where((k >= lo) & (k <= hi), _main_gain(o, y),
+                           torch.full_like(k, -math.inf))
+
+    return {"main": _main_gain,
+            "(a) pristine tones, worst case": _worst_gain(pristine_tones()),
+            "(a') pooled tones at the pristine keys, worst case": _worst_gain(keyed_tones()),
+            "(c) bounded brightening": bounded}
+
+
+#: Walk 10's darkening (issue 68, /work/runs/h68walk10/files/make_images.py): ``Poisson(λ ·
+#: k · c · J^γ)/λ + N(0, σ_r²)``, clipped, 8 bits; ``c`` a cool cast per channel.
+WALK10_DARK = {"k": 0.12, "cast": (0.6, 0.85, 1.0), "gamma": 1.1, "lam": 400.0,
+               "read_sigma": 0.003}
+
+
+def walk10_darken(J: torch.Tensor, p: dict, seed: int) -> torch.Tensor:
+    """``J`` (3, h, w) in [0, 1] darkened walk 10's way by ``p`` (:data:`WALK10_DARK`'s
+    keys), numpy's generator seeded by ``seed`` drawn in (h, w, 3) order as the walk did;
+    float64, 8 bits."""
+    r = np.random.default_rng(seed)
+    lin = np.clip(J.permute(1, 2, 0).numpy(), 0, 1) ** p["gamma"] * p["k"] * np.array(p["cast"])
+    d = np.clip(r.poisson(lin * p["lam"]) / p["lam"] + p["read_sigma"]
+                * r.standard_normal(lin.shape), 0, 1)
+    return torch.from_numpy((d * 255).round() / 255).permute(2, 0, 1).contiguous()
+
+
+def _walk10_voronoi(seed: int) -> np.ndarray:
+    """Walk 10's Voronoi mosaic (96 × 96 × 3 in [0, 1]): 25 cells of random colour, dark
+    borders."""
+    r = np.random.default_rng(seed)
+    pts, cols = r.uniform(0, 96, (25, 2)), r.uniform(0.1, 0.95, (25, 3))
+    yy, xx = np.mgrid[:96, :96]
+    dist = (yy[..., None] - pts[:, 0]) ** 2 + (xx[..., None] - pts[:, 1]) ** 2
+    img = cols[dist.argmin(-1)]
+    edge = np.sort(dist, -1)
+    img[(np.sqrt(edge[..., 1]) - np.sqrt(edge[..., 0])) < 1.2] = 0.05
+    return img
+
+
+def walk10_photos() -> dict[str, tuple[torch.Tensor, torch.Tensor, int]]:
+    """Walk 10's 8 + 3 clean images (96 × 96, as its make_images.py makes them): 192-px
+    crops of ``immunohistochemistry`` and ``cell``, ``microaneurysms`` whole, resized to
+    96, and Voronoi mosaics; name -> (the reference as the walk wrote it, 8 bits; the
+    image it darkened, before 8 bits; both (3, 96, 96) float64; its darkening seed)."""
+    import skimage.data as d
+    from skimage.transform import resize
+
+    def rgb(a):
+        return np.repeat(a[..., None], 3, -1) if a.ndim == 2 else a
+
+    def crop(im, y, x, s=192):
+        return resize(rgb(im)[y:y + s, x:x + s] / 255.0, (96, 96), anti_aliasing=True)
+
+    ihc, cell, mic = d.immunohistochemistry(), d.cell(), d.microaneurysms()
+    imgs = {"ihc_a": crop(ihc, 0, 0), "ihc_b": crop(ihc, 300, 50), "ihc_c": crop(ihc, 100, 300),
+            "cell_a": crop(cell, 50, 50), "cell_b": crop(cell, 400, 300),
+            "micro": resize(rgb(mic) / 255.0, (96, 96)),
+            "voro_1": _walk10_voronoi(1), "voro_2": _walk10_voronoi(2),
+            "ihc_t": crop(ihc, 300, 300), "cell_t": crop(cell, 250, 150),
+            "voro_t": _walk10_voronoi(3)}
+    seeds = [0, 1, 2, 3, 4, 5, 6, 7, 50, 51, 52]
+    return {n: (torch.from_numpy((np.clip(a, 0, 1) * 255).round() / 255).permute(2, 0, 1)
+                .contiguous(), torch.from_numpy(np.ascontiguousarray(a)).permute(2, 0, 1), s)
+            for (n, a), s in zip(imgs.items(), seeds, strict=True)}
+
+
+def walk10_cases(steps: int, seed: int, gains=None) -> list[dict]:
+    """Walk 10's images darkened its way (:func:`walk10_darken`, its seeds), with round 7's
+    outputs and the tool's network: :func:`lowlight_cases` records."""
+    ph = walk10_photos()
+    clean = {n: J for n, (J, _, _) in ph.items()}
+    dark = {(n, 0): walk10_darken(v, WALK10_DARK, s) for n, (_, v, s) in ph.items()}
+    return lowlight_cases(clean, steps, seed + 8000, outputs=round7_lowlight_outputs,
+                          dark=dark, gains=gains)
+
+
+def key_range_dev_cases(side: int, steps: int, seed: int, gains) -> dict[str, list[dict]]:
+    """Every in-repo low-light development set (h68ll15): :func:`lowlight_dev_cases`, rounds
+    13 and 14 (256 px, as measured) and walk 10's (:func:`walk10_cases`), each record with
+    the candidates' ``gains``."""
+    return lowlight_dev_cases(side, steps, seed, gains) | {
+        "round 13": lowlight_cases(round13_lowlight_photos(256), steps, seed + 6000,
+                                   dark_params=ROUND13_DARK, outputs=round7_lowlight_outputs,
+                                   darken=round9_darken, gains=gains),
+        "round 14": lowlight_cases(round14_lowlight_photos(256), steps, seed + 7000,
+                                   dark_params=ROUND14_DARK, outputs=round7_lowlight_outputs,
+                                   darken=round9_darken, gains=gains),
+        "walk 10": walk10_cases(steps, seed, gains)}
+
+
+def _gain_confusion(recs: list[dict], name: str, margin: float) -> np.ndarray:
+    """:func:`_ll_confusion` with candidate ``name``'s gain in place of main's score: ours
+    returned where the gain reaches ``margin`` (NaN does not) and the input is judged."""
+    t = np.zeros((2, 2), int)
+    for r in recs:
+        o, i, _ = r["ref"]
+        t[int(bool(r["gains"][name] >= margin) and not r.get("why")), int(o >= i)] += 1
+    return t
+
+
+def key_range_table(sets: dict[str, list[dict]], names) -> str:
+    """Print, per candidate, the pooled and per-set counts at the default margin (warned &
+    worse / warned & better / quiet & worse / quiet & better), agreement and outputs
+    returned worse; return the candidate the rule picks: the fewest returned worse pooled,
+    then the highest pooled agreement, ties to main (listed first)."""
+    from iclr25._guard import MARGINS
+
+    m = MARGINS["exposure"]
+    best, key = None, None
+    for name in names:
+        pooled, cells = np.zeros((2, 2), int), []
+        for s, recs in sets.items():
+            t = _gain_confusion(recs, name, m)
+            pooled += t
+            cells.append(f"{s} {t[0, 0]}/{t[0, 1]}/{t[1, 0]}/{t[1, 1]} "
+                         f"{np.trace(t) / t.sum():.1%} ({t[1, 0]})")
+        a = float(np.trace(pooled) / pooled.sum())
+        print(f"{name}: pooled {pooled[0, 0]}/{pooled[0, 1]}/{pooled[1, 0]}/{pooled[1, 1]} "
+              f"of {pooled.sum()}, agreement {a:.1%}, returned worse {pooled[1, 0]}; "
+              + "; ".join(cells), flush=True)
+        k = (int(pooled[1, 0]), -round(a, 12))
+        if key is None or k < key:
+            best, key = name, k
+    print(f"key range: the rule picks {best!r}")
+    return best
+
+
+def _returned_worse(label: str, recs: list[dict], name: str, margin: float) -> None:
+    """Print each output candidate ``name`` returns that is worse than its input."""
+    for r in recs:
+        if _gain_confusion([r], name, margin)[1, 0]:
+            print(f"  {label}, {name}, returned worse: {r['case']} / {r['out']}: reference "
+                  f"{r['ref'][0]:.2f} vs {r['ref'][1]:.2f} dB, gain {r['gains'][name]:.2f}")
+
+
+def run_key_range(side: int, steps: int, seed: int) -> None:
+    """The candidates of :func:`key_range_candidates` on :func:`key_range_dev_cases` by the
+    rule in the module's docstring (h68ll15): :func:`key_range_table`, and the outputs each
+    returns worse."""
+    from iclr25._guard import MARGINS
+
+    cands = key_range_candidates()
+    sets = key_range_dev_cases(side, steps, seed, cands)
+    key_range_table(sets, cands)
+    for name in cands:
+        for s, recs in sets.items():
+            _returned_worse(s, recs, name, MARGINS["exposure"])
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="96-px photos, 30 training steps")
@@ -2955,7 +3245,8 @@ def main(argv: list[str] | None = None) -> None:
                                            "round10-blur", "blur11-sweep",
                                            "round11-blur", "lowkey-candidates",
                                            "lowlight-margins", "round13-lowlight",
-                                           "lowkey-spatial", "round14-lowlight"),
+                                           "lowkey-spatial", "round14-lowlight",
+                                           "lowlight-key-range"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
     a = p.parse_args(argv)
@@ -2982,7 +3273,8 @@ def main(argv: list[str] | None = None) -> None:
               "lowlight-margins": lambda: run_lowlight_margins(side, steps, a.seed),
               "round13-lowlight": lambda: run_round13_lowlight(side, steps, a.seed),
               "lowkey-spatial": lambda: run_lowkey_spatial(side, steps, a.seed),
-              "round14-lowlight": lambda: run_round14_lowlight(side, steps, a.seed)}
+              "round14-lowlight": lambda: run_round14_lowlight(side, steps, a.seed),
+              "lowlight-key-range": lambda: run_key_range(side, steps, a.seed)}
     if a.set in single:
         single[a.set]()
     if a.set in ("all", "blur", "lowlight-old"):
