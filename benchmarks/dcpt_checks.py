@@ -387,6 +387,18 @@ centre-cropped to a 4:3 window.
   main's rule minus 2 points; only then does the default (``iclr25._guard``'s exposure
   measure) change; otherwise no default changes (the sets, the rule and the tables stay).
 
+* round 15, low light (``--set round15-lowlight``, run with ``--quick --side 256``;
+  declared and committed after ``--set lowlight-key-range``'s candidates and rule and
+  before its table ran; h68ll15): on :func:`round15_lowlight_photos` (15 images and crops
+  used nowhere before: 6 typical (reference mean luma 0.40-0.61), 7 dark-toned typical
+  (0.16-0.30: windows of ``flower`` and ``grace_hopper`` in shade, generated
+  fluorescence-like cells on a dim field, a library, a dusk garden, a slate roof, mossy
+  stones), 2 dark by design (a candle, city lights on black)) darkened by
+  :data:`ROUND15_DARK` (walk 10's kind with two new settings, round 9's kind with two),
+  with round 7's outputs (:func:`round7_lowlight_outputs`) and the network; each case
+  scored once and judged with main's rule and with the pick (:data:`KEY_RANGE_PICK`),
+  per kind; measured once.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -3231,6 +3243,217 @@ def run_key_range(side: int, steps: int, seed: int) -> None:
             _returned_worse(s, recs, name, MARGINS["exposure"])
 
 
+#: The candidate ``--set lowlight-key-range``'s rule picks (a name of
+#: :func:`key_range_candidates`); None until its table has run. Round 15 is judged with
+#: it and with main's.
+KEY_RANGE_PICK: str | None = None
+
+#: Darkenings of round 15 (none used before): walk 10's kind (:func:`walk10_darken`) with a
+#: cooler cast, a steeper curve and fewer photons (k 0.15, cast 0.7 / 0.9 / 1, γ 1.2, 300
+#: e-, read σ 0.004) and with a warm cast at a deeper exposure (k 0.08, cast 1 / 0.85 / 0.6,
+#: γ 1, 600 e-, read σ 0.002); round 9's kind (:func:`round9_darken`): a camera 5.1 stops
+#: under (× 1/35, 1000 photons, read σ 0.0025) and a display curve (k 0.2, γ 1.7, 300
+#: photons, read σ 0.009). All written to 8 bits.
+ROUND15_DARK = ({"kind": "walk10", "k": 0.15, "cast": (0.7, 0.9, 1.0), "gamma": 1.2,
+                 "lam": 300.0, "read_sigma": 0.004},
+                {"kind": "walk10", "k": 0.08, "cast": (1.0, 0.85, 0.6), "gamma": 1.0,
+                 "lam": 600.0, "read_sigma": 0.002},
+                {"kind": "round9", "space": "camera", "k": 1 / 35, "lam": 1000.0,
+                 "read_sigma": 0.0025},
+                {"kind": "round9", "space": "display", "k": 0.2, "gamma": 1.7, "lam": 300.0,
+                 "read_sigma": 0.009})
+
+#: Round 15's photos by kind (:func:`round15_lowlight_photos`); dark-toned: typical scenes
+#: whose reference mean luma lies in 0.15-0.30.
+ROUND15_KINDS = {"typical": ("china temple window", "flower bloom window",
+                             "hopper right window", "lfw 96-99, 196-199", "market", "beach"),
+                 "dark-toned": ("flower top window", "hopper left window", "fluorescence",
+                                "library", "dusk garden", "slate roof", "mossy stones"),
+                 "dark": ("candle", "city lights")}
+
+
+def round15_darken(J: torch.Tensor, p: dict, seed: int) -> torch.Tensor:
+    """One of :data:`ROUND15_DARK`: :func:`walk10_darken` or :func:`round9_darken` by its
+    ``"kind"``."""
+    return (walk10_darken if p["kind"] == "walk10" else round9_darken)(J, p, seed)
+
+
+def _r15_dark_toned(name: str, rng, yy, xx, tex, h: int, w: int) -> np.ndarray:
+    """Round 15's generated dark-toned typical scenes (:func:`round15_lowlight_generated`)."""
+    if name == "fluorescence":                       # dim field, green cells, blue nuclei
+        img = (0.13 + 0.02 * tex)[..., None] * np.array([0.8, 1.0, 0.9])
+        for _ in range(45):
+            cy, cx = rng.uniform(0, h), rng.uniform(0, w)
+            ry, rx = rng.uniform(0.03, 0.06) * h, rng.uniform(0.03, 0.06) * w
+            r2 = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2
+            img[r2 < 1] = rng.uniform(0.3, 0.5) * np.array([0.45, 1.0, 0.4])
+            img[r2 < 0.2] = np.array([0.2, 0.3, 0.6])
+    elif name == "library":                          # dark wood, books, a lamp's glow
+        img = (0.2 + 0.03 * tex)[..., None] * np.array([1.0, 0.7, 0.45])
+        for r in range(4):
+            y0 = int((0.08 + 0.23 * r) * h)
+            x = 0
+            while x < w:
+                bw = int(rng.integers(w // 60, w // 25))
+                img[y0:y0 + int(0.18 * h), x:x + bw] = rng.uniform(0.08, 0.45, 3)
+                x += bw + 1
+        lamp = (yy - 0.1 * h) ** 2 + (xx - 0.85 * w) ** 2
+        img += (0.5 * np.exp(-lamp / (2 * (0.05 * w) ** 2)))[..., None] * np.array([1, 0.9,
+                                                                                   0.6])
+    elif name == "dusk garden":                      # a dusk sky over dark lawn and hedges
+        sky = yy < 0.28 * h
+        img = np.where(sky[..., None], (0.45 - 0.2 * yy / h)[..., None]
+                       * np.array([0.9, 0.75, 0.95]),
+                       (0.16 + 0.05 * tex)[..., None] * np.array([0.6, 0.9, 0.55]))
+        img[(np.abs(xx - 0.5 * w - 0.3 * (yy - h)) < 0.05 * w) & (yy > 0.4 * h)] = \
+            np.array([0.32, 0.28, 0.24])             # a gravel path
+    elif name == "slate roof":                       # grey-blue slates, a strip of sky
+        img = (0.22 + 0.04 * tex)[..., None] * np.array([0.85, 0.92, 1.05])
+        img *= (0.85 + 0.3 * rng.random((h // 12 + 1, w // 16 + 1)).repeat(12, 0)
+                .repeat(16, 1)[:h, :w])[..., None]
+        img[(yy % 12 < 1) | ((xx + 8 * ((yy // 12) % 2)) % 16 < 1)] = 0.08
+        img[yy < 0.1 * h] = np.array([0.55, 0.62, 0.75])
+    else:                                            # mossy stones by a stream
+        img = (0.17 + 0.04 * tex)[..., None] * np.array([0.7, 0.85, 0.6])
+        for _ in range(14):
+            cy, cx = rng.uniform(0.1, 0.9) * h, rng.uniform(0, w)
+            r2 = ((yy - cy) / (0.08 * h)) ** 2 + ((xx - cx) / (0.07 * w)) ** 2
+            img[r2 < 1] = rng.uniform(0.2, 0.4) * np.array([0.7, 0.9, 0.45])
+        img[np.abs(yy - 0.6 * h - 0.1 * h * np.sin(xx / w * 6)) < 0.04 * h] = \
+            np.array([0.35, 0.4, 0.45])              # the stream
+    return img
+
+
+def round15_lowlight_generated(name: str, h: int, w: int) -> np.ndarray:
+    """Round 15's generated scenes, (h, w, 3) uint8, seeded (none like an earlier one):
+    dark-toned typical (:func:`_r15_dark_toned`: ``"fluorescence"`` (green cells on a dim,
+    not black, field), ``"library"``, ``"dusk garden"``, ``"slate roof"``, ``"mossy
+    stones"``), typical ``"market"`` (striped awnings of random colour over stalls and a
+    pale street) and ``"beach"`` (sky, sea, sand, a few towels), dark by design
+    ``"candle"`` (a flame and its glow on black) and ``"city lights"`` (lit windows and
+    street lamps as points on a black skyline)."""
+    from scipy.ndimage import gaussian_filter
+
+    names = ("fluorescence", "library", "dusk garden", "slate roof", "mossy stones",
+             "market", "beach", "candle", "city lights")
+    rng = np.random.default_rng(151 + names.index(name))
+    yy, xx = np.mgrid[0:h, 0:w].astype(float)
+    tex = gaussian_filter(rng.standard_normal((h, w)), 2)
+    if name in names[:5]:
+        img = _r15_dark_toned(name, rng, yy, xx, tex, h, w)
+    elif name == "market":
+        img = (0.62 + 0.05 * tex)[..., None] * np.array([0.95, 0.92, 0.85])
+        for c in range(6):
+            x0, col = c * w // 6, rng.uniform(0.2, 0.95, 3)
+            stripe = ((xx - x0) // (w // 36)) % 2 == 0
+            aw = (yy > 0.15 * h) & (yy < 0.35 * h) & (xx >= x0) & (xx < x0 + w // 6 - 4)
+            img[aw & stripe] = col
+            img[aw & ~stripe] = 0.9
+            img[(yy >= 0.35 * h) & (yy < 0.6 * h) & (xx >= x0 + 4) & (xx < x0 + w // 6 - 8)] = \
+                rng.uniform(0.25, 0.7, 3)
+    elif name == "beach":
+        img = np.where((yy < 0.35 * h)[..., None], np.array([0.62, 0.78, 0.95]),
+                       np.where((yy < 0.55 * h)[..., None],
+                                (0.4 + 0.05 * tex)[..., None] * np.array([0.45, 0.75, 0.9]),
+                                (0.72 + 0.05 * tex)[..., None] * np.array([1.0, 0.9, 0.7])))
+        for _ in range(4):
+            y0, x0 = rng.integers(int(0.65 * h), int(0.9 * h)), rng.integers(0, w - w // 8)
+            img[y0:y0 + h // 20, x0:x0 + w // 8] = rng.uniform(0.2, 0.95, 3)
+    elif name == "candle":
+        img = (0.008 + 0.003 * tex)[..., None] * np.ones(3)
+        glow = (yy - 0.45 * h) ** 2 + (xx - 0.5 * w) ** 2
+        img += (0.35 * np.exp(-glow / (2 * (0.06 * w) ** 2)))[..., None] * np.array([1, 0.7,
+                                                                                    0.35])
+        flame = ((yy - 0.42 * h) / (0.05 * h)) ** 2 + ((xx - 0.5 * w) / (0.012 * w)) ** 2 < 1
+        img[flame] = np.array([1.0, 0.95, 0.75])
+        img[(yy > 0.47 * h) & (yy < 0.8 * h) & (np.abs(xx - 0.5 * w) < 0.03 * w)] *= 4
+    else:                                            # city lights
+        img = (0.006 + 0.002 * tex)[..., None] * np.array([0.8, 0.85, 1.2])
+        sky = yy < (0.35 + 0.15 * (np.floor(xx / (w / 12)) % 3) / 2) * h
+        img[~sky] = 0.003
+        k = int((~sky).sum() * 0.02)
+        ys, xs = np.nonzero(~sky)
+        pick = rng.choice(len(ys), k, replace=False)
+        img[ys[pick], xs[pick]] = rng.uniform(0.5, 1.0, (k, 1)) * np.array([1.0, 0.85, 0.55])
+    return (np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)
+
+
+def _lfw_strip() -> np.ndarray:
+    """A 2 × 4 montage of ``lfw_subset``'s faces 96-99 over its patches 196-199, grey."""
+    import skimage.data
+
+    lfw = skimage.data.lfw_subset()
+    return _grey(np.block([[lfw[96 + c] for c in range(4)], [lfw[196 + c] for c in range(4)]]))
+
+
+def round15_lowlight_photos(side: int) -> dict[str, torch.Tensor]:
+    """Round 15's held-out photos (issue 68, h68ll15; declared and committed after the
+    candidates and rule of ``--set lowlight-key-range`` and before its table ran), (3,
+    side·3/4, side) in [0, 1]; run at a user's size (``--side 256``). 15 images and crops
+    used by no earlier set, testbed, test, walk (walk 10: 192-px crops of
+    ``immunohistochemistry`` and ``cell``, ``microaneurysms``, Voronoi mosaics; walk 9:
+    ``lfw_subset``'s faces 0-15) or NIQE's pristine model:
+
+    * typical (6; reference mean luma 0.42-0.61): zoomed windows at places no set used of
+      ``china`` (rows 0.45-0.7, columns 0.3-0.65), ``flower`` (rows 0.45-0.7, columns
+      0.3-0.65) and ``grace_hopper`` (rows 0.1-0.4, columns 0.6-0.95), a 2 × 4 montage of
+      ``lfw_subset``'s last four faces (96-99) over its last four patches (196-199; grey)
+      and two generated scenes (:func:`round15_lowlight_generated`: a market, a beach);
+    * dark-toned typical (7; reference mean luma 0.15-0.30): windows of ``flower`` (rows
+      0-0.3, columns 0.3-0.65: leaves in shade) and ``grace_hopper`` (rows 0.45-0.7,
+      columns 0-0.35: the dark uniform's shoulder) and five generated scenes: green cells
+      on a dim field (fluorescence-like), a library, a dusk garden, a slate roof, mossy
+      stones;
+    * dark by design (2, generated): a candle on black, city lights on a black skyline.
+
+    Grey photos (three equal channels, for the tint check): the montage."""
+    china, flower, hopper = _colour_samples()
+    raw = {"china temple window": _part(china, (0.45, 0.7), (0.3, 0.65)),
+           "flower bloom window": _part(flower, (0.45, 0.7), (0.3, 0.65)),
+           "hopper right window": _part(hopper, (0.1, 0.4), (0.6, 0.95)),
+           "flower top window": _part(flower, (0, 0.3), (0.3, 0.65)),
+           "hopper left window": _part(hopper, (0.45, 0.7), (0, 0.35)),
+           "lfw 96-99, 196-199": _lfw_strip()}
+    raw |= {n: round15_lowlight_generated(n, 300, 400)
+            for n in ("market", "beach", "fluorescence", "library", "dusk garden",
+                      "slate roof", "mossy stones", "candle", "city lights")}
+    return {n: _fit(np.ascontiguousarray(a), side) for n, a in raw.items()}
+
+
+def run_round15_lowlight(side: int, steps: int, seed: int) -> None:
+    """Round 15: low light on :func:`round15_lowlight_photos` darkened by
+    :data:`ROUND15_DARK` (:func:`round15_darken`) with round 7's outputs and the network,
+    scored once and judged with main's rule and with :data:`KEY_RANGE_PICK`'s gain: the
+    counts, per kind, the outputs returned worse, each input's reason; the tint check on
+    grey photos and ``fallback="classical"``'s switches (main's)."""
+    from iclr25._guard import MARGINS
+
+    if KEY_RANGE_PICK is None:
+        raise SystemExit("round 15 is judged with the candidates' pick: run --set "
+                         "lowlight-key-range and set KEY_RANGE_PICK first")
+    cands = key_range_candidates()
+    names = tuple(dict.fromkeys(("main", KEY_RANGE_PICK)))
+    recs = lowlight_cases(round15_lowlight_photos(side), steps, seed + 9000,
+                          dark_params=ROUND15_DARK, outputs=round7_lowlight_outputs,
+                          darken=round15_darken, gains={n: cands[n] for n in names})
+    m = MARGINS["exposure"]
+    for name in names:
+        t = _gain_confusion(recs, name, m)
+        print(f"low light, round 15, {name}: {t[0, 0]}/{t[0, 1]}/{t[1, 0]}/{t[1, 1]} of "
+              f"{t.sum()}, agreement {np.trace(t) / t.sum():.1%}, returned worse {t[1, 0]}")
+        for k, ks in ROUND15_KINDS.items():
+            sub = [r for r in recs if r["case"].rsplit(" low light", 1)[0] in ks]
+            t = _gain_confusion(sub, name, m)
+            print(f"  {k}: {t[0, 0]}/{t[0, 1]}/{t[1, 0]}/{t[1, 1]}, agreement "
+                  f"{np.trace(t) / t.sum():.1%}, returned worse {t[1, 0]}")
+        _returned_worse("round 15", recs, name, m)
+    for name in dict.fromkeys(r["case"] for r in recs):
+        r = next(r for r in recs if r["case"] == name)
+        print(f"  {name}: {r['why'] or 'judged'}")
+    colour_report("low light, round 15", recs)
+    fallback_report("low light, round 15", recs)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="96-px photos, 30 training steps")
@@ -3246,7 +3469,7 @@ def main(argv: list[str] | None = None) -> None:
                                            "round11-blur", "lowkey-candidates",
                                            "lowlight-margins", "round13-lowlight",
                                            "lowkey-spatial", "round14-lowlight",
-                                           "lowlight-key-range"),
+                                           "lowlight-key-range", "round15-lowlight"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
     a = p.parse_args(argv)
@@ -3274,7 +3497,8 @@ def main(argv: list[str] | None = None) -> None:
               "round13-lowlight": lambda: run_round13_lowlight(side, steps, a.seed),
               "lowkey-spatial": lambda: run_lowkey_spatial(side, steps, a.seed),
               "round14-lowlight": lambda: run_round14_lowlight(side, steps, a.seed),
-              "lowlight-key-range": lambda: run_key_range(side, steps, a.seed)}
+              "lowlight-key-range": lambda: run_key_range(side, steps, a.seed),
+              "round15-lowlight": lambda: run_round15_lowlight(side, steps, a.seed)}
     if a.set in single:
         single[a.set]()
     if a.set in ("all", "blur", "lowlight-old"):
