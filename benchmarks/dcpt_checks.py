@@ -449,6 +449,22 @@ centre-cropped to a 4:3 window.
   scored once and judged with main's rule and with the pick (:data:`KEY_RANGE_PICK`),
   per kind; measured once.
 
+  Round 15 (measured once after the pick was committed, 7f05b0d; load 3.1 at its start; 720 cases,
+  CPU 53 s): main's rule 304 / 152 / 0 / 264, **agreement 78.9%, none returned worse**
+  (typical 15 / 20 / 0 / 253, 93.1%; dark-toned 196 / 129 / 0 / 11, 61.6%; dark 93 / 3 /
+  0 / 0, 96.9%); the pick, (c) bounded brightening, 304 / 252 / 0 / 164, **65.0%, none
+  returned worse** (typical 15 / 117 / 0 / 156, 59.4%; dark-toned 196 / 132 / 0 / 8,
+  60.7%; dark 96.9%). The merge condition fails on agreement (65.0% against main's 78.9%
+  minus 2 points): no default changed. Main returned no output worse on the dark-toned
+  photos because it judged few of them: every darkening of six of the seven (the
+  shaded flower bokeh at three of four darkenings) reads low-key (keys −0.02 to −0.50),
+  and the input is kept; the 129 better outputs not returned there are the false alarms
+  rounds 13 and 14 found. Tints on grey photos (the montage, whose darkenings of walk
+  10's kind carry a colour cast): 9 of 28 seen, no false alarm in 20 (the measure
+  scores the cast against the input's balance, which such a darkening has already
+  tinted); ``fallback="classical"`` switched 60 of the network's 60 outputs, none to a
+  worse result.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
