@@ -449,8 +449,8 @@ centre-cropped to a 4:3 window.
   scored once and judged with main's rule and with the pick (:data:`KEY_RANGE_PICK`),
   per kind; measured once.
 
-  Round 15 (measured once after the pick was committed, 7f05b0d; load 3.1 at its start; 720 cases,
-  CPU 53 s): main's rule 304 / 152 / 0 / 264, **agreement 78.9%, none returned worse**
+  Round 15 (measured once after the pick was committed, 7f05b0d; load 3.1 at its start;
+  720 cases, CPU 53 s): main's rule 304 / 152 / 0 / 264, **agreement 78.9%, none returned worse**
   (typical 15 / 20 / 0 / 253, 93.1%; dark-toned 196 / 129 / 0 / 11, 61.6%; dark 93 / 3 /
   0 / 0, 96.9%); the pick, (c) bounded brightening, 304 / 252 / 0 / 164, **65.0%, none
   returned worse** (typical 15 / 117 / 0 / 156, 59.4%; dark-toned 196 / 132 / 0 / 8,
