@@ -463,7 +463,14 @@ centre-cropped to a 4:3 window.
   10's kind carry a colour cast): 9 of 28 seen, no false alarm in 20 (the measure
   scores the cast against the input's balance, which such a darkening has already
   tinted); ``fallback="classical"`` switched 60 of the network's 60 outputs, none to a
-  worse result.
+  worse result; the network's output was returned for none of its 60 cases.
+
+  Outside the rule (a scratch script, after round 15's table was committed; it reproduced
+  main's and (c)'s counts; no decision rests on it): on round 15 (a) would have agreed
+  77.4% (304 / 163 / 0 / 253; typical 89.2%), within the merge condition's 2 points, and
+  (a') 75.8% (304 / 174 / 0 / 242), outside; none returned worse, and on the dark-toned
+  photos every candidate gives main's verdicts but (c) (the low-key rule decides there).
+  On the development sets (a) removes 1 of main's 23 returned worse, none of walk 10's 14.
 
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
