@@ -80,6 +80,25 @@ than main's rule and a mean test accuracy no lower than main's by more than 0.01
 walk 10's files (``--set walk10``: ``/work/runs/h68walk10/files``, 10 classes, 20 pairs
 and 20 labelled OOM rows, ``steps=200``, seed 0, read as the CLI reads them (float32) and
 as its API script did (float64)) the returned predictor is not below the floor on test.
+
+Development draws (``--set margin``, 24 draws, 2026-12-07, load 3-5 on 2 cores): test
+accuracy of the predictor each rule returns, against the floor (COX's own standardised
+regression on the paired rows):
+
+| rule | draws below the floor | mean test accuracy | head chosen |
+|---|---|---|---|
+| main | 2 | 0.7941 | 12 |
+| sign | 0 | 0.7618 | 0 |
+| 2se | 1 | 0.7641 | 2 |
+| 1se | 1 | 0.7910 | 10 |
+| (the floor always) | 0 | 0.7618 | 0 |
+| (plain LogisticRegression, not a rule) | - | 0.7918 | - |
+
+Main fell below the floor on digits-lr draw 5 (0.782 vs 0.790, CV 1 / 0 of 15) and
+cancer-eo draw 1 (0.696 vs 0.807, CV 3 / 0 of 6; 2se and 1se chose the head there too).
+COX's head beat the floor on test on 18 of 24 draws (by up to 0.17 on wine-rev draw 0):
+with 4-25 labelled rows the sign test never reached p <= 0.05, so it returned the floor on
+every draw. Pick by the rule above: ``sign`` (fewest below the floor, 0).
 """
 
 from __future__ import annotations
