@@ -22,18 +22,128 @@ accuracy; ``steps=400`` (the walker's), seed 0, one thread.
 Run: ``python benchmarks/cox_floor.py`` (about 20 s per case on one free core; ``--quick``
 is the same run). Each case records a row (``_timing.row``): the default's accuracy against
 the floor's, the target ratio >= 1 (the done-when: never below the floor).
+
+``--set margin`` (development draws) and ``--set heldout`` (held-out draws): the margin the
+head must win by. Written down (committed) before any candidate ran. Walk 10 kept COX's head
+by one labelled row of 40 (18 vs 17) and scored 0.417 on test against the floor's 0.433: a
+choice by one row is a coin flip. Per held-out labelled row the cross-validation gives
+whether the head and the floor classified it right (``cv_correct_``); over the n rows,
+b = head right and floor wrong, c = head wrong and floor right, d_i = head_i - floor_i. The
+rules (each a function of n, b, c only; the head predicts when the rule says so, else the
+floor):
+
+* ``main``: b > c (the head classified more rows right; main's rule).
+* ``sign``: an exact one-sided sign test (McNemar's, exact) on the b + c discordant rows:
+  p = P(Binomial(b + c, 1/2) >= b) <= 0.05 (the conventional level).
+* ``2se``: mean(d) > 2 standard errors of it, SE = std(d, ddof=1) / sqrt(n) (about a
+  one-sided 0.025 level for a normal mean).
+* ``1se``: mean(d) > 1 standard error (Breiman et al. 1984's one-standard-error rule: the
+  simpler model unless the other is better by more than one SE).
+
+A draw is (data set split into two modalities, pairs per class, split seed, pairs draw,
+COX seed). Development sets (none of them the cases above, nor walks 4-10's data: walker's
+digits 0-3 halves, walk 8's make_classification(900, 20, 4 classes), walk 9's radar, walk
+10's ink sums):
+
+* ``digits-lr``: digits 0-4, IM = PCA(16) of the left half of the 8x8 image (columns 0-3),
+  OOM = the right half.
+* ``digits-rows``: digits 1, 3, 5, 7, 9, IM = PCA(16) of the even pixel rows, OOM = the odd.
+* ``wine-rev``: wine standardised, IM = PCA(4) of the last 7 features, OOM = the first 6.
+* ``cancer-eo``: breast_cancer standardised, IM = PCA(8) of the even-indexed features,
+  OOM = the odd-indexed 15.
+
+Six draws per set (24), draw j = 0..5: 2 + j % 4 pairs per class (2, 3, 4, 5, 2, 3), rows
+shuffled with seed 10 + j and split 70/30, each class's paired training rows drawn without
+replacement by ``default_rng(20 + j)``, COX seed j. Held-out sets (``--set heldout``, run
+once after the pick is committed):
+
+* ``iris``: iris standardised, IM = PCA(2) of the petal features, OOM = the sepal features.
+* ``digits-check``: digits 0, 2, 4, 6, 8, IM = PCA(16) of the pixels with i + j even (a
+  checkerboard), OOM = the other 32.
+* ``synth``: ``make_classification(600, 24, n_informative=10, n_redundant=4, n_classes=3,
+  random_state=11)``, IM = PCA(6) of the even-indexed columns, OOM = the odd-indexed 12.
+
+Four draws per set (12), draw j = 0..3: 2 + j pairs per class, split seed 50 + j, pairs
+draw ``default_rng(60 + j)``, COX seed 10 + j. Every arm: ``steps=400`` (the walker's), one
+thread, the pairs the only OOM labels (the paired row's IM row is the same object's), the
+same fits: COX is fitted once per draw with ``floor="select"`` (its k fold fits give
+``cv_correct_``, which every rule reads), and its head and its floor are each scored on the
+test rows; a rule's returned accuracy is the head's where it picks the head, else the
+floor's. Also recorded, not a selection input: a plain unstandardised
+``LogisticRegression(max_iter=2000)`` on the same labelled rows.
+
+Selection on the development draws: fewest draws whose returned accuracy is below the
+floor's (primary), then the higher mean test accuracy over the draws, then main's rule on a
+tie with it, then the earlier in the list above. Merge condition (the default changes to
+the pick only if all hold): on the held-out draws the pick has fewer draws below the floor
+than main's rule and a mean test accuracy no lower than main's by more than 0.01; and on
+walk 10's files (``--set walk10``: ``/work/runs/h68walk10/files``, 10 classes, 20 pairs
+and 20 labelled OOM rows, ``steps=200``, seed 0, read as the CLI reads them (float32) and
+as its API script did (float64)) the returned predictor is not below the floor on test.
+
+Development draws (``--set margin``, 24 draws, 2026-12-07, load 3-5 on 2 cores): test
+accuracy of the predictor each rule returns, against the floor (COX's own standardised
+regression on the paired rows):
+
+| rule | draws below the floor | mean test accuracy | head chosen |
+|---|---|---|---|
+| main | 2 | 0.7941 | 12 |
+| sign | 0 | 0.7618 | 0 |
+| 2se | 1 | 0.7641 | 2 |
+| 1se | 1 | 0.7910 | 10 |
+| (the floor always) | 0 | 0.7618 | 0 |
+| (plain LogisticRegression, not a rule) | - | 0.7918 | - |
+
+Main fell below the floor on digits-lr draw 5 (0.782 vs 0.790, CV 1 / 0 of 15) and
+cancer-eo draw 1 (0.696 vs 0.807, CV 3 / 0 of 6; 2se and 1se chose the head there too).
+COX's head beat the floor on test on 18 of 24 draws (by up to 0.17 on wine-rev draw 0):
+with 4-25 labelled rows the sign test never reached p <= 0.05, so it returned the floor on
+every draw. Pick by the rule above: ``sign`` (fewest below the floor, 0).
+
+Held-out draws (``--set heldout``, 12 draws, run once after the pick was committed, load
+3.6-3.7) and walk 10's files (``--set walk10``):
+
+| rule | held-out: below the floor | mean test accuracy | head chosen | walk 10: below (of 2) |
+|---|---|---|---|---|
+| main | 0 | 0.6893 | 3 | 1 (float32: 0.417 vs 0.433, CV 6 / 5 of 40) |
+| sign (the pick) | 0 | 0.6810 | 0 | 0 |
+| 2se | 0 | 0.6810 | 0 | 0 |
+| 1se | 0 | 0.6877 | 2 | 0 |
+| (the floor always) | 0 | 0.6810 | 0 | 0 |
+| (plain LogisticRegression) | - | 0.7001 | - | - (0.477) |
+
+The merge condition does not hold: on the held-out draws main's rule was never below the
+floor either (0 vs 0, not fewer), and the pick's mean is 0.008 lower. The default stays
+main's rule. What the draws show: with 4-25 labelled rows no margin rule separates the
+head's wins from the floor's: the folds' discordant rows were 0-6 (median 2-2.5), and
+COX's head beat the floor on test on 18 of 24 development and 8 of 12 held-out draws
+(main's rule chose the floor on 8 and 5 of those), so a rule strict enough never to fall
+below the floor returns the floor always and gives up 0.008-0.032 mean accuracy; and the
+floor (standardised on its few rows) was below a plain
+unstandardised LogisticRegression on average (development 0.762 vs 0.792, held-out 0.681
+vs 0.700, walk 10 0.433 vs 0.477).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
 from _timing import row
-from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+from scipy.stats import binomtest
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_digits,
+    load_iris,
+    load_wine,
+    make_classification,
+)
 from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
@@ -41,14 +151,22 @@ from sklearn.preprocessing import StandardScaler
 from iclr25.cox import COX
 
 M = "cox_floor"
+WALK10 = Path("/work/runs/h68walk10/files")
 
 
 def _halves(classes: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    top = np.zeros((8, 8), bool)
+    top[:4] = True
+    return _digits(classes, top)
+
+
+def _digits(classes: list[int], im: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Digits of ``classes`` (relabelled 0..), IM part = the pixels where the (8, 8) mask
+    ``im`` is set, OOM part = the others; pixels in [0, 1]."""
     X, y = load_digits(return_X_y=True)
     keep = np.isin(y, classes)
     img = X[keep].reshape(-1, 8, 8) / 16.0
-    y = np.searchsorted(classes, y[keep])
-    return img[:, :4].reshape(len(y), -1), img[:, 4:].reshape(len(y), -1), y
+    return img[:, im], img[:, ~im], np.searchsorted(classes, y[keep])
 
 
 def _columns(loader, cut: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN001
@@ -57,50 +175,198 @@ def _columns(loader, cut: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # 
     return X[:, :cut], X[:, cut:], y
 
 
+def _split(X: np.ndarray, y: np.ndarray, im: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Standardised features: IM part = the columns ``im`` selects, OOM part = the rest."""
+    X = StandardScaler().fit_transform(X)
+    return X[:, im], X[:, ~im], y
+
+
+def _mask(rule) -> np.ndarray:  # noqa: ANN001
+    return np.fromfunction(rule, (8, 8), dtype=int)
+
+
+def _every_other(X: np.ndarray, y: np.ndarray, start: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return _split(X, y, np.arange(X.shape[1]) % 2 == start)
+
+
 CASES = {  # name: (IM part, OOM part, labels), PCA width of the IM side, pairs per class
     "walker": (lambda: _halves([0, 1, 2, 3]), 16, 3),
     "digits5": (lambda: _halves([5, 6, 7, 8, 9]), 16, 5),
     "wine": (lambda: _columns(load_wine, 6), 4, 4),
     "cancer": (lambda: _columns(load_breast_cancer, 15), 8, 5),
 }
+MARGIN = {  # the development sets (module docstring): name: (make, PCA width of IM)
+    "digits-lr": (lambda: _digits([0, 1, 2, 3, 4], _mask(lambda i, j: j < 4)), 16),
+    "digits-rows": (lambda: _digits([1, 3, 5, 7, 9], _mask(lambda i, j: i % 2 == 0)), 16),
+    "wine-rev": (lambda: _split(*load_wine(return_X_y=True), np.arange(13) >= 6), 4),
+    "cancer-eo": (lambda: _every_other(*load_breast_cancer(return_X_y=True), 0), 8),
+}
+HELDOUT = {  # the held-out sets
+    "iris": (lambda: _split(*load_iris(return_X_y=True), np.arange(4) >= 2), 2),
+    "digits-check": (lambda: _digits([0, 2, 4, 6, 8], _mask(lambda i, j: (i + j) % 2 == 0)),
+                     16),
+    "synth": (lambda: _every_other(*make_classification(
+        600, 24, n_informative=10, n_redundant=4, n_classes=3, random_state=11), 0), 6),
+}
 
 
-def run(name: str) -> dict[str, float]:
-    make, width, per_class = CASES[name]
-    im_part, oom, y = make()
-    perm = np.random.default_rng(1).permutation(len(y))
+def _draws(name: str) -> list[tuple[str, int, int, int, int]]:
+    """(set, pairs per class, split seed, pairs-draw seed, COX seed) per draw."""
+    if name == "margin":
+        return [(s, 2 + j % 4, 10 + j, 20 + j, j) for s in MARGIN for j in range(6)]
+    return [(s, 2 + j, 50 + j, 60 + j, 10 + j) for s in HELDOUT for j in range(4)]
+
+
+def _fit(data: tuple[np.ndarray, np.ndarray, np.ndarray], width: int, split_seed: int,
+         rows_of, seed: int) -> dict:  # noqa: ANN001
+    """Fit COX (400 steps, ``floor="select"``) on one case; ``rows_of(tr, y)`` gives the
+    paired training rows. Returns the head's, the floor's and a plain LogisticRegression's
+    test accuracy, the default's, and the cross-validation's per-row correctness."""
+    im_part, oom, y = data
+    perm = np.random.default_rng(split_seed).permutation(len(y))
     im_part, oom, y = im_part[perm], oom[perm], y[perm]
     n_tr = int(0.7 * len(y))
     tr, te = np.arange(n_tr), np.arange(n_tr, len(y))
     Z = PCA(width, random_state=0).fit_transform(im_part)[tr]  # as the walker did
     C = int(y.max()) + 1
-    rows = np.concatenate([tr[y[tr] == c][:per_class] for c in range(C)])
+    rows = rows_of(tr, y)
     pairs = torch.as_tensor(np.stack([rows, rows], 1))
     f32 = {"dtype": torch.float32}
     t = time.perf_counter()
-    m = COX(C, steps=400, seed=0).fit(
+    m = COX(C, steps=400, seed=seed).fit(
         torch.as_tensor(oom[tr], **f32), im={"im": torch.as_tensor(Z, **f32)},
         im_labels={"im": torch.as_tensor(y[tr])}, pairs=pairs)
     wall = time.perf_counter() - t
-    Xte, yte = torch.as_tensor(oom[te], **f32), torch.as_tensor(y[te])
-    default = m.score(Xte, yte)
+    return {"pairs": len(rows), "test": len(te), "wall_s": wall,
+            **_scores(m, oom[te].astype(np.float32), y[te], oom[rows], y[rows])}
+
+
+def _scores(m: COX, Xte: np.ndarray, yte: np.ndarray, Xl: np.ndarray, yl: np.ndarray
+            ) -> dict:
+    """A fitted model's head, floor and default on the test rows, and sklearn's plain
+    LogisticRegression on the labelled rows (Xl, yl)."""
     used = m.floor_used_
+    default = m.score(Xte, yte)
     m.floor_used_ = False
     head = m.score(Xte, yte)
-    sc = StandardScaler().fit(oom[rows])
-    floor = LogisticRegression(max_iter=2000).fit(sc.transform(oom[rows]), y[rows]).score(
-        sc.transform(oom[te]), y[te])
-    return {"pairs": len(rows), "test": len(te), "cox": head, "floor": floor,
-            "default": default, "floor_used": used, "cv_cox": m.head_accuracy_,
-            "cv_floor": m.floor_accuracy_, "wall_s": wall}
+    m.floor_used_ = True
+    floor = m.score(Xte, yte)
+    m.floor_used_ = used
+    plain = LogisticRegression(max_iter=2000).fit(Xl, yl).score(Xte, yte)
+    return {"cox": head, "floor": floor, "default": default, "floor_used": used,
+            "plain": plain, "cv_cox": m.head_accuracy_, "cv_floor": m.floor_accuracy_,
+            "correct": m.cv_correct_.numpy().tolist()}
+
+
+def run(name: str) -> dict[str, float]:
+    make, width, per_class = CASES[name]
+    data = make()
+    r = _fit(data, width, 1, lambda tr, y: np.concatenate(
+        [tr[y[tr] == c][:per_class] for c in range(int(y.max()) + 1)]), 0)
+    return r
+
+
+def run_draw(set_name: str, per_class: int, split_seed: int, pair_seed: int, seed: int
+             ) -> dict:
+    """One draw of ``--set margin|heldout`` (the module docstring)."""
+    make, width = {**MARGIN, **HELDOUT}[set_name]
+    rng = np.random.default_rng(pair_seed)
+    return _fit(make(), width, split_seed, lambda tr, y: np.concatenate(
+        [rng.choice(tr[y[tr] == c], per_class, replace=False)
+         for c in range(int(y.max()) + 1)]), seed)
+
+
+def rules(correct: np.ndarray) -> dict[str, bool]:
+    """Per rule, whether COX's head predicts, from the (n, 2) per-row correctness of the
+    head and the floor in cross-validation (no check, n = 0: the head, as COX does)."""
+    correct = np.asarray(correct, bool).reshape(-1, 2)
+    n = len(correct)
+    if n == 0:
+        return dict.fromkeys(("main", "sign", "2se", "1se"), True)
+    h, f = correct[:, 0], correct[:, 1]
+    b, c = int((h & ~f).sum()), int((~h & f).sum())
+    d = h.astype(float) - f.astype(float)
+    se = d.std(ddof=1) / math.sqrt(n) if n > 1 else math.inf
+    p = binomtest(b, b + c, 0.5, alternative="greater").pvalue if b + c else 1.0
+    return {"main": b > c, "sign": bool(p <= 0.05), "2se": bool(d.mean() > 2 * se),
+            "1se": bool(d.mean() > se)}
+
+
+def walk10(dtype: type) -> dict:
+    """Walk 10's COX files, read as ``dtype`` (float32: the CLI; float64: its API
+    script): 10 classes, its pairs and OOM labels, ``steps=200``, seed 0."""
+    import pandas as pd
+
+    f = WALK10
+    X = pd.read_csv(f / "oom.csv").to_numpy().astype(dtype)
+    Z = pd.read_csv(f / "im_image.csv", header=None).to_numpy().astype(dtype)
+    y = pd.read_csv(f / "im_labels.csv")["label"].to_numpy()
+    P = pd.read_csv(f / "pairs.csv").to_numpy()
+    yo = pd.read_csv(f / "oom_labels.csv")["label"].to_numpy()
+    Xte, yte = pd.read_csv(f / "oom_test.csv").to_numpy().astype(dtype), np.load(
+        f / "oom_test_y.npy")
+    t = time.perf_counter()
+    m = COX(10, steps=200, seed=0).fit(X, im={"image": Z}, im_labels={"image": y}, pairs=P,
+                                       y_oom=yo)
+    wall = time.perf_counter() - t
+    rows = np.r_[np.where(yo >= 0)[0], P[:, 1]]
+    return {"pairs": len(P), "wall_s": wall,
+            **_scores(m, Xte, yte, X[rows], np.r_[yo[yo >= 0], y[P[:, 0]]])}
+
+
+def summary(results: list[dict]) -> list[str]:
+    """The table per rule: draws below the floor, mean test accuracy, draws with the head."""
+    out = ["| rule | draws below the floor | mean test accuracy | head chosen |",
+           "|---|---|---|---|"]
+    for rule in ("main", "sign", "2se", "1se"):
+        acc = [r["cox"] if r["rules"][rule] else r["floor"] for r in results]
+        below = sum(a < r["floor"] for a, r in zip(acc, results, strict=True))
+        head = sum(r["rules"][rule] for r in results)
+        out.append(f"| {rule} | {below} | {np.mean(acc):.4f} | {head} |")
+    plain = np.mean([r["plain"] for r in results])
+    floor = np.mean([r["floor"] for r in results])
+    out.append(f"| (floor always) | 0 | {floor:.4f} | 0 |")
+    out.append(f"| (plain LogisticRegression, not a rule) | - | {plain:.4f} | - |")
+    return out
+
+
+def margin(name: str, out: Path | None) -> None:
+    """Run ``--set margin|heldout|walk10``: a line per draw, then the rules' table."""
+    results = []
+    print("| draw | pairs | COX | floor | plain LR | CV b / c of n | head by main, sign, "
+          "2se, 1se | s |")
+    print("|---|---|---|---|---|---|---|---|")
+    draws = ([("walk10", "float32"), ("walk10", "float64")] if name == "walk10"
+             else _draws(name))
+    for d in draws:
+        r = walk10(np.dtype(d[1]).type) if name == "walk10" else run_draw(*d)
+        r["draw"], r["rules"] = list(d), rules(r["correct"])
+        c = np.asarray(r["correct"], bool).reshape(-1, 2)
+        b, cc = int((c[:, 0] & ~c[:, 1]).sum()), int((~c[:, 0] & c[:, 1]).sum())
+        print(f"| {' '.join(map(str, d))} | {r['pairs']} | {r['cox']:.3f} | "
+              f"{r['floor']:.3f} | {r['plain']:.3f} | {b} / {cc} of {len(c)} | "
+              f"{', '.join('H' if v else 'f' for v in r['rules'].values())} | "
+              f"{r['wall_s']:.0f} |", flush=True)
+        results.append(r)
+    print("\n".join(["", *summary(results)]))
+    if out is not None:
+        out.write_text(json.dumps(results, indent=1))
 
 
 def main(argv: list[str] | None = None) -> None:
     cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     cli.add_argument("--quick", action="store_true", help="the same run (it is quick)")
-    cli.parse_args(argv)
+    cli.add_argument("--set", default="cases", choices=("cases", "margin", "heldout", "walk10"),
+                     help="the cases (default), or the margin's draws (module docstring)")
+    cli.add_argument("--out", type=Path, default=None, help="JSON of the draws (--set ...)")
+    args = cli.parse_args(argv)
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")  # the floor's warning: its counts are in the table
+    if args.set != "cases":
+        margin(args.set, args.out)
+        return
     print("| case | pairs | test rows | COX | floor | default (uses) | CV COX / floor | s |")
     print("|---|---|---|---|---|---|---|---|")
     for case in CASES:

@@ -343,6 +343,9 @@ def test_the_floor_predicts_and_is_named_where_cox_is_worse(tmp_path):
     assert f"COX {round(12 * m.head_accuracy_)}." in text
     assert floor[0].filename == __file__  # the caller's line, not the library's source
     assert m.floor_used_ and m.floor_accuracy_ == 1.0 and m.head_accuracy_ < 1.0
+    # the per-row record the accuracies count: one row per labelled row, head then floor
+    assert m.cv_correct_.shape == (12, 2) and m.cv_correct_.dtype == torch.bool
+    assert m.cv_correct_.sum(0).tolist() == [round(12 * m.head_accuracy_), 12]
     rows = pairs[:, 1]
     mu, sd = X[rows].mean(0), X[rows].std(0)
     ref = LogisticRegression(max_iter=2000).fit(((X[rows] - mu) / sd).double().numpy(),
@@ -354,6 +357,7 @@ def test_the_floor_predicts_and_is_named_where_cox_is_worse(tmp_path):
     off = COX(4, steps=1, hidden=16, bottleneck=4, batch_size=16, floor="off").fit(
         X, im, lab, pairs=pairs)
     assert not off.floor_used_ and off.head_accuracy_ != off.head_accuracy_  # NaN: no check
+    assert off.cv_correct_.shape == (0, 2)
     assert torch.equal(off.predict(X), m._head_proba(X).argmax(1))  # the same head
 
 

@@ -322,7 +322,9 @@ class COX(FittedIO, BaseEstimator):
         their nearest labelled row (NaN without labels). loss_: (steps,) objective per step.
         floor_accuracy_, head_accuracy_: the floor's and COX's cross-validated accuracy on
         the labelled rows (NaN: no check: ``floor="off"``, one labelled class, or a class
-        with one labelled row). floor_used_: whether the floor predicts.
+        with one labelled row). cv_correct_: (n, 2) bool, per held-out labelled row in
+        fold order, whether COX's head (column 0) and the floor (column 1) classified it
+        right ((0, 2) without the check). floor_used_: whether the floor predicts.
 
     Examples:
         >>> import torch
@@ -641,6 +643,7 @@ class COX(FittedIO, BaseEstimator):
         X, yo, P = data.X, data.yo, data.P
         self.floor_used_ = False
         self.floor_accuracy_ = self.head_accuracy_ = float("nan")
+        self.cv_correct_ = torch.zeros(0, 2, dtype=torch.bool)
         li = torch.nonzero(yo >= 0).flatten()
         li = li if (s := data.sample(len(li), 3)) is None else li[s]  # streamed: a sample
         classes = torch.unique(yo[li])
@@ -653,7 +656,7 @@ class COX(FittedIO, BaseEstimator):
         folds = min(_FLOOR_FOLDS, int(counts[counts > 0].min()))
         if folds < 2:
             return  # a class with one labelled row: no stratified check
-        right = {"head": 0, "floor": 0}
+        right = {"head": [], "floor": []}  # per held-out row: classified right
         y = yo[li].cpu().numpy()
         splits = list(StratifiedKFold(folds).split(y, y))
         for f, (keep, held) in enumerate(splits):
@@ -668,11 +671,15 @@ class COX(FittedIO, BaseEstimator):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the fold's own warnings: its figures say
                 other.fit(X, data.Z, data.Y, pairs=P_f, y_oom=yo_f, **engine)
-            right["head"] += int((other.predict(X[held]) == yo[held]).sum())
+            right["head"].append(other.predict(X[held]) == yo[held])
             floor = _logistic(X[keep], yo[keep])
-            right["floor"] += int((_logistic_proba(floor, X[held]).argmax(1)
-                                   == _local(yo[keep], yo[held])).sum())
+            right["floor"].append(_logistic_proba(floor, X[held]).argmax(1)
+                                  == _local(yo[keep], yo[held]))
+        self.cv_correct_ = torch.stack([torch.cat(right["head"]).cpu(),
+                                        torch.cat(right["floor"]).cpu()], 1)
         n = len(li)
+        right = {k: int(v.sum()) for k, v in zip(("head", "floor"), self.cv_correct_.T,
+                                                 strict=True)}
         self.head_accuracy_, self.floor_accuracy_ = right["head"] / n, right["floor"] / n
         if right["head"] <= right["floor"]:
             self.floor_used_ = True
