@@ -336,3 +336,13 @@ def test_cli_evaluate_cuts_rollouts_names_the_option_and_takes_threads(demos, tm
         assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
         assert r.output.startswith(f"error: {bad[-2]}"), r.output
     assert len(seen) == 2                                   # each refused before any work
+
+
+def test_train_help_says_the_budget_grows_with_the_env_time_limit():
+    # issue 68, walk 11: the help promised "about 1 min of CPU on Pendulum-v1" for the default
+    # budget; on Hopper-v5 (1000-step limit, demos of 150 steps) `gsd train` took 853 s
+    r = CliRunner().invoke(app, ["train", "--help"], terminal_width=400)
+    assert r.exit_code == 0
+    text = " ".join(r.output.replace("│", " ").split())
+    assert "each iteration rolls out --num-envs episodes as long as the env's time limit" in text
+    assert "5-14 min on a 1000-step MuJoCo env" in text

@@ -569,6 +569,7 @@ def test_cli_evaluate_warns_when_rollouts_outlast_the_data_and_cuts_them(tmp_pat
     for extra in ([], ["--dataset", str(d)]):     # recorded by train, or read from --dataset
         r = runner.invoke(app, [*base, *extra])
         assert r.exit_code == 0 and warn in r.output, r.output
+        assert r.output.count("last at most") == 1   # not again as evaluate's UserWarning
         assert f"--max-episode-steps {T} rolls out as long" in r.output
     full = float(r.output.split("mean return ")[1].split()[0])
     r = runner.invoke(app, [*base, "--max-episode-steps", str(T)])
@@ -577,6 +578,36 @@ def test_cli_evaluate_warns_when_rollouts_outlast_the_data_and_cuts_them(tmp_pat
     assert full < cut < 0     # Pendulum's rewards are <= 0: 20 steps sum less cost than 200
     r = runner.invoke(app, [*base, "--max-episode-steps", "0"])
     assert r.exit_code == 2 and r.output.startswith("error: --max-episode-steps must be >= 1")
+
+
+def test_api_evaluate_warns_when_rollouts_outlast_the_data(tmp_path):
+    # issue 68 walk 11: the guide's block (train, then evaluate) on 150-step Hopper-v5 data
+    # (returns 21..151) rolled out to the env's 1000 steps returned 795 with no word, where
+    # `lsdt evaluate` warns; train and load now record the data's longest episode
+    g = torch.Generator().manual_seed(0)
+    n, T = 60, 20
+    done = torch.zeros(n, dtype=torch.bool)
+    done[T - 1::T] = True
+    ds = OfflineDataset(torch.randn(n, 3, generator=g), torch.rand(n, 1, generator=g) * 4 - 2,
+                        -torch.rand(n, generator=g), torch.zeros(n, dtype=torch.bool), done)
+    m = LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3)
+    assert m.data_steps is None
+    train(m, ds, steps=2, batch_size=4, warmup=0)
+    assert m.data_steps == T
+    text = (f"the training data's episodes last at most {T} steps and the rollouts up to 200: "
+            f"their returns run over more steps than the data's (max_episode_steps={T} rolls "
+            f"out as long as the data's episodes)")
+    with pytest.warns(UserWarning) as rec:
+        evaluate(m, "Pendulum-v1", target_return=-10.0, n_episodes=1)
+    assert [str(w.message) for w in rec] == [text]
+    assert rec[0].filename == __file__                     # the caller's line, not ours
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                      # as long as the data: no word
+        evaluate(m, "Pendulum-v1", target_return=-10.0, n_episodes=1, max_episode_steps=T)
+    loaded = load(save(m, tmp_path / "m.safetensors", data=ds))
+    assert loaded.data_steps == T
+    assert load(save(m, tmp_path / "bare.safetensors")).data_steps is None   # unknown
 
 
 def _counted(model):

@@ -29,3 +29,19 @@ def test_the_guide_states_the_cli_setting_and_the_paper_defaults():
         _PAPER[k] for k in ("hidden", "n_blocks", "context")] == [128, 3, 20]
     assert [fit[k].default for k in ("batch_size", "lr", "warmup")] == [64, 1e-4, 1000]
     assert "(hidden 128, 3 blocks, context 20; batch 64, lr 1e-4, warmup 1000)" in text
+
+
+def test_the_guide_block_seeds_the_initial_weights():
+    # issue 68 walk 11: the block as written (no seed before the constructor) returned 795.1
+    # and then 360.7 on the same Hopper-v5 data: the weights come from torch's generator
+    import torch
+
+    block = GUIDE.read_text().split("```python", 1)[1].split("```", 1)[0]
+    seed, ctor = block.find("torch.manual_seed("), block.find("LongShortDecisionTransformer(")
+    assert 0 <= seed < ctor, "the block seeds torch before building the model"
+    models = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        models.append(lsdt.LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3))
+    a, b = (m.state_dict() for m in models)
+    assert all(torch.equal(a[k], b[k]) for k in a)

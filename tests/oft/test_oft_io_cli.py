@@ -136,3 +136,18 @@ def test_cli_bad_arguments_exit_2(tmp_path):
     bad.write_text("x")
     r = CliRunner().invoke(app, ["oft", "solve", str(bad)])
     assert r.exit_code == 2 and "FILE must end" in r.output
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--reg", "0"], "error: --reg must lie in (0, inf), got 0.0"),
+    (["--reg", "nan"], "error: --reg must lie in (0, inf), got nan"),
+    (["--iters", "0"], "error: --iters must lie in [1, inf], got 0"),
+])
+def test_cli_options_named_as_spelled_before_file_is_read(tmp_path, args, msg):
+    # issue 68, walk 11: `--reg 0` said "reg must lie ...", `--iters 0` "numItermax must
+    # lie ...", both after FILE was read; a file that cannot be read shows the order
+    bad = tmp_path / "bad.min"
+    bad.write_text("p min x\n")
+    r = CliRunner().invoke(app, ["oft", "solve", str(bad), *args])
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [msg]

@@ -162,6 +162,14 @@ def test_cli_round_trip(tmp_path):
         assert (tmp_path / f"Z{suffix}").read_text().startswith(sep.join(["z0", "z1", "z2"]))
         np.testing.assert_allclose(read_matrix(tmp_path / f"Z{suffix}", suffixes=(suffix,)),
                                    np.load(tmp_path / "Z.npy"), rtol=1e-9)
+    # issue 68, walk 11: a small .csv (read whole) of another width was refused as "X has 4
+    # features, ..." (a .npy, read window by window, says "FILE row 0 has ...")
+    np.savetxt(tmp_path / "narrow.csv", data[:, :5], delimiter=",")
+    r = runner.invoke(app, ["urlost", "embed", str(tmp_path / "m.safetensors"),
+                            str(tmp_path / "narrow.csv"), "--out", str(tmp_path / "Zn.npy")])
+    assert r.exit_code == 2
+    assert r.output.startswith("error: FILE has 5 features, but URLOST was fitted with 16")
+    assert not (tmp_path / "Zn.npy").exists()
 
 
 @pytest.mark.parametrize("args, match", [

@@ -94,8 +94,11 @@ def train_cmd(
                                  "256 on LaneReach, the reproduction's; 16 elsewhere)."),
     iterations: int = typer.Option(None, "--iterations", help="Default: 120 on LaneReach "
                                    "(the reproduction's: about 80 s of CPU on 60 demos); 100 "
-                                   "elsewhere (a CPU budget: about 1 min of CPU on Pendulum-v1; "
-                                   "the paper trains for far longer: raise --iterations)."),
+                                   "elsewhere (a CPU budget: each iteration rolls out "
+                                   "--num-envs episodes as long as the env's time limit, so "
+                                   "about 1 min of CPU on Pendulum-v1's 200 steps, 5-14 min "
+                                   "on a 1000-step MuJoCo env such as Hopper-v5; the paper "
+                                   "trains for far longer: raise --iterations)."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
     engine: EngineArgs = None,

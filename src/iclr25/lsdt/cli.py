@@ -166,6 +166,7 @@ def evaluate_cmd(
         summary = summary or data_returns(model_path)
         target_return, more = _target(target_return, summary)
         notes += more + _longer_than_data(env, summary, max_episode_steps)
+        model.data_steps = None   # that warning, in the command line's words, is in notes
         res = evaluate(model, env, target_return=target_return, n_episodes=n_episodes,
                        seed=seed, max_episode_steps=max_episode_steps)
     except (ValueError, TypeError) as exc:

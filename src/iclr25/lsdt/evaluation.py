@@ -5,6 +5,7 @@ signature rolls out alike (benchmarks/lsdt.py rolls Hugging Face's out)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -12,11 +13,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import torch
 
-from iclr25._checks import check_int, check_range, resolve_seed
+from iclr25._checks import check_int, check_range, resolve_seed, user_stacklevel
 from iclr25._contract import PositiveInt, checked
 from iclr25._format import num
 from iclr25._optional import require
-from iclr25.datasets.control import env_maker
+from iclr25.datasets.control import env_maker, outlasting
 
 gym = require("gymnasium", "rl")
 
@@ -77,6 +78,12 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
     (``OfflineDataset.longest_episode``) compares returns over as many steps as the data's.
     ``env_kwargs`` go to ``gymnasium.make``.
 
+    Warns:
+        UserWarning: the rollouts may run longer than the training data's longest episode
+            (the model's ``data_steps``, set by :func:`~iclr25.lsdt.train` and
+            :func:`~iclr25.lsdt.load`), naming ``max_episode_steps=`` at it (issue 68, walk
+            11: 150-step Hopper-v5 data, returns 21..151, rolled out to 1000 steps: 795).
+
     Raises:
         TypeError: a ``model`` without one of those (no ``get_action``, ...).
         ValueError: an unknown ``env_id``, or none given for a model that records none; env
@@ -95,6 +102,10 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
         int(torch.randint(2**31 - n, (1,), generator=resolve_seed(seed)))
     envs, o_dim = _make_envs(model, env_id, n, {"max_episode_steps": max_episode_steps,
                                                 **env_kwargs})
+    horizon = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
+    for message in outlasting(getattr(model, "data_steps", None), horizon,
+                              "max_episode_steps="):
+        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())   # as the CLI's
     p = next(model.parameters())
     model.eval()
     obs = torch.tensor(np.stack([e.reset(seed=base + i)[0] for i, e in enumerate(envs)]),

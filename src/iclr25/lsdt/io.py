@@ -105,6 +105,7 @@ def load(path: PathLike, *, device: str | torch.device | None = None
         model = LongShortDecisionTransformer(**config)
         model.load_state_dict(load_file(str(path)))
         model.env_id = meta.get("env_id")
+        model.data_steps = json.loads(meta.get("data_returns", "{}")).get("steps")
     except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,
             json.JSONDecodeError) as exc:
         raise ValueError(f"path {str(path)!r} is not a saved LSDT model ({exc})") from None

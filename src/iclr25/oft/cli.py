@@ -35,6 +35,7 @@ def solve(
     from iclr25.oft.io import read_dimacs
 
     output_path(out, suffixes=(".csv", ".npy"))
+    _check_options(reg, iters)
     if not file.is_file():
         _fail(f"FILE {str(file)!r} does not exist")
     if file.suffix not in (".min", ".npz"):
@@ -74,6 +75,18 @@ def solve(
                        delimiter=",", fmt=["%d", "%d", "%.10g", "%.10g"],
                        header=",".join(arcs.dtype.names), comments="")
         typer.echo(f"wrote {out} ({len(arcs)} arcs)")
+
+
+def _check_options(reg: float, iters: int) -> None:
+    """Exit 2 on a bad ``--reg`` or ``--iters``, named as the command line spells them,
+    before FILE is read (issue 68 walk 11: "reg must lie ...", "numItermax must lie ...")."""
+    from iclr25._checks import check_int, check_range
+
+    try:
+        check_range(reg, "--reg", 0.0, low_open=True)
+        check_int(iters, "--iters", 1)
+    except (ValueError, TypeError) as exc:
+        _fail(exc)
 
 
 def _cli_text(message: object, iters: int) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, output_path, threads_verb, training_verb
+from iclr25._cli import EngineArgs, check_seed, cli_words, output_path, threads_verb, training_verb
 from iclr25._io import ARRAY_OUTPUTS, column_names, read_matrix, write_array
 
 app = typer.Typer(help="URLOST: tokens and representations for data with no known topology "
@@ -166,5 +166,5 @@ def embed(
             for x in parts:
                 sink.write(model.transform(x).numpy())
     except (ValueError, TypeError, ImportError) as exc:
-        _fail(exc)
+        _fail(cli_words(exc, {"X": "FILE"}))   # transform's X is the command line's FILE
     typer.echo(f"embedded {len(data)} rows into {model.dim} dimensions; wrote {out}")
