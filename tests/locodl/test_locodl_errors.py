@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse
 import torch
 from typer.testing import CliRunner
 
@@ -15,6 +16,7 @@ from iclr25.locodl import (
     gd,
     locodl,
 )
+from iclr25.locodl.objectives import check_magnitude
 
 g = np.random.default_rng(0)
 X = g.normal(size=(40, 3))
@@ -138,3 +140,26 @@ def test_condition_number_beyond_float64_is_refused(algorithm):
     ok = ClientLogistic(X * 1e5, y, C, 0.1)   # L/mu ~ 1e11: still runs
     run = algorithm(ok, "none" if algorithm is gd else RandK(1), max_iter=5, tol=1e300)
     assert run.x.shape == (3,)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 10 iterations
+def test_magnitude_is_judged_in_the_dtype_the_sums_are_taken_in():
+    # L's eigendecomposition takes float16's and integers' sums in float64: main refused a
+    # float16 X whose squared sums pass float16's max ("overflow float16"), and raised
+    # numpy's/torch's own errors on integer X ("data type ... not inexact")
+    Xh = torch.as_tensor(X * 200, dtype=torch.float16)
+    assert float(Xh.float().abs().max()) ** 2 * Xh.numel() > torch.finfo(torch.float16).max
+    clf = LoCoDLClassifier(n_clients=4, max_iter=10, seed=0).fit(Xh, y)
+    assert np.isfinite(clf.coef_).all()
+    for Xi in (torch.as_tensor(X * 1e3).long(), (X * 1e3).astype(np.int32),
+               scipy.sparse.csr_array((X * 1e3).astype(np.int64))):
+        check_magnitude(Xi)   # integers cannot overflow float64's squared sums here
+    with pytest.raises(ValueError, match="overflow float32"):
+        check_magnitude(torch.as_tensor(X * 1e20, dtype=torch.float32))
+
+
+def test_condition_number_with_mu_underflowing_to_zero_is_refused_by_name():
+    f = ClientLogistic(X, y, C, 5e-324)   # the smallest float: α/2 rounds to 0
+    assert f.mu == 0
+    with pytest.raises(ValueError, match="L/mu = inf is beyond"):   # was ZeroDivisionError
+        locodl(f, RandK(1), max_iter=5)

@@ -123,7 +123,8 @@ class _Setup:
             self.x_star = xs.to(self.dev, self.dtype)
         self.L, self.mu = objective.L, objective.mu
         if self.mu < 4 * sys.float_info.epsilon * self.L:  # 2/(L + μ) rounds to 2/L
-            raise ValueError(f"the objective's condition number L/mu = {self.L / self.mu:.3g} "
+            kappa = self.L / self.mu if self.mu > 0 else math.inf   # μ = α/2 underflows to 0
+            raise ValueError(f"the objective's condition number L/mu = {kappa:.3g} "
                              "is beyond float64's resolution, so no step size is left; "
                              "rescale the data (standardise its columns, or divide it by "
                              "the objective's data_scale) or raise alpha")
