@@ -163,3 +163,17 @@ def test_condition_number_with_mu_underflowing_to_zero_is_refused_by_name():
     assert f.mu == 0
     with pytest.raises(ValueError, match="L/mu = inf is beyond"):   # was ZeroDivisionError
         locodl(f, RandK(1), max_iter=5)
+
+
+def test_cli_condition_number_refusal_names_the_options(tmp_path):
+    # the library's remedy names the API ("the objective's data_scale", "raise alpha");
+    # the command line's names its options
+    csv = tmp_path / "big.csv"
+    np.savetxt(csv, np.column_stack([X * 1e8, y]), delimiter=",", header="a,b,c,lab",
+               comments="")
+    r = CliRunner().invoke(app, ["locodl", "fit", str(csv), "--label", "lab",
+                                 "--rescale", "none"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    said = "raise --alpha or, with --rescale none, drop it (the default divides DATA by c)"
+    assert "condition number L/mu" in r.output and said in r.output, r.output
+    assert "data_scale" not in r.output, r.output

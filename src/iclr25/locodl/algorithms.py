@@ -43,6 +43,9 @@ from iclr25.locodl.compressors import (
 from iclr25.locodl.objectives import _ClientObjective
 
 _SHOW_EVERY = 100  # iterations between progress updates (an iteration can take microseconds)
+# the remedy the condition-number refusal names; the command line says it in its own words
+RESCALE_HINT = ("rescale the data (standardise its columns, or divide it by the objective's "
+                "data_scale) or raise alpha")
 
 
 @checked
@@ -125,9 +128,8 @@ class _Setup:
         if self.mu < 4 * sys.float_info.epsilon * self.L:  # 2/(L + μ) rounds to 2/L
             kappa = self.L / self.mu if self.mu > 0 else math.inf   # μ = α/2 underflows to 0
             raise ValueError(f"the objective's condition number L/mu = {kappa:.3g} "
-                             "is beyond float64's resolution, so no step size is left; "
-                             "rescale the data (standardise its columns, or divide it by "
-                             "the objective's data_scale) or raise alpha")
+                             f"is beyond float64's resolution, so no step size is left; "
+                             f"{RESCALE_HINT}")
         self.comm = SimulatedComm() if comm is None else comm
         if not hasattr(self.comm, "setup"):
             raise TypeError(f"comm must be SimulatedComm or DistributedComm, got "

@@ -224,6 +224,7 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
     import torch
     from sklearn.exceptions import ConvergenceWarning
 
+    from iclr25.locodl.algorithms import RESCALE_HINT
     from iclr25.locodl.estimator import cap_state
 
     def capped(history, converged: bool) -> tuple[float, float] | None:
@@ -232,7 +233,12 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
     if engine == "simulated":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            clf.fit(X, y, client_ids=cid)
+            try:
+                clf.fit(X, y, client_ids=cid)
+            except ValueError as exc:   # the condition-number refusal, in the CLI's words
+                raise ValueError(str(exc).replace(RESCALE_HINT, (
+                    "raise --alpha or, with --rescale none, drop it (the default divides "
+                    "DATA by c)"))) from None
         return (clf.coef_[0], clf.n_rounds_, clf.uplink_bits_,
                 capped(clf.history_, clf.converged_))
     with tempfile.TemporaryDirectory() as tmp:
