@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from iclr25.cli import app
 from iclr25.locodl import (
     ClientLogistic,
+    ClientRidge,
     DistributedComm,
     LoCoDLClassifier,
     RandK,
@@ -177,3 +178,16 @@ def test_cli_condition_number_refusal_names_the_options(tmp_path):
     said = "raise --alpha or, with --rescale none, drop it (the default divides DATA by c)"
     assert "condition number L/mu" in r.output and said in r.output, r.output
     assert "data_scale" not in r.output, r.output
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("objective", [ClientLogistic, ClientRidge])
+def test_objectives_refuse_overflowing_values_by_name(objective, sparse):
+    # the estimator and the command line checked; the objectives themselves, the API's
+    # first step, raised torch's LinAlgError from L's eigendecomposition (linalg.eigh)
+    Xb = X * 1e160
+    Xc = Xb.copy()
+    with pytest.raises(ValueError, match="X's values reach .*overflow float64"):
+        objective(scipy.sparse.csr_array(Xb) if sparse else Xb,
+                  y if objective is ClientLogistic else X[:, 0], C, 0.1)
+    np.testing.assert_array_equal(Xb, Xc)

@@ -230,12 +230,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
     def _objective(self, X: ArrayOrSparse, y: ArrayLike, client_ids: ArrayLike | None
                    ) -> tuple[ArrayOrSparse, torch.Tensor, ArrayLike, ClientLogistic]:
         """The checked ``(X, y, client ids, ClientLogistic objective)`` of :meth:`fit`."""
-        from iclr25.locodl.objectives import (
-            ClientLogistic,
-            check_magnitude,
-            check_sparse,
-            is_sparse,
-        )
+        from iclr25.locodl.objectives import ClientLogistic, check_sparse, is_sparse
 
         if is_sparse(X):
             Xt = check_sparse(X)
@@ -248,7 +243,6 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
                 Xt = Xt.to(torch.float64)
         N = Xt.shape[0]
         self._check_params(N)
-        check_magnitude(Xt)
         yt = as_tensor(y, "y", ndim=1)
         if len(yt) != N:
             raise ValueError(f"y must have one label per row of X ({N}), got {len(yt)}")

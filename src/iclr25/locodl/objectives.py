@@ -111,6 +111,7 @@ class _ClientObjective:
         X = as_tensor(X, "X", ndim=2)
         if not X.is_floating_point():
             X = X.to(torch.get_default_dtype())
+        check_magnitude(X)
         self.alpha = check_range(alpha, "alpha", 0.0, low_open=True)
         N, self.d = X.shape
         b = self._targets(y, N, X)
@@ -143,6 +144,7 @@ class _ClientObjective:
     def _init_sparse(self, A, y: ArrayLike, clients: ArrayLike, alpha: float) -> None:
         """Rows as COO triplets sorted by client; per-row targets; no dense copy of A."""
         self.sparse = True
+        check_magnitude(A)
         self.alpha = check_range(alpha, "alpha", 0.0, low_open=True)
         N, self.d = A.shape
         dt = torch.float32 if A.dtype == np.float32 else torch.float64
