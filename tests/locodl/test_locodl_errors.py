@@ -166,14 +166,15 @@ def test_condition_number_with_mu_underflowing_to_zero_is_refused_by_name():
         locodl(f, RandK(1), max_iter=5)
 
 
-def test_cli_condition_number_refusal_names_the_options(tmp_path):
+@pytest.mark.parametrize("engine", ["simulated", "gloo"])
+def test_cli_condition_number_refusal_names_the_options(tmp_path, engine):
     # the library's remedy names the API ("the objective's data_scale", "raise alpha");
-    # the command line's names its options
+    # the command line's names its options, before any process starts
     csv = tmp_path / "big.csv"
     np.savetxt(csv, np.column_stack([X * 1e8, y]), delimiter=",", header="a,b,c,lab",
                comments="")
     r = CliRunner().invoke(app, ["locodl", "fit", str(csv), "--label", "lab",
-                                 "--rescale", "none"])
+                                 "--rescale", "none", "--engine", engine])
     assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
     said = "raise --alpha or, with --rescale none, drop it (the default divides DATA by c)"
     assert "condition number L/mu" in r.output and said in r.output, r.output
@@ -191,3 +192,9 @@ def test_objectives_refuse_overflowing_values_by_name(objective, sparse):
         objective(scipy.sparse.csr_array(Xb) if sparse else Xb,
                   y if objective is ClientLogistic else X[:, 0], C, 0.1)
     np.testing.assert_array_equal(Xb, Xc)
+
+
+def test_gloo_engine_refuses_the_condition_number_before_spawning():
+    # main's processes raised it: torch's ProcessRaisedException around a traceback
+    with pytest.raises(ValueError, match="condition number L/mu = .* rescale the data"):
+        LoCoDLClassifier(n_clients=4, max_iter=10, engine="gloo", n_proc=2).fit(X * 1e8, y)

@@ -93,6 +93,16 @@ class _Coins:
         return self.buf[self.i - 1] < self.p
 
 
+def check_condition(objective: _ClientObjective) -> None:
+    """Refuse an ``objective`` whose condition number L/μ float64 cannot resolve: the step
+    sizes' 2/(L + μ) rounds onto their bound 2/L, so no step size is left."""
+    L, mu = objective.L, objective.mu
+    if mu < 4 * sys.float_info.epsilon * L:
+        kappa = L / mu if mu > 0 else math.inf   # μ = α/2 underflows to 0
+        raise ValueError(f"the objective's condition number L/mu = {kappa:.3g} is beyond "
+                         f"float64's resolution, so no step size is left; {RESCALE_HINT}")
+
+
 class _Setup:
     """Validation and the pieces every algorithm shares (local block, streams, stopping)."""
 
@@ -125,11 +135,7 @@ class _Setup:
                                  f"{tuple(xs.shape)}")
             self.x_star = xs.to(self.dev, self.dtype)
         self.L, self.mu = objective.L, objective.mu
-        if self.mu < 4 * sys.float_info.epsilon * self.L:  # 2/(L + μ) rounds to 2/L
-            kappa = self.L / self.mu if self.mu > 0 else math.inf   # μ = α/2 underflows to 0
-            raise ValueError(f"the objective's condition number L/mu = {kappa:.3g} "
-                             f"is beyond float64's resolution, so no step size is left; "
-                             f"{RESCALE_HINT}")
+        check_condition(objective)
         self.comm = SimulatedComm() if comm is None else comm
         if not hasattr(self.comm, "setup"):
             raise TypeError(f"comm must be SimulatedComm or DistributedComm, got "

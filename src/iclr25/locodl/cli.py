@@ -184,6 +184,7 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     before any work; c is the objective's ``data_scale`` for ``scale="global"`` (1 for "none"
     or an all-zero X); X/c is float64 for an integer X, as the estimator fits one, float32
     for a float32 X; without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
+    from iclr25.locodl.algorithms import RESCALE_HINT, check_condition
     from iclr25.locodl.objectives import ClientLogistic, check_magnitude, is_sparse
 
     clf._check_params(X.shape[0])
@@ -207,6 +208,12 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     Xc, c = (X / c, c) if c > 0 and c != 1.0 else (X, 1.0)
     if Xc is not X:
         objective = ClientLogistic(Xc, y, cid, clf.alpha)
+    try:   # here, not in the fit: gloo's processes would raise it as a traceback
+        check_condition(objective)
+    except ValueError as exc:   # the remedy in the command line's words
+        raise ValueError(str(exc).replace(RESCALE_HINT, "raise --alpha or, with --rescale "
+                                          "none, drop it (the default divides DATA by c)")
+                         ) from None
     if not 1 <= nproc <= objective.n_clients:
         raise ValueError(f"--nproc must lie in [1, {objective.n_clients}], got {nproc}")
     if engine == "gloo" and is_sparse(X):
@@ -224,7 +231,6 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
     import torch
     from sklearn.exceptions import ConvergenceWarning
 
-    from iclr25.locodl.algorithms import RESCALE_HINT
     from iclr25.locodl.estimator import cap_state
 
     def capped(history, converged: bool) -> tuple[float, float] | None:
@@ -233,12 +239,7 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
     if engine == "simulated":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            try:
-                clf.fit(X, y, client_ids=cid)
-            except ValueError as exc:   # the condition-number refusal, in the CLI's words
-                raise ValueError(str(exc).replace(RESCALE_HINT, (
-                    "raise --alpha or, with --rescale none, drop it (the default divides "
-                    "DATA by c)"))) from None
+            clf.fit(X, y, client_ids=cid)
         return (clf.coef_[0], clf.n_rounds_, clf.uplink_bits_,
                 capped(clf.history_, clf.converged_))
     with tempfile.TemporaryDirectory() as tmp:

@@ -204,8 +204,10 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
                        uplink_bits=run.uplink_bits, wire_bytes=run.wire_bytes,
                        history=run.history, converged=run.converged)
         else:
+            from iclr25.locodl.algorithms import check_condition
             from iclr25.locodl.distributed import spawn_runs
 
+            check_condition(objective)   # here: the processes would raise it as a traceback
             spec = dict(kind="logistic", X=Xt.cpu(), y=yt.cpu(),
                         clients=torch.as_tensor(np.asarray(client_ids)), alpha=self.alpha)
             res = spawn_runs(spec, [dict(algorithm="locodl", **kw)], self.n_proc)[0]
