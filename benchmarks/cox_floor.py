@@ -173,6 +173,30 @@ Reported beside the decisions, not inputs to them: walk 10's files (``--set walk
 h68cox15's 36 draws re-scored with P as the floor (``--set rescore15``: its margin and
 held-out draws rebuilt, P fitted on them and on their folds; the head's CV correctness
 read from ``/work/runs/h68cox15/{margin,heldout}.json``).
+
+Set B (``--set heldout2``, 48 draws, run once after the above was committed, 2026-12-07,
+load 1.0-2.3 on 2 cores, 400 s of fits in all; the folds rebuilt for P reproduced COX's S
+column on 48 of 48 draws). Mean test accuracy: COX's head 0.5755, S 0.5672, P 0.5724 (P
+above S on 26 draws, below on 19). Per floor, the returned predictor of each rule against
+that floor on test:
+
+| rule | floor S: below | mean | head chosen | floor P: below | mean | head chosen |
+|---|---|---|---|---|---|---|
+| main | 6 | 0.5715 | 16 | 7 | 0.5776 | 18 |
+| sign | 0 | 0.5672 | 0 | 0 | 0.5724 | 0 |
+| 2se | 1 | 0.5665 | 1 | 0 | 0.5742 | 1 |
+| 1se | 1 | 0.5687 | 6 | 3 | 0.5732 | 6 |
+| (the floor always) | 0 | 0.5672 | 0 | 0 | 0.5724 | 0 |
+
+**Decision F:** P's mean 0.5724 > S's 0.5672: P is the floor. **Decision R** (floor P):
+sign 0 draws below, mean 0.5724; main 7 below (gen4 3/101 0.475 vs 0.487, gen4 4/102 0.375
+vs 0.429, gen5 3/101 0.463 vs 0.478, gen5 2/104 0.422 vs 0.437, gen3 5/103 0.511 vs 0.539,
+quantiles 2/104 0.344 vs 0.361, digits-quad 2/100 0.665 vs 0.711; each chosen on CV counts
+of 1-3 against 0-2), mean 0.5776; 0 < 7 and 0.5724 >= 0.5776 - 0.01: the sign rule. Both
+defaults change (COX's ``_logistic`` fits P; ``_floor`` decides by the sign test). What it
+costs: with 4-25 labelled rows the sign test chose COX's head on none of the 48 draws (the
+discordant rows were 0-7), so at these sizes the default returns the regression; COX's
+head was the better on test on 27 of 48 (mean 0.5755 against P's 0.5724).
 """
 
 from __future__ import annotations
