@@ -15,9 +15,10 @@ OOM label. Rows are shuffled with seed 1 and split 70/30 into train and test.
 * ``cancer``: breast_cancer (2 classes), IM = PCA(8) of the first 15 standardised features,
   OOM = the other 15, 5 pairs per class (10).
 
-Per case: COX's head (``floor_used_`` cleared), the floor (a LogisticRegression on the
-paired OOM rows, standardised on them), and the default's prediction, each as test
-accuracy; ``steps=400`` (the walker's), seed 0, one thread.
+Per case: COX's head (``floor_used_`` cleared), the floor (COX's own: since set B's
+decision F below, a plain LogisticRegression on the paired OOM rows; until then it was
+standardised on them), and the default's prediction, each as test accuracy;
+``steps=400`` (the walker's), seed 0, one thread.
 
 Run: ``python benchmarks/cox_floor.py`` (about 20 s per case on one free core; ``--quick``
 is the same run). Each case records a row (``_timing.row``): the default's accuracy against
@@ -227,7 +228,6 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
 from iclr25.cox import COX
-from iclr25.cox.model import _local, _logistic, _logistic_proba
 
 M = "cox_floor"
 WALK10 = Path("/work/runs/h68walk10/files")
@@ -368,24 +368,35 @@ def _fit(data: tuple[np.ndarray, np.ndarray, np.ndarray], width: int, split_seed
             **_scores(m, d["Xte"], d["yte"], d["X"], d["yo"])}
 
 
-def _plain(X: np.ndarray, yo: np.ndarray, Xte: np.ndarray, yte: np.ndarray) -> dict:
-    """P (a plain ``LogisticRegression(max_iter=2000)`` on the labelled rows of X, yo >= 0,
-    as passed to COX): its test accuracy, and per held-out row of COX's folds (its labelled
-    rows in index order, ``StratifiedKFold(min(3, smallest class))`` unshuffled) whether P
-    and S (COX's standardised floor, refitted here) classified it right, in fold order."""
+def _standardised(Xk: np.ndarray, yk: np.ndarray, Xh: np.ndarray) -> np.ndarray:
+    """S, COX's floor until set B's decision F: a LogisticRegression(max_iter=2000) on the
+    rows Xk standardised by their own mean and std (as COX computed them, in X's dtype);
+    its labels for the rows Xh."""
+    Xt = torch.as_tensor(Xk)
+    mu, sd = Xt.mean(0), Xt.std(0).clamp_min(1e-12)
+    lr = LogisticRegression(max_iter=2000).fit(((Xt - mu) / sd).double().numpy(), yk)
+    return lr.predict(((torch.as_tensor(Xh) - mu) / sd).double().numpy())
+
+
+def _floors(X: np.ndarray, yo: np.ndarray, Xte: np.ndarray, yte: np.ndarray) -> dict:
+    """S (:func:`_standardised`) and P (a plain ``LogisticRegression(max_iter=2000)``) on
+    the labelled rows of X (yo >= 0, as passed to COX): their test accuracy ("floor",
+    "plain"), and per held-out row of COX's folds (its labelled rows in index order,
+    ``StratifiedKFold(min(3, smallest class))`` unshuffled) whether each classified it
+    right, in fold order ("floor_correct", "plain_correct")."""
     li = np.flatnonzero(yo >= 0)
-    Xl, yl = X[li].astype(np.float64), yo[li]
-    out = {"plain": LogisticRegression(max_iter=2000).fit(Xl, yl).score(Xte, yte)}
+    Xl, yl = X[li], yo[li]
+    out = {"floor": float((_standardised(Xl, yl, Xte) == yte).mean()),
+           "plain": LogisticRegression(max_iter=2000).fit(Xl.astype(np.float64), yl).score(
+               Xte.astype(np.float64), yte)}
     counts = np.bincount(yl)
     folds = min(3, int(counts[counts > 0].min()))
     plain, std = [], []
     if folds >= 2:
         for keep, held in StratifiedKFold(folds).split(yl, yl):
-            lr = LogisticRegression(max_iter=2000).fit(Xl[keep], yl[keep])
-            plain.append(lr.predict(Xl[held]) == yl[held])
-            Xt, yt = torch.as_tensor(X[li]), torch.as_tensor(yl)
-            s = _logistic_proba(_logistic(Xt[keep], yt[keep]), Xt[held]).argmax(1)
-            std.append((s == _local(yt[keep], yt[held])).numpy())
+            lr = LogisticRegression(max_iter=2000).fit(Xl[keep].astype(np.float64), yl[keep])
+            plain.append(lr.predict(Xl[held].astype(np.float64)) == yl[held])
+            std.append(_standardised(Xl[keep], yl[keep], Xl[held]) == yl[held])
     out["plain_correct"] = np.concatenate(plain or [np.zeros(0, bool)]).tolist()
     out["floor_correct"] = np.concatenate(std or [np.zeros(0, bool)]).tolist()
     return out
@@ -393,21 +404,25 @@ def _plain(X: np.ndarray, yo: np.ndarray, Xte: np.ndarray, yte: np.ndarray) -> d
 
 def _scores(m: COX, Xte: np.ndarray, yte: np.ndarray, X: np.ndarray, yo: np.ndarray
             ) -> dict:
-    """A fitted model's head, floor and default on the test rows, and P (:func:`_plain`)
-    on the labelled rows of (X, yo) (yo >= 0)."""
+    """A fitted model's head, own floor ("cox_floor") and default on the test rows, and S
+    and P (:func:`_floors`) on the labelled rows of (X, yo) (yo >= 0). "folds_match": COX's
+    floor column of ``cv_correct_`` and its test accuracy equal P's (COX's floor is P since
+    decision F; the runs of set B, walk 10 and rescore15 in the docstring were made before
+    it, when it was S, and checked S)."""
     used = m.floor_used_
     default = m.score(Xte, yte)
     m.floor_used_ = False
     head = m.score(Xte, yte)
     m.floor_used_ = True
-    floor = m.score(Xte, yte)
+    own = m.score(Xte, yte)
     m.floor_used_ = used
-    p = _plain(X, yo, Xte, yte)
+    p = _floors(X, yo, Xte, yte)
     correct = m.cv_correct_.numpy()
-    return {"cox": head, "floor": floor, "default": default, "floor_used": used,
+    return {"cox": head, "cox_floor": own, "default": default, "floor_used": used,
             "cv_cox": m.head_accuracy_, "cv_floor": m.floor_accuracy_,
             "correct": correct.tolist(), **p,
-            "folds_match": p["floor_correct"] == correct[:, 1].tolist()}
+            "folds_match": p["plain_correct"] == correct[:, 1].tolist()
+            and own == p["plain"]}
 
 
 def run(name: str) -> dict[str, float]:
@@ -437,7 +452,7 @@ def rescore(draw: list, head_correct: np.ndarray) -> dict:
     set_name, per_class, split_seed, pair_seed, _ = draw
     make, width = {**MARGIN, **HELDOUT}[set_name]
     d = _prepare(make(), width, split_seed, _pairs_of(per_class, pair_seed))
-    p = _plain(d["X"], d["yo"], d["Xte"], d["yte"])
+    p = _floors(d["X"], d["yo"], d["Xte"], d["yte"])
     p["folds_match"] = p["floor_correct"] == np.asarray(head_correct)[:, 1].tolist()
     return p
 
@@ -481,31 +496,30 @@ def walk10(dtype: type) -> dict:
     return {"pairs": len(P), "wall_s": wall, **_scores(m, Xte, yte, X, labels)}
 
 
-FLOORS = {"S": ("floor", 1), "P": ("plain", None)}  # floor: its test key, its CV column
+FLOORS = {"S": "floor", "P": "plain"}  # floor: its test accuracy's key
 
 
 def _against(r: dict, floor: str) -> np.ndarray:
     """(n, 2) CV correctness of the head and the floor ``floor`` ("S" or "P")."""
-    c = np.asarray(r["correct"], bool).reshape(-1, 2)
-    if floor == "S":
-        return c
-    return np.stack([c[:, 0], np.asarray(r["plain_correct"], bool)], 1)
+    head = np.asarray(r["correct"], bool).reshape(-1, 2)[:, 0]
+    return np.stack([head, np.asarray(r[f"{FLOORS[floor]}_correct"], bool)], 1)
 
 
 def _arm(results: list[dict], floor: str, rule: str) -> tuple[int, float, int]:
     """A rule with floor ``floor``: draws below that floor on test, mean test accuracy,
     draws with the head."""
-    key = FLOORS[floor][0]
+    key = FLOORS[floor]
     pick = [rules(_against(r, floor))[rule] for r in results]
     acc = [r["cox"] if h else r[key] for h, r in zip(pick, results, strict=True)]
     below = sum(a < r[key] for a, r in zip(acc, results, strict=True))
     return below, float(np.mean(acc)), sum(pick)
 
 
-def summary(results: list[dict]) -> list[str]:
-    """Per floor (S, P), the table per rule, then decisions F and R (module docstring)."""
+def summary(results: list[dict], decide: bool = False) -> list[str]:
+    """Per floor (S, P), the table per rule, then decisions F and R (module docstring) when
+    ``decide`` (set B), else what their rules would read on these draws."""
     out = []
-    mean = {f: float(np.mean([r[FLOORS[f][0]] for r in results])) for f in FLOORS}
+    mean = {f: float(np.mean([r[FLOORS[f]] for r in results])) for f in FLOORS}
     for floor in FLOORS:
         out += ["", f"Floor {floor}:", "",
                 "| rule | draws below the floor | mean test accuracy | head chosen |",
@@ -517,11 +531,12 @@ def summary(results: list[dict]) -> list[str]:
     f = "P" if mean["P"] > mean["S"] else "S"
     (mb, ma, _), (sb, sa, _) = _arm(results, f, "main"), _arm(results, f, "sign")
     r_ok = sb < mb and sa >= ma - 0.01
-    out += ["", f"Decision F: mean test accuracy P {mean['P']:.4f} vs S {mean['S']:.4f}: "
+    word = "Decision" if decide else "Not a decision input; the rule of decision"
+    out += ["", f"{word} F: mean test accuracy P {mean['P']:.4f} vs S {mean['S']:.4f}: "
             f"the floor is {f}.",
-            f"Decision R (floor {f}): sign {sb} below, mean {sa:.4f}; main {mb} below, mean "
+            f"{word} R (floor {f}): sign {sb} below, mean {sa:.4f}; main {mb} below, mean "
             f"{ma:.4f}: {'sign' if r_ok else 'main'}'s rule.",
-            f"Fold check (S refitted on the rebuilt folds = cv_correct_): "
+            f"Fold check (COX's own floor refitted on the rebuilt folds = cv_correct_): "
             f"{sum(r['folds_match'] for r in results)} of {len(results)} draws."]
     return out
 
@@ -561,7 +576,7 @@ def margin(name: str, out: Path | None) -> None:
         r["draw"], r["rules"] = list(d), rules(r["correct"])
         print(_line(d, r), flush=True)
         results.append(r)
-    print("\n".join(summary(results)))
+    print("\n".join(summary(results, name == "heldout2")))
     if out is not None:
         out.write_text(json.dumps(results, indent=1))
 
@@ -580,14 +595,15 @@ def main(argv: list[str] | None = None) -> None:
         margin(args.set, args.out)
         return
     print("| case | pairs | test rows | COX | floor | default (uses) | CV COX / floor | s |")
+    # the floor: COX's own (P since decision F; the benchmark's S is not shown here)
     print("|---|---|---|---|---|---|---|---|")
     for case in CASES:
         r = run(case)
-        print(f"| {case} | {r['pairs']} | {r['test']} | {r['cox']:.3f} | {r['floor']:.3f} | "
+        print(f"| {case} | {r['pairs']} | {r['test']} | {r['cox']:.3f} | {r['cox_floor']:.3f} | "
               f"{r['default']:.3f} ({'floor' if r['floor_used'] else 'COX'}) | "
               f"{r['cv_cox']:.3f} / {r['cv_floor']:.3f} | {r['wall_s']:.0f} |", flush=True)
         row(M, f"{case}: default accuracy, {r['pairs']} pairs", r["default"],
-            r["floor"], peer_name="LogisticRegression on the paired rows", unit="accuracy",
+            r["cox_floor"], peer_name="LogisticRegression on the paired rows", unit="accuracy",
             better="higher", target=1.0,
             note=f"COX's head {r['cox']:.3f}; the default used "
                  f"{'the floor' if r['floor_used'] else 'COX'}")
