@@ -198,6 +198,18 @@ defaults change (COX's ``_logistic`` fits P; ``_floor`` decides by the sign test
 costs: with 4-25 labelled rows the sign test chose COX's head on none of the 48 draws (the
 discordant rows were 0-7), so at these sizes the default returns the regression; COX's
 head was the better on test on 27 of 48 (mean 0.5755 against P's 0.5724).
+
+Not decision inputs (after set B): walk 10's files (``--set walk10``, run at the same
+commit, COX's floor then S): S 0.433, P 0.477 on test (both reads); CV head vs P 2 / 3
+(float32) and 2 / 5 (float64) of 40, so main's rule and the sign test both return P (0.477;
+against S main's rule returned the head, 0.417, below it). h68cox15's 36 draws re-scored
+with P (``--set rescore15``): development S 0.7618, P 0.7918 (main against P 2 below, mean
+0.8011; sign 0, 0.7918); held-out S 0.6810, P 0.7001 (main 0 below, 0.7049; sign 0,
+0.7001); main's two below P: digits-lr 3/15 (0.782 vs 0.793) and cancer-eo 3/11 (0.696 vs
+0.725). The cases with the new default (``python benchmarks/cox_floor.py``, load 2.5-3.2):
+walker COX 0.866, floor 0.853, default 0.853 (floor; CV 0.917 / 0.833); digits5 0.844,
+0.836, 0.836 (floor; 0.720 / 0.600); wine 0.926, 0.963, 0.963 (floor); cancer 0.953, 0.965,
+0.965 (floor); before the change the default read 0.876, 0.844 (COX), 0.944, 0.965.
 """
 
 from __future__ import annotations

@@ -366,6 +366,27 @@ def test_the_floor_predicts_and_is_named_where_cox_is_worse(tmp_path):
     assert torch.equal(off.predict(X), m._head_proba(X).argmax(1))  # the same head
 
 
+def test_a_file_saved_with_the_standardised_floor_still_predicts_with_it(tmp_path):
+    # files written before the floor became plain (issue 68, set B) hold its mean and scale
+    from sklearn.linear_model import LogisticRegression
+
+    X, im, lab, pairs, y = _few_pairs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = COX(4, steps=1, hidden=16, bottleneck=4, batch_size=16).fit(X, im, lab,
+                                                                          pairs=pairs)
+    rows = pairs[:, 1]
+    mu, sd = X[rows].mean(0), X[rows].std(0)
+    ref = LogisticRegression(max_iter=2000).fit(((X[rows] - mu) / sd).double().numpy(),
+                                                y[rows].numpy())
+    m.floor_mean_, m.floor_scale_ = mu, sd  # the old layout
+    m.floor_coef_, m.floor_intercept_ = torch.as_tensor(ref.coef_), torch.as_tensor(
+        ref.intercept_)
+    back = COX.load(m.save(tmp_path / "old.safetensors"))
+    assert back.floor_used_
+    assert back.predict(X).tolist() == ref.predict(((X - mu) / sd).double().numpy()).tolist()
+
+
 def test_the_head_predicts_only_on_a_clear_win_by_the_sign_test():
     # issue 68 (set B): "more held-out rows right" fell below the floor on 7 of 48 draws,
     # the one-sided exact sign test at 0.05 on none. Walk 10's CV counts, 6 rows only the

@@ -724,6 +724,8 @@ class COX(FittedIO, BaseEstimator):
 
     def _floor_proba(self, X: torch.Tensor) -> torch.Tensor:
         """(m, C) probabilities of the floor (zero on classes no labelled row has)."""
+        if hasattr(self, "floor_mean_"):  # a file saved while the floor was standardised
+            X = (X - self.floor_mean_.to(X)) / self.floor_scale_.to(X)
         p = _logistic_proba((self.floor_coef_, self.floor_intercept_), X)
         out = p.new_zeros(len(X), self.n_classes)
         out[:, self.floor_classes_.to(X.device)] = p
