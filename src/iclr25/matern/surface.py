@@ -442,7 +442,7 @@ def _weld(verts: np.ndarray, faces: np.ndarray, tol: float) -> tuple[np.ndarray,
     adj = scipy.sparse.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])),
                                   shape=(n, n))
     _, group = connected_components(adj, directed=False)
-    first = np.full(group.max(initial=-1) + 1, n)
+    first = np.full(group.max() + 1, n)
     np.minimum.at(first, group, np.arange(n))
     f = first[group][faces]
     f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
