@@ -35,7 +35,8 @@ y_oom = np.full(1200, -1)
 y_oom[paired] = y[paired]
 t = dict(dtype=torch.float32)
 # floor="off": COX's own head (by default fit also checks it against a logistic regression
-# on the labelled rows by cross-validation and returns the better; see the guide)
+# on the labelled rows by cross-validation and returns the regression unless COX's head wins
+# clearly, by a sign test; see the guide)
 model = cox.COX(10, steps=400, hidden=128, bottleneck=64, seed=0, floor="off").fit(
     torch.tensor(sensor, **t), im={"image": torch.tensor(Z, **t)},
     im_labels={"image": torch.tensor(y)},

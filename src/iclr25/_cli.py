@@ -277,12 +277,13 @@ def at_least_one(param: typer.CallbackParam, value: int | None) -> int | None:
     return value
 
 
-def max_episode_steps_option() -> Any:
-    """``--max-episode-steps``, the evaluation rollouts' horizon of ``lsdt evaluate`` and
-    ``gsd evaluate`` (``iclr25.datasets.control.env_maker``: passed to ``gymnasium.make``)."""
-    return typer.Option(None, "--max-episode-steps", callback=at_least_one,
-                        help="Steps per rollout (default: the env's time limit); the training "
-                             "data's longest episode compares returns over as many steps.")
+def max_episode_steps_option(help: str = "Steps per rollout (default: the env's time "
+                             "limit); the training data's longest episode compares returns "
+                             "over as many steps.") -> Any:
+    """``--max-episode-steps``, the rollouts' horizon of ``lsdt evaluate``, ``gsd evaluate``
+    and ``gsd train`` (``iclr25.datasets.control.env_maker``: passed to ``gymnasium.make``);
+    ``help``: what the horizon is to the verb (default: the evaluation rollouts')."""
+    return typer.Option(None, "--max-episode-steps", callback=at_least_one, help=help)
 
 
 def threads_verb(fn: Callable[..., T]) -> Callable[..., T]:

@@ -346,3 +346,127 @@ def test_train_help_says_the_budget_grows_with_the_env_time_limit():
     text = " ".join(r.output.replace("│", " ").split())
     assert "each iteration rolls out --num-envs episodes as long as the env's time limit" in text
     assert "5-14 min on a 1000-step MuJoCo env" in text
+
+
+def _stepped(monkeypatch) -> list:
+    """Each GymVec step's ``truncated`` (num_envs,) logged, in order."""
+    log, real = [], GymVec.step
+
+    def step(self, action):
+        out = real(self, action)
+        log.append(out[3].clone())
+        return out
+
+    monkeypatch.setattr(GymVec, "step", step)
+    return log
+
+
+def _said(caught) -> list[str]:
+    return [str(w.message) for w in caught if w.category is UserWarning]
+
+
+def test_train_rolls_out_max_episode_steps_records_it_and_warns_on_shorter_demos(
+        demos, tmp_path, monkeypatch):
+    # issue 68 walk 11: 150-step Hopper-v5 demos, but each training iteration rolled out
+    # 16 episodes of the env's 1000 steps (853 s); `gsd train` could not cut them
+    from safetensors import safe_open
+
+    from iclr25.gsd.io import load, save
+
+    _, data = demos
+    short = _cut(data, 40)
+    log, cfg = _stepped(monkeypatch), GSDConfig(num_envs=2, iterations=1)
+    runs = {}
+    for steps in (None, 40, 7):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = train(PENDULUM, short, cfg, max_episode_steps=steps)
+        runs[steps] = res, _said(caught), log[:]
+        log.clear()
+    (full, said_full, log_full), (cut, said_cut, log_cut), (tiny, said_tiny, log_tiny) = \
+        runs.values()
+    # the env's own time limit ends each episode: truncated at the last step, not before
+    for n, steps_log in ((200, log_full), (40, log_cut), (7, log_tiny)):
+        assert len(steps_log) == n
+        assert bool(steps_log[-1].all()) and not any(bool(t.any()) for t in steps_log[:-1])
+    assert said_full == ["the training data's episodes last at most 40 steps and the rollouts "
+                         "up to 200: their states and actions run over more steps than the "
+                         "data's (max_episode_steps=40 rolls out as long as the data's "
+                         "episodes)"]
+    assert said_cut == [] and said_tiny == []
+    assert (full.max_episode_steps, cut.max_episode_steps, tiny.max_episode_steps) == \
+        (None, 40, 7)
+    for res, meta in ((full, None), (tiny, "7")):
+        p = save(res, tmp_path / "p.safetensors")
+        with safe_open(str(p), "pt") as f:       # a default run's file: as before
+            assert f.metadata().get("max_episode_steps") == meta
+        assert load(p).max_episode_steps == res.max_episode_steps
+
+
+def test_train_without_max_episode_steps_is_unchanged(demos):
+    _, data = demos
+    cfg = GSDConfig(num_envs=2, iterations=1)
+    runs = [train(PENDULUM, data, cfg, seed=3, **kw)
+            for kw in ({}, {"max_episode_steps": None}, {"max_episode_steps": 200})]
+    ref = runs[0]
+    for res in runs[1:]:    # None and the env's own limit spelt out: the same training
+        assert res.history == ref.history
+        for a, b in zip(ref.policy.state_dict().values(), res.policy.state_dict().values(),
+                        strict=True):
+            assert torch.equal(a, b)
+
+
+def test_train_refuses_a_bad_max_episode_steps_before_any_work(demos, monkeypatch):
+    import iclr25.gsd.training as training
+    from iclr25.gsd.testbed import LANE_REACH_ID, lane_demos
+
+    _, data = demos
+    made = []
+    monkeypatch.setattr(training, "make_env", lambda *a, **k: made.append(a))
+    for bad, err in ((0, ValueError), (-3, ValueError), (7.5, TypeError), ("7", TypeError),
+                     (True, TypeError)):
+        with pytest.raises(err, match=r"^max_episode_steps must be an int"):
+            train(PENDULUM, data, GSDConfig(num_envs=2, iterations=1), max_episode_steps=bad)
+    with pytest.raises(ValueError, match=rf"^max_episode_steps cuts a gymnasium env's "
+                                         rf"rollouts; {LANE_REACH_ID}'s keep its horizon"):
+        train(LANE_REACH_ID, lane_demos([0.0], 1, seed=0), max_episode_steps=5)
+    assert made == []
+
+
+def test_cli_train_cuts_episodes_warns_and_evaluate_defaults_to_the_trained_horizon(
+        demos, tmp_path, monkeypatch):
+    import iclr25.gsd.gym as gsd_gym
+
+    path, data = demos
+    d = _cut(data, 40).save(tmp_path / "short.npz")
+    p = tmp_path / "p.safetensors"
+    runner, seen, real = CliRunner(), [], gsd_gym.evaluate_gym
+    base = ["train", str(d), "--env", PENDULUM, "--num-envs", "2", "--iterations", "1",
+            "--out", str(p)]
+    r = runner.invoke(app, base)
+    assert r.exit_code == 0, r.output
+    assert r.output.index("warning: the training data's episodes last at most 40 steps and "
+                          "the rollouts up to 200") < r.output.index("wrote")   # before it
+    assert "(--max-episode-steps 40 rolls out as long as the data's episodes)" in r.output
+    r = runner.invoke(app, [*base, "--max-episode-steps", "40"])
+    assert r.exit_code == 0 and "warning" not in r.output, r.output
+    for bad in (["--max-episode-steps", "0"],
+                ["--env", "iclr25/LaneReach-v0", "--max-episode-steps", "40"]):
+        r = runner.invoke(app, [*base, *bad])
+        assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+        assert r.output.startswith("error: --max-episode-steps"), r.output
+
+    def spy(*args, **kw):
+        seen.append(kw["max_episode_steps"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(gsd_gym, "evaluate_gym", spy)
+    ev = ["evaluate", str(p), "--factor", "obs:0", "--n-codes", "2", "--budget", "1",
+          "--demos", str(d)]
+    r = runner.invoke(app, ev)      # the policy trained at 40 steps: rolled out as long
+    assert r.exit_code == 0 and "at most" not in r.output, r.output
+    assert "note: rolling out 40 steps per episode, the horizon POLICY was trained at" in \
+        r.output
+    r = runner.invoke(app, [*ev, "--max-episode-steps", "200"])
+    assert r.exit_code == 0 and "at most 40 steps" in r.output, r.output
+    assert seen == [40, 200]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from pathlib import Path
 from typing import Literal
 
@@ -66,6 +68,28 @@ _GYM_HELP = ("LaneReach (iclr25/LaneReach-v0) is stepped as one torch tensor; an
 _BUDGET = {"lane": (256, 120), "gym": (16, 100)}
 
 
+def _check_steps(env: str, steps: int | None) -> int | None:
+    """--max-episode-steps, or exit 2 naming it where ENV keeps its horizon (LaneReach)."""
+    from iclr25.gsd.gym import check_max_episode_steps
+
+    try:
+        return check_max_episode_steps(env, steps, "--max-episode-steps")
+    except ValueError as exc:
+        _fail(exc)
+
+
+@contextlib.contextmanager
+def _warning_lines():
+    """Warnings printed on stderr as they come (``warning: ...``, the API's
+    ``max_episode_steps=N`` spelt ``--max-episode-steps N``): before the training they
+    concern, not after it."""
+    with warnings.catch_warnings():
+        warnings.showwarning = lambda message, *_a, **_k: typer.echo(
+            "warning: " + str(message).replace("max_episode_steps=", "--max-episode-steps "),
+            err=True)
+        yield
+
+
 def _check_env(env: str) -> None:
     """Exit 2 naming --env, before any work, unless ENV is LaneReach or a continuous gym env."""
     from iclr25.gsd.gym import check_env_id
@@ -95,10 +119,16 @@ def train_cmd(
     iterations: int = typer.Option(None, "--iterations", help="Default: 120 on LaneReach "
                                    "(the reproduction's: about 80 s of CPU on 60 demos); 100 "
                                    "elsewhere (a CPU budget: each iteration rolls out "
-                                   "--num-envs episodes as long as the env's time limit, so "
-                                   "about 1 min of CPU on Pendulum-v1's 200 steps, 5-14 min "
-                                   "on a 1000-step MuJoCo env such as Hopper-v5; the paper "
+                                   "--num-envs episodes as long as the env's time limit or "
+                                   "--max-episode-steps, so about 1 min of CPU on "
+                                   "Pendulum-v1's 200 steps, 5-14 min on a 1000-step "
+                                   "MuJoCo env such as Hopper-v5; the paper "
                                    "trains for far longer: raise --iterations)."),
+    max_episode_steps: int = max_episode_steps_option(
+        "Steps per training episode (default: the env's time limit; not on LaneReach). Demos "
+        "shorter than the limit train at their longest episode's length in a fraction of the "
+        "time (Hopper-v5: 1000 steps per episode otherwise). Recorded in OUT: `gsd evaluate` "
+        "rolls out as long unless its own --max-episode-steps says otherwise."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
     out: Path = typer.Option(..., "--out", help="Output .safetensors."),
     engine: EngineArgs = None,
@@ -113,14 +143,15 @@ def train_cmd(
     output_path(out, suffixes=(".safetensors",))
     run = engine.for_(train, out, "gsd train")
     _check_env(env)
+    steps = _check_steps(env, max_episode_steps)
     n_env, n_it = _BUDGET["lane" if env == LANE_REACH_ID else "gym"]
     try:
         cfg = GSDConfig(regularizer=regularizer, clip=clip,
                         num_envs=n_env if num_envs is None else num_envs,
                         iterations=n_it if iterations is None else iterations)
         demos_ = OfflineDataset.load(data)
-        with estimating():
-            result = train(env, demos_, cfg, seed=seed, **run)
+        with estimating(), _warning_lines():
+            result = train(env, demos_, cfg, seed=seed, max_episode_steps=steps, **run)
     except (ValueError, TypeError) as exc:
         _fail(exc)
     save(result, out)
@@ -145,7 +176,10 @@ def evaluate_cmd(
                                 "50 elsewhere."),
     budget: int = typer.Option(10, "--budget", min=1, help="K of VL_K: the recovery "
                                 "error with a budget of K codes (<= --n-codes)."),
-    max_episode_steps: int = max_episode_steps_option(),
+    max_episode_steps: int = max_episode_steps_option(
+        "Steps per rollout (default: the horizon POLICY was trained at, recorded by `gsd "
+        "train --max-episode-steps`, else the env's time limit); the training data's longest "
+        "episode compares returns over as many steps."),
     seed: int = typer.Option(0, "--seed", callback=check_seed, help="Seed (>= 0)."),
 ) -> None:
     """Print VL_K (recovery error) beside the demonstrations' VL, and success (LaneReach), or
@@ -161,15 +195,14 @@ def evaluate_cmd(
     values = _floats(targets, "--targets") if targets is not None else \
         ([-0.4, 0.4] if lane else None)
     _check_env(env)
-    if lane and max_episode_steps is not None:
-        _fail(f"--max-episode-steps cuts a gymnasium env's rollouts; {LANE_REACH_ID}'s keep "
-              f"its horizon (the length of the demos `gsd demos` writes)")
+    _check_steps(env, max_episode_steps)
     fac, dims, limit = (None, None, None) if lane else _gym_factor(env, factor)
     try:
         result = load(policy)
         if result.env_id not in (None, env):
             typer.echo(f"note: POLICY was trained on {result.env_id}; evaluating on {env} "
                        f"as --env asks", err=True)
+        max_episode_steps = _trained_horizon(result, env, max_episode_steps)
         demo = None if demos is None else _demo_factors(demos, fac)
         if lane:
             ev = evaluate(result.policy, env, targets=values,
@@ -187,6 +220,16 @@ def evaluate_cmd(
         _fail(exc)
     _print_evaluation(ev, values, budget, demo, fac,
                       limit if max_episode_steps is None else max_episode_steps)
+
+
+def _trained_horizon(result, env: str, steps: int | None) -> int | None:
+    """The rollouts' horizon: --max-episode-steps, else the one POLICY was trained at on ENV
+    (recorded in its file by `gsd train --max-episode-steps`; None: the env's limit)."""
+    if steps is None and result.env_id == env and result.max_episode_steps is not None:
+        steps = result.max_episode_steps
+        typer.echo(f"note: rolling out {steps} steps per episode, the horizon POLICY was "
+                   f"trained at (--max-episode-steps to change it)", err=True)
+    return steps
 
 
 def _trained_env(policy: Path) -> str:

@@ -27,7 +27,8 @@ from iclr25.gsd.evaluation import recovery_error
 from iclr25.gsd.testbed import _BATCHED, make_vec
 
 __all__ = ["Factor", "GymEvaluation", "GymVec", "beyond_the_demos", "check_env_id",
-           "demo_factors", "evaluate_gym", "make_env", "parse_factor", "unit_actions"]
+           "check_max_episode_steps", "demo_factors", "evaluate_gym", "make_env",
+           "parse_factor", "unit_actions"]
 
 _FACTOR = re.compile(r"^(obs|act):(\d+)(?::(mean|last|std))?$")
 
@@ -128,11 +129,34 @@ class GymVec:
         self._envs.close()
 
 
-def make_env(env_id: str, num_envs: int, *, device: torch.device | str | None = None):
-    """The torch-batched twin of ``env_id`` if there is one, else a :class:`GymVec`."""
+def check_max_episode_steps(env_id: str, steps: object,
+                            name: str = "max_episode_steps") -> int | None:
+    """``steps``, the episodes' horizon on ``env_id`` (None: the env's time limit), as an int
+    >= 1; ``name``: the argument as the caller spells it (``"--max-episode-steps"``).
+
+    Raises:
+        TypeError: not an int.
+        ValueError: below 1, or a torch-batched env (LaneReach), whose episodes keep its
+            horizon; each names ``name``.
+    """
+    if steps is None:
+        return None
+    steps = check_int(steps, name, 1)
+    if env_id in _BATCHED:
+        raise ValueError(f"{name} cuts a gymnasium env's rollouts; {env_id}'s keep its horizon "
+                         f"(the length of the demos `gsd demos` writes)")
+    return steps
+
+
+def make_env(env_id: str, num_envs: int, *, device: torch.device | str | None = None,
+             max_episode_steps: int | None = None):
+    """The torch-batched twin of ``env_id`` if there is one, else a :class:`GymVec` whose
+    episodes last ``max_episode_steps`` (None: the env's time limit; see
+    :func:`check_max_episode_steps`)."""
+    max_episode_steps = check_max_episode_steps(env_id, max_episode_steps)
     if env_id in _BATCHED:
         return make_vec(env_id, num_envs, device=device)
-    return GymVec(env_id, num_envs, device=device)
+    return GymVec(env_id, num_envs, device=device, max_episode_steps=max_episode_steps)
 
 
 def unit_actions(demos: OfflineDataset, env: GymVec) -> OfflineDataset:

@@ -17,8 +17,8 @@ _PARTS = ("policy", "discriminator", "posterior", "dual")
 
 
 def save(result: GSDResult, path: str | Path) -> Path:
-    """Write the four networks' weights, the config, the dims and the env id (metadata) to
-    ``path``.
+    """Write the four networks' weights, the config, the dims, the env id and the training
+    horizon (metadata, the last two where known) to ``path``.
 
     Raises:
         ValueError: ``path`` does not end in ``.safetensors``.
@@ -34,6 +34,8 @@ def save(result: GSDResult, path: str | Path) -> Path:
             "obs_dim": str(result.policy.obs_dim), "act_dim": str(result.policy.act_dim)}
     if result.env_id is not None:
         meta["env_id"] = result.env_id
+    if result.max_episode_steps is not None:
+        meta["max_episode_steps"] = str(result.max_episode_steps)
     save_file(tensors, str(path), metadata=meta)
     return path
 
@@ -69,7 +71,8 @@ def env_of(path: str | Path) -> str | None:
 
 def load(path: str | Path, *, device: torch.device | str | None = None) -> GSDResult:
     """Read a file written by :func:`save` (history is not stored; ``env_id`` is None in a
-    file from before it was recorded).
+    file from before it was recorded, ``max_episode_steps`` where training kept the env's
+    time limit).
 
     Raises:
         ValueError: missing or unreadable file, or missing metadata/keys.
@@ -80,6 +83,8 @@ def load(path: str | Path, *, device: torch.device | str | None = None) -> GSDRe
         tensors = load_file(str(path))
         cfg_d = json.loads(meta["config"])
         obs_dim, act_dim = int(meta["obs_dim"]), int(meta["act_dim"])
+        steps = meta.get("max_episode_steps")
+        steps = None if steps is None else int(steps)
     except (SafetensorError, OSError, KeyError, ValueError) as exc:
         raise ValueError(f"path {str(path)!r} is not a GSD .safetensors file ({exc})") from None
     cfg_d["hidden"] = tuple(cfg_d["hidden"])
@@ -91,4 +96,4 @@ def load(path: str | Path, *, device: torch.device | str | None = None) -> GSDRe
             net.load_state_dict(sd)
         except RuntimeError as exc:
             raise ValueError(f"path {str(path)!r}: {name} weights do not fit ({exc})") from None
-    return GSDResult(**nets, config=cfg, env_id=meta.get("env_id"))
+    return GSDResult(**nets, config=cfg, env_id=meta.get("env_id"), max_episode_steps=steps)

@@ -19,6 +19,7 @@ return-scale normaliser, no BC pre-training of the policy.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -26,7 +27,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25._checks import cat_batches, check_choice, check_int, check_range, resolve_seed
+from iclr25._checks import (
+    cat_batches,
+    check_choice,
+    check_int,
+    check_range,
+    resolve_seed,
+    user_stacklevel,
+)
 from iclr25._contract import (
     NonNegative,
     Positive,
@@ -35,8 +43,8 @@ from iclr25._contract import (
     checked,
 )
 from iclr25._progress import track
-from iclr25.datasets.control import OfflineDataset
-from iclr25.gsd.gym import GymVec, make_env, unit_actions
+from iclr25.datasets.control import OfflineDataset, outlasting
+from iclr25.gsd.gym import GymVec, check_max_episode_steps, make_env, unit_actions
 from iclr25.gsd.networks import BoundedDiscriminator, Clip, GaussianPosterior, LatentPolicy
 from iclr25.gsd.regularizer import DualVariable, infogail_reward, relevance_constraint
 
@@ -99,8 +107,9 @@ class GSDConfig:
 @checked
 @dataclass
 class GSDResult:
-    """The trained networks, one dict of diagnostics per iteration, and the env trained on
-    (``env_id``; None when unknown: a file written before it was recorded)."""
+    """The trained networks, one dict of diagnostics per iteration, the env trained on
+    (``env_id``; None when unknown: a file written before it was recorded) and the training
+    episodes' horizon (``max_episode_steps``; None: the env's time limit)."""
 
     policy: LatentPolicy
     discriminator: BoundedDiscriminator
@@ -109,6 +118,7 @@ class GSDResult:
     config: GSDConfig
     history: list[dict[str, float]] = field(default_factory=list)
     env_id: str | None = None
+    max_episode_steps: int | None = None
 
 
 def build_networks(cfg: GSDConfig, obs_dim: int, act_dim: int, *, seed: int = 0,
@@ -162,7 +172,8 @@ def _check_demos(demos: OfflineDataset, env) -> None:
 @checked
 def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *,
           seed: int = 0, device: torch.device | str | None = None,
-          verbose: bool | None = None) -> GSDResult:
+          verbose: bool | None = None,
+          max_episode_steps: PositiveInt | None = None) -> GSDResult:
     """Train a latent-conditioned policy π(a | s, z) on ``demos`` (GSD or an InfoGAIL arm).
 
     Args:
@@ -175,13 +186,20 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
         seed: seeds networks, codes, resets, minibatches (global RNG untouched).
         device: where env and networks live (default CPU).
         verbose: progress bar (default: only on a terminal).
+        max_episode_steps: the training episodes' horizon on a gymnasium env (None: the env's
+            time limit; refused on LaneReach, whose episodes keep its horizon). Each iteration
+            rolls out ``num_envs`` episodes this long, so demos shorter than the env's limit
+            train in a fraction of the time at their longest episode's length (warned where
+            the episodes outlast them: :func:`~iclr25.datasets.control.outlasting`). Recorded
+            in the result (and its file): ``gsd evaluate`` rolls out as long by default.
 
     Returns:
         :class:`GSDResult`.
 
     Raises:
         ValueError / TypeError: unknown env, demos of the wrong dims or outside the action
-            space, bad config (raised before any work).
+            space, bad config, ``max_episode_steps`` not an int >= 1 or given on LaneReach
+            (raised before any work).
 
     Examples:
         >>> from iclr25.gsd.testbed import lane_demos
@@ -194,11 +212,16 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
     if not isinstance(cfg, GSDConfig):
         raise TypeError(f"config must be a GSDConfig, got {type(cfg).__name__}")
     seed = check_int(seed, "seed", 0)
+    max_episode_steps = check_max_episode_steps(env_id, max_episode_steps)
     device = torch.device(device or "cpu")
-    env = make_env(env_id, cfg.num_envs, device=device)
+    env = make_env(env_id, cfg.num_envs, device=device, max_episode_steps=max_episode_steps)
     if isinstance(env, GymVec):
         demos = unit_actions(demos, env)
     _check_demos(demos, env)
+    if isinstance(env, GymVec):   # issue 68 walk 11: 150-step Hopper-v5 demos, 1000-step
+        for message in outlasting(demos.longest_episode, env.horizon,  # episodes: 853 s
+                                  "max_episode_steps=", "states and actions"):
+            warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
     gen = resolve_seed(seed)
     nets = _Nets.build(cfg, env.obs_dim, env.act_dim, seed, device)
     exp_s, exp_a = demos.observations.to(device), demos.actions.to(device)
@@ -213,7 +236,8 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
                         "posterior_loss": float(q_loss.detach()),
                         "reward": float(rew.mean()), "lambda": nets.dual.value,
                         "violated": viol_frac, "final_x": float(b.S2[-1, :, 0].mean())})
-    return GSDResult(nets.policy, nets.disc, nets.post, nets.dual, cfg, history, env_id)
+    return GSDResult(nets.policy, nets.disc, nets.post, nets.dual, cfg, history, env_id,
+                     max_episode_steps)
 
 
 @dataclass
