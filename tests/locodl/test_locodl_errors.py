@@ -198,3 +198,15 @@ def test_gloo_engine_refuses_the_condition_number_before_spawning():
     # main's processes raised it: torch's ProcessRaisedException around a traceback
     with pytest.raises(ValueError, match="condition number L/mu = .* rescale the data"):
         LoCoDLClassifier(n_clients=4, max_iter=10, engine="gloo", n_proc=2).fit(X * 1e8, y)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 200 iterations
+def test_bfloat16_x_fits_as_float32_does():
+    # main ran the whole fit, then raised numpy's "Got unsupported ScalarType BFloat16"
+    # turning the coefficients into coef_
+    Xt = torch.as_tensor(X, dtype=torch.float32)
+    fits = [LoCoDLClassifier(n_clients=4, max_iter=200, seed=0).fit(Xt.to(dt), y)
+            for dt in (torch.bfloat16, torch.float32)]
+    assert [f.coef_.dtype for f in fits] == [np.float64] * 2
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=0.1)
+    assert fits[0].score(Xt.to(torch.bfloat16), y) == fits[1].score(Xt, y)

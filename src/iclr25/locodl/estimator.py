@@ -211,7 +211,7 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
             spec = dict(kind="logistic", X=Xt.cpu(), y=yt.cpu(),
                         clients=torch.as_tensor(np.asarray(client_ids)), alpha=self.alpha)
             res = spawn_runs(spec, [dict(algorithm="locodl", **kw)], self.n_proc)[0]
-        self.coef_ = res["x"].detach().cpu().numpy().astype(np.float64)[None, :]
+        self.coef_ = res["x"].detach().cpu().to(torch.float64).numpy()[None, :]
         self.intercept_ = np.zeros(1)
         self.n_rounds_ = int(res["rounds"])
         self.n_iter_ = int(res["iterations"])
