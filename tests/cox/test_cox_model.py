@@ -359,6 +359,10 @@ def test_the_floor_predicts_and_is_named_where_cox_is_worse(tmp_path):
                           torch.as_tensor(ref.predict_proba(X.double().numpy())), atol=1e-6)
     back = COX.load(m.save(tmp_path / "m.safetensors"))
     assert back.floor_used_ and torch.equal(back.predict(X), m.predict(X))
+    assert torch.equal(back.cv_correct_, m.cv_correct_)
+    del m.cv_correct_   # as a model saved before cv_correct_ was recorded: loads, predicts
+    old = COX.load(m.save(tmp_path / "old.safetensors"))
+    assert not hasattr(old, "cv_correct_") and torch.equal(old.predict(X), m.predict(X))
     off = COX(4, steps=1, hidden=16, bottleneck=4, batch_size=16, floor="off").fit(
         X, im, lab, pairs=pairs)
     assert not off.floor_used_ and off.head_accuracy_ != off.head_accuracy_  # NaN: no check

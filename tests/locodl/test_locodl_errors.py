@@ -2,12 +2,14 @@
 
 import numpy as np
 import pytest
+import scipy.sparse
 import torch
 from typer.testing import CliRunner
 
 from iclr25.cli import app
 from iclr25.locodl import (
     ClientLogistic,
+    ClientRidge,
     DistributedComm,
     LoCoDLClassifier,
     RandK,
@@ -15,6 +17,7 @@ from iclr25.locodl import (
     gd,
     locodl,
 )
+from iclr25.locodl.objectives import check_magnitude
 
 g = np.random.default_rng(0)
 X = g.normal(size=(40, 3))
@@ -138,3 +141,72 @@ def test_condition_number_beyond_float64_is_refused(algorithm):
     ok = ClientLogistic(X * 1e5, y, C, 0.1)   # L/mu ~ 1e11: still runs
     run = algorithm(ok, "none" if algorithm is gd else RandK(1), max_iter=5, tol=1e300)
     assert run.x.shape == (3,)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 10 iterations
+def test_magnitude_is_judged_in_the_dtype_the_sums_are_taken_in():
+    # L's eigendecomposition takes float16's and integers' sums in float64: main refused a
+    # float16 X whose squared sums pass float16's max ("overflow float16"), and raised
+    # numpy's/torch's own errors on integer X ("data type ... not inexact")
+    Xh = torch.as_tensor(X * 200, dtype=torch.float16)
+    assert float(Xh.float().abs().max()) ** 2 * Xh.numel() > torch.finfo(torch.float16).max
+    clf = LoCoDLClassifier(n_clients=4, max_iter=10, seed=0).fit(Xh, y)
+    assert np.isfinite(clf.coef_).all()
+    for Xi in (torch.as_tensor(X * 1e3).long(), (X * 1e3).astype(np.int32),
+               scipy.sparse.csr_array((X * 1e3).astype(np.int64))):
+        check_magnitude(Xi)   # integers cannot overflow float64's squared sums here
+    with pytest.raises(ValueError, match="overflow float32"):
+        check_magnitude(torch.as_tensor(X * 1e20, dtype=torch.float32))
+
+
+def test_condition_number_with_mu_underflowing_to_zero_is_refused_by_name():
+    f = ClientLogistic(X, y, C, 5e-324)   # the smallest float: α/2 rounds to 0
+    assert f.mu == 0
+    with pytest.raises(ValueError, match="L/mu = inf is beyond"):   # was ZeroDivisionError
+        locodl(f, RandK(1), max_iter=5)
+
+
+@pytest.mark.parametrize("engine", ["simulated", "gloo"])
+def test_cli_condition_number_refusal_names_the_options(tmp_path, engine):
+    # the library's remedy names the API ("the objective's data_scale", "raise alpha");
+    # the command line's names its options, before any process starts
+    csv = tmp_path / "big.csv"
+    np.savetxt(csv, np.column_stack([X * 1e8, y]), delimiter=",", header="a,b,c,lab",
+               comments="")
+    r = CliRunner().invoke(app, ["locodl", "fit", str(csv), "--label", "lab",
+                                 "--rescale", "none", "--engine", engine])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    said = "raise --alpha or, with --rescale none, drop it (the default divides DATA by c)"
+    assert "condition number L/mu" in r.output and said in r.output, r.output
+    assert "data_scale" not in r.output, r.output
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("objective", [ClientLogistic, ClientRidge])
+def test_objectives_refuse_overflowing_values_by_name(objective, sparse):
+    # the estimator and the command line checked; the objectives themselves, the API's
+    # first step, raised torch's LinAlgError from L's eigendecomposition (linalg.eigh)
+    Xb = X * 1e160
+    Xc = Xb.copy()
+    with pytest.raises(ValueError, match="X's values reach .*overflow float64"):
+        objective(scipy.sparse.csr_array(Xb) if sparse else Xb,
+                  y if objective is ClientLogistic else X[:, 0], C, 0.1)
+    np.testing.assert_array_equal(Xb, Xc)
+
+
+def test_gloo_engine_refuses_the_condition_number_before_spawning():
+    # main's processes raised it: torch's ProcessRaisedException around a traceback
+    with pytest.raises(ValueError, match="condition number L/mu = .* rescale the data"):
+        LoCoDLClassifier(n_clients=4, max_iter=10, engine="gloo", n_proc=2).fit(X * 1e8, y)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 200 iterations
+def test_bfloat16_x_fits_as_float32_does():
+    # main ran the whole fit, then raised numpy's "Got unsupported ScalarType BFloat16"
+    # turning the coefficients into coef_
+    Xt = torch.as_tensor(X, dtype=torch.float32)
+    fits = [LoCoDLClassifier(n_clients=4, max_iter=200, seed=0).fit(Xt.to(dt), y)
+            for dt in (torch.bfloat16, torch.float32)]
+    assert [f.coef_.dtype for f in fits] == [np.float64] * 2
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=0.1)
+    assert fits[0].score(Xt.to(torch.bfloat16), y) == fits[1].score(Xt, y)

@@ -350,7 +350,8 @@ class COX(FittedIO, BaseEstimator):
         the labelled rows (NaN: no check: ``floor="off"``, one labelled class, or a class
         with one labelled row). cv_correct_: (n, 2) bool, per held-out labelled row in
         fold order, whether COX's head (column 0) and the floor (column 1) classified it
-        right ((0, 2) without the check). floor_used_: whether the floor predicts.
+        right ((0, 2) without the check; absent from a model saved before it was recorded,
+        which loads and predicts as saved). floor_used_: whether the floor predicts.
 
     Examples:
         >>> import torch

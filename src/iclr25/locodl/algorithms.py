@@ -43,6 +43,9 @@ from iclr25.locodl.compressors import (
 from iclr25.locodl.objectives import _ClientObjective
 
 _SHOW_EVERY = 100  # iterations between progress updates (an iteration can take microseconds)
+# the remedy the condition-number refusal names; the command line says it in its own words
+RESCALE_HINT = ("rescale the data (standardise its columns, or divide it by the objective's "
+                "data_scale) or raise alpha")
 
 
 @checked
@@ -90,6 +93,16 @@ class _Coins:
         return self.buf[self.i - 1] < self.p
 
 
+def check_condition(objective: _ClientObjective) -> None:
+    """Refuse an ``objective`` whose condition number L/μ float64 cannot resolve: the step
+    sizes' 2/(L + μ) rounds onto their bound 2/L, so no step size is left."""
+    L, mu = objective.L, objective.mu
+    if mu < 4 * sys.float_info.epsilon * L:
+        kappa = L / mu if mu > 0 else math.inf   # μ = α/2 underflows to 0
+        raise ValueError(f"the objective's condition number L/mu = {kappa:.3g} is beyond "
+                         f"float64's resolution, so no step size is left; {RESCALE_HINT}")
+
+
 class _Setup:
     """Validation and the pieces every algorithm shares (local block, streams, stopping)."""
 
@@ -122,11 +135,7 @@ class _Setup:
                                  f"{tuple(xs.shape)}")
             self.x_star = xs.to(self.dev, self.dtype)
         self.L, self.mu = objective.L, objective.mu
-        if self.mu < 4 * sys.float_info.epsilon * self.L:  # 2/(L + μ) rounds to 2/L
-            raise ValueError(f"the objective's condition number L/mu = {self.L / self.mu:.3g} "
-                             "is beyond float64's resolution, so no step size is left; "
-                             "rescale the data (standardise its columns, or divide it by "
-                             "the objective's data_scale) or raise alpha")
+        check_condition(objective)
         self.comm = SimulatedComm() if comm is None else comm
         if not hasattr(self.comm, "setup"):
             raise TypeError(f"comm must be SimulatedComm or DistributedComm, got "

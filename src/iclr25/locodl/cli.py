@@ -184,6 +184,7 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     before any work; c is the objective's ``data_scale`` for ``scale="global"`` (1 for "none"
     or an all-zero X); X/c is float64 for an integer X, as the estimator fits one, float32
     for a float32 X; without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
+    from iclr25.locodl.algorithms import RESCALE_HINT, check_condition
     from iclr25.locodl.objectives import ClientLogistic, check_magnitude, is_sparse
 
     clf._check_params(X.shape[0])
@@ -207,6 +208,12 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     Xc, c = (X / c, c) if c > 0 and c != 1.0 else (X, 1.0)
     if Xc is not X:
         objective = ClientLogistic(Xc, y, cid, clf.alpha)
+    try:   # here, not in the fit: gloo's processes would raise it as a traceback
+        check_condition(objective)
+    except ValueError as exc:   # the remedy in the command line's words
+        raise ValueError(str(exc).replace(RESCALE_HINT, "raise --alpha or, with --rescale "
+                                          "none, drop it (the default divides DATA by c)")
+                         ) from None
     if not 1 <= nproc <= objective.n_clients:
         raise ValueError(f"--nproc must lie in [1, {objective.n_clients}], got {nproc}")
     if engine == "gloo" and is_sparse(X):

@@ -53,10 +53,12 @@ def check_sparse(X: ArrayOrSparse, name: str = "X"):
 
 
 def check_magnitude(X: ArrayOrSparse, name: str = "X") -> None:
-    """Refuse a finite floating ``X`` whose squared sums overflow its dtype (XᵀX, L: inf;
-    float64's eigendecomposition fails with a LinAlgError, float32's step size underflows);
-    numpy, scipy.sparse or torch."""
-    info = torch.finfo(X.dtype) if isinstance(X.dtype, torch.dtype) else np.finfo(X.dtype)
+    """Refuse a finite ``X`` whose squared sums overflow the dtype they are taken in (XᵀX,
+    L: inf; float64's eigendecomposition fails with a LinAlgError, float32's step size
+    underflows): float32 for a float32 ``X``, else float64 (L's eigendecomposition casts a
+    float16 or integer ``X`` to it); numpy, scipy.sparse or torch."""
+    single = X.dtype == (torch.float32 if isinstance(X.dtype, torch.dtype) else np.float32)
+    info = np.finfo(np.float32 if single else np.float64)
     top = float(max(X.max(), -X.min()))   # no |X| copy
     if not top * top * X.shape[0] * X.shape[1] < float(info.max):
         raise ValueError(f"{name}'s values reach {top:.3g}: their squared sums overflow "
@@ -109,6 +111,7 @@ class _ClientObjective:
         X = as_tensor(X, "X", ndim=2)
         if not X.is_floating_point():
             X = X.to(torch.get_default_dtype())
+        check_magnitude(X)
         self.alpha = check_range(alpha, "alpha", 0.0, low_open=True)
         N, self.d = X.shape
         b = self._targets(y, N, X)
@@ -141,6 +144,7 @@ class _ClientObjective:
     def _init_sparse(self, A, y: ArrayLike, clients: ArrayLike, alpha: float) -> None:
         """Rows as COO triplets sorted by client; per-row targets; no dense copy of A."""
         self.sparse = True
+        check_magnitude(A)
         self.alpha = check_range(alpha, "alpha", 0.0, low_open=True)
         N, self.d = A.shape
         dt = torch.float32 if A.dtype == np.float32 else torch.float64
