@@ -615,6 +615,13 @@ def test_api_evaluate_warns_when_rollouts_outlast_the_data(tmp_path):
     with pytest.warns(UserWarning) as rec:
         evaluate(bare, "Pendulum-v1", target_return=-10.0, n_episodes=1)
     assert [str(w.message) for w in rec] == [text]
+    from typer.testing import CliRunner
+
+    from iclr25.lsdt.cli import app
+    r = CliRunner().invoke(app, ["evaluate", str(tmp_path / "bare.safetensors"), "--env",
+                                 "Pendulum-v1", "--n-episodes", "1", "--target-return", "-10"])
+    assert r.exit_code == 0 and f"warning: {text}".replace("max_episode_steps=",
+                                                           "--max-episode-steps ") in r.output
     fresh = LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3)
     assert load(save(fresh, tmp_path / "new.safetensors")).longest_episode is None  # unknown
     # a file written before the model's record: the data's steps, as it was read then
