@@ -528,11 +528,13 @@ class FittedIO:
     ``nn.Module`` weights. A class with modules rebuilds each from its restored attributes in
     ``_new_module(name)``; attributes named in ``_unsaved`` are not written (set to None);
     private attributes named in ``_private`` (a stream's buffers) are written too. A
-    ``torch.device`` attribute becomes the device loaded onto.
+    ``torch.device`` attribute becomes the device loaded onto; tensors named in ``_on_cpu``
+    (records ``fit`` keeps on the CPU) stay there whatever the device.
     """
 
     _unsaved: tuple[str, ...] = ()
     _private: tuple[str, ...] = ()
+    _on_cpu: tuple[str, ...] = ()
 
     def _new_module(self, name: str) -> object:
         raise NotImplementedError(f"{type(self).__name__} cannot rebuild its {name}")
@@ -625,7 +627,8 @@ class FittedIO:
             setattr(est, k, dev)
         plain = {k: v for k, v in tensors.items() if "." not in k}
         for k, v in plain.items():
-            setattr(est, k, v.cpu().numpy() if k in meta["numpy"] else v)
+            setattr(est, k, v.cpu().numpy() if k in meta["numpy"] else
+                    v.cpu() if k in cls._on_cpu else v)
         for name in meta["modules"]:
             weights = {k[len(name) + 1:]: v for k, v in tensors.items()
                        if k.startswith(f"{name}.")}

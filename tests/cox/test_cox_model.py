@@ -103,6 +103,21 @@ def test_save_load_roundtrip(tmp_path):
         COX.load(tmp_path / "missing.pt")
 
 
+def test_load_keeps_the_floor_record_where_fit_does(tmp_path, device):
+    # review of issue 68: load(device=...) put cv_correct_ on the device where fit keeps it
+    # on the CPU (its sign test and counts read it there); the fitted weights follow device
+    X, im, lab, pairs, _ = _few_pairs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the floor's own warning: its test says
+        m = COX(4, steps=1, hidden=16, bottleneck=4, batch_size=16).fit(X, im, lab,
+                                                                        pairs=pairs)
+    assert m.cv_correct_.device.type == "cpu" and len(m.cv_correct_) == 12
+    back = COX.load(m.save(tmp_path / "m.safetensors"), device=device)
+    assert back.cv_correct_.device.type == "cpu"
+    assert torch.equal(back.cv_correct_, m.cv_correct_)
+    assert next(back.net_.parameters()).device.type == device.type
+
+
 def test_sklearn_clone():
     from sklearn.base import clone
     m = clone(_model(beta=0.5))

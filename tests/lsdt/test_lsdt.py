@@ -584,6 +584,8 @@ def test_api_evaluate_warns_when_rollouts_outlast_the_data(tmp_path):
     # issue 68 walk 11: the guide's block (train, then evaluate) on 150-step Hopper-v5 data
     # (returns 21..151) rolled out to the env's 1000 steps returned 795 with no word, where
     # `lsdt evaluate` warns; train and load now record the data's longest episode
+    from iclr25.lsdt.io import data_returns
+
     g = torch.Generator().manual_seed(0)
     n, T = 60, 20
     done = torch.zeros(n, dtype=torch.bool)
@@ -591,9 +593,9 @@ def test_api_evaluate_warns_when_rollouts_outlast_the_data(tmp_path):
     ds = OfflineDataset(torch.randn(n, 3, generator=g), torch.rand(n, 1, generator=g) * 4 - 2,
                         -torch.rand(n, generator=g), torch.zeros(n, dtype=torch.bool), done)
     m = LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3)
-    assert m.data_steps is None
+    assert m.longest_episode is None
     train(m, ds, steps=2, batch_size=4, warmup=0)
-    assert m.data_steps == T
+    assert m.longest_episode == T
     text = (f"the training data's episodes last at most {T} steps and the rollouts up to 200: "
             f"their returns run over more steps than the data's (max_episode_steps={T} rolls "
             f"out as long as the data's episodes)")
@@ -606,8 +608,24 @@ def test_api_evaluate_warns_when_rollouts_outlast_the_data(tmp_path):
         warnings.simplefilter("error")                      # as long as the data: no word
         evaluate(m, "Pendulum-v1", target_return=-10.0, n_episodes=1, max_episode_steps=T)
     loaded = load(save(m, tmp_path / "m.safetensors", data=ds))
-    assert loaded.data_steps == T
-    assert load(save(m, tmp_path / "bare.safetensors")).data_steps is None   # unknown
+    assert loaded.longest_episode == T
+    # saved without data (review of issue 68: it was dropped), the model's own record
+    bare = load(save(m, tmp_path / "bare.safetensors"))
+    assert bare.longest_episode == T and data_returns(tmp_path / "bare.safetensors") is None
+    with pytest.warns(UserWarning) as rec:
+        evaluate(bare, "Pendulum-v1", target_return=-10.0, n_episodes=1)
+    assert [str(w.message) for w in rec] == [text]
+    from typer.testing import CliRunner
+
+    from iclr25.lsdt.cli import app
+    r = CliRunner().invoke(app, ["evaluate", str(tmp_path / "bare.safetensors"), "--env",
+                                 "Pendulum-v1", "--n-episodes", "1", "--target-return", "-10"])
+    assert r.exit_code == 0 and f"warning: {text}".replace("max_episode_steps=",
+                                                           "--max-episode-steps ") in r.output
+    fresh = LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3)
+    assert load(save(fresh, tmp_path / "new.safetensors")).longest_episode is None  # unknown
+    # a file written before the model's record: the data's steps, as it was read then
+    assert load(save(fresh, tmp_path / "old.safetensors", data=ds)).longest_episode == T
 
 
 def _counted(model):

@@ -350,8 +350,8 @@ class COX(FittedIO, BaseEstimator):
         the labelled rows (NaN: no check: ``floor="off"``, one labelled class, or a class
         with one labelled row). cv_correct_: (n, 2) bool, per held-out labelled row in
         fold order, whether COX's head (column 0) and the floor (column 1) classified it
-        right ((0, 2) without the check; absent from a model saved before it was recorded,
-        which loads and predicts as saved). floor_used_: whether the floor predicts.
+        right, on the CPU ((0, 2) without the check; absent from a model saved before it was
+        recorded, which loads and predicts as saved). floor_used_: whether the floor predicts.
 
     Examples:
         >>> import torch
@@ -368,6 +368,7 @@ class COX(FittedIO, BaseEstimator):
     """
 
     _progress = "COX training"  # the progress bar's label (a floor check's fold says so)
+    _on_cpu = ("cv_correct_",)  # fit keeps the floor check's record there; so does load
 
     def __init__(self, n_classes: int, *, bottleneck: int = 256, beta: float = 0.0, k: int = 8,
                  min_confidence: float = 0.8, kl_weight: float = 1.0, warmup: float = 0.1,

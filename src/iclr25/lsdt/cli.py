@@ -165,8 +165,9 @@ def evaluate_cmd(
         env, notes = _env(env, model.env_id)
         summary = summary or data_returns(model_path)
         target_return, more = _target(target_return, summary)
-        notes += more + _longer_than_data(env, summary, max_episode_steps)
-        model.data_steps = None   # that warning, in the command line's words, is in notes
+        steps = ds.longest_episode if ds is not None else model.longest_episode
+        notes += more + _longer_than_data(env, steps, max_episode_steps)
+        model.longest_episode = None   # that warning, in the command line's words, is in notes
         res = evaluate(model, env, target_return=target_return, n_episodes=n_episodes,
                        seed=seed, max_episode_steps=max_episode_steps)
     except (ValueError, TypeError) as exc:
@@ -204,12 +205,12 @@ def _evaluate_error(exc: Exception, fallback: bool, dataset: bool) -> str:
                            "path": "--dataset/MODEL" if dataset else "MODEL"})
 
 
-def _longer_than_data(env: str, summary: dict[str, float] | None, cut: int | None
-                      ) -> list[str]:
+def _longer_than_data(env: str, steps: int | None, cut: int | None) -> list[str]:
     """The warning to print where the rollouts (``cut``, ``--max-episode-steps``, or the env's
-    time limit) may run longer than the training data's longest episode (``summary["steps"]``,
-    recorded since issue 68's walk 9: 300-step HalfCheetah-v5 demos, rolled out to the env's
-    1000 steps, returned -2010 against the data's median -329, and -562 cut at 300 steps)."""
+    time limit) may run longer than the training data's longest episode (``steps``: the
+    dataset's, else the model file's; since issue 68's walk 9: 300-step HalfCheetah-v5 demos,
+    rolled out to the env's 1000 steps, returned -2010 against the data's median -329, and
+    -562 cut at 300 steps)."""
     import gymnasium as gym
 
     from iclr25.datasets.control import outlasting
@@ -218,7 +219,6 @@ def _longer_than_data(env: str, summary: dict[str, float] | None, cut: int | Non
         limit = cut if cut is not None else gym.spec(env).max_episode_steps
     except gym.error.Error:
         return []   # evaluate names the unknown env
-    steps = None if summary is None else summary.get("steps")
     return [f"warning: {w}" for w in outlasting(steps, limit, "--max-episode-steps ")]
 
 

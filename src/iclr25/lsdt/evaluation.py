@@ -80,7 +80,7 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
 
     Warns:
         UserWarning: the rollouts may run longer than the training data's longest episode
-            (the model's ``data_steps``, set by :func:`~iclr25.lsdt.train` and
+            (the model's ``longest_episode``, set by :func:`~iclr25.lsdt.train` and
             :func:`~iclr25.lsdt.load`), naming ``max_episode_steps=`` at it (issue 68, walk
             11: 150-step Hopper-v5 data, returns 21..151, rolled out to 1000 steps: 795).
 
@@ -103,7 +103,7 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
     envs, o_dim = _make_envs(model, env_id, n, {"max_episode_steps": max_episode_steps,
                                                 **env_kwargs})
     horizon = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
-    for message in outlasting(getattr(model, "data_steps", None), horizon,
+    for message in outlasting(getattr(model, "longest_episode", None), horizon,
                               "max_episode_steps="):
         warnings.warn(message, UserWarning, stacklevel=user_stacklevel())   # as the CLI's
     p = next(model.parameters())

@@ -25,7 +25,9 @@ def save(model: LongShortDecisionTransformer, path: PathLike, *,
     with ``data`` (the training data), its episode returns' summary too (see
     :func:`data_returns`), from which evaluation suggests target returns; ``env_id`` (default:
     the model's ``env_id``, if any), the env it was trained for, from which evaluation takes
-    its default env (:func:`env_of`).
+    its default env (:func:`env_of`). The model's ``longest_episode`` (set by
+    :func:`~iclr25.lsdt.train`), when known, is recorded too, with or without ``data``, so
+    the loaded model warns as this one does where rollouts outlast the data.
 
     Raises:
         ValueError: ``path`` does not end in ``.safetensors``; ``env_id`` is not a gymnasium id.
@@ -43,6 +45,8 @@ def save(model: LongShortDecisionTransformer, path: PathLike, *,
         meta["env_id"] = env_id
     if data is not None:
         meta["data_returns"] = json.dumps(returns_summary(data.returns(), data))
+    if getattr(model, "longest_episode", None) is not None:
+        meta["longest_episode"] = json.dumps(int(model.longest_episode))
     save_file(tensors, str(path), metadata=meta)
     return path
 
@@ -105,7 +109,10 @@ def load(path: PathLike, *, device: str | torch.device | None = None
         model = LongShortDecisionTransformer(**config)
         model.load_state_dict(load_file(str(path)))
         model.env_id = meta.get("env_id")
-        model.data_steps = json.loads(meta.get("data_returns", "{}")).get("steps")
+        # files written before the model's own record: the data's (``"steps"``), if any
+        steps = meta.get("longest_episode")
+        model.longest_episode = (json.loads(steps) if steps is not None else
+                                 json.loads(meta.get("data_returns", "{}")).get("steps"))
     except (OSError, KeyError, RuntimeError, TypeError, SafetensorError,
             json.JSONDecodeError) as exc:
         raise ValueError(f"path {str(path)!r} is not a saved LSDT model ({exc})") from None

@@ -258,7 +258,7 @@ class LongShortDecisionTransformer(nn.Module):
     Attribute ``env_id``: the gymnasium env the model was trained for, when known (None);
     :func:`~iclr25.lsdt.save` records it and :func:`~iclr25.lsdt.load` restores it, and
     :func:`~iclr25.lsdt.evaluate` rolls out in it when given no env. Attribute
-    ``data_steps``: the training data's longest episode, when known (None), set by
+    ``longest_episode``: the training data's longest episode, when known (None), set by
     :func:`~iclr25.lsdt.train` and :func:`~iclr25.lsdt.load`; :func:`~iclr25.lsdt.evaluate`
     warns where its rollouts may run longer.
 
@@ -301,7 +301,7 @@ class LongShortDecisionTransformer(nn.Module):
         self.obs_dim, self.act_dim, self.context = obs_dim, act_dim, context
         self.max_timestep = max_timestep
         self.env_id: str | None = None
-        self.data_steps: int | None = None
+        self.longest_episode: int | None = None
         self.embed_t = nn.Embedding(max_timestep, hidden)
         self.embed_rtg = nn.Linear(1, hidden)
         self.embed_s = nn.Linear(obs_dim, hidden)

@@ -152,7 +152,7 @@ def train(model: LongShortDecisionTransformer, dataset: OfflineDataset, *, steps
             verbose=verbose,
             **engine)
     model.eval()
-    model.data_steps = dataset.longest_episode   # evaluate's horizon check reads it
+    model.longest_episode = dataset.longest_episode   # evaluate's horizon check reads it
     return losses
 
 
