@@ -530,6 +530,26 @@ centre-cropped to a 4:3 window.
   default measure for ``degradation="jpeg"`` (``choose_measure``); else it stays
   non-default.
 
+  Dev round 1 (6399512, load 1.7-3.0; 2,250 cases, 450 controls; CPU 132 s): qualities
+  read right on every judged input (10→10 ... 90→90) and no control judged, but 20 of
+  the 120 JPEG inputs unjudged (rendered text at every quality; astronaut, coffee,
+  flower at 10-20); main 1857 / 393 / 0 / 0, 82.5%; L at s0 m0 1835 / 227 / 22 / 166,
+  88.9%, 22 returned worse; the rule's pick L s0 m0.25 1857 / 287 / 0 / 106, 87.2%, none
+  returned worse, 37.2% of the better outputs returned (LC gave L's verdicts on every
+  case). Two faults of the model, seen there and on a synthetic JPEG (not a dev image)
+  whose clean image is known: (1) where the decoder clipped (a channel at 0 or 255: a
+  black sky, white paper, saturated petals) the decoded luma leaves the comb, and those
+  inputs read "quality 100, no comb"; (2) the maximum-likelihood Laplacian scale is 0 for
+  a frequency whose coefficients all fell in the zero bin, so the posterior variance there
+  was near 0 (synthetic, quality 50: the zero bin's mean X² 15.9, V 2.4; the input's
+  estimated luma PSNR 42.6 dB against a true 36.4). **Amendment (written and committed
+  after round 1's table and before round 2 ran):** blocks holding a clipped pixel are
+  left out of the comb's evidence and of the score; the scale is integrated out over its
+  posterior on the 80-scale grid (log-uniform prior) instead of set to its maximum. Dev
+  round 2 reruns the same 24 candidates on the same dev cases (no longer blind) with the
+  same selection rule; the held-out round, its sets and the merge condition are
+  unchanged and still unrun.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;

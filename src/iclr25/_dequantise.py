@@ -68,7 +68,6 @@ _QUALITIES = np.arange(1, 101)
 _OFFSETS_KEPT = 4
 _SCALES = np.geomspace(0.05, 2000.0, 80)
 _NODES = 33
-_CHUNK = 1024
 #: At most this many blocks (evenly strided) are read to find the table and the grid.
 _SEARCH_BLOCKS = 2048
 
@@ -128,25 +127,43 @@ def _comb_evidence(C: np.ndarray, tables: np.ndarray) -> np.ndarray:
     return out
 
 
-def _zeros(y: np.ndarray, oy: int, ox: int) -> float:
-    """The share of AC coefficients within :data:`DECODE_SIGMA` of 0 on grid (oy, ox)."""
-    C = _blocks(y, oy, ox)[:, 1:]
-    return float((np.abs(C) < DECODE_SIGMA).mean())
+def _clipped(x: torch.Tensor) -> np.ndarray:
+    """(H, W) bool: pixels of ``x`` (3, H, W) with a channel at 0 or 255 (8-bit), where the
+    decoder clipped and the comb does not hold."""
+    a = x.detach().cpu().double().numpy()
+    return ((a <= 0.5 / 255) | (a >= 254.5 / 255)).any(0)
 
 
-def read_table(y: np.ndarray) -> tuple[int, tuple[int, int], float]:
+def _unclipped(clip: np.ndarray, oy: int, ox: int) -> np.ndarray:
+    """(n,) bool: the blocks of grid (oy, ox) (:func:`_blocks`' order) with no clipped
+    pixel."""
+    H, W = clip.shape
+    h, w = (H - oy) // 8, (W - ox) // 8
+    c = clip[oy:oy + 8 * h, ox:ox + 8 * w].reshape(h, 8, w, 8).any((1, 3))
+    return ~c.ravel()
+
+
+def _zeros(y: np.ndarray, clip: np.ndarray, oy: int, ox: int) -> float:
+    """The share of unclipped blocks' AC coefficients within :data:`DECODE_SIGMA` of 0 on
+    grid (oy, ox)."""
+    C = _blocks(y, oy, ox)[_unclipped(clip, oy, ox), 1:]
+    return float((np.abs(C) < DECODE_SIGMA).mean()) if C.size else 0.0
+
+
+def read_table(y: np.ndarray, clip: np.ndarray) -> tuple[int, tuple[int, int], float]:
     """The IJG quality, the grid offset (rows, columns) and the comb's evidence (nats) that
-    explain the luma ``y`` (H, W; :func:`_luma`'s units) best (module docstring, step 1).
-    An image under one 8×8 block: quality 0, evidence −inf."""
+    explain the luma ``y`` (H, W; :func:`_luma`'s units) best (module docstring, step 1),
+    read from the blocks with no pixel in ``clip`` (H, W) bool (:func:`_clipped`). An
+    image under one 8×8 block: quality 0, evidence −inf."""
     H, W = y.shape
     offs = [(oy, ox) for oy in range(8) for ox in range(8)
             if (H - oy) // 8 >= 1 and (W - ox) // 8 >= 1]
     if not offs:
         return 0, (0, 0), -math.inf
-    offs = sorted(offs, key=lambda o: -_zeros(y, *o))[:_OFFSETS_KEPT]
+    offs = sorted(offs, key=lambda o: -_zeros(y, clip, *o))[:_OFFSETS_KEPT]
     best = (0, (0, 0), -math.inf)
     for o in offs:
-        C = _blocks(y, *o)
+        C = _blocks(y, *o)[_unclipped(clip, *o)]
         ev = _comb_evidence(C[::max(1, -(-len(C) // _SEARCH_BLOCKS))], _TABLES)
         i = int(np.argmax(ev))
         if ev[i] > best[2]:
@@ -154,9 +171,13 @@ def read_table(y: np.ndarray) -> tuple[int, tuple[int, int], float]:
     return best
 
 
-def _laplace_scales(k: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Per frequency, the maximum-likelihood Laplacian scale (of :data:`_SCALES`) given the
-    bin indices ``k`` (n, 64) of steps ``q`` (64,): (64,)."""
+def _scale_weights(k: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Per frequency, the posterior weights of the Laplacian scales :data:`_SCALES` (a
+    log-uniform prior on them) given the bin indices ``k`` (n, 64) of steps ``q`` (64,):
+    (S, 64), each column summing to 1. The scale is integrated out rather than set to its
+    maximum-likelihood value, which is 0 where every coefficient fell in the zero bin (the
+    likelihood is flat below about q / (2 ln n) there: the clean coefficients' spread is
+    not known to be 0, only to be small against the step)."""
     a = np.abs(k)
     nz = a > 0
     excess = ((a - 0.5) * nz).sum(0)                   # sufficient statistics per frequency
@@ -164,34 +185,41 @@ def _laplace_scales(k: np.ndarray, q: np.ndarray) -> np.ndarray:
     b, qq = _SCALES[:, None], q[None]
     ll = (-excess * qq / b + n_nz * (np.log(0.5) + np.log(-np.expm1(-qq / b)))
           + n_0 * np.log(-np.expm1(-qq / (2 * b))))    # (S, 64)
-    return _SCALES[np.argmax(ll, 0)]
+    w = np.exp(ll - ll.max(0, keepdims=True))
+    return w / w.sum(0, keepdims=True)
 
 
-def _truncated(lo: np.ndarray, hi: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of a Laplacian of scale ``b`` (0-centred; inf: flat) truncated to
-    ``[lo, hi]`` (all (n, 64)), by :data:`_NODES`-point quadrature (midpoints, plus the
-    within-node variance)."""
+def _bin_moments(k: np.ndarray, q: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and variance ((n, 64) each) of the clean coefficients in the bins
+    ``k`` (n, 64) of steps ``q`` (64,): per AC frequency a Laplacian truncated to the bin,
+    averaged over the scales' posterior ``w`` (:func:`_scale_weights`), by
+    :data:`_NODES`-point quadrature (midpoints, plus the within-node variance), once per
+    distinct |k|; DC a flat prior (the bin's centre, q²/12)."""
     t = (np.arange(_NODES) + 0.5) / _NODES
-    m, v = np.empty(lo.shape), np.empty(lo.shape)
-    for i in range(0, len(lo), _CHUNK):   # (chunk, 64, nodes) at a time
-        sl = slice(i, i + _CHUNK)
-        a, c = lo[sl], hi[sl]
-        x = a[..., None] + (c - a)[..., None] * t
-        lw = -np.abs(x) / b[sl][..., None]
-        w = np.exp(lw - lw.max(-1, keepdims=True))
-        w /= w.sum(-1, keepdims=True)
-        m[sl] = (w * x).sum(-1)
-        v[sl] = (w * (x - m[sl][..., None]) ** 2).sum(-1) + ((c - a) / _NODES) ** 2 / 12
-    return m, v
+    M, V = np.empty(k.shape), np.empty(k.shape)
+    M[:, 0], V[:, 0] = q[0] * k[:, 0], q[0] ** 2 / 12
+    for f in range(1, 64):
+        u, inv = np.unique(np.abs(k[:, f]), return_inverse=True)
+        lo = np.where(u > 0, q[f] * (u - 0.5), -q[f] / 2)       # the bins of |k|
+        x = lo[:, None] + q[f] * t[None]                         # (U, nodes)
+        lw = -np.abs(x)[None] / _SCALES[:, None, None]         # (S, U, nodes)
+        p = np.exp(lw - lw.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        m_b, e2_b = (p * x).sum(-1), (p * x * x).sum(-1)       # (S, U)
+        m, e2 = w[:, f] @ m_b, w[:, f] @ e2_b
+        var = np.maximum(e2 - m * m, 0) + (q[f] / _NODES) ** 2 / 12
+        M[:, f] = np.sign(k[:, f]) * m[inv.ravel()]
+        V[:, f] = var[inv.ravel()]
+    return M, V
 
 
 @dataclass
 class QuantPosterior:
     """One decoded JPEG's quantisation posterior (module docstring): whether it is judged
     (``why``: None, or why not), the IJG ``quality`` and grid ``offset`` read, the comb's
-    ``evidence`` (nats), and on the grid's complete blocks (``h`` × ``w`` of them) the
-    input's coefficients ``Y``, the posterior mean ``M`` and variance ``V`` ((h·w, 64),
-    0-255 units)."""
+    ``evidence`` (nats), and on the grid's complete blocks (``h`` × ``w`` of them) with no
+    clipped pixel (``keep``, (h·w,) bool) the input's coefficients ``Y``, the posterior
+    mean ``M`` and variance ``V`` ((keep.sum(), 64), 0-255 units)."""
 
     why: str | None
     quality: int
@@ -202,6 +230,7 @@ class QuantPosterior:
     Y: np.ndarray | None = None
     M: np.ndarray | None = None
     V: np.ndarray | None = None
+    keep: np.ndarray | None = None
 
     @property
     def judged(self) -> bool:
@@ -211,45 +240,48 @@ class QuantPosterior:
     def of(cls, x: torch.Tensor) -> QuantPosterior:
         """The posterior of ``x`` (3, H, W) in [0, 1], a decoded JPEG (or not: then
         ``why``)."""
-        y = _luma(x)
-        quality, off, ev = read_table(y)
+        y, clip = _luma(x), _clipped(x)
+        quality, off, ev = read_table(y, clip)
         if ev < EVIDENCE:
             why = ("it is under one 8×8 block" if quality == 0 else
                    f"its DCT shows no JPEG quantisation comb (best: IJG quality {quality}, "
                    f"{ev:.1f} nats, under {EVIDENCE:g}): never JPEG-compressed, or resized, "
                    "filtered or re-encoded otherwise since")
             return cls(why, quality, off, ev)
-        Y = _blocks(y, *off)
+        keep = _unclipped(clip, *off)
+        Y = _blocks(y, *off)[keep]
         q = _TABLES[quality - 1]
         k = np.round(Y / q)
-        b = _laplace_scales(k, q)
-        b[0] = np.inf                                        # DC: a flat prior
-        M, V = _truncated(q * (k - 0.5), q * (k + 0.5), np.broadcast_to(b, k.shape).copy())
+        M, V = _bin_moments(k, q, _scale_weights(k, q))
         H, W = y.shape
-        return cls(None, quality, off, ev, (H - off[0]) // 8, (W - off[1]) // 8, Y, M, V)
+        return cls(None, quality, off, ev, (H - off[0]) // 8, (W - off[1]) // 8, Y, M, V,
+                   keep)
 
     def terms(self, z: torch.Tensor) -> tuple[float, float]:
-        """Of an output ``z`` (3, H, W) in [0, 1], per pixel in [0, 1]² units: its expected
-        squared luma error against the clean image, ``(‖Z − M‖² + ΣV)/N``, and the
+        """Of an output ``z`` (3, H, W) in [0, 1], per pixel in [0, 1]² units over the
+        blocks kept: its expected squared luma error against the clean image,
+        ``(‖Z − M‖² + ΣV)/N``, and the
         posterior standard deviation of ``(‖z − X‖² − ‖y − X‖²)/N`` (0 for the input
         ``y``). Raises ValueError where the input is not judged."""
         if self.M is None:
             raise ValueError(f"the input is not judged: {self.why}")
-        Z = _blocks(_luma(z), *self.offset)
+        Z = _blocks(_luma(z), *self.offset)[self.keep]
         n = Z.size * 255.0 ** 2
         mse = float(((Z - self.M) ** 2).sum() + self.V.sum()) / n
         sd = 2 * float(np.sqrt((((Z - self.Y) ** 2) * self.V).sum())) / n
         return mse, sd
 
     def mean_image(self, x: torch.Tensor) -> torch.Tensor:
-        """``x`` (3, H, W) with its luma on the grid's complete blocks replaced by the
+        """``x`` (3, H, W) with its luma on the blocks kept replaced by the
         posterior mean's (the same change added to R, G and B, so chroma is kept),
         clipped to [0, 1]; ``x`` itself (a copy) where not judged."""
         out = x.detach().clone()
         if self.M is None:
             return out
         oy, ox = self.offset
-        d = (_unblocks(self.M, self.h, self.w) - _unblocks(self.Y, self.h, self.w)) / 255
+        dc = np.zeros((self.h * self.w, 64))
+        dc[self.keep] = self.M - self.Y
+        d = _unblocks(dc, self.h, self.w) / 255
         sl = (slice(None), slice(oy, oy + 8 * self.h), slice(ox, ox + 8 * self.w))
         out[sl] = (out[sl] + torch.from_numpy(d).to(out)[None]).clamp(0, 1)
         return out
