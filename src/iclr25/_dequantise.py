@@ -44,8 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["DECODE_SIGMA", "EVIDENCE", "OUTLIER", "QuantPosterior", "dequantise", "ijg_table",
-           "read_table"]
+__all__ = ["DECODE_SIGMA", "EVIDENCE", "OUTLIER", "POSTERIOR_SDS", "QuantPosterior", "dequantise",
+           "ijg_table", "not_quantised", "quantisation_psnr", "read_table"]
 
 #: The JPEG standard's example luma table (ITU-T T.81 Annex K.1), natural order, which
 #: libjpeg scales by quality.
@@ -292,3 +292,33 @@ def dequantise(x: torch.Tensor) -> torch.Tensor:
     (:meth:`QuantPosterior.mean_image`; inputs without a JPEG comb returned unchanged):
     the deblocking that the quantisation bins and a Laplacian prior alone give."""
     return torch.stack([QuantPosterior.of(xi).mean_image(xi) for xi in x])
+
+
+#: How many posterior standard deviations of its difference from the input's error an
+#: output is scored below its expected error (:meth:`QuantPosterior.terms`): 0, the pick of
+#: the rule in ``benchmarks/dcpt_checks.py`` (``--set jpeg-dev``; 1 and 2 returned 11
+#: worse outputs each at margin 0, and at 0.25 dB none, with lower agreement).
+POSTERIOR_SDS = 0.0
+
+
+def quantisation_psnr(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """The luma PSNR (dB, peak 1) of each output ``out`` against the unseen clean image of
+    the decoded JPEG ``x``, estimated from ``x``'s quantisation posterior
+    (:class:`QuantPosterior`): ``−10 log10(E‖z − X‖²/N + s·sd)``, ``s`` =
+    :data:`POSTERIOR_SDS`; NaN where ``x`` is not judged (:func:`not_quantised`). Both
+    (B, 3, H, W) in [0, 1]; returns (B,) float64."""
+    vals = []
+    for o, xi in zip(out, x, strict=True):
+        p = QuantPosterior.of(xi)
+        if not p.judged:
+            vals.append(math.nan)
+            continue
+        mse, sd = p.terms(o)
+        vals.append(-10 * math.log10(max(mse + POSTERIOR_SDS * sd, 1e-30)))
+    return torch.tensor(vals, dtype=torch.float64)
+
+
+def not_quantised(x: torch.Tensor) -> list[str | None]:
+    """Per image of ``x`` (B, 3, H, W): why its quantisation posterior cannot judge it (no
+    JPEG comb, or under one block; :attr:`QuantPosterior.why`), None where it can."""
+    return [QuantPosterior.of(xi).why for xi in x]
