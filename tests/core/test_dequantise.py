@@ -122,3 +122,31 @@ def test_clipped_blocks_are_left_out_and_a_page_of_them_is_not_judged():
     assert not keep[:, :6].any() and keep[:, 7:].mean() > 0.9   # the stripes' blocks out
     white = np.full((72, 96, 3), 255, np.uint8)
     assert not_quantised(_t(_jpeg(white, 50)[0])[None])[0] is not None
+
+
+def test_guarded_by_the_quantisation_posterior_keeps_the_input_unless_ours_beats_it():
+    # registered beside the other measures (not the default for JPEG: the merge condition
+    # of benchmarks/dcpt_checks.py --set jpeg-heldout failed): ours is returned only where
+    # its estimated luma PSNR beats the input's by the margin; an input without a comb is
+    # not judged and kept
+    import warnings
+
+    from iclr25._guard import MARGINS, MEASURES, RestorationWarning, choose_measure, guarded
+
+    assert MARGINS["quantisation"] == 0.25 and MEASURES["quantisation"].higher
+    assert choose_measure(None, "jpeg") == "niqe"
+    clean = _scene()
+    y = _t(_jpeg(clean, 30)[0])[None]
+    d = dequantise(y)
+    bright = (y + 4 / 255).clamp(0, 1)
+    kw = {"measure": "quantisation", "fallback": "input"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert torch.equal(guarded(y, d, lambda b: b, {}, margin=0.0, **kw), d)
+    with pytest.warns(RestorationWarning, match=r"scores below the input \(luma PSNR "
+                      r"estimated .*returned the input unchanged"):
+        assert torch.equal(guarded(y, bright, lambda b: b, {}, **kw), y)
+    png = _t(clean)[None]
+    with pytest.warns(RestorationWarning, match="not judged, its DCT shows no JPEG "
+                      "quantisation comb"):
+        assert torch.equal(guarded(png, d, lambda b: b, {}, margin=0.0, **kw), png)

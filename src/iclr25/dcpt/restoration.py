@@ -73,7 +73,12 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
       where no reference exists; it sees noise, blur, ringing and blocking, not colour, and
       scores naturalness, not fidelity to the input, so it judges no output against the
       input: the default keeps the input (issue 68 walk 10: motion-blur outputs 0.01-0.04 dB
-      below their input passed it); ``fallback="none"`` returns ours with the scores.
+      below their input passed it); ``fallback="none"`` returns ours with the scores. For
+      ``"jpeg"`` a check that reads the JPEG's own quantisation bins
+      (``iclr25._guard``'s ``"quantisation"``) was measured and is not the default: on a
+      held-out round it agreed with the reference on 86.4% of 2,025 cases (NIQE's default
+      83.5%) and returned none worse, but only 24.4% of the better outputs (7-8% at
+      qualities 8-15, the library's kind).
 
     Knowing the degradation matters twice: it picks the classical restorer, and a model
     fine-tuned for that one degradation (``iclr25 dcpt finetune --degradation KIND``, the
