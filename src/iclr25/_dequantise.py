@@ -113,12 +113,12 @@ def _blocks(y: np.ndarray, oy: int, ox: int) -> np.ndarray:
     H, W = y.shape
     h, w = (H - oy) // 8, (W - ox) // 8
     b = y[oy:oy + 8 * h, ox:ox + 8 * w].reshape(h, 8, w, 8).transpose(0, 2, 1, 3)
-    return np.einsum("ui,abij,vj->abuv", _D, b, _D).reshape(h * w, 64)
+    return (_D @ b @ _D.T).reshape(h * w, 64)
 
 
 def _unblocks(c: np.ndarray, h: int, w: int) -> np.ndarray:
     """Inverse of :func:`_blocks` for (h·w, 64) coefficients: (8h, 8w)."""
-    b = np.einsum("ui,abuv,vj->abij", _D, c.reshape(h, w, 8, 8), _D)
+    b = _D.T @ c.reshape(h, w, 8, 8) @ _D
     return b.transpose(0, 2, 1, 3).reshape(8 * h, 8 * w)
 
 
