@@ -224,9 +224,12 @@ def evaluate_cmd(
 
 def _trained_horizon(result, env: str, steps: int | None) -> int | None:
     """The rollouts' horizon: --max-episode-steps, else the one POLICY was trained at on ENV
-    (recorded in its file by `gsd train --max-episode-steps`; None: the env's limit)."""
-    if steps is None and result.env_id == env and result.max_episode_steps is not None:
-        steps = result.max_episode_steps
+    (recorded in its file by `gsd train --max-episode-steps`; None: the env's limit), as
+    ``evaluate_gym`` decides it for a training result (``trained_horizon``), with a note
+    where it is the trained one."""
+    from iclr25.gsd.gym import trained_horizon
+
+    if steps is None and (steps := trained_horizon(result, env)) is not None:
         typer.echo(f"note: rolling out {steps} steps per episode, the horizon POLICY was "
                    f"trained at (--max-episode-steps to change it)", err=True)
     return steps
