@@ -417,12 +417,13 @@ def test_train_without_max_episode_steps_is_unchanged(demos):
 
 
 def test_train_refuses_a_bad_max_episode_steps_before_any_work(demos, monkeypatch):
-    import iclr25.gsd.training as training
+    import iclr25.gsd.gym as gsd_gym
     from iclr25.gsd.testbed import LANE_REACH_ID, lane_demos
 
     _, data = demos
-    made = []
-    monkeypatch.setattr(training, "make_env", lambda *a, **k: made.append(a))
+    made = []    # no env of either kind is made (train's one check is make_env's, first)
+    monkeypatch.setattr(gsd_gym, "GymVec", lambda *a, **k: made.append(a))
+    monkeypatch.setattr(gsd_gym, "make_vec", lambda *a, **k: made.append(a))
     for bad, err in ((0, ValueError), (-3, ValueError), (7.5, TypeError), ("7", TypeError),
                      (True, TypeError)):
         with pytest.raises(err, match=r"^max_episode_steps must be an int"):
@@ -431,6 +432,26 @@ def test_train_refuses_a_bad_max_episode_steps_before_any_work(demos, monkeypatc
                                          rf"rollouts; {LANE_REACH_ID}'s keep its horizon"):
         train(LANE_REACH_ID, lane_demos([0.0], 1, seed=0), max_episode_steps=5)
     assert made == []
+
+
+def test_train_checks_max_episode_steps_once(demos, monkeypatch):
+    # closing note 9: gsd.train checked it, then make_env checked it again
+    import iclr25.gsd.gym as gsd_gym
+    import iclr25.gsd.training as training
+
+    _, data = demos
+    calls, real = [], gsd_gym.check_max_episode_steps
+
+    def counted(*args, **kw):
+        calls.append(args)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(gsd_gym, "check_max_episode_steps", counted)
+    monkeypatch.setattr(training, "check_max_episode_steps", counted, raising=False)
+    res = train(PENDULUM, _cut(data, 40), GSDConfig(num_envs=2, iterations=1),
+                max_episode_steps=np.int64(40))
+    assert calls == [(PENDULUM, 40)]
+    assert type(res.max_episode_steps) is int and res.max_episode_steps == 40   # as checked
 
 
 def test_cli_train_cuts_episodes_warns_and_evaluate_defaults_to_the_trained_horizon(

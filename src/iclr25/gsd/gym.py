@@ -90,7 +90,7 @@ class GymVec:
                  max_episode_steps: int | None = None) -> None:
         make = env_maker(env_id, max_episode_steps)   # its check before any env is made
         obs_space, act_space, limit = check_env_id(env_id)
-        self.horizon = limit if max_episode_steps is None else max_episode_steps
+        self.horizon = make.keywords.get("max_episode_steps", limit)   # the checked int
         self.env_id = env_id
         self.num_envs = check_int(num_envs, "num_envs", 1)
         self.device = torch.device(device or "cpu")
@@ -168,8 +168,9 @@ def trained_horizon(result: GSDResult, env_id: str,
 def make_env(env_id: str, num_envs: int, *, device: torch.device | str | None = None,
              max_episode_steps: int | None = None):
     """The torch-batched twin of ``env_id`` if there is one, else a :class:`GymVec` whose
-    episodes last ``max_episode_steps`` (None: the env's time limit; see
-    :func:`check_max_episode_steps`)."""
+    episodes last ``max_episode_steps`` (None: the env's time limit), checked first, before
+    any env is made (:func:`check_max_episode_steps`: :func:`~iclr25.gsd.train` relies on
+    it)."""
     max_episode_steps = check_max_episode_steps(env_id, max_episode_steps)
     if env_id in _BATCHED:
         return make_vec(env_id, num_envs, device=device)
