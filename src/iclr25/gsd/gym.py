@@ -286,6 +286,20 @@ def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors:
             f"iterations: the paper trains for far longer) before relying on it" for w in why]
 
 
+def _rolled_out(policy: object, env_id: str, max_episode_steps: int | None
+                ) -> tuple[Callable, int | None]:
+    """:func:`evaluate_gym`'s policy and horizon: a training result's policy and
+    :func:`trained_horizon`, or a callable policy and ``max_episode_steps`` as given."""
+    from iclr25.gsd.training import GSDResult
+
+    if isinstance(policy, GSDResult):
+        return policy.policy, trained_horizon(policy, env_id, max_episode_steps)
+    if not callable(policy):
+        raise TypeError(f"policy must be a GSDResult (what gsd.train returns) or a callable "
+                        f"policy(obs, z), got {type(policy).__name__}")
+    return policy, max_episode_steps
+
+
 @dataclass(frozen=True)
 class GymEvaluation:
     """Per-code rollouts on a gymnasium env: returns and the behaviour statistic."""
@@ -332,14 +346,7 @@ def evaluate_gym(
         TypeError: ``policy`` neither a training result nor callable; ``demos`` not an
             :class:`~iclr25.datasets.control.OfflineDataset`.
     """
-    from iclr25.gsd.training import GSDResult
-
-    if isinstance(policy, GSDResult):
-        max_episode_steps = trained_horizon(policy, env_id, max_episode_steps)
-        policy = policy.policy
-    elif not callable(policy):
-        raise TypeError(f"policy must be a GSDResult (what gsd.train returns) or a callable "
-                        f"policy(obs, z), got {type(policy).__name__}")
+    policy, max_episode_steps = _rolled_out(policy, env_id, max_episode_steps)
     n_codes = check_int(n_codes, "n_codes", 1)
     budgets = [check_int(b, "budgets", 1, n_codes) for b in budgets]
     t = None if targets is None else as_tensor(targets, "targets", ndim=1,

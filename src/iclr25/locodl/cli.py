@@ -17,7 +17,7 @@ import numpy as np
 import typer
 
 from iclr25._choices import Engine
-from iclr25._cli import check_seed, choice, cli_words, output_path
+from iclr25._cli import check_seed, choice, cli_words, fail, output_path
 from iclr25._io import read_npz, read_table
 
 #: the method run beside LoCoDL to the same accuracy ("none": no baseline)
@@ -134,12 +134,11 @@ def fit(
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_data(data, label, client_column)
-        name, cid, fitted, Xc, c = _setup(clf, X, y, cid, engine, nproc, rescale)
+        name, fitted, Xc, c = _setup(clf, X, y, cid, engine, nproc, rescale)
     except (ValueError, TypeError) as exc:
-        typer.echo(f"error: {cli_words(exc, _NAMES)}", err=True)
-        raise typer.Exit(2) from None
+        fail(cli_words(exc, _NAMES))
     objective = fitted[-1]
-    coef_c, rounds, bits, last = _train(clf, Xc, y, cid, engine, nproc, name, fitted)
+    coef_c, rounds, bits, last = _train(clf, Xc, engine, nproc, name, fitted)
     coef = coef_c / c  # (X/c) @ w = X @ (w/c): the fitted model in DATA's units
     acc = float(np.mean((X @ coef > 0) == (np.asarray(y) == objective.classes.max().item())))
     typer.echo(f"clients: {objective.n_clients}  compressor: {name}  scale: "
@@ -181,8 +180,8 @@ _NAMES = {"alpha": "--alpha", "max_iter": "--max-iter", "tol": "--tol", "n_clien
 
 
 def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
-    """(compressor name, client of each row, what the estimator fits X/c on (its checked
-    X/c, y, client ids and objective, last), X/c, c) of a fit, checked before any work; c
+    """(compressor name, what the estimator fits X/c on (its checked X/c, y, the client of
+    each row and the objective, last), X/c, c) of a fit, checked before any work; c
     is DATA's objective's ``data_scale`` for ``scale="global"`` (1 for "none" or an all-zero
     X); X/c is float64 for an integer X, as the estimator fits one, float32 for a float32 X;
     without client ids, ``clf.n_clients`` contiguous equal blocks of rows. The client blocks'
@@ -224,16 +223,17 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     if engine == "gloo" and is_sparse(X):
         raise ValueError("--engine gloo needs dense DATA (.csv/.npz); a LibSVM file runs "
                          "with --engine simulated")
-    return name, cid, fitted, Xc, c
+    return name, fitted, Xc, c
 
 
-def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str, fitted: tuple
+def _train(clf, X, engine: str, nproc: int, compressor: str, fitted: tuple
            ) -> tuple[np.ndarray, int, float, tuple[float, float] | None]:
     """(coefficients, rounds, uplink bits per client, (last change, the iteration its trend
-    reaches tol) if it stopped at the cap else None) of clf's LoCoDL fit, in this process
-    (on ``fitted``, what ``clf._objective`` returned for X) or in ``nproc`` gloo processes
-    (torchrun), with ``compressor`` ("auto" resolved); the cap's ConvergenceWarning is
-    silenced (`fit` says it in the CLI's words)."""
+    reaches tol) if it stopped at the cap else None) of clf's LoCoDL fit on X, in this
+    process (on ``fitted``, what ``clf._objective`` returned for X) or in ``nproc`` gloo
+    processes (torchrun, on X and ``fitted``'s labels and clients), with ``compressor``
+    ("auto" resolved); the cap's ConvergenceWarning is silenced (`fit` says it in the CLI's
+    words)."""
     import torch
     from sklearn.exceptions import ConvergenceWarning
 
@@ -248,6 +248,7 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str, fitted: tup
             clf._fit(X, *fitted)
         return (clf.coef_[0], clf.n_rounds_, clf.uplink_bits_,
                 capped(clf.history_, clf.converged_))
+    _, y, cid, _ = fitted
     with tempfile.TemporaryDirectory() as tmp:
         spec = dict(kind="logistic", X=torch.as_tensor(X, dtype=torch.float64),
                     y=torch.as_tensor(y), clients=torch.as_tensor(cid), alpha=clf.alpha)
