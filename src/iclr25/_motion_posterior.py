@@ -21,8 +21,12 @@ the kernel passes almost everything). What this costs: near the edges the librar
 read mirrored pixels, which the periodic model does not; where a kernel passes little, the
 posterior there is the prior's, as in the DCT case.
 
-Accuracy of the read (:func:`motion_kernel`) and the cost are in the module's functions'
-docstrings; the check's figures (development and held-out rounds) are in
+How well the line is read (8-bit photos blurred by the library's kernels): chelsea and
+coffee at 400 × 300, lengths 5-17 px at 0-145°, 12 of 12 within 1 px and 7.5°; 22 photos
+at 128 × 96 (development), 81% within 1 px and 89% within 7.5° (a 12-px line read as 6 on
+5 of 22); a shaken, curved path reads as a 3-4 px line. Cost: 456 kernels' likelihoods,
+0.6-0.7 s CPU on one thread for a 400 × 600 photo (issue 68, h68motion; load 3.7). The
+check's figures (development and held-out rounds; not merged) are in
 :mod:`iclr25._guard`'s docstring.
 """
 
