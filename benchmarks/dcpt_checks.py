@@ -112,6 +112,11 @@ centre-cropped to a 4:3 window.
   and the re-blur by it (``iclr25._guard.MEASURES["motion"]``), margins swept on rounds 3,
   5 and 11's photos blurred by line and shaken kernels (``--set motion-dev``, ``--quick
   --side 128``), the pick then run once on a held-out round 12 (``--set round12-motion``).
+  Development (1,650 cases): the pick, posterior 0.25 dB AND re-blur 2 dB, 1144 / 378 / 0
+  / 128, 77.1%, none returned worse (main, NIQE keeping the input: 69.3%). Round 12
+  (measured once, 450 cases, load 1.6): the pick 282 / 147 / 1 / 20, 67.1%, 1 returned
+  worse (Wiener 0.05 on the plaid, 20.43 vs 20.48 dB), 12.0% of the better outputs
+  returned; main 62.9%, none: the merge condition failed, no default changed.
 
 * round 9, blur and defocus (``--set round9-blur``, committed after the rule and before it
   ran; h68post9): a candidate rule (the defocus prior's exponent read with the radius, and
@@ -3623,6 +3628,14 @@ MOTION_HELDOUT_KERNELS = ((6.0, 40.0), (10.0, 110.0), (14.0, 5.0), (19.0, 60.0),
 #: length within 1 px 81%, angle within 7.5° 89%; a 12-px line at 140° read 6 px on 5 of
 #: 22 photos; the shaken path reads 3-4 px on 20 of 22 (the line family cannot fit it).
 MOTION_PICK: tuple[float, float | None] | None = (0.25, 2.0)
+#: Round 12 (``--set round12-motion``, run once after the pick was committed, 4e236bf;
+#: load 1.6, CPU 12 s): the pick 282 / 147 / 1 / 20, agreement 67.1% of 450, 1 returned
+#: worse (Wiener at balance 0.05 on the plaid, line 6 px at 40°: 20.43 vs 20.48 dB), 20
+#: of 167 better outputs returned (12.0%); main (NIQE: the input kept) 283 / 167 / 0 / 0,
+#: 62.9%. Per photo: motorcycle windows 84.0% and 77.3%, bookshelf 54.7%, plaid 74.7%,
+#: foam 62.7%, sign 49.3%. Lines read: length within 1 px 58%, angle within 7.5° 96% (24).
+#: **The merge condition failed** (1 returned worse; 12.0% < 20%): no default uses
+#: ``"motion"``.
 
 
 def shaken_kernel(seed: int, length: float, scale: float = 1.0,
