@@ -175,10 +175,41 @@ def warning_lines(name: str, fn: Callable[[], T], options: tuple[str, ...] = (),
 
 def option_words(message: str, options: tuple[str, ...]) -> str:
     """``message`` with each of the API's keywords ``options`` that it spells as Python
-    (``fallback='input'``) written as the command line's option (``--fallback input``)."""
+    (``fallback='input'``, ``max_episode_steps=20``) written as the command line's option
+    (``--fallback input``, ``--max-episode-steps 20``)."""
     for key in options:
-        message = re.sub(rf"\b{key}='([^']*)'", rf"--{key.replace('_', '-')} \1", message)
+        flag = "--" + key.replace("_", "-")
+        message = re.sub(rf"\b{key}='([^']*)'", lambda m, f=flag: f"{f} {m[1]}", message)
+        message = re.sub(rf"\b{key}=(?=[^\s'])", f"{flag} ", message)
     return message
+
+
+@contextlib.contextmanager
+def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None):
+    """The warnings the API gives inside the block, each one line in the command line's
+    words: ``warning: message``, the API's keywords ``options`` written as the options
+    (:func:`option_words`: ``max_episode_steps=20`` as ``--max-episode-steps 20``).
+
+    With ``lines`` None they are printed on stderr as they come, before the work they
+    concern (``gsd train``'s, before its training); else appended to ``lines``, which the
+    verb prints after its checks, so that an error stays one line (``lsdt evaluate``'s).
+    The warning filters in force are kept (Python's default says a warning from one line
+    once). Unlike :func:`warning_lines`, the message is not prefixed with the verb's name::
+
+        notes: list[str] = []
+        with api_warnings(("max_episode_steps",), notes):
+            res = evaluate(model, env, max_episode_steps=steps)
+    """
+    def show(message: Warning | str, *_args: object, **_kwargs: object) -> None:
+        line = f"warning: {option_words(str(message), options)}"
+        if lines is None:
+            typer.echo(line, err=True)
+        else:
+            lines.append(line)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 # -- the training engine's options, the same on every training verb ---------------------------

@@ -417,12 +417,13 @@ def test_train_without_max_episode_steps_is_unchanged(demos):
 
 
 def test_train_refuses_a_bad_max_episode_steps_before_any_work(demos, monkeypatch):
-    import iclr25.gsd.training as training
+    import iclr25.gsd.gym as gsd_gym
     from iclr25.gsd.testbed import LANE_REACH_ID, lane_demos
 
     _, data = demos
-    made = []
-    monkeypatch.setattr(training, "make_env", lambda *a, **k: made.append(a))
+    made = []    # no env of either kind is made (train's one check is make_env's, first)
+    monkeypatch.setattr(gsd_gym, "GymVec", lambda *a, **k: made.append(a))
+    monkeypatch.setattr(gsd_gym, "make_vec", lambda *a, **k: made.append(a))
     for bad, err in ((0, ValueError), (-3, ValueError), (7.5, TypeError), ("7", TypeError),
                      (True, TypeError)):
         with pytest.raises(err, match=r"^max_episode_steps must be an int"):
@@ -431,6 +432,26 @@ def test_train_refuses_a_bad_max_episode_steps_before_any_work(demos, monkeypatc
                                          rf"rollouts; {LANE_REACH_ID}'s keep its horizon"):
         train(LANE_REACH_ID, lane_demos([0.0], 1, seed=0), max_episode_steps=5)
     assert made == []
+
+
+def test_train_checks_max_episode_steps_once(demos, monkeypatch):
+    # closing note 9: gsd.train checked it, then make_env checked it again
+    import iclr25.gsd.gym as gsd_gym
+    import iclr25.gsd.training as training
+
+    _, data = demos
+    calls, real = [], gsd_gym.check_max_episode_steps
+
+    def counted(*args, **kw):
+        calls.append(args)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(gsd_gym, "check_max_episode_steps", counted)
+    monkeypatch.setattr(training, "check_max_episode_steps", counted, raising=False)
+    res = train(PENDULUM, _cut(data, 40), GSDConfig(num_envs=2, iterations=1),
+                max_episode_steps=np.int64(40))
+    assert calls == [(PENDULUM, 40)]
+    assert type(res.max_episode_steps) is int and res.max_episode_steps == 40   # as checked
 
 
 def test_cli_train_cuts_episodes_warns_and_evaluate_defaults_to_the_trained_horizon(
@@ -470,3 +491,44 @@ def test_cli_train_cuts_episodes_warns_and_evaluate_defaults_to_the_trained_hori
     r = runner.invoke(app, [*ev, "--max-episode-steps", "200"])
     assert r.exit_code == 0 and "at most 40 steps" in r.output, r.output
     assert seen == [40, 200]
+
+
+def test_evaluate_gym_given_the_result_rolls_out_the_horizon_it_trained_at(demos, tmp_path,
+                                                                           monkeypatch):
+    # issue 68 (closing note 9): `gsd evaluate` rolled a policy trained at 40 steps out for
+    # 40, but the API's evaluate_gym, given the bare policy, rolled out the env's 200 unless
+    # the caller passed max_episode_steps=result.max_episode_steps; it now takes the result
+    from dataclasses import replace
+
+    from iclr25.gsd.gym import trained_horizon
+    from iclr25.gsd.io import load, save
+
+    _, data = demos
+    res = train(PENDULUM, _cut(data, 40), GSDConfig(num_envs=2, iterations=1),
+                max_episode_steps=40)
+    log = _stepped(monkeypatch)
+    kw = {"factor": "obs:0", "n_codes": 2, "budgets": (1,), "seed": 1}
+
+    def steps(policy, **more) -> tuple[int, torch.Tensor]:
+        log.clear()
+        ev = evaluate_gym(policy, PENDULUM, **kw, **more)
+        return len(log), ev.returns
+
+    n, got = steps(res)
+    n_bare, want = steps(res.policy, max_episode_steps=40)
+    assert n == n_bare == 40 and torch.equal(got, want)      # the bare policy, told 40
+    assert steps(load(save(res, tmp_path / "p.safetensors")))[0] == 40   # read from its file
+    n, got = steps(res, max_episode_steps=200)                # an explicit horizon wins
+    assert n == 200 and torch.equal(got, steps(res.policy)[1])
+    # trained at the env's limit, on another env, or from a file that records no env: the
+    # env's own limit, 200 steps
+    for other in (replace(res, max_episode_steps=None), replace(res, env_id="Hopper-v5"),
+                  replace(res, env_id=None)):
+        assert steps(other)[0] == 200
+        assert trained_horizon(other, PENDULUM) is None
+    assert (trained_horizon(res, PENDULUM), trained_horizon(res, PENDULUM, 7)) == (40, 7)
+    log.clear()
+    with pytest.raises(TypeError, match=r"^policy must be a GSDResult \(what gsd\.train "
+                                        r"returns\) or a callable policy\(obs, z\), got int"):
+        evaluate_gym(42, PENDULUM, **kw)
+    assert log == []                                          # refused before any rollout

@@ -189,3 +189,32 @@ def test_global_notes_standardising_when_the_columns_units_differ_widely(tmp_pat
     assert "note: DATA's columns" not in said
     _, said = _fit(tmp_path, _table(tmp_path, std, "std.csv"), "--label", "lab")
     assert "note: DATA's columns" not in said
+
+
+def test_fit_computes_the_client_blocks_eigendecomposition_once_per_scale(tmp_path,
+                                                                           monkeypatch):
+    # closing note 9: `locodl fit` computed it three times (DATA's objective for c, DATA/c's
+    # for the condition check, the estimator's own in its fit); DATA/c's objective is now
+    # built once, as the estimator builds it, and shared by the check and the fit. DATA/c's
+    # is its own, not DATA's divided by c², which could differ in the last digit
+    import torch
+
+    calls, real = [], torch.linalg.eigvalsh
+
+    def counted(A, *args, **kw):
+        calls.append(tuple(A.shape))
+        return real(A, *args, **kw)
+
+    monkeypatch.setattr(torch.linalg, "eigvalsh", counted)
+    path = tmp_path / "d.npz"
+    np.savez(path, X=X, y=y)
+    for scale, times in (("global", 2), ("none", 1)):    # (4 clients' 4x4 Grams at once)
+        calls.clear()
+        coef, _ = _fit(tmp_path, path, "--rescale", scale, "--max-iter", "50")
+        assert calls == [(4, 4, 4)] * times, scale
+        # what the estimator fits on DATA/c by itself, to the last digit (c as printed is
+        # rounded: c is DATA's objective's data_scale)
+        c = ClientLogistic(X, y, CID, ALPHA).data_scale if scale == "global" else 1.0
+        with pytest.warns(Warning):                        # capped at 50 iterations
+            clf = LoCoDLClassifier(alpha=ALPHA, n_clients=4, max_iter=50, seed=0).fit(X / c, y)
+        np.testing.assert_array_equal(coef, clf.coef_[0] / c)

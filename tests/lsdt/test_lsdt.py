@@ -628,6 +628,52 @@ def test_api_evaluate_warns_when_rollouts_outlast_the_data(tmp_path):
     assert load(save(fresh, tmp_path / "old.safetensors", data=ds)).longest_episode == T
 
 
+def test_cli_evaluate_leaves_the_model_as_loaded_and_says_the_api_warning(tmp_path,
+                                                                         monkeypatch):
+    # closing note 9: `lsdt evaluate` cleared the loaded model's longest_episode so that
+    # evaluate would not warn, and built the warning itself from a second reading of the
+    # env's time limit; it now says evaluate's own warning in its words, and the API takes
+    # the training data (dataset=) whose longest episode the warning reads
+    from typer.testing import CliRunner
+
+    from iclr25.lsdt.cli import app
+
+    g = torch.Generator().manual_seed(0)
+    n, T = 60, 20
+    done = torch.zeros(n, dtype=torch.bool)
+    done[T - 1::T] = True
+    ds = OfflineDataset(torch.randn(n, 3, generator=g), torch.rand(n, 1, generator=g) * 4 - 2,
+                        -torch.rand(n, generator=g), torch.zeros(n, dtype=torch.bool), done)
+    torch.manual_seed(0)
+    m = LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3)
+    text = (f"the training data's episodes last at most {T} steps and the rollouts up to 200: "
+            f"their returns run over more steps than the data's (max_episode_steps={T} rolls "
+            f"out as long as the data's episodes)")
+    # a model that records no longest episode (another library's, or an old file): the
+    # training data passed beside it
+    assert m.longest_episode is None
+    with pytest.warns(UserWarning) as rec:
+        evaluate(m, "Pendulum-v1", target_return=-10.0, n_episodes=1, max_episode_steps=200,
+                 dataset=ds)
+    assert [str(w.message) for w in rec] == [text]
+    m.longest_episode = 7           # the data's, when given, over the model's record
+    with pytest.warns(UserWarning) as rec:
+        evaluate(m, "Pendulum-v1", target_return=-10.0, n_episodes=1, dataset=ds)
+    assert [str(w.message) for w in rec] == [text]
+    m.longest_episode = T
+    p = save(m, tmp_path / "m.safetensors", env_id="Pendulum-v1")
+    monkeypatch.setattr("iclr25.lsdt.io.load", lambda path: m)   # the model the CLI loads
+    d = ds.save(tmp_path / "d.npz")
+    for extra in ([], ["--dataset", str(d)]):
+        r = CliRunner().invoke(app, ["evaluate", str(p), "--n-episodes", "1",
+                                     "--target-return", "-10", *extra])
+        assert r.exit_code == 0, r.output
+        said = "warning: " + text.replace(f"max_episode_steps={T}", f"--max-episode-steps {T}")
+        assert r.output.count("last at most") == 1 and said in r.output, r.output
+        assert r.output.index(said) < r.output.index("mean return")   # before the results
+        assert m.longest_episode == T                                 # left as loaded
+
+
 def _counted(model):
     """``model`` whose ``get_action`` calls (one per rollout step) are logged with torch's
     threads at the time."""

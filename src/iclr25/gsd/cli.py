@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import warnings
 from pathlib import Path
 from typing import Literal
 
@@ -11,6 +9,7 @@ import typer
 
 from iclr25._cli import (
     EngineArgs,
+    api_warnings,
     check_seed,
     max_episode_steps_option,
     output_path,
@@ -78,18 +77,6 @@ def _check_steps(env: str, steps: int | None) -> int | None:
         _fail(exc)
 
 
-@contextlib.contextmanager
-def _warning_lines():
-    """Warnings printed on stderr as they come (``warning: ...``, the API's
-    ``max_episode_steps=N`` spelt ``--max-episode-steps N``): before the training they
-    concern, not after it."""
-    with warnings.catch_warnings():
-        warnings.showwarning = lambda message, *_a, **_k: typer.echo(
-            "warning: " + str(message).replace("max_episode_steps=", "--max-episode-steps "),
-            err=True)
-        yield
-
-
 def _check_env(env: str) -> None:
     """Exit 2 naming --env, before any work, unless ENV is LaneReach or a continuous gym env."""
     from iclr25.gsd.gym import check_env_id
@@ -150,7 +137,7 @@ def train_cmd(
                         num_envs=n_env if num_envs is None else num_envs,
                         iterations=n_it if iterations is None else iterations)
         demos_ = OfflineDataset.load(data)
-        with estimating(), _warning_lines():
+        with estimating(), api_warnings(("max_episode_steps",)):   # before the training
             result = train(env, demos_, cfg, seed=seed, max_episode_steps=steps, **run)
     except (ValueError, TypeError) as exc:
         _fail(exc)
@@ -224,9 +211,12 @@ def evaluate_cmd(
 
 def _trained_horizon(result, env: str, steps: int | None) -> int | None:
     """The rollouts' horizon: --max-episode-steps, else the one POLICY was trained at on ENV
-    (recorded in its file by `gsd train --max-episode-steps`; None: the env's limit)."""
-    if steps is None and result.env_id == env and result.max_episode_steps is not None:
-        steps = result.max_episode_steps
+    (recorded in its file by `gsd train --max-episode-steps`; None: the env's limit), as
+    ``evaluate_gym`` decides it for a training result (``trained_horizon``), with a note
+    where it is the trained one."""
+    from iclr25.gsd.gym import trained_horizon
+
+    if steps is None and (steps := trained_horizon(result, env)) is not None:
         typer.echo(f"note: rolling out {steps} steps per episode, the horizon POLICY was "
                    f"trained at (--max-episode-steps to change it)", err=True)
     return steps

@@ -15,6 +15,7 @@ import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import gymnasium as gym
 import numpy as np
@@ -26,9 +27,12 @@ from iclr25.datasets.control import OfflineDataset, env_maker, outlasting
 from iclr25.gsd.evaluation import recovery_error
 from iclr25.gsd.testbed import _BATCHED, make_vec
 
+if TYPE_CHECKING:   # training imports this module: GSDResult is read where it is used
+    from iclr25.gsd.training import GSDResult
+
 __all__ = ["Factor", "GymEvaluation", "GymVec", "beyond_the_demos", "check_env_id",
            "check_max_episode_steps", "demo_factors", "evaluate_gym", "make_env",
-           "parse_factor", "unit_actions"]
+           "parse_factor", "trained_horizon", "unit_actions"]
 
 _FACTOR = re.compile(r"^(obs|act):(\d+)(?::(mean|last|std))?$")
 
@@ -86,7 +90,7 @@ class GymVec:
                  max_episode_steps: int | None = None) -> None:
         make = env_maker(env_id, max_episode_steps)   # its check before any env is made
         obs_space, act_space, limit = check_env_id(env_id)
-        self.horizon = limit if max_episode_steps is None else max_episode_steps
+        self.horizon = make.keywords.get("max_episode_steps", limit)   # the checked int
         self.env_id = env_id
         self.num_envs = check_int(num_envs, "num_envs", 1)
         self.device = torch.device(device or "cpu")
@@ -148,11 +152,25 @@ def check_max_episode_steps(env_id: str, steps: object,
     return steps
 
 
+def trained_horizon(result: GSDResult, env_id: str,
+                    max_episode_steps: int | None = None) -> int | None:
+    """The rollouts' horizon on ``env_id`` for a policy trained as ``result`` records:
+    ``max_episode_steps`` where given, else the horizon ``result`` was trained at
+    (``result.max_episode_steps``, set by ``train(..., max_episode_steps=N)`` and read from
+    its file) where it was trained on ``env_id``; None (the env's time limit) otherwise: a
+    result trained at the env's limit, on another env, or from a file that records no env.
+    :func:`evaluate_gym` given a result and ``gsd evaluate`` both decide it here."""
+    if max_episode_steps is None and result.env_id == env_id:
+        return result.max_episode_steps
+    return max_episode_steps
+
+
 def make_env(env_id: str, num_envs: int, *, device: torch.device | str | None = None,
              max_episode_steps: int | None = None):
     """The torch-batched twin of ``env_id`` if there is one, else a :class:`GymVec` whose
-    episodes last ``max_episode_steps`` (None: the env's time limit; see
-    :func:`check_max_episode_steps`)."""
+    episodes last ``max_episode_steps`` (None: the env's time limit), checked first, before
+    any env is made (:func:`check_max_episode_steps`: :func:`~iclr25.gsd.train` relies on
+    it)."""
     max_episode_steps = check_max_episode_steps(env_id, max_episode_steps)
     if env_id in _BATCHED:
         return make_vec(env_id, num_envs, device=device)
@@ -268,6 +286,20 @@ def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors:
             f"iterations: the paper trains for far longer) before relying on it" for w in why]
 
 
+def _rolled_out(policy: object, env_id: str, max_episode_steps: int | None
+                ) -> tuple[Callable, int | None]:
+    """:func:`evaluate_gym`'s policy and horizon: a training result's policy and
+    :func:`trained_horizon`, or a callable policy and ``max_episode_steps`` as given."""
+    from iclr25.gsd.training import GSDResult
+
+    if isinstance(policy, GSDResult):
+        return policy.policy, trained_horizon(policy, env_id, max_episode_steps)
+    if not callable(policy):
+        raise TypeError(f"policy must be a GSDResult (what gsd.train returns) or a callable "
+                        f"policy(obs, z), got {type(policy).__name__}")
+    return policy, max_episode_steps
+
+
 @dataclass(frozen=True)
 class GymEvaluation:
     """Per-code rollouts on a gymnasium env: returns and the behaviour statistic."""
@@ -281,7 +313,7 @@ class GymEvaluation:
 
 @checked
 def evaluate_gym(
-    policy: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    policy: GSDResult | Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     env_id: str,
     *,
     factor: str | Factor,
@@ -295,20 +327,26 @@ def evaluate_gym(
 ) -> GymEvaluation:
     """Roll out one deterministic episode per prior code z ~ N(0, I) in a gymnasium env.
 
-    ``policy(obs (n, d), z (n, z_dim))`` returns mean actions in ``[-1, 1]`` (mapped onto the
-    env's bounds). Each code's behaviour is ``factor`` over its first episode (steps after
-    an early termination are not counted); with ``targets``, ``VL_K`` as for LaneReach.
-    ``max_episode_steps``: the episodes' horizon (None: the env's time limit), passed to
-    ``gymnasium.make``. With ``demos`` (the training demonstrations), warns when the rollouts
-    run longer than their longest episode (``max_episode_steps`` at that length compares
-    returns and behaviours over as many steps) and when the policy does not do what they did
+    ``policy``: what :func:`~iclr25.gsd.train` returned (or :func:`~iclr25.gsd.io.load`
+    read), whose policy is rolled out, or any ``policy(obs (n, d), z (n, z_dim))`` returning
+    mean actions in ``[-1, 1]`` (mapped onto the env's bounds). Each code's behaviour is
+    ``factor`` over its first episode (steps after an early termination are not counted);
+    with ``targets``, ``VL_K`` as for LaneReach. ``max_episode_steps``: the episodes'
+    horizon, passed to ``gymnasium.make``; None: for a training result on the env it was
+    trained on, the horizon it was trained at (``train(..., max_episode_steps=N)``, as ``gsd
+    evaluate`` rolls out: :func:`trained_horizon`), else the env's time limit. With
+    ``demos`` (the training demonstrations), warns when the rollouts run longer than their
+    longest episode (``max_episode_steps`` at that length compares returns and behaviours
+    over as many steps) and when the policy does not do what they did
     (:func:`beyond_the_demos`), as ``gsd evaluate --demos`` does.
 
     Raises:
         ValueError: bad env id, factor, targets, n_codes, budgets or max_episode_steps,
             before any rollout.
-        TypeError: ``demos`` not an :class:`~iclr25.datasets.control.OfflineDataset`.
+        TypeError: ``policy`` neither a training result nor callable; ``demos`` not an
+            :class:`~iclr25.datasets.control.OfflineDataset`.
     """
+    policy, max_episode_steps = _rolled_out(policy, env_id, max_episode_steps)
     n_codes = check_int(n_codes, "n_codes", 1)
     budgets = [check_int(b, "budgets", 1, n_codes) for b in budgets]
     t = None if targets is None else as_tensor(targets, "targets", ndim=1,

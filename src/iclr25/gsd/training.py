@@ -44,7 +44,7 @@ from iclr25._contract import (
 )
 from iclr25._progress import track
 from iclr25.datasets.control import OfflineDataset, outlasting
-from iclr25.gsd.gym import GymVec, check_max_episode_steps, make_env, unit_actions
+from iclr25.gsd.gym import GymVec, make_env, unit_actions
 from iclr25.gsd.networks import BoundedDiscriminator, Clip, GaussianPosterior, LatentPolicy
 from iclr25.gsd.regularizer import DualVariable, infogail_reward, relevance_constraint
 
@@ -212,9 +212,11 @@ def train(env_id: str, demos: OfflineDataset, config: GSDConfig | None = None, *
     if not isinstance(cfg, GSDConfig):
         raise TypeError(f"config must be a GSDConfig, got {type(cfg).__name__}")
     seed = check_int(seed, "seed", 0)
-    max_episode_steps = check_max_episode_steps(env_id, max_episode_steps)
     device = torch.device(device or "cpu")
+    # make_env checks max_episode_steps (gym.check_max_episode_steps) before any env is made
     env = make_env(env_id, cfg.num_envs, device=device, max_episode_steps=max_episode_steps)
+    if max_episode_steps is not None:
+        max_episode_steps = env.horizon              # as checked: an int
     if isinstance(env, GymVec):
         demos = unit_actions(demos, env)
     _check_demos(demos, env)

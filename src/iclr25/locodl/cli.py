@@ -17,7 +17,7 @@ import numpy as np
 import typer
 
 from iclr25._choices import Engine
-from iclr25._cli import check_seed, choice, cli_words, output_path
+from iclr25._cli import check_seed, choice, cli_words, fail, output_path
 from iclr25._io import read_npz, read_table
 
 #: the method run beside LoCoDL to the same accuracy ("none": no baseline)
@@ -134,11 +134,11 @@ def fit(
         clf = LoCoDLClassifier(alpha=alpha, n_clients=clients, compressor=compressor,
                                max_iter=max_iter, tol=tol, seed=seed)
         X, y, cid = read_data(data, label, client_column)
-        name, cid, objective, Xc, c = _setup(clf, X, y, cid, engine, nproc, rescale)
+        name, fitted, Xc, c = _setup(clf, X, y, cid, engine, nproc, rescale)
     except (ValueError, TypeError) as exc:
-        typer.echo(f"error: {cli_words(exc, _NAMES)}", err=True)
-        raise typer.Exit(2) from None
-    coef_c, rounds, bits, last = _train(clf, Xc, y, cid, engine, nproc, name)
+        fail(cli_words(exc, _NAMES))
+    objective = fitted[-1]
+    coef_c, rounds, bits, last = _train(clf, Xc, engine, nproc, name, fitted)
     coef = coef_c / c  # (X/c) @ w = X @ (w/c): the fitted model in DATA's units
     acc = float(np.mean((X @ coef > 0) == (np.asarray(y) == objective.classes.max().item())))
     typer.echo(f"clients: {objective.n_clients}  compressor: {name}  scale: "
@@ -180,10 +180,14 @@ _NAMES = {"alpha": "--alpha", "max_iter": "--max-iter", "tol": "--tol", "n_clien
 
 
 def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
-    """(compressor name, client of each row, objective of X/c, X/c, c) of a fit, checked
-    before any work; c is the objective's ``data_scale`` for ``scale="global"`` (1 for "none"
-    or an all-zero X); X/c is float64 for an integer X, as the estimator fits one, float32
-    for a float32 X; without client ids, ``clf.n_clients`` contiguous equal blocks of rows."""
+    """(compressor name, what the estimator fits X/c on (its checked X/c, y, the client of
+    each row and the objective, last), X/c, c) of a fit, checked before any work; c
+    is DATA's objective's ``data_scale`` for ``scale="global"`` (1 for "none" or an all-zero
+    X); X/c is float64 for an integer X, as the estimator fits one, float32 for a float32 X;
+    without client ids, ``clf.n_clients`` contiguous equal blocks of rows. The client blocks'
+    eigendecomposition is computed once for c (DATA's) and once for X/c's objective, whose
+    condition check and fit share it (X/c's own, not DATA's divided by c², so that the fit
+    is the estimator's to the last digit)."""
     from iclr25.locodl.algorithms import RESCALE_HINT, check_condition
     from iclr25.locodl.objectives import ClientLogistic, check_magnitude, is_sparse
 
@@ -203,11 +207,11 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     if not is_sparse(X) and X.dtype.kind in "biu":   # as the estimator fits it (not float32)
         X = X.astype(np.float64)
     check_magnitude(X, "DATA")
-    objective = ClientLogistic(X, y, cid, clf.alpha)
+    objective = ClientLogistic(X, y, cid, clf.alpha)    # DATA's refusals, in DATA's words
     c = objective.data_scale if scale == "global" else 1.0
     Xc, c = (X / c, c) if c > 0 and c != 1.0 else (X, 1.0)
-    if Xc is not X:
-        objective = ClientLogistic(Xc, y, cid, clf.alpha)
+    fitted = clf._objective(Xc, y, cid)       # as fit builds it; its L computed once below
+    objective = fitted[-1]
     try:   # here, not in the fit: gloo's processes would raise it as a traceback
         check_condition(objective)
     except ValueError as exc:   # the remedy in the command line's words
@@ -219,15 +223,17 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     if engine == "gloo" and is_sparse(X):
         raise ValueError("--engine gloo needs dense DATA (.csv/.npz); a LibSVM file runs "
                          "with --engine simulated")
-    return name, cid, objective, Xc, c
+    return name, fitted, Xc, c
 
 
-def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
+def _train(clf, X, engine: str, nproc: int, compressor: str, fitted: tuple
            ) -> tuple[np.ndarray, int, float, tuple[float, float] | None]:
     """(coefficients, rounds, uplink bits per client, (last change, the iteration its trend
-    reaches tol) if it stopped at the cap else None) of clf's LoCoDL fit, in this process or
-    in ``nproc`` gloo processes (torchrun), with ``compressor`` ("auto" resolved); the cap's
-    ConvergenceWarning is silenced (`fit` says it in the CLI's words)."""
+    reaches tol) if it stopped at the cap else None) of clf's LoCoDL fit on X, in this
+    process (on ``fitted``, what ``clf._objective`` returned for X) or in ``nproc`` gloo
+    processes (torchrun, on X and ``fitted``'s labels and clients), with ``compressor``
+    ("auto" resolved); the cap's ConvergenceWarning is silenced (`fit` says it in the CLI's
+    words)."""
     import torch
     from sklearn.exceptions import ConvergenceWarning
 
@@ -239,9 +245,10 @@ def _train(clf, X, y, cid, engine: str, nproc: int, compressor: str
     if engine == "simulated":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            clf.fit(X, y, client_ids=cid)
+            clf._fit(X, *fitted)
         return (clf.coef_[0], clf.n_rounds_, clf.uplink_bits_,
                 capped(clf.history_, clf.converged_))
+    _, y, cid, _ = fitted
     with tempfile.TemporaryDirectory() as tmp:
         spec = dict(kind="logistic", X=torch.as_tensor(X, dtype=torch.float64),
                     y=torch.as_tensor(y), clients=torch.as_tensor(cid), alpha=clf.alpha)

@@ -187,9 +187,15 @@ class LoCoDLClassifier(FittedIO, ClassifierMixin, BaseEstimator):
         Raises:
             ValueError/TypeError: naming X, y, client_ids or the bad parameter.
         """
+        return self._fit(X, *self._objective(X, y, client_ids))
+
+    def _fit(self, X: ArrayOrSparse, Xt: ArrayOrSparse, yt: torch.Tensor,
+             client_ids: ArrayLike, objective: ClientLogistic) -> LoCoDLClassifier:
+        """:meth:`fit` on what :meth:`_objective` returned for ``X``: ``locodl fit`` builds
+        that objective once, for its condition check and the fit (its client blocks'
+        eigendecomposition, ``objective.L``, computed once)."""
         from iclr25.locodl.algorithms import locodl
 
-        Xt, yt, client_ids, objective = self._objective(X, y, client_ids)
         self.classes_ = objective.classes.cpu().numpy()
         # an int as it is (a Generator: the seed it was made with; None: a fresh one), since
         # the gloo engine hands it to other processes

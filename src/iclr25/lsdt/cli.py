@@ -8,6 +8,7 @@ import typer
 
 from iclr25._cli import (
     EngineArgs,
+    api_warnings,
     check_seed,
     cli_words,
     max_episode_steps_option,
@@ -165,11 +166,11 @@ def evaluate_cmd(
         env, notes = _env(env, model.env_id)
         summary = summary or data_returns(model_path)
         target_return, more = _target(target_return, summary)
-        steps = ds.longest_episode if ds is not None else model.longest_episode
-        notes += more + _longer_than_data(env, steps, max_episode_steps)
-        model.longest_episode = None   # that warning, in the command line's words, is in notes
-        res = evaluate(model, env, target_return=target_return, n_episodes=n_episodes,
-                       seed=seed, max_episode_steps=max_episode_steps)
+        notes += more
+        with api_warnings(("max_episode_steps",), notes):   # --dataset's longest episode,
+            res = evaluate(model, env, target_return=target_return,  # else MODEL's
+                           n_episodes=n_episodes, seed=seed,
+                           max_episode_steps=max_episode_steps, dataset=ds)
     except (ValueError, TypeError) as exc:
         _fail(_evaluate_error(exc, notes[:1] == [_NO_ENV], dataset is not None))
     for note in notes:  # after the checks: an error stays one line
@@ -203,23 +204,6 @@ def _evaluate_error(exc: Exception, fallback: bool, dataset: bool) -> str:
                 f"came from")
     return cli_words(exc, {"env_id": "--env", "n_episodes": "--n-episodes",
                            "path": "--dataset/MODEL" if dataset else "MODEL"})
-
-
-def _longer_than_data(env: str, steps: int | None, cut: int | None) -> list[str]:
-    """The warning to print where the rollouts (``cut``, ``--max-episode-steps``, or the env's
-    time limit) may run longer than the training data's longest episode (``steps``: the
-    dataset's, else the model file's; since issue 68's walk 9: 300-step HalfCheetah-v5 demos,
-    rolled out to the env's 1000 steps, returned -2010 against the data's median -329, and
-    -562 cut at 300 steps)."""
-    import gymnasium as gym
-
-    from iclr25.datasets.control import outlasting
-
-    try:
-        limit = cut if cut is not None else gym.spec(env).max_episode_steps
-    except gym.error.Error:
-        return []   # evaluate names the unknown env
-    return [f"warning: {w}" for w in outlasting(steps, limit, "--max-episode-steps ")]
 
 
 _NO_ENV = ("note: MODEL records no env (train with --env to record it): rolling out in "

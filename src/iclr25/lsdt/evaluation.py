@@ -17,7 +17,7 @@ from iclr25._checks import check_int, check_range, resolve_seed, user_stacklevel
 from iclr25._contract import PositiveInt, checked
 from iclr25._format import num
 from iclr25._optional import require
-from iclr25.datasets.control import env_maker, outlasting
+from iclr25.datasets.control import OfflineDataset, env_maker, outlasting
 
 gym = require("gymnasium", "rl")
 
@@ -63,7 +63,8 @@ class EvalResult:
 @checked
 def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
              n_episodes: PositiveInt = 10, seed: int | torch.Generator | None = 0,
-             max_episode_steps: PositiveInt | None = None, **env_kwargs) -> EvalResult:
+             max_episode_steps: PositiveInt | None = None,
+             dataset: OfflineDataset | None = None, **env_kwargs) -> EvalResult:
     """Roll the model out in ``n_episodes`` copies of a gymnasium env, stepping them together.
 
     The returns-to-go token starts at ``target_return / rtg_scale`` and drops by each reward.
@@ -76,13 +77,17 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
     ``lsdt train --env`` or ``save(env_id=...)`` wrote). ``max_episode_steps``: the rollouts'
     horizon (None: the env's time limit); the training data's longest episode
     (``OfflineDataset.longest_episode``) compares returns over as many steps as the data's.
-    ``env_kwargs`` go to ``gymnasium.make``.
+    ``dataset``: the training data, whose longest episode the warning below reads in place
+    of the model's (a model from another library records none). ``env_kwargs`` go to
+    ``gymnasium.make``.
 
     Warns:
         UserWarning: the rollouts may run longer than the training data's longest episode
-            (the model's ``longest_episode``, set by :func:`~iclr25.lsdt.train` and
-            :func:`~iclr25.lsdt.load`), naming ``max_episode_steps=`` at it (issue 68, walk
-            11: 150-step Hopper-v5 data, returns 21..151, rolled out to 1000 steps: 795).
+            (``dataset``'s, else the model's ``longest_episode``, set by
+            :func:`~iclr25.lsdt.train` and :func:`~iclr25.lsdt.load`), naming
+            ``max_episode_steps=`` at it (issue 68, walk 11: 150-step Hopper-v5 data,
+            returns 21..151, rolled out to 1000 steps: 795); ``lsdt evaluate`` says it in
+            its own words.
 
     Raises:
         TypeError: a ``model`` without one of those (no ``get_action``, ...).
@@ -103,9 +108,10 @@ def evaluate(model: Policy, env_id: str | None = None, *, target_return: float,
     envs, o_dim = _make_envs(model, env_id, n, {"max_episode_steps": max_episode_steps,
                                                 **env_kwargs})
     horizon = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
-    for message in outlasting(getattr(model, "longest_episode", None), horizon,
-                              "max_episode_steps="):
-        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())   # as the CLI's
+    longest = dataset.longest_episode if dataset is not None else \
+        getattr(model, "longest_episode", None)
+    for message in outlasting(longest, horizon, "max_episode_steps="):
+        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
     p = next(model.parameters())
     model.eval()
     obs = torch.tensor(np.stack([e.reset(seed=base + i)[0] for i, e in enumerate(envs)]),

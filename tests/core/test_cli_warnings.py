@@ -1,0 +1,38 @@
+"""The API's warnings at a command line, in its words (``iclr25._cli.api_warnings``): one
+printer that ``gsd train`` (as they come) and ``lsdt evaluate`` (after its checks) share."""
+
+from __future__ import annotations
+
+import warnings
+
+from iclr25._cli import api_warnings, option_words
+
+_SAID = ("the training data's episodes last at most 20 steps and the rollouts up to 200 "
+         "(max_episode_steps=20 rolls out as long as the data's episodes)")
+
+
+def test_option_words_spells_an_api_keyword_as_the_option_quoted_or_not():
+    # closing note 9: gsd train replaced "max_episode_steps=" itself and lsdt evaluate built
+    # its own copy of the warning; option_words took only quoted values (fallback='input')
+    assert option_words(_SAID, ("max_episode_steps",)) == _SAID.replace(
+        "max_episode_steps=20", "--max-episode-steps 20")
+    assert option_words("fallback='input' keeps it, fallback=None not; max_episode_stepsx=3",
+                        ("fallback", "max_episode_steps")) == (
+        "--fallback input keeps it, --fallback None not; max_episode_stepsx=3")
+
+
+def test_api_warnings_collects_them_for_after_the_checks_or_prints_them_as_they_come(capsys):
+    lines: list[str] = ["note: first"]
+    with api_warnings(("max_episode_steps",), lines):
+        warnings.warn(_SAID, UserWarning, stacklevel=1)
+    assert lines == ["note: first", "warning: " + _SAID.replace("max_episode_steps=20",
+                                                                 "--max-episode-steps 20")]
+    assert capsys.readouterr().err == ""                      # nothing printed yet
+    with api_warnings(("max_episode_steps",)):
+        warnings.warn(_SAID, UserWarning, stacklevel=1)
+        assert capsys.readouterr().err == "warning: " + option_words(
+            _SAID, ("max_episode_steps",)) + "\n"             # printed before the block ends
+    with warnings.catch_warnings(record=True) as caught:      # the printer is gone after it
+        warnings.simplefilter("always")
+        warnings.warn("later", UserWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["later"]
