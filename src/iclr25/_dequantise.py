@@ -38,7 +38,9 @@ coefficient ``X`` lies in the bin ``[q (k − ½), q (k + ½)]``. Three steps:
 
 Chroma is not read from the bins: Pillow's JPEGs store it at half resolution (4:2:0) and
 the decoder's upsampling blurs its comb. Figures: ``benchmarks/dcpt_checks.py --set
-jpeg-dev`` and ``--set jpeg-heldout`` (``iclr25._guard``'s docstring; not the default).
+jpeg-dev``, ``--set jpeg-heldout`` and ``--set jpeg-heldout-b`` (``iclr25._guard``'s
+docstring; not the default: round B returned 8 of 2,025 outputs worse by RGB PSNR, each
+better in luma and worse in the unscored chroma).
 Known limits: each block is independent under the prior, so what a deblocker gains across
 block boundaries is not credited (on 6 dev photos at quality 10, 48 outputs were better
 than the input in luma by the reference and the estimate said so for 24); a flat block's
