@@ -66,6 +66,9 @@ def environment(seed: int, scale: str, device: str = "cpu", **run: Any) -> dict[
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        # PyTorch (and BLAS) pick CPU kernels by the CPU (AVX2, AVX-512...): float sums, and
+        # the training runs they feed, differ in their last places between machines
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "cpus": os.cpu_count(),
         "device": device,
         "cuda_available": torch.cuda.is_available(),

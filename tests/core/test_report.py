@@ -2,6 +2,7 @@ import json
 
 import matplotlib
 import pytest
+import torch
 
 from iclr25.claims import Paper
 from iclr25.report import environment, read_results, summary_figure, write_report
@@ -147,6 +148,8 @@ def test_environment_lists_core_and_extra_versions():
     env = environment(1, "full", "cpu")
     assert {"torch", "numpy", "scipy", "matplotlib"} <= set(env["packages"])
     assert env["scale"] == "full" and env["device"] == "cpu"
+    # the CPU kernels' instruction set, which moves values between machines (README)
+    assert env["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
 
 
 def test_report_leaves_matplotlib_backend_alone(tmp_path):
