@@ -625,9 +625,9 @@ centre-cropped to a 4:3 window.
   the measure stays non-default and round B is recorded here.
 
   **Round B** (run once at 94da7aa, after the decision above was committed; load 2.2-2.7;
-  2,025 cases, 405 controls; CPU 70 s): 107 of 108 JPEG inputs judged (the heat map at 95
-  not), every quality read right but one (heat map at 75 read 74), no control judged (0 of
-  27); warned & worse / warned & better / quiet & worse / quiet & better:
+  2,025 cases, 405 controls; CPU 70 s): 107 of 108 JPEG inputs judged (one heat map at 95
+  not), every quality read right but the heat map's at 75 (read 74), no control judged (0
+  of 27); warned & worse / warned & better / quiet & worse / quiet & better:
 
   | | counts | agreement | returned worse | better returned |
   |---|---|---|---|---|
