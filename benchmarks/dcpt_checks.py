@@ -695,6 +695,33 @@ centre-cropped to a 4:3 window.
   ``degradation="jpeg"`` at the pick's margin; if it fails, it stays non-default and round
   C is recorded here. L (``"quantisation"``) stays as it is, for the record.
 
+  Dev (``--set jpeg-lx-dev``, run at 2f2872c's rule; load 2.9-4.1; CPU 144 s with round B's
+  diagnosis): 108 of 120 JPEG inputs judged, no control judged (0 of 30); warned & worse /
+  warned & better / quiet & worse / quiet & better:
+
+  | candidate | counts | agreement | returned worse | better returned |
+  |---|---|---|---|---|
+  | main (NIQE, input kept) | 1857 / 393 / 0 / 0 | 82.5% | 0 | 0% |
+  | L s0 m0 / m0.25 / m0.5 | (dev round 2) | 89.7 / 86.5 / 84.1% | 33 / 0 / 0 | 59 / 27 / 11% |
+  | LX s0 m0 | 1844 / 208 / 13 / 185 | 90.2% | 13 | 56.6% |
+  | **LX s0 m0.25, the pick** | 1857 / 304 / 0 / 89 | **86.5%** | **0** | 27.2% |
+  | LX s0 m0.5 | 1857 / 358 / 0 / 35 | 84.1% | 0 | 10.7% |
+
+  At 0.25 and 0.5 dB LX gives L's verdicts on every dev case (by quality, the pick's
+  agreement: 10: 65.3%, 20: 76.0%, 40: 88.0%, 60: 88.7%, 80: 96.0%, 90: 97.3%); at 0 dB it
+  returns 13 worse (L 33): Gaussian σ 0.5 (7) and the second round trip at the same quality
+  (6). Pick: LX s0 m0.25 (0 returned worse; 86.5% over m0.5's 84.1%), committed before
+  round C runs. Round B's 8 (a diagnosis, no decision input; ref = the reference's RGB
+  change, L and LX the estimated change): the three second round trips drop below the
+  input under LX (tiles q75 −1.09 dB, plaid q65 −0.71 dB, both kept at every margin; terrain
+  q65 +0.21 dB, returned at 0 dB only), the five dequantised outputs (EEG traces q95 both,
+  terrain q95 both, bookshelf q75 off the grid; ref −0.001 to −0.020 dB) score as under L
+  (+0.35 to +0.54 dB: the posterior mean keeps the input's chroma, so δ = 0 and LX = L) and
+  are still returned: their RGB loss is the cross term ``−2 (Z_Y − Y_Y) G_YC·ε`` with the
+  clean chroma's error ``ε``, which LX takes as independent of the output (mean 0); there
+  it is not (the luma correction sits on the edges where the 4:2:0 chroma errs). Round B
+  pooled under LX: m0 14 returned worse (85.5%), m0.25 5 (84.2%), m0.5 2 (81.7%).
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -4186,7 +4213,7 @@ def run_jpeg_heldout_b() -> None:
 JPEG_LX_CANDIDATES = tuple((f"LX s0 m{g:g}", "rgb", 0.0, g) for g in (0.0, 0.25, 0.5))
 #: The dev sets' pick among :data:`JPEG_LX_CANDIDATES` (None until ``--set jpeg-lx-dev`` has
 #: run and the pick is committed).
-JPEG_LX_PICK: str | None = None
+JPEG_LX_PICK: str | None = "LX s0 m0.25"
 JPEG_HELDOUT_C_QUALITIES = (10, 20, 35, 55, 80, 90)
 #: Round C's generated scenes: (the earlier round's generator, the new seed, the size drawn
 #: at: the final one where 1-px detail would alias under resizing, as round B).

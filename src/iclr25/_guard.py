@@ -642,7 +642,7 @@ __all__ = ["BLURS", "DEFAULT_FALLBACK", "DETECTION_SIGMAS", "FALLBACKS", "MARGIN
 
 #: How the check scores an output (the module's docstring; :data:`MEASURES`).
 Measure = Literal["psnr", "r2r", "reblur", "posterior", "motion", "exposure", "quantisation",
-                  "niqe"]
+                  "quantisation_rgb", "niqe"]
 #: The degradations of a known blur family, whose classical restorer assumes a kernel
 #: (``iclr25.dcpt.baselines.psfs``): the re-blur measure reads them.
 BLURS = ("blur", "defocus")
@@ -1590,6 +1590,12 @@ def _quantisation(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
     return quantisation_psnr(out, inp.x)
 
 
+def _quantisation_rgb(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+    from iclr25._dequantise import quantisation_psnr
+
+    return quantisation_psnr(out, inp.x, rgb=True)
+
+
 def _not_quantised(x: torch.Tensor) -> list[str | None]:
     from iclr25._dequantise import not_quantised
 
@@ -1651,6 +1657,9 @@ MEASURES: dict[Measure, MeasureSpec] = {
     "quantisation": MeasureSpec("luma PSNR estimated against the clean image's JPEG "
                                 "quantisation posterior", "dB", True, _quantisation,
                                 _not_quantised),
+    "quantisation_rgb": MeasureSpec("RGB PSNR estimated against the clean image's JPEG "
+                                    "quantisation posterior, chroma changes counted", "dB",
+                                    True, _quantisation_rgb, _not_quantised),
     "niqe": MeasureSpec("NIQE, lower is better", "", False, _niqe, niqe_blind),
 }
 
@@ -1683,10 +1692,11 @@ MEASURES: dict[Measure, MeasureSpec] = {
 #: development sets (9 returned worse of 2,094, as at 1 dB; 71.5% against 71.2%), which on
 #: the held-out round 13 gave 1 dB's verdicts exactly (74.2%, none worse), so 1 dB stands.
 #: JPEG's quantisation posterior (not a default): 0.25 dB, picked with 0 SDs among 0-1 dB ×
-#: 0-2 SDs by the same rule on ``--set jpeg-dev`` (module docstring).
+#: 0-2 SDs by the same rule on ``--set jpeg-dev`` (module docstring); its RGB form
+#: ``"quantisation_rgb"`` (h68jpeg3) 0.25 dB among 0-0.5 dB by the same rule on the same set.
 MARGINS: dict[Measure, float] = {"psnr": 0.0, "r2r": 1.0, "reblur": 5.0, "posterior": 0.0,
                                  "motion": MOTION_MARGIN, "exposure": 1.0, "quantisation": 0.25,
-                                 "niqe": 1.0}
+                                 "quantisation_rgb": 0.25, "niqe": 1.0}
 
 
 @dataclass(frozen=True)
