@@ -722,6 +722,35 @@ centre-cropped to a 4:3 window.
   it is not (the luma correction sits on the edges where the 4:2:0 chroma errs). Round B
   pooled under LX: m0 14 returned worse (85.5%), m0.25 5 (84.2%), m0.5 2 (81.7%).
 
+  **Round C** (run once at 767285b, after the pick was committed; load 3.4-4.1; 2,025 cases,
+  405 controls; CPU 64 s): 108 of 108 JPEG inputs judged, no control judged (0 of 27);
+  qualities read right on every scene but the sign (declared 10, 20, 35, 55, 80, 90 read
+  37, 4, 31, 4, 4, 4):
+
+  | | counts | agreement | returned worse | better returned |
+  |---|---|---|---|---|
+  | main (NIQE, input kept) | 1684 / 341 / 0 / 0 | 83.2% | 0 | 0% |
+  | **LX s0 m0.25, the pick** | 1674 / 268 / 10 / 73 | **86.3%** | **10** | 24.0% |
+  | L s0 m0.25 (beside it) | 1674 / 268 / 10 / 73 | 86.3% | 10 | 24.0% |
+
+  By quality (agreement, NIQE's in brackets; returned worse; better returned): 10: 73.3%
+  (69.6%), 0, 12.2%; 20: 80.0% (76.3%), 0, 15.6%; 35: 85.2% (81.1%), 2, 25.5%; 55: 88.1%
+  (82.2%), 0, 33.3%; 80: 90.7% (87.8%), 4, 36.4%; 90: 93.3% (90.4%), 4, 46.2%. By scene:
+  dead leaves 85.0% (78.3%), shapes 82.2% (77.8%), terrain 97.8% (91.1%), circuit 74.4%
+  (76.7%), clouds 76.1% (72.8%), tiles 85.6% (78.9%), plaid 91.1% (84.4%), foam 91.7%
+  (87.8%), sign 82.2% (83.3%). **Condition C fails on (1)**: 10 outputs returned worse
+  (agreement above NIQE's and no control judged both hold), so ``"quantisation_rgb"``
+  stays a registered measure no default uses and ``choose_measure`` keeps NIQE for JPEG.
+  All 10 are the dequantisation, whose chroma is the input's (so LX = L, and L returns the
+  same 10): the circuit at 35, 80 and 90 and the foam at 80, aligned and off the grid,
+  0.002-0.008 dB below the input (the cross term of round B's diagnosis), and the sign at
+  90 aligned and off the grid, 1.01 and 1.08 dB below: its quality read as 4 (seen after
+  the decision: the comb of IJG quality 4 is 838 nats likelier than no comb against 344 for
+  the true 90; the board's many identical flat blocks put their DC on any comb that fits
+  their one value, each counted as independent evidence), so the posterior mean moved
+  coefficients by a table 40 times too coarse. No second round trip (quality +15) was
+  returned worse by either.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;

@@ -191,3 +191,29 @@ def test_the_rgb_error_is_exact_where_the_clean_luma_is_known():
     m[p.offset[0]:p.offset[0] + 8 * p.h, p.offset[1]:p.offset[1] + 8 * p.w] = keep
     assert p.terms(z, y)[0] == pytest.approx(float(((z - x) ** 2).numpy()[:, m].mean()),
                                              rel=1e-10)
+
+
+def test_guarded_by_the_rgb_form_keeps_the_input_for_a_chroma_change_luma_misses():
+    # "quantisation_rgb" (registered, h68jpeg3): the posterior mean with a tint that keeps
+    # luma scores as the mean under the luma form, which returns it; the RGB form counts
+    # the tint and keeps the input; the mean itself is returned by both
+    import warnings
+
+    from iclr25._guard import MARGINS, MEASURES, RestorationWarning, guarded
+
+    assert MARGINS["quantisation_rgb"] == 0.25 and MEASURES["quantisation_rgb"].higher
+    y = _t(_jpeg(_scene(), 30)[0])[None]
+    d = dequantise(y)
+    t = torch.tensor([0.587 * 0.03, -0.299 * 0.03, 0.0], dtype=y.dtype)[:, None, None]
+    tinted = d + t
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for m in ("quantisation", "quantisation_rgb"):
+            assert torch.equal(guarded(y, d, lambda b: b, {}, measure=m, fallback="input",
+                                       margin=0.0), d)
+        assert torch.equal(guarded(y, tinted, lambda b: b, {}, measure="quantisation",
+                                   fallback="input", margin=0.0), tinted)
+    with pytest.warns(RestorationWarning, match=r"scores below the input \(RGB PSNR "
+                      r"estimated .*chroma changes counted\).*returned the input unchanged"):
+        assert torch.equal(guarded(y, tinted, lambda b: b, {}, measure="quantisation_rgb",
+                                   fallback="input", margin=0.0), y)
