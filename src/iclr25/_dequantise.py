@@ -37,7 +37,12 @@ coefficient ``X`` lies in the bin ``[q (k − ½), q (k + ½)]``. Three steps:
    one that leaves the bins (a tone shift, sharpening, noise) pays for it in full.
 
 Chroma is not read from the bins: Pillow's JPEGs store it at half resolution (4:2:0) and
-the decoder's upsampling blurs its comb. Figures: ``benchmarks/dcpt_checks.py --set
+the decoder's upsampling blurs its comb. Given the input, :meth:`QuantPosterior.terms`
+scores in RGB instead (h68jpeg3, ``"quantisation_rgb"``): ours' change of the input's
+chroma counts as error (the clean chroma the input's plus an error independent of any
+output); held-out round C (``--set jpeg-heldout-c``) returned 10 of 2,025 outputs worse,
+all the posterior mean itself (chroma kept, so it scores as in luma), so it is not the
+default either. Figures: ``benchmarks/dcpt_checks.py --set
 jpeg-dev``, ``--set jpeg-heldout`` and ``--set jpeg-heldout-b`` (``iclr25._guard``'s
 docstring; not the default: round B returned 8 of 2,025 outputs worse by RGB PSNR, each
 better in luma and worse in the unscored chroma).
