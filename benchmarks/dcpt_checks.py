@@ -652,6 +652,106 @@ centre-cropped to a 4:3 window.
   EEG traces' luma is 43.7 dB and their RGB 27.5 dB, so a luma gain moves the RGB error
   through its chroma part). The measure scores luma; the reference scores RGB.
 
+  **Round C, the candidate LX** (h68jpeg3; this rule, the candidates, the sets and
+  condition C written and committed before any candidate ran on data). Round B's 8 were
+  better in luma and worse in RGB, which the reference scores. Candidate ``LX``
+  (``iclr25._dequantise``, :meth:`QuantPosterior.terms` given the input;
+  ``quantisation_psnr(..., rgb=True)``): ours' expected squared error against the clean
+  image in RGB, per channel value, over the grid's complete unclipped blocks: the luma part
+  from the existing posterior (``M``, ``V``), the chroma part with the clean chroma unknown,
+  taken as the input's (Cb, Cr at full resolution, JPEG's YCbCr) plus an error of mean 0
+  independent of any output, so ours' change of the input's chroma ``δ`` counts as error;
+  with ``A`` JPEG's YCbCr -> RGB matrix and ``G = AᵀA``, per pixel ``3 E(Z_Y − X_Y)² + 2
+  (Z_Y − M_Y) G_YC·δ + δᵀG_CCδ``; dropped: the clean chroma's own error ``E εᵀG_CCε`` and
+  its covariance with the clean luma ``−2 E X_Y G_YC·ε``, the same for every output and the
+  input (so the difference ours − input is exact under the model, and the dB level leaves
+  them out). Its PSNR ``−10 log10(MSE)`` (0 posterior SDs), ours returned iff the input is
+  judged and ours' PSNR is at least the margin above the input's. Candidates:
+  :data:`JPEG_LX_CANDIDATES`, margins 0, 0.25, 0.5 dB (``LX s0 m0``, ``LX s0 m0.25``, ``LX
+  s0 m0.5``). Selection on ``--set jpeg-dev`` (the same cases as before, no longer blind;
+  ``--set jpeg-lx-dev`` reports LX beside L's pick and L at the same margins): the fewest
+  outputs returned worse than the input by the reference RGB PSNR, pooled over the dev
+  cases and controls, then the highest agreement, ties to the smaller margin. Also
+  reported, as a diagnosis and no decision input: LX on round B's 8 returned-worse cases
+  (round B is no longer held out).
+
+  Held-out round C (``--set jpeg-heldout-c``, run once, after the pick is committed):
+  :func:`jpeg_heldout_c_photos`, 9 generated scenes drawn with seeds no set used (7101-7109,
+  :data:`JPEG_C_GENERATED`: round 7's dead leaves, shapes and terrain, round 11's circuit,
+  clouds and tiles, round 12's plaid, foam and sign; other discs, shapes, relief, boards,
+  skies, cells, stripes, rings, strokes); qualities :data:`JPEG_HELDOUT_C_QUALITIES` 10, 20,
+  35, 55, 80, 90, each grid-aligned and cropped by (6, 1) px off the grid; 15 outputs of the
+  same family at new strengths (:func:`jpeg_heldout_c_outputs`: the dequantisation (the
+  posterior mean in luma), Gaussian σ 0.8/1.6, TV 0.025/0.12, bilateral (colour 0.06,
+  space 1.2), unsharp 0.4 and 1.2, gamma 1.05, darker 0.02, a tint (R +0.015), noise
+  1.5/255, a second JPEG round trip at quality +15 (at most 95), a median of 4 px, a box
+  blur of 4 px; 1,620 cases) and the same controls (never quantised, noise 2/255, and a
+  JPEG at quality 50 resized by 0.85 after decoding: 405 cases). **Condition C** (=
+  condition B), on round C: (1) the pick returns no output worse than its input by the
+  reference RGB PSNR (0); (2) its agreement is above NIQE's (the input kept) on the same
+  cases; (3) no control is judged. The share of the judged cases' better outputs returned
+  is reported, not a condition. If condition C holds, the pick's measure
+  (``"quantisation_rgb"``) becomes the one ``choose_measure`` picks for
+  ``degradation="jpeg"`` at the pick's margin; if it fails, it stays non-default and round
+  C is recorded here. L (``"quantisation"``) stays as it is, for the record.
+
+  Dev (``--set jpeg-lx-dev``, run at 2f2872c's rule; load 2.9-4.1; CPU 144 s with round B's
+  diagnosis): 108 of 120 JPEG inputs judged, no control judged (0 of 30); warned & worse /
+  warned & better / quiet & worse / quiet & better:
+
+  | candidate | counts | agreement | returned worse | better returned |
+  |---|---|---|---|---|
+  | main (NIQE, input kept) | 1857 / 393 / 0 / 0 | 82.5% | 0 | 0% |
+  | L s0 m0 / m0.25 / m0.5 | (dev round 2) | 89.7 / 86.5 / 84.1% | 33 / 0 / 0 | 59 / 27 / 11% |
+  | LX s0 m0 | 1844 / 208 / 13 / 185 | 90.2% | 13 | 56.6% |
+  | **LX s0 m0.25, the pick** | 1857 / 304 / 0 / 89 | **86.5%** | **0** | 27.2% |
+  | LX s0 m0.5 | 1857 / 358 / 0 / 35 | 84.1% | 0 | 10.7% |
+
+  At 0.25 and 0.5 dB LX gives L's verdicts on every dev case (by quality, the pick's
+  agreement: 10: 65.3%, 20: 76.0%, 40: 88.0%, 60: 88.7%, 80: 96.0%, 90: 97.3%); at 0 dB it
+  returns 13 worse (L 33): Gaussian σ 0.5 (7) and the second round trip at the same quality
+  (6). Pick: LX s0 m0.25 (0 returned worse; 86.5% over m0.5's 84.1%), committed before
+  round C runs. Round B's 8 (a diagnosis, no decision input; ref = the reference's RGB
+  change, L and LX the estimated change): the three second round trips drop below the
+  input under LX (tiles q75 −1.09 dB, plaid q65 −0.71 dB, both kept at every margin; terrain
+  q65 +0.21 dB, returned at 0 dB only), the five dequantised outputs (EEG traces q95 both,
+  terrain q95 both, bookshelf q75 off the grid; ref −0.001 to −0.020 dB) score as under L
+  (+0.35 to +0.54 dB: the posterior mean keeps the input's chroma, so δ = 0 and LX = L) and
+  are still returned: their RGB loss is the cross term ``−2 (Z_Y − Y_Y) G_YC·ε`` with the
+  clean chroma's error ``ε``, which LX takes as independent of the output (mean 0); there
+  it is not (the luma correction sits on the edges where the 4:2:0 chroma errs). Round B
+  pooled under LX: m0 14 returned worse (85.5%), m0.25 5 (84.2%), m0.5 2 (81.7%).
+
+  **Round C** (run once at 767285b, after the pick was committed; load 3.4-4.1; 2,025 cases,
+  405 controls; CPU 64 s): 108 of 108 JPEG inputs judged, no control judged (0 of 27);
+  qualities read right on every scene but the sign (declared 10, 20, 35, 55, 80, 90 read
+  37, 4, 31, 4, 4, 4):
+
+  | | counts | agreement | returned worse | better returned |
+  |---|---|---|---|---|
+  | main (NIQE, input kept) | 1684 / 341 / 0 / 0 | 83.2% | 0 | 0% |
+  | **LX s0 m0.25, the pick** | 1674 / 268 / 10 / 73 | **86.3%** | **10** | 24.0% |
+  | L s0 m0.25 (beside it) | 1674 / 268 / 10 / 73 | 86.3% | 10 | 24.0% |
+
+  By quality (agreement, NIQE's in brackets; returned worse; better returned): 10: 73.3%
+  (69.6%), 0, 12.2%; 20: 80.0% (76.3%), 0, 15.6%; 35: 85.2% (81.1%), 2, 25.5%; 55: 88.1%
+  (82.2%), 0, 33.3%; 80: 90.7% (87.8%), 4, 36.4%; 90: 93.3% (90.4%), 4, 46.2%. By scene:
+  dead leaves 85.0% (78.3%), shapes 82.2% (77.8%), terrain 97.8% (91.1%), circuit 74.4%
+  (76.7%), clouds 76.1% (72.8%), tiles 85.6% (78.9%), plaid 91.1% (84.4%), foam 91.7%
+  (87.8%), sign 82.2% (83.3%). **Condition C fails on (1)**: 10 outputs returned worse
+  (agreement above NIQE's and no control judged both hold), so ``"quantisation_rgb"``
+  stays a registered measure no default uses and ``choose_measure`` keeps NIQE for JPEG.
+  All 10 are the dequantisation, whose chroma is the input's (so LX = L, and L returns the
+  same 10): the circuit at 35, 80 and 90 and the foam at 80, aligned and off the grid,
+  0.002-0.008 dB below the input (the cross term of round B's diagnosis), and the sign at
+  90 aligned and off the grid, 1.08 and 1.01 dB below: its quality read as 4 (seen after
+  the decision: the comb of IJG quality 4 is 838 nats likelier than no comb against 344 for
+  the true 90; the board's many identical flat blocks put their DC on any comb that fits
+  their one value, each counted as independent evidence), so the posterior mean moved
+  coefficients by a table 32 times too coarse on average (DC
+  step 200 against 3). No second round trip (quality +15) was
+  returned worse by either.
+
 Results (``--quick``, 96×72; figures and causes in ``iclr25._guard``'s docstring),
 agreement at margin 0 → the default margin, and outputs the default returns worse than
 the input: round 3 noise 84.4% → 88.7% of 231, 25 (10.8%); blur 78.3% → 78.8% of 189, 1;
@@ -3910,12 +4010,15 @@ def jpeg_cases(photos: dict[str, np.ndarray], qualities, crop, resize_q, resize,
             post = QuantPosterior.of(y)
             q = int(label[1:].split()[0]) if label.startswith("q") else 90
             s_in = post.terms(y)[0] if post.judged else math.nan
+            x_in = post.terms(y, y)[0] if post.judged else math.nan
             for on, o in outputs(y, q).items():
                 mse, sd = post.terms(o) if post.judged else (math.nan, math.nan)
+                mse_x, sd_x = post.terms(o, y) if post.judged else (math.nan, math.nan)
                 recs.append({"case": f"{pn} {label}", "out": on, "control": not should,
                              "judged": post.judged, "quality": post.quality,
                              "ref": (_ref_psnr(o, J), _ref_psnr(y, J)), "mse": mse, "sd": sd,
-                             "mse_in": s_in,
+                             "mse_in": s_in, "mse_x": mse_x, "sd_x": sd_x,
+                             "mse_x_in": x_in,
                              "cast": float(colour_cast(o[None], y[None])[0])})
     return recs
 
@@ -3925,6 +4028,9 @@ def jpeg_returned(r: dict, cand: tuple) -> bool:
     _, cast, sds, margin = cand
     if not r["judged"]:
         return False
+    if cast == "rgb":   # LX (:data:`JPEG_LX_CANDIDATES`): the expected RGB error
+        ours = -10 * math.log10(max(r["mse_x"] + sds * r["sd_x"], 1e-30))
+        return ours >= -10 * math.log10(max(r["mse_x_in"], 1e-30)) + margin
     c2 = r["cast"] ** 2 if cast else 0.0
     ours = -10 * math.log10(max(r["mse"] + c2 + sds * r["sd"], 1e-30))
     inp = -10 * math.log10(max(r["mse_in"], 1e-30))
@@ -4128,6 +4234,136 @@ def run_jpeg_heldout_b() -> None:
     ctrl = len({r["case"] for r in recs if r["control"] and r["judged"]})
     ok = rw == 0 and ag > main_ag and ctrl == 0
     print(f"round B: condition B {'HOLDS' if ok else 'FAILS'} (returned worse {rw}; "
+          f"agreement {ag:.1%} vs NIQE's (the input kept) {main_ag:.1%}; controls judged "
+          f"{ctrl}); better outputs returned {share:.1%} (reported, not a condition)")
+
+# --- JPEG, candidate LX and held-out round C (h68jpeg3; the rule is in the module docstring) ----
+
+#: LX's candidates (name, "rgb", posterior SDs, margin dB): the expected RGB error.
+JPEG_LX_CANDIDATES = tuple((f"LX s0 m{g:g}", "rgb", 0.0, g) for g in (0.0, 0.25, 0.5))
+#: The dev sets' pick among :data:`JPEG_LX_CANDIDATES` (None until ``--set jpeg-lx-dev`` has
+#: run and the pick is committed).
+JPEG_LX_PICK: str | None = "LX s0 m0.25"
+JPEG_HELDOUT_C_QUALITIES = (10, 20, 35, 55, 80, 90)
+#: Round C's generated scenes: (the earlier round's generator, the new seed, the size drawn
+#: at: the final one where 1-px detail would alias under resizing, as round B).
+JPEG_C_GENERATED = {"dead leaves": ("round7", 7101, (300, 400)),
+                    "shapes": ("round7", 7102, (300, 400)),
+                    "terrain": ("round7", 7103, (300, 400)),
+                    "circuit": ("round11", 7104, (128, 168)),
+                    "clouds": ("round11", 7105, (300, 400)),
+                    "tiles": ("round11", 7106, (128, 168)),
+                    "plaid": ("round12", 7107, (128, 168)),
+                    "foam": ("round12", 7108, (128, 168)),
+                    "sign": ("round12", 7109, (128, 168))}
+
+
+def jpeg_heldout_c_photos() -> dict[str, np.ndarray]:
+    """Round C's images, (128, 168, 3) uint8: earlier rounds' generators drawn with seeds no
+    set used (:data:`JPEG_C_GENERATED`)."""
+    out = {}
+    for name, (gen, seed, (h, w)) in JPEG_C_GENERATED.items():
+        fn = {"round7": round7_defocus_generated, "round11": round11_generated,
+              "round12": round12_motion_generated}[gen]
+        orig = np.random.default_rng
+        np.random.default_rng = lambda _s=None, _o=orig, _seed=seed: _o(_seed)
+        try:
+            out[name] = _sized(fn(name, h, w), 128, 168)
+        finally:
+            np.random.default_rng = orig
+    return out
+
+
+def jpeg_heldout_c_outputs(y: torch.Tensor, q: int) -> dict[str, torch.Tensor]:
+    """Round C's outputs of one JPEG input ``y`` (3, h, w) at quality ``q``: the family of
+    the earlier rounds' at new strengths."""
+    from skimage.restoration import denoise_bilateral
+
+    g = np.random.default_rng(684)
+    tint = torch.tensor([0.015, 0.0, 0.0], dtype=y.dtype)[:, None, None]
+    box = torch.nn.functional.avg_pool2d(
+        torch.nn.functional.pad(y[None], (1, 2, 1, 2), mode="replicate"), 4, 1)[0]
+    outs = {"dequantised": lambda: _dequantised(y),
+            "gauss 0.8": lambda: _gauss(y, 0.8), "gauss 1.6": lambda: _gauss(y, 1.6),
+            "tv 0.025": lambda: _tv(y, 0.025), "tv 0.12": lambda: _tv(y, 0.12),
+            "bilateral": lambda: torch.from_numpy(denoise_bilateral(
+                y.permute(1, 2, 0).numpy(), sigma_color=0.06, sigma_spatial=1.2,
+                channel_axis=-1)).permute(2, 0, 1),
+            "unsharp 0.4": lambda: _unsharp(y, 0.4), "unsharp 1.2": lambda: _unsharp(y, 1.2),
+            "gamma 1.05": lambda: y.clamp(0, 1) ** 1.05,
+            "darker 0.02": lambda: (y - 0.02).clamp(0, 1),
+            "tint R+": lambda: (y + tint).clamp(0, 1),
+            "noise 1.5/255": lambda: (y + torch.from_numpy(g.normal(0, 1.5 / 255, y.shape))
+                                      ).clamp(0, 1),
+            "rejpeg q+15": lambda: _rejpeg(y, q + 15), "median 4": lambda: _median(y, 4),
+            "box 4": lambda: box}
+    return {k: f().to(torch.float64).clamp(0, 1) for k, f in outs.items()}
+
+
+def _worse_lines(recs: list[dict], cand: tuple) -> None:
+    for r in recs:
+        if jpeg_returned(r, cand) and r["ref"][0] < r["ref"][1]:
+            print(f"    {cand[0]} returned worse: {r['case']} {r['out']}: {r['ref'][0]:.3f} < "
+                  f"{r['ref'][1]:.3f} dB")
+
+
+def run_jpeg_lx_dev() -> None:
+    """LX on the dev cases beside L (the pick and the same margins); the rule's pick among
+    :data:`JPEG_LX_CANDIDATES`; then LX on round B's 8 cases (a diagnosis only)."""
+    recs = jpeg_cases(jpeg_dev_photos(), JPEG_DEV_QUALITIES, (3, 5), 40, 0.8,
+                      jpeg_dev_outputs)
+    ls = tuple(c for c in JPEG_CANDIDATES if c[0] in ("L s0 m0", "L s0 m0.25", "L s0 m0.5"))
+    _jpeg_report("JPEG dev, pooled", recs, ls + JPEG_LX_CANDIDATES)
+    best = min(JPEG_LX_CANDIDATES, key=lambda c: (
+        jpeg_table(recs, lambda r: jpeg_returned(r, c))[2],
+        -jpeg_table(recs, lambda r: jpeg_returned(r, c))[1], c[3]))
+    print(f"the rule's pick: {best[0]}")
+    for q in JPEG_DEV_QUALITIES:
+        _jpeg_report(f"  quality {q}", [r for r in recs if not r["control"]
+                                         and r["case"].split(" q")[-1]
+                                         .startswith(f"{q} ")], (ls[1], best))
+    for c in JPEG_LX_CANDIDATES:
+        _worse_lines(recs, c)
+    print("round B (no longer held out; a diagnosis): the cases L s0 m0.25 returned worse")
+    recs_b = jpeg_cases(jpeg_heldout_b_photos(), JPEG_HELDOUT_B_QUALITIES, (2, 7), 55, 0.7,
+                        jpeg_heldout_b_outputs)
+    pick_l = next(c for c in JPEG_CANDIDATES if c[0] == JPEG_PICK)
+    for r in recs_b:
+        if jpeg_returned(r, pick_l) and r["ref"][0] < r["ref"][1]:
+            gain = lambda m, m_in: 10 * math.log10(m_in / m)   # noqa: E731
+            print(f"    {r['case']} {r['out']}: ref {r['ref'][0] - r['ref'][1]:+.3f} dB; L "
+                  f"{gain(r['mse'], r['mse_in']):+.3f} dB, LX "
+                  f"{gain(r['mse_x'], r['mse_x_in']):+.3f} dB; returned by "
+                  + ", ".join(c[0] for c in JPEG_LX_CANDIDATES if jpeg_returned(r, c)))
+    _jpeg_report("round B, pooled (diagnosis)", recs_b, (pick_l,) + JPEG_LX_CANDIDATES)
+
+
+def run_jpeg_heldout_c() -> None:
+    """Round C, once, with :data:`JPEG_LX_PICK` against NIQE's and L's pick; condition C
+    (the module's docstring) printed."""
+    if JPEG_LX_PICK is None:
+        raise SystemExit("round C is judged with LX's dev pick: run --set jpeg-lx-dev and "
+                         "set JPEG_LX_PICK first")
+    pick = next(c for c in JPEG_LX_CANDIDATES if c[0] == JPEG_LX_PICK)
+    pick_l = next(c for c in JPEG_CANDIDATES if c[0] == JPEG_PICK)
+    photos = jpeg_heldout_c_photos()
+    recs = jpeg_cases(photos, JPEG_HELDOUT_C_QUALITIES, (6, 1), 50, 0.85,
+                      jpeg_heldout_c_outputs)
+    _jpeg_report("JPEG held-out round C", recs, (pick, pick_l))
+    for q in JPEG_HELDOUT_C_QUALITIES:
+        _jpeg_report(f"  quality {q}", [r for r in recs if not r["control"]
+                                         and r["case"].split(" q")[-1]
+                                         .startswith(f"{q} ")], (pick,))
+    for pn in photos:
+        _jpeg_report(f"  {pn}", [r for r in recs if not r["control"]
+                                 and r["case"].startswith(f"{pn} q")], (pick,))
+    _worse_lines(recs, pick)
+    _worse_lines(recs, pick_l)
+    t, ag, rw, share = jpeg_table(recs, lambda r: jpeg_returned(r, pick))
+    main_ag = jpeg_table(recs, lambda r: False)[1]
+    ctrl = len({r["case"] for r in recs if r["control"] and r["judged"]})
+    ok = rw == 0 and ag > main_ag and ctrl == 0
+    print(f"round C: condition C {'HOLDS' if ok else 'FAILS'} (returned worse {rw}; "
           f"agreement {ag:.1%} vs NIQE's (the input kept) {main_ag:.1%}; controls judged "
           f"{ctrl}); better outputs returned {share:.1%} (reported, not a condition)")
 
@@ -4545,6 +4781,7 @@ def main(argv: list[str] | None = None) -> None:
                                            "lowkey-spatial", "round14-lowlight",
                                            "lowlight-key-range", "round15-lowlight",
                                            "jpeg-dev", "jpeg-heldout", "jpeg-heldout-b",
+                                           "jpeg-lx-dev", "jpeg-heldout-c",
                                            "motion-dev", "round12-motion"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
@@ -4577,6 +4814,7 @@ def main(argv: list[str] | None = None) -> None:
               "round15-lowlight": lambda: run_round15_lowlight(side, steps, a.seed),
               "jpeg-dev": run_jpeg_dev, "jpeg-heldout": run_jpeg_heldout,
               "jpeg-heldout-b": run_jpeg_heldout_b,
+              "jpeg-lx-dev": run_jpeg_lx_dev, "jpeg-heldout-c": run_jpeg_heldout_c,
               "motion-dev": lambda: run_motion_dev(side),
               "round12-motion": lambda: run_round12_motion(side)}
     if a.set in single:

@@ -37,7 +37,12 @@ coefficient ``X`` lies in the bin ``[q (k − ½), q (k + ½)]``. Three steps:
    one that leaves the bins (a tone shift, sharpening, noise) pays for it in full.
 
 Chroma is not read from the bins: Pillow's JPEGs store it at half resolution (4:2:0) and
-the decoder's upsampling blurs its comb. Figures: ``benchmarks/dcpt_checks.py --set
+the decoder's upsampling blurs its comb. Given the input, :meth:`QuantPosterior.terms`
+scores in RGB instead (h68jpeg3, ``"quantisation_rgb"``): ours' change of the input's
+chroma counts as error (the clean chroma the input's plus an error independent of any
+output); held-out round C (``--set jpeg-heldout-c``) returned 10 of 2,025 outputs worse,
+all the posterior mean itself (chroma kept, so it scores as in luma), so it is not the
+default either. Figures: ``benchmarks/dcpt_checks.py --set
 jpeg-dev``, ``--set jpeg-heldout`` and ``--set jpeg-heldout-b`` (``iclr25._guard``'s
 docstring; not the default: round B returned 8 of 2,025 outputs worse by RGB PSNR, each
 better in luma and worse in the unscored chroma).
@@ -104,10 +109,26 @@ def _dct_matrix() -> np.ndarray:
 _D = _dct_matrix()
 
 
+#: JPEG's (JFIF's) RGB -> YCbCr matrix (rows Y, Cb, Cr; offsets aside), 0-255 units.
+_YCC = np.array([[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5],
+                 [0.5, -0.418688, -0.081312]])
+#: ``AᵀA`` of its inverse ``A`` (YCbCr -> RGB): ``‖A d‖²`` is a YCbCr difference ``d``'s
+#: squared RGB error. ``G[0, 0]`` = 3 (Y's column of ``A`` is (1, 1, 1)); the cross terms
+#: ``G[0, 1:]`` (1.43, 0.69) tie a luma error to a chroma change.
+_G = np.linalg.inv(_YCC).T @ np.linalg.inv(_YCC)
+
+
 def _luma(x: torch.Tensor) -> np.ndarray:
     """(3, H, W) in [0, 1] -> (H, W) float64 luma in JPEG's units (0-255, minus 128)."""
     a = x.detach().cpu().double().numpy()
     return 255 * (0.299 * a[0] + 0.587 * a[1] + 0.114 * a[2]) - 128
+
+
+def _chroma(x: torch.Tensor) -> np.ndarray:
+    """(3, H, W) in [0, 1] -> (2, H, W) float64 Cb, Cr at full resolution (0-255 units,
+    without JPEG's offset of 128)."""
+    a = x.detach().cpu().double().numpy()
+    return 255 * np.einsum("cd,dhw->chw", _YCC[1:], a)
 
 
 def _blocks(y: np.ndarray, oy: int, ox: int) -> np.ndarray:
@@ -269,18 +290,44 @@ class QuantPosterior:
         return cls(None, quality, off, ev, (H - off[0]) // 8, (W - off[1]) // 8, Y, M, V,
                    keep)
 
-    def terms(self, z: torch.Tensor) -> tuple[float, float]:
+    def terms(self, z: torch.Tensor, x: torch.Tensor | None = None) -> tuple[float, float]:
         """Of an output ``z`` (3, H, W) in [0, 1], per pixel in [0, 1]² units over the
         blocks kept: its expected squared luma error against the clean image,
-        ``(‖Z − M‖² + ΣV)/N``, and the
-        posterior standard deviation of ``(‖z − X‖² − ‖y − X‖²)/N`` (0 for the input
-        ``y``). Raises ValueError where the input is not judged."""
+        ``(‖Z − M‖² + ΣV)/N``, and the posterior standard deviation of
+        ``(‖z − X‖² − ‖y − X‖²)/N`` (0 for the input ``y``). Raises ValueError where the
+        input is not judged.
+
+        With the input ``x`` (3, H, W; the image this posterior is of) the error is in RGB
+        (the reference's space; "LX", issue 68, h68jpeg3), per channel value: the clean
+        chroma is unknown, taken as the input's plus an error ``ε`` of mean 0 independent
+        of any output, so ours' change of the input's full-resolution Cb, Cr, ``δ``, counts
+        as error. With ``A`` JPEG's YCbCr -> RGB matrix and ``G = AᵀA`` (:data:`_G`), per
+        pixel ``E‖A(z − X)‖² = G_YY E(Z_Y − X_Y)² + 2 (Z_Y − M_Y) G_YC·δ + δᵀG_CCδ +
+        [E εᵀG_CCε − 2 E X_Y G_YC·ε]``, the luma part from ``M``, ``V`` (``G_YY`` = 3, so
+        an output that keeps the input's chroma scores as the luma error does); the
+        bracket is the same for every output, the input included, and is dropped: the
+        difference ours − input is the model's expectation, while the level (so a margin
+        in dB) leaves out the clean chroma's own error. The cross term is summed in the
+        DCT domain (orthonormal), over the same blocks. The SD is then the luma posterior's
+        part of the difference's, ``2√(Σ V (3(Z − Y) + c)²)/(3N)`` with ``c`` the blocks'
+        DCT of ``G_YC·δ``; ``ε``'s part is not known and not counted."""
         if self.M is None:
             raise ValueError(f"the input is not judged: {self.why}")
         Z = _blocks(_luma(z), *self.offset)[self.keep]
         n = Z.size * 255.0 ** 2
-        mse = float(((Z - self.M) ** 2).sum() + self.V.sum()) / n
-        sd = 2 * float(np.sqrt((((Z - self.Y) ** 2) * self.V).sum())) / n
+        if x is None:
+            mse = float(((Z - self.M) ** 2).sum() + self.V.sum()) / n
+            sd = 2 * float(np.sqrt((((Z - self.Y) ** 2) * self.V).sum())) / n
+            return mse, sd
+        d = _chroma(z) - _chroma(x)                                   # (2, H, W): δ
+        cross = np.einsum("c,chw->hw", _G[0, 1:], d)                  # G_YC·δ
+        c = _blocks(cross, *self.offset)[self.keep]
+        dd = np.stack([_blocks(di, *self.offset)[self.keep] for di in d])   # δ in DCT
+        quad = float(np.einsum("cnk,cd,dnk->", dd, _G[1:, 1:], dd))  # Σ δᵀG_CCδ (orthonormal)
+        g = _G[0, 0]
+        mse = float(g * (((Z - self.M) ** 2).sum() + self.V.sum())
+                    + 2 * ((Z - self.M) * c).sum() + quad) / (3 * n)
+        sd = 2 * float(np.sqrt((((g * (Z - self.Y) + c) ** 2) * self.V).sum())) / (3 * n)
         return mse, sd
 
     def mean_image(self, x: torch.Tensor) -> torch.Tensor:
@@ -313,19 +360,21 @@ def dequantise(x: torch.Tensor) -> torch.Tensor:
 POSTERIOR_SDS = 0.0
 
 
-def quantisation_psnr(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+def quantisation_psnr(out: torch.Tensor, x: torch.Tensor, *, rgb: bool = False) -> torch.Tensor:
     """The luma PSNR (dB, peak 1) of each output ``out`` against the unseen clean image of
     the decoded JPEG ``x``, estimated from ``x``'s quantisation posterior
     (:class:`QuantPosterior`): ``−10 log10(E‖z − X‖²/N + s·sd)``, ``s`` =
     :data:`POSTERIOR_SDS`; NaN where ``x`` is not judged (:func:`not_quantised`). Both
-    (B, 3, H, W) in [0, 1]; returns (B,) float64."""
+    (B, 3, H, W) in [0, 1]; returns (B,) float64. ``rgb``: the RGB PSNR instead, with
+    ours' change of the input's chroma counted as error (:meth:`QuantPosterior.terms`
+    given the input; the clean chroma's own error left out of the level)."""
     vals = []
     for o, xi in zip(out, x, strict=True):
         p = QuantPosterior.of(xi)
         if not p.judged:
             vals.append(math.nan)
             continue
-        mse, sd = p.terms(o)
+        mse, sd = p.terms(o, xi if rgb else None)
         vals.append(-10 * math.log10(max(mse + POSTERIOR_SDS * sd, 1e-30)))
     return torch.tensor(vals, dtype=torch.float64)
 

@@ -150,3 +150,70 @@ def test_guarded_by_the_quantisation_posterior_keeps_the_input_unless_ours_beats
     with pytest.warns(RestorationWarning, match="not judged, its DCT shows no JPEG "
                       "quantisation comb"):
         assert torch.equal(guarded(png, d, lambda b: b, {}, margin=0.0, **kw), png)
+
+
+def test_the_rgb_error_is_the_luma_error_where_chroma_is_kept_and_counts_a_chroma_change():
+    # LX (h68jpeg3): an output that keeps the input's chroma (the posterior mean) scores as
+    # the luma error does (G_YY = 3, per channel value); a change of chroma alone (a tint
+    # that keeps luma) costs its RGB square on top, which luma does not see
+    y = _t(_jpeg(_scene(), 30)[0])
+    p = QuantPosterior.of(y)
+    d = p.mean_image(y)
+    for z in (y, d):
+        assert p.terms(z, y) == pytest.approx(p.terms(z), rel=1e-12, abs=1e-18)
+    t = torch.tensor([0.587 * 0.02, -0.299 * 0.02, 0.0])   # luma unchanged
+    tinted = y + t[:, None, None]
+    assert p.terms(tinted)[0] == pytest.approx(p.terms(y)[0], rel=1e-9)
+    gap = p.terms(tinted, y)[0] - p.terms(y, y)[0]
+    assert gap == pytest.approx(float((t ** 2).mean()), rel=0.02)
+    s = quantisation_psnr(torch.stack([tinted, d]), torch.stack([y, y]), rgb=True)
+    s_in = quantisation_psnr(y[None], y[None], rgb=True)
+    assert s[0] < s_in[0] < s[1]
+
+
+def test_the_rgb_error_is_exact_where_the_clean_luma_is_known():
+    # a known answer: with the posterior collapsed onto the clean luma (M = X, V = 0) and
+    # the clean chroma the input's (the model's ε = 0), the estimate is the RGB mean
+    # squared error against that image over the blocks kept, cross terms included
+    from iclr25._dequantise import _YCC, _blocks
+
+    clean = _scene(seed=3)
+    y = _t(_jpeg(clean, 50)[0])
+    p = QuantPosterior.of(y)
+    ycc = np.einsum("cd,dhw->chw", _YCC, y.numpy() * 255)
+    ycc[0] = np.einsum("d,dhw->hw", _YCC[0], _t(clean).numpy() * 255)
+    x = torch.from_numpy(np.einsum("cd,dhw->chw", np.linalg.inv(_YCC), ycc) / 255)
+    p.M, p.V = _blocks(_luma(x), *p.offset)[p.keep], np.zeros_like(p.V)
+    g = torch.Generator().manual_seed(1)
+    z = (y + 0.03 * torch.randn(y.shape, generator=g, dtype=y.dtype)).clamp(0, 1)
+    keep = np.repeat(np.repeat(p.keep.reshape(p.h, p.w), 8, 0), 8, 1)
+    m = np.zeros(y.shape[1:], bool)
+    m[p.offset[0]:p.offset[0] + 8 * p.h, p.offset[1]:p.offset[1] + 8 * p.w] = keep
+    assert p.terms(z, y)[0] == pytest.approx(float(((z - x) ** 2).numpy()[:, m].mean()),
+                                             rel=1e-10)
+
+
+def test_guarded_by_the_rgb_form_keeps_the_input_for_a_chroma_change_luma_misses():
+    # "quantisation_rgb" (registered, h68jpeg3): the posterior mean with a tint that keeps
+    # luma scores as the mean under the luma form, which returns it; the RGB form counts
+    # the tint and keeps the input; the mean itself is returned by both
+    import warnings
+
+    from iclr25._guard import MARGINS, MEASURES, RestorationWarning, guarded
+
+    assert MARGINS["quantisation_rgb"] == 0.25 and MEASURES["quantisation_rgb"].higher
+    y = _t(_jpeg(_scene(), 30)[0])[None]
+    d = dequantise(y)
+    t = torch.tensor([0.587 * 0.03, -0.299 * 0.03, 0.0], dtype=y.dtype)[:, None, None]
+    tinted = d + t
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for m in ("quantisation", "quantisation_rgb"):
+            assert torch.equal(guarded(y, d, lambda b: b, {}, measure=m, fallback="input",
+                                       margin=0.0), d)
+        assert torch.equal(guarded(y, tinted, lambda b: b, {}, measure="quantisation",
+                                   fallback="input", margin=0.0), tinted)
+    with pytest.warns(RestorationWarning, match=r"scores below the input \(RGB PSNR "
+                      r"estimated .*chroma changes counted\).*returned the input unchanged"):
+        assert torch.equal(guarded(y, tinted, lambda b: b, {}, measure="quantisation_rgb",
+                                   fallback="input", margin=0.0), y)
