@@ -194,7 +194,11 @@ def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None):
     concern (``gsd train``'s, before its training); else appended to ``lines``, which the
     verb prints after its checks, so that an error stays one line (``lsdt evaluate``'s).
     The warning filters in force are kept (Python's default says a warning from one line
-    once). Unlike :func:`warning_lines`, the message is not prefixed with the verb's name::
+    once; an ``ignore`` stays silent), but one that makes a warning an exception (``-W
+    error``, ``PYTHONWARNINGS=error``) prints it once instead: an exception would end the
+    verb in a traceback, after the work it warned of had begun (``lsdt evaluate`` did, exit
+    1, where it printed the warning before issue 68's review). Unlike
+    :func:`warning_lines`, the message is not prefixed with the verb's name::
 
         notes: list[str] = []
         with api_warnings(("max_episode_steps",), notes):
@@ -207,7 +211,17 @@ def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None):
         else:
             lines.append(line)
 
+    def pattern(p: re.Pattern | str | None) -> str:   # Python's own filters hold exact names
+        return "" if p is None else p.pattern if isinstance(p, re.Pattern) else \
+            re.escape(p) + r"\Z"
+
     with warnings.catch_warnings():
+        kept = list(warnings.filters)
+        warnings.resetwarnings()
+        for action, message, category, module, lineno in kept:   # in order, "error" printed
+            warnings.filterwarnings("default" if action == "error" else action,
+                                    pattern(message), category, pattern(module), lineno,
+                                    append=True)
         warnings.showwarning = show
         yield
 

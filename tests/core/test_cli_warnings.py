@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
+
 from iclr25._cli import api_warnings, option_words
 
 _SAID = ("the training data's episodes last at most 20 steps and the rollouts up to 200 "
@@ -36,3 +38,19 @@ def test_api_warnings_collects_them_for_after_the_checks_or_prints_them_as_they_
         warnings.simplefilter("always")
         warnings.warn("later", UserWarning, stacklevel=1)
     assert [str(w.message) for w in caught] == ["later"]
+
+
+def test_api_warnings_prints_a_warning_the_filters_make_an_error_and_keeps_the_rest():
+    # review of issue 68's stop (hreview10): with PYTHONWARNINGS=error, `lsdt evaluate`
+    # ended in a traceback (exit 1) at evaluate's own warning, where it had printed it
+    lines: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", message="quiet", category=UserWarning)
+        with api_warnings(("max_episode_steps",), lines):
+            for _ in range(2):                                     # printed, not raised,
+                warnings.warn(_SAID, UserWarning, stacklevel=1)    # once from one line
+            warnings.warn("quiet please", UserWarning, stacklevel=1)   # ignore kept
+        assert lines == ["warning: " + option_words(_SAID, ("max_episode_steps",))]
+        with pytest.raises(UserWarning, match="after"):             # the filters restored
+            warnings.warn("after", UserWarning, stacklevel=1)

@@ -532,3 +532,25 @@ def test_evaluate_gym_given_the_result_rolls_out_the_horizon_it_trained_at(demos
                                         r"returns\) or a callable policy\(obs, z\), got int"):
         evaluate_gym(42, PENDULUM, **kw)
     assert log == []                                          # refused before any rollout
+
+
+def test_trained_horizon_refuses_what_is_not_a_training_result_naming_it():
+    # review of issue 68's stop (hreview10): trained_horizon, public in gsd.gym, raised
+    # AttributeError ('int' object has no attribute 'env_id') for a policy file's path or a
+    # bare policy, and returned a given horizon for anything at all
+    from iclr25.gsd.gym import trained_horizon
+    from iclr25.gsd.training import GSDResult, build_networks
+
+    cfg = GSDConfig(num_envs=2, iterations=1)
+    res = GSDResult(**build_networks(cfg, 3, 1), config=cfg, env_id=PENDULUM,
+                    max_episode_steps=40)
+    assert (trained_horizon(res, PENDULUM), trained_horizon(res, PENDULUM, 7)) == (40, 7)
+    for bad in (42, "policy.safetensors", res.policy, None):
+        for steps in (None, 7):
+            with pytest.raises(TypeError, match=r"^result must be a GSDResult \(what "
+                                                r"gsd\.train returns\), got "):
+                trained_horizon(bad, PENDULUM, steps)
+    with pytest.raises(TypeError, match=r"^env_id must be"):
+        trained_horizon(res, 5)
+    with pytest.raises(ValueError, match=r"^max_episode_steps must be"):
+        trained_horizon(res, PENDULUM, 0)

@@ -152,14 +152,25 @@ def check_max_episode_steps(env_id: str, steps: object,
     return steps
 
 
+@checked
 def trained_horizon(result: GSDResult, env_id: str,
-                    max_episode_steps: int | None = None) -> int | None:
+                    max_episode_steps: PositiveInt | None = None) -> int | None:
     """The rollouts' horizon on ``env_id`` for a policy trained as ``result`` records:
     ``max_episode_steps`` where given, else the horizon ``result`` was trained at
     (``result.max_episode_steps``, set by ``train(..., max_episode_steps=N)`` and read from
     its file) where it was trained on ``env_id``; None (the env's time limit) otherwise: a
     result trained at the env's limit, on another env, or from a file that records no env.
-    :func:`evaluate_gym` given a result and ``gsd evaluate`` both decide it here."""
+    :func:`evaluate_gym` given a result and ``gsd evaluate`` both decide it here.
+
+    Raises:
+        TypeError: ``result`` not a :class:`~iclr25.gsd.GSDResult`, ``env_id`` not a str.
+        ValueError: ``max_episode_steps < 1``.
+    """
+    from iclr25.gsd.training import GSDResult
+
+    if not isinstance(result, GSDResult):   # the annotation names what only a checker imports
+        raise TypeError(f"result must be a GSDResult (what gsd.train returns), got "
+                        f"{type(result).__name__}")
     if max_episode_steps is None and result.env_id == env_id:
         return result.max_episode_steps
     return max_episode_steps
