@@ -4525,7 +4525,7 @@ def _rl_iters(y: torch.Tensor, psf: np.ndarray, n: int) -> torch.Tensor:
 
 
 def motion_outputs(y: torch.Tensor, spec: tuple) -> dict[str, torch.Tensor]:
-    """The 16 outputs judged on a motion-blurred ``y`` (the rule's list, above)."""
+    """The 15 outputs judged on a motion-blurred ``y`` (the rule's list, above)."""
     from skimage.filters import unsharp_mask
     from skimage.restoration import wiener
 

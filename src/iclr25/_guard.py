@@ -1571,30 +1571,26 @@ def _reblur(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
                       for i, k in enumerate(inp.kernels)])
 
 
-def _posterior(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
-    return torch.tensor([p.psnr(o) for p, o in zip(inp.posteriors, out, strict=True)],
-                        dtype=torch.float64)
+def _posterior_scorers(attr: str) -> tuple[Scorer, Scorer]:
+    """The posterior PSNR and, as its second score, the re-blur PSNR by the posterior's own
+    kernel, each image's posterior read from the :class:`_Inputs` attribute ``attr``
+    ("posteriors": Gaussian blur and defocus; "motion": a line)."""
+    def score(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+        return torch.tensor([p.psnr(o) for p, o in zip(getattr(inp, attr), out, strict=True)],
+                            dtype=torch.float64)
+
+    def reblurred(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+        from iclr25.datasets.images import psnr
+
+        return torch.cat([psnr(reblur(out[i:i + 1], torch.from_numpy(p.kernel), fft=True),
+                               inp.x[i:i + 1], reduction="none").cpu()
+                          for i, p in enumerate(getattr(inp, attr))])
+
+    return score, reblurred
 
 
-def _posterior_reblur(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
-    from iclr25.datasets.images import psnr
-
-    return torch.cat([psnr(reblur(out[i:i + 1], torch.from_numpy(p.kernel), fft=True),
-                           inp.x[i:i + 1], reduction="none").cpu()
-                      for i, p in enumerate(inp.posteriors)])
-
-
-def _motion(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
-    return torch.tensor([p.psnr(o) for p, o in zip(inp.motion, out, strict=True)],
-                        dtype=torch.float64)
-
-
-def _motion_reblur(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
-    from iclr25.datasets.images import psnr
-
-    return torch.cat([psnr(reblur(out[i:i + 1], torch.from_numpy(p.kernel), fft=True),
-                           inp.x[i:i + 1], reduction="none").cpu()
-                      for i, p in enumerate(inp.motion)])
+_posterior, _posterior_reblur = _posterior_scorers("posteriors")
+_motion, _motion_reblur = _posterior_scorers("motion")
 
 
 def _exposure(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
