@@ -580,18 +580,24 @@ def test_cli_evaluate_warns_when_rollouts_outlast_the_data_and_cuts_them(tmp_pat
     assert r.exit_code == 2 and r.output.startswith("error: --max-episode-steps must be >= 1")
 
 
+def _episodes_of(T: int, n: int = 60) -> OfflineDataset:
+    """n seeded random steps of 3-d observations and 1-d actions in episodes of T steps."""
+    g = torch.Generator().manual_seed(0)
+    done = torch.zeros(n, dtype=torch.bool)
+    done[T - 1::T] = True
+    return OfflineDataset(torch.randn(n, 3, generator=g),
+                          torch.rand(n, 1, generator=g) * 4 - 2,
+                          -torch.rand(n, generator=g), torch.zeros(n, dtype=torch.bool), done)
+
+
 def test_api_evaluate_warns_when_rollouts_outlast_the_data(tmp_path):
     # issue 68 walk 11: the guide's block (train, then evaluate) on 150-step Hopper-v5 data
     # (returns 21..151) rolled out to the env's 1000 steps returned 795 with no word, where
     # `lsdt evaluate` warns; train and load now record the data's longest episode
     from iclr25.lsdt.io import data_returns
 
-    g = torch.Generator().manual_seed(0)
-    n, T = 60, 20
-    done = torch.zeros(n, dtype=torch.bool)
-    done[T - 1::T] = True
-    ds = OfflineDataset(torch.randn(n, 3, generator=g), torch.rand(n, 1, generator=g) * 4 - 2,
-                        -torch.rand(n, generator=g), torch.zeros(n, dtype=torch.bool), done)
+    T = 20
+    ds = _episodes_of(T)
     m = LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3)
     assert m.longest_episode is None
     train(m, ds, steps=2, batch_size=4, warmup=0)
@@ -638,12 +644,8 @@ def test_cli_evaluate_leaves_the_model_as_loaded_and_says_the_api_warning(tmp_pa
 
     from iclr25.lsdt.cli import app
 
-    g = torch.Generator().manual_seed(0)
-    n, T = 60, 20
-    done = torch.zeros(n, dtype=torch.bool)
-    done[T - 1::T] = True
-    ds = OfflineDataset(torch.randn(n, 3, generator=g), torch.rand(n, 1, generator=g) * 4 - 2,
-                        -torch.rand(n, generator=g), torch.zeros(n, dtype=torch.bool), done)
+    T = 20
+    ds = _episodes_of(T)
     torch.manual_seed(0)
     m = LongShortDecisionTransformer(3, 1, hidden=16, n_blocks=1, context=3)
     text = (f"the training data's episodes last at most {T} steps and the rollouts up to 200: "
