@@ -1189,6 +1189,20 @@ def _radius(Y: np.ndarray, w2: np.ndarray, n2: float, family: str = "defocus") -
     return float(_WIDTHS[family][0][np.nan_to_num(ll, nan=-math.inf).argmax()])
 
 
+def _wiener(Y: np.ndarray, K: np.ndarray, w2: np.ndarray, n2: float
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The Gaussian posterior of a sharp image's coefficients given its blurred photo's
+    ``Y`` (C, H, W; real DCT or complex DFT), in a basis where the kernel is the gain ``K``
+    (H, W): the Wiener filter's mean ``M = K S Y / (K² S + σ²)`` (C, H, W) and variance
+    ``V = S σ² / (K² S + σ²)`` (H, W), ``S = A/ω²`` (:func:`_prior_scale`), ``σ² = n2``;
+    at DC (index (0, 0)) the mean is known: ``Y/K``."""
+    S = _prior_scale((np.abs(Y) ** 2).mean(0), K * K, w2) / np.where(w2 > 0, w2, 1.0)
+    den = K * K * S + n2
+    M, V = K * S * Y / den, S * n2 / den
+    M[:, 0, 0], V[0, 0] = Y[:, 0, 0] / K[0, 0], n2 / K[0, 0] ** 2
+    return M, V
+
+
 @dataclass(frozen=True)
 class _Posterior:
     """The Gaussian posterior of one sharp image's DCT-II coefficients given its blurred
@@ -1211,11 +1225,7 @@ class _Posterior:
         Y, w2, n2 = _spectra(y)
         r = _radius(Y, w2, n2, family) if radius is None else radius
         k = _WIDTHS[family][1](r)
-        K = _dct_transfer(k, *w2.shape)
-        S = _prior_scale((Y * Y).mean(0), K * K, w2) / np.where(w2 > 0, w2, 1.0)
-        den = K * K * S + n2
-        M, V = K * S * Y / den, S * n2 / den
-        M[:, 0, 0], V[0, 0] = Y[:, 0, 0] / K[0, 0], n2 / K[0, 0] ** 2   # the mean: known
+        M, V = _wiener(Y, _dct_transfer(k, *w2.shape), w2, n2)
         return cls(Y, M, V, k)
 
     def terms(self, z: torch.Tensor) -> tuple[float, float]:

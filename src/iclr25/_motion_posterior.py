@@ -61,14 +61,7 @@ MOTION_MARGIN, MOTION_REBLUR_MARGIN = 0.25, 2.0
 def _kernels() -> tuple[tuple[float, float, np.ndarray], ...]:
     """Every (length, angle, kernel) of the grid, each kernel (k, k) float64 at its own
     odd side (:func:`iclr25.datasets.images._line_kernels`)."""
-    from iclr25.datasets.images import _line_kernels
-
-    out = []
-    for L in LENGTHS:
-        for a in ANGLES:
-            k = _line_kernels(torch.tensor([float(L)]), torch.tensor([float(a)]))[0]
-            out.append((float(L), float(a), k.numpy()))
-    return tuple(out)
+    return tuple((float(L), float(a), line_kernel(L, a)) for L in LENGTHS for a in ANGLES)
 
 
 def line_kernel(length: float, angle: float) -> np.ndarray:
@@ -201,10 +194,9 @@ class MotionPosterior:
     def of(cls, y: torch.Tensor, length: float | None = None,
            angle: float | None = None) -> MotionPosterior:
         """Under the line of ``length`` and ``angle`` (None: the likeliest, read from ``y``,
-        from the same spectrum): the Wiener filter ``M = K S Y / (K² S + σ²)``, ``V = S σ²
-        / (K² S + σ²)``, ``S = A/ω²`` (DC: known) on the periodic component, plus the
-        smooth component."""
-        from iclr25._guard import _prior_scale
+        from the same spectrum): the Wiener posterior (:func:`iclr25._guard._wiener`) of the
+        periodic component's DFT, plus the smooth component."""
+        from iclr25._guard import _wiener
 
         sp = _Spectrum.of(y)
         if length is None or angle is None:
@@ -212,12 +204,7 @@ class MotionPosterior:
             length = L if length is None else length
             angle = a if angle is None else angle
         k = line_kernel(length, angle)
-        K = _gain(k, sp.wy, sp.wx)
-        Y2 = (np.abs(sp.Y) ** 2).mean(0)
-        S = _prior_scale(Y2, K * K, sp.w2) / np.where(sp.w2 > 0, sp.w2, 1.0)
-        den = K * K * S + sp.n2
-        M, V = K * S * sp.Y / den, S * sp.n2 / den
-        M[:, 0, 0], V[0, 0] = sp.Y[:, 0, 0] / K[0, 0], sp.n2 / K[0, 0] ** 2
+        M, V = _wiener(sp.Y, _gain(k, sp.wy, sp.wx), sp.w2, sp.n2)
         H, W = sp.s.shape[-2:]
         m = np.fft.irfft2(M, s=(H, W), norm="ortho") + sp.s
         return cls(m, float((V * sp.mult).sum()) / (H * W), float(length), float(angle), k)
