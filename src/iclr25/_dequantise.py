@@ -330,6 +330,14 @@ class QuantPosterior:
         sd = 2 * float(np.sqrt((((g * (Z - self.Y) + c) ** 2) * self.V).sum())) / (3 * n)
         return mse, sd
 
+    def psnr(self, z: torch.Tensor, x: torch.Tensor | None = None) -> float:
+        """:func:`quantisation_psnr` of one output ``z`` (3, H, W) (RGB given the input
+        ``x``): NaN where the input is not judged."""
+        if not self.judged:
+            return math.nan
+        mse, sd = self.terms(z, x)
+        return -10 * math.log10(max(mse + POSTERIOR_SDS * sd, 1e-30))
+
     def mean_image(self, x: torch.Tensor) -> torch.Tensor:
         """``x`` (3, H, W) with its luma on the blocks kept replaced by the
         posterior mean's (the same change added to R, G and B, so chroma is kept),
@@ -368,15 +376,8 @@ def quantisation_psnr(out: torch.Tensor, x: torch.Tensor, *, rgb: bool = False) 
     (B, 3, H, W) in [0, 1]; returns (B,) float64. ``rgb``: the RGB PSNR instead, with
     ours' change of the input's chroma counted as error (:meth:`QuantPosterior.terms`
     given the input; the clean chroma's own error left out of the level)."""
-    vals = []
-    for o, xi in zip(out, x, strict=True):
-        p = QuantPosterior.of(xi)
-        if not p.judged:
-            vals.append(math.nan)
-            continue
-        mse, sd = p.terms(o, xi if rgb else None)
-        vals.append(-10 * math.log10(max(mse + POSTERIOR_SDS * sd, 1e-30)))
-    return torch.tensor(vals, dtype=torch.float64)
+    return torch.tensor([QuantPosterior.of(xi).psnr(o, xi if rgb else None)
+                         for o, xi in zip(out, x, strict=True)], dtype=torch.float64)
 
 
 def not_quantised(x: torch.Tensor) -> list[str | None]:

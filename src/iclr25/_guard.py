@@ -649,6 +649,7 @@ from iclr25._choices import (  # what guarded returns where ours is worse
     FALLBACKS,
     Fallback,
 )
+from iclr25._dequantise import QuantPosterior, not_quantised
 from iclr25._motion_posterior import MOTION_MARGIN, MOTION_REBLUR_MARGIN, MotionPosterior
 
 __all__ = ["BLURS", "DEFAULT_FALLBACK", "DETECTION_SIGMAS", "FALLBACKS", "MARGINS", "MEASURES",
@@ -1553,6 +1554,11 @@ class _Inputs:
         return [_Posterior.of(xi, family=self.blur or "defocus") for xi in self.x]
 
     @functools.cached_property
+    def quantised(self) -> list[QuantPosterior]:
+        """Each image's JPEG quantisation posterior (:mod:`iclr25._dequantise`)."""
+        return [QuantPosterior.of(xi) for xi in self.x]
+
+    @functools.cached_property
     def motion(self) -> list[MotionPosterior]:
         """Each image's posterior of its sharp image under the line kernel (length, angle)
         likeliest given the input (:mod:`iclr25._motion_posterior`)."""
@@ -1607,22 +1613,18 @@ def _exposure(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
     return lowlight_psnr(out, inp.x)
 
 
-def _quantisation(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
-    from iclr25._dequantise import quantisation_psnr
+def _quantisation_scorer(rgb: bool) -> Scorer:
+    """:func:`iclr25._dequantise.quantisation_psnr` (``rgb``: in RGB) from each input's
+    posterior, read once per check (:attr:`_Inputs.quantised`)."""
+    def score(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+        return torch.tensor([p.psnr(o, xi if rgb else None)
+                             for p, o, xi in zip(inp.quantised, out, inp.x, strict=True)],
+                            dtype=torch.float64)
 
-    return quantisation_psnr(out, inp.x)
+    return score
 
 
-def _quantisation_rgb(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
-    from iclr25._dequantise import quantisation_psnr
-
-    return quantisation_psnr(out, inp.x, rgb=True)
-
-
-def _not_quantised(x: torch.Tensor) -> list[str | None]:
-    from iclr25._dequantise import not_quantised
-
-    return not_quantised(x)
+_quantisation, _quantisation_rgb = _quantisation_scorer(False), _quantisation_scorer(True)
 
 
 def _niqe(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
@@ -1679,10 +1681,10 @@ MEASURES: dict[Measure, MeasureSpec] = {
                             "and noise", "dB", True, _exposure, not_underexposed),
     "quantisation": MeasureSpec("luma PSNR estimated against the clean image's JPEG "
                                 "quantisation posterior", "dB", True, _quantisation,
-                                _not_quantised),
+                                not_quantised),
     "quantisation_rgb": MeasureSpec("RGB PSNR estimated against the clean image's JPEG "
                                     "quantisation posterior, chroma changes counted", "dB",
-                                    True, _quantisation_rgb, _not_quantised),
+                                    True, _quantisation_rgb, not_quantised),
     "niqe": MeasureSpec("NIQE, lower is better", "", False, _niqe, niqe_blind),
 }
 
