@@ -3948,47 +3948,84 @@ def _dequantised(y: torch.Tensor) -> torch.Tensor:
     return dequantise(y[None])[0]
 
 
+def _jpeg_op(y: torch.Tensor, q: int, g: np.random.Generator, op: str,
+             *args: object) -> torch.Tensor:
+    """One output of the JPEG rounds' family (:func:`_jpeg_family`) of ``y`` (3, h, w) at
+    quality ``q``; ``g`` draws the noise."""
+    if op == "bilateral":
+        from skimage.restoration import denoise_bilateral
+
+        sc, ss = args
+        return torch.from_numpy(denoise_bilateral(y.permute(1, 2, 0).numpy(), sigma_color=sc,
+                                                  sigma_spatial=ss, channel_axis=-1)
+                                ).permute(2, 0, 1)
+    if op == "box":
+        pad, size = args
+        return torch.nn.functional.avg_pool2d(
+            torch.nn.functional.pad(y[None], pad, mode="replicate"), size, 1)[0]
+    (a,) = args or (None,)
+    ops = {"dequantised": lambda: _dequantised(y), "gauss": lambda: _gauss(y, a),
+           "tv": lambda: _tv(y, a), "unsharp": lambda: _unsharp(y, a),
+           "gamma": lambda: y.clamp(0, 1) ** a, "shift": lambda: (y + a).clamp(0, 1),
+           "tint": lambda: (y + torch.tensor(a, dtype=y.dtype)[:, None, None]).clamp(0, 1),
+           "noise": lambda: (y + torch.from_numpy(g.normal(0, a, y.shape))).clamp(0, 1),
+           "rejpeg": lambda: _rejpeg(y, q + a), "median": lambda: _median(y, a)}
+    return ops[op]()
+
+
+def _jpeg_family(y: torch.Tensor, q: int, seed: int,
+                 outputs: tuple[tuple, ...]) -> dict[str, torch.Tensor]:
+    """The outputs of one JPEG input ``y`` (3, h, w) at quality ``q``: each ``(name, op,
+    *args)`` of ``outputs`` (:func:`_jpeg_op`), the noise drawn from ``seed``; float64 in
+    [0, 1]."""
+    g = np.random.default_rng(seed)
+    return {name: _jpeg_op(y, q, g, op, *args).to(torch.float64).clamp(0, 1)
+            for name, op, *args in outputs}
+
+
+#: Each JPEG round's outputs, ``(name, op, *args)`` (:func:`_jpeg_op`): development, held-out
+#: rounds A, B and C (the rules in the module's docstring), with their noise seeds.
+JPEG_DEV_OUTPUTS = (
+    ("dequantised", "dequantised"), ("gauss 0.5", "gauss", 0.5), ("gauss 1", "gauss", 1.0),
+    ("gauss 2", "gauss", 2.0), ("tv 0.02", "tv", 0.02), ("tv 0.05", "tv", 0.05),
+    ("tv 0.1", "tv", 0.1), ("unsharp 0.5", "unsharp", 0.5), ("unsharp 1.5", "unsharp", 1.5),
+    ("gamma 0.9", "gamma", 0.9), ("brighter 0.03", "shift", 0.03),
+    ("tint R+ B-", "tint", [0.02, 0.0, -0.02]), ("noise 3/255", "noise", 3 / 255),
+    ("rejpeg same q", "rejpeg", 0), ("median 3", "median", 3))
+JPEG_A_OUTPUTS = (
+    ("dequantised", "dequantised"), ("gauss 0.7", "gauss", 0.7), ("gauss 1.4", "gauss", 1.4),
+    ("tv 0.03", "tv", 0.03), ("tv 0.08", "tv", 0.08), ("bilateral", "bilateral", 0.05, 1.5),
+    ("unsharp 1.0", "unsharp", 1.0), ("unsharp 0.3", "unsharp", 0.3),
+    ("gamma 1.1", "gamma", 1.1), ("darker 0.03", "shift", -0.03),
+    ("tint G+", "tint", [0.0, 0.02, 0.0]), ("noise 2/255", "noise", 2 / 255),
+    ("rejpeg q+10", "rejpeg", 10), ("median 3", "median", 3),
+    ("box 2", "box", (0, 1, 0, 1), 2))
+JPEG_B_OUTPUTS = (
+    ("dequantised", "dequantised"), ("gauss 0.6", "gauss", 0.6), ("gauss 1.2", "gauss", 1.2),
+    ("tv 0.04", "tv", 0.04), ("tv 0.15", "tv", 0.15), ("bilateral", "bilateral", 0.08, 1.0),
+    ("unsharp 0.7", "unsharp", 0.7), ("unsharp 2.0", "unsharp", 2.0),
+    ("gamma 0.95", "gamma", 0.95), ("brighter 0.015", "shift", 0.015),
+    ("tint B+", "tint", [0.0, 0.0, 0.02]), ("noise 1/255", "noise", 1 / 255),
+    ("rejpeg q+5", "rejpeg", 5), ("median 5", "median", 5),
+    ("box 3", "box", (1, 1, 1, 1), 3))
+JPEG_C_OUTPUTS = (
+    ("dequantised", "dequantised"), ("gauss 0.8", "gauss", 0.8), ("gauss 1.6", "gauss", 1.6),
+    ("tv 0.025", "tv", 0.025), ("tv 0.12", "tv", 0.12),
+    ("bilateral", "bilateral", 0.06, 1.2), ("unsharp 0.4", "unsharp", 0.4),
+    ("unsharp 1.2", "unsharp", 1.2), ("gamma 1.05", "gamma", 1.05),
+    ("darker 0.02", "shift", -0.02), ("tint R+", "tint", [0.015, 0.0, 0.0]),
+    ("noise 1.5/255", "noise", 1.5 / 255), ("rejpeg q+15", "rejpeg", 15),
+    ("median 4", "median", 4), ("box 4", "box", (1, 2, 1, 2), 4))
+
+
 def jpeg_dev_outputs(y: torch.Tensor, q: int) -> dict[str, torch.Tensor]:
     """The development outputs of one JPEG input ``y`` (3, h, w) at quality ``q``."""
-    g = np.random.default_rng(681)
-    tint = torch.tensor([0.02, 0.0, -0.02], dtype=y.dtype)[:, None, None]
-    outs = {"dequantised": lambda: _dequantised(y),
-            "gauss 0.5": lambda: _gauss(y, 0.5), "gauss 1": lambda: _gauss(y, 1.0),
-            "gauss 2": lambda: _gauss(y, 2.0), "tv 0.02": lambda: _tv(y, 0.02),
-            "tv 0.05": lambda: _tv(y, 0.05), "tv 0.1": lambda: _tv(y, 0.1),
-            "unsharp 0.5": lambda: _unsharp(y, 0.5), "unsharp 1.5": lambda: _unsharp(y, 1.5),
-            "gamma 0.9": lambda: y.clamp(0, 1) ** 0.9,
-            "brighter 0.03": lambda: (y + 0.03).clamp(0, 1),
-            "tint R+ B-": lambda: (y + tint).clamp(0, 1),
-            "noise 3/255": lambda: (y + torch.from_numpy(g.normal(0, 3 / 255, y.shape))
-                                    ).clamp(0, 1),
-            "rejpeg same q": lambda: _rejpeg(y, q), "median 3": lambda: _median(y, 3)}
-    return {k: f().to(torch.float64).clamp(0, 1) for k, f in outs.items()}
+    return _jpeg_family(y, q, 681, JPEG_DEV_OUTPUTS)
 
 
 def jpeg_heldout_outputs(y: torch.Tensor, q: int) -> dict[str, torch.Tensor]:
     """The held-out outputs of one JPEG input ``y`` (3, h, w) at quality ``q``."""
-    from skimage.restoration import denoise_bilateral
-
-    g = np.random.default_rng(682)
-    tint = torch.tensor([0.0, 0.02, 0.0], dtype=y.dtype)[:, None, None]
-    box = torch.nn.functional.avg_pool2d(
-        torch.nn.functional.pad(y[None], (0, 1, 0, 1), mode="replicate"), 2, 1)[0]
-    outs = {"dequantised": lambda: _dequantised(y),
-            "gauss 0.7": lambda: _gauss(y, 0.7), "gauss 1.4": lambda: _gauss(y, 1.4),
-            "tv 0.03": lambda: _tv(y, 0.03), "tv 0.08": lambda: _tv(y, 0.08),
-            "bilateral": lambda: torch.from_numpy(denoise_bilateral(
-                y.permute(1, 2, 0).numpy(), sigma_color=0.05, sigma_spatial=1.5,
-                channel_axis=-1)).permute(2, 0, 1),
-            "unsharp 1.0": lambda: _unsharp(y, 1.0), "unsharp 0.3": lambda: _unsharp(y, 0.3),
-            "gamma 1.1": lambda: y.clamp(0, 1) ** 1.1,
-            "darker 0.03": lambda: (y - 0.03).clamp(0, 1),
-            "tint G+": lambda: (y + tint).clamp(0, 1),
-            "noise 2/255": lambda: (y + torch.from_numpy(g.normal(0, 2 / 255, y.shape))
-                                    ).clamp(0, 1),
-            "rejpeg q+10": lambda: _rejpeg(y, q + 10), "median 3": lambda: _median(y, 3),
-            "box 2": lambda: box}
-    return {k: f().to(torch.float64).clamp(0, 1) for k, f in outs.items()}
+    return _jpeg_family(y, q, 682, JPEG_A_OUTPUTS)
 
 
 def _ref_psnr(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -4187,27 +4224,7 @@ def jpeg_heldout_b_photos() -> dict[str, np.ndarray]:
 def jpeg_heldout_b_outputs(y: torch.Tensor, q: int) -> dict[str, torch.Tensor]:
     """Round B's outputs of one JPEG input ``y`` (3, h, w) at quality ``q``: the family of
     the dev sets' and round A's at other strengths."""
-    from skimage.restoration import denoise_bilateral
-
-    g = np.random.default_rng(683)
-    tint = torch.tensor([0.0, 0.0, 0.02], dtype=y.dtype)[:, None, None]
-    box = torch.nn.functional.avg_pool2d(
-        torch.nn.functional.pad(y[None], (1, 1, 1, 1), mode="replicate"), 3, 1)[0]
-    outs = {"dequantised": lambda: _dequantised(y),
-            "gauss 0.6": lambda: _gauss(y, 0.6), "gauss 1.2": lambda: _gauss(y, 1.2),
-            "tv 0.04": lambda: _tv(y, 0.04), "tv 0.15": lambda: _tv(y, 0.15),
-            "bilateral": lambda: torch.from_numpy(denoise_bilateral(
-                y.permute(1, 2, 0).numpy(), sigma_color=0.08, sigma_spatial=1.0,
-                channel_axis=-1)).permute(2, 0, 1),
-            "unsharp 0.7": lambda: _unsharp(y, 0.7), "unsharp 2.0": lambda: _unsharp(y, 2.0),
-            "gamma 0.95": lambda: y.clamp(0, 1) ** 0.95,
-            "brighter 0.015": lambda: (y + 0.015).clamp(0, 1),
-            "tint B+": lambda: (y + tint).clamp(0, 1),
-            "noise 1/255": lambda: (y + torch.from_numpy(g.normal(0, 1 / 255, y.shape))
-                                    ).clamp(0, 1),
-            "rejpeg q+5": lambda: _rejpeg(y, q + 5), "median 5": lambda: _median(y, 5),
-            "box 3": lambda: box}
-    return {k: f().to(torch.float64).clamp(0, 1) for k, f in outs.items()}
+    return _jpeg_family(y, q, 683, JPEG_B_OUTPUTS)
 
 
 def run_jpeg_heldout_b() -> None:
@@ -4277,27 +4294,7 @@ def jpeg_heldout_c_photos() -> dict[str, np.ndarray]:
 def jpeg_heldout_c_outputs(y: torch.Tensor, q: int) -> dict[str, torch.Tensor]:
     """Round C's outputs of one JPEG input ``y`` (3, h, w) at quality ``q``: the family of
     the earlier rounds' at new strengths."""
-    from skimage.restoration import denoise_bilateral
-
-    g = np.random.default_rng(684)
-    tint = torch.tensor([0.015, 0.0, 0.0], dtype=y.dtype)[:, None, None]
-    box = torch.nn.functional.avg_pool2d(
-        torch.nn.functional.pad(y[None], (1, 2, 1, 2), mode="replicate"), 4, 1)[0]
-    outs = {"dequantised": lambda: _dequantised(y),
-            "gauss 0.8": lambda: _gauss(y, 0.8), "gauss 1.6": lambda: _gauss(y, 1.6),
-            "tv 0.025": lambda: _tv(y, 0.025), "tv 0.12": lambda: _tv(y, 0.12),
-            "bilateral": lambda: torch.from_numpy(denoise_bilateral(
-                y.permute(1, 2, 0).numpy(), sigma_color=0.06, sigma_spatial=1.2,
-                channel_axis=-1)).permute(2, 0, 1),
-            "unsharp 0.4": lambda: _unsharp(y, 0.4), "unsharp 1.2": lambda: _unsharp(y, 1.2),
-            "gamma 1.05": lambda: y.clamp(0, 1) ** 1.05,
-            "darker 0.02": lambda: (y - 0.02).clamp(0, 1),
-            "tint R+": lambda: (y + tint).clamp(0, 1),
-            "noise 1.5/255": lambda: (y + torch.from_numpy(g.normal(0, 1.5 / 255, y.shape))
-                                      ).clamp(0, 1),
-            "rejpeg q+15": lambda: _rejpeg(y, q + 15), "median 4": lambda: _median(y, 4),
-            "box 4": lambda: box}
-    return {k: f().to(torch.float64).clamp(0, 1) for k, f in outs.items()}
+    return _jpeg_family(y, q, 684, JPEG_C_OUTPUTS)
 
 
 def _worse_lines(recs: list[dict], cand: tuple) -> None:
