@@ -4107,6 +4107,42 @@ def _jpeg_report(label: str, recs: list[dict], cands) -> None:
               f"returned {sh:.1%}")
 
 
+def _by_quality(recs: list[dict], qualities: tuple[int, ...], cands: tuple) -> None:
+    """:func:`_jpeg_report` of ``cands`` per quality, controls left out."""
+    for q in qualities:
+        _jpeg_report(f"  quality {q}", [r for r in recs if not r["control"]
+                                         and r["case"].split(" q")[-1]
+                                         .startswith(f"{q} ")], cands)
+
+
+def _by_photo(recs: list[dict], photos: dict, cands: tuple) -> None:
+    """:func:`_jpeg_report` of ``cands`` per photo, controls left out."""
+    for pn in photos:
+        _jpeg_report(f"  {pn}", [r for r in recs if not r["control"]
+                                 and r["case"].startswith(f"{pn} q")], cands)
+
+
+def _worse_lines(recs: list[dict], cand: tuple, named: bool = True, digits: int = 3) -> None:
+    """Each case ``cand`` returns that the reference scores below its input."""
+    for r in recs:
+        if jpeg_returned(r, cand) and r["ref"][0] < r["ref"][1]:
+            who = f"{cand[0]} " if named else ""
+            print(f"    {who}returned worse: {r['case']} {r['out']}: {r['ref'][0]:.{digits}f} < "
+                  f"{r['ref'][1]:.{digits}f} dB")
+
+
+def _condition(label: str, recs: list[dict], pick: tuple) -> None:
+    """A held-out round's condition (rounds B and C, the module's docstring): ``pick``
+    returns none worse, agrees above NIQE's (the input kept) and judges no control."""
+    t, ag, rw, share = jpeg_table(recs, lambda r: jpeg_returned(r, pick))
+    main_ag = jpeg_table(recs, lambda r: False)[1]
+    ctrl = len({r["case"] for r in recs if r["control"] and r["judged"]})
+    ok = rw == 0 and ag > main_ag and ctrl == 0
+    print(f"round {label}: condition {label} {'HOLDS' if ok else 'FAILS'} (returned worse {rw}; "
+          f"agreement {ag:.1%} vs NIQE's (the input kept) {main_ag:.1%}; controls judged "
+          f"{ctrl}); better outputs returned {share:.1%} (reported, not a condition)")
+
+
 def run_jpeg_dev() -> None:
     """The dev sets: every candidate's table, pooled, then per quality and alignment."""
     recs = jpeg_cases(jpeg_dev_photos(), JPEG_DEV_QUALITIES, (3, 5), 40, 0.8,
@@ -4116,14 +4152,8 @@ def run_jpeg_dev() -> None:
         jpeg_table(recs, lambda r: jpeg_returned(r, c))[2],
         -jpeg_table(recs, lambda r: jpeg_returned(r, c))[1]))
     print(f"the rule's pick: {best[0]}")
-    for q in JPEG_DEV_QUALITIES:
-        _jpeg_report(f"  quality {q}", [r for r in recs if not r["control"]
-                                         and r["case"].split(" q")[-1]
-                                         .startswith(f"{q} ")], (best,))
-    for r in recs:
-        if jpeg_returned(r, best) and r["ref"][0] < r["ref"][1]:
-            print(f"    returned worse: {r['case']} {r['out']}: {r['ref'][0]:.2f} < "
-                  f"{r['ref'][1]:.2f} dB")
+    _by_quality(recs, JPEG_DEV_QUALITIES, (best,))
+    _worse_lines(recs, best, named=False, digits=2)
 
 
 def run_jpeg_heldout() -> None:
@@ -4135,14 +4165,8 @@ def run_jpeg_heldout() -> None:
     recs = jpeg_cases(jpeg_heldout_photos(), JPEG_HELDOUT_QUALITIES, (5, 2), 60, 0.75,
                       jpeg_heldout_outputs)
     _jpeg_report("JPEG held-out", recs, (pick,))
-    for q in JPEG_HELDOUT_QUALITIES:
-        _jpeg_report(f"  quality {q}", [r for r in recs if not r["control"]
-                                         and r["case"].split(" q")[-1]
-                                         .startswith(f"{q} ")], (pick,))
-    for r in recs:
-        if jpeg_returned(r, pick) and r["ref"][0] < r["ref"][1]:
-            print(f"    returned worse: {r['case']} {r['out']}: {r['ref'][0]:.2f} < "
-                  f"{r['ref'][1]:.2f} dB")
+    _by_quality(recs, JPEG_HELDOUT_QUALITIES, (pick,))
+    _worse_lines(recs, pick, named=False, digits=2)
 
 
 
@@ -4235,24 +4259,10 @@ def run_jpeg_heldout_b() -> None:
     recs = jpeg_cases(photos, JPEG_HELDOUT_B_QUALITIES, (2, 7), 55, 0.7,
                       jpeg_heldout_b_outputs)
     _jpeg_report("JPEG held-out round B", recs, (pick,))
-    for q in JPEG_HELDOUT_B_QUALITIES:
-        _jpeg_report(f"  quality {q}", [r for r in recs if not r["control"]
-                                         and r["case"].split(" q")[-1]
-                                         .startswith(f"{q} ")], (pick,))
-    for pn in photos:
-        _jpeg_report(f"  {pn}", [r for r in recs if not r["control"]
-                                 and r["case"].startswith(f"{pn} q")], (pick,))
-    for r in recs:
-        if jpeg_returned(r, pick) and r["ref"][0] < r["ref"][1]:
-            print(f"    returned worse: {r['case']} {r['out']}: {r['ref'][0]:.2f} < "
-                  f"{r['ref'][1]:.2f} dB")
-    t, ag, rw, share = jpeg_table(recs, lambda r: jpeg_returned(r, pick))
-    main_ag = jpeg_table(recs, lambda r: False)[1]
-    ctrl = len({r["case"] for r in recs if r["control"] and r["judged"]})
-    ok = rw == 0 and ag > main_ag and ctrl == 0
-    print(f"round B: condition B {'HOLDS' if ok else 'FAILS'} (returned worse {rw}; "
-          f"agreement {ag:.1%} vs NIQE's (the input kept) {main_ag:.1%}; controls judged "
-          f"{ctrl}); better outputs returned {share:.1%} (reported, not a condition)")
+    _by_quality(recs, JPEG_HELDOUT_B_QUALITIES, (pick,))
+    _by_photo(recs, photos, (pick,))
+    _worse_lines(recs, pick, named=False, digits=2)
+    _condition("B", recs, pick)
 
 # --- JPEG, candidate LX and held-out round C (h68jpeg3; the rule is in the module docstring) ----
 
@@ -4297,13 +4307,6 @@ def jpeg_heldout_c_outputs(y: torch.Tensor, q: int) -> dict[str, torch.Tensor]:
     return _jpeg_family(y, q, 684, JPEG_C_OUTPUTS)
 
 
-def _worse_lines(recs: list[dict], cand: tuple) -> None:
-    for r in recs:
-        if jpeg_returned(r, cand) and r["ref"][0] < r["ref"][1]:
-            print(f"    {cand[0]} returned worse: {r['case']} {r['out']}: {r['ref'][0]:.3f} < "
-                  f"{r['ref'][1]:.3f} dB")
-
-
 def run_jpeg_lx_dev() -> None:
     """LX on the dev cases beside L (the pick and the same margins); the rule's pick among
     :data:`JPEG_LX_CANDIDATES`; then LX on round B's 8 cases (a diagnosis only)."""
@@ -4315,10 +4318,7 @@ def run_jpeg_lx_dev() -> None:
         jpeg_table(recs, lambda r: jpeg_returned(r, c))[2],
         -jpeg_table(recs, lambda r: jpeg_returned(r, c))[1], c[3]))
     print(f"the rule's pick: {best[0]}")
-    for q in JPEG_DEV_QUALITIES:
-        _jpeg_report(f"  quality {q}", [r for r in recs if not r["control"]
-                                         and r["case"].split(" q")[-1]
-                                         .startswith(f"{q} ")], (ls[1], best))
+    _by_quality(recs, JPEG_DEV_QUALITIES, (ls[1], best))
     for c in JPEG_LX_CANDIDATES:
         _worse_lines(recs, c)
     print("round B (no longer held out; a diagnosis): the cases L s0 m0.25 returned worse")
@@ -4347,22 +4347,11 @@ def run_jpeg_heldout_c() -> None:
     recs = jpeg_cases(photos, JPEG_HELDOUT_C_QUALITIES, (6, 1), 50, 0.85,
                       jpeg_heldout_c_outputs)
     _jpeg_report("JPEG held-out round C", recs, (pick, pick_l))
-    for q in JPEG_HELDOUT_C_QUALITIES:
-        _jpeg_report(f"  quality {q}", [r for r in recs if not r["control"]
-                                         and r["case"].split(" q")[-1]
-                                         .startswith(f"{q} ")], (pick,))
-    for pn in photos:
-        _jpeg_report(f"  {pn}", [r for r in recs if not r["control"]
-                                 and r["case"].startswith(f"{pn} q")], (pick,))
+    _by_quality(recs, JPEG_HELDOUT_C_QUALITIES, (pick,))
+    _by_photo(recs, photos, (pick,))
     _worse_lines(recs, pick)
     _worse_lines(recs, pick_l)
-    t, ag, rw, share = jpeg_table(recs, lambda r: jpeg_returned(r, pick))
-    main_ag = jpeg_table(recs, lambda r: False)[1]
-    ctrl = len({r["case"] for r in recs if r["control"] and r["judged"]})
-    ok = rw == 0 and ag > main_ag and ctrl == 0
-    print(f"round C: condition C {'HOLDS' if ok else 'FAILS'} (returned worse {rw}; "
-          f"agreement {ag:.1%} vs NIQE's (the input kept) {main_ag:.1%}; controls judged "
-          f"{ctrl}); better outputs returned {share:.1%} (reported, not a condition)")
+    _condition("C", recs, pick)
 
 # --- motion blur: the posterior under a line kernel (issue 68, h68motion) -----------------------
 #
