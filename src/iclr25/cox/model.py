@@ -706,9 +706,8 @@ class COX(FittedIO, BaseEstimator):
         self.cv_correct_ = torch.stack([torch.cat(right["head"]).cpu(),
                                         torch.cat(right["floor"]).cpu()], 1)
         n = len(li)
-        right = {k: int(v.sum()) for k, v in zip(("head", "floor"), self.cv_correct_.T,
-                                                 strict=True)}
-        self.head_accuracy_, self.floor_accuracy_ = right["head"] / n, right["floor"] / n
+        n_head, n_floor = (int(v) for v in self.cv_correct_.sum(0))
+        self.head_accuracy_, self.floor_accuracy_ = n_head / n, n_floor / n
         b, c, p = _sign_test(self.cv_correct_)
         if p > _FLOOR_LEVEL:
             self.floor_used_ = True
@@ -718,8 +717,8 @@ class COX(FittedIO, BaseEstimator):
             ours.append(COXFloorWarning(
                 f"COX.fit: a LogisticRegression on the {n} labelled OOM rows (labels given or "
                 f"taken from pairs) predicts instead of COX's head: in {folds}-fold "
-                f"cross-validation on those rows it classified {right['floor']} of {n} right, "
-                f"COX {right['head']}. COX's head predicts only when it wins by a one-sided "
+                f"cross-validation on those rows it classified {n_floor} of {n} right, "
+                f"COX {n_head}. COX's head predicts only when it wins by a one-sided "
                 f"exact sign test at {_FLOOR_LEVEL}: it alone was right on {b} rows, the "
                 f"regression alone on {c}, p = {p:.3g}.{unconverged} Give more pairs or "
                 f"labels; floor_used_ is True (floor='off' keeps COX's head)."))
