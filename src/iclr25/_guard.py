@@ -1215,6 +1215,9 @@ class _Posterior:
     V: np.ndarray
     #: The kernel (k, k) of the width the posterior assumes: the likeliest of ``family``.
     kernel: np.ndarray
+    #: That width (px: the Gaussian's σ, the disk's radius; None where the caller built the
+    #: posterior without one).
+    width: float | None = None
 
     @classmethod
     def of(cls, y: torch.Tensor, radius: float | None = None,
@@ -1227,7 +1230,7 @@ class _Posterior:
         r = _radius(Y, w2, n2, family) if radius is None else radius
         k = _WIDTHS[family][1](r)
         M, V = _wiener(Y, _dct_transfer(k, *w2.shape), w2, n2)
-        return cls(Y, M, V, k)
+        return cls(Y, M, V, k, float(r))
 
     def terms(self, z: torch.Tensor) -> tuple[float, float]:
         """Of ``z`` (C, H, W), per pixel: its expected squared error against the sharp image,
@@ -1607,6 +1610,23 @@ def _posterior_scorers(attr: str) -> tuple[Scorer, Scorer]:
 
 _posterior, _posterior_reblur = _posterior_scorers("posteriors")
 _motion, _motion_reblur = _posterior_scorers("motion")
+
+
+def redegrade_kernel(read: _Posterior | MotionPosterior, factor: float,
+                     family: str | None = None) -> np.ndarray:
+    """The kernel (k, k) a photo's pseudo pair is blurred by (:mod:`iclr25._redegrade`):
+    the kernel read from the photo (``read``: its :class:`_Posterior` under ``family``, a
+    name in :data:`BLURS`, or its :class:`~iclr25._motion_posterior.MotionPosterior`) at
+    ``factor`` times its width (a Gaussian's σ, a disk's radius, a line's length; the
+    line's angle kept)."""
+    from iclr25._motion_posterior import line_kernel
+
+    if isinstance(read, MotionPosterior):
+        return line_kernel(read.length * factor, read.angle)
+    check_choice(family, "family", BLURS)
+    if read.width is None:
+        raise ValueError("read must carry its kernel's width (_Posterior.of)")
+    return _WIDTHS[family][1](read.width * factor)
 
 
 def _exposure(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
