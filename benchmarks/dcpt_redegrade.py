@@ -146,6 +146,20 @@ SIDE = 160
 PICK: dict[str, tuple[int, str, float, str | None]] | None = {
     "blur": (2, "matched", 2.0, None), "defocus": (1, "full", 2.0, "posterior"),
     "motion": (3, "matched", 2.0, "posterior")}
+#: The held-out round (``--set heldout``, run once after the pick was committed, d96b87d;
+#: CPU 371 s, load 2.9), warned & worse / warned & better / quiet & worse / quiet & better:
+#:
+#: * blur (810 cases): the pick 240 / 298 / 0 / 272, **63.2%, none returned worse**, 272 of
+#:   570 better outputs returned (47.7%); the default 240 / 335 / 0 / 235, 58.6%, none:
+#:   **the condition holds** (90% not reached);
+#: * defocus (810): the pick 330 / 375 / 5 / 100, 53.1%, **5 returned worse** (both plaid
+#:   scenes: Wiener at radius 1.45, −0.03 dB; unsharp 0.5 and 1.5 at 2.75, −0.09 to −0.83
+#:   dB; re-degraded +2.1 to +3.1 dB); the default 334 / 427 / 1 / 48, 47.2%, 1: **the
+#:   condition fails**;
+#: * motion (1,800): the pick 1098 / 701 / 0 / 1, **61.1%, none returned worse**, 1 of 702
+#:   better outputs returned; the default (NIQE, the input kept) 1098 / 702 / 0 / 0,
+#:   61.0%: **the condition holds**, by one case; the ``"motion"`` measure at its margins
+#:   66.0%, 2 returned worse.
 
 #: Held-out round (declared with the rule): scene name -> (earlier round's generator, its
 #: kind, new seed). Drawn at 120 × 160.

@@ -636,7 +636,7 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -651,6 +651,7 @@ from iclr25._choices import (  # what guarded returns where ours is worse
 )
 from iclr25._dequantise import QuantPosterior, not_quantised
 from iclr25._motion_posterior import MOTION_MARGIN, MOTION_REBLUR_MARGIN, MotionPosterior
+from iclr25._redegrade import redegrade_psnr, width_factor
 
 __all__ = ["BLURS", "DEFAULT_FALLBACK", "DETECTION_SIGMAS", "FALLBACKS", "MARGINS", "MEASURES",
            "MIDDLE_GREY", "PRISTINE", "Fallback", "Measure", "MeasureSpec", "RestorationWarning",
@@ -660,7 +661,8 @@ __all__ = ["BLURS", "DEFAULT_FALLBACK", "DETECTION_SIGMAS", "FALLBACKS", "MARGIN
 
 #: How the check scores an output (the module's docstring; :data:`MEASURES`).
 Measure = Literal["psnr", "r2r", "reblur", "posterior", "motion", "exposure", "quantisation",
-                  "quantisation_rgb", "niqe"]
+                  "quantisation_rgb", "redegrade_blur", "redegrade_defocus", "redegrade_motion",
+                  "niqe"]
 #: The degradations of a known blur family, whose classical restorer assumes a kernel
 #: (``iclr25.dcpt.baselines.psfs``): the re-blur measure reads them.
 BLURS = ("blur", "defocus")
@@ -1537,6 +1539,21 @@ class _Inputs:
     x: torch.Tensor
     reference: torch.Tensor | None
     blur: str | None
+    #: :meth:`read`'s posteriors of a family other than ``blur``'s, read once.
+    _reads: dict[str, list[_Posterior]] = field(default_factory=dict, repr=False)
+
+    def read(self, family: str) -> list[_Posterior] | list[MotionPosterior]:
+        """Each image's kernel read from the input under ``family`` (a name in
+        :data:`BLURS`: its :class:`_Posterior`; ``"motion_blur"``: its line's
+        :class:`~iclr25._motion_posterior.MotionPosterior`), read once per check."""
+        if family == "motion_blur":
+            return self.motion
+        if family == (self.blur or "defocus"):
+            return self.posteriors
+        check_choice(family, "family", BLURS)
+        if family not in self._reads:
+            self._reads[family] = [_Posterior.of(xi, family=family) for xi in self.x]
+        return self._reads[family]
 
     @functools.cached_property
     def sigma(self) -> torch.Tensor:
@@ -1629,6 +1646,28 @@ def redegrade_kernel(read: _Posterior | MotionPosterior, factor: float,
     return _WIDTHS[family][1](read.width * factor)
 
 
+#: The re-degraded measures' pseudo pair per family (:mod:`iclr25._redegrade`; issue 68,
+#: h68redeg): the scale ``s`` and how ``ỹ`` is blurred, picked with the margin
+#: (:data:`MARGINS`) and the second score (:data:`MEASURES`) on the development sets by a
+#: rule committed first (``benchmarks/dcpt_redegrade.py``; the module's docstring).
+REDEGRADE_PAIRS: dict[str, tuple[int, str]] = {
+    "blur": (2, "matched"), "defocus": (1, "full"), "motion_blur": (3, "matched")}
+
+
+def _redegrade_scorer(family: str) -> Scorer:
+    """The restorer ``f`` scored by its round trip one level down (:func:`redegrade_psnr`)
+    on each input's pseudo pair under the kernel read for ``family`` (:meth:`_Inputs.read`),
+    built as :data:`REDEGRADE_PAIRS` says; ``out`` is not read (``f`` is)."""
+    def score(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+        s, how = REDEGRADE_PAIRS[family]
+        c = width_factor(s, how)  # type: ignore[arg-type]  # a name of HOWS
+        ks = [redegrade_kernel(r, c, None if family == "motion_blur" else family)
+              for r in inp.read(family)]
+        return redegrade_psnr(f, inp.x, ks, s)
+
+    return score
+
+
 def _exposure(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
     return lowlight_psnr(out, inp.x)
 
@@ -1705,6 +1744,18 @@ MEASURES: dict[Measure, MeasureSpec] = {
     "quantisation_rgb": MeasureSpec("RGB PSNR estimated against the clean image's JPEG "
                                     "quantisation posterior, chroma changes counted", "dB",
                                     True, _quantisation_rgb, not_quantised),
+    "redegrade_blur": MeasureSpec(
+        "PSNR of the restorer on the photo's pseudo pair at half scale, Gaussian blur "
+        "read by maximum likelihood", "dB", True, _redegrade_scorer("blur")),
+    "redegrade_defocus": MeasureSpec(
+        "PSNR of the restorer on the photo re-blurred by its disk, read by maximum "
+        "likelihood",
+        "dB", True, _redegrade_scorer("defocus"),
+        also=("posterior PSNR", _posterior, 0.0)),
+    "redegrade_motion": MeasureSpec(
+        "PSNR of the restorer on the photo's pseudo pair at a third of its scale, line "
+        "read by maximum likelihood", "dB", True, _redegrade_scorer("motion_blur"),
+        also=("posterior PSNR under that line", _motion, MOTION_MARGIN)),
     "niqe": MeasureSpec("NIQE, lower is better", "", False, _niqe, niqe_blind),
 }
 
@@ -1741,7 +1792,9 @@ MEASURES: dict[Measure, MeasureSpec] = {
 #: ``"quantisation_rgb"`` (h68jpeg3) 0.25 dB among 0-0.5 dB by the same rule on the same set.
 MARGINS: dict[Measure, float] = {"psnr": 0.0, "r2r": 1.0, "reblur": 5.0, "posterior": 0.0,
                                  "motion": MOTION_MARGIN, "exposure": 1.0, "quantisation": 0.25,
-                                 "quantisation_rgb": 0.25, "niqe": 1.0}
+                                 "quantisation_rgb": 0.25, "redegrade_blur": 2.0,
+                                 "redegrade_defocus": 2.0, "redegrade_motion": 2.0,
+                                 "niqe": 1.0}
 
 
 @dataclass(frozen=True)
