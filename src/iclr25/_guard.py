@@ -1518,16 +1518,22 @@ def not_underexposed(x: torch.Tensor) -> list[str | None]:
 def choose_measure(reference: torch.Tensor | None, degradation: str | None) -> Measure:
     """The measure :func:`guarded` scores with: PSNR against a ``reference`` where there is
     one; else, by the ``degradation`` (None: unknown), the recorrupted-to-recorrupted
-    estimate for noise, the posterior PSNR (with the re-blur by its kernel as a second
-    score) for Gaussian blur and defocus (issue 68, h68defocus and h68blur11), the
-    exposure-colour-noise PSNR for low light, NIQE otherwise."""
+    estimate for noise, the restorer's round trip on the photo's pseudo pair for Gaussian
+    blur and motion blur (``"redegrade_blur"``, ``"redegrade_motion"``; issue 68, h68redeg:
+    the held-out condition met), the posterior PSNR (with the re-blur by its kernel as a
+    second score) for defocus (issue 68, h68defocus and h68blur11), the exposure-colour-noise
+    PSNR for low light, NIQE otherwise."""
     if reference is not None:
         return "psnr"
     if degradation == "noise":
         return "r2r"
     if degradation == "low_light":
         return "exposure"
-    return "posterior" if degradation in BLURS else "niqe"
+    if degradation == "blur":
+        return "redegrade_blur"
+    if degradation == "motion_blur":
+        return "redegrade_motion"
+    return "posterior" if degradation == "defocus" else "niqe"
 
 
 @dataclass
