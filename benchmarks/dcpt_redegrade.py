@@ -55,7 +55,6 @@ input's); returned worse = kept by the check (quiet) and worse by the reference.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -95,8 +94,8 @@ from iclr25._guard import (
     _Inputs,
     disk_psf,
     gaussian_psf,
-    redegrade_kernel,
     reblur,
+    redegrade_kernel,
 )
 from iclr25._motion_posterior import MOTION_MARGIN, MOTION_REBLUR_MARGIN
 from iclr25._redegrade import redegrade_psnr, width_factor
@@ -494,7 +493,7 @@ def run_heldout() -> None:
     for kind in ("blur", "defocus", "motion"):
         rs = [r for r in recs if r["kind"] == kind]
         pick = PICK[kind]
-        t = table(rs, lambda r: kept(r, pick))
+        t = table(rs, lambda r, pick=pick: kept(r, pick))
         print(line(f"held-out {kind}, the pick {cand_name(pick)}", t))
         base = {}
         for n, keep in baselines(kind).items():
