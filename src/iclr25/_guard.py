@@ -1,9 +1,9 @@
 """Did a restorer make the photo worse? The measures and the comparison that DCPT's
 ``restore`` and low-light's ``enhance`` share (issue 55).
 
-Five measures in use, each the most defensible one we can compute for its case (and three
-registered that no default uses, ``"quantisation"``, ``"quantisation_rgb"`` and
-``"motion"``, below):
+Seven measures in use, each the most defensible one we can compute for its case (and four
+registered that no default uses, ``"quantisation"``, ``"quantisation_rgb"``, ``"motion"``
+and ``"redegrade_defocus"``, below):
 
 * ``"psnr"``: PSNR against a reference, when the user has one.
 * ``"r2r"`` (additive Gaussian noise of unknown σ): the recorrupted-to-recorrupted estimate
@@ -19,7 +19,8 @@ registered that no default uses, ``"quantisation"``, ``"quantisation_rgb"`` and
   but 7 dB off for scikit-image's NL-means, whose output is too rough in its input for a
   finite-difference divergence.
 * ``"reblur"`` (a blur of known family, unknown width; :func:`choose_measure` picked it for
-  Gaussian blur until h68blur11, and picks the posterior PSNR below for both kinds now,
+  Gaussian blur until h68blur11, and picks the posterior PSNR below for defocus now (and
+  for Gaussian blur until h68redeg),
   with a re-blur by the posterior's own kernel as its second score): the discrepancy principle of
   deconvolution (Morozov): a faithful restoration ``x̂`` of ``y = k * x`` explains the data,
   ``k * x̂ ≈ y``; an output that changes the picture's content, tone or colour does not,
@@ -71,6 +72,38 @@ registered that no default uses, ``"quantisation"``, ``"quantisation_rgb"`` and
   wrong on scenes that are not 1/f² (round 6: a star field 1.1-1.2 px for radius 1.4-3.2,
   a page of text 0.6-2.0; a lone square on black at radius 4.5 reads 10.9). Cost: one
   DCT-domain likelihood per candidate radius (118), 0.15 s for a 400 × 600 photo.
+* ``"redegrade_blur"`` and ``"redegrade_motion"`` (Gaussian blur and motion blur, issue 68,
+  h68redeg; ``"redegrade_defocus"`` registered, not the default): R2R's principle for
+  blur, the restorer ``f`` scored, not its output (:mod:`iclr25._redegrade`). The kernel is
+  read from the photo ``y`` (the likeliest Gaussian of :class:`_Posterior`; the likeliest
+  line of :class:`~iclr25._motion_posterior.MotionPosterior`), ``ŷ`` is ``y``
+  area-downsampled by ``s`` (its residual blur σ/s) and ``ỹ`` is ``ŷ`` blurred by the
+  kernel at √(1 − 1/s²) of its width (second moments add: ``ỹ`` is blurred as the photo
+  is), and ``f`` scores ``PSNR(f(ỹ), ŷ)``, the input ``PSNR(ỹ, ŷ)``: a blind restorer
+  aims at the sharp image, which one scale down is ``ŷ`` within σ/s, so it is not charged
+  for removing ``y``'s own blur, as a pair ``(k * y, y)`` would charge it. The pair
+  (:data:`REDEGRADE_PAIRS`), margin and an optional AND with the posterior PSNR were picked
+  by a rule committed first (``benchmarks/dcpt_redegrade.py --set dev``: s 1-3 × full or
+  matched width × 0-2 dB × alone or AND the posterior; the fewest returned worse pooled,
+  then agreement, ties to the simpler) on the development sets at 160 px (rounds 3, 5, 6,
+  7, 9, 10, 11 for blur and defocus; motion-dev and round 12 for motion): blur s = 2
+  matched at 2 dB, 422 / 353 / 1 / 466 (warned & worse / warned & better / quiet & worse /
+  quiet & better), 71.5%, 1 returned worse (the default then, the posterior AND re-blur:
+  59.6%, 0); defocus s = 1 at full width, 2 dB AND the posterior, 70.0%, 2 (61.8%, 1);
+  motion s = 3 matched, 2 dB AND the line's posterior at 0.25 dB, 67.1%, 0 (NIQE, the input
+  kept: 66.3%). No candidate returned none worse for blur or defocus; at margin 0 the round
+  trip agrees far more often (blur s = 2 at full width AND the posterior: 91.3%) but
+  returns 35 worse. On a held-out round (30 generated scenes, seeds 7301-7330, new widths;
+  run once after the pick was committed): **blur 240 / 298 / 0 / 272, 63.2%, none returned
+  worse** (the default then 58.6%, none); **motion 1098 / 701 / 0 / 1, 61.1%, none** (NIQE
+  61.0%: one better output returned of 702); defocus 330 / 375 / 5 / 100, 53.1%, **5
+  returned worse** (two plaids, 0.03-0.83 dB; the posterior default 47.2%, 1). The
+  condition (none returned worse, agreement above the default's) held for blur and motion,
+  which :func:`choose_measure` now gives it, and failed for defocus. Far from 90%: at the
+  margins that return no worse output the input is kept for most better ones, as with every
+  measure before. Where the photo is too small for its pair (``ŷ`` narrower than the
+  kernel) or flat, the score is NaN and the input is kept. Cost: ``f`` runs once more per
+  arm on a photo ``s²`` times smaller, plus the kernel's read.
 * ``"exposure"`` (low light): a PSNR from what can be told without a reference
   (:func:`lowlight_psnr`): the terms of the MSE against an ideal photo whose tones are a
   well-exposed photo's (:func:`natural_tones`, the pooled luma of :data:`PRISTINE`) and
@@ -150,7 +183,8 @@ registered that no default uses, ``"quantisation"``, ``"quantisation_rgb"`` and
   the measure (issue 68, walk 10: on motion blur it passed outputs 0.014-0.040 dB below
   the input on 3 of 6 photos, by the reference); ``fallback="none"`` returns ours, with the
   scores in the warning. For motion blur a posterior under a line kernel (``"motion"``,
-  below) was tried and is not the default.
+  below) was tried and is not the default; since h68redeg motion blur is judged by the
+  round trip (``"redegrade_motion"``, above), not by NIQE.
 
 How often the no-reference checks agree with the reference on whether an output is worse
 than its input (``benchmarks/dcpt_checks.py --quick``; issue 68): on 6 photos no testbed
