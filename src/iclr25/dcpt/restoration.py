@@ -117,8 +117,8 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
             2 dB by the round trip (motion blur, whatever ``margin``, 0.25 dB by its
             posterior too); defocus 0 dB by the posterior PSNR and, whatever ``margin``,
             5 dB by the re-blur: chosen so that as few of the development sets' worse
-            outputs as the measure allows are returned, issue 68; 0 with one). 0 keeps every output that does not score
-            below its input.
+            outputs as the measure allows are returned, issue 68; 0 with one). 0 keeps
+            every output that does not score below its input.
         check: False skips the comparison (the plain network output, as in the
             reproduction); ``fallback`` must then be "none" or None.
         tile: if given, process overlapping ``tile``×``tile`` windows (stride
