@@ -67,8 +67,8 @@ from dcpt_checks import (
     MOTION_HELDOUT_KERNELS,
     ROUND10_BLUR,
     ROUND11_BLUR,
-    _counts,
     _motion_blurred,
+    _motion_line,
     _rl,
     _rl_iters,
     dev_sets,
@@ -393,13 +393,6 @@ def table(recs: list[dict], keep: Callable[[dict], bool]) -> np.ndarray:
     return t
 
 
-def line(label: str, t: np.ndarray) -> str:
-    better = t[0, 1] + t[1, 1]
-    return (f"{label}: {_counts(t)}, agreement {np.trace(t) / max(t.sum(), 1):.1%} of "
-            f"{t.sum()}, returned worse {t[1, 0]}, better returned {t[1, 1]} of {better} "
-            f"({t[1, 1] / max(better, 1):.1%})")
-
-
 def cand_name(c: tuple) -> str:
     s, how, m, a = c
     return f"s{s} {how} m{m:g}" + (f" & {a}" if a else "")
@@ -419,14 +412,14 @@ def choose(recs: list[dict], kind: str) -> tuple:
     rs = [r for r in recs if r["kind"] == kind]
     sets = list(dict.fromkeys(r["set"] for r in rs))
     for n, keep in baselines(kind).items():
-        print(line(f"{kind} {n}", table(rs, keep)))
+        print(_motion_line(f"{kind} {n}", table(rs, keep)))
     best, key = None, None
     for j, c in enumerate(candidates()):
         t = table(rs, lambda r, c=c: kept(r, c))
         per = "; ".join(f"{n} {np.trace(u) / u.sum():.1%} ({u[1, 0]})" for n, u in
                         ((n, table([r for r in rs if r["set"] == n], lambda r, c=c: kept(r, c)))
                          for n in sets))
-        print(line(f"{kind} {cand_name(c)}", t) + f"; {per}")
+        print(_motion_line(f"{kind} {cand_name(c)}", t) + f"; {per}")
         k = (t[1, 0], -round(float(np.trace(t) / t.sum()), 12), j)
         if key is None or k < key:
             best, key = c, k
@@ -494,11 +487,11 @@ def run_heldout() -> None:
         rs = [r for r in recs if r["kind"] == kind]
         pick = PICK[kind]
         t = table(rs, lambda r, pick=pick: kept(r, pick))
-        print(line(f"held-out {kind}, the pick {cand_name(pick)}", t))
+        print(_motion_line(f"held-out {kind}, the pick {cand_name(pick)}", t))
         base = {}
         for n, keep in baselines(kind).items():
             base[n] = table(rs, keep)
-            print(line(f"held-out {kind}, {n}", base[n]))
+            print(_motion_line(f"held-out {kind}, {n}", base[n]))
         worse_lines(rs, pick)
         _row(f"{kind}, held-out", rs, pick)
         a = np.trace(t) / t.sum()
