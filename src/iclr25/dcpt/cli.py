@@ -230,18 +230,16 @@ def restore_cmd(
              "(none with --no-check)."),
     margin: float = typer.Option(None, "--margin", help="Ours is written only where the "
                                  "check scores it this much above the input (dB; NIQE "
-                                 "units); default 1 dB (blur, motion_blur 2 by the round "
-                                 "trip; defocus 0, 5 by the re-blur always), 0 with "
-                                 "--reference."),
+                                 "units); default 1 dB (blur, motion_blur 2; defocus 0, "
+                                 "5 by the re-blur always), 0 with --reference."),
     reference: Path = typer.Option(None, "--reference", help="Clean image (or folder, same "
                                    "file names): the check uses PSNR against it."),
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "
                                "the input and the classical restorer (by PSNR with "
-                               "--reference; else estimated PSNR for noise, the network's "
-                               "round trip on the photo one scale down for blur and "
-                               "motion_blur, posterior and re-blurred PSNRs for defocus, "
-                               "exposure/cast/noise "
-                               "PSNR for low_light, NIQE otherwise: it judges no output, "
+                               "--reference; else estimated PSNR for noise, its round trip "
+                               "one scale down for blur, motion_blur, posterior and re-blur "
+                               "for defocus, exposure/cast/noise PSNR for low_light, NIQE "
+                               "otherwise: it judges no output, "
                                "so the default keeps the input) and warn where ours is worse."),
     tile: int = typer.Option(None, "--tile", help="Process in tiles of this side."),
 ) -> None:
