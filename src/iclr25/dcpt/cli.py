@@ -239,8 +239,8 @@ def restore_cmd(
                                "--reference; else estimated PSNR for noise, its round trip "
                                "one scale down for blur, motion_blur, posterior and re-blur "
                                "for defocus, exposure/cast/noise PSNR for low_light, NIQE "
-                               "otherwise: it judges no output, "
-                               "so the default keeps the input) and warn where ours is worse."),
+                               "otherwise: it judges no output, so the default keeps the "
+                               "input) and warn where ours is worse."),
     tile: int = typer.Option(None, "--tile", help="Process in tiles of this side."),
 ) -> None:
     """Restore an image or every image in a folder, checking each against the input and the
