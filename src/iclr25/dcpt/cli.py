@@ -236,11 +236,10 @@ def restore_cmd(
                                    "file names): the check uses PSNR against it."),
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "
                                "the input and the classical restorer (by PSNR with "
-                               "--reference; else estimated PSNR for noise, its round trip "
-                               "one scale down for blur, motion_blur, posterior and re-blur "
-                               "for defocus, exposure/cast/noise PSNR for low_light, NIQE "
-                               "otherwise: it judges no output, so the default keeps the "
-                               "input) and warn where ours is worse."),
+                               "--reference; else estimated PSNR: noise's R2R, the round "
+                               "trip one scale down (blur, motion_blur), posterior (defocus), "
+                               "exposure/cast/noise (low_light); NIQE otherwise, which judges "
+                               "no output: the input is kept) and warn where ours is worse."),
     tile: int = typer.Option(None, "--tile", help="Process in tiles of this side."),
 ) -> None:
     """Restore an image or every image in a folder, checking each against the input and the
