@@ -243,6 +243,19 @@ def test_evaluate_any_latent_policy():
         evaluate(copy_lanes, LANE_REACH_ID, targets=[0.0], n_codes=5, budgets=(10,), z_dim=2)
 
 
+def test_evaluate_takes_what_train_returns_and_load_reads(demos, tmp_path):
+    # issue 68 tidy: evaluate refused a GSDResult (its annotation said callable) where
+    # evaluate_gym took one; both now roll out the result's policy
+    res = train(LANE_REACH_ID, demos, GSDConfig(num_envs=8, iterations=1), seed=0)
+    kw = dict(targets=[-0.4, 0.4], n_codes=20, budgets=(10,), seed=0)
+    want = evaluate(res.policy, LANE_REACH_ID, **kw)
+    for given in (res, load(save(res, tmp_path / "p.safetensors"))):
+        got = evaluate(given, LANE_REACH_ID, **kw)
+        assert torch.equal(got.factors, want.factors) and got.vl == want.vl
+    with pytest.raises(TypeError, match=r"^policy must be a GSDResult or a callable"):
+        evaluate(res.config, LANE_REACH_ID, **kw)
+
+
 def test_train_errors(demos):
     with pytest.raises(ValueError, match="clip"):
         GSDConfig(regularizer="gsd", clip=0.0)
