@@ -301,6 +301,23 @@ def test_save_load_roundtrip(tmp_path, demos):
         load(tmp_path / "missing.safetensors")
 
 
+def test_two_saves_of_one_result_are_byte_identical(tmp_path, demos):
+    # issue 68 tidy: safetensors keeps the metadata (six keys here) in a Rust hash map whose
+    # order changed from save to save; the library writes its keys sorted
+    import json
+    import struct
+
+    res = train(LANE_REACH_ID, demos, GSDConfig(num_envs=4, iterations=1), seed=0)
+    res.env_id, res.max_episode_steps = LANE_REACH_ID, 20
+    files = [save(res, tmp_path / f"p{i}.safetensors").read_bytes() for i in range(6)]
+    assert all(f == files[0] for f in files[1:])
+    n = struct.unpack("<Q", files[0][:8])[0]
+    meta = json.loads(files[0][8:8 + n])["__metadata__"]
+    assert list(meta) == sorted(meta) and len(meta) == 6 and n % 8 == 0
+    back = load(tmp_path / "p0.safetensors")
+    assert (back.env_id, back.max_episode_steps) == (LANE_REACH_ID, 20)
+
+
 def test_a_gsd_policy_and_an_lsdt_model_are_told_apart(tmp_path, demos):
     # issue 68: each verb read the other's file and blamed a missing key or LSDT's __init__
     from safetensors.torch import save_file
