@@ -168,14 +168,15 @@ def option_words(message: str, options: tuple[str, ...]) -> str:
 
 @contextlib.contextmanager
 def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None, *,
-                 name: str | None = None, api: str | None = None):
+                 name: str | None = None, api: str | None = None,
+                 words: Callable[[str], str] | None = None):
     """The warnings the API gives inside the block, each one line in the command line's
     words: ``warning: message``, or ``warning: NAME: message`` where ``name`` says what it
     concerns (the verb, ``toss fit``; the image, ``cat.png``); the API's keywords ``options``
     written as the options (:func:`option_words`: ``max_episode_steps=20`` as
     ``--max-episode-steps 20``); the function's name ``api`` that the message starts with
-    (``dcpt.restore: ``) left out. Every verb prints the API's warnings through this one
-    printer.
+    (``dcpt.restore: ``) left out; ``words``, the verb's own rewording of what is left (``cox
+    fit``'s, ``oft solve``'s). Every verb prints the API's warnings through this one printer.
 
     With ``lines`` None they are printed on stderr as they come, before the work they
     concern (``gsd train``'s, before its training); else appended to ``lines``, which the
@@ -199,7 +200,8 @@ def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None, 
         text = str(message)
         if api is not None:
             text = text.removeprefix(f"{api}: ")
-        line = head + option_words(text, options)
+        text = option_words(text, options)
+        line = head + (text if words is None else words(text))
         if lines is None:
             typer.echo(line, err=True)
         else:
