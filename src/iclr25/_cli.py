@@ -155,24 +155,6 @@ def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[
     return [(n, images[n], None if refs is None else refs[n], p) for n, p in targets.items()]
 
 
-def warning_lines(name: str, fn: Callable[[], T], options: tuple[str, ...] = (),
-                  api: str | None = None) -> T:
-    """``fn()``, each warning it gives printed on stderr as ``warning: NAME: message``.
-
-    ``options``: the API's keywords the message may spell as Python (``fallback='input'``),
-    written as the command line's options instead (``--fallback input``); ``api``: the
-    function's name the message starts with (``dcpt.restore: ``), left out."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out = fn()
-    for w in caught:
-        message = str(w.message)
-        if api is not None:
-            message = message.removeprefix(f"{api}: ")
-        typer.echo(f"warning: {name}: {option_words(message, options)}", err=True)
-    return out
-
-
 def option_words(message: str, options: tuple[str, ...]) -> str:
     """``message`` with each of the API's keywords ``options`` that it spells as Python
     (``fallback='input'``, ``max_episode_steps=20``) written as the command line's option
@@ -185,27 +167,41 @@ def option_words(message: str, options: tuple[str, ...]) -> str:
 
 
 @contextlib.contextmanager
-def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None):
+def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None, *,
+                 name: str | None = None, api: str | None = None,
+                 words: Callable[[str], str] | None = None):
     """The warnings the API gives inside the block, each one line in the command line's
-    words: ``warning: message``, the API's keywords ``options`` written as the options
-    (:func:`option_words`: ``max_episode_steps=20`` as ``--max-episode-steps 20``).
+    words: ``warning: message``, or ``warning: NAME: message`` where ``name`` says what it
+    concerns (the verb, ``toss fit``; the image, ``cat.png``); the API's keywords ``options``
+    written as the options (:func:`option_words`: ``max_episode_steps=20`` as
+    ``--max-episode-steps 20``); the function's name ``api`` that the message starts with
+    (``dcpt.restore: ``) left out; ``words``, the verb's own rewording of what is left (``cox
+    fit``'s, ``oft solve``'s). Every verb prints the API's warnings through this one printer.
 
     With ``lines`` None they are printed on stderr as they come, before the work they
     concern (``gsd train``'s, before its training); else appended to ``lines``, which the
     verb prints after its checks, so that an error stays one line (``lsdt evaluate``'s).
-    The warning filters in force are kept (Python's default says a warning from one line
-    once; an ``ignore`` stays silent), but one that makes a warning an exception (``-W
+
+    The policy, one for every verb: the warning filters in force are kept, so a user's
+    ``-W ignore`` (or ``PYTHONWARNINGS=ignore``) silences them, and Python's default shows
+    a warning from one line once per block (a block is entered afresh per image, so each
+    image of a folder gets its own); but a filter that makes a warning an exception (``-W
     error``, ``PYTHONWARNINGS=error``) prints it once instead: an exception would end the
     verb in a traceback, after the work it warned of had begun (``lsdt evaluate`` did, exit
-    1, where it printed the warning before issue 68's review). Unlike
-    :func:`warning_lines`, the message is not prefixed with the verb's name::
+    1, where it printed the warning before issue 68's review)::
 
         notes: list[str] = []
         with api_warnings(("max_episode_steps",), notes):
             res = evaluate(model, env, max_episode_steps=steps)
     """
+    head = "warning: " if name is None else f"warning: {name}: "
+
     def show(message: Warning | str, *_args: object, **_kwargs: object) -> None:
-        line = f"warning: {option_words(str(message), options)}"
+        text = str(message)
+        if api is not None:
+            text = text.removeprefix(f"{api}: ")
+        text = option_words(text, options)
+        line = head + (text if words is None else words(text))
         if lines is None:
             typer.echo(line, err=True)
         else:
@@ -217,7 +213,7 @@ def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None):
 
     with warnings.catch_warnings():
         kept = list(warnings.filters)
-        warnings.resetwarnings()
+        warnings.resetwarnings()   # a new filter version: each block's once-per-line is fresh
         for action, message, category, module, lineno in kept:   # in order, "error" printed
             warnings.filterwarnings("default" if action == "error" else action,
                                     pattern(message), category, pattern(module), lineno,

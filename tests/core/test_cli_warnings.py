@@ -54,3 +54,37 @@ def test_api_warnings_prints_a_warning_the_filters_make_an_error_and_keeps_the_r
         assert lines == ["warning: " + option_words(_SAID, ("max_episode_steps",))]
         with pytest.raises(UserWarning, match="after"):             # the filters restored
             warnings.warn("after", UserWarning, stacklevel=1)
+
+
+def test_api_warnings_names_what_they_concern_and_leaves_out_the_api_name(capsys):
+    # issue 68 tidy: dcpt, lowlight and toss had their own printer (warning_lines), which
+    # prefixed the verb or image and stripped the API's name; one printer does both now
+    with api_warnings(("fallback",), name="cat.png", api="dcpt.restore"):
+        warnings.warn("dcpt.restore: worse; returned the input (fallback='input')",
+                      UserWarning, stacklevel=1)
+    lines: list[str] = []
+    with api_warnings((), lines, name="toss fit", api="dcpt.restore"):
+        warnings.warn("lowlight.enhance: kept, another API's name", UserWarning, stacklevel=1)
+    assert capsys.readouterr().err == ("warning: cat.png: worse; returned the input "
+                                       "(--fallback input)\n")
+    assert lines == ["warning: toss fit: lowlight.enhance: kept, another API's name"]
+
+
+def _warn_twice_per_block(n_blocks: int) -> list[str]:
+    lines: list[str] = []
+    for _ in range(n_blocks):
+        with api_warnings((), lines, name="x.png"):
+            for _ in range(2):
+                warnings.warn("the same words", UserWarning, stacklevel=1)
+    return lines
+
+
+def test_api_warnings_policy_default_once_per_block_ignore_silent_error_printed():
+    # one policy for every verb: Python's default says it once per block (each image of a
+    # folder is its own block, so each gets its warning); a user's ignore silences it (the
+    # image verbs printed it under -W ignore before); error prints it instead of raising
+    for action, per_block in (("default", 1), ("error", 1), ("ignore", 0), ("always", 2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter(action)
+            assert _warn_twice_per_block(3) == ["warning: x.png: the same words"] * (
+                3 * per_block), action

@@ -83,3 +83,26 @@ def test_array_readers_refuse_the_other_format_and_strings(tmp_path):
         read_npz(tmp_path / "a_.npz", "FILE", ("x",))
     with pytest.raises(ValueError, match="numbers"):
         read_npz(tmp_path / "s.npz", "FILE", ("x",))
+
+
+def test_save_safetensors_writes_sorted_metadata_safetensors_reads(tmp_path):
+    # issue 68 tidy: the metadata's order is safetensors' hash map's, new at every save
+    import struct
+
+    from safetensors import safe_open
+
+    from iclr25._io import save_safetensors
+
+    meta = {k: f"{k}: é \"q\"\n" for k in "fbdaec"}       # quotes, escapes, UTF-8
+    t = {"z": torch.arange(3.0), "y": torch.ones(2, 2, dtype=torch.float64),
+         "x": torch.tensor([1, 2], dtype=torch.uint8)}
+    files = [save_safetensors(t, tmp_path / f"{i}.safetensors", meta).read_bytes()
+             for i in range(6)]
+    assert all(f == files[0] for f in files[1:])
+    save_file(t, str(tmp_path / "theirs.safetensors"), metadata=meta)
+    assert len(files[0]) == (tmp_path / "theirs.safetensors").stat().st_size
+    n = struct.unpack("<Q", files[0][:8])[0]
+    assert n % 8 == 0 and list(json.loads(files[0][8:8 + n])["__metadata__"]) == sorted(meta)
+    with safe_open(tmp_path / "0.safetensors", "pt") as f:
+        assert f.metadata() == meta
+        assert all(torch.equal(f.get_tensor(k), v) for k, v in t.items())

@@ -35,7 +35,7 @@ def test_none_where_a_model_is_expected():
 
 def test_an_int_where_a_callable_is_expected():
     # main: "z_dim must lie in [1, inf], got 0", a message about another argument
-    with pytest.raises(TypeError, match=r"policy must be a callable, got int 3"):
+    with pytest.raises(TypeError, match=r"policy must be a GSDResult or a callable, got int 3"):
         gsd.evaluate(3, "LaneReach-v0", targets=[0.1])
 
 

@@ -127,6 +127,26 @@ def test_fit_warnings_name_the_options_not_the_apis_arguments(files):
     assert not any(w in r.output for w in _API_WORDS), r.output
 
 
+
+def test_fit_prints_its_warnings_under_w_error_and_drops_them_under_ignore(files):
+    # issue 68 tidy: one printer, one policy for every verb: under -W error `cox fit` ended
+    # in a traceback (exit 1) at its first warning, after the fit
+    import warnings
+
+    t = files
+    args = ["fit", "--oom", str(t / "X.npy"), "--im", str(t / "A.npy"), "--im-labels",
+            str(t / "ya.csv"), "--labels", str(t / "y.csv"), "--out", str(t / "m.pt"),
+            "--steps", "5"]
+    said = {}
+    for action in ("default", "error", "ignore"):
+        with warnings.catch_warnings():
+            warnings.simplefilter(action)
+            r = runner.invoke(app, args)
+        assert r.exit_code == 0, (action, r.output)
+        said[action] = [x for x in r.stderr.splitlines() if x.startswith("warning: ")]
+    assert len(said["default"]) == 2 and said["error"] == said["default"], said
+    assert said["ignore"] == []
+
 def test_the_matching_and_naming_warnings_in_the_command_lines_words():
     from iclr25.cox.cli import _cli_words
 

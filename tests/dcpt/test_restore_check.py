@@ -444,3 +444,22 @@ def test_motion_blur_too_small_for_its_pseudo_pair_keeps_the_input(clean):
     with pytest.warns(RestorationWarning, match=r"ours not estimable.*input not estimable.*"
                       r"returned the input unchanged"):
         assert torch.equal(restore(Identity(), blurred, degradation="motion_blur"), blurred)
+
+
+def test_cli_restore_warnings_follow_the_filters_in_force(tmp_path, bad_net, clean):
+    # issue 68 tidy: one printer for every verb; `restore` printed its warnings under
+    # -W ignore too. Under -W error each image still gets its line, and no traceback
+    model = save(bad_net, tmp_path / "m.safetensors", degradation="noise")
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("a.png", "b.png"):               # the same photo: the same warning's words
+        save_image(clean, src / name)
+    for action, said in (("ignore", []), ("error", ["a.png", "b.png"]),
+                         ("default", ["a.png", "b.png"])):
+        with warnings.catch_warnings():
+            warnings.simplefilter(action)
+            r = CliRunner().invoke(app, ["restore", str(model), str(src),
+                                         str(tmp_path / action)])
+        assert r.exit_code == 0, (action, r.output)
+        assert [ln.split(":")[1].strip() for ln in r.stderr.splitlines()
+                if ln.startswith("warning:")] == said, (action, r.stderr)

@@ -243,6 +243,19 @@ def test_evaluate_any_latent_policy():
         evaluate(copy_lanes, LANE_REACH_ID, targets=[0.0], n_codes=5, budgets=(10,), z_dim=2)
 
 
+def test_evaluate_takes_what_train_returns_and_load_reads(demos, tmp_path):
+    # issue 68 tidy: evaluate refused a GSDResult (its annotation said callable) where
+    # evaluate_gym took one; both now roll out the result's policy
+    res = train(LANE_REACH_ID, demos, GSDConfig(num_envs=8, iterations=1), seed=0)
+    kw = dict(targets=[-0.4, 0.4], n_codes=20, budgets=(10,), seed=0)
+    want = evaluate(res.policy, LANE_REACH_ID, **kw)
+    for given in (res, load(save(res, tmp_path / "p.safetensors"))):
+        got = evaluate(given, LANE_REACH_ID, **kw)
+        assert torch.equal(got.factors, want.factors) and got.vl == want.vl
+    with pytest.raises(TypeError, match=r"^policy must be a GSDResult or a callable"):
+        evaluate(res.config, LANE_REACH_ID, **kw)
+
+
 def test_train_errors(demos):
     with pytest.raises(ValueError, match="clip"):
         GSDConfig(regularizer="gsd", clip=0.0)
@@ -286,6 +299,23 @@ def test_save_load_roundtrip(tmp_path, demos):
     assert back.config == res.config
     with pytest.raises(ValueError, match="path"):
         load(tmp_path / "missing.safetensors")
+
+
+def test_two_saves_of_one_result_are_byte_identical(tmp_path, demos):
+    # issue 68 tidy: safetensors keeps the metadata (six keys here) in a Rust hash map whose
+    # order changed from save to save; the library writes its keys sorted
+    import json
+    import struct
+
+    res = train(LANE_REACH_ID, demos, GSDConfig(num_envs=4, iterations=1), seed=0)
+    res.env_id, res.max_episode_steps = LANE_REACH_ID, 20
+    files = [save(res, tmp_path / f"p{i}.safetensors").read_bytes() for i in range(6)]
+    assert all(f == files[0] for f in files[1:])
+    n = struct.unpack("<Q", files[0][:8])[0]
+    meta = json.loads(files[0][8:8 + n])["__metadata__"]
+    assert list(meta) == sorted(meta) and len(meta) == 6 and n % 8 == 0
+    back = load(tmp_path / "p0.safetensors")
+    assert (back.env_id, back.max_episode_steps) == (LANE_REACH_ID, 20)
 
 
 def test_a_gsd_policy_and_an_lsdt_model_are_told_apart(tmp_path, demos):

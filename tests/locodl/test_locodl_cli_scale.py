@@ -218,3 +218,19 @@ def test_fit_computes_the_client_blocks_eigendecomposition_once_per_scale(tmp_pa
         with pytest.warns(Warning):                        # capped at 50 iterations
             clf = LoCoDLClassifier(alpha=ALPHA, n_clients=4, max_iter=50, seed=0).fit(X / c, y)
         np.testing.assert_array_equal(coef, clf.coef_[0] / c)
+
+
+@pytest.mark.parametrize("scale", ["global", "none"])
+def test_fit_checks_data_once(tmp_path, monkeypatch, scale):
+    # issue 68 tidy: `locodl fit` checked DATA's magnitude itself, then again in the objective
+    # it built on DATA (and under --rescale none a third time, in the fit's own objective);
+    # once now, its refusal as before (test_values_whose_squares_overflow_are_one_line)
+    from iclr25.locodl import objectives
+
+    seen = []
+    real = objectives.check_magnitude
+    monkeypatch.setattr(objectives, "check_magnitude",
+                        lambda A, name="X": (seen.append(np.asarray(A)), real(A, name))[1])
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    _fit(tmp_path, tmp_path / "d.npz", "--rescale", scale, "--max-iter", "10")
+    assert sum(a.shape == X.shape and np.array_equal(a, X) for a in seen) == 1, len(seen)

@@ -8,13 +8,20 @@ a table of labels is read in one pass into the fit's per-row labels."""
 from __future__ import annotations
 
 import re
-import warnings
 from pathlib import Path
 
 import numpy as np
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, input_file, output_path, threads_verb, training_verb
+from iclr25._cli import (
+    EngineArgs,
+    api_warnings,
+    check_seed,
+    input_file,
+    output_path,
+    threads_verb,
+    training_verb,
+)
 from iclr25._cli import fail as _fail
 from iclr25._io import read_matrix
 
@@ -121,16 +128,16 @@ def fit(
     C = n_classes if n_classes is not None else int(max(
         [int(v.max()) for v in Ys] + ([int(y.max())] if y is not None else []))) + 1
     names = [f"im{i}" for i in range(len(Zs))]
-    try:
-        with estimating(), warnings.catch_warnings(record=True) as caught:
-            # the bar (on a terminal) prints its run-time estimate
+    notes: list[str] = []
+    try:   # the bar (on a terminal) prints its run-time estimate
+        with estimating(), api_warnings((), notes, words=_cli_words):
             model = COX(C, steps=steps, seed=seed).fit(
                 X, dict(zip(names, Zs, strict=True)), dict(zip(names, Ys, strict=True)),
                 pairs=P, y_oom=y, **run)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
-    for w in caught:
-        typer.echo(f"warning: {_cli_words(w.message)}", err=True)
+    for note in notes:  # after the checks: an error stays one line
+        typer.echo(note, err=True)
     model.save(out)
     typer.echo(f"wrote {out} ({len(model.correspondences_)} correspondences)")
 

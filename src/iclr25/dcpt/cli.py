@@ -10,13 +10,13 @@ import typer
 from iclr25._choices import DEFAULT_FALLBACK, Backbone, Fallback, Kind
 from iclr25._cli import (
     EngineArgs,
+    api_warnings,
     check_seed,
     choice,
     image_jobs,
     output_path,
     threads_verb,
     training_verb,
-    warning_lines,
 )
 from iclr25._cli import fail as _fail
 from iclr25._progress import estimating
@@ -268,9 +268,9 @@ def restore_cmd(
         kind, fb = degradation, fallback
         if named:  # DCPT's own classifier names the degradation (issue 68)
             kind, fb = _classified(ck, x, name, fb, low)
-        out = warning_lines(name, lambda x=x, ref=ref, kind=kind, fb=fb: restore(
-            ck.model, x, degradation=kind, fallback=fb, margin=margin, check=check,
-            tile=tile, reference=ref), ("fallback",), api="dcpt.restore")
+        with api_warnings(("fallback",), name=name, api="dcpt.restore"):
+            out = restore(ck.model, x, degradation=kind, fallback=fb, margin=margin,
+                          check=check, tile=tile, reference=ref)
         save_image(out, path)
         typer.echo(f"wrote {path}")
     if low:

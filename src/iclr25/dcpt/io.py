@@ -63,7 +63,7 @@ def save(model: nn.Module | PathLike, path: PathLike | nn.Module, *,
         ValueError: ``path`` not ending in .safetensors or its directory missing;
             ``kinds`` length not matching the classifier; unknown ``degradation``.
     """
-    from safetensors.torch import save_file
+    from iclr25._io import save_safetensors
 
     if isinstance(model, (str, os.PathLike)) and isinstance(path, nn.Module):
         warnings.warn("dcpt.save(path, model) is deprecated: call save(model, path)",
@@ -103,8 +103,7 @@ def save(model: nn.Module | PathLike, path: PathLike | nn.Module, *,
         meta["degradation"] = check_choice(degradation, "degradation", KINDS)
     if finetuned is not None:  # restore classifies among these only (issue 68 walk)
         meta["finetuned"] = [check_choice(k, "finetuned", KINDS) for k in finetuned]
-    save_file(tensors, str(p), metadata={"iclr25.dcpt": json.dumps(meta)})
-    return p
+    return save_safetensors(tensors, p, {"iclr25.dcpt": json.dumps(meta)})
 
 
 @checked

@@ -13,6 +13,25 @@ from iclr25.gsd.testbed import LaneReachVec, make_vec
 
 __all__ = ["Evaluation", "recovery_error", "select_behaviours", "evaluate"]
 
+#: a latent-conditioned policy: ``policy(obs (n, d), z (n, z_dim)) -> mean action (n, a)``
+Policy = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def rolled_policy(policy: object) -> tuple[Policy, GSDResult | None]:
+    """What every evaluator rolls out: the policy of a training result (what
+    :func:`~iclr25.gsd.train` returns, :func:`~iclr25.gsd.io.load` reads) and that result, or
+    a callable ``policy(obs, z)`` as given and None.
+
+    Raises:
+        TypeError: ``policy`` neither a training result nor callable.
+    """
+    if isinstance(policy, GSDResult):
+        return policy.policy, policy
+    if not callable(policy):
+        raise TypeError(f"policy must be a GSDResult (what gsd.train returns) or a callable "
+                        f"policy(obs, z), got {type(policy).__name__}")
+    return policy, None
+
 
 def _check_budget(factors: ArrayLike, targets: ArrayLike, budget: int
                   ) -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -79,7 +98,7 @@ class Evaluation:
 
 @checked
 def evaluate(
-    policy: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    policy: GSDResult | Policy,
     env: str | LaneReachVec,
     *,
     targets: Sequence[float] | torch.Tensor,
@@ -90,10 +109,13 @@ def evaluate(
 ) -> Evaluation:
     """Roll out one deterministic episode per prior code z ~ N(0, I) and score recovery.
 
-    Works for any latent-conditioned policy: ``policy(obs (n, d), z (n, z_dim)) -> mean
-    action`` (a :class:`~iclr25.gsd.LatentPolicy` is one), on the policy's device.
+    Works for what :func:`~iclr25.gsd.train` returns (or :func:`~iclr25.gsd.io.load` reads),
+    whose policy is rolled out, and for any latent-conditioned policy: ``policy(obs (n, d),
+    z (n, z_dim)) -> mean action`` (a :class:`~iclr25.gsd.LatentPolicy` is one), on the
+    policy's device.
 
     Args:
+        policy: a :class:`~iclr25.gsd.GSDResult` or a callable policy.
         env: a registered env id with a batched version, or such an env with
             ``num_envs == n_codes``.
         targets: held-out behaviour factors.
@@ -103,7 +125,9 @@ def evaluate(
 
     Raises:
         ValueError: empty targets, a budget <= 0 or > n_codes, n_codes < 1, env mismatch.
+        TypeError: ``policy`` neither a training result nor callable.
     """
+    policy, _ = rolled_policy(policy)
     n_codes = check_int(n_codes, "n_codes", 1)
     t = as_tensor(targets, "targets", ndim=1, dtype=torch.float32)
     budgets = [check_int(b, "budgets", 1, n_codes) for b in budgets]
@@ -134,3 +158,8 @@ def evaluate(
     vl = {b: recovery_error(factors, t.to(factors), b) for b in budgets}
     sel = select_behaviours(factors, t.to(factors), budgets[0])
     return Evaluation(codes, factors, ret, success, vl, float(success[sel].float().mean()))
+
+
+# last: training imports gym, which imports this module's recovery_error (defined by now);
+# the package imports this module first, so GSDResult is here before any call reads it
+from iclr25.gsd.training import GSDResult  # noqa: E402

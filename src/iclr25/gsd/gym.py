@@ -24,7 +24,7 @@ import torch
 from iclr25._checks import as_tensor, check_int, resolve_seed, user_stacklevel
 from iclr25._contract import PositiveInt, checked
 from iclr25.datasets.control import OfflineDataset, env_maker, outlasting
-from iclr25.gsd.evaluation import recovery_error
+from iclr25.gsd.evaluation import recovery_error, rolled_policy
 from iclr25.gsd.testbed import _BATCHED, make_vec
 
 if TYPE_CHECKING:   # training imports this module: GSDResult is read where it is used
@@ -300,14 +300,11 @@ def beyond_the_demos(returns: torch.Tensor, factors: torch.Tensor, demo_factors:
 def _rolled_out(policy: object, env_id: str, max_episode_steps: int | None
                 ) -> tuple[Callable, int | None]:
     """:func:`evaluate_gym`'s policy and horizon: a training result's policy and
-    :func:`trained_horizon`, or a callable policy and ``max_episode_steps`` as given."""
-    from iclr25.gsd.training import GSDResult
-
-    if isinstance(policy, GSDResult):
-        return policy.policy, trained_horizon(policy, env_id, max_episode_steps)
-    if not callable(policy):
-        raise TypeError(f"policy must be a GSDResult (what gsd.train returns) or a callable "
-                        f"policy(obs, z), got {type(policy).__name__}")
+    :func:`trained_horizon`, or a callable policy and ``max_episode_steps`` as given
+    (:func:`~iclr25.gsd.evaluation.rolled_policy` tells them apart)."""
+    policy, result = rolled_policy(policy)
+    if result is not None:
+        return policy, trained_horizon(result, env_id, max_episode_steps)
     return policy, max_episode_steps
 
 

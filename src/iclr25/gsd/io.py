@@ -7,8 +7,9 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
+from iclr25._io import save_safetensors
 from iclr25.gsd.training import GSDConfig, GSDResult, build_networks, config_dict
 
 __all__ = ["env_of", "load", "save"]
@@ -36,8 +37,7 @@ def save(result: GSDResult, path: str | Path) -> Path:
         meta["env_id"] = result.env_id
     if result.max_episode_steps is not None:
         meta["max_episode_steps"] = str(result.max_episode_steps)
-    save_file(tensors, str(path), metadata=meta)
-    return path
+    return save_safetensors(tensors, path, meta)
 
 
 def _metadata(path: Path) -> dict[str, str]:

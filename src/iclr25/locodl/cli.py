@@ -6,6 +6,7 @@ svmlight file (any other name, e.g. LIBSVM's ``a9a``), read sparse.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -189,7 +190,7 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
     condition check and fit share it (X/c's own, not DATA's divided by c², so that the fit
     is the estimator's to the last digit)."""
     from iclr25.locodl.algorithms import RESCALE_HINT, check_condition
-    from iclr25.locodl.objectives import ClientLogistic, check_magnitude, is_sparse
+    from iclr25.locodl.objectives import ClientLogistic, is_sparse
 
     clf._check_params(X.shape[0])
     if X.shape[1] < 1:   # else the compressor's check: "--d must lie in [1, inf], got 0"
@@ -206,11 +207,12 @@ def _setup(clf, X, y, cid, engine: str, nproc: int, scale: str):
         cid = np.arange(X.shape[0]) * clients // max(X.shape[0], 1)
     if not is_sparse(X) and X.dtype.kind in "biu":   # as the estimator fits it (not float32)
         X = X.astype(np.float64)
-    check_magnitude(X, "DATA")
-    objective = ClientLogistic(X, y, cid, clf.alpha)    # DATA's refusals, in DATA's words
-    c = objective.data_scale if scale == "global" else 1.0
-    Xc, c = (X / c, c) if c > 0 and c != 1.0 else (X, 1.0)
-    fitted = clf._objective(Xc, y, cid)       # as fit builds it; its L computed once below
+    try:   # DATA checked once (its magnitude included), by the first objective built on it
+        c = ClientLogistic(X, y, cid, clf.alpha).data_scale if scale == "global" else 1.0
+        Xc, c = (X / c, c) if c > 0 and c != 1.0 else (X, 1.0)
+        fitted = clf._objective(Xc, y, cid)   # as fit builds it; its L computed once below
+    except (ValueError, TypeError) as exc:    # DATA's refusals in DATA's words (the API's X)
+        raise type(exc)(re.sub(r"\bX\b", "DATA", str(exc))) from None
     objective = fitted[-1]
     try:   # here, not in the fit: gloo's processes would raise it as a traceback
         check_condition(objective)

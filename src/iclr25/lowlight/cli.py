@@ -9,13 +9,13 @@ import typer
 from iclr25._choices import DEFAULT_FALLBACK, Fallback, LowLightMethod
 from iclr25._cli import (
     EngineArgs,
+    api_warnings,
     check_seed,
     choice,
     image_jobs,
     output_path,
     threads_verb,
     training_verb,
-    warning_lines,
 )
 from iclr25._cli import fail as _fail
 from iclr25._progress import estimating
@@ -123,9 +123,9 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
         _fail(f"MODEL: {exc}")
     jobs = image_jobs(inp, out, reference)
     for name, x, ref, path in jobs:
-        y = warning_lines(name, lambda x=x, ref=ref: est.transform(
-            x, tile=tile, fallback=fallback, margin=margin, check=check, reference=ref),
-            ("fallback",), api="lowlight.enhance")
+        with api_warnings(("fallback",), name=name, api="lowlight.enhance"):
+            y = est.transform(x, tile=tile, fallback=fallback, margin=margin, check=check,
+                              reference=ref)
         save_image(y, path)
     typer.echo(f"enhanced {len(jobs)} image(s) -> {out}")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import torch
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from iclr25._contract import PathLike, checked
-from iclr25._io import check_readable
+from iclr25._io import check_readable, save_safetensors
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
@@ -47,8 +47,7 @@ def save(model: LongShortDecisionTransformer, path: PathLike, *,
         meta["data_returns"] = json.dumps(returns_summary(data.returns(), data))
     if getattr(model, "longest_episode", None) is not None:
         meta["longest_episode"] = json.dumps(int(model.longest_episode))
-    save_file(tensors, str(path), metadata=meta)
-    return path
+    return save_safetensors(tensors, path, meta)
 
 
 def returns_summary(returns: torch.Tensor, data: OfflineDataset | None = None

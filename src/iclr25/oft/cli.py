@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import typer
 
+from iclr25._cli import api_warnings, output_path
 from iclr25._cli import fail as _fail
-from iclr25._cli import output_path
 from iclr25._io import read_npz
 
 app = typer.Typer(help="OFT: min-cost flow by OFT-Sinkhorn matrix iterations (ICLR 2025).",
@@ -40,6 +39,7 @@ def solve(
         _fail(f"FILE {str(file)!r} does not exist")
     if file.suffix not in (".min", ".npz"):
         _fail("FILE must end in .min (DIMACS) or .npz (arrays s, C[, capacity])")
+    notes: list[str] = []
     try:
         if file.suffix == ".min":
             s, C, cap = read_dimacs(file)
@@ -49,15 +49,14 @@ def solve(
             z = read_npz(file, "FILE", ("s", "C"), ("capacity",))
             s, C = torch.as_tensor(z["s"]), torch.as_tensor(z["C"])
             cap = torch.as_tensor(z["capacity"]) if "capacity" in z else None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", RuntimeWarning)
+        with api_warnings((), notes, words=lambda m: _cli_text(m, iters)):
             F, lg = oft_sinkhorn(s, C, reg, capacity=cap, numItermax=iters, log=True,
                                  method="sinkhorn_log" if log_domain else "sinkhorn")
         opt = min_cost_flow(s, C, capacity=cap, log=True)[1]["cost"] if exact else None
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
-    for w in caught:
-        typer.echo(f"warning: {_cli_text(w.message, iters)}", err=True)
+    for note in notes:  # after the checks: an error stays one line
+        typer.echo(note, err=True)
     typer.echo(f"cost                {lg['cost']:.10g}")
     typer.echo(f"iterations          {lg['n_iter']} (converged: {lg['converged']})")
     typer.echo(f"balance violation   {lg['balance_violation']:.3g}")

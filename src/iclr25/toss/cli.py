@@ -11,6 +11,7 @@ import typer
 from iclr25._choices import DEFAULT_CENTER, Center
 from iclr25._cli import (
     EngineArgs,
+    api_warnings,
     check_seed,
     choice,
     cli_words,
@@ -19,7 +20,6 @@ from iclr25._cli import (
     output_path,
     threads_verb,
     training_verb,
-    warning_lines,
 )
 from iclr25._cli import fail as _fail
 from iclr25._io import read_npz, read_table
@@ -188,6 +188,7 @@ def fit(
     output_path(out)
     run = engine.for_(HeteroscedasticRegressor.fit, out, "toss fit")
     names = [t.strip() for t in targets.split(",")] if targets else None
+    notes: list[str] = []
     try:
         if is_streamed_path(data):      # streamed: the table is never read whole
             X, Y, feats, tnames = _table_xy(data, names)
@@ -198,10 +199,12 @@ def fit(
             X, Y = torch.from_numpy(X), torch.from_numpy(Y)
         reg = HeteroscedasticRegressor(loss=loss, epochs=epochs, n_neighbors=n_neighbors,
                                        center=center, seed=seed)
-        with estimating():
-            warning_lines("toss fit", lambda: reg.fit(X, Y, **run), _FIT_OPTIONS)
+        with estimating(), api_warnings(_FIT_OPTIONS, notes, name="toss fit"):
+            reg.fit(X, Y, **run)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(option_words(cli_words(exc, {"n_neighbors": "--n-neighbors"}), _FIT_OPTIONS))
+    for note in notes:  # after the checks: an error stays one line
+        typer.echo(note, err=True)
     reg.feature_names_, reg.target_names_ = feats, tnames
     reg.save(out)
     typer.echo(f"fitted {loss} on {len(X)} rows ({reg.n_features_in_} inputs, "

@@ -7,7 +7,15 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from iclr25._cli import EngineArgs, check_seed, cli_words, output_path, threads_verb, training_verb
+from iclr25._cli import (
+    EngineArgs,
+    api_warnings,
+    check_seed,
+    cli_words,
+    output_path,
+    threads_verb,
+    training_verb,
+)
 from iclr25._io import ARRAY_OUTPUTS, column_names, read_matrix, write_array
 
 app = typer.Typer(help="URLOST: tokens and representations for data with no known topology "
@@ -31,14 +39,13 @@ def _fail(exc: Exception) -> None:
 
 
 def _fit_echoing_warnings(model, X, **run) -> None:
-    """``model.fit(X)``, each warning (e.g. the dropped constant columns) one stderr line."""
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    """``model.fit(X)``, each warning (e.g. the dropped constant columns) one stderr line,
+    printed once it returns (:func:`~iclr25._cli.api_warnings`)."""
+    notes: list[str] = []
+    with api_warnings((), notes):
         model.fit(X, **run)
-    for w in caught:
-        typer.echo(f"warning: {w.message}", err=True)
+    for note in notes:
+        typer.echo(note, err=True)
 
 
 @app.command()
