@@ -649,8 +649,10 @@ from iclr25._choices import (  # what guarded returns where ours is worse
     FALLBACKS,
     Fallback,
 )
-from iclr25._dequantise import QuantPosterior, not_quantised
+from iclr25._dequantise import JpegRead, QuantPosterior, jpeg_read, not_quantised
 from iclr25._motion_posterior import MOTION_MARGIN, MOTION_REBLUR_MARGIN, MotionPosterior
+from iclr25._rejpeg import HARSH, PSEUDO, not_rejpeg, pseudo_pairs, rejpeg_score
+from iclr25._rejpeg import MARGIN as REJPEG_MARGIN
 
 __all__ = ["BLURS", "DEFAULT_FALLBACK", "DETECTION_SIGMAS", "FALLBACKS", "MARGINS", "MEASURES",
            "MIDDLE_GREY", "PRISTINE", "Fallback", "Measure", "MeasureSpec", "RestorationWarning",
@@ -660,7 +662,7 @@ __all__ = ["BLURS", "DEFAULT_FALLBACK", "DETECTION_SIGMAS", "FALLBACKS", "MARGIN
 
 #: How the check scores an output (the module's docstring; :data:`MEASURES`).
 Measure = Literal["psnr", "r2r", "reblur", "posterior", "motion", "exposure", "quantisation",
-                  "quantisation_rgb", "niqe"]
+                  "quantisation_rgb", "rejpeg", "niqe"]
 #: The degradations of a known blur family, whose classical restorer assumes a kernel
 #: (``iclr25.dcpt.baselines.psfs``): the re-blur measure reads them.
 BLURS = ("blur", "defocus")
@@ -1559,6 +1561,17 @@ class _Inputs:
         return [QuantPosterior.of(xi) for xi in self.x]
 
     @functools.cached_property
+    def jpeg_reads(self) -> list[JpegRead]:
+        """Each image's JPEG quality and grid (:func:`iclr25._dequantise.jpeg_read`)."""
+        return [jpeg_read(xi) for xi in self.x]
+
+    @functools.cached_property
+    def rejpeg_pairs(self) -> tuple[list[int], torch.Tensor, torch.Tensor]:
+        """The judged images' pseudo pairs (:func:`iclr25._rejpeg.pseudo_pairs`), built
+        once for every arm."""
+        return pseudo_pairs(self.x, self.jpeg_reads, PSEUDO, HARSH)
+
+    @functools.cached_property
     def motion(self) -> list[MotionPosterior]:
         """Each image's posterior of its sharp image under the line kernel (length, angle)
         likeliest given the input (:mod:`iclr25._motion_posterior`)."""
@@ -1627,6 +1640,10 @@ def _quantisation_scorer(rgb: bool) -> Scorer:
 _quantisation, _quantisation_rgb = _quantisation_scorer(False), _quantisation_scorer(True)
 
 
+def _rejpeg(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
+    return rejpeg_score(f, inp.rejpeg_pairs, len(inp.x), inp.x)
+
+
 def _niqe(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
     return niqe(out)
 
@@ -1685,6 +1702,8 @@ MEASURES: dict[Measure, MeasureSpec] = {
     "quantisation_rgb": MeasureSpec("RGB PSNR estimated against the clean image's JPEG "
                                     "quantisation posterior, chroma changes counted", "dB",
                                     True, _quantisation_rgb, not_quantised),
+    "rejpeg": MeasureSpec("PSNR of the restorer on a re-compressed copy of the input (its JPEG "
+                          "quality and grid read from it)", "dB", True, _rejpeg, not_rejpeg),
     "niqe": MeasureSpec("NIQE, lower is better", "", False, _niqe, niqe_blind),
 }
 
@@ -1721,7 +1740,7 @@ MEASURES: dict[Measure, MeasureSpec] = {
 #: ``"quantisation_rgb"`` (h68jpeg3) 0.25 dB among 0-0.5 dB by the same rule on the same set.
 MARGINS: dict[Measure, float] = {"psnr": 0.0, "r2r": 1.0, "reblur": 5.0, "posterior": 0.0,
                                  "motion": MOTION_MARGIN, "exposure": 1.0, "quantisation": 0.25,
-                                 "quantisation_rgb": 0.25, "niqe": 1.0}
+                                 "quantisation_rgb": 0.25, "rejpeg": REJPEG_MARGIN, "niqe": 1.0}
 
 
 @dataclass(frozen=True)
