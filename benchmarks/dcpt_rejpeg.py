@@ -97,6 +97,32 @@ call for); the posterior mean as ``ŷ`` returns worse outputs at every margin (1
 it is the dequantised output's own estimate, the fault of rounds B and C again). Pick:
 **shift q m0.5** (0 returned worse; 84.6% above shift q m1's 82.7% and the +LX ones'),
 committed before round D runs.
+
+**Round D** (run once at e5e5f8a, after the pick was committed; load 2.3; CPU 277 s; 4,500
+cases, 900 controls): 228 of 240 JPEG inputs judged, and **1 control of 60 judged** (the
+sign's JPEG at 58 resized by 0.9 after decoding, read as quality 31); warned & worse / warned
+& better / quiet & worse / quiet & better:
+
+| | counts | agreement | returned worse | better returned |
+|---|---|---|---|---|
+| NIQE (input kept) | 3863 / 637 / 0 / 0 | 85.8% | 0 | 0% |
+| **shift q m0.5, the pick** | 3862 / 567 / 1 / 70 | **87.4%** | **1** | 13.3% |
+| shift q m0 / m0.1 / m0.25 (beside it) | | 92.7 / 90.8 / 89.3% | 63 / 16 / 3 | 71 / 45 / 30% |
+| shift q m1 (beside it) | 3863 / 634 / 0 / 3 | 85.9% | 0 | 0.6% |
+
+By quality (agreement, NIQE's in brackets; better returned): 6: 76.0% (70.5%), 20.6%; 18:
+86.8% (84.2%), 16.8%; 28: 87.8% (85.7%), 18.3%; 48: 88.3% (87.3%), 7.9%; 68: 88.2% (87.8%),
+2.7%; 88: 91.3% (91.3%), 0%; none returned worse at any quality. By scene: 77.2% (clouds) to
+96.7% (park) (NIQE's 71.7-93.3%), above NIQE's on 15 of 20 and equal on 5 (dead leaves,
+plaid, foam, bookshelf, stained glass: no output returned). **Condition D fails on (1) and
+(3)**, by one case: the judged control, whose TV 0.035 output (29.79 dB against the input's
+31.10 by the reference) scored 26.88 against 26.33 dB and was returned; no JPEG input
+returned a worse output. The control's reading is, by what was seen after the decision, the
+reader's known fault (round C's sign): 59 of its 142 blocks are flat (every AC under 0.5)
+with 9 distinct DC values among them, which any comb fitting those values explains, each
+block counted as independent evidence (62.7 nats against the 20 needed). Agreement is below
+90% (87.4%). ``"rejpeg"`` stays a registered measure no default uses; ``choose_measure``
+keeps NIQE for JPEG.
 """
 
 from __future__ import annotations

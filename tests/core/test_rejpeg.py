@@ -132,7 +132,7 @@ def test_a_jpeg_too_small_for_a_pair_is_not_judged():
     assert math.isnan(float(rejpeg_psnr(lambda b: b, x, [jpeg_read(x[0])], pseudo="shift")[0]))
 
 
-def test_guarded_returns_a_deblocked_jpeg_that_clears_the_margin_and_keeps_a_tinted_one():
+def test_guarded_returns_the_deblocked_jpeg_and_keeps_a_tinted_one():
     x = _t(_jpeg(_photo(), 15))[None]
     tint = torch.tensor([0.04, 0.0, -0.04], dtype=x.dtype)[:, None, None]
 
@@ -140,11 +140,15 @@ def test_guarded_returns_a_deblocked_jpeg_that_clears_the_margin_and_keeps_a_tin
         return (b + tint).clamp(0, 1)
 
     with warnings.catch_warnings():
+        warnings.simplefilter("error", RestorationWarning)   # ours clears 0 dB: no warning
+        ours = dequantise(x)
+        assert torch.equal(guarded(x, ours, dequantise, {}, measure="rejpeg",
+                                   fallback="input", margin=0.0), ours)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RestorationWarning)
         kept = guarded(x, tinted(x), tinted, {}, measure="rejpeg", fallback="input")
     assert torch.equal(kept, x)
-    spec, m = MEASURES["rejpeg"], MARGINS["rejpeg"]
-    assert spec.unjudged is not_rejpeg and m >= 0
+    assert MEASURES["rejpeg"].unjudged is not_rejpeg and MARGINS["rejpeg"] == 0.5
 
 
 def test_bad_pairs_are_refused_by_name():
