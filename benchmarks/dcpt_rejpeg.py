@@ -148,9 +148,12 @@ from dcpt_checks import (  # noqa: E402
     JPEG_HELDOUT_B_QUALITIES,
     JPEG_HELDOUT_C_QUALITIES,
     JPEG_HELDOUT_QUALITIES,
-    _counts,
+    _by_photo,
+    _by_quality,
+    _condition,
     _jpeg_family,
     _jpeg_op,
+    _jpeg_report,
     _ref_psnr,
     _round7_generated,
     _sized,
@@ -306,20 +309,8 @@ def returned(r: dict, cand: tuple) -> bool:
 
 
 def report(label: str, recs: list[dict], cands) -> None:
-    """Counts (warned & worse, warned & better, quiet & worse, quiet & better), agreement,
-    returned worse and the share of better outputs returned: NIQE's default and each of
-    ``cands``."""
-    ctrl = {r["case"] for r in recs if r["control"]}
-    print(f"{label}: {len(recs)} cases ({sum(r['control'] for r in recs)} controls); inputs "
-          f"judged {len({r['case'] for r in recs if r['judged']})} of "
-          f"{len({r['case'] for r in recs})}; controls judged "
-          f"{len({r['case'] for r in recs if r['control'] and r['judged']})} of {len(ctrl)}")
-    t, ag, rw, _ = jpeg_table(recs, lambda r: False)
-    print(f"  NIQE (input kept): {_counts(t)}, agreement {ag:.1%}, returned worse {rw}")
-    for c in cands:
-        t, ag, rw, sh = jpeg_table(recs, lambda r, c=c: returned(r, c))
-        print(f"  {c[0]}: {_counts(t)}, agreement {ag:.1%}, returned worse {rw}, better "
-              f"returned {sh:.1%}")
+    """``dcpt_checks``' table (NIQE's default and each of ``cands``) by :func:`returned`."""
+    _jpeg_report(label, recs, cands, returned)
 
 
 def worse_lines(recs: list[dict], cand: tuple) -> None:
@@ -374,20 +365,11 @@ def run_heldout_d(stop: int | None = None) -> list[dict]:
     recs = cases(round_d_photos(), D_QUALITIES, (7, 3), 58, 0.9, D_OUTPUTS, 685,
                  pairs=(pick[1:3],), stop=stop)
     report("round D", recs, same)
-    for q in D_QUALITIES:
-        report(f"  quality {q}", [r for r in recs if not r["control"]
-                                   and r["case"].split(" q")[-1].startswith(f"{q} ")], (pick,))
-    for pn in D_GENERATED:
-        report(f"  {pn}", [r for r in recs if not r["control"]
-                           and r["case"].startswith(f"{pn} q")], (pick,))
+    _by_quality(recs, D_QUALITIES, (pick,), report)
+    _by_photo(recs, D_GENERATED, (pick,), report)
     worse_lines(recs, pick)
-    t, ag, rw, share = jpeg_table(recs, lambda r: returned(r, pick))
-    niqe = jpeg_table(recs, lambda r: False)[1]
-    ctrl = len({r["case"] for r in recs if r["control"] and r["judged"]})
-    ok = rw == 0 and ag > niqe and ctrl == 0
-    print(f"round D: condition D {'HOLDS' if ok else 'FAILS'} (returned worse {rw}; agreement "
-          f"{ag:.1%} vs NIQE's {niqe:.1%}; controls judged {ctrl}); agreement "
-          f"{'reaches' if ag >= 0.9 else 'is below'} 90%; better returned {share:.1%}")
+    ag, rw, _, niqe = _condition("D", recs, pick, returned)
+    print(f"round D: agreement {'reaches' if ag >= 0.9 else 'is below'} 90%")
     row(M, "round D: agreement, pick vs NIQE's default", 100 * ag, 100 * niqe,
         peer_name="NIQE (input kept)", unit="%", better="higher", ratio=False,
         target="≥ 90%", met=ag >= 0.9, note=f"returned worse {rw}")
