@@ -4105,7 +4105,9 @@ def jpeg_table(recs: list[dict], returned) -> tuple[np.ndarray, float, int, floa
     return t, float(np.trace(t) / t.sum()), int(t[1, 0]), ret_better / max(better, 1)
 
 
-def _jpeg_report(label: str, recs: list[dict], cands) -> None:
+def _jpeg_report(label: str, recs: list[dict], cands, returned=jpeg_returned) -> None:
+    """Counts, agreement, returned worse and better returned of NIQE's default and of each
+    of ``cands`` (``returned(r, c)``: whether ``c`` returns ours in case ``r``)."""
     ctrl = [r for r in recs if r["control"]]
     cases = {r["case"] for r in recs}
     judged = {r["case"] for r in recs if r["judged"]}
@@ -4118,24 +4120,25 @@ def _jpeg_report(label: str, recs: list[dict], cands) -> None:
     t, ag, rw, sh = jpeg_table(recs, lambda r: False)
     print(f"  main (NIQE, input kept): {_counts(t)}, agreement {ag:.1%}, returned worse {rw}")
     for c in cands:
-        t, ag, rw, sh = jpeg_table(recs, lambda r, c=c: jpeg_returned(r, c))
+        t, ag, rw, sh = jpeg_table(recs, lambda r, c=c: returned(r, c))
         print(f"  {c[0]}: {_counts(t)}, agreement {ag:.1%}, returned worse {rw}, better "
               f"returned {sh:.1%}")
 
 
-def _by_quality(recs: list[dict], qualities: tuple[int, ...], cands: tuple) -> None:
-    """:func:`_jpeg_report` of ``cands`` per quality, controls left out."""
+def _by_quality(recs: list[dict], qualities: tuple[int, ...], cands: tuple,
+                report=None) -> None:
+    """``report`` (:func:`_jpeg_report`) of ``cands`` per quality, controls left out."""
     for q in qualities:
-        _jpeg_report(f"  quality {q}", [r for r in recs if not r["control"]
-                                         and r["case"].split(" q")[-1]
-                                         .startswith(f"{q} ")], cands)
+        (report or _jpeg_report)(f"  quality {q}", [r for r in recs if not r["control"]
+                                                    and r["case"].split(" q")[-1]
+                                                    .startswith(f"{q} ")], cands)
 
 
-def _by_photo(recs: list[dict], photos: dict, cands: tuple) -> None:
-    """:func:`_jpeg_report` of ``cands`` per photo, controls left out."""
+def _by_photo(recs: list[dict], photos: dict, cands: tuple, report=None) -> None:
+    """``report`` (:func:`_jpeg_report`) of ``cands`` per photo, controls left out."""
     for pn in photos:
-        _jpeg_report(f"  {pn}", [r for r in recs if not r["control"]
-                                 and r["case"].startswith(f"{pn} q")], cands)
+        (report or _jpeg_report)(f"  {pn}", [r for r in recs if not r["control"]
+                                             and r["case"].startswith(f"{pn} q")], cands)
 
 
 def _worse_lines(recs: list[dict], cand: tuple, named: bool = True, digits: int = 3) -> None:
@@ -4147,16 +4150,20 @@ def _worse_lines(recs: list[dict], cand: tuple, named: bool = True, digits: int 
                   f"{r['ref'][1]:.{digits}f} dB")
 
 
-def _condition(label: str, recs: list[dict], pick: tuple) -> None:
+def _condition(label: str, recs: list[dict], pick: tuple,
+               returned=jpeg_returned) -> tuple[float, int, float, float]:
     """A held-out round's condition (rounds B and C, the module's docstring): ``pick``
-    returns none worse, agrees above NIQE's (the input kept) and judges no control."""
-    t, ag, rw, share = jpeg_table(recs, lambda r: jpeg_returned(r, pick))
+    returns none worse (``returned(r, pick)``: whether it returns ours), agrees above NIQE's
+    (the input kept) and judges no control. Returns its agreement, returned worse, share of
+    better outputs returned and NIQE's agreement."""
+    t, ag, rw, share = jpeg_table(recs, lambda r: returned(r, pick))
     main_ag = jpeg_table(recs, lambda r: False)[1]
     ctrl = len({r["case"] for r in recs if r["control"] and r["judged"]})
     ok = rw == 0 and ag > main_ag and ctrl == 0
     print(f"round {label}: condition {label} {'HOLDS' if ok else 'FAILS'} (returned worse {rw}; "
           f"agreement {ag:.1%} vs NIQE's (the input kept) {main_ag:.1%}; controls judged "
           f"{ctrl}); better outputs returned {share:.1%} (reported, not a condition)")
+    return ag, rw, share, main_ag
 
 
 def run_jpeg_dev() -> None:

@@ -61,8 +61,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["DECODE_SIGMA", "EVIDENCE", "OUTLIER", "POSTERIOR_SDS", "QuantPosterior", "dequantise",
-           "ijg_table", "not_quantised", "quantisation_psnr", "read_table"]
+__all__ = ["DECODE_SIGMA", "EVIDENCE", "OUTLIER", "POSTERIOR_SDS", "JpegRead", "QuantPosterior",
+           "dequantise", "ijg_table", "jpeg_read", "not_quantised", "quantisation_psnr",
+           "read_table"]
 
 #: The JPEG standard's example luma table (ITU-T T.81 Annex K.1), natural order, which
 #: libjpeg scales by quality.
@@ -204,6 +205,39 @@ def read_table(y: np.ndarray, clip: np.ndarray) -> tuple[int, tuple[int, int], f
     return best
 
 
+@dataclass(frozen=True)
+class JpegRead:
+    """What a decoded image's luma says of its JPEG compression (module docstring, steps 1
+    and 2): the IJG ``quality`` and the 8×8 grid ``offset`` (rows, columns) that explain it
+    best, the comb's ``evidence`` (nats) against no comb, and ``why`` it is not judged
+    (None: it is, the evidence reaching :data:`EVIDENCE`)."""
+
+    why: str | None
+    quality: int
+    offset: tuple[int, int]
+    evidence: float
+
+    @property
+    def judged(self) -> bool:
+        return self.why is None
+
+
+def _read(y: np.ndarray, clip: np.ndarray) -> JpegRead:
+    quality, off, ev = read_table(y, clip)
+    why = None if ev >= EVIDENCE else (
+        "it is under one 8×8 block" if quality == 0 else
+        f"its DCT shows no JPEG quantisation comb (best: IJG quality {quality}, "
+        f"{ev:.1f} nats, under {EVIDENCE:g}): never JPEG-compressed, or resized, "
+        "filtered or re-encoded otherwise since")
+    return JpegRead(why, quality, off, ev)
+
+
+def jpeg_read(x: torch.Tensor) -> JpegRead:
+    """:class:`JpegRead` of one image ``x`` (3, H, W) in [0, 1]: the table and grid read from
+    its unclipped blocks (:func:`read_table`), without the posterior."""
+    return _read(_luma(x), _clipped(x))
+
+
 def _scale_weights(k: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Per frequency, the posterior weights of the Laplacian scales :data:`_SCALES` (a
     log-uniform prior on them) given the bin indices ``k`` (n, 64) of steps ``q`` (64,):
@@ -274,13 +308,10 @@ class QuantPosterior:
         """The posterior of ``x`` (3, H, W) in [0, 1], a decoded JPEG (or not: then
         ``why``)."""
         y, clip = _luma(x), _clipped(x)
-        quality, off, ev = read_table(y, clip)
-        if ev < EVIDENCE:
-            why = ("it is under one 8×8 block" if quality == 0 else
-                   f"its DCT shows no JPEG quantisation comb (best: IJG quality {quality}, "
-                   f"{ev:.1f} nats, under {EVIDENCE:g}): never JPEG-compressed, or resized, "
-                   "filtered or re-encoded otherwise since")
-            return cls(why, quality, off, ev)
+        r = _read(y, clip)
+        quality, off, ev = r.quality, r.offset, r.evidence
+        if not r.judged:
+            return cls(r.why, quality, off, ev)
         keep = _unclipped(clip, *off)
         Y = _blocks(y, *off)[keep]
         q = _TABLES[quality - 1]
@@ -382,5 +413,5 @@ def quantisation_psnr(out: torch.Tensor, x: torch.Tensor, *, rgb: bool = False) 
 
 def not_quantised(x: torch.Tensor) -> list[str | None]:
     """Per image of ``x`` (B, 3, H, W): why its quantisation posterior cannot judge it (no
-    JPEG comb, or under one block; :attr:`QuantPosterior.why`), None where it can."""
-    return [QuantPosterior.of(xi).why for xi in x]
+    JPEG comb, or under one block; :attr:`JpegRead.why`), None where it can."""
+    return [jpeg_read(xi).why for xi in x]

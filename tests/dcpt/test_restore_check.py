@@ -159,9 +159,10 @@ def test_margin_known_answers_with_a_reference():
 
     assert MARGINS == {"psnr": 0.0, "r2r": 1.0, "reblur": 5.0, "posterior": 0.0,
                        "motion": 0.25, "exposure": 1.0, "quantisation": 0.25,
-                       "quantisation_rgb": 0.25, "redegrade_blur": 2.0,
+                       "quantisation_rgb": 0.25, "rejpeg": 0.5, "redegrade_blur": 2.0,
                        "redegrade_defocus": 2.0, "redegrade_motion": 2.0,
-                       "niqe": 1.0}   # motion, quantisation(_rgb), redegrade_defocus: no default
+                       "niqe": 1.0}   # motion, quantisation(_rgb), rejpeg, redegrade_defocus:
+    # no default
     ref = 0.1 + 0.8 * load_image("chelsea", max_side=32)
     x = _at_psnr(ref, 30.0, 0)                         # the input: 30.0 dB
     worse, slightly, better = (_at_psnr(ref, db, 1) for db in (29.5, 30.5, 32.0))
