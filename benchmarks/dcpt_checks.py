@@ -1014,35 +1014,45 @@ def blur_cases(clean: dict[str, torch.Tensor]) -> list[dict]:
             family = (1.5, 2.0, 2.5) if fam == "blur" else (2.0, 3.0, 4.0)
             mk = gaussian_psf if fam == "blur" else disk_psf
             cls = _classical(y[None], fam)[0].double()
-            good = _rl(y, mk(width))
-            outs = {f"RL {w:g}": _rl(y, mk(w)) for w in family if w != family[1]}
-            outs["unsharp"] = torch.from_numpy(unsharp_mask(   # axis 2: see new_blur_outputs
-                y.permute(1, 2, 0).numpy(), radius=2, amount=1, channel_axis=2)
-                ).permute(2, 0, 1).clamp(0, 1)
-            outs["tone-shifted"] = (0.8 * good + 0.1).clamp(0, 1)
-            outs["blurred further"] = reblur(y[None], torch.from_numpy(gaussian_psf(1.0)))[0]
+
+            def rl(w, mk=mk):
+                return lambda b: torch.stack([_rl(im.double(), mk(w)) for im in b])
+            good = rl(width)
+            # each output as the restorer that made it: blur's measure re-runs it (h68redeg)
+            fs = {f"RL {w:g}": rl(w) for w in family if w != family[1]}
+            fs["unsharp"] = lambda b: torch.stack([torch.from_numpy(unsharp_mask(
+                im.double().permute(1, 2, 0).numpy(), radius=2, amount=1, channel_axis=2)
+                ).permute(2, 0, 1).clamp(0, 1) for im in b])   # axis 2: see new_blur_outputs
+            fs["tone-shifted"] = lambda b, good=good: (0.8 * good(b) + 0.1).clamp(0, 1)
+            fs["blurred further"] = lambda b: reblur(b, torch.from_numpy(gaussian_psf(1.0)))
             inp = _Inputs(y[None], None, fam)
             old = psfs(fam)[0]
 
-            def new_score(o, inp=inp, m=MEASURES[choose_measure(None, fam)]):
-                return float(m.score(o[None], None, inp)[0])
+            def new_score(o, f, inp=inp, m=MEASURES[choose_measure(None, fam)]):
+                return float(m.score(o[None], f, inp)[0])
 
-            def old_score(o, y=y, old=old):
+            def old_score(o, f, y=y, old=old):
                 return float(psnr(reblur(o[None], old), y[None]))
 
-            for oname, o in outs.items():
-                recs.append(_record(f"{name} {fam} {width:g}", oname, J, y, cls, o,
-                                    {"new": new_score, "old": old_score}, higher=True))
+            arms = (lambda b: b.clamp(0, 1), lambda b, fam=fam: _classical(b, fam).to(b))
+            for oname, f in fs.items():
+                recs.append(_record(f"{name} {fam} {width:g}", oname, J, y, cls,
+                                    f(y[None])[0], {"new": new_score, "old": old_score},
+                                    higher=True, restorers=(f, *arms)))
     return recs
 
 
-def _record(case: str, out_name: str, J, y, cls, o, scorers, higher) -> dict:
-    """Reference PSNRs of the output, input and classical result, and each measure's."""
+def _record(case: str, out_name: str, J, y, cls, o, scorers, higher,
+            restorers: tuple | None = None) -> dict:
+    """Reference PSNRs of the output, input and classical result, and each measure's.
+    ``restorers``: the (output's, input's, classical) restorers, passed to each scorer as
+    its second argument (the measures that re-run the restorer: r2r, the round trip)."""
     rec = {"case": case, "out": out_name, "ref": (float(psnr(o, J)), float(psnr(y, J)),
                                                  float(psnr(cls, J)))}
     for m, f in scorers.items():
         hi = higher if isinstance(higher, bool) else higher[m]
-        s = (f(o), f(y), f(cls))
+        s = ((f(o), f(y), f(cls)) if restorers is None else
+             tuple(f(v, r) for v, r in zip((o, y, cls), restorers, strict=True)))
         rec[m] = s if hi else tuple(-v for v in s)
     return rec
 
@@ -1356,14 +1366,20 @@ def new_blur_cases(clean: dict[str, torch.Tensor], blurs=NEW_BLUR) -> list[dict]
 
             spec = MEASURES[choose_measure(None, fam)]
 
-            def score(o, inp=inp, m=spec):
-                return float(m.score(o[None], None, inp)[0])
-            for oname, o in new_blur_outputs(y, fam, width).items():
+            def score(o, f, inp=inp, m=spec):
+                return float(m.score(o[None], f, inp)[0])
+            # the outputs' restorers (h68redeg: blur's measure re-runs them), the input's and
+            # the classical one
+            from dcpt_redegrade import blur_restorers
+
+            arms = (lambda b: b.clamp(0, 1), lambda b, fam=fam: _classical(b, fam).to(b))
+            for (oname, o), f in zip(new_blur_outputs(y, fam, width).items(),
+                                     blur_restorers(fam, width).values(), strict=True):
                 recs.append(_record(f"{name} {fam} {width:g}", oname, J, y, cls, o,
-                                    {"new": score}, higher=True))
+                                    {"new": score}, higher=True, restorers=(f, *arms)))
                 if getattr(spec, "also", None) is not None:   # h68blur11: a second score
                     name2, s2, m2 = spec.also
-                    a_o, a_y = (float(s2(v[None], None, inp)[0]) for v in (o, y))
+                    a_o, a_y = (float(s2(v[None], r, inp)[0]) for v, r in ((o, f), (y, arms[0])))
                     if not a_o >= a_y + m2:   # kept by neither margin, as ``guarded``
                         recs[-1]["why"] = f"below the input + {m2:g} by the {name2}"
     return recs

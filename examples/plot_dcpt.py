@@ -9,8 +9,8 @@ its features; :func:`~iclr25.dcpt.finetune` then trains it for all-in-one restor
 :func:`~iclr25.dcpt.restore` runs it on photos of any size. The pre-trained checkpoint
 keeps the classifier, so :func:`~iclr25.dcpt.classify` can tell you what is wrong with a new
 photo, and restoration is then checked for that degradation: an output that the check does
-not score at least a margin above its input (1 dB for noise; for blur 0 dB by the posterior
-PSNR and 5 dB by the re-blur) is replaced by the input.
+not score at least a margin above its input (1 dB for noise; for blur 2 dB by the
+restorer's round trip on the photo one scale down) is replaced by the input.
 
 Here the training photos are three of scikit-image's bundled pictures, degraded on the fly
 by noise, blur and rain (:class:`iclr25.datasets.images.AllInOnePairs`); a fourth picture,
@@ -57,8 +57,9 @@ guesses = [kinds[int(p.argmax())] for p in probs]
 # the checked path (what `iclr25 dcpt restore` does by default): each photo restored for the
 # degradation the classifier named, scored beside the input and that kind's classical
 # restorer; fallback="input" returns the input wherever the check does not score ours at
-# least `margin` (without a reference 1 dB for noise; for blur 0 dB by the posterior PSNR
-# and, always, 5 dB by the re-blur by its kernel) above it; for a kind only NIQE judges
+# least `margin` (without a reference 1 dB for noise; for blur 2 dB by the network's round
+# trip on the photo downsampled and re-blurred by its own kernel) above it; for a kind only
+# NIQE judges
 # (rain, haze, ...), which cannot see a small loss, the input
 restored = torch.cat([dcpt.restore(restorer, degraded[j:j + 1], degradation=guess,
                                    fallback="input") for j, guess in enumerate(guesses)])

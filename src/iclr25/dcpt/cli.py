@@ -230,16 +230,16 @@ def restore_cmd(
              "(none with --no-check)."),
     margin: float = typer.Option(None, "--margin", help="Ours is written only where the "
                                  "check scores it this much above the input (dB; NIQE "
-                                 "units); default 1 dB (blur, defocus 0; 5 by the re-blur "
-                                 "always), 0 with --reference."),
+                                 "units); default 1 dB (blur, motion_blur 2; defocus 0, "
+                                 "5 by the re-blur always), 0 with --reference."),
     reference: Path = typer.Option(None, "--reference", help="Clean image (or folder, same "
                                    "file names): the check uses PSNR against it."),
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "
                                "the input and the classical restorer (by PSNR with "
-                               "--reference; else estimated PSNR for noise, posterior and "
-                               "re-blurred PSNRs for blur and defocus, exposure/cast/noise "
-                               "PSNR for low_light, NIQE otherwise: it judges no output, "
-                               "so the default keeps the input) and warn where ours is worse."),
+                               "--reference; else estimated PSNR: noise's R2R, the round "
+                               "trip one scale down (blur, motion_blur), posterior (defocus), "
+                               "exposure/cast/noise (low_light); NIQE otherwise, which judges "
+                               "no output: the input is kept) and warn where ours is worse."),
     tile: int = typer.Option(None, "--tile", help="Process in tiles of this side."),
 ) -> None:
     """Restore an image or every image in a folder, checking each against the input and the

@@ -1,0 +1,115 @@
+"""Re-degradation: a blur restorer scored by its own round trip one level down (issue 68,
+h68redeg).
+
+The noise check scores the restorer ``f``, not its output, by re-running ``f`` on a
+re-corrupted input (``iclr25._guard.r2r_psnr``). This is the analogue for blurs whose
+kernel is read from the photo ``y`` (the likeliest Gaussian or disk of
+``iclr25._guard._Posterior``, the likeliest line of
+``iclr25._motion_posterior.MotionPosterior``): a pseudo pair ``(ỹ, ŷ)`` is made from ``y``
+alone whose relation is the photo's own degradation, and ``f`` is scored by
+``PSNR(f(ỹ), ŷ)``; the identity (the input's arm) scores ``PSNR(ỹ, ŷ)``.
+
+The pair is a scale-space one, so that a blind restorer, which aims at the sharp image, is
+not charged for removing ``y``'s own blur: ``ŷ`` is ``y`` averaged over ``s × s`` blocks
+(area downsampling), whose residual blur is the photo's ``σ/s`` in its pixels, and ``ỹ``
+is ``ŷ`` blurred by the read kernel, either at its full width (``how="full"``: ``ỹ``'s blur
+is ``σ √(1 + 1/s²)``, a little wider than the photo's) or at ``√(1 − 1/s²)`` of it
+(``how="matched"``: second moments add under convolution, so ``ỹ``'s blur has the photo's
+second moment, ``σ``; exact for Gaussians, the variance's match for a disk or a line). At
+``s = 1`` (``ŷ = y``; only ``"full"``) a non-blind restorer with the photo's kernel maps
+``ỹ = k * y`` back to ``y`` exactly where it is right.
+
+What it cannot see: the photo's noise is averaged down by ``s`` in ``ŷ`` and ``ỹ``, and
+the scene one scale down is not the scene: detail finer than ``s`` pixels is gone from the
+pair.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+#: How ``ỹ`` is blurred: by the read kernel at its full width, or at √(1 − 1/s²) of it.
+How = Literal["full", "matched"]
+HOWS: tuple[How, ...] = ("full", "matched")
+
+Restorer = Callable[[torch.Tensor], torch.Tensor]
+
+
+def width_factor(scale: int, how: How) -> float:
+    """The factor on the read kernel's width that blurs ``ŷ`` into ``ỹ`` (module docstring):
+    1 for ``"full"``, √(1 − 1/s²) for ``"matched"`` (``scale`` > 1)."""
+    _check_scale(scale)
+    if how not in HOWS:
+        raise ValueError(f"how must be one of {HOWS}, got {how!r}")
+    if how == "full":
+        return 1.0
+    if scale == 1:
+        raise ValueError("how='matched' needs scale > 1 (at scale 1 the width is 0)")
+    return math.sqrt(1 - 1 / scale ** 2)
+
+
+def _check_scale(scale: object) -> None:
+    if isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
+        raise ValueError(f"scale must be an integer >= 1, got {scale!r}")
+
+
+def downsample(y: torch.Tensor, scale: int) -> torch.Tensor:
+    """``y`` (B, C, H, W) averaged over ``scale × scale`` blocks (area downsampling; the
+    last ``H mod s`` rows and ``W mod s`` columns dropped): (B, C, H // s, W // s) float64."""
+    _check_scale(scale)
+    t = y.detach().cpu().double()
+    return t if scale == 1 else F.avg_pool2d(t, scale)
+
+
+def redegrade_pair(y: torch.Tensor, scale: int, kernel: np.ndarray | torch.Tensor
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pseudo pair of one photo: ``ŷ`` = ``y`` (1, C, H, W) downsampled by ``scale``
+    (:func:`downsample`), ``ỹ`` = ``ŷ`` convolved with ``kernel`` (k, k) (mirrored edges,
+    ``iclr25._guard.reblur``), clamped to [0, 1]. Returns ``(ỹ, ŷ)``, each (1, C, H // s,
+    W // s) float64."""
+    from iclr25._guard import reblur
+
+    if y.ndim != 4 or len(y) != 1:
+        raise ValueError(f"y must be one image as (1, C, H, W), got {tuple(y.shape)}")
+    k = torch.as_tensor(np.asarray(kernel, dtype=np.float64))
+    if k.ndim != 2 or k.shape[0] != k.shape[1] or k.shape[0] % 2 == 0:
+        raise ValueError(f"kernel must be (k, k) with k odd, got {tuple(k.shape)}")
+    hat = downsample(y, scale)
+    return reblur(hat, k, fft=True).clamp(0, 1), hat
+
+
+def redegrade_psnr(f: Restorer, y: torch.Tensor, kernels: Sequence[np.ndarray | None],
+                   scale: int) -> torch.Tensor:
+    """``PSNR(f(ỹ), ŷ)`` (dB, peak 1) of each image of ``y`` (B, C, H, W), ``(ỹ, ŷ)`` its
+    pseudo pair (:func:`redegrade_pair`) under ``kernels[i]`` (k, k), the kernel ``ỹ`` is
+    blurred by (the read kernel at the width of :func:`width_factor`). ``f`` maps a
+    (1, C, h, w) batch to one of its shape; the identity (clamped) scores ``PSNR(ỹ, ŷ)``.
+    NaN (the photo cannot be judged; it clears no margin) where the kernel is None (not
+    read), where ``ŷ`` is smaller than the kernel, or where ``ŷ`` is flat (nothing to
+    restore). Returns (B,) float64."""
+    if len(kernels) != len(y):
+        raise ValueError(f"kernels must have one kernel per image ({len(y)}), got "
+                         f"{len(kernels)}")
+    out = []
+    for i, k in enumerate(kernels):
+        hat_side = min(y.shape[-2:]) // scale
+        if k is None or hat_side < np.shape(k)[0]:
+            out.append(float("nan"))
+            continue
+        tilde, hat = redegrade_pair(y[i:i + 1], scale, k)
+        if float(hat.amax() - hat.amin()) == 0:
+            out.append(float("nan"))
+            continue
+        z = f(tilde.to(y.dtype)).detach().cpu().double()
+        if z.shape != hat.shape:
+            raise ValueError(f"f must return its input's shape {tuple(hat.shape)}, got "
+                             f"{tuple(z.shape)}")
+        mse = float(((z - hat) ** 2).mean())
+        out.append(-10 * math.log10(mse) if mse > 0 else math.inf)
+    return torch.tensor(out, dtype=torch.float64)
