@@ -443,7 +443,8 @@ def save_safetensors(tensors: dict, path: str | Path, metadata: dict[str, str] |
     the next (19 orders in 20 saves of five keys), so its header is rewritten here: the same
     JSON, compact as safetensors writes it, padded with spaces to 8 bytes; the tensor data
     (offsets relative to the header's end) is unchanged. Every file the library writes with
-    safetensors is written here.
+    safetensors metadata is written here (``mother``'s testbed writes none: safetensors'
+    own bytes are then the same).
 
     Returns:
         ``path`` as a :class:`Path`.
