@@ -115,17 +115,17 @@ def redegrade_psnr(f: Restorer, y: torch.Tensor, kernels: Sequence[np.ndarray | 
     """``PSNR(f(ỹ), ŷ)`` (dB, peak 1) of each image of ``y`` (B, C, H, W), ``(ỹ, ŷ)`` its
     pseudo pair (:func:`redegrade_pair`) under ``kernels[i]`` (k, k), the kernel ``ỹ`` is
     blurred by (the read kernel at the width of :func:`width_factor`). ``f`` maps a
-    (1, C, h, w) batch to one of its shape; the identity (clamped) scores ``PSNR(ỹ, ŷ)``.
-    NaN (the photo cannot be judged; it clears no margin) where it has no pair
-    (:func:`unpaired`: no kernel read, ``ŷ`` smaller than the kernel, or flat). Returns (B,)
-    float64."""
+    (1, C, h, w) batch (on ``y``'s device, in its dtype) to one of its shape; the identity
+    (clamped) scores ``PSNR(ỹ, ŷ)``. NaN (the photo cannot be judged; it clears no margin)
+    where it has no pair (:func:`unpaired`: no kernel read, ``ŷ`` smaller than the kernel,
+    or flat). Returns (B,) float64."""
     out = []
     for i, (k, why) in enumerate(zip(kernels, unpaired(y, kernels, scale), strict=True)):
         if why is not None:
             out.append(float("nan"))
             continue
         tilde, hat = redegrade_pair(y[i:i + 1], scale, k)
-        z = f(tilde.to(y.dtype)).detach().cpu().double()
+        z = f(tilde.to(y)).detach().cpu().double()   # on y's device, as f(y) is called
         if z.shape != hat.shape:
             raise ValueError(f"f must return its input's shape {tuple(hat.shape)}, got "
                              f"{tuple(z.shape)}")

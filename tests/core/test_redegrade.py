@@ -199,3 +199,20 @@ def test_an_unreadable_photo_keeps_the_input_in_guarded():
             out = guarded(flat, ours, lambda b: (b + 0.1).clamp(0, 1), {}, measure=measure,
                           fallback="input")
         assert torch.equal(out, flat)
+
+
+@pytest.mark.cuda
+def test_the_restorer_is_run_on_the_photos_device():
+    # guarded calls f(x) on x's device; the round trip gave f its pair on the CPU (a
+    # restorer that keeps to its input's device, or a model's device check, then saw another)
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    y = _step().cuda()
+    seen = []
+
+    def f(b):
+        seen.append((b.device.type, b.dtype))
+        return b
+
+    assert math.isfinite(float(redegrade_psnr(f, y, [gaussian_psf(1.0)], 2)[0]))
+    assert seen == [("cuda", torch.float64)]
