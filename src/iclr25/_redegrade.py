@@ -116,9 +116,9 @@ def redegrade_psnr(f: Restorer, y: torch.Tensor, kernels: Sequence[np.ndarray | 
     pseudo pair (:func:`redegrade_pair`) under ``kernels[i]`` (k, k), the kernel ``ỹ`` is
     blurred by (the read kernel at the width of :func:`width_factor`). ``f`` maps a
     (1, C, h, w) batch (on ``y``'s device, in its dtype) to one of its shape; the identity
-    (clamped) scores ``PSNR(ỹ, ŷ)``. NaN (the photo cannot be judged; it clears no margin)
-    where it has no pair (:func:`unpaired`: no kernel read, ``ŷ`` smaller than the kernel,
-    or flat). Returns (B,) float64."""
+    (clamped) scores ``PSNR(ỹ, ŷ)``. NaN (it clears no margin) where the photo has no pair
+    (:func:`unpaired`: no kernel read, ``ŷ`` smaller than the kernel, or flat) or ``f``'s
+    output holds a NaN. Returns (B,) float64."""
     out = []
     for i, (k, why) in enumerate(zip(kernels, unpaired(y, kernels, scale), strict=True)):
         if why is not None:
@@ -130,5 +130,6 @@ def redegrade_psnr(f: Restorer, y: torch.Tensor, kernels: Sequence[np.ndarray | 
             raise ValueError(f"f must return its input's shape {tuple(hat.shape)}, got "
                              f"{tuple(z.shape)}")
         mse = float(((z - hat) ** 2).mean())
-        out.append(-10 * math.log10(mse) if mse > 0 else math.inf)
+        # a NaN in f's output is NaN here (clears no margin), not the ∞ of an exact output
+        out.append(-10 * math.log10(mse) if mse > 0 else math.inf if mse == 0 else math.nan)
     return torch.tensor(out, dtype=torch.float64)

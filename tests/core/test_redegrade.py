@@ -94,6 +94,21 @@ def test_unreadable_pairs_score_nan():
     assert math.isnan(float(redegrade_psnr(lambda b: b, small, [None], 1)[0]))
 
 
+def test_a_nan_in_the_restorers_output_scores_nan_not_infinity():
+    # main: NaN's mse failed "mse > 0" and scored +inf, the score of an exact output
+    y = _step()
+    k = [gaussian_psf(1.0)]
+
+    def one_nan(b):
+        b = b.clone()
+        b[..., 0, 0] = float("nan")
+        return b
+
+    assert math.isnan(float(redegrade_psnr(lambda b: b * float("nan"), y, k, 2)[0]))
+    assert math.isnan(float(redegrade_psnr(one_nan, y, k, 2)[0]))
+    assert math.isfinite(float(redegrade_psnr(lambda b: b, y, k, 2)[0]))
+
+
 def test_unpaired_says_why_an_image_has_no_pair():
     flat = torch.full((1, 3, 30, 40), 0.4, dtype=torch.float64)
     small = torch.rand(1, 3, 12, 15, dtype=torch.float64)

@@ -454,6 +454,28 @@ def test_motion_blur_too_small_for_its_pseudo_pair_keeps_the_input(clean):
         assert torch.equal(restore(Identity(), small, degradation="blur"), small)
 
 
+class OneNaN(nn.Module):
+    """A broken restorer: its input with one NaN pixel."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        x = x.clone()
+        x[..., 0, 0] = float("nan")
+        return x + self.w
+
+
+def test_a_restorer_giving_nan_is_not_returned_for_blur():
+    # main returned the NaN output for blur with no warning: the round trip scored it +inf
+    # (motion blur's second score, the posterior PSNR, kept the input)
+    y = degrade(load_image("chelsea", max_side=96), "blur", seed=0)
+    with pytest.warns(RestorationWarning, match=r"ours not estimable.*returned the input "
+                      r"unchanged"):
+        assert torch.equal(restore(OneNaN(), y, degradation="blur"), y)
+
+
 def test_cli_restore_warnings_follow_the_filters_in_force(tmp_path, bad_net, clean):
     # issue 68 tidy: one printer for every verb; `restore` printed its warnings under
     # -W ignore too. Under -W error each image still gets its line, and no traceback
