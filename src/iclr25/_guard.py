@@ -1693,8 +1693,10 @@ def _posterior_scorers(attr: str) -> tuple[Scorer, Scorer]:
     def reblurred(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
         from iclr25.datasets.images import psnr
 
+        nan = torch.tensor([math.nan], dtype=torch.float64)   # a NaN output: not estimable
         return torch.cat([psnr(reblur(out[i:i + 1], torch.from_numpy(p.kernel), fft=True),
-                               inp.x[i:i + 1], reduction="none").cpu()
+                               inp.x[i:i + 1], reduction="none").cpu().double()
+                          if bool(out[i].isfinite().all()) else nan
                           for i, p in enumerate(getattr(inp, attr))])
 
     return score, reblurred
