@@ -703,7 +703,7 @@ from iclr25._choices import (  # what guarded returns where ours is worse
 )
 from iclr25._dequantise import JpegRead, QuantPosterior, jpeg_read, not_quantised
 from iclr25._motion_posterior import MOTION_MARGIN, MOTION_REBLUR_MARGIN, MotionPosterior
-from iclr25._redegrade import redegrade_psnr, width_factor
+from iclr25._redegrade import redegrade_psnr, unpaired, width_factor
 from iclr25._rejpeg import HARSH, PSEUDO, not_rejpeg, pseudo_pairs, rejpeg_score
 from iclr25._rejpeg import MARGIN as REJPEG_MARGIN
 
@@ -1601,6 +1601,10 @@ class _Inputs:
     blur: str | None
     #: :meth:`read`'s posteriors of a family other than ``blur``'s, read once.
     _reads: dict[str, list[_Posterior]] = field(default_factory=dict, repr=False)
+    #: Why the measure could not score image ``i``, where its scorer finds out while scoring
+    #: (the round trip's pseudo pair: :func:`iclr25._redegrade.unpaired`); :func:`guarded`
+    #: reads it beside :attr:`MeasureSpec.unjudged`.
+    unscored: dict[int, str] = field(default_factory=dict, repr=False)
 
     def read(self, family: str) -> list[_Posterior] | list[MotionPosterior]:
         """Each image's kernel read from the input under ``family`` (a name in
@@ -1689,8 +1693,10 @@ def _posterior_scorers(attr: str) -> tuple[Scorer, Scorer]:
     def reblurred(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
         from iclr25.datasets.images import psnr
 
+        nan = torch.tensor([math.nan], dtype=torch.float64)   # a NaN output: not estimable
         return torch.cat([psnr(reblur(out[i:i + 1], torch.from_numpy(p.kernel), fft=True),
-                               inp.x[i:i + 1], reduction="none").cpu()
+                               inp.x[i:i + 1], reduction="none").cpu().double()
+                          if bool(out[i].isfinite().all()) else nan
                           for i, p in enumerate(getattr(inp, attr))])
 
     return score, reblurred
@@ -1734,6 +1740,9 @@ def _redegrade_scorer(family: str) -> Scorer:
         c = width_factor(s, how)  # type: ignore[arg-type]  # a name of HOWS
         ks = [redegrade_kernel(r, c, None if family == "motion_blur" else family)
               for r in inp.read(family)]
+        for i, why in enumerate(unpaired(inp.x, ks, s)):   # the same pair for every arm
+            if why is not None:
+                inp.unscored[i] = why
         return redegrade_psnr(f, inp.x, ks, s)
 
     return score
@@ -1974,7 +1983,9 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     the input (so with "input" ours is returned only where the check scores it at least
     ``margin`` above the input, NaN scores included), "none" ours. An image the measure
     cannot judge (:attr:`MeasureSpec.unjudged`: the exposure measure's
-    :func:`not_underexposed`) counts as ours not beating the input, whatever the scores.
+    :func:`not_underexposed`; or one its scorer finds it cannot score, :attr:`_Inputs.unscored`:
+    the round trip's photo too small or flat) counts as ours not beating the input, whatever
+    the scores, and the warning says why.
     """
     spec = MEASURES[measure]
     m = MARGINS[measure] if margin is None else margin
@@ -1987,6 +1998,7 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     s_ours = spec.score(ours, f, inp)
     s_cls = {k: spec.score(v, classical[k], inp) for k, v in cands.items()}
     whys = spec.unjudged(x) if spec.unjudged is not None else [None] * len(x)
+    whys = [w if w is not None else inp.unscored.get(i) for i, w in enumerate(whys)]
     also = None if spec.also is None else (spec.also[1](ours, f, inp), spec.also[1](x, f, inp))
     out = ours.clone()
     for i in range(len(x)):

@@ -442,8 +442,10 @@ def save_safetensors(tensors: dict, path: str | Path, metadata: dict[str, str] |
     safetensors (Rust) keeps the metadata in a hash map whose order changes from one map to
     the next (19 orders in 20 saves of five keys), so its header is rewritten here: the same
     JSON, compact as safetensors writes it, padded with spaces to 8 bytes; the tensor data
-    (offsets relative to the header's end) is unchanged. Every file the library writes with
-    safetensors is written here.
+    (offsets relative to the header's end) is unchanged. Written to a temporary file beside
+    ``path`` and moved over it, so a write cut short leaves ``path`` as it was. Every file
+    the library writes with safetensors metadata is written here (``mother``'s testbed
+    writes none: safetensors' own bytes are then the same).
 
     Returns:
         ``path`` as a :class:`Path`.
@@ -460,10 +462,18 @@ def save_safetensors(tensors: dict, path: str | Path, metadata: dict[str, str] |
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
     text += b" " * (-len(text) % 8)
     p = Path(path)
-    with p.open("wb") as fh:
-        fh.write(struct.pack("<Q", len(text)))
-        fh.write(text)
-        fh.write(memoryview(blob)[8 + n:])
+    # whole or not at all, as safetensors' save_file: a write cut short (a full disk, Ctrl-C)
+    # must not leave a truncated file where a model was
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(struct.pack("<Q", len(text)))
+            fh.write(text)
+            fh.write(memoryview(blob)[8 + n:])
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return p
 
 

@@ -84,32 +84,52 @@ def redegrade_pair(y: torch.Tensor, scale: int, kernel: np.ndarray | torch.Tenso
     return reblur(hat, k, fft=True).clamp(0, 1), hat
 
 
+def unpaired(y: torch.Tensor, kernels: Sequence[np.ndarray | None], scale: int
+             ) -> list[str | None]:
+    """Per image of ``y`` (B, C, H, W): why it has no pseudo pair at ``scale`` under
+    ``kernels[i]`` (k, k) (:func:`redegrade_pair`), None where it has one: no kernel was read
+    (None), ``ŷ`` is narrower than the kernel (the photo is too small), or ``ŷ`` is flat
+    (nothing to restore). The phrases complete "is not judged, ..." in the check's warning."""
+    if len(kernels) != len(y):
+        raise ValueError(f"kernels must have one kernel per image ({len(y)}), got "
+                         f"{len(kernels)}")
+    _check_scale(scale)
+    h, w = (n // scale for n in y.shape[-2:])
+    out: list[str | None] = []
+    for i, k in enumerate(kernels):
+        if k is None:
+            out.append("no blur kernel was read from it")
+        elif min(h, w) < np.shape(k)[0]:
+            out.append(f"it is too small for the restorer's round trip: {scale}x smaller "
+                       f"({h} x {w} px) it is narrower than the {np.shape(k)[0]} px kernel "
+                       f"read from it")
+        elif float(np.ptp(downsample(y[i:i + 1], scale).numpy())) == 0:
+            out.append("it is flat: the restorer's round trip has nothing to restore")
+        else:
+            out.append(None)
+    return out
+
+
 def redegrade_psnr(f: Restorer, y: torch.Tensor, kernels: Sequence[np.ndarray | None],
                    scale: int) -> torch.Tensor:
     """``PSNR(f(ỹ), ŷ)`` (dB, peak 1) of each image of ``y`` (B, C, H, W), ``(ỹ, ŷ)`` its
     pseudo pair (:func:`redegrade_pair`) under ``kernels[i]`` (k, k), the kernel ``ỹ`` is
     blurred by (the read kernel at the width of :func:`width_factor`). ``f`` maps a
-    (1, C, h, w) batch to one of its shape; the identity (clamped) scores ``PSNR(ỹ, ŷ)``.
-    NaN (the photo cannot be judged; it clears no margin) where the kernel is None (not
-    read), where ``ŷ`` is smaller than the kernel, or where ``ŷ`` is flat (nothing to
-    restore). Returns (B,) float64."""
-    if len(kernels) != len(y):
-        raise ValueError(f"kernels must have one kernel per image ({len(y)}), got "
-                         f"{len(kernels)}")
+    (1, C, h, w) batch (on ``y``'s device, in its dtype) to one of its shape; the identity
+    (clamped) scores ``PSNR(ỹ, ŷ)``. NaN (it clears no margin) where the photo has no pair
+    (:func:`unpaired`: no kernel read, ``ŷ`` smaller than the kernel, or flat) or ``f``'s
+    output holds a NaN. Returns (B,) float64."""
     out = []
-    for i, k in enumerate(kernels):
-        hat_side = min(y.shape[-2:]) // scale
-        if k is None or hat_side < np.shape(k)[0]:
+    for i, (k, why) in enumerate(zip(kernels, unpaired(y, kernels, scale), strict=True)):
+        if why is not None:
             out.append(float("nan"))
             continue
         tilde, hat = redegrade_pair(y[i:i + 1], scale, k)
-        if float(hat.amax() - hat.amin()) == 0:
-            out.append(float("nan"))
-            continue
-        z = f(tilde.to(y.dtype)).detach().cpu().double()
+        z = f(tilde.to(y)).detach().cpu().double()   # on y's device, as f(y) is called
         if z.shape != hat.shape:
             raise ValueError(f"f must return its input's shape {tuple(hat.shape)}, got "
                              f"{tuple(z.shape)}")
         mse = float(((z - hat) ** 2).mean())
-        out.append(-10 * math.log10(mse) if mse > 0 else math.inf)
+        # a NaN in f's output is NaN here (clears no margin), not the ∞ of an exact output
+        out.append(-10 * math.log10(mse) if mse > 0 else math.inf if mse == 0 else math.nan)
     return torch.tensor(out, dtype=torch.float64)

@@ -106,3 +106,34 @@ def test_save_safetensors_writes_sorted_metadata_safetensors_reads(tmp_path):
     with safe_open(tmp_path / "0.safetensors", "pt") as f:
         assert f.metadata() == meta
         assert all(torch.equal(f.get_tensor(k), v) for k, v in t.items())
+
+
+def test_save_safetensors_cut_short_leaves_the_old_file(tmp_path, monkeypatch):
+    # safetensors' save_file writes a temporary file and renames it; the header rewrite wrote
+    # the path itself, so a write cut short (disk full, Ctrl-C) left a truncated model there
+    import io
+    from pathlib import Path
+
+    from iclr25._io import save_safetensors
+
+    path = tmp_path / "m.safetensors"
+    save_safetensors({"w": torch.arange(4.0)}, path, {"k": "v"})
+    before = path.read_bytes()
+    real_open = Path.open
+
+    class Full(io.BufferedWriter):
+        def write(self, b):
+            if self.tell() > 0:
+                raise OSError(28, "No space left on device")
+            return super().write(b)
+
+    def full_open(self, mode="r", *args, **kwargs):
+        f = real_open(self, mode, *args, **kwargs)
+        return Full(f.detach()) if "w" in mode else f
+
+    monkeypatch.setattr(Path, "open", full_open)
+    with pytest.raises(OSError, match="No space left"):
+        save_safetensors({"w": torch.zeros(4)}, path, {"k": "new"})
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.safetensors"]   # no leftovers

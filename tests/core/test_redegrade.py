@@ -15,6 +15,7 @@ from iclr25._redegrade import (
     downsample,
     redegrade_pair,
     redegrade_psnr,
+    unpaired,
     width_factor,
 )
 
@@ -91,6 +92,39 @@ def test_unreadable_pairs_score_nan():
     # ŷ 4 px across, the kernel 9: nothing to blur
     assert math.isnan(float(redegrade_psnr(lambda b: b, small, [gaussian_psf(1.0)], 3)[0]))
     assert math.isnan(float(redegrade_psnr(lambda b: b, small, [None], 1)[0]))
+
+
+def test_a_nan_in_the_restorers_output_scores_nan_not_infinity():
+    # main: NaN's mse failed "mse > 0" and scored +inf, the score of an exact output
+    y = _step()
+    k = [gaussian_psf(1.0)]
+
+    def one_nan(b):
+        b = b.clone()
+        b[..., 0, 0] = float("nan")
+        return b
+
+    assert math.isnan(float(redegrade_psnr(lambda b: b * float("nan"), y, k, 2)[0]))
+    assert math.isnan(float(redegrade_psnr(one_nan, y, k, 2)[0]))
+    assert math.isfinite(float(redegrade_psnr(lambda b: b, y, k, 2)[0]))
+
+
+def test_unpaired_says_why_an_image_has_no_pair():
+    flat = torch.full((1, 3, 30, 40), 0.4, dtype=torch.float64)
+    small = torch.rand(1, 3, 12, 15, dtype=torch.float64)
+    k = gaussian_psf(1.0)                                   # 9 x 9
+    assert unpaired(flat, [k], 2) == ["it is flat: the restorer's round trip has nothing to "
+                                      "restore"]
+    assert unpaired(small, [k], 3) == ["it is too small for the restorer's round trip: 3x "
+                                       "smaller (4 x 5 px) it is narrower than the 9 px "
+                                       "kernel read from it"]
+    assert unpaired(small, [None], 1) == ["no blur kernel was read from it"]
+    both = torch.cat([small[..., :12], torch.full((1, 3, 12, 12), 0.4, dtype=torch.float64)])
+    assert unpaired(both, [k, None], 1) == [None, "no blur kernel was read from it"]
+    with pytest.raises(ValueError, match="kernels must have one kernel per image"):
+        unpaired(both, [k], 1)
+    with pytest.raises(ValueError, match="scale"):
+        unpaired(small, [k], 0)
 
 
 def test_the_read_kernel_at_a_factor():
@@ -175,7 +209,25 @@ def test_an_unreadable_photo_keeps_the_input_in_guarded():
     flat = torch.full((1, 3, 48, 64), 0.5, dtype=torch.float64)
     ours = flat + 0.1
     for measure in ("redegrade_blur", "redegrade_motion"):
-        with pytest.warns(RestorationWarning, match="not estimable"):
+        with pytest.warns(RestorationWarning, match=r"is not judged, it is flat: .*not "
+                          r"estimable.*returned the input unchanged"):
             out = guarded(flat, ours, lambda b: (b + 0.1).clamp(0, 1), {}, measure=measure,
                           fallback="input")
         assert torch.equal(out, flat)
+
+
+@pytest.mark.cuda
+def test_the_restorer_is_run_on_the_photos_device():
+    # guarded calls f(x) on x's device; the round trip gave f its pair on the CPU (a
+    # restorer that keeps to its input's device, or a model's device check, then saw another)
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    y = _step().cuda()
+    seen = []
+
+    def f(b):
+        seen.append((b.device.type, b.dtype))
+        return b
+
+    assert math.isfinite(float(redegrade_psnr(f, y, [gaussian_psf(1.0)], 2)[0]))
+    assert seen == [("cuda", torch.float64)]

@@ -439,12 +439,43 @@ def test_niqe_judges_no_output_so_the_default_keeps_the_input(clean):
 
 
 def test_motion_blur_too_small_for_its_pseudo_pair_keeps_the_input(clean):
-    # h68redeg: at 64 px a third of the scale is 21 px across, narrower than the line read
-    # from the photo: the round trip cannot be scored and the default keeps the input
+    # h68redeg: at 43 x 64 px a third of the scale is 14 px across, narrower than the line
+    # read from the photo: the round trip cannot be scored, the default keeps the input and the
+    # warning says why (it said "does not beat the input by the margin")
     blurred = degrade(clean, "motion_blur", seed=0)[None]
-    with pytest.warns(RestorationWarning, match=r"ours not estimable.*input not estimable.*"
-                      r"returned the input unchanged"):
+    with pytest.warns(RestorationWarning, match=r"the output is not judged, it is too small "
+                      r"for the restorer's round trip: 3x smaller \(14 x 21 px\) it is narrower "
+                      r"than the 15 px kernel .*ours not "
+                      r"estimable.*input not estimable.*returned the input unchanged"):
         assert torch.equal(restore(Identity(), blurred, degradation="motion_blur"), blurred)
+    small = degrade(clean[:, :32, :48], "blur", seed=0)     # half of 32 px: 16, under 17
+    with pytest.warns(RestorationWarning, match=r"is not judged, it is too small for the "
+                      r"restorer's round trip: 2x smaller \(16 x 24 px\)"):
+        assert torch.equal(restore(Identity(), small, degradation="blur"), small)
+
+
+class OneNaN(nn.Module):
+    """A broken restorer: its input with one NaN pixel."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x):
+        x = x.clone()
+        x[..., 0, 0] = float("nan")
+        return x + self.w
+
+
+@pytest.mark.parametrize("kind", ["blur", "defocus"])
+def test_a_restorer_giving_nan_is_not_returned(kind):
+    # main returned the NaN output for blur with no warning (the round trip scored it +inf;
+    # motion blur's second score, the posterior PSNR, kept the input), and for defocus the
+    # re-blur PSNR refused it ("ValueError: x contains 18432 NaN or infinite value(s)")
+    y = degrade(load_image("chelsea", max_side=96), kind, seed=0)
+    with pytest.warns(RestorationWarning, match=r"not estimable.*returned the input "
+                      r"unchanged"):
+        assert torch.equal(restore(OneNaN(), y, degradation=kind), y)
 
 
 def test_cli_restore_warnings_follow_the_filters_in_force(tmp_path, bad_net, clean):

@@ -64,7 +64,9 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
       blurred by that kernel so that it is blurred as the input is, and the network (each
       classical restorer, the identity for the input) scored by the PSNR of its output on
       that copy against the downsampled input, as the noise check re-runs the network on a
-      re-noised input; motion blur also by the PSNR against its posterior (0.25 dB);
+      re-noised input; motion blur also by the PSNR against its posterior (0.25 dB). A
+      photo too small for that copy (downsampled, narrower than the kernel that blurs it)
+      or flat is not judged (the warning says which), and the default keeps the input;
     * ``degradation="defocus"``: the PSNR against the sharp image estimated from its
       posterior given the input (the disk of the likeliest radius; a 1/f² prior), and the
       discrepancy principle with that disk: ours re-blurred must explain the input at least
@@ -79,8 +81,9 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
     * otherwise: NIQE (lower is better), the no-reference score restoration papers report
       where no reference exists; it sees noise, blur, ringing and blocking, not colour, and
       scores naturalness, not fidelity to the input, so it judges no output against the
-      input: the default keeps the input (issue 68 walk 10: motion-blur outputs 0.01-0.04 dB
-      below their input passed it); ``fallback="none"`` returns ours with the scores. For
+      input: the default keeps the input (issue 68 walk 10, on motion blur when it was its
+      measure: outputs 0.01-0.04 dB below their input passed it); ``fallback="none"``
+      returns ours with the scores. For
       ``"jpeg"`` a check that reads the JPEG's own quantisation bins
       (``iclr25._guard``'s ``"quantisation"``) was measured and is not the default: on a
       held-out round it agreed with the reference on 86.4% of 2,025 cases (NIQE's default

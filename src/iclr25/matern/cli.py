@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
 
+from iclr25._cli import api_warnings, output_path, threads_verb
 from iclr25._cli import fail as _fail
-from iclr25._cli import output_path, threads_verb
 
 app = typer.Typer(help="Matérn kernels: watertight surfaces from oriented points (ICLR 2025).",
                   no_args_is_help=True, add_completion=False)
@@ -16,6 +17,14 @@ app = typer.Typer(help="Matérn kernels: watertight surfaces from oriented point
 @app.callback()
 def _group() -> None:
     """Implicit surface reconstruction by Matérn kernel regression."""
+
+
+def _cli_words(message: str) -> str:
+    """The fit's warning with its keyword as the command line's option: ``n_centers=30`` as
+    ``--centers 30``, ``n_centers=None`` (the exact solve) as no ``--centers``."""
+    message = message.replace("use n_centers=None", "leave out --centers")
+    return re.sub(r"\bn_centers\b=?", lambda m: "--centers " if m[0].endswith("=") else
+                  "--centers", message)
 
 
 @app.command()
@@ -63,10 +72,13 @@ def reconstruct(
         _fail(f"no such file: {cloud}")
     try:
         pts, nrm = read_point_cloud(cloud)
-        surf = KernelSurface(nu=nu_v, length_scale=length_scale, reg=reg, n_centers=centers,
-                             seed=0).fit(pts, nrm)
-        with estimating():
-            verts, faces = surf.extract_mesh(resolution, precision=precision)
+        # the fit's warnings (a Nyström fit that misses its targets, a jittered Cholesky) by
+        # the one printer: under -W error a line, not a traceback
+        with api_warnings(words=_cli_words):
+            surf = KernelSurface(nu=nu_v, length_scale=length_scale, reg=reg,
+                                 n_centers=centers, seed=0).fit(pts, nrm)
+            with estimating():
+                verts, faces = surf.extract_mesh(resolution, precision=precision)
     except (ValueError, TypeError, RuntimeError) as exc:
         _fail(str(exc))
     write_mesh(out, verts, faces)
