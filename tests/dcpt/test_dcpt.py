@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from PIL import Image
 from torch import nn
 
 pytest.importorskip("skimage")
@@ -520,18 +521,26 @@ def test_claims_control_and_trivial_arm():
     assert reg["dcpt.degradation_classification"].trivial(ev) == 0.8
 
 
+_SMALL = ["--size", "16", "--batch", "2", "--steps", "1"]
+
+
+def _pretrained(tmp_path, img, kinds: str):
+    """A folder of one clean photo and a one-step `dcpt pretrain` on ``kinds`` from it."""
+    clean, model = tmp_path / "clean", tmp_path / "m.safetensors"
+    clean.mkdir()
+    save_image(img, clean / "a.png")
+    r = CliRunner().invoke(app, ["pretrain", str(clean), "--kinds", kinds, "--width", "4",
+                                 *_SMALL, "--out", str(model)])
+    assert r.exit_code == 0, r.output
+    return clean, model
+
+
 def test_cli_restore_classifies_among_the_finetuned_kinds_only(tmp_path, img):
     """Issue 68 walk: an all-in-one fine-tune records its kinds, and restore names each
     photo's degradation among them only (a weak classifier named blurred photos "jpeg", a
     kind the model never learned, and NIQE passed outputs worse than the input)."""
-    clean = tmp_path / "clean"
-    clean.mkdir()
-    save_image(img, clean / "a.png")
-    model, ft = tmp_path / "m.safetensors", tmp_path / "ft.safetensors"
-    small = ["--size", "16", "--batch", "2", "--steps", "1"]
-    r = CliRunner().invoke(app, ["pretrain", str(clean), "--kinds", "noise,jpeg,haze",
-                                 "--width", "4", *small, "--out", str(model)])
-    assert r.exit_code == 0, r.output
+    clean, model = _pretrained(tmp_path, img, "noise,jpeg,haze")
+    ft, small = tmp_path / "ft.safetensors", _SMALL
     r = CliRunner().invoke(app, ["finetune", str(model), str(clean), "--kinds", "haze",
                                  *small, "--out", str(ft)])
     assert r.exit_code == 0, r.output
@@ -544,3 +553,37 @@ def test_cli_restore_classifies_among_the_finetuned_kinds_only(tmp_path, img):
         r = CliRunner().invoke(app, ["restore", str(ft), str(x), str(tmp_path / "o.png")])
         assert r.exit_code == 0, r.output
         assert f"{kind}.png: degradation classified as haze (1.00)" in r.output
+
+
+def test_cli_finetune_note_names_kinds_the_classifier_cannot(tmp_path, img):
+    """Issue 68 walk (h68walk12): all-in-one over kinds the pre-training did not see
+    (defocus on a noise/jpeg classifier) said `restore` names each image's kind, which it
+    never does for those; the note now names them and the remedy. A model without a
+    classifier is told that `restore` needs --degradation."""
+    clean, model = _pretrained(tmp_path, img, "noise,jpeg")
+    ft, small = tmp_path / "ft.safetensors", _SMALL
+    r = CliRunner().invoke(app, ["finetune", str(model), str(clean), "--kinds",
+                                 "noise,defocus", *small, "--out", str(ft)])
+    assert r.exit_code == 0, r.output
+    note = r.output.splitlines()[-1]
+    assert note.startswith("note: all-in-one: `restore` names")
+    assert "pre-trained on noise, jpeg and cannot name defocus:" in note
+    assert "--degradation KIND" in note
+    r = CliRunner().invoke(app, ["finetune", str(model), str(clean), "--kinds", "jpeg,noise",
+                                 *small, "--out", str(ft)])
+    assert r.exit_code == 0, r.output
+    assert "cannot name" not in r.output and "note: all-in-one: `restore` names" in r.output
+    bare = tmp_path / "bare.safetensors"
+    save(small_unet(), bare)
+    r = CliRunner().invoke(app, ["finetune", str(bare), str(clean), "--kinds", "noise",
+                                 *small, "--out", str(ft)])
+    assert r.exit_code == 0, r.output
+    assert "no degradation classifier" in r.output and "names each image" not in r.output
+    # that note is what restore then does: no kind named, the input kept
+    x = tmp_path / "noisy.png"
+    save_image(degrade(img, "noise", seed=0), x)
+    o = tmp_path / "o.png"
+    r = CliRunner().invoke(app, ["restore", str(ft), str(x), str(o)])
+    assert r.exit_code == 0, r.output
+    assert "degradation classified" not in r.output
+    assert np.array_equal(np.asarray(Image.open(o)), np.asarray(Image.open(x)))

@@ -207,8 +207,27 @@ def finetune_cmd(
     typer.echo(f"fine-tuned {what} {steps} steps: last L1 {res.history['loss'][-1]:.4f}; "
                f"wrote {out}")
     if degradation is None:
-        typer.echo("note: all-in-one: `restore` names each image's degradation with the "
-                   "model's classifier and checks against that kind's classical restorer")
+        typer.echo(_all_in_one_note(seen, ck.kinds if ck.classifier is not None else ()))
+
+
+def _all_in_one_note(finetuned: tuple[str, ...], named: tuple[str, ...]) -> str:
+    """The line after an all-in-one fine-tune on ``finetuned`` kinds: what `restore` does
+    without --degradation with a classifier pre-trained on ``named`` (empty: none). A kind
+    fine-tuned but not pre-trained is never named (:func:`_allowed`): the issue 68 walk
+    (h68walk12) fine-tuned defocus and motion blur on the default pre-training's classifier
+    and was told, wrongly, that restore names each image's kind."""
+    if not named:
+        return ("note: all-in-one, and the model has no degradation classifier: `restore` "
+                "needs --degradation KIND to judge its output against that kind's classical "
+                "restorer (without it or --reference the input is kept)")
+    line = ("note: all-in-one: `restore` names each image's degradation with the model's "
+            "classifier and checks against that kind's classical restorer")
+    unknown = [k for k in finetuned if k not in named]
+    if unknown:
+        line += (f"; it was pre-trained on {', '.join(named)} and cannot name "
+                 f"{', '.join(unknown)}: give `restore --degradation KIND` for such photos, "
+                 f"or pre-train with --kinds including them")
+    return line
 
 
 @app.command("restore")
