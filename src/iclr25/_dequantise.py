@@ -184,6 +184,15 @@ def _zeros(y: np.ndarray, clip: np.ndarray, oy: int, ox: int) -> float:
     return float((np.abs(C) < DECODE_SIGMA).mean()) if C.size else 0.0
 
 
+def _distinct(C: np.ndarray) -> np.ndarray:
+    """The blocks of ``C`` (n, 64) whose coefficients, each rounded to the nearest integer,
+    no earlier block repeats: (m, 64), in ``C``'s order. Copies (a board's flat blocks of one
+    colour, a pattern repeating on the grid) are one draw of the comb's evidence, not
+    several: counted once (h68rejpeg2)."""
+    _, first = np.unique(np.round(C), axis=0, return_index=True)
+    return C[np.sort(first)]
+
+
 def read_table(y: np.ndarray, clip: np.ndarray) -> tuple[int, tuple[int, int], float]:
     """The IJG quality, the grid offset (rows, columns) and the comb's evidence (nats) that
     explain the luma ``y`` (H, W; :func:`_luma`'s units) best (module docstring, step 1),
@@ -198,7 +207,7 @@ def read_table(y: np.ndarray, clip: np.ndarray) -> tuple[int, tuple[int, int], f
     best = (0, (0, 0), -math.inf)
     for o in offs:
         C = _blocks(y, *o)[_unclipped(clip, *o)]
-        ev = _comb_evidence(C[::max(1, -(-len(C) // _SEARCH_BLOCKS))], _TABLES)
+        ev = _comb_evidence(_distinct(C[::max(1, -(-len(C) // _SEARCH_BLOCKS))]), _TABLES)
         i = int(np.argmax(ev))
         if ev[i] > best[2]:
             best = (int(_QUALITIES[i]), o, float(ev[i]))
