@@ -17,6 +17,11 @@ coefficient ``X`` lies in the bin ``[q (k − ½), q (k + ½)]``. Three steps:
    an outlier with probability :data:`OUTLIER`" against "no comb" (``C`` spread evenly
    over its bin), summed. Coefficients in the zero bin carry no evidence (a smooth
    never-quantised photo has them too) and steps of 1 none (the comb is under the noise).
+   Blocks whose coefficients are identical after rounding to integers count once
+   (:func:`_distinct`; h68rejpeg2): copies are one draw of the comb, not several, and a
+   board's flat blocks of one colour, each counted, let their one DC value outvote the
+   rest (round C's sign at quality 90 read as 4, round D's sign resized after decoding
+   judged as 31).
    Blocks holding a pixel the decoder clipped (a channel at 0 or 255: a black sky, white
    paper, saturated petals) leave the comb and are left out, here and in the score
    (issue 68, h68jpeg's dev round 1: with them, 20 of 120 JPEGs read "no comb").
