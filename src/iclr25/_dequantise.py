@@ -55,7 +55,9 @@ Known limits: each block is independent under the prior, so what a deblocker gai
 block boundaries is not credited (on 6 dev photos at quality 10, 48 outputs were better
 than the input in luma by the reference and the estimate said so for 24); a flat block's
 rounding moves its DC by up to 4, beyond :data:`DECODE_SIGMA`, so a smooth photo at
-quality 8-15 can read a finer table (the held-out clock at 8 read 87).
+quality 8-15 can read a finer table (the held-out clock at 8 read 87), and a dark board with
+faint texture a coarser one: its blocks are distinct, so counted once each, and their DC
+lies near quality 4's comb (rounds C, D and E's signs at 20-88 read as 4; h68rejpeg2).
 """
 
 from __future__ import annotations
