@@ -17,6 +17,11 @@ coefficient ``X`` lies in the bin ``[q (k − ½), q (k + ½)]``. Three steps:
    an outlier with probability :data:`OUTLIER`" against "no comb" (``C`` spread evenly
    over its bin), summed. Coefficients in the zero bin carry no evidence (a smooth
    never-quantised photo has them too) and steps of 1 none (the comb is under the noise).
+   Blocks whose coefficients are identical after rounding to integers count once
+   (:func:`_distinct`; h68rejpeg2): copies are one draw of the comb, not several, and a
+   board's flat blocks of one colour, each counted, let their one DC value outvote the
+   rest (round C's sign at quality 90 read as 4, round D's sign resized after decoding
+   judged as 31).
    Blocks holding a pixel the decoder clipped (a channel at 0 or 255: a black sky, white
    paper, saturated petals) leave the comb and are left out, here and in the score
    (issue 68, h68jpeg's dev round 1: with them, 20 of 120 JPEGs read "no comb").
@@ -50,7 +55,9 @@ Known limits: each block is independent under the prior, so what a deblocker gai
 block boundaries is not credited (on 6 dev photos at quality 10, 48 outputs were better
 than the input in luma by the reference and the estimate said so for 24); a flat block's
 rounding moves its DC by up to 4, beyond :data:`DECODE_SIGMA`, so a smooth photo at
-quality 8-15 can read a finer table (the held-out clock at 8 read 87).
+quality 8-15 can read a finer table (the held-out clock at 8 read 87), and a dark board with
+faint texture a coarser one: its blocks are distinct, so counted once each, and their DC
+lies near quality 4's comb (rounds C, D and E's signs at 20-88 read as 4; h68rejpeg2).
 """
 
 from __future__ import annotations
@@ -184,6 +191,15 @@ def _zeros(y: np.ndarray, clip: np.ndarray, oy: int, ox: int) -> float:
     return float((np.abs(C) < DECODE_SIGMA).mean()) if C.size else 0.0
 
 
+def _distinct(C: np.ndarray) -> np.ndarray:
+    """The blocks of ``C`` (n, 64) whose coefficients, each rounded to the nearest integer,
+    no earlier block repeats: (m, 64), in ``C``'s order. Copies (a board's flat blocks of one
+    colour, a pattern repeating on the grid) are one draw of the comb's evidence, not
+    several: counted once (h68rejpeg2)."""
+    _, first = np.unique(np.round(C), axis=0, return_index=True)
+    return C[np.sort(first)]
+
+
 def read_table(y: np.ndarray, clip: np.ndarray) -> tuple[int, tuple[int, int], float]:
     """The IJG quality, the grid offset (rows, columns) and the comb's evidence (nats) that
     explain the luma ``y`` (H, W; :func:`_luma`'s units) best (module docstring, step 1),
@@ -198,7 +214,7 @@ def read_table(y: np.ndarray, clip: np.ndarray) -> tuple[int, tuple[int, int], f
     best = (0, (0, 0), -math.inf)
     for o in offs:
         C = _blocks(y, *o)[_unclipped(clip, *o)]
-        ev = _comb_evidence(C[::max(1, -(-len(C) // _SEARCH_BLOCKS))], _TABLES)
+        ev = _comb_evidence(_distinct(C[::max(1, -(-len(C) // _SEARCH_BLOCKS))]), _TABLES)
         i = int(np.argmax(ev))
         if ev[i] > best[2]:
             best = (int(_QUALITIES[i]), o, float(ev[i]))

@@ -14,11 +14,14 @@ Image = pytest.importorskip("PIL.Image")
 
 from iclr25._dequantise import (  # noqa: E402
     QuantPosterior,
+    _clipped,
     _luma,
     dequantise,
     ijg_table,
+    jpeg_read,
     not_quantised,
     quantisation_psnr,
+    read_table,
 )
 
 
@@ -60,6 +63,47 @@ def test_the_quality_and_the_grid_are_read_from_the_decoded_pixels(q):
     assert p.judged and (p.quality, p.offset) == (q, (0, 0))
     p = QuantPosterior.of(_t(dec[3:, 5:]))          # a crop off the encoder's grid
     assert p.judged and (p.quality, p.offset) == (q, (5, 3))
+
+
+def _board(h: int = 96, w: int = 128, seed: int = 0) -> np.ndarray:
+    """A sign-board-like scene, (h, w, 3) uint8: two flat grey bands (153 and 103: luma DC
+    200 and -200, on the comb of quality 4's DC step 200) over a noisy strip one block high,
+    so that most blocks are copies of two flat ones."""
+    a = np.full((h, w, 3), 153, np.uint8)
+    a[:, w // 2:] = 103
+    a[-8:] = np.clip(130 + np.random.default_rng(seed).normal(0, 20, (8, w, 3)), 20, 235).round()
+    return a
+
+
+@pytest.mark.parametrize("q", [20, 30, 90])
+def test_a_board_of_identical_flat_blocks_is_read_at_its_quality(q):
+    # h68rejpeg2: copies of a flat block are one draw of the comb's evidence; counted per
+    # copy, the two flat greys' DC outvoted the strip (quality 90 and 20 read as 4, 30 as 25
+    # on the wrong grid)
+    dec = _jpeg(_board(), q)[0]
+    r = jpeg_read(_t(dec))
+    assert r.judged and (r.quality, r.offset) == (q, (0, 0))
+    r = jpeg_read(_t(dec[3:, 5:]))                  # a crop off the encoder's grid
+    assert r.judged and (r.quality, r.offset) == (q, (5, 3))
+
+
+def test_more_copies_of_a_block_add_no_evidence():
+    # the comb's evidence is the same whether a flat band is 5 or 10 block rows high
+    dec = _jpeg(_board(), 90)[0]
+    taller = np.concatenate([dec[:40], dec], 0)
+    reads = [read_table(_luma(_t(a)), _clipped(_t(a))) for a in (dec, taller)]
+    assert reads[0] == reads[1] and reads[0][0] == 90
+
+
+def test_a_board_resized_after_decoding_is_not_judged():
+    # round D's control (a sign's JPEG at 58 resized by 0.9 after decoding, judged at 31):
+    # its flat blocks' one DC value fits some comb, once, far under the evidence needed
+    from PIL import Image as I  # noqa: N814
+
+    big = np.asarray(I.fromarray(_board()).resize((142, 107), I.LANCZOS))
+    resized = np.asarray(I.fromarray(_jpeg(big, 58)[0]).resize((128, 96), I.LANCZOS))
+    why = not_quantised(_t(resized)[None])[0]
+    assert why is not None and "no JPEG quantisation comb" in why
 
 
 def test_the_posterior_mean_beats_the_input_and_leaving_the_bins_costs():
