@@ -160,8 +160,9 @@ def rejpeg_score(f: Restorer, pairs: tuple[list[int], torch.Tensor, torch.Tensor
         raise ValueError(f"the restorer must keep its input's shape {tuple(yt.shape)}, got "
                          f"{tuple(z.shape)}")
     mse = ((z - yh) ** 2).flatten(1).mean(1)
-    out[idx] = torch.where(mse > 0, -10 * torch.log10(mse.clamp(min=1e-300)),
-                           torch.full_like(mse, math.inf))
+    # an exact output scores +inf; a NaN anywhere in f's output scores NaN, which clears no
+    # margin (a NaN-guarded where(mse > 0, ..., inf) scored it +inf: returned unwarned)
+    out[idx] = -10 * torch.log10(mse)
     return out
 
 

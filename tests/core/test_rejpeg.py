@@ -151,6 +151,22 @@ def test_guarded_returns_the_deblocked_jpeg_and_keeps_a_tinted_one():
     assert MEASURES["rejpeg"].unjudged is not_rejpeg and MARGINS["rejpeg"] == 0.5
 
 
+def test_a_restorer_giving_nan_scores_nan_and_guarded_keeps_the_input():
+    # the merge scored a NaN output +inf (as the blur round trip did before hreview11)
+    x = _t(_jpeg(_photo(), 30))[None]
+    reads = [jpeg_read(x[0])]
+
+    def one_nan(b):
+        b = b.clone()
+        b[..., 0, 0] = float("nan")
+        return b
+
+    assert math.isnan(float(rejpeg_psnr(one_nan, x, reads, pseudo=PSEUDO, harsh=HARSH)[0]))
+    with pytest.warns(RestorationWarning, match="not estimable"):
+        kept = guarded(x, one_nan(x), one_nan, {}, measure="rejpeg", fallback="input")
+    assert torch.equal(kept, x)
+
+
 def test_bad_pairs_are_refused_by_name():
     x = _t(_jpeg(_photo(), 30))
     with pytest.raises(ValueError, match="x must be"):
