@@ -1977,8 +1977,9 @@ def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: floa
     parts.append(f"input {val(row.inp)}")
     got = row.returned(spec, margin, fallback)
     if got == "classical":
+        also = f", and by {spec.also[2]:g}{u} by the {spec.also[0]}" if spec.also else ""
         why = (f"fallback='classical': it scores above ours and beats the input by "
-               f"{margin:g}{u}{' and by the ' + spec.also[0] if spec.also else ''}")
+               f"{margin:g}{u}{also}")
     elif fallback == "classical" and below_cls:   # above ours, but fails the input check
         why = f"fallback='classical': {row.cls_short(spec, margin)}"
     elif fallback == "classical" and got == "input":

@@ -243,8 +243,10 @@ def restore_cmd(
                                     "the classical restorer the output is checked against."),
     fallback: Fallback | None = typer.Option(
         None, "--fallback", parser=choice(Fallback, "--fallback"),
-        help="Where ours scores below the alternative: input (write the input), classical "
-             "(write the classical result), none (warn, keep ours); default "
+        help="Where ours scores below the classical result or does not beat the input by "
+             "--margin: input (write the input), classical (write the classical result "
+             "where it scores above ours and beats the input as ours must, else as input), "
+             "none (warn, keep ours); default "
              f"{DEFAULT_FALLBACK} (as the API's), so that no output scores below its input "
              "(none with --no-check)."),
     margin: float = typer.Option(None, "--margin", help="Ours is written only where the "
