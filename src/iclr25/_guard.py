@@ -1945,8 +1945,10 @@ class _Row:
 
 def _row(i: int, s_ours: torch.Tensor, s_in: torch.Tensor, s_cls: Mapping[str, torch.Tensor],
          spec: MeasureSpec, why: str | None = None,
-         also: tuple[torch.Tensor, torch.Tensor] | None = None,
-         cls_also: Mapping[str, torch.Tensor] | None = None) -> _Row:
+         also: tuple[torch.Tensor, torch.Tensor, Mapping[str, torch.Tensor]] | None = None
+         ) -> _Row:
+    """Image ``i``'s :class:`_Row`; ``also``: the second scores of ours, the input and each
+    classical result (None: the measure has none)."""
     best = None
     for k, s in s_cls.items():   # the first of the best, as the classical result
         if best is None or spec.better(float(s[i]), float(s_cls[best][i])):
@@ -1954,7 +1956,7 @@ def _row(i: int, s_ours: torch.Tensor, s_in: torch.Tensor, s_cls: Mapping[str, t
     cls = float(s_cls[best][i]) if best is not None else float("nan")
     return _Row(float(s_ours[i]), float(s_in[i]), best, cls, why,
                 None if also is None else (float(also[0][i]), float(also[1][i])),
-                None if cls_also is None or best is None else float(cls_also[best][i]))
+                None if also is None or best is None else float(also[2][best][i]))
 
 
 def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: float) -> str:
@@ -2054,14 +2056,14 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     s_cls = {k: spec.score(v, classical[k], inp) for k, v in cands.items()}
     whys = spec.unjudged(x) if spec.unjudged is not None else [None] * len(x)
     whys = [w if w is not None else inp.unscored.get(i) for i, w in enumerate(whys)]
-    also = None if spec.also is None else (spec.also[1](ours, f, inp), spec.also[1](x, f, inp))
-    # the classical results' second scores: each must pass the check ours must pass to be
+    # the classical results' second scores too: each must pass the check ours must pass to be
     # returned, and every warning says what each fallback returns
-    cls_also = None if spec.also is None else {k: spec.also[1](v, classical[k], inp)
-                                               for k, v in cands.items()}
+    also = None if spec.also is None else (
+        spec.also[1](ours, f, inp), spec.also[1](x, f, inp),
+        {k: spec.also[1](v, classical[k], inp) for k, v in cands.items()})
     out = ours.clone()
     for i in range(len(x)):
-        row = _row(i, s_ours, s_in, s_cls, spec, whys[i], also, cls_also)
+        row = _row(i, s_ours, s_in, s_cls, spec, whys[i], also)
         if not any(row.below(spec, m)):
             continue
         got = row.returned(spec, m, fallback)

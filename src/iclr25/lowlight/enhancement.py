@@ -78,7 +78,8 @@ def enhance(model: nn.Module, images: Images, *, reference: Images | None = None
         fallback: where ours scores below the classical result or does not beat the input
             by ``margin``: "input" returns the input unchanged; "classical" returns the
             classical result where it scores above ours and beats the input by ``margin``
-            in a photo the check judges, else as "input"; "none" warns and returns ours. None (default): :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as
+            in a photo the check judges, else as "input"; "none" warns and returns ours.
+            None (default): :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as
             ``iclr25 lowlight enhance`` and DCPT's ``restore``), so no output the check
             scores below its input is returned; "none" with ``check=False``.
         margin: how much ours must beat the input by (dB), a number >= 0; None (default):
