@@ -1900,7 +1900,7 @@ MARGINS: dict[Measure, float] = {"psnr": 0.0, "r2r": 1.0, "reblur": 5.0, "poster
 class _Row:
     """One image's scores: ours, the input's, and the best classical result's (its name,
     None without classical restorers); ``why`` the measure cannot judge the image (None:
-    it can; then ours never counts as beating the input)."""
+    it can; then neither ours nor the classical result counts as beating the input)."""
 
     ours: float
     inp: float
@@ -1909,11 +1909,15 @@ class _Row:
     why: str | None = None
     #: Ours' and the input's second score (:attr:`MeasureSpec.also`; None: none).
     also: tuple[float, float] | None = None
+    #: The best classical result's second score (None: none).
+    cls_also: float | None = None
 
-    def also_short(self, spec: MeasureSpec) -> bool:
-        """Whether ours fails to beat the input by the second score's margin (NaN: fails)."""
-        return (spec.also is not None and self.also is not None
-                and not self.also[0] >= self.also[1] + spec.also[2])
+    def also_short(self, spec: MeasureSpec, score: float | None = None) -> bool:
+        """Whether ours (or the second score ``score``, the classical result's) fails to
+        beat the input by the second score's margin (NaN: fails)."""
+        if spec.also is None or self.also is None:
+            return False
+        return not (self.also[0] if score is None else score) >= self.also[1] + spec.also[2]
 
     def below(self, spec: MeasureSpec, margin: float = 0.0) -> tuple[bool, bool]:
         """Whether ours scores below the best classical result, and whether it fails to
@@ -1923,42 +1927,90 @@ class _Row:
                 self.why is not None or not spec.clears(self.ours, self.inp, margin)
                 or self.also_short(spec))
 
+    def cls_short(self, spec: MeasureSpec, margin: float) -> str | None:
+        """Why the best classical result fails the check ours must pass (the image judged,
+        the input beaten by ``margin`` and by the second score's margin), in the warning's
+        words; None where it passes."""
+        u = f" {spec.unit}" if spec.unit else ""
+        if self.why is not None:
+            return "the image is not judged"
+        if not spec.clears(self.cls, self.inp, margin):
+            return f"the classical {self.best} result does not beat the input by {margin:g}{u}"
+        if self.also_short(spec, self.cls_also):
+            name, _, m2 = spec.also  # type: ignore[misc]  # also_short: not None
+            return (f"the classical {self.best} result does not beat the input by {m2:g}{u} "
+                    f"by the {name}")
+        return None
+
+    def returned(self, spec: MeasureSpec, margin: float, fallback: str) -> str:
+        """What ``fallback`` returns for this image: "ours", "classical" or "input".
+        "input": the input where ours does not beat it; "none": ours; "classical": the
+        classical result where it scores above ours and passes the check ours must pass
+        (:meth:`cls_short`), else the input where ours does not beat it, else ours, so
+        that it never returns an image the check does not pass over the input."""
+        below_cls, below_in = self.below(spec, margin)
+        if fallback == "classical" and below_cls and self.cls_short(spec, margin) is None:
+            return "classical"
+        return "input" if fallback != "none" and below_in else "ours"
+
 
 def _row(i: int, s_ours: torch.Tensor, s_in: torch.Tensor, s_cls: Mapping[str, torch.Tensor],
          spec: MeasureSpec, why: str | None = None,
-         also: tuple[torch.Tensor, torch.Tensor] | None = None) -> _Row:
+         also: tuple[torch.Tensor, torch.Tensor, Mapping[str, torch.Tensor]] | None = None
+         ) -> _Row:
+    """Image ``i``'s :class:`_Row`; ``also``: the second scores of ours, the input and each
+    classical result (None: the measure has none)."""
     best = None
     for k, s in s_cls.items():   # the first of the best, as the classical result
         if best is None or spec.better(float(s[i]), float(s_cls[best][i])):
             best = k
     cls = float(s_cls[best][i]) if best is not None else float("nan")
     return _Row(float(s_ours[i]), float(s_in[i]), best, cls, why,
-                None if also is None else (float(also[0][i]), float(also[1][i])))
+                None if also is None else (float(also[0][i]), float(also[1][i])),
+                None if also is None or best is None else float(also[2][best][i]))
 
 
 def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: float) -> str:
     """The warning for one image whose output scores below the classical result or does
-    not beat the input by ``margin``, saying what ``fallback`` returned."""
+    not beat the input by ``margin``: the scores, what ``fallback`` returned and why, and
+    what the other fallbacks return where it differs."""
     below_cls, below_in = row.below(spec, margin)
     u = f" {spec.unit}" if spec.unit else ""
 
     def val(v: float) -> str:  # NaN: the measure could not score it (clears no margin)
         return f"{v:.2f}{u}" if math.isfinite(v) else "not estimable"
 
+    def thing(r: str) -> str:
+        return {"ours": "ours", "input": "the input",
+                "classical": f"the classical {row.best} result"}[r]
+
     parts = [f"ours {val(row.ours)}"]
     if row.best is not None:
         parts.append(f"classical {row.best} {val(row.cls)}")
     parts.append(f"input {val(row.inp)}")
-    if fallback == "classical" and below_cls:
-        act = f"returned the classical {row.best} result (fallback='classical')"
-    elif fallback == "input" and below_in:
-        # say how to get ours: where the input is kept without a verdict (a dim scene, a
-        # frame under its noise floor) the user may know better (issue 68, walk 5)
-        act = "returned the input unchanged (fallback='input'; fallback='none' returns ours)"
+    got = row.returned(spec, margin, fallback)
+    if got == "classical":
+        also = f", and by {spec.also[2]:g}{u} by the {spec.also[0]}" if spec.also else ""
+        why = (f"fallback='classical': it scores above ours and beats the input by "
+               f"{margin:g}{u}{also}")
+    elif fallback == "classical" and below_cls:   # above ours, but fails the input check
+        why = f"fallback='classical': {row.cls_short(spec, margin)}"
+    elif fallback == "classical" and got == "input":
+        why = ("fallback='classical': " + ("the image is not judged" if row.why is not None
+               else "the classical result does not score above ours"))
     else:
-        alts = ([f"fallback='classical' returns the {row.best} result"] if below_cls else []) \
-            + (["fallback='input' returns the input"] if below_in else [])
-        act = "returned ours; " + " and ".join(alts)
+        why = "fallback='input'" if got == "input" else ""
+    # say how to get the others: where the input is kept without a verdict (a dim scene, a
+    # frame under its noise floor) the user may know better (issue 68, walk 5)
+    others: dict[str, list[str]] = {}
+    for f in ("none", "classical", "input"):
+        r = row.returned(spec, margin, f)
+        if f != fallback and r != got and (f != "classical" or row.best is not None):
+            others.setdefault(r, []).append(f"fallback='{f}'")
+    alts = " and ".join(f"{' or '.join(fs)} returns {thing(r)}" for r, fs in others.items())
+    act = f"returned {'the input unchanged' if got == 'input' else thing(got)}"
+    act += (f" ({why}{'; ' + alts if alts else ''})" if why else
+            f"; {alts}" if alts else "")
     if row.why is not None:
         what = f"is not judged, {row.why}"
     elif row.also_short(spec) and spec.clears(row.ours, row.inp, margin):
@@ -1989,10 +2041,15 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     ``classical``: name -> restorer of a batch; the best-scoring one is "the classical
     result". ``margin``: how much ours must beat the input by (the measure's unit; None:
     :data:`MARGINS`). Where ours scores below the classical result or does not beat the
-    input by the margin, a :class:`RestorationWarning` gives the numbers; ``fallback``
-    "classical" then returns the classical result (where it scores above ours), "input"
-    the input (so with "input" ours is returned only where the check scores it at least
-    ``margin`` above the input, NaN scores included), "none" ours. An image the measure
+    input by the margin, a :class:`RestorationWarning` gives the numbers and what each
+    fallback returns; ``fallback`` "input" then returns the input (so ours is returned only
+    where the check scores it at least ``margin`` above the input, NaN scores included),
+    "none" ours, and "classical" the classical result where it scores above ours and passes
+    the check ours must pass (judged, ``margin`` above the input, and the second score's
+    margin above the input's), else as "input" (issue 68, h68fallback: it returned ours
+    wherever the classical result scored below ours, so ours and the classical result
+    scored below the input came back). So neither "input" nor "classical" returns a
+    restoration that the check does not pass over the input. An image the measure
     cannot judge (:attr:`MeasureSpec.unjudged`: the exposure measure's
     :func:`not_underexposed`; or one its scorer finds it cannot score, :attr:`_Inputs.unscored`:
     the round trip's photo too small or flat) counts as ours not beating the input, whatever
@@ -2010,16 +2067,20 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     s_cls = {k: spec.score(v, classical[k], inp) for k, v in cands.items()}
     whys = spec.unjudged(x) if spec.unjudged is not None else [None] * len(x)
     whys = [w if w is not None else inp.unscored.get(i) for i, w in enumerate(whys)]
-    also = None if spec.also is None else (spec.also[1](ours, f, inp), spec.also[1](x, f, inp))
+    # the classical results' second scores too: each must pass the check ours must pass to be
+    # returned, and every warning says what each fallback returns
+    also = None if spec.also is None else (
+        spec.also[1](ours, f, inp), spec.also[1](x, f, inp),
+        {k: spec.also[1](v, classical[k], inp) for k, v in cands.items()})
     out = ours.clone()
     for i in range(len(x)):
         row = _row(i, s_ours, s_in, s_cls, spec, whys[i], also)
-        below_cls, below_in = row.below(spec, m)
-        if not (below_cls or below_in):
+        if not any(row.below(spec, m)):
             continue
-        if fallback == "classical" and below_cls:
+        got = row.returned(spec, m, fallback)
+        if got == "classical":
             out[i] = cands[row.best][i].to(out)
-        elif fallback == "input" and below_in:
+        elif got == "input":
             out[i] = x[i].to(out)
         img = f"image {i}" if len(x) > 1 else "the output"
         # at the caller's line, not at torch's no_grad wrapper (a site-packages path)

@@ -243,10 +243,10 @@ def restore_cmd(
                                     "the classical restorer the output is checked against."),
     fallback: Fallback | None = typer.Option(
         None, "--fallback", parser=choice(Fallback, "--fallback"),
-        help="Where ours scores below the alternative: input (write the input), classical "
-             "(write the classical result), none (warn, keep ours); default "
-             f"{DEFAULT_FALLBACK} (as the API's), so that no output scores below its input "
-             "(none with --no-check)."),
+        help="Where ours scores below the classical result or not --margin above the input: "
+             "input (write the input), classical (the classical result where it beats ours and "
+             f"the input as ours must, else as input), none (keep ours); default {DEFAULT_FALLBACK}"
+             " (as the API's), so that no output scores below its input (none with --no-check)."),
     margin: float = typer.Option(None, "--margin", help="Ours is written only where the "
                                  "check scores it this much above the input (dB; NIQE "
                                  "units); default 1 dB (blur 2; motion_blur 2, posterior "

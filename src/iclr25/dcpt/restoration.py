@@ -109,11 +109,14 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
         degradation: one of :data:`~iclr25.datasets.images.KINDS` if known (None: the check
             compares with the input only).
         reference: clean image(s) of ``images``' shape: the check uses PSNR.
-        fallback: where ours scores below the alternative: "input" returns the input
-            unchanged; "classical" returns the classical result (needs a ``degradation``
-            that has one); "none" warns and returns ours. None (default):
-            :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as ``iclr25 dcpt restore``),
-            so no output scoring below its input is returned; "none" with ``check=False``.
+        fallback: where ours scores below the classical result or does not beat the input
+            by ``margin``: "input" returns the input unchanged; "classical" returns the
+            classical result where it scores above ours and passes the check ours must
+            (judged, ``margin`` above the input, and the second score's margin), else as
+            "input" (needs a ``degradation`` that has one); "none" warns and returns ours.
+            None (default): :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as
+            ``iclr25 dcpt restore``), so no output scoring below its input is returned;
+            "none" with ``check=False``.
         margin: how much ours must beat the input by, in the measure's unit (dB; NIQE
             units), a number >= 0; None (default): the measure's
             :data:`~iclr25._guard.MARGINS` (1 dB without a reference; blur and motion blur

@@ -82,8 +82,10 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
                 out: Path = typer.Argument(..., help="output file or folder"),
                 fallback: Fallback | None = typer.Option(
                     None, "--fallback", parser=choice(Fallback, "--fallback"),
-                    help="Where ours scores below the alternative: input (write the input), "
-                         "classical (write the best of gamma / CLAHE / gamma + NL-means), "
+                    help="Where ours scores below the classical result or does not beat the "
+                         "input by --margin: input (write the input), classical (write the "
+                         "best of gamma / CLAHE / gamma + NL-means where it scores above ours "
+                         "and beats the input as ours must, else as input), "
                          f"none (warn, keep ours); default {DEFAULT_FALLBACK} (as the API's "
                          "and dcpt restore's), so that no output scores below its input "
                          "(none with --no-check)."),

@@ -75,9 +75,11 @@ def enhance(model: nn.Module, images: Images, *, reference: Images | None = None
         model: a :class:`RetinexEnhancer` or :class:`ZeroDCE`.
         images: (3, H, W) or (B, 3, H, W) in [0, 1].
         reference: well-lit image(s) of ``images``' shape: the check uses PSNR.
-        fallback: where ours scores below the alternative: "input" returns the input
-            unchanged; "classical" returns the classical result; "none" warns and returns
-            ours. None (default): :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as
+        fallback: where ours scores below the classical result or does not beat the input
+            by ``margin``: "input" returns the input unchanged; "classical" returns the
+            classical result where it scores above ours and beats the input by ``margin``
+            in a photo the check judges, else as "input"; "none" warns and returns ours.
+            None (default): :data:`~iclr25._guard.DEFAULT_FALLBACK` ("input", as
             ``iclr25 lowlight enhance`` and DCPT's ``restore``), so no output the check
             scores below its input is returned; "none" with ``check=False``.
         margin: how much ours must beat the input by (dB), a number >= 0; None (default):
