@@ -2028,6 +2028,13 @@ def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: floa
     return f"{img} {what} ({spec.name}): {', '.join(parts)}; {act}"
 
 
+def _finite_only(scores: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """``scores`` (B,), NaN (not estimable: clears no margin) for each image of ``out`` (B, C,
+    H, W) holding a value that is not finite."""
+    ok = torch.isfinite(out).flatten(1).all(1).cpu()
+    return torch.where(ok, scores, torch.full_like(scores, math.nan))
+
+
 def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
             classical: Mapping[str, Restorer], *, measure: Measure, fallback: Fallback,
             reference: torch.Tensor | None = None, what: str = "restore",
@@ -2063,8 +2070,10 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     # recorrupted estimate runs it on y + αz, and an unclamped identity scored up to 2.3 dB
     # below a clamped copy of itself plus noise (issue 68, round 3)
     s_in = spec.score(x, lambda b: b.clamp(0, 1), inp)
-    s_ours = spec.score(ours, f, inp)
-    s_cls = {k: spec.score(v, classical[k], inp) for k, v in cands.items()}
+    # an output holding a NaN or an infinity is never returned, whatever the measure: the
+    # round trips score the restorer on a smaller copy, where it may be finite (hreview11)
+    s_ours = _finite_only(spec.score(ours, f, inp), ours)
+    s_cls = {k: _finite_only(spec.score(v, classical[k], inp), v) for k, v in cands.items()}
     whys = spec.unjudged(x) if spec.unjudged is not None else [None] * len(x)
     whys = [w if w is not None else inp.unscored.get(i) for i, w in enumerate(whys)]
     # the classical results' second scores too: each must pass the check ours must pass to be
