@@ -712,7 +712,8 @@ from iclr25._choices import (  # what guarded returns where ours is worse
 )
 from iclr25._dequantise import JpegRead, QuantPosterior, jpeg_read, not_quantised
 from iclr25._motion_posterior import MOTION_MARGIN, MOTION_REBLUR_MARGIN, MotionPosterior
-from iclr25._redegrade import redegrade_psnr, unpaired, width_factor
+from iclr25._redegrade import Pairs, redegrade_score, width_factor
+from iclr25._redegrade import pseudo_pairs as redegrade_pseudo_pairs
 from iclr25._rejpeg import HARSH, PSEUDO, not_rejpeg, pseudo_pairs, rejpeg_score
 from iclr25._rejpeg import MARGIN as REJPEG_MARGIN
 
@@ -1610,6 +1611,8 @@ class _Inputs:
     blur: str | None
     #: :meth:`read`'s posteriors of a family other than ``blur``'s, read once.
     _reads: dict[str, list[_Posterior]] = field(default_factory=dict, repr=False)
+    #: :meth:`redegrade_pairs`' pairs per family, built once.
+    _pairs: dict[str, Pairs] = field(default_factory=dict, repr=False)
     #: Why the measure could not score image ``i``, where its scorer finds out while scoring
     #: (the round trip's pseudo pair: :func:`iclr25._redegrade.unpaired`); :func:`guarded`
     #: reads it beside :attr:`MeasureSpec.unjudged`.
@@ -1627,6 +1630,19 @@ class _Inputs:
         if family not in self._reads:
             self._reads[family] = [_Posterior.of(xi, family=family) for xi in self.x]
         return self._reads[family]
+
+    def redegrade_pairs(self, family: str) -> Pairs:
+        """Each image's pseudo pair for the round trip under ``family`` (a key of
+        :data:`REDEGRADE_PAIRS`; :func:`iclr25._redegrade.pseudo_pairs`), built once per
+        check for every arm; an image without one is recorded in :attr:`unscored`."""
+        if family not in self._pairs:
+            s, how = REDEGRADE_PAIRS[family]
+            c = width_factor(s, how)  # type: ignore[arg-type]  # a name of HOWS
+            ks = [redegrade_kernel(r, c, None if family == "motion_blur" else family)
+                  for r in self.read(family)]
+            self._pairs[family], whys = redegrade_pseudo_pairs(self.x, ks, s)
+            self.unscored.update({i: w for i, w in enumerate(whys) if w is not None})
+        return self._pairs[family]
 
     @functools.cached_property
     def sigma(self) -> torch.Tensor:
@@ -1670,7 +1686,8 @@ class _Inputs:
 
 
 #: ``score(out, f, inputs)``: (B,) scores of ``out = f(inputs.x)``; ``f`` is called again by
-#: the recorrupted-to-recorrupted estimate only.
+#: the measures that score the restorer (the recorrupted-to-recorrupted estimate, the round
+#: trips ``"redegrade_*"`` and ``"rejpeg"``).
 Scorer = Callable[[torch.Tensor, Restorer, _Inputs], torch.Tensor]
 
 
@@ -1741,18 +1758,12 @@ REDEGRADE_PAIRS: dict[str, tuple[int, str]] = {
 
 
 def _redegrade_scorer(family: str) -> Scorer:
-    """The restorer ``f`` scored by its round trip one level down (:func:`redegrade_psnr`)
-    on each input's pseudo pair under the kernel read for ``family`` (:meth:`_Inputs.read`),
-    built as :data:`REDEGRADE_PAIRS` says; ``out`` is not read (``f`` is)."""
+    """The restorer ``f`` scored by its round trip one level down
+    (:func:`iclr25._redegrade.redegrade_score`) on each input's pseudo pair under the kernel
+    read for ``family`` (:meth:`_Inputs.redegrade_pairs`, built once for every arm as
+    :data:`REDEGRADE_PAIRS` says); ``out`` is not read (``f`` is)."""
     def score(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
-        s, how = REDEGRADE_PAIRS[family]
-        c = width_factor(s, how)  # type: ignore[arg-type]  # a name of HOWS
-        ks = [redegrade_kernel(r, c, None if family == "motion_blur" else family)
-              for r in inp.read(family)]
-        for i, why in enumerate(unpaired(inp.x, ks, s)):   # the same pair for every arm
-            if why is not None:
-                inp.unscored[i] = why
-        return redegrade_psnr(f, inp.x, ks, s)
+        return redegrade_score(f, inp.redegrade_pairs(family), inp.x)
 
     return score
 

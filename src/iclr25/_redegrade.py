@@ -110,6 +110,45 @@ def unpaired(y: torch.Tensor, kernels: Sequence[np.ndarray | None], scale: int
     return out
 
 
+def pair_psnr(f: Restorer, tilde: torch.Tensor, hat: torch.Tensor, like: torch.Tensor
+              ) -> torch.Tensor:
+    """``PSNR(f(ỹ), ŷ)`` (dB, peak 1) of each of ``n`` pseudo pairs ``tilde``, ``hat`` (n, C,
+    h, w): the round trips' score of a restorer (this module's and
+    :func:`iclr25._rejpeg.rejpeg_score`). ``f`` is called once, on ``tilde`` on ``like``'s
+    device and in its dtype, as ``f(y)`` is called, and must keep its shape. +inf where
+    ``f(ỹ)`` is ``ŷ`` exactly; NaN (it clears no margin) where ``f``'s output holds a NaN.
+    Returns (n,) float64."""
+    with torch.no_grad():
+        z = f(tilde.to(like)).detach().cpu().double()
+    if z.shape != tilde.shape:
+        raise ValueError(f"f must return its input's shape {tuple(tilde.shape)}, got "
+                         f"{tuple(z.shape)}")
+    return -10 * torch.log10(((z - hat) ** 2).flatten(1).mean(1))
+
+
+#: Each image's pseudo pair ``(ỹ, ŷ)`` (:func:`redegrade_pair`), None where it has none.
+Pairs = list[tuple[torch.Tensor, torch.Tensor] | None]
+
+
+def pseudo_pairs(y: torch.Tensor, kernels: Sequence[np.ndarray | None], scale: int
+                 ) -> tuple[Pairs, list[str | None]]:
+    """Each image of ``y`` (B, C, H, W)'s pseudo pair under ``kernels[i]`` (k, k), the
+    kernel ``ỹ`` is blurred by (the read kernel at the width of :func:`width_factor`), and
+    why an image has none (:func:`unpaired`; None where it has one): built once per check,
+    for every arm."""
+    whys = unpaired(y, kernels, scale)
+    return [None if why is not None else redegrade_pair(y[i:i + 1], scale, k)
+            for i, (k, why) in enumerate(zip(kernels, whys, strict=True))], whys
+
+
+def redegrade_score(f: Restorer, pairs: Pairs, like: torch.Tensor) -> torch.Tensor:
+    """:func:`pair_psnr` of ``f`` on each image's pair of :func:`pseudo_pairs` (one call of
+    ``f`` per pair: the images' sizes may differ), NaN where it has none. Returns (B,)
+    float64."""
+    return torch.tensor([math.nan if p is None else float(pair_psnr(f, *p, like)[0])
+                         for p in pairs], dtype=torch.float64)
+
+
 def redegrade_psnr(f: Restorer, y: torch.Tensor, kernels: Sequence[np.ndarray | None],
                    scale: int) -> torch.Tensor:
     """``PSNR(f(ỹ), ŷ)`` (dB, peak 1) of each image of ``y`` (B, C, H, W), ``(ỹ, ŷ)`` its
@@ -118,18 +157,5 @@ def redegrade_psnr(f: Restorer, y: torch.Tensor, kernels: Sequence[np.ndarray | 
     (1, C, h, w) batch (on ``y``'s device, in its dtype) to one of its shape; the identity
     (clamped) scores ``PSNR(ỹ, ŷ)``. NaN (it clears no margin) where the photo has no pair
     (:func:`unpaired`: no kernel read, ``ŷ`` smaller than the kernel, or flat) or ``f``'s
-    output holds a NaN. Returns (B,) float64."""
-    out = []
-    for i, (k, why) in enumerate(zip(kernels, unpaired(y, kernels, scale), strict=True)):
-        if why is not None:
-            out.append(float("nan"))
-            continue
-        tilde, hat = redegrade_pair(y[i:i + 1], scale, k)
-        z = f(tilde.to(y)).detach().cpu().double()   # on y's device, as f(y) is called
-        if z.shape != hat.shape:
-            raise ValueError(f"f must return its input's shape {tuple(hat.shape)}, got "
-                             f"{tuple(z.shape)}")
-        mse = float(((z - hat) ** 2).mean())
-        # a NaN in f's output is NaN here (clears no margin), not the ∞ of an exact output
-        out.append(-10 * math.log10(mse) if mse > 0 else math.inf if mse == 0 else math.nan)
-    return torch.tensor(out, dtype=torch.float64)
+    output holds a NaN (:func:`pair_psnr`). Returns (B,) float64."""
+    return redegrade_score(f, pseudo_pairs(y, kernels, scale)[0], y)

@@ -51,6 +51,7 @@ import torch
 import torch.nn.functional as F
 
 from iclr25._dequantise import JpegRead, QuantPosterior, jpeg_read
+from iclr25._redegrade import pair_psnr
 
 __all__ = ["HARSH", "MARGIN", "MIN_SIDE", "PSEUDO", "PSEUDOS", "Pseudo", "harsher",
            "jpeg_round_trip", "not_rejpeg", "pseudo_clean", "pseudo_pairs", "rejpeg_psnr",
@@ -148,21 +149,14 @@ def pseudo_pairs(x: torch.Tensor, reads: Sequence[JpegRead], pseudo: Pseudo,
 def rejpeg_score(f: Restorer, pairs: tuple[list[int], torch.Tensor, torch.Tensor], n: int,
                  like: torch.Tensor) -> torch.Tensor:
     """The RGB PSNR (dB, peak 1) of ``f`` on each pair of :func:`pseudo_pairs`,
-    ``PSNR(f(ỹ), ŷ)``, ``f`` called once on the pairs' ``ỹ`` cast to ``like``'s device and
-    dtype; (n,) float64, NaN for the images without a pair (not judged)."""
+    ``PSNR(f(ỹ), ŷ)`` (:func:`iclr25._redegrade.pair_psnr`), ``f`` called once on the pairs'
+    ``ỹ`` cast to ``like``'s device and dtype; (n,) float64, NaN for the images without a
+    pair (not judged)."""
     idx, yt, yh = pairs
     out = torch.full((n,), math.nan, dtype=torch.float64)
     if not idx:
         return out
-    with torch.no_grad():
-        z = f(yt.to(like)).detach().cpu().double()
-    if z.shape != yt.shape:
-        raise ValueError(f"the restorer must keep its input's shape {tuple(yt.shape)}, got "
-                         f"{tuple(z.shape)}")
-    mse = ((z - yh) ** 2).flatten(1).mean(1)
-    # an exact output scores +inf; a NaN anywhere in f's output scores NaN, which clears no
-    # margin (a NaN-guarded where(mse > 0, ..., inf) scored it +inf: returned unwarned)
-    out[idx] = -10 * torch.log10(mse)
+    out[idx] = pair_psnr(f, yt, yh, like)   # NaN where f's output holds a NaN
     return out
 
 
