@@ -115,7 +115,7 @@ def input_file(path: Path, option: str = "FILE", *,
 
 def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[tuple]:
     """What an image verb (restore, enhance) does: ``(name, image, reference or None, path
-    to write)`` for each image of IN, all read and checked before any work.
+    to write, file read)`` for each image of IN, all read and checked before any work.
 
     IN (``source``) is an image file or a folder of images; OUT (``dest``) an image path for
     one image, a folder for a folder (a missing folder made in both cases); --reference
@@ -152,7 +152,28 @@ def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[
         except OSError as exc:
             fail(f"OUT: cannot create folder {dest} ({exc.strerror})")
         targets = {n: dest / n for n in images}
-    return [(n, images[n], None if refs is None else refs[n], p) for n, p in targets.items()]
+    read = {n: source if source.is_file() else source / n for n in images}
+    return [(n, images[n], None if refs is None else refs[n], p, read[n])
+            for n, p in targets.items()]
+
+
+def write_image(y: Any, x: Any, path: Path, source: Path) -> None:
+    """Write an image verb's result ``y`` for the image ``x`` read from ``source``: where ``y``
+    is the input unchanged (the check kept it) and ``path`` has ``source``'s format, a copy of
+    ``source``'s bytes, so that a kept JPEG is not compressed again (issue 68, walk 13: kept
+    .jpg inputs re-encoded at quality 95 came back 0.04-0.84 dB below the input against the
+    clean photo) and a grey or 16-bit file stays as it was."""
+    import shutil
+
+    import torch
+
+    from iclr25.datasets.images import save_image
+
+    if source.suffix.lower() == path.suffix.lower() and torch.equal(y, x):
+        if source.resolve() != path.resolve():  # written over itself: nothing to do
+            shutil.copyfile(source, path)
+        return
+    save_image(y, path)
 
 
 def option_words(message: str, options: tuple[str, ...]) -> str:

@@ -137,3 +137,36 @@ def test_save_safetensors_cut_short_leaves_the_old_file(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.safetensors"]   # no leftovers
+
+
+def test_a_loader_given_another_verbs_file_names_what_it_is(tmp_path):
+    """Issue 68, walk 13: a DCPT checkpoint given to `lowlight enhance` or `toss predict` was
+    "not written by iclr25", to `lsdt evaluate` "not a saved LSDT model ('config')"; a fitted
+    estimator given to `dcpt restore` had "no metadata", to `gsd evaluate` "no config in its
+    header". Each loader now says what the file is."""
+    pytest.importorskip("skimage")
+    from iclr25 import dcpt, lsdt
+    from iclr25.gsd.io import load as load_policy
+    from iclr25.kmeans import ConsistentKMeans
+    from iclr25.lowlight import ZeroReferenceEnhancer
+
+    ck = dcpt.save(dcpt.UNet(width=4, depth=2), tmp_path / "dcpt.safetensors")
+    fitted = ConsistentKMeans(2, seed=0).fit(np.random.default_rng(0).normal(size=(20, 2)))
+    km = fitted.save(tmp_path / "km.safetensors")
+    seq = lsdt.save(lsdt.LongShortDecisionTransformer(3, 1, hidden=8, n_blocks=1, context=2),
+                    tmp_path / "lsdt.safetensors")
+    is_dcpt = "it is a DCPT checkpoint (written by `dcpt pretrain`, `finetune` or `convert`)"
+    for load, what in ((ZeroReferenceEnhancer.load, "a fitted lowlight.ZeroReferenceEnhancer"),
+                       (lsdt.load, "not a saved LSDT model")):
+        with pytest.raises(ValueError, match=r"dcpt\.safetensors") as e:
+            load(ck)
+        assert what in str(e.value) and str(e.value).endswith(is_dcpt)
+    with pytest.raises(ValueError, match="not an iclr25.dcpt checkpoint: it is an LSDT model "
+                                         r"\(written by `lsdt train`\)$"):
+        dcpt.load(seq)
+    with pytest.raises(ValueError, match="not a GSD .safetensors file: it is a fitted "
+                                         "kmeans.ConsistentKMeans$"):
+        load_policy(km)
+    with pytest.raises(ValueError, match="not written by iclr25$"):  # a foreign file, as before
+        save_file({"w": torch.zeros(1)}, tmp_path / "foreign.safetensors")
+        ZeroReferenceEnhancer.load(tmp_path / "foreign.safetensors")

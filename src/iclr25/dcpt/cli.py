@@ -17,6 +17,7 @@ from iclr25._cli import (
     output_path,
     threads_verb,
     training_verb,
+    write_image,
 )
 from iclr25._cli import fail as _fail
 from iclr25._progress import estimating
@@ -264,7 +265,6 @@ def restore_cmd(
     """Restore an image or every image in a folder, checking each against the input and the
     classical restorer (a warning names both numbers where ours is worse)."""
     from iclr25._guard import check_fallback, check_margin
-    from iclr25.datasets.images import save_image
     from iclr25.dcpt.baselines import CLASSICAL
     from iclr25.dcpt.io import load
     from iclr25.dcpt.restoration import restore
@@ -283,14 +283,14 @@ def restore_cmd(
     except ValueError as exc:
         _fail(str(exc))
     jobs, low = image_jobs(source, dest, reference), []
-    for name, x, ref, path in jobs:
+    for name, x, ref, path, src in jobs:
         kind, fb = degradation, fallback
         if named:  # DCPT's own classifier names the degradation (issue 68)
             kind, fb = _classified(ck, x, name, fb, low)
         with api_warnings(("fallback",), name=name, api="dcpt.restore"):
             out = restore(ck.model, x, degradation=kind, fallback=fb, margin=margin,
                           check=check, tile=tile, reference=ref)
-        save_image(out, path)
+        write_image(out, x, path, src)
         typer.echo(f"wrote {path}")
     if low:
         _warn_unsure(len(low), len(jobs), len(_allowed(ck)))

@@ -16,7 +16,7 @@ from torch import nn
 
 from iclr25._checks import check_choice, user_stacklevel
 from iclr25._contract import PathLike, checked, given
-from iclr25._io import check_readable
+from iclr25._io import check_readable, written_by
 from iclr25.datasets.images import KINDS
 from iclr25.dcpt.networks import DegradationClassifier, UNet
 
@@ -159,12 +159,15 @@ def load(path: PathLike, model: nn.Module | None = None, *,
     p = check_readable(Path(path), "path")
     try:
         with safe_open(str(p), framework="pt") as f:
-            meta_raw = (f.metadata() or {}).get("iclr25.dcpt")
+            header = f.metadata() or {}
+            meta_raw = header.get("iclr25.dcpt")
             tensors = {k: f.get_tensor(k) for k in f.keys()}
     except Exception as exc:  # safetensors raises its own error types
         raise ValueError(f"cannot read checkpoint {p}: {exc}") from None
     if meta_raw is None:
-        raise ValueError(f"{p} is not an iclr25.dcpt checkpoint (no metadata)")
+        held = written_by(header)
+        raise ValueError(f"{p} is not an iclr25.dcpt checkpoint"
+                         + (f": it is {held}" if held else " (no metadata)"))
     meta = _metadata(meta_raw, p)
     net = copy.deepcopy(model) if model is not None else _rebuild(meta, p)
     try:

@@ -9,7 +9,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file
 
-from iclr25._io import save_safetensors
+from iclr25._io import save_safetensors, written_by
 from iclr25.gsd.training import GSDConfig, GSDResult, build_networks, config_dict
 
 __all__ = ["env_of", "load", "save"]
@@ -54,8 +54,9 @@ def _metadata(path: Path) -> dict[str, str]:
         raise ValueError(f"path {str(path)!r} is an LSDT model (written by `lsdt train`), not "
                          f"a GSD policy: roll it out with `iclr25 lsdt evaluate`")
     if "config" not in meta:
-        raise ValueError(f"path {str(path)!r} is not a GSD .safetensors file (no config in "
-                         f"its header)")
+        held = written_by(meta)
+        raise ValueError(f"path {str(path)!r} is not a GSD .safetensors file"
+                         + (f": it is {held}" if held else " (no config in its header)"))
     return meta
 
 

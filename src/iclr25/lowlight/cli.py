@@ -16,6 +16,7 @@ from iclr25._cli import (
     output_path,
     threads_verb,
     training_verb,
+    write_image,
 )
 from iclr25._cli import fail as _fail
 from iclr25._progress import estimating
@@ -109,7 +110,6 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
     """Enhance an image file or every image in a folder, checking each against the input and
     the classical pipelines (a warning names both numbers where ours is worse)."""
     from iclr25._guard import check_fallback, check_margin
-    from iclr25.datasets.images import save_image
     from iclr25.lowlight.estimator import ZeroReferenceEnhancer
 
     if tile is not None and tile < 8:
@@ -124,11 +124,11 @@ def enhance_cmd(model: Path = typer.Argument(..., help="model file written by fi
     except ValueError as exc:
         _fail(f"MODEL: {exc}")
     jobs = image_jobs(inp, out, reference)
-    for name, x, ref, path in jobs:
+    for name, x, ref, path, src in jobs:
         with api_warnings(("fallback",), name=name, api="lowlight.enhance"):
             y = est.transform(x, tile=tile, fallback=fallback, margin=margin, check=check,
                               reference=ref)
-        save_image(y, path)
+        write_image(y, x, path, src)
     typer.echo(f"enhanced {len(jobs)} image(s) -> {out}")
 
 

@@ -11,7 +11,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file
 
 from iclr25._contract import PathLike, checked
-from iclr25._io import check_readable, save_safetensors
+from iclr25._io import check_readable, save_safetensors, written_by
 from iclr25.datasets.control import OfflineDataset
 from iclr25.lsdt.model import LongShortDecisionTransformer
 
@@ -104,6 +104,9 @@ def load(path: PathLike, *, device: str | torch.device | None = None
             # method): say what the file is, not which keyword LSDT's __init__ lacks
             raise ValueError(f"path {str(path)!r} is a GSD policy (written by `gsd train`), "
                              f"not an LSDT model: evaluate it with `iclr25 gsd evaluate`")
+        held = None if "config" in meta else written_by(meta)
+        if held:  # another verb's file: say whose, not which key it lacks
+            raise ValueError(f"path {str(path)!r} is not a saved LSDT model: it is {held}")
         config = json.loads(meta["config"])
         model = LongShortDecisionTransformer(**config)
         model.load_state_dict(load_file(str(path)))
