@@ -1779,7 +1779,7 @@ def _quantisation_scorer(rgb: bool) -> tuple[Scorer, Unjudged]:
                              for p, o, xi in zip(inp.quantised, out, inp.x, strict=True)],
                             dtype=torch.float64)
 
-    return score, lambda inp: [p.why for p in inp.quantised]
+    return score, lambda inp: [p.read.why for p in inp.quantised]
 
 
 def _rejpeg(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:

@@ -60,9 +60,9 @@ def test_the_ijg_table_is_the_one_pillow_writes(q):
 def test_the_quality_and_the_grid_are_read_from_the_decoded_pixels(q):
     dec = _jpeg(_scene(), q)[0]
     p = QuantPosterior.of(_t(dec))
-    assert p.judged and (p.quality, p.offset) == (q, (0, 0))
+    assert p.read.judged and (p.read.quality, p.read.offset) == (q, (0, 0))
     p = QuantPosterior.of(_t(dec[3:, 5:]))          # a crop off the encoder's grid
-    assert p.judged and (p.quality, p.offset) == (q, (5, 3))
+    assert p.read.judged and (p.read.quality, p.read.offset) == (q, (5, 3))
 
 
 def _board(h: int = 96, w: int = 128, seed: int = 0) -> np.ndarray:
@@ -161,7 +161,7 @@ def test_clipped_blocks_are_left_out_and_a_page_of_them_is_not_judged():
     a[:, :48] = np.where(np.arange(48) % 2 == 0, 255, 0)[None, :, None]   # clipped stripes
     dec = _jpeg(np.clip(a, 0, 255).astype(np.uint8), 50)[0]
     p = QuantPosterior.of(_t(dec))
-    assert p.judged and p.quality == 50
+    assert p.read.judged and p.read.quality == 50
     keep = p.keep.reshape(p.h, p.w)
     assert not keep[:, :6].any() and keep[:, 7:].mean() > 0.9   # the stripes' blocks out
     white = np.full((72, 96, 3), 255, np.uint8)
@@ -227,12 +227,13 @@ def test_the_rgb_error_is_exact_where_the_clean_luma_is_known():
     ycc = np.einsum("cd,dhw->chw", _YCC, y.numpy() * 255)
     ycc[0] = np.einsum("d,dhw->hw", _YCC[0], _t(clean).numpy() * 255)
     x = torch.from_numpy(np.einsum("cd,dhw->chw", np.linalg.inv(_YCC), ycc) / 255)
-    p.M, p.V = _blocks(_luma(x), *p.offset)[p.keep], np.zeros_like(p.V)
+    p.M, p.V = _blocks(_luma(x), *p.read.offset)[p.keep], np.zeros_like(p.V)
     g = torch.Generator().manual_seed(1)
     z = (y + 0.03 * torch.randn(y.shape, generator=g, dtype=y.dtype)).clamp(0, 1)
     keep = np.repeat(np.repeat(p.keep.reshape(p.h, p.w), 8, 0), 8, 1)
     m = np.zeros(y.shape[1:], bool)
-    m[p.offset[0]:p.offset[0] + 8 * p.h, p.offset[1]:p.offset[1] + 8 * p.w] = keep
+    oy, ox = p.read.offset
+    m[oy:oy + 8 * p.h, ox:ox + 8 * p.w] = keep
     assert p.terms(z, y)[0] == pytest.approx(float(((z - x) ** 2).numpy()[:, m].mean()),
                                              rel=1e-10)
 
