@@ -69,7 +69,7 @@ import numpy as np
 import torch
 
 __all__ = ["DECODE_SIGMA", "EVIDENCE", "OUTLIER", "POSTERIOR_SDS", "JpegRead", "QuantPosterior",
-           "dequantise", "ijg_table", "jpeg_read", "not_quantised", "quantisation_psnr",
+           "dequantise", "ijg_table", "jpeg_read", "quantisation_psnr",
            "read_table"]
 
 #: The JPEG standard's example luma table (ITU-T T.81 Annex K.1), natural order, which
@@ -410,15 +410,10 @@ def quantisation_psnr(out: torch.Tensor, x: torch.Tensor, *, rgb: bool = False) 
     """The luma PSNR (dB, peak 1) of each output ``out`` against the unseen clean image of
     the decoded JPEG ``x``, estimated from ``x``'s quantisation posterior
     (:class:`QuantPosterior`): ``−10 log10(E‖z − X‖²/N + s·sd)``, ``s`` =
-    :data:`POSTERIOR_SDS`; NaN where ``x`` is not judged (:func:`not_quantised`). Both
+    :data:`POSTERIOR_SDS`; NaN where ``x`` is not judged (:attr:`JpegRead.why`). Both
     (B, 3, H, W) in [0, 1]; returns (B,) float64. ``rgb``: the RGB PSNR instead, with
     ours' change of the input's chroma counted as error (:meth:`QuantPosterior.terms`
     given the input; the clean chroma's own error left out of the level)."""
     return torch.tensor([QuantPosterior.of(xi).psnr(o, xi if rgb else None)
                          for o, xi in zip(out, x, strict=True)], dtype=torch.float64)
 
-
-def not_quantised(x: torch.Tensor) -> list[str | None]:
-    """Per image of ``x`` (B, 3, H, W): why its quantisation posterior cannot judge it (no
-    JPEG comb, or under one block; :attr:`JpegRead.why`), None where it can."""
-    return [jpeg_read(xi).why for xi in x]
