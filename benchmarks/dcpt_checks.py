@@ -4062,13 +4062,13 @@ def jpeg_cases(photos: dict[str, np.ndarray], qualities, crop, resize_q, resize,
         for label, J, y, should in jpeg_inputs(a, qualities, crop, resize_q, resize):
             post = QuantPosterior.of(y)
             q = int(label[1:].split()[0]) if label.startswith("q") else 90
-            s_in = post.terms(y)[0] if post.judged else math.nan
-            x_in = post.terms(y, y)[0] if post.judged else math.nan
+            s_in = post.terms(y)[0] if post.read.judged else math.nan
+            x_in = post.terms(y, y)[0] if post.read.judged else math.nan
             for on, o in outputs(y, q).items():
-                mse, sd = post.terms(o) if post.judged else (math.nan, math.nan)
-                mse_x, sd_x = post.terms(o, y) if post.judged else (math.nan, math.nan)
+                mse, sd = post.terms(o) if post.read.judged else (math.nan, math.nan)
+                mse_x, sd_x = post.terms(o, y) if post.read.judged else (math.nan, math.nan)
                 recs.append({"case": f"{pn} {label}", "out": on, "control": not should,
-                             "judged": post.judged, "quality": post.quality,
+                             "judged": post.read.judged, "quality": post.read.quality,
                              "ref": (_ref_psnr(o, J), _ref_psnr(y, J)), "mse": mse, "sd": sd,
                              "mse_in": s_in, "mse_x": mse_x, "sd_x": sd_x,
                              "mse_x_in": x_in,

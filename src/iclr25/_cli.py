@@ -187,6 +187,13 @@ def option_words(message: str, options: tuple[str, ...]) -> str:
     return message
 
 
+def print_notes(notes: list[str]) -> None:
+    """A verb's notes (the lines :func:`api_warnings` collected among them) on stderr, after
+    its checks, so that an error stays one line."""
+    for note in notes:
+        typer.echo(note, err=True)
+
+
 @contextlib.contextmanager
 def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None, *,
                  name: str | None = None, api: str | None = None,
@@ -201,7 +208,8 @@ def api_warnings(options: tuple[str, ...] = (), lines: list[str] | None = None, 
 
     With ``lines`` None they are printed on stderr as they come, before the work they
     concern (``gsd train``'s, before its training); else appended to ``lines``, which the
-    verb prints after its checks, so that an error stays one line (``lsdt evaluate``'s).
+    verb prints after its checks (:func:`print_notes`), so that an error stays one line
+    (``lsdt evaluate``'s).
 
     The policy, one for every verb: the warning filters in force are kept, so a user's
     ``-W ignore`` (or ``PYTHONWARNINGS=ignore``) silences them, and Python's default shows

@@ -28,7 +28,7 @@ coefficient ``X`` lies in the bin ``[q (k − ½), q (k + ½)]``. Three steps:
 2. **Judged or not**: an input whose best comb is less than :data:`EVIDENCE` nats
    likelier than no comb (a PNG never quantised, a JPEG resized or filtered after
    decoding, a table that is not IJG's, an image under one block) is not judged:
-   :attr:`QuantPosterior.why` says so, and the check keeps the input (it does not guess).
+   :attr:`JpegRead.why` says so, and the check keeps the input (it does not guess).
 3. **The posterior**: a Laplacian prior per AC frequency, ``p(X) ∝ exp(−|X|/b)``, its scale
    integrated over its posterior given the bins' counts (80 scales, 0.05-2000, log-uniform
    prior: :func:`_scale_weights`; the maximum-likelihood scale, used first, is 0 where
@@ -69,7 +69,7 @@ import numpy as np
 import torch
 
 __all__ = ["DECODE_SIGMA", "EVIDENCE", "OUTLIER", "POSTERIOR_SDS", "JpegRead", "QuantPosterior",
-           "dequantise", "ijg_table", "jpeg_read", "not_quantised", "quantisation_psnr",
+           "dequantise", "ijg_table", "jpeg_read", "quantisation_psnr",
            "read_table"]
 
 #: The JPEG standard's example luma table (ITU-T T.81 Annex K.1), natural order, which
@@ -298,16 +298,13 @@ def _bin_moments(k: np.ndarray, q: np.ndarray, w: np.ndarray) -> tuple[np.ndarra
 
 @dataclass
 class QuantPosterior:
-    """One decoded JPEG's quantisation posterior (module docstring): whether it is judged
-    (``why``: None, or why not), the IJG ``quality`` and grid ``offset`` read, the comb's
-    ``evidence`` (nats), and on the grid's complete blocks (``h`` × ``w`` of them) with no
-    clipped pixel (``keep``, (h·w,) bool) the input's coefficients ``Y``, the posterior
-    mean ``M`` and variance ``V`` ((keep.sum(), 64), 0-255 units)."""
+    """One decoded JPEG's quantisation posterior (module docstring): its ``read``
+    (:class:`JpegRead`: whether it is judged, the quality, grid and evidence), and on the
+    grid's complete blocks (``h`` × ``w`` of them) with no clipped pixel (``keep``, (h·w,)
+    bool) the input's coefficients ``Y``, the posterior mean ``M`` and variance ``V``
+    ((keep.sum(), 64), 0-255 units)."""
 
-    why: str | None
-    quality: int
-    offset: tuple[int, int]
-    evidence: float
+    read: JpegRead
     h: int = 0
     w: int = 0
     Y: np.ndarray | None = None
@@ -315,27 +312,21 @@ class QuantPosterior:
     V: np.ndarray | None = None
     keep: np.ndarray | None = None
 
-    @property
-    def judged(self) -> bool:
-        return self.why is None
-
     @classmethod
     def of(cls, x: torch.Tensor) -> QuantPosterior:
         """The posterior of ``x`` (3, H, W) in [0, 1], a decoded JPEG (or not: then
-        ``why``)."""
+        ``read.why``)."""
         y, clip = _luma(x), _clipped(x)
         r = _read(y, clip)
-        quality, off, ev = r.quality, r.offset, r.evidence
         if not r.judged:
-            return cls(r.why, quality, off, ev)
-        keep = _unclipped(clip, *off)
-        Y = _blocks(y, *off)[keep]
-        q = _TABLES[quality - 1]
+            return cls(r)
+        keep = _unclipped(clip, *r.offset)
+        Y = _blocks(y, *r.offset)[keep]
+        q = _TABLES[r.quality - 1]
         k = np.round(Y / q)
         M, V = _bin_moments(k, q, _scale_weights(k, q))
         H, W = y.shape
-        return cls(None, quality, off, ev, (H - off[0]) // 8, (W - off[1]) // 8, Y, M, V,
-                   keep)
+        return cls(r, (H - r.offset[0]) // 8, (W - r.offset[1]) // 8, Y, M, V, keep)
 
     def terms(self, z: torch.Tensor, x: torch.Tensor | None = None) -> tuple[float, float]:
         """Of an output ``z`` (3, H, W) in [0, 1], per pixel in [0, 1]² units over the
@@ -359,8 +350,8 @@ class QuantPosterior:
         part of the difference's, ``2√(Σ V (3(Z − Y) + c)²)/(3N)`` with ``c`` the blocks'
         DCT of ``G_YC·δ``; ``ε``'s part is not known and not counted."""
         if self.M is None:
-            raise ValueError(f"the input is not judged: {self.why}")
-        Z = _blocks(_luma(z), *self.offset)[self.keep]
+            raise ValueError(f"the input is not judged: {self.read.why}")
+        Z = _blocks(_luma(z), *self.read.offset)[self.keep]
         n = Z.size * 255.0 ** 2
         if x is None:
             mse = float(((Z - self.M) ** 2).sum() + self.V.sum()) / n
@@ -368,8 +359,8 @@ class QuantPosterior:
             return mse, sd
         d = _chroma(z) - _chroma(x)                                   # (2, H, W): δ
         cross = np.einsum("c,chw->hw", _G[0, 1:], d)                  # G_YC·δ
-        c = _blocks(cross, *self.offset)[self.keep]
-        dd = np.stack([_blocks(di, *self.offset)[self.keep] for di in d])   # δ in DCT
+        c = _blocks(cross, *self.read.offset)[self.keep]
+        dd = np.stack([_blocks(di, *self.read.offset)[self.keep] for di in d])   # δ in DCT
         quad = float(np.einsum("cnk,cd,dnk->", dd, _G[1:, 1:], dd))  # Σ δᵀG_CCδ (orthonormal)
         g = _G[0, 0]
         mse = float(g * (((Z - self.M) ** 2).sum() + self.V.sum())
@@ -380,7 +371,7 @@ class QuantPosterior:
     def psnr(self, z: torch.Tensor, x: torch.Tensor | None = None) -> float:
         """:func:`quantisation_psnr` of one output ``z`` (3, H, W) (RGB given the input
         ``x``): NaN where the input is not judged."""
-        if not self.judged:
+        if not self.read.judged:
             return math.nan
         mse, sd = self.terms(z, x)
         return -10 * math.log10(max(mse + POSTERIOR_SDS * sd, 1e-30))
@@ -392,7 +383,7 @@ class QuantPosterior:
         out = x.detach().clone()
         if self.M is None:
             return out
-        oy, ox = self.offset
+        oy, ox = self.read.offset
         dc = np.zeros((self.h * self.w, 64))
         dc[self.keep] = self.M - self.Y
         d = _unblocks(dc, self.h, self.w) / 255
@@ -419,15 +410,10 @@ def quantisation_psnr(out: torch.Tensor, x: torch.Tensor, *, rgb: bool = False) 
     """The luma PSNR (dB, peak 1) of each output ``out`` against the unseen clean image of
     the decoded JPEG ``x``, estimated from ``x``'s quantisation posterior
     (:class:`QuantPosterior`): ``−10 log10(E‖z − X‖²/N + s·sd)``, ``s`` =
-    :data:`POSTERIOR_SDS`; NaN where ``x`` is not judged (:func:`not_quantised`). Both
+    :data:`POSTERIOR_SDS`; NaN where ``x`` is not judged (:attr:`JpegRead.why`). Both
     (B, 3, H, W) in [0, 1]; returns (B,) float64. ``rgb``: the RGB PSNR instead, with
     ours' change of the input's chroma counted as error (:meth:`QuantPosterior.terms`
     given the input; the clean chroma's own error left out of the level)."""
     return torch.tensor([QuantPosterior.of(xi).psnr(o, xi if rgb else None)
                          for o, xi in zip(out, x, strict=True)], dtype=torch.float64)
 
-
-def not_quantised(x: torch.Tensor) -> list[str | None]:
-    """Per image of ``x`` (B, 3, H, W): why its quantisation posterior cannot judge it (no
-    JPEG comb, or under one block; :attr:`JpegRead.why`), None where it can."""
-    return [jpeg_read(xi).why for xi in x]

@@ -100,6 +100,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from iclr25._checks import check_choice, check_int
+from iclr25._io import atomic_write
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -715,12 +716,12 @@ class Loop:
         """Write the checkpoint beside its path and move it over (rank 0 under DDP)."""
         path = self.engine.checkpoint
         assert path is not None
-        if fabric is not None and fabric.world_size > 1:
-            if fabric.global_rank == 0:
-                _atomic_save(self.state(pos), path)
+        ddp = fabric is not None and fabric.world_size > 1
+        if not ddp or fabric.global_rank == 0:
+            with atomic_write(path, perm=0o600) as fh:   # the owner's only
+                torch.save(self.state(pos), fh)
+        if ddp:
             fabric.barrier()
-        else:
-            _atomic_save(self.state(pos), path)
 
     def _restore(self, saved: dict[str, Any]) -> None:
         """Load a checked checkpoint (or a forked worker's final state) into the objects."""
@@ -772,17 +773,6 @@ def _set_rng_state(state: Mapping[str, torch.Tensor], gen: torch.Generator,
     torch.set_rng_state(state["torch"])
     if "loader" in state and loader is not None and loader.generator is not None:
         loader.generator.set_state(state["loader"])
-
-
-def _atomic_save(state: dict[str, Any], path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        torch.save(state, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _read_checkpoint(path: Path, loop: Loop) -> dict[str, Any]:

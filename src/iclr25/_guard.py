@@ -710,7 +710,7 @@ from iclr25._choices import (  # what guarded returns where ours is worse
     FALLBACKS,
     Fallback,
 )
-from iclr25._dequantise import JpegRead, QuantPosterior, jpeg_read, not_quantised
+from iclr25._dequantise import JpegRead, QuantPosterior, jpeg_read
 from iclr25._motion_posterior import MOTION_MARGIN, MOTION_REBLUR_MARGIN, MotionPosterior
 from iclr25._redegrade import Pairs, redegrade_score, width_factor
 from iclr25._redegrade import pseudo_pairs as redegrade_pseudo_pairs
@@ -1611,12 +1611,8 @@ class _Inputs:
     blur: str | None
     #: :meth:`read`'s posteriors of a family other than ``blur``'s, read once.
     _reads: dict[str, list[_Posterior]] = field(default_factory=dict, repr=False)
-    #: :meth:`redegrade_pairs`' pairs per family, built once.
-    _pairs: dict[str, Pairs] = field(default_factory=dict, repr=False)
-    #: Why the measure could not score image ``i``, where its scorer finds out while scoring
-    #: (the round trip's pseudo pair: :func:`iclr25._redegrade.unpaired`); :func:`guarded`
-    #: reads it beside :attr:`MeasureSpec.unjudged`.
-    unscored: dict[int, str] = field(default_factory=dict, repr=False)
+    #: :meth:`redegrade_pairs`' pairs and reasons per family, built once.
+    _pairs: dict[str, tuple[Pairs, list[str | None]]] = field(default_factory=dict, repr=False)
 
     def read(self, family: str) -> list[_Posterior] | list[MotionPosterior]:
         """Each image's kernel read from the input under ``family`` (a name in
@@ -1631,17 +1627,16 @@ class _Inputs:
             self._reads[family] = [_Posterior.of(xi, family=family) for xi in self.x]
         return self._reads[family]
 
-    def redegrade_pairs(self, family: str) -> Pairs:
+    def redegrade_pairs(self, family: str) -> tuple[Pairs, list[str | None]]:
         """Each image's pseudo pair for the round trip under ``family`` (a key of
-        :data:`REDEGRADE_PAIRS`; :func:`iclr25._redegrade.pseudo_pairs`), built once per
-        check for every arm; an image without one is recorded in :attr:`unscored`."""
+        :data:`REDEGRADE_PAIRS`) and why an image has none (None: it has;
+        :func:`iclr25._redegrade.pseudo_pairs`), built once per check for every arm."""
         if family not in self._pairs:
             s, how = REDEGRADE_PAIRS[family]
             c = width_factor(s, how)  # type: ignore[arg-type]  # a name of HOWS
             ks = [redegrade_kernel(r, c, None if family == "motion_blur" else family)
                   for r in self.read(family)]
-            self._pairs[family], whys = redegrade_pseudo_pairs(self.x, ks, s)
-            self.unscored.update({i: w for i, w in enumerate(whys) if w is not None})
+            self._pairs[family] = redegrade_pseudo_pairs(self.x, ks, s)
         return self._pairs[family]
 
     @functools.cached_property
@@ -1689,6 +1684,9 @@ class _Inputs:
 #: the measures that score the restorer (the recorrupted-to-recorrupted estimate, the round
 #: trips ``"redegrade_*"`` and ``"rejpeg"``).
 Scorer = Callable[[torch.Tensor, Restorer, _Inputs], torch.Tensor]
+#: ``unjudged(inputs)``: per image of ``inputs.x``, why the measure cannot judge it (None: it
+#: can), from what the check read once (the round trips' pairs, the JPEG reads).
+Unjudged = Callable[[_Inputs], list[str | None]]
 
 
 def _psnr(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
@@ -1757,33 +1755,31 @@ REDEGRADE_PAIRS: dict[str, tuple[int, str]] = {
     "blur": (2, "matched"), "defocus": (1, "full"), "motion_blur": (3, "matched")}
 
 
-def _redegrade_scorer(family: str) -> Scorer:
+def _redegrade_scorer(family: str) -> tuple[Scorer, Unjudged]:
     """The restorer ``f`` scored by its round trip one level down
     (:func:`iclr25._redegrade.redegrade_score`) on each input's pseudo pair under the kernel
     read for ``family`` (:meth:`_Inputs.redegrade_pairs`, built once for every arm as
-    :data:`REDEGRADE_PAIRS` says); ``out`` is not read (``f`` is)."""
+    :data:`REDEGRADE_PAIRS` says; ``out`` is not read, ``f`` is), and why an input has no
+    pair."""
     def score(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
-        return redegrade_score(f, inp.redegrade_pairs(family), inp.x)
+        return redegrade_score(f, inp.redegrade_pairs(family)[0], inp.x)
 
-    return score
+    return score, lambda inp: inp.redegrade_pairs(family)[1]
 
 
 def _exposure(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
     return lowlight_psnr(out, inp.x)
 
 
-def _quantisation_scorer(rgb: bool) -> Scorer:
+def _quantisation_scorer(rgb: bool) -> tuple[Scorer, Unjudged]:
     """:func:`iclr25._dequantise.quantisation_psnr` (``rgb``: in RGB) from each input's
-    posterior, read once per check (:attr:`_Inputs.quantised`)."""
+    posterior, read once per check (:attr:`_Inputs.quantised`), and why an input has none."""
     def score(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
         return torch.tensor([p.psnr(o, xi if rgb else None)
                              for p, o, xi in zip(inp.quantised, out, inp.x, strict=True)],
                             dtype=torch.float64)
 
-    return score
-
-
-_quantisation, _quantisation_rgb = _quantisation_scorer(False), _quantisation_scorer(True)
+    return score, lambda inp: [p.read.why for p in inp.quantised]
 
 
 def _rejpeg(out: torch.Tensor, f: Restorer, inp: _Inputs) -> torch.Tensor:
@@ -1811,7 +1807,7 @@ class MeasureSpec:
     higher: bool
     score: Scorer
     #: Per image of the input batch: why the measure cannot judge it (None: it can).
-    unjudged: Callable[[torch.Tensor], list[str | None]] | None = None
+    unjudged: Unjudged | None = None
     #: A second score ours must beat the input's by too: its name, scorer and margin (its
     #: unit's), whatever margin the caller gives the first (None: none).
     also: tuple[str, Scorer, float] | None = None
@@ -1841,28 +1837,31 @@ MEASURES: dict[Measure, MeasureSpec] = {
                           _motion, also=("re-blur PSNR by that line", _motion_reblur,
                                          MOTION_REBLUR_MARGIN)),
     "exposure": MeasureSpec("PSNR estimated without a reference from tones, colour cast "
-                            "and noise", "dB", True, _exposure, not_underexposed),
+                            "and noise", "dB", True, _exposure,
+                            lambda inp: not_underexposed(inp.x)),
     "quantisation": MeasureSpec("luma PSNR estimated against the clean image's JPEG "
-                                "quantisation posterior", "dB", True, _quantisation,
-                                not_quantised),
+                                "quantisation posterior", "dB", True,
+                                *_quantisation_scorer(False)),
     "quantisation_rgb": MeasureSpec("RGB PSNR estimated against the clean image's JPEG "
                                     "quantisation posterior, chroma changes counted", "dB",
-                                    True, _quantisation_rgb, not_quantised),
+                                    True, *_quantisation_scorer(True)),
     "rejpeg": MeasureSpec("PSNR of the restorer on a re-compressed copy of the input (its JPEG "
-                          "quality and grid read from it)", "dB", True, _rejpeg, not_rejpeg),
+                          "quality and grid read from it)", "dB", True, _rejpeg,
+                          lambda inp: not_rejpeg(inp.x, inp.jpeg_reads)),
     "redegrade_blur": MeasureSpec(
         "PSNR of the restorer on the photo's pseudo pair at half scale, Gaussian blur "
-        "read by maximum likelihood", "dB", True, _redegrade_scorer("blur")),
+        "read by maximum likelihood", "dB", True, *_redegrade_scorer("blur")),
     "redegrade_defocus": MeasureSpec(
         "PSNR of the restorer on the photo re-blurred by its disk, read by maximum "
         "likelihood",
-        "dB", True, _redegrade_scorer("defocus"),
+        "dB", True, *_redegrade_scorer("defocus"),
         also=("posterior PSNR", _posterior, 0.0)),
     "redegrade_motion": MeasureSpec(
         "PSNR of the restorer on the photo's pseudo pair at a third of its scale, line "
-        "read by maximum likelihood", "dB", True, _redegrade_scorer("motion_blur"),
+        "read by maximum likelihood", "dB", True, *_redegrade_scorer("motion_blur"),
         also=("posterior PSNR under that line", _motion, MOTION_MARGIN)),
-    "niqe": MeasureSpec("NIQE, lower is better", "", False, _niqe, niqe_blind),
+    "niqe": MeasureSpec("NIQE, lower is better", "", False, _niqe,
+                        lambda inp: niqe_blind(inp.x)),
 }
 
 #: How far ours must score above the input (in the measure's unit) for the check to keep it
@@ -2069,9 +2068,9 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     scored below the input came back). So neither "input" nor "classical" returns a
     restoration that the check does not pass over the input. An image the measure
     cannot judge (:attr:`MeasureSpec.unjudged`: the exposure measure's
-    :func:`not_underexposed`; or one its scorer finds it cannot score, :attr:`_Inputs.unscored`:
-    the round trip's photo too small or flat) counts as ours not beating the input, whatever
-    the scores, and the warning says why.
+    :func:`not_underexposed`, the round trip's photo too small or flat, a JPEG measure's input
+    with no comb) counts as ours not beating the input, whatever the scores, and the warning
+    says why.
     """
     spec = MEASURES[measure]
     m = MARGINS[measure] if margin is None else margin
@@ -2085,8 +2084,7 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     # round trips score the restorer on a smaller copy, where it may be finite (hreview11)
     s_ours = _finite_only(spec.score(ours, f, inp), ours)
     s_cls = {k: _finite_only(spec.score(v, classical[k], inp), v) for k, v in cands.items()}
-    whys = spec.unjudged(x) if spec.unjudged is not None else [None] * len(x)
-    whys = [w if w is not None else inp.unscored.get(i) for i, w in enumerate(whys)]
+    whys = spec.unjudged(inp) if spec.unjudged is not None else [None] * len(x)
     # the classical results' second scores too: each must pass the check ours must pass to be
     # returned, and every warning says what each fallback returns
     also = None if spec.also is None else (

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -21,6 +24,24 @@ def check_readable(p: Path, name: str) -> Path:
     if not os.access(p, os.R_OK):
         raise ValueError(f"{name} {p} is not readable (permission denied)")
     return p
+
+
+@contextmanager
+def atomic_write(path: str | Path, *, text: bool = False, perm: int = 0o666) -> Iterator[IO]:
+    """``path`` opened for writing (bytes; ``text``: UTF-8 text) under a temporary name beside
+    it, moved over ``path`` when the block ends without an error and removed otherwise: a
+    write cut short (a full disk, Ctrl-C, a bad row found late in a stream) leaves ``path``
+    as it was. ``perm``: the file's mode before the umask, as :func:`open`'s (0o600: the
+    owner's only)."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.partial")   # unique: two writers
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, perm)
+        with open(fd, "w" if text else "wb", **({"encoding": "utf-8"} if text else {})) as fh:
+            yield fh
+        os.replace(tmp, p)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 # The messages every reader of numeric rows gives (the whole read here, the streamed
@@ -245,7 +266,6 @@ class ArrayWriter:
     def __init__(self, path: str | Path, n: int, header: list[str] | None,
                  rows: list[str] | None = None, fmt: str | None = None) -> None:
         self.path, self.n, self.header, self.rows, self.fmt = Path(path), n, header, rows, fmt
-        self.tmp = self.path.with_name(f".{self.path.name}.partial")
         self.npy = self.path.suffix.lower() == ".npy"
         self.sep = "," if self.path.suffix.lower() == ".csv" else " "
         self.done = 0
@@ -253,8 +273,8 @@ class ArrayWriter:
         self._out: Any = None
 
     def __enter__(self) -> ArrayWriter:
-        self._out = self.tmp.open("wb" if self.npy else "w", **(
-            {} if self.npy else {"encoding": "utf-8"}))
+        self._file = atomic_write(self.path, text=not self.npy)
+        self._out = self._file.__enter__()
         if not self.npy and self.header is not None:
             self._out.write(self._line(self.header))
         return self
@@ -289,14 +309,12 @@ class ArrayWriter:
             self._out.write(self._line(([self.rows[start + i]] if self.rows is not None
                                         else []) + [cell.format(v) for v in row]))
 
-    def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        self._out.close()
-        if kind is None and self.done == self.n:
-            os.replace(self.tmp, self.path)
-            return
-        self.tmp.unlink(missing_ok=True)
-        if kind is None:
-            raise ValueError(f"{self.path}: {self.done} rows written, {self.n} expected")
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        if kind is None and self.done != self.n:   # then path is left as it was
+            exc = ValueError(f"{self.path}: {self.done} rows written, {self.n} expected")
+            self._file.__exit__(ValueError, exc, None)
+            raise exc
+        self._file.__exit__(kind, exc, tb)
 
 
 def read_npy(path: str | Path, name: str = "FILE", *, mmap: bool = False) -> np.ndarray:
@@ -461,20 +479,11 @@ def save_safetensors(tensors: dict, path: str | Path, metadata: dict[str, str] |
         header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
     text += b" " * (-len(text) % 8)
-    p = Path(path)
-    # whole or not at all, as safetensors' save_file: a write cut short (a full disk, Ctrl-C)
-    # must not leave a truncated file where a model was
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("wb") as fh:
-            fh.write(struct.pack("<Q", len(text)))
-            fh.write(text)
-            fh.write(memoryview(blob)[8 + n:])
-        os.replace(tmp, p)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return p
+    with atomic_write(path) as fh:   # whole or not at all, as safetensors' save_file
+        fh.write(struct.pack("<Q", len(text)))
+        fh.write(text)
+        fh.write(memoryview(blob)[8 + n:])
+    return Path(path)
 
 
 def save_fitted(path: str | Path, kind: str, params: dict, tensors: dict,

@@ -50,7 +50,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from iclr25._dequantise import JpegRead, QuantPosterior, jpeg_read
+from iclr25._dequantise import JpegRead, QuantPosterior
 from iclr25._redegrade import pair_psnr
 
 __all__ = ["HARSH", "MARGIN", "MIN_SIDE", "PSEUDO", "PSEUDOS", "Pseudo", "harsher",
@@ -169,10 +169,10 @@ def rejpeg_psnr(f: Restorer, x: torch.Tensor, reads: Sequence[JpegRead], *,
     return rejpeg_score(f, pseudo_pairs(x, reads, pseudo, harsh), len(x), x)
 
 
-def not_rejpeg(x: torch.Tensor) -> list[str | None]:
-    """Per image of ``x`` (B, 3, H, W): why no pseudo pair judges it (under
-    :data:`MIN_SIDE`, or no JPEG comb read: :func:`iclr25._dequantise.not_quantised`), None
-    where one does."""
+def not_rejpeg(x: torch.Tensor, reads: Sequence[JpegRead]) -> list[str | None]:
+    """Per image of ``x`` (B, 3, H, W) read as ``reads`` (B; the check's, read once): why no
+    pseudo pair judges it (under :data:`MIN_SIDE`, or no JPEG comb read), None where one
+    does."""
     if min(x.shape[-2:]) < MIN_SIDE:
         return [f"it is under {MIN_SIDE} px, too small for a re-compressed copy"] * len(x)
-    return [jpeg_read(xi).why for xi in x]
+    return [r.why for r in reads]

@@ -550,7 +550,9 @@ def report(
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
     """A warning at the command line: ``warning: message`` on stderr, without the file path
     and source line Python shows by default (they named site-packages, meaningless to a user
-    of the command)."""
+    of the command). Not :func:`~iclr25._cli.api_warnings`' policy (``-W error`` printed): the
+    workers of ``reproduce --jobs N`` inherit ``-W error`` and raise, so an inline run that
+    printed would give other verdicts than the same run on workers."""
     import sys
 
     print(f"warning: {message}", file=file or sys.stderr)

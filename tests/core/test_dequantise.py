@@ -19,7 +19,6 @@ from iclr25._dequantise import (  # noqa: E402
     dequantise,
     ijg_table,
     jpeg_read,
-    not_quantised,
     quantisation_psnr,
     read_table,
 )
@@ -60,9 +59,9 @@ def test_the_ijg_table_is_the_one_pillow_writes(q):
 def test_the_quality_and_the_grid_are_read_from_the_decoded_pixels(q):
     dec = _jpeg(_scene(), q)[0]
     p = QuantPosterior.of(_t(dec))
-    assert p.judged and (p.quality, p.offset) == (q, (0, 0))
+    assert p.read.judged and (p.read.quality, p.read.offset) == (q, (0, 0))
     p = QuantPosterior.of(_t(dec[3:, 5:]))          # a crop off the encoder's grid
-    assert p.judged and (p.quality, p.offset) == (q, (5, 3))
+    assert p.read.judged and (p.read.quality, p.read.offset) == (q, (5, 3))
 
 
 def _board(h: int = 96, w: int = 128, seed: int = 0) -> np.ndarray:
@@ -102,7 +101,7 @@ def test_a_board_resized_after_decoding_is_not_judged():
 
     big = np.asarray(I.fromarray(_board()).resize((142, 107), I.LANCZOS))
     resized = np.asarray(I.fromarray(_jpeg(big, 58)[0]).resize((128, 96), I.LANCZOS))
-    why = not_quantised(_t(resized)[None])[0]
+    why = jpeg_read(_t(resized)).why
     assert why is not None and "no JPEG quantisation comb" in why
 
 
@@ -139,7 +138,7 @@ def test_an_image_without_a_jpeg_comb_is_not_judged():
     cases = {"never compressed": _t(clean), "resized after decoding": _t(resized),
              "under one block": _t(clean[:6, :6])}
     x = [v for v in cases.values()]
-    whys = [not_quantised(v[None])[0] for v in x]
+    whys = [jpeg_read(v).why for v in x]
     assert all(w is not None for w in whys)
     assert "no JPEG quantisation comb" in whys[0] and "no JPEG quantisation comb" in whys[1]
     assert "under one 8×8 block" in whys[2]
@@ -161,11 +160,11 @@ def test_clipped_blocks_are_left_out_and_a_page_of_them_is_not_judged():
     a[:, :48] = np.where(np.arange(48) % 2 == 0, 255, 0)[None, :, None]   # clipped stripes
     dec = _jpeg(np.clip(a, 0, 255).astype(np.uint8), 50)[0]
     p = QuantPosterior.of(_t(dec))
-    assert p.judged and p.quality == 50
+    assert p.read.judged and p.read.quality == 50
     keep = p.keep.reshape(p.h, p.w)
     assert not keep[:, :6].any() and keep[:, 7:].mean() > 0.9   # the stripes' blocks out
     white = np.full((72, 96, 3), 255, np.uint8)
-    assert not_quantised(_t(_jpeg(white, 50)[0])[None])[0] is not None
+    assert jpeg_read(_t(_jpeg(white, 50)[0])).why is not None
 
 
 def test_guarded_by_the_quantisation_posterior_keeps_the_input_unless_ours_beats_it():
@@ -227,12 +226,13 @@ def test_the_rgb_error_is_exact_where_the_clean_luma_is_known():
     ycc = np.einsum("cd,dhw->chw", _YCC, y.numpy() * 255)
     ycc[0] = np.einsum("d,dhw->hw", _YCC[0], _t(clean).numpy() * 255)
     x = torch.from_numpy(np.einsum("cd,dhw->chw", np.linalg.inv(_YCC), ycc) / 255)
-    p.M, p.V = _blocks(_luma(x), *p.offset)[p.keep], np.zeros_like(p.V)
+    p.M, p.V = _blocks(_luma(x), *p.read.offset)[p.keep], np.zeros_like(p.V)
     g = torch.Generator().manual_seed(1)
     z = (y + 0.03 * torch.randn(y.shape, generator=g, dtype=y.dtype)).clamp(0, 1)
     keep = np.repeat(np.repeat(p.keep.reshape(p.h, p.w), 8, 0), 8, 1)
     m = np.zeros(y.shape[1:], bool)
-    m[p.offset[0]:p.offset[0] + 8 * p.h, p.offset[1]:p.offset[1] + 8 * p.w] = keep
+    oy, ox = p.read.offset
+    m[oy:oy + 8 * p.h, ox:ox + 8 * p.w] = keep
     assert p.terms(z, y)[0] == pytest.approx(float(((z - x) ** 2).numpy()[:, m].mean()),
                                              rel=1e-10)
 

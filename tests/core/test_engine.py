@@ -244,6 +244,19 @@ def _refused(ckpt, match, hidden=16, batch_size=16, n=200):
     assert all(torch.equal(a, b) for a, b in zip(before, _params(m), strict=True))
 
 
+def test_a_checkpoint_is_the_owners_and_the_same_bytes_for_the_same_run(tmp_path):
+    # main named torch.save's archive after a random temporary file: two saves of one state
+    # differed
+    def saved(name):
+        torch.manual_seed(0)               # the checkpoint holds the global RNG's state
+        (tmp_path / name).mkdir()
+        return _saved(tmp_path / name)
+
+    a, b = saved("a"), saved("b")
+    assert a.read_bytes() == b.read_bytes() and a.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in a.parent.iterdir()) == ["saved.ckpt"]   # no leftovers
+
+
 def test_checkpoint_of_another_model_size_is_refused(tmp_path):
     _refused(_saved(tmp_path, hidden=8), r"'0\.weight' has shape \(8, 5\) there, \(16, 5\)")
 

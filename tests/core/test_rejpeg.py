@@ -16,7 +16,7 @@ Image = pytest.importorskip("PIL.Image")
 skimage_data = pytest.importorskip("skimage.data")
 
 from iclr25._dequantise import dequantise, jpeg_read  # noqa: E402
-from iclr25._guard import MARGINS, MEASURES, RestorationWarning, guarded  # noqa: E402
+from iclr25._guard import MARGINS, RestorationWarning, guarded  # noqa: E402
 from iclr25._rejpeg import (  # noqa: E402
     HARSH,
     MIN_SIDE,
@@ -109,7 +109,8 @@ def test_deblocking_scores_above_the_input_and_a_tint_or_blur_below(q):
 
 def test_a_never_compressed_photo_is_not_judged_and_guarded_keeps_it():
     x = _t(_photo())[None]
-    assert not_rejpeg(x)[0] is not None and "no JPEG quantisation comb" in not_rejpeg(x)[0]
+    why = not_rejpeg(x, [jpeg_read(x[0])])[0]
+    assert why is not None and "no JPEG quantisation comb" in why
     calls = []
 
     def f(b):
@@ -128,8 +129,26 @@ def test_a_never_compressed_photo_is_not_judged_and_guarded_keeps_it():
 
 def test_a_jpeg_too_small_for_a_pair_is_not_judged():
     x = _t(_jpeg(_photo()[:MIN_SIDE - 1, :40], 30))[None]
-    assert "too small" in not_rejpeg(x)[0]
+    assert "too small" in not_rejpeg(x, [jpeg_read(x[0])])[0]
     assert math.isnan(float(rejpeg_psnr(lambda b: b, x, [jpeg_read(x[0])], pseudo="shift")[0]))
+    with pytest.warns(RestorationWarning, match="is not judged, it is under 19 px"):
+        assert torch.equal(guarded(x, dequantise(x), dequantise, {}, measure="rejpeg",
+                                   fallback="input"), x)
+
+
+@pytest.mark.parametrize("measure", ["rejpeg", "quantisation", "quantisation_rgb"])
+def test_the_check_reads_each_jpeg_once(measure, monkeypatch):
+    # the reasons an input is not judged come from the check's own read: main read each
+    # input twice (once to score, once again for the reasons)
+    import iclr25._dequantise as dq
+
+    x = torch.stack([_t(_jpeg(_photo(), 30)), _t(_photo())])
+    ours, calls, read = dequantise(x), [], dq._read
+    monkeypatch.setattr(dq, "_read", lambda y, clip: calls.append(y.shape) or read(y, clip))
+    with pytest.warns(RestorationWarning, match="image 1 is not judged, its DCT shows no JPEG"):
+        guarded(x, ours, dequantise, {}, measure=measure, fallback="input")
+    # the restorer's own reads are of the smaller pseudo pairs
+    assert calls.count(tuple(x.shape[-2:])) == len(x)
 
 
 def test_guarded_returns_the_deblocked_jpeg_and_keeps_a_tinted_one():
@@ -148,7 +167,7 @@ def test_guarded_returns_the_deblocked_jpeg_and_keeps_a_tinted_one():
         warnings.simplefilter("ignore", RestorationWarning)
         kept = guarded(x, tinted(x), tinted, {}, measure="rejpeg", fallback="input")
     assert torch.equal(kept, x)
-    assert MEASURES["rejpeg"].unjudged is not_rejpeg and MARGINS["rejpeg"] == 0.5
+    assert MARGINS["rejpeg"] == 0.5
 
 
 def test_a_restorer_giving_nan_scores_nan_and_guarded_keeps_the_input():

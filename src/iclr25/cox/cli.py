@@ -19,6 +19,7 @@ from iclr25._cli import (
     check_seed,
     input_file,
     output_path,
+    print_notes,
     threads_verb,
     training_verb,
 )
@@ -136,8 +137,7 @@ def fit(
                 pairs=P, y_oom=y, **run)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(str(exc))
-    for note in notes:  # after the checks: an error stays one line
-        typer.echo(note, err=True)
+    print_notes(notes)
     model.save(out)
     typer.echo(f"wrote {out} ({len(model.correspondences_)} correspondences)")
 

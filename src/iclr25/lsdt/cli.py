@@ -13,6 +13,7 @@ from iclr25._cli import (
     cli_words,
     max_episode_steps_option,
     output_path,
+    print_notes,
     threads_verb,
     training_verb,
 )
@@ -173,8 +174,7 @@ def evaluate_cmd(
                            max_episode_steps=max_episode_steps, dataset=ds)
     except (ValueError, TypeError) as exc:
         _fail(_evaluate_error(exc, notes[:1] == [_NO_ENV], dataset is not None))
-    for note in notes:  # after the checks: an error stays one line
-        typer.echo(note, err=True)
+    print_notes(notes)
     if summary is not None and res.mean_return < summary["median"]:
         typer.echo(f"warning: the policy's mean return {res.mean_return:.4g} is below the "
                    f"training data's median episode return ({summary['median']:.4g}): it "

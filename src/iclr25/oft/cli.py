@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from iclr25._cli import api_warnings, output_path
+from iclr25._cli import api_warnings, output_path, print_notes
 from iclr25._cli import fail as _fail
 from iclr25._io import read_npz
 
@@ -55,8 +55,7 @@ def solve(
         opt = min_cost_flow(s, C, capacity=cap, log=True)[1]["cost"] if exact else None
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
-    for note in notes:  # after the checks: an error stays one line
-        typer.echo(note, err=True)
+    print_notes(notes)
     typer.echo(f"cost                {lg['cost']:.10g}")
     typer.echo(f"iterations          {lg['n_iter']} (converged: {lg['converged']})")
     typer.echo(f"balance violation   {lg['balance_violation']:.3g}")

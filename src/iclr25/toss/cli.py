@@ -18,6 +18,7 @@ from iclr25._cli import (
     input_file,
     option_words,
     output_path,
+    print_notes,
     threads_verb,
     training_verb,
 )
@@ -203,8 +204,7 @@ def fit(
             reg.fit(X, Y, **run)
     except (ValueError, TypeError, ImportError) as exc:
         _fail(option_words(cli_words(exc, {"n_neighbors": "--n-neighbors"}), _FIT_OPTIONS))
-    for note in notes:  # after the checks: an error stays one line
-        typer.echo(note, err=True)
+    print_notes(notes)
     reg.feature_names_, reg.target_names_ = feats, tnames
     reg.save(out)
     typer.echo(f"fitted {loss} on {len(X)} rows ({reg.n_features_in_} inputs, "

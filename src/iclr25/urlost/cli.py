@@ -13,6 +13,7 @@ from iclr25._cli import (
     check_seed,
     cli_words,
     output_path,
+    print_notes,
     threads_verb,
     training_verb,
 )
@@ -44,8 +45,7 @@ def _fit_echoing_warnings(model, X, **run) -> None:
     notes: list[str] = []
     with api_warnings((), notes):
         model.fit(X, **run)
-    for note in notes:
-        typer.echo(note, err=True)
+    print_notes(notes)
 
 
 @app.command()
