@@ -822,6 +822,29 @@ def noise_sigma(x: torch.Tensor) -> torch.Tensor:
 
 # --- recorrupted-to-recorrupted ----------------------------------------------------------------
 
+def r2r_terms(f: Restorer, y: torch.Tensor, sigma: torch.Tensor, *, alpha: float = 0.5,
+              seed: int = 0) -> torch.Tensor:
+    """Per pixel, the recorrupted-to-recorrupted estimate of ``f``'s squared error on noisy
+    ``y`` (B, C, H, W): ``(f(y + αz) − (y − z/α))² − σ²(1 + 1/α²)``, float64 on the CPU; its
+    mean over an image is :func:`r2r_psnr`'s MSE. One draw ``z`` seeded by ``seed``, the
+    same for every ``f`` given the same ``y``, so two restorers' terms differ by their
+    outputs alone (:func:`r2r_se`). ``sigma``: (B,) noise σ per image."""
+    g = torch.Generator().manual_seed(seed)
+    s = sigma.to(torch.float64)[:, None, None, None]
+    z = torch.randn(y.shape, generator=g, dtype=torch.float64) * s
+    yd = y.detach().cpu().double()
+    with torch.no_grad():
+        out = f((yd + alpha * z).to(y)).detach().cpu().double()
+    return (out - (yd - z / alpha)) ** 2 - s ** 2 * (1 + 1 / alpha ** 2)
+
+
+def _mse_psnr(mse: torch.Tensor) -> torch.Tensor:
+    # an estimate at or below 0 says the noise model failed (noise clipped at 0 or 1, not
+    # Gaussian, or σ over-estimated): unreadable, not a perfect score (it read 100 dB)
+    return torch.where(mse > 0, 10 * torch.log10(1 / mse.clamp(min=1e-300)),
+                       torch.full_like(mse, math.nan))
+
+
 def r2r_psnr(f: Restorer, y: torch.Tensor, sigma: torch.Tensor, *, alpha: float = 0.5,
              seed: int = 0) -> torch.Tensor:
     """Recorrupted-to-recorrupted PSNR estimate (dB, peak 1) of ``f`` on noisy ``y``: (B,).
@@ -832,18 +855,34 @@ def r2r_psnr(f: Restorer, y: torch.Tensor, sigma: torch.Tensor, *, alpha: float 
     scores the input as the identity clamped). NaN where the estimated MSE is not positive
     (the noise model does not hold).
     """
-    g = torch.Generator().manual_seed(seed)
-    s = sigma.to(torch.float64)[:, None, None, None]
-    z = torch.randn(y.shape, generator=g, dtype=torch.float64) * s
-    yd = y.detach().cpu().double()
-    with torch.no_grad():
-        out = f((yd + alpha * z).to(y)).detach().cpu().double()
-    mse = (((out - (yd - z / alpha)) ** 2).flatten(1).mean(1)
-           - s.flatten() ** 2 * (1 + 1 / alpha ** 2))
-    # an estimate at or below 0 says the noise model failed (noise clipped at 0 or 1, not
-    # Gaussian, or σ over-estimated): unreadable, not a perfect score (it read 100 dB)
-    return torch.where(mse > 0, 10 * torch.log10(1 / mse.clamp(min=1e-300)),
-                       torch.full_like(mse, math.nan))
+    return _mse_psnr(r2r_terms(f, y, sigma, alpha=alpha, seed=seed).flatten(1).mean(1))
+
+
+def r2r_se(ours: torch.Tensor, base: torch.Tensor, block: int = 16) -> torch.Tensor:
+    """The standard error (dB) of the recorrupted estimate of ``PSNR(ours) − PSNR(base)``
+    per image, from the two arms' :func:`r2r_terms` of one draw (B, C, H, W): the
+    ratio estimator's variance over ``block`` × ``block`` tiles (channels together; the
+    last row and column of tiles partial), which keeps the errors' spatial correlation
+    within a tile: with ``a_k``, ``b_k`` the tiles' sums of ours' and base's terms,
+    ``n_k`` their pixels, ``A``, ``B`` the means and ``N`` the pixels, ``Var(ln B − ln A) ≈
+    K/(K − 1) Σ_k ((b_k − B n_k)/(N B) − (a_k − A n_k)/(N A))²``. 0 where the arms agree
+    everywhere (base against itself); NaN where either MSE is not positive or fewer than 2
+    tiles. (B,) float64."""
+    ph, pw = -ours.shape[-2] % block, -ours.shape[-1] % block
+
+    def tiles(t: torch.Tensor) -> torch.Tensor:
+        t = torch.nn.functional.pad(t, (0, pw, 0, ph))
+        B, C, H, W = t.shape
+        return t.reshape(B, C, H // block, block, W // block, block).sum((1, 3, 5)).flatten(1)
+
+    a, b, n = tiles(ours), tiles(base), tiles(torch.ones_like(ours))
+    N = n.sum(1, keepdim=True)
+    A, Bm = a.sum(1, keepdim=True) / N, b.sum(1, keepdim=True) / N
+    r = (b - Bm * n) / (N * Bm) - (a - A * n) / (N * A)
+    K = a.shape[1]
+    var = r.pow(2).sum(1) * K / max(K - 1, 1)
+    ok = (A[:, 0] > 0) & (Bm[:, 0] > 0) & (K > 1)
+    return torch.where(ok, 10 / math.log(10) * var.sqrt(), torch.full_like(var, math.nan))
 
 
 # --- NIQE -------------------------------------------------------------------------------------
