@@ -2889,30 +2889,35 @@ def _ll_confusion(recs: list[dict], margin: float) -> np.ndarray:
     return t
 
 
-def lowlight_margin_table(sets: dict[str, list[dict]],
-                          margins: tuple[float, ...] = LOWLIGHT_MARGINS) -> float:
-    """Print, per margin, each set's and the pooled counts (warned & worse / warned & better
-    / quiet & worse / quiet & better), agreement and outputs returned worse; return the
-    margin the rule picks: the fewest returned worse pooled, then the highest pooled
-    agreement, then the larger margin."""
+def rule_table(label: str, sets: dict[str, list[dict]], cands, confusion, name, tie):
+    """Print, per candidate, each set's and the pooled counts (warned & worse / warned &
+    better / quiet & worse / quiet & better: ``confusion(recs, c)``), agreement and outputs
+    returned worse; return the candidate a margin rule picks: the fewest returned worse
+    pooled, then the highest pooled agreement, then the least ``tie(c)`` (a tuple)."""
     best, key = None, None
-    for m in margins:
+    for c in cands:
         pooled, cells = np.zeros((2, 2), int), []
-        for name, recs in sets.items():
-            t = _ll_confusion(recs, m)
+        for n, recs in sets.items():
+            t = confusion(recs, c)
             pooled += t
-            cells.append(f"{name} {t[0, 0]}/{t[0, 1]}/{t[1, 0]}/{t[1, 1]} "
+            cells.append(f"{n} {t[0, 0]}/{t[0, 1]}/{t[1, 0]}/{t[1, 1]} "
                          f"{np.trace(t) / t.sum():.1%} ({t[1, 0]})")
         a = float(np.trace(pooled) / pooled.sum())
-        print(f"low light, margin {m:g}: pooled {pooled[0, 0]}/{pooled[0, 1]}/{pooled[1, 0]}/"
+        print(f"{label}, {name(c)}: pooled {pooled[0, 0]}/{pooled[0, 1]}/{pooled[1, 0]}/"
               f"{pooled[1, 1]} of {pooled.sum()}, agreement {a:.1%}, returned worse "
               f"{pooled[1, 0]}; " + "; ".join(cells))
-        k = (int(pooled[1, 0]), -round(a, 12), -m)
+        k = (int(pooled[1, 0]), -round(a, 12), *tie(c))
         if key is None or k < key:
-            best, key = m, k
-    print(f"low light: the rule picks margin {best:g} dB")
+            best, key = c, k
+    print(f"{label}: the rule picks {name(best)}")
     return best
 
+
+def lowlight_margin_table(sets: dict[str, list[dict]],
+                          margins: tuple[float, ...] = LOWLIGHT_MARGINS) -> float:
+    """:func:`rule_table` of low light's margins: ties to the larger margin."""
+    return rule_table("low light", sets, margins, _ll_confusion, lambda m: f"margin {m:g} dB",
+                      lambda m: (-m,))
 
 def run_lowlight_margins(side: int, steps: int, seed: int) -> None:
     """Low light's margin swept on :func:`lowlight_dev_cases` by the rule in the module's
@@ -4901,27 +4906,10 @@ def _cand_name(c: tuple[float, float] | None) -> str:
 
 def r2r_se_table(sets: dict[str, list[dict]],
                  cands=R2R_SE_CANDIDATES) -> tuple[float, float] | None:
-    """Print each candidate's counts per set and pooled (warned & worse / warned & better /
-    quiet & worse / quiet & better, agreement, returned worse); return the rule's pick: the
-    fewest returned worse pooled, then the highest pooled agreement, then main's, then the
-    larger z, then the larger floor."""
-    best, key = None, None
-    for c in cands:
-        pooled, cells = np.zeros((2, 2), int), []
-        for name, recs in sets.items():
-            t = r2r_confusion(recs, c)
-            pooled += t
-            cells.append(f"{name} {_counts(t)} {np.trace(t) / t.sum():.1%} ({t[1, 0]})")
-        a = float(np.trace(pooled) / pooled.sum())
-        print(f"noise, {_cand_name(c)}: pooled {_counts(pooled)} of {pooled.sum()}, agreement "
-              f"{a:.1%}, returned worse {pooled[1, 0]}; " + "; ".join(cells))
-        k = (int(pooled[1, 0]), -round(a, 12), c is not None,
-             *((0.0, 0.0) if c is None else (-c[0], -c[1])))
-        if key is None or k < key:
-            best, key = c, k
-    print(f"noise: the rule picks {_cand_name(best)}")
-    return best
-
+    """:func:`rule_table` of the noise candidates: ties to main's, then the larger z, then
+    the larger floor."""
+    return rule_table("noise", sets, cands, r2r_confusion, _cand_name,
+                      lambda c: (0.0, 0.0, 0.0) if c is None else (1.0, -c[0], -c[1]))
 
 def r2r_dev_sets(seed: int) -> dict[str, list[dict]]:
     """The development sets of ``--set r2r-se-sweep``: rounds 3 and 4 at 96 and 160 px."""
