@@ -558,3 +558,40 @@ def test_reblur_by_fft_equals_the_direct_convolution(side):
     for k in (gaussian_psf(2.3), area_disk_psf(3.3), np.outer([1.0, 2.0, 0.5], [0.2, 1.0, 3.0])):
         k = torch.from_numpy(k)
         assert torch.allclose(reblur(x, k, fft=True), reblur(x, k), rtol=0, atol=1e-12)
+
+
+def test_r2r_terms_are_one_draw_whose_mean_is_the_estimate():
+    """r2r_terms' mean is r2r_psnr's MSE, and two restorers are scored on the same draw (the
+    standard error of their difference needs it)."""
+    from iclr25._guard import _mse_psnr, r2r_psnr, r2r_terms
+
+    y = torch.rand(2, 3, 20, 24, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    s = torch.tensor([0.05, 0.1], dtype=torch.float64)
+    t = r2r_terms(lambda b: b.clamp(0, 1), y, s)
+    assert t.shape == y.shape
+    assert torch.allclose(_mse_psnr(t.flatten(1).mean(1)), r2r_psnr(lambda b: b.clamp(0, 1), y, s))
+    # every restorer is scored against the same ȳ: constant outputs c, d differ by
+    # (c − d)(c + d − 2ȳ), so ȳ read from one pair predicts another
+    def const(c):
+        return r2r_terms(lambda b: torch.full_like(b, c), y, s)
+    ybar = (0.6 + 0.4 - (const(0.6) - const(0.4)) / 0.2) / 2
+    assert torch.allclose(const(0.9) - const(0.1), 0.8 * (1.0 - 2 * ybar))
+
+def test_r2r_se_known_answers():
+    """The ratio estimator's standard error over tiles (dB): by hand on two one-pixel tiles,
+    0 for an arm against itself, NaN where an MSE is not positive, and for per-pixel terms
+    drawn independently the delta method's 10/ln10 · sd/(mean · √N)."""
+    from iclr25._guard import r2r_se
+
+    # ours [1, 3], the input [2, 2]: r = ±1/4, Var = 2 · 1/16 · 2/1, SE = 10/ln10 · 0.5
+    ours = torch.tensor([[[[1.0, 3.0]]]], dtype=torch.float64)
+    base = torch.full_like(ours, 2.0)
+    assert float(r2r_se(ours, base, 1)[0]) == pytest.approx(10 / math.log(10) * 0.5)
+    assert float(r2r_se(ours, ours, 1)[0]) == 0.0
+    assert r2r_se(-ours, base, 1).isnan().all() and r2r_se(ours, -base, 1).isnan().all()
+    # independent terms of mean 1, sd 0.1 against a constant input: SE 10/ln10 · 0.1/√N;
+    # odd sides leave partial tiles
+    g = torch.Generator().manual_seed(0)
+    t = 1 + 0.1 * torch.randn(1, 3, 131, 97, generator=g, dtype=torch.float64)
+    want = 10 / math.log(10) * 0.1 / math.sqrt(t.numel())
+    assert float(r2r_se(t, torch.full_like(t, 2.0), 8)[0]) == pytest.approx(want, rel=0.2)
