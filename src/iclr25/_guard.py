@@ -1376,6 +1376,14 @@ def tone_error(out: torch.Tensor) -> torch.Tensor:
     return (_tones(out) - natural_tones()).pow(2).mean(1).sqrt()
 
 
+#: A tint: a :func:`colour_cast` above one 8-bit level (1/255), the least change of a channel
+#: mean an 8-bit file can hold. The benchmark's definition of "tinted" against the clean
+#: photo since issue 55 (``benchmarks/dcpt_checks.py``), read by it from here; by
+#: definition, not fitted. :func:`guarded` warns of a returned output so cast against its
+#: input where the exposure measure judges (issue 68, h68tint).
+TINT_CAST = 1 / 255
+
+
 def colour_cast(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """How far ``out``'s colour balance turned away from the input ``x``'s: (B,) float64, in
     intensity units (0 where the balance keeps its hue: a grey input whose output stays
@@ -1811,6 +1819,8 @@ class MeasureSpec:
     #: A second score ours must beat the input's by too: its name, scorer and margin (its
     #: unit's), whatever margin the caller gives the first (None: none).
     also: tuple[str, Scorer, float] | None = None
+    #: Whether a returned output cast against its input (:data:`TINT_CAST`) is warned of.
+    tint: bool = False
 
     def better(self, a: float, b: float) -> bool:
         """Whether score ``a`` is strictly better than ``b`` (False where either is NaN)."""
@@ -1838,7 +1848,7 @@ MEASURES: dict[Measure, MeasureSpec] = {
                                          MOTION_REBLUR_MARGIN)),
     "exposure": MeasureSpec("PSNR estimated without a reference from tones, colour cast "
                             "and noise", "dB", True, _exposure,
-                            lambda inp: not_underexposed(inp.x)),
+                            lambda inp: not_underexposed(inp.x), tint=True),
     "quantisation": MeasureSpec("luma PSNR estimated against the clean image's JPEG "
                                 "quantisation posterior", "dB", True,
                                 *_quantisation_scorer(False)),
@@ -1980,6 +1990,46 @@ def _row(i: int, s_ours: torch.Tensor, s_in: torch.Tensor, s_cls: Mapping[str, t
                 None if also is None or best is None else float(also[2][best][i]))
 
 
+def _thing(row: _Row, r: str) -> str:
+    """What a warning calls the image ``r`` ("ours", "input", "classical") of ``row``."""
+    return {"ours": "ours", "input": "the input",
+            "classical": f"the classical {row.best} result"}[r]
+
+
+def _tint_message(spec: MeasureSpec, row: _Row, casts: Mapping[str, float], grey: bool,
+                  fallback: str, margin: float) -> str | None:
+    """How the image ``fallback`` returns is tinted (its :func:`colour_cast` against the input
+    above :data:`TINT_CAST`), and what returns one that is not; None where it is not tinted
+    or is the input. ``casts``: "ours", "classical" (the best classical result's)
+    -> its cast; ``grey``: the input's own cast from grey is within :data:`TINT_CAST`."""
+    got = row.returned(spec, margin, fallback)
+    c = casts.get(got, 0.0)
+    if got == "input" or not c > TINT_CAST:
+        return None
+    u = f" {spec.unit}" if spec.unit else ""
+    untinted: dict[str, list[str]] = {}     # what each other fallback returns untinted
+    for f in ("input", "classical", "none"):
+        r = row.returned(spec, margin, f)
+        if (f != fallback and (f != "classical" or row.best is not None) and r != got
+                and casts.get(r, 0.0) <= TINT_CAST):
+            untinted.setdefault(r, []).append(f"fallback='{f}'")
+    alts = [f"{' or '.join(fs)} returns {_thing(row, r)}"
+            + (f" (cast {casts[r]:.4f})" if r == "classical" else "")
+            for r, fs in untinted.items()]
+    if not alts and got == "ours" and row.why is None and math.isfinite(row.ours - row.inp):
+        # ours cleared the input by the margin: only a larger one keeps the input
+        alts.append(f"fallback='input' with margin= above {row.ours - row.inp:.2f}{u} "
+                    f"returns the input unchanged")
+    if (row.best is not None and "classical" not in untinted
+            and got != "classical" and casts["classical"] <= TINT_CAST):
+        alts.append(f"the classical {row.best} result is not tinted (cast "
+                    f"{casts['classical']:.4f})")
+    return (f"its colour balance turned {c:.4f} from the input's (colour cast, in intensity "
+            f"units; a tint is a cast above {TINT_CAST:.4f}, one 8-bit level)"
+            f"{': the input is grey, the output is not' if grey else ''}"
+            f"{'; ' + '; '.join(alts) if alts else ''}")
+
+
 def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: float) -> str:
     """The warning for one image whose output scores below the classical result or does
     not beat the input by ``margin``: the scores, what ``fallback`` returned and why, and
@@ -1989,10 +2039,6 @@ def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: floa
 
     def val(v: float) -> str:  # NaN: the measure could not score it (clears no margin)
         return f"{v:.2f}{u}" if math.isfinite(v) else "not estimable"
-
-    def thing(r: str) -> str:
-        return {"ours": "ours", "input": "the input",
-                "classical": f"the classical {row.best} result"}[r]
 
     parts = [f"ours {val(row.ours)}"]
     if row.best is not None:
@@ -2017,8 +2063,8 @@ def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: floa
         r = row.returned(spec, margin, f)
         if f != fallback and r != got and (f != "classical" or row.best is not None):
             others.setdefault(r, []).append(f"fallback='{f}'")
-    alts = " and ".join(f"{' or '.join(fs)} returns {thing(r)}" for r, fs in others.items())
-    act = f"returned {'the input unchanged' if got == 'input' else thing(got)}"
+    alts = " and ".join(f"{' or '.join(fs)} returns {_thing(row, r)}" for r, fs in others.items())
+    act = f"returned {'the input unchanged' if got == 'input' else _thing(row, got)}"
     act += (f" ({why}{'; ' + alts if alts else ''})" if why else
             f"; {alts}" if alts else "")
     if row.why is not None:
@@ -2090,18 +2136,31 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     also = None if spec.also is None else (
         spec.also[1](ours, f, inp), spec.also[1](x, f, inp),
         {k: spec.also[1](v, classical[k], inp) for k, v in cands.items()})
+    # each arm's colour cast against the input, where a returned tint is warned of (h68tint)
+    casts = None if not spec.tint else (
+        colour_cast(ours, x), {k: colour_cast(v, x) for k, v in cands.items()},
+        colour_cast(x, x.mean(1, keepdim=True).expand_as(x)))   # the input's own, from grey
     out = ours.clone()
     for i in range(len(x)):
         row = _row(i, s_ours, s_in, s_cls, spec, whys[i], also)
-        if not any(row.below(spec, m)):
-            continue
         got = row.returned(spec, m, fallback)
         if got == "classical":
             out[i] = cands[row.best][i].to(out)
         elif got == "input":
             out[i] = x[i].to(out)
         img = f"image {i}" if len(x) > 1 else "the output"
-        # at the caller's line, not at torch's no_grad wrapper (a site-packages path)
-        warnings.warn(f"{what}: {_message(spec, row, img, fallback, m)}", category,
-                      stacklevel=user_stacklevel())
+        parts = [_message(spec, row, img, fallback, m)] if any(row.below(spec, m)) else []
+        if casts is not None:
+            c = {"ours": float(casts[0][i])}
+            if row.best is not None:
+                c["classical"] = float(casts[1][row.best][i])
+            tint = _tint_message(spec, row, c, float(casts[2][i]) <= TINT_CAST, fallback, m)
+            if tint is not None:   # only ours is returned unwarned otherwise
+                thing = "output" if got == "ours" else _thing(row, got)
+                parts.append(f"the returned {thing} is tinted: {tint}" if parts
+                             else f"{img} is tinted: {tint}")
+        if parts:
+            # at the caller's line, not at torch's no_grad wrapper (a site-packages path)
+            warnings.warn(f"{what}: {'; '.join(parts)}", category,
+                          stacklevel=user_stacklevel())
     return out
