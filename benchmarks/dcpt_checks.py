@@ -842,7 +842,15 @@ import numpy as np
 import torch
 from _timing import row
 
-from iclr25._guard import MEASURES, _Inputs, choose_measure, colour_cast, gaussian_psf, reblur
+from iclr25._guard import (
+    MEASURES,
+    TINT_CAST,
+    _Inputs,
+    choose_measure,
+    colour_cast,
+    gaussian_psf,
+    reblur,
+)
 from iclr25.datasets.images import degrade, psnr
 from iclr25.dcpt.baselines import _classical, _richardson_lucy, psfs
 from iclr25.lowlight.enhancement import CLASSICAL as LL_CLASSICAL
@@ -1133,7 +1141,8 @@ def lowlight_cases(clean: dict[str, torch.Tensor], steps: int, seed: int,
                 rec["gains"] = {k: float(g(o[None], y[None])) for k, g in gains.items()}
             if grey:
                 tint = float(colour_cast(o[None], J[None]))   # J grey: the output's chroma
-                rec["colour"] = (tint > 1 / 255, float(colour_cast(o[None], y[None])) > 1 / 255)
+                rec["colour"] = (tint > TINT_CAST,
+                                 float(colour_cast(o[None], y[None])) > TINT_CAST)
             recs.append(rec)
     return recs
 
@@ -1215,7 +1224,8 @@ def colour_report(kind: str, recs: list[dict]) -> None:
     t = np.zeros((2, 2), int)
     for tinted, seen in col:
         t[0 if seen else 1, 0 if tinted else 1] += 1
-    print(f"{kind}, grey photos: cast seen x tinted (> 1/255 against the clean photo): "
+    print(f"{kind}, grey photos: cast seen x tinted (> {TINT_CAST:.4f}, one 8-bit level, "
+          f"against the clean photo): "
           f"seen&tinted {t[0, 0]}, seen&not {t[0, 1]}, unseen&tinted {t[1, 0]}, "
           f"unseen&not {t[1, 1]}; agreement {np.trace(t) / max(t.sum(), 1):.1%} of {t.sum()}")
 

@@ -77,7 +77,8 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
       against the input's balance (a grey photo must stay grey) and noise; a photo that
       is not an under-exposed typical one (highlights at middle grey, a low-key scene, or
       most of it below its noise floor: ``iclr25._guard.not_underexposed``) is not judged,
-      and the default keeps it;
+      and the default keeps it; a returned image tinted against the input (a colour cast
+      above one 8-bit level, ``iclr25._guard.TINT_CAST``) is warned of as a tint;
     * otherwise: NIQE (lower is better), the no-reference score restoration papers report
       where no reference exists; it sees noise, blur, ringing and blocking, not colour, and
       scores naturalness, not fidelity to the input, so it judges no output against the

@@ -99,7 +99,10 @@ def enhance(model: nn.Module, images: Images, *, reference: Images | None = None
 
     Warns:
         RestorationWarning: ours scores below the classical result or does not beat the
-            input by the margin.
+            input by the margin; or, without a reference, the image returned is tinted
+            (its colour cast against the input above ``iclr25._guard.TINT_CAST``, one
+            8-bit level: a grey photo came out coloured), with what returns one that is
+            not (what is returned is the check's decision either way).
 
     Examples:
         >>> from iclr25.lowlight.networks import RetinexEnhancer
