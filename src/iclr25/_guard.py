@@ -2112,8 +2112,10 @@ def _tint_message(spec: MeasureSpec, row: _Row, casts: Mapping[str, float], grey
             + (f" (cast {casts[r]:.4f})" if r == "classical" else "")
             for r, fs in untinted.items()]
     if not alts and got == "ours" and row.why is None and math.isfinite(row.ours - row.inp):
-        # ours cleared the input by the margin: only a larger one keeps the input
-        alts.append(f"fallback='input' with margin= above {row.ours - row.inp:.2f}{u} "
+        # ours cleared the input by the margin: only a larger one keeps the input; the gain
+        # rounded up, so that every margin above the printed one does (hreview12)
+        alts.append(f"fallback='input' with margin= above "
+                    f"{math.ceil((row.ours - row.inp) * 100) / 100:.2f}{u} "
                     f"returns the input unchanged")
     if (row.best is not None and "classical" not in untinted
             and got != "classical" and casts["classical"] <= TINT_CAST):
@@ -2251,7 +2253,7 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
                 c["classical"] = float(casts[1][row.best][i])
             tint = _tint_message(spec, row, c, float(casts[2][i]) <= TINT_CAST, fallback, m)
             if tint is not None:   # only ours is returned unwarned otherwise
-                thing = "output" if got == "ours" else _thing(row, got)
+                thing = "output" if got == "ours" else _thing(row, got).removeprefix("the ")
                 parts.append(f"the returned {thing} is tinted: {tint}" if parts
                              else f"{img} is tinted: {tint}")
         if parts:
