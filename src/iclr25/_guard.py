@@ -2213,7 +2213,10 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     cannot judge (:attr:`MeasureSpec.unjudged`: the exposure measure's
     :func:`not_underexposed`, the round trip's photo too small or flat, a JPEG measure's input
     with no comb) counts as ours not beating the input, whatever the scores, and the warning
-    says why.
+    says why. Under a measure with :attr:`MeasureSpec.tint` (the exposure measure), an image
+    returned (ours or the classical result) whose :func:`colour_cast` against the input
+    exceeds :data:`TINT_CAST` is warned of too, whatever the scores; what is returned is
+    unchanged.
     """
     spec = MEASURES[measure]
     m = MARGINS[measure] if margin is None else margin
