@@ -2068,6 +2068,16 @@ class _Row:
             return "classical"
         return "input" if fallback != "none" and below_in else "ours"
 
+    def others(self, spec: MeasureSpec, margin: float, fallback: str) -> dict[str, list[str]]:
+        """What each other fallback returns where it differs from what ``fallback`` returns:
+        "ours", "classical" or "input" -> the fallbacks' words ("fallback='none'")"""
+        got, out = self.returned(spec, margin, fallback), {}
+        for f in ("none", "classical", "input"):
+            r = self.returned(spec, margin, f)
+            if f != fallback and r != got and (f != "classical" or self.best is not None):
+                out.setdefault(r, []).append(f"fallback='{f}'")
+        return out
+
 
 def _row(i: int, s_ours: torch.Tensor, s_in: torch.Tensor, s_cls: Mapping[str, torch.Tensor],
          spec: MeasureSpec, why: str | None = None,
@@ -2102,12 +2112,8 @@ def _tint_message(spec: MeasureSpec, row: _Row, casts: Mapping[str, float], grey
     if got == "input" or not c > TINT_CAST:
         return None
     u = f" {spec.unit}" if spec.unit else ""
-    untinted: dict[str, list[str]] = {}     # what each other fallback returns untinted
-    for f in ("input", "classical", "none"):
-        r = row.returned(spec, margin, f)
-        if (f != fallback and (f != "classical" or row.best is not None) and r != got
-                and casts.get(r, 0.0) <= TINT_CAST):
-            untinted.setdefault(r, []).append(f"fallback='{f}'")
+    untinted = {r: fs for r, fs in row.others(spec, margin, fallback).items()
+                if casts.get(r, 0.0) <= TINT_CAST}
     alts = [f"{' or '.join(fs)} returns {_thing(row, r)}"
             + (f" (cast {casts[r]:.4f})" if r == "classical" else "")
             for r, fs in untinted.items()]
@@ -2155,11 +2161,7 @@ def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: floa
         why = "fallback='input'" if got == "input" else ""
     # say how to get the others: where the input is kept without a verdict (a dim scene, a
     # frame under its noise floor) the user may know better (issue 68, walk 5)
-    others: dict[str, list[str]] = {}
-    for f in ("none", "classical", "input"):
-        r = row.returned(spec, margin, f)
-        if f != fallback and r != got and (f != "classical" or row.best is not None):
-            others.setdefault(r, []).append(f"fallback='{f}'")
+    others = row.others(spec, margin, fallback)
     alts = " and ".join(f"{' or '.join(fs)} returns {_thing(row, r)}" for r, fs in others.items())
     act = f"returned {'the input unchanged' if got == 'input' else _thing(row, got)}"
     act += (f" ({why}{'; ' + alts if alts else ''})" if why else
