@@ -61,7 +61,9 @@ kitchen and tiles (9 missed by design), the circuit board's darkening turned its
 dark inputs read as grey (channel means 0.0014-0.0030 apart: 5 false alarms); by output:
 network 21 / 0 / 11 / 4 (h68tint 29 / 3 / 3 / 1), gamma 0 / 1 / 3 / 32 (3 / 2 / 0 / 31),
 CLAHE 0 / 3 / 3 / 30 (0 / 0 / 3 / 33), gamma + NL-means 0 / 1 / 3 / 32 (3 / 3 / 0 / 30).
-Default path: the input kept for 10 of 36; 15 / 0 / 11 / 10, 69.4% (main 27.8%).
+Default path (the check's warning the candidate's, on its branch): the input kept for 10 of
+36; 15 / 0 / 11 / 10, 69.4% (main 27.8%); re-run on main, where the check's warning is
+h68tint's (what this script prints there): 21 / 1 / 5 / 9, 83.3% (``iclr25._guard``).
 
 h68tint's held-out result (run once, load 1.2-1.3, 37 s CPU; warned & tinted / warned & not /
 quiet & tinted / quiet & not): all 5 / 9 / 2 / 128, 92.4% (main 95.1%); grey 0 / 0 / 0 / 72 (no

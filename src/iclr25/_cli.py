@@ -159,18 +159,22 @@ def image_jobs(source: Path, dest: Path, reference: Path | None = None) -> list[
 
 def write_image(y: Any, x: Any, path: Path, source: Path) -> None:
     """Write an image verb's result ``y`` for the image ``x`` read from ``source``: where ``y``
-    is the input unchanged (the check kept it) and ``path`` has ``source``'s format, a copy of
-    ``source``'s bytes, so that a kept JPEG is not compressed again (issue 68, walk 13: kept
-    .jpg inputs re-encoded at quality 95 came back 0.04-0.84 dB below the input against the
-    clean photo) and a grey or 16-bit file stays as it was."""
+    is the input unchanged (the check kept it) and ``path`` has ``source``'s format (by
+    Pillow's suffixes: .jpg and .jpeg alike), a copy of ``source``'s bytes, so that a kept
+    JPEG is not compressed again (issue 68, walk 13: kept .jpg inputs re-encoded at quality
+    95 came back 0.04-0.84 dB below the input against the clean photo) and a grey or 16-bit
+    file stays as it was."""
     import shutil
 
     import torch
 
+    from iclr25._optional import require
     from iclr25.datasets.images import save_image
 
-    if source.suffix.lower() == path.suffix.lower() and torch.equal(y, x):
-        if source.resolve() != path.resolve():  # written over itself: nothing to do
+    fmt = require("PIL.Image", "image").registered_extensions()
+    if fmt.get(source.suffix.lower()) == fmt.get(path.suffix.lower()) and torch.equal(y, x):
+        # written over itself (the same path, a link to it): nothing to do
+        if not (path.exists() and os.path.samefile(source, path)):
             shutil.copyfile(source, path)
         return
     save_image(y, path)

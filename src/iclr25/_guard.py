@@ -2068,6 +2068,16 @@ class _Row:
             return "classical"
         return "input" if fallback != "none" and below_in else "ours"
 
+    def others(self, spec: MeasureSpec, margin: float, fallback: str) -> dict[str, list[str]]:
+        """What each other fallback returns where it differs from what ``fallback`` returns:
+        "ours", "classical" or "input" -> the fallbacks' words ("fallback='none'")"""
+        got, out = self.returned(spec, margin, fallback), {}
+        for f in ("none", "classical", "input"):
+            r = self.returned(spec, margin, f)
+            if f != fallback and r != got and (f != "classical" or self.best is not None):
+                out.setdefault(r, []).append(f"fallback='{f}'")
+        return out
+
 
 def _row(i: int, s_ours: torch.Tensor, s_in: torch.Tensor, s_cls: Mapping[str, torch.Tensor],
          spec: MeasureSpec, why: str | None = None,
@@ -2102,18 +2112,16 @@ def _tint_message(spec: MeasureSpec, row: _Row, casts: Mapping[str, float], grey
     if got == "input" or not c > TINT_CAST:
         return None
     u = f" {spec.unit}" if spec.unit else ""
-    untinted: dict[str, list[str]] = {}     # what each other fallback returns untinted
-    for f in ("input", "classical", "none"):
-        r = row.returned(spec, margin, f)
-        if (f != fallback and (f != "classical" or row.best is not None) and r != got
-                and casts.get(r, 0.0) <= TINT_CAST):
-            untinted.setdefault(r, []).append(f"fallback='{f}'")
+    untinted = {r: fs for r, fs in row.others(spec, margin, fallback).items()
+                if casts.get(r, 0.0) <= TINT_CAST}
     alts = [f"{' or '.join(fs)} returns {_thing(row, r)}"
             + (f" (cast {casts[r]:.4f})" if r == "classical" else "")
             for r, fs in untinted.items()]
     if not alts and got == "ours" and row.why is None and math.isfinite(row.ours - row.inp):
-        # ours cleared the input by the margin: only a larger one keeps the input
-        alts.append(f"fallback='input' with margin= above {row.ours - row.inp:.2f}{u} "
+        # ours cleared the input by the margin: only a larger one keeps the input; the gain
+        # rounded up, so that every margin above the printed one does (hreview12)
+        alts.append(f"fallback='input' with margin= above "
+                    f"{math.ceil((row.ours - row.inp) * 100) / 100:.2f}{u} "
                     f"returns the input unchanged")
     if (row.best is not None and "classical" not in untinted
             and got != "classical" and casts["classical"] <= TINT_CAST):
@@ -2153,11 +2161,7 @@ def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: floa
         why = "fallback='input'" if got == "input" else ""
     # say how to get the others: where the input is kept without a verdict (a dim scene, a
     # frame under its noise floor) the user may know better (issue 68, walk 5)
-    others: dict[str, list[str]] = {}
-    for f in ("none", "classical", "input"):
-        r = row.returned(spec, margin, f)
-        if f != fallback and r != got and (f != "classical" or row.best is not None):
-            others.setdefault(r, []).append(f"fallback='{f}'")
+    others = row.others(spec, margin, fallback)
     alts = " and ".join(f"{' or '.join(fs)} returns {_thing(row, r)}" for r, fs in others.items())
     act = f"returned {'the input unchanged' if got == 'input' else _thing(row, got)}"
     act += (f" ({why}{'; ' + alts if alts else ''})" if why else
@@ -2211,7 +2215,10 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
     cannot judge (:attr:`MeasureSpec.unjudged`: the exposure measure's
     :func:`not_underexposed`, the round trip's photo too small or flat, a JPEG measure's input
     with no comb) counts as ours not beating the input, whatever the scores, and the warning
-    says why.
+    says why. Under a measure with :attr:`MeasureSpec.tint` (the exposure measure), an image
+    returned (ours or the classical result) whose :func:`colour_cast` against the input
+    exceeds :data:`TINT_CAST` is warned of too, whatever the scores; what is returned is
+    unchanged.
     """
     spec = MEASURES[measure]
     m = MARGINS[measure] if margin is None else margin
@@ -2251,7 +2258,7 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
                 c["classical"] = float(casts[1][row.best][i])
             tint = _tint_message(spec, row, c, float(casts[2][i]) <= TINT_CAST, fallback, m)
             if tint is not None:   # only ours is returned unwarned otherwise
-                thing = "output" if got == "ours" else _thing(row, got)
+                thing = "output" if got == "ours" else _thing(row, got).removeprefix("the ")
                 parts.append(f"the returned {thing} is tinted: {tint}" if parts
                              else f"{img} is tinted: {tint}")
         if parts:

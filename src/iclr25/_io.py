@@ -35,11 +35,21 @@ def atomic_write(path: str | Path, *, text: bool = False, perm: int = 0o666) -> 
     owner's only)."""
     p = Path(path)
     tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.partial")   # unique: two writers
+
+    def named(exc: OSError) -> OSError:   # the user's path, not the hidden temporary
+        return OSError(exc.errno, exc.strerror, str(p))
+
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, perm)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, perm)
+        except OSError as exc:   # a missing or read-only folder
+            raise named(exc) from None
         with open(fd, "w" if text else "wb", **({"encoding": "utf-8"} if text else {})) as fh:
             yield fh
-        os.replace(tmp, p)
+        try:
+            os.replace(tmp, p)
+        except OSError as exc:   # path a folder
+            raise named(exc) from None
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -169,3 +169,20 @@ def test_a_loader_given_another_verbs_file_names_what_it_is(tmp_path):
     with pytest.raises(ValueError, match="not written by iclr25$"):  # a foreign file, as before
         save_file({"w": torch.zeros(1)}, tmp_path / "foreign.safetensors")
         ZeroReferenceEnhancer.load(tmp_path / "foreign.safetensors")
+
+
+def test_a_write_that_cannot_start_or_finish_names_the_path_given(tmp_path):
+    """hreview12: atomic_write's errors named its hidden temporary
+    ('.m.safetensors.1a2b3c4d.partial'), a file the user never asked for: a missing folder,
+    and a folder given as the path, now name the path given, and nothing is left behind."""
+    import errno
+
+    from iclr25._io import save_safetensors
+
+    for path, code in ((tmp_path / "nodir" / "m.safetensors", errno.ENOENT),
+                       (tmp_path, errno.EISDIR)):
+        with pytest.raises(OSError) as e:
+            save_safetensors({"w": torch.zeros(2)}, path)
+        assert e.value.errno == code and e.value.filename == str(path), e.value
+        assert ".partial" not in str(e.value)
+    assert list(tmp_path.iterdir()) == []

@@ -612,3 +612,22 @@ def test_cli_restore_writes_a_kept_input_as_its_own_bytes(tmp_path, img):
     assert r.exit_code == 0, r.output
     assert np.array_equal(np.asarray(Image.open(tmp_path / "a.png")),
                           np.asarray(Image.open(src / "a.jpg")))
+
+
+def test_cli_restore_kept_input_to_a_jpeg_name_or_a_hard_link_of_itself(tmp_path, img):
+    """hreview12: a kept a.jpg written to OUT b.jpeg (the same format under its other suffix)
+    was compressed again; OUT a hard link of IN (the input written over itself) raised
+    shutil.SameFileError with a traceback."""
+    import os
+
+    model = save(small_unet(), tmp_path / "m.safetensors")
+    src = tmp_path / "a.jpg"
+    Image.fromarray((img.permute(1, 2, 0).numpy() * 255).astype(np.uint8)).save(src, quality=30)
+    before = src.read_bytes()
+    os.link(src, tmp_path / "same.jpg")
+    for out in ("b.jpeg", "same.jpg"):
+        r = CliRunner().invoke(app, ["restore", str(model), str(src), str(tmp_path / out),
+                                     "--degradation", "jpeg"])
+        assert r.exit_code == 0, r.output
+        assert "returned the input unchanged" in r.output
+        assert (tmp_path / out).read_bytes() == before and src.read_bytes() == before

@@ -3,6 +3,7 @@ than one 8-bit level (``iclr25._guard.TINT_CAST``) is warned of as a tint, where
 exposure measure judges (``lowlight.enhance`` and DCPT's ``restore`` for low light); the
 decision of what is returned stays the exposure check's."""
 
+import math
 import warnings
 
 import pytest
@@ -98,7 +99,8 @@ def test_a_tint_alone_is_warned_of_with_the_margin_that_keeps_the_input(grey):
                       category=RestorationWarning)
     assert torch.equal(out, ours) and len(w) == 1
     assert str(w[0].message).startswith("restore: the output is tinted: its colour balance")
-    assert str(w[0].message).endswith(f"fallback='input' with margin= above {gain:.2f} dB "
+    assert str(w[0].message).endswith(f"fallback='input' with margin= above "
+                                      f"{math.ceil(gain * 100) / 100:.2f} dB "
                                       "returns the input unchanged")
 
 
@@ -138,3 +140,42 @@ def test_only_the_exposure_measure_warns_of_a_tint(grey):
     x, clean = grey
     _, msgs = caught(lambda: enhance(Enhancer(TINT), x, reference=clean, fallback="none"))
     assert not any("tint" in m for m in msgs), msgs
+
+
+def test_a_returned_classical_result_that_is_tinted_is_named_in_plain_words(grey):
+    """fallback="classical" returns the classical result where ours scores below it; where
+    that result is tinted, the warning named it "the returned the classical gamma result"
+    (hreview12)."""
+    from iclr25._guard import guarded
+
+    x, _ = grey
+    ours = brighten(x[None] ** 2, (1.0, 1.0, 1.0))          # barely brighter: below gamma
+    cls = {"gamma": lambda b: torch.stack([brighten(i, TINT) for i in b])}
+    out, msgs = caught(lambda: guarded(x[None], ours, lambda b: b, cls, measure="exposure",
+                                       fallback="classical"))
+    assert torch.equal(out, cls["gamma"](x[None]))        # the classical result returned
+    assert len(msgs) == 1 and "the returned classical gamma result is tinted: " in msgs[0]
+    assert "the returned the" not in msgs[0]
+
+
+def test_the_margin_named_to_keep_the_input_does_keep_it(grey):
+    """The tint warning's "margin= above G" must hold for every margin above G: G printed
+    to two decimals was rounded to nearest, so a margin between G and the true gain (4.9105
+    dB here, printed 4.91) still returned the tinted output (hreview12)."""
+    import re
+
+    from iclr25._guard import guarded
+
+    x, _ = grey
+    ours = brighten(x, (0.96, 1.0, 1.04))[None]
+
+    def run(margin=None):
+        return caught(lambda: guarded(x[None], ours, lambda b: b, {}, measure="exposure",
+                                      fallback="input", margin=margin))
+
+    out, msgs = run()
+    assert torch.equal(out, ours) and len(msgs) == 1
+    g = float(re.search(r"margin= above ([0-9.]+) dB returns the input unchanged$",
+                        msgs[0]).group(1))
+    out, _ = run(g + 1e-4)
+    assert torch.equal(out, x[None])

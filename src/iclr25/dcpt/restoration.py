@@ -144,7 +144,9 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
 
     Warns:
         RestorationWarning: ours scores below the classical result or does not beat the
-            input by the margin.
+            input by the margin; or, for ``"low_light"`` without a reference, the image
+            returned is tinted (its colour cast against the input above
+            ``iclr25._guard.TINT_CAST``, one 8-bit level).
     """
     x = check_images(images, "images")
     batch_size = check_int(batch_size, "batch_size", 1)
