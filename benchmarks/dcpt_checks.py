@@ -5216,8 +5216,18 @@ SIGMA_ESTIMATORS = {"donoho": _donoho, "pca": sigma_pca, "weak-texture": sigma_w
 #: The candidates (estimator, margin) of ``--set sigma-sweep``: margin None is main's fixed
 #: 1 dB, (z, floor) h68r2r's SE pick; main (Donoho, 1 dB) first.
 SIGMA_CANDIDATES = tuple((e, m) for e in SIGMA_ESTIMATORS for m in (None, R2R_SE_PICK))
-#: The rule's pick on the development sets (None until ``--set sigma-sweep`` has run).
-SIGMA_PICK: tuple[str, tuple[float, float] | None] | None = None
+#: The rule's pick on the development sets (``--set sigma-sweep`` at 822e1f1, 1,350 cases per
+#: candidate, CPU 265 s, load 1.0-1.5; warned & worse / warned & better / quiet & worse /
+#: quiet & better, agreement, returned worse): main (Donoho, 1 dB) 254 / 90 / 16 / 990, 92.1%,
+#: 16; Donoho at the SE pick 93.7%, 8; PCA at 1 dB 93.5%, 2, at the SE pick 93.8%, 1;
+#: flat blocks 76.8%, 5 and 79.0%, 1; **weak texture 270 / 174 / 0 / 906, 87.1%, 0** at
+#: either margin (pooled alike, per set not), so the tie goes to the fixed 1 dB. σ̂/σ (the
+#: noise clipped at 0 and 1 reads low at 35-50/255 for every estimator): round 16 at 10/255
+#: Donoho 1.04 [0.96, 1.14], PCA 1.01 [0.97, 1.05], weak texture 0.93 [0.84, 0.96], flat
+#: blocks 0.95 [0.82, 1.04]; rounds 3 and 4 at 15-20/255 weak texture 0.74-0.85 (mean), the
+#: others 0.76-0.97. The weak-texture σ reads low, which makes the recorrupted estimate
+#: conservative: no output returned worse, 84 more better outputs kept as the input.
+SIGMA_PICK: tuple[str, tuple[float, float] | None] | None = ("weak-texture", None)
 
 
 def sigma_confusion(recs: list[dict], cand: tuple[str, tuple[float, float] | None]
