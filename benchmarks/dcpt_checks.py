@@ -496,6 +496,18 @@ centre-cropped to a 4:3 window.
   1.08 and 1.66 dB above it, SE 0.25 and 0.44); main's 1 dB 97 / 53 / 4 / 314, 87.8%, 4.
   The condition (none returned worse) failed, so ``MARGINS["r2r"]`` stays 1 dB.
 
+* noise's σ robust to texture (``--set sigma-sweep``, then ``--set round17-noise``; h68sigma;
+  the candidates, the rule and the merge condition were committed before the sweep ran, in
+  the comments above :data:`SIGMA_ESTIMATORS`): Chen et al.'s patch-covariance σ, Liu et
+  al.'s weak-texture σ and Donoho on the flattest blocks, each at 1 dB and at h68r2r's SE
+  pick, against main's Donoho σ at 1 dB. Dev (rounds 3, 4 and 16, 1,350 cases): the rule
+  picks the weak-texture σ at 1 dB, 270 / 174 / 0 / 906, 87.1%, none returned worse (main
+  254 / 90 / 16 / 990, 92.1%, 16). Held-out round 17 (12 generated scenes, 6 finely
+  textured, seeds 7941-7952, 160-320 px, σ 5/15/30, 468 cases; run once): the pick 204 / 44
+  / 0 / 220, **90.6%, none returned worse**; main 152 / 10 / 52 / 254, 86.8%, 52. The
+  condition held: ``iclr25._guard.weak_texture_sigma`` is the check's σ. Cost at 300 × 400
+  (``--set sigma-timing``, one thread, load 2.9): the check 1.11 s against 0.48 s.
+
 * JPEG by the quantisation posterior (``--set jpeg-dev``, then ``--set jpeg-heldout``;
   h68jpeg; this rule, the sets and the candidates were written and committed before any
   candidate ran on data). Main judges ``degradation="jpeg"`` by NIQE, which judges no
@@ -5355,6 +5367,44 @@ def run_round17_noise(seed: int) -> None:
           f"vs main's {m[1, 0]}, agreement {a:.1%} vs main's {am:.1%})")
 
 
+def run_sigma_timing(seed: int) -> None:
+    """The noise check's cost at 300 × 400 px (``guarded``, measure ``"r2r"``, ours and the
+    classical result NL-means as ``restore`` runs it) with the weak-texture σ (today's) and
+    with Donoho's (main's before h68sigma), timed alike (``_timing.compare``), and the two σ
+    estimates alone. The input: :func:`round16_scene` of seed 7953 with σ 15/255 noise."""
+    import warnings
+
+    from _timing import compare
+
+    import iclr25._guard as guard
+
+    J = round16_scene(7953, 300, 400)
+    g = torch.Generator().manual_seed(seed + 7953)
+    y = (J + 15 / 255 * torch.randn(J.shape, generator=g, dtype=J.dtype)).clamp(0, 1)[None]
+    y = (torch.round(y * 255) / 255).float()
+    nlm = _nlm(0.8)
+    ours = nlm(y)
+    today = guard.weak_texture_sigma
+
+    def check(sigma_of):
+        def run():
+            guard.weak_texture_sigma = sigma_of   # what _Inputs.sigma reads
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return guard.guarded(y, ours, nlm, {"NL-means": nlm}, measure="r2r",
+                                         fallback="input")
+            finally:
+                guard.weak_texture_sigma = today
+        return run
+    a, b = compare(check(today), check(guard.noise_sigma), repeat=3)
+    row(M, "noise check at 300x400: weak-texture σ vs Donoho's", a.cpu, b.cpu,
+        peer_name="Donoho's σ", unit="s", wall=(a.wall, b.wall))
+    a, b = compare(lambda: today(y), lambda: guard.noise_sigma(y), repeat=5)
+    row(M, "σ estimate at 300x400: weak-texture vs Donoho", a.cpu, b.cpu,
+        peer_name="Donoho's σ", unit="s", wall=(a.wall, b.wall))
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="96-px photos, 30 training steps")
@@ -5375,7 +5425,7 @@ def main(argv: list[str] | None = None) -> None:
                                            "jpeg-lx-dev", "jpeg-heldout-c",
                                            "motion-dev", "round12-motion",
                                            "r2r-se-sweep", "round16-noise",
-                                           "sigma-sweep", "round17-noise"),
+                                           "sigma-sweep", "round17-noise", "sigma-timing"),
                    default="all", help="which cases to run (default all; new: round 3's "
                    "held-out set at the default margin, not part of all)")
     a = p.parse_args(argv)
@@ -5413,7 +5463,8 @@ def main(argv: list[str] | None = None) -> None:
               "r2r-se-sweep": lambda: run_r2r_se_sweep(a.seed),
               "round16-noise": lambda: run_round16_noise(a.seed),
               "sigma-sweep": lambda: run_sigma_sweep(a.seed),
-              "round17-noise": lambda: run_round17_noise(a.seed)}
+              "round17-noise": lambda: run_round17_noise(a.seed),
+              "sigma-timing": lambda: run_sigma_timing(a.seed)}
     if a.set in single:
         single[a.set]()
     if a.set in ("all", "blur", "lowlight-old"):
