@@ -5023,33 +5023,53 @@ def round16_networks() -> dict[str, object]:
     return {k: (lambda b, m=m: run(b, m)) for k, m in nets.items()}
 
 
-def round16_noise_outputs(nets: dict[str, object]):
-    """Round 16's outputs (settings not used before): NL-means at h = 0.8σ̂ (the library's)
-    and 0.5σ̂, Gaussian filters of σ 0.8 and 2 px, TV (weight 0.08), a bilateral filter
-    (σ_colour 0.08, σ_space 2), a 3×3 median; near-ties: the input moved 10% towards
-    NL-means, the input averaged half and half with a 2.5-px Gaussian, NL-means
-    tone-shifted (0.97 · x + 0.015), the input with more noise (σ 0.01, fixed draw); and
-    ``nets`` (:func:`round16_networks`)."""
+def noise_output_set(nets: dict[str, object], *, nlm_h: float, gaussians, tvs,
+                     bilateral: tuple[float, float] | None, towards: float,
+                     blend: tuple[str, float, float], tone: tuple[float, float],
+                     noisier: tuple[int, float]):
+    """A factory of a held-out noise round's outputs: NL-means at h = 0.8σ̂ (the library's)
+    and ``nlm_h`` σ̂, Gaussian filters of the ``gaussians`` px, TV of the ``tvs`` weights, a
+    bilateral filter of (σ_colour, σ_space) ``bilateral`` (None: none), a 3×3 median; near
+    ties: the input moved ``towards`` NL-means, the input averaged with a Gaussian
+    (``blend``: name, its share, its σ px), NL-means tone-shifted (``tone``: gain, offset),
+    the input with more noise (``noisier``: seed, σ); and ``nets``."""
     from scipy.ndimage import gaussian_filter, median_filter
     from skimage.restoration import denoise_bilateral, denoise_tv_chambolle
 
     def make():
         nlm = _nlm(0.8)
-        outs = {"NL-means": nlm, "NL-means 0.5h": _nlm(0.5)}
+        outs = {"NL-means": nlm, f"NL-means {nlm_h:g}h": _nlm(nlm_h)}
         outs |= {f"Gaussian {s:g}": _per_image(lambda a, s=s: gaussian_filter(a, (s, s, 0)))
-                 for s in (0.8, 2.0)}
-        outs["TV 0.08"] = _per_image(lambda a: denoise_tv_chambolle(a, weight=0.08,
-                                                                    channel_axis=-1))
-        outs["bilateral"] = _per_image(lambda a: denoise_bilateral(
-            np.clip(a, 0, 1), sigma_color=0.08, sigma_spatial=2, channel_axis=-1))
+                 for s in gaussians}
+        outs |= {f"TV {w:g}": _per_image(lambda a, w=w: denoise_tv_chambolle(
+            a, weight=w, channel_axis=-1)) for w in tvs}
+        if bilateral is not None:
+            outs["bilateral"] = _per_image(lambda a: denoise_bilateral(
+                np.clip(a, 0, 1), sigma_color=bilateral[0], sigma_spatial=bilateral[1],
+                channel_axis=-1))
         outs["median 3"] = _per_image(lambda a: median_filter(a, (3, 3, 1)))
-        outs["10% NL-means"] = lambda b: (0.9 * b + 0.1 * nlm(b)).clamp(0, 1)
-        g25 = _per_image(lambda a: gaussian_filter(a, (2.5, 2.5, 0)))
-        outs["half Gaussian 2.5"] = lambda b: (0.5 * b + 0.5 * g25(b)).clamp(0, 1)
-        outs["tone-shifted"] = lambda b: (0.97 * nlm(b) + 0.015).clamp(0, 1)
-        outs["noisier"] = _more_noise(29, 0.01)
+        outs[f"{towards:.0%} NL-means"] = lambda b: ((1 - towards) * b
+                                                     + towards * nlm(b)).clamp(0, 1)
+        name, share, width = blend
+        gb = _per_image(lambda a: gaussian_filter(a, (width, width, 0)))
+        outs[name] = lambda b: ((1 - share) * b + share * gb(b)).clamp(0, 1)
+        outs["tone-shifted"] = lambda b: (tone[0] * nlm(b) + tone[1]).clamp(0, 1)
+        outs["noisier"] = _more_noise(*noisier)
         return outs | nets
     return make
+
+
+def round16_noise_outputs(nets: dict[str, object]):
+    """Round 16's outputs (settings not used before; :func:`noise_output_set`): NL-means at
+    h = 0.8σ̂ and 0.5σ̂, Gaussian filters of σ 0.8 and 2 px, TV (weight 0.08), a bilateral
+    filter (σ_colour 0.08, σ_space 2), a 3×3 median; near-ties: the input moved 10% towards
+    NL-means, the input averaged half and half with a 2.5-px Gaussian, NL-means
+    tone-shifted (0.97 · x + 0.015), the input with more noise (σ 0.01, fixed draw); and
+    ``nets`` (:func:`round16_networks`)."""
+    return noise_output_set(nets, nlm_h=0.5, gaussians=(0.8, 2.0), tvs=(0.08,),
+                            bilateral=(0.08, 2), towards=0.1,
+                            blend=("half Gaussian 2.5", 0.5, 2.5), tone=(0.97, 0.015),
+                            noisier=(29, 0.01))
 
 
 def run_round16_noise(seed: int) -> None:
@@ -5314,29 +5334,16 @@ def round17_noise_photos() -> dict[str, torch.Tensor]:
 
 
 def round17_noise_outputs(nets: dict[str, object]):
-    """Round 17's outputs (settings not used before): NL-means at h = 0.8σ̂ (the library's)
-    and 1.4σ̂; over-smoothing: Gaussian filters of σ 1.2 and 2.5 px, TV of weights 0.04 and
-    0.15; a 3×3 median; near-ties: the input moved 15% towards NL-means, the input averaged
-    40/60 with a 1.8-px Gaussian, NL-means tone-shifted (0.95 · x + 0.025), the input with
-    more noise (σ 0.005, fixed draw); and ``nets`` (:func:`round16_networks`)."""
-    from scipy.ndimage import gaussian_filter, median_filter
-    from skimage.restoration import denoise_tv_chambolle
-
-    def make():
-        nlm = _nlm(0.8)
-        outs = {"NL-means": nlm, "NL-means 1.4h": _nlm(1.4)}
-        outs |= {f"Gaussian {s:g}": _per_image(lambda a, s=s: gaussian_filter(a, (s, s, 0)))
-                 for s in (1.2, 2.5)}
-        outs |= {f"TV {w:g}": _per_image(lambda a, w=w: denoise_tv_chambolle(
-            a, weight=w, channel_axis=-1)) for w in (0.04, 0.15)}
-        outs["median 3"] = _per_image(lambda a: median_filter(a, (3, 3, 1)))
-        outs["15% NL-means"] = lambda b: (0.85 * b + 0.15 * nlm(b)).clamp(0, 1)
-        g18 = _per_image(lambda a: gaussian_filter(a, (1.8, 1.8, 0)))
-        outs["40% Gaussian 1.8"] = lambda b: (0.6 * b + 0.4 * g18(b)).clamp(0, 1)
-        outs["tone-shifted"] = lambda b: (0.95 * nlm(b) + 0.025).clamp(0, 1)
-        outs["noisier"] = _more_noise(31, 0.005)
-        return outs | nets
-    return make
+    """Round 17's outputs (settings not used before; :func:`noise_output_set`): NL-means at
+    h = 0.8σ̂ (the library's) and 1.4σ̂; over-smoothing: Gaussian filters of σ 1.2 and 2.5
+    px, TV of weights 0.04 and 0.15; a 3×3 median; near-ties: the input moved 15% towards
+    NL-means, the input averaged 40/60 with a 1.8-px Gaussian, NL-means tone-shifted (0.95 ·
+    x + 0.025), the input with more noise (σ 0.005, fixed draw); and ``nets``
+    (:func:`round16_networks`)."""
+    return noise_output_set(nets, nlm_h=1.4, gaussians=(1.2, 2.5), tvs=(0.04, 0.15),
+                            bilateral=None, towards=0.15,
+                            blend=("40% Gaussian 1.8", 0.4, 1.8), tone=(0.95, 0.025),
+                            noisier=(31, 0.005))
 
 
 def run_round17_noise(seed: int) -> None:
