@@ -595,3 +595,57 @@ def test_r2r_se_known_answers():
     t = 1 + 0.1 * torch.randn(1, 3, 131, 97, generator=g, dtype=torch.float64)
     want = 10 / math.log(10) * 0.1 / math.sqrt(t.numel())
     assert float(r2r_se(t, torch.full_like(t, 2.0), 8)[0]) == pytest.approx(want, rel=0.2)
+
+
+def _textured_noisy(sigma: float = 5 / 255):
+    """A smooth colour ramp whose right half carries fine texture (white noise low-passed at
+    0.7 px, sd 0.08), with Gaussian noise of ``sigma`` written to 8 bits: (clean, noisy)."""
+    from scipy.ndimage import gaussian_filter
+
+    r = np.random.default_rng(0)
+    H, W = 128, 160
+    yy, xx = np.mgrid[0:H, 0:W] / W
+    img = np.stack([0.3 + 0.4 * xx, 0.5 + 0.2 * yy, 0.6 - 0.3 * xx])
+    tex = gaussian_filter(r.standard_normal((H, W)), 0.7)
+    img[:, :, W // 2:] += (0.08 * tex / tex.std())[None, :, W // 2:]
+    J = torch.from_numpy(img.clip(0, 1))[None]
+    g = torch.Generator().manual_seed(1)
+    y = (J + sigma * torch.randn(J.shape, generator=g, dtype=J.dtype)).clamp(0, 1)
+    return J, torch.round(y * 255) / 255
+
+
+def test_weak_texture_sigma_reads_noise_not_texture():
+    """Known answers (issue 68, h68sigma): within 10% of the true σ on pure Gaussian noise over
+    a flat grey, and on a photo half covered by fine texture, where Donoho's σ (main's for the
+    recorrupted estimate) reads the texture as noise, a third high."""
+    from iclr25._guard import noise_sigma, weak_texture_sigma
+
+    g = torch.Generator().manual_seed(0)
+    for s in (5 / 255, 25 / 255):
+        flat = 0.5 + s * torch.randn((2, 3, 128, 128), generator=g, dtype=torch.float64)
+        assert torch.allclose(weak_texture_sigma(flat), torch.full((2,), s, dtype=torch.float64),
+                              rtol=0.1)
+    _, y = _textured_noisy()
+    assert float(noise_sigma(y)[0]) > 1.25 * 5 / 255
+    assert float(weak_texture_sigma(y)[0]) == pytest.approx(5 / 255, rel=0.1)
+    assert weak_texture_sigma(torch.zeros(1, 3, 5, 9)).tolist() == [0.0]   # under 7 × 7
+
+
+def test_the_noise_check_keeps_the_input_where_smoothing_erased_texture():
+    """Pinned: a Gaussian filter of σ 0.7 px on the textured photo is 2.1 dB below its input
+    by the reference; with Donoho's σ the recorrupted estimate put it 1.9 dB above (returned),
+    with the weak-texture σ below (the input returned, with a warning)."""
+    from scipy.ndimage import gaussian_filter
+
+    from iclr25.datasets.images import psnr
+
+    J, y = _textured_noisy()
+
+    def f(b):
+        a = gaussian_filter(b.detach().cpu().numpy(), (0, 0, 0.7, 0.7))
+        return torch.from_numpy(a).to(b).clamp(0, 1)
+    ours = f(y)
+    assert float(psnr(ours[0], J[0])) < float(psnr(y[0], J[0])) - 1
+    with pytest.warns(UserWarning):
+        out = guarded(y, ours, f, {}, measure="r2r", fallback="input")
+    assert torch.equal(out, y)
