@@ -2179,11 +2179,13 @@ def _thing(row: _Row, r: str) -> str:
 
 
 def _tint_message(spec: MeasureSpec, row: _Row, casts: Mapping[str, float], grey: bool,
-                  fallback: str, margin: float) -> str | None:
+                  fallback: str, margin: float, named: bool = False) -> str | None:
     """How the image ``fallback`` returns is tinted (its :func:`colour_cast` against the input
     above :data:`TINT_CAST`), and what returns one that is not; None where it is not tinted
     or is the input. ``casts``: "ours", "classical" (the best classical result's)
-    -> its cast; ``grey``: the input's own cast from grey is within :data:`TINT_CAST`."""
+    -> its cast; ``grey``: the input's own cast from grey is within :data:`TINT_CAST`;
+    ``named``: the warning it joins already names what each other fallback returns, so only
+    which of those is untinted is said (walk 14: each alternative was named twice)."""
     got = row.returned(spec, margin, fallback)
     c = casts.get(got, 0.0)
     if got == "input" or not c > TINT_CAST:
@@ -2191,10 +2193,12 @@ def _tint_message(spec: MeasureSpec, row: _Row, casts: Mapping[str, float], grey
     u = f" {spec.unit}" if spec.unit else ""
     untinted = {r: fs for r, fs in row.others(spec, margin, fallback).items()
                 if casts.get(r, 0.0) <= TINT_CAST}
-    alts = [f"{' or '.join(fs)} returns {_thing(row, r)}"
-            + (f" (cast {casts[r]:.4f})" if r == "classical" else "")
-            for r, fs in untinted.items()]
-    if not alts and got == "ours" and row.why is None and math.isfinite(row.ours - row.inp):
+    alts = ([f"{_thing(row, r)} is not tinted (cast {casts[r]:.4f})"
+             for r in untinted if r == "classical"] if named else
+            [f"{' or '.join(fs)} returns {_thing(row, r)}"
+             + (f" (cast {casts[r]:.4f})" if r == "classical" else "")
+             for r, fs in untinted.items()])
+    if not untinted and got == "ours" and row.why is None and math.isfinite(row.ours - row.inp):
         # ours cleared the input by the margin: only a larger one keeps the input; the gain
         # rounded up, so that every margin above the printed one does (hreview12)
         alts.append(f"fallback='input' with margin= above "
@@ -2333,7 +2337,8 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
             c = {"ours": float(casts[0][i])}
             if row.best is not None:
                 c["classical"] = float(casts[1][row.best][i])
-            tint = _tint_message(spec, row, c, float(casts[2][i]) <= TINT_CAST, fallback, m)
+            tint = _tint_message(spec, row, c, float(casts[2][i]) <= TINT_CAST, fallback, m,
+                                 named=bool(parts))
             if tint is not None:   # only ours is returned unwarned otherwise
                 thing = "output" if got == "ours" else _thing(row, got).removeprefix("the ")
                 parts.append(f"the returned {thing} is tinted: {tint}" if parts
