@@ -5481,6 +5481,11 @@ def run_sigma_timing(seed: int) -> None:
 #: at h68r2r's SE margin), as :data:`SIGMA_CANDIDATES` name them.
 SE2_MAIN: tuple[str, tuple[float, float] | None] = ("weak-texture", None)
 SE2_CANDIDATE: tuple[str, tuple[float, float] | None] = ("weak-texture", R2R_SE_PICK)
+# Walk 13 (``--set walk13-noise`` at 98ba3a8, development, 24 cases, CPU 7.9 s): the network
+# +0.75 to +0.91 dB by the reference (mean +0.84), estimated +0.73 to +0.87 (mean +0.77), SE
+# 0.014-0.025 dB, so the SE margin is 0.53-0.55 dB: main 0 / 24 / 0 / 0, 0.0% (every input
+# kept); the candidate 0 / 0 / 0 / 24, 100%, none returned worse.
+
 #: Walk 13's noise folders and their σ (its PLAN.md).
 WALK13_NOISE = {"noise20": 20 / 255, "noise35": 35 / 255}
 #: Round 18's image sizes (h, w), 160-320 px with odd sides, one per scene.
