@@ -5481,6 +5481,16 @@ def run_sigma_timing(seed: int) -> None:
 #: at h68r2r's SE margin), as :data:`SIGMA_CANDIDATES` name them.
 SE2_MAIN: tuple[str, tuple[float, float] | None] = ("weak-texture", None)
 SE2_CANDIDATE: tuple[str, tuple[float, float] | None] = ("weak-texture", R2R_SE_PICK)
+# Round 18 (run once at 97c4d00; 612 cases: 17 outputs × 12 scenes × 3 σ; CPU 127 s, load
+# 2.0-3.0): main 168 / 77 / 0 / 367, 87.4%, none returned worse; **the candidate 168 / 53 / 0 /
+# 391, 91.3%, none returned worse**. Near-ties (ours +0.3 to +1.5 dB by the reference): 56 of
+# 85 returned (main 31). The all-in-one network (+0.80 dB by the reference on average,
+# estimated +0.41, SE 0.02-0.22): 28 of 33 better outputs returned (main 5), its 3 worse ones
+# kept as the input by both; its noise fine-tune the same at both (19 returned, 15 worse and
+# 2 better kept). σ̂/σ (weak texture, NL-means' records): 8/255 0.72 [0.32, 0.96], 20/255
+# 0.91 [0.76, 0.98], 40/255 0.88 [0.80, 0.93]. **The merge condition holds**: the SE margin
+# is the recorrupted estimate's default (``iclr25._guard.MARGINS`` and ``R2R_SE_Z``).
+#
 # Walk 13 (``--set walk13-noise`` at 98ba3a8, development, 24 cases, CPU 7.9 s): the network
 # +0.75 to +0.91 dB by the reference (mean +0.84), estimated +0.73 to +0.87 (mean +0.77), SE
 # 0.014-0.025 dB, so the SE margin is 0.53-0.55 dB: main 0 / 24 / 0 / 0, 0.0% (every input
