@@ -2412,7 +2412,7 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
             out[i] = x[i].to(out)
         img = f"image {i}" if len(x) > 1 else "the output"
         parts = [_message(spec, row, img, fallback, mi)] if any(row.below(spec, mi)) else []
-        if parts and se is not None:
+        if parts and se is not None and row.below(spec, mi)[1]:   # ours did not clear it
             parts[0] += (f"; the margin is {m:g}{' ' + spec.unit} + {spec.se[0]:g} standard "
                          f"errors of ours' estimated gain ({float(se[i]):.3g}{' ' + spec.unit})"
                          if math.isfinite(mi) else "")
