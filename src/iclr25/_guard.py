@@ -855,8 +855,9 @@ def check_fallback(fallback: object, check: object, *, degradation: str | None =
 
 
 def check_margin(margin: object, check: bool, *, cli: bool = False) -> float | None:
-    """The checked ``margin`` (before any work): None (each measure's :data:`MARGINS`) or a
-    finite number >= 0, in the measure's unit. A margin needs the check (``check=True``).
+    """The checked ``margin`` (before any work): None (each measure's :data:`MARGINS`, the
+    noise estimate's plus its standard error term) or a finite number >= 0, in the
+    measure's unit, a fixed margin. A margin needs the check (``check=True``).
     ``cli``: the message names ``--margin`` and ``--no-check``."""
     name = "--margin" if cli else "margin"
     if margin is None:

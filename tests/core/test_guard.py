@@ -717,3 +717,18 @@ def test_the_noise_checks_margin_is_its_floor_plus_two_standard_errors():
     text = str(rec[0].message)
     assert "by the margin 0.981" in text, text
     assert "the margin is 0.5 dB + 2 standard errors of ours' estimated gain (0.241 dB)" in text
+
+
+def test_the_classical_result_clears_its_own_standard_error_margin():
+    """With the SE margin each arm clears its own (h68r2rse2): a classical result 1.6 dB
+    above the input and above ours is returned by fallback='classical' at its own margin
+    1.5 dB, not at 1.7 dB (then ours, which cleared its 0.5 dB, is returned), whatever
+    ours' margin."""
+    from iclr25._guard import _Row
+
+    spec = MEASURES["r2r"]
+    for cls_margin, want in ((1.5, "classical"), (1.7, "ours")):
+        row = _Row(ours=20.0, inp=19.0, best="NL-means", cls=20.6, cls_margin=cls_margin)
+        assert row.returned(spec, 0.5, "classical") == want
+    text = _Row(20.0, 19.0, "NL-means", 20.6, cls_margin=1.7).cls_short(spec, 0.5)
+    assert text == "the classical NL-means result does not beat the input by 1.7 dB"
