@@ -649,3 +649,86 @@ def test_the_noise_check_keeps_the_input_where_smoothing_erased_texture():
     with pytest.warns(UserWarning):
         out = guarded(y, ours, f, {}, measure="r2r", fallback="input")
     assert torch.equal(out, y)
+
+
+def _ramp_with_gain(side: int):
+    """A colour ramp (side × side) with Gaussian noise σ 20/255 written to 8 bits, and a
+    restorer that moves the input 10% towards its 3 × 3 box mean: +0.8 dB by the reference
+    at any size. (clean, noisy, restorer)."""
+    yy = torch.linspace(0.2, 0.8, side, dtype=torch.float64)
+    tint = torch.tensor([1.0, 0.8, 0.6], dtype=torch.float64)
+    J = (yy[None, None, :, None] * tint[None, :, None, None]).expand(1, 3, side, side).clone()
+    # seed 1: the check's own draw is seed 0, and the same draw as the noise would correlate
+    g = torch.Generator().manual_seed(1)
+    y = torch.round((J + 20 / 255 * torch.randn(J.shape, generator=g, dtype=J.dtype))
+                    .clamp(0, 1) * 255) / 255
+
+    def f(b):
+        box = torch.nn.functional.avg_pool2d(
+            torch.nn.functional.pad(b, (1, 1, 1, 1), mode="replicate"), 3, 1)
+        return (b + 0.1 * (box - b)).clamp(0, 1)
+    return J, y, f
+
+
+def test_the_noise_checks_margin_is_its_floor_plus_two_standard_errors():
+    """Pinned (issue 68, h68r2rse2): by default ours is returned where the recorrupted
+    estimate beats the input by 0.5 dB + 2 standard errors of that image's estimated gain.
+    A +0.8 dB gain on a 256-px image (estimated +0.79, SE 0.013: margin 0.53) is returned
+    without a warning (the fixed 1 dB before kept the input); on a 20-px image (estimated
+    +0.62, SE 0.24: margin 0.98) it is not, and the warning says why; ``margin=`` gives a
+    fixed margin (1: the old default keeps the input)."""
+    from iclr25._guard import (
+        MARGINS,
+        R2R_SE_Z,
+        _Inputs,
+        r2r_se,
+        r2r_terms,
+    )
+    from iclr25.datasets.images import psnr
+
+    assert MARGINS["r2r"] == 0.5 and R2R_SE_Z == 2.0
+    J, y, f = _ramp_with_gain(256)
+    ours = f(y)
+    assert float(psnr(ours[0], J[0]) - psnr(y[0], J[0])) == pytest.approx(0.80, abs=0.01)
+    inp = _Inputs(y, None, None)
+
+    def ident(b):
+        return b.clamp(0, 1)
+    gain = float(inp.r2r(f)[0] - inp.r2r(ident)[0])
+    se = float(inp.r2r_se(f, ident)[0])
+    assert gain == pytest.approx(0.79, abs=0.01) and se == pytest.approx(0.013, abs=0.002)
+    # the check's standard error is r2r_se of the two arms' terms from the one draw
+    want = r2r_se(r2r_terms(f, y, inp.sigma), r2r_terms(ident, y, inp.sigma))
+    assert se == pytest.approx(float(want[0]), rel=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = guarded(y, ours, f, {}, measure="r2r", fallback="input")
+    assert torch.equal(out, ours)
+    with pytest.warns(UserWarning, match="by the margin 1 dB"):
+        out = guarded(y, ours, f, {}, measure="r2r", fallback="input", margin=1.0)
+    assert torch.equal(out, y)
+
+    J, y, f = _ramp_with_gain(20)
+    ours = f(y)
+    assert float(psnr(ours[0], J[0]) - psnr(y[0], J[0])) == pytest.approx(0.78, abs=0.01)
+    with pytest.warns(UserWarning) as rec:
+        out = guarded(y, ours, f, {}, measure="r2r", fallback="input")
+    assert torch.equal(out, y)
+    text = str(rec[0].message)
+    assert "by the margin 0.981" in text, text
+    assert "the margin is 0.5 dB + 2 standard errors of ours' estimated gain (0.241 dB)" in text
+
+
+def test_the_classical_result_clears_its_own_standard_error_margin():
+    """With the SE margin each arm clears its own (h68r2rse2): a classical result 1.6 dB
+    above the input and above ours is returned by fallback='classical' at its own margin
+    1.5 dB, not at 1.7 dB (then ours, which cleared its 0.5 dB, is returned), whatever
+    ours' margin."""
+    from iclr25._guard import _Row
+
+    spec = MEASURES["r2r"]
+    for cls_margin, want in ((1.5, "classical"), (1.7, "ours")):
+        row = _Row(ours=20.0, inp=19.0, best="NL-means", cls=20.6, cls_margin=cls_margin)
+        assert row.returned(spec, 0.5, "classical") == want
+    text = _Row(20.0, 19.0, "NL-means", 20.6, cls_margin=1.7).cls_short(spec, 0.5)
+    assert text == "the classical NL-means result does not beat the input by 1.7 dB"

@@ -45,8 +45,9 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
     scores below the classical result or does not beat the input by ``margin``, a
     :class:`~iclr25.dcpt.RestorationWarning` gives the numbers; ``fallback`` says what is
     returned then. At the defaults the guarantee is: **the network's output is returned only
-    where the check scores it at least the margin above the input** (1 dB without a
-    reference, blur and motion blur 2 dB by the round trip, defocus 0 dB and, fixed, 5 dB
+    where the check scores it at least the margin above the input** (noise 0.5 dB plus
+    two standard errors of the estimated gain, NIQE 1 unit, blur and motion blur 2 dB by
+    the round trip, defocus 0 dB and, fixed, 5 dB
     by the re-blur, 0 dB with one:
     :data:`~iclr25._guard.MARGINS`);
     **otherwise the input, unchanged**. With a reference that is exact (never below the
@@ -119,8 +120,10 @@ def restore(model: nn.Module, images: Images, *, degradation: Kind | None = None
             ``iclr25 dcpt restore``), so no output scoring below its input is returned;
             "none" with ``check=False``.
         margin: how much ours must beat the input by, in the measure's unit (dB; NIQE
-            units), a number >= 0; None (default): the measure's
-            :data:`~iclr25._guard.MARGINS` (1 dB without a reference; blur and motion blur
+            units), a number >= 0, a fixed margin; None (default): the measure's
+            :data:`~iclr25._guard.MARGINS` (noise 0.5 dB plus ``R2R_SE_Z`` = 2 standard
+            errors of each image's estimated gain, so a number given replaces both; NIQE 1
+            unit; blur and motion blur
             2 dB by the round trip (motion blur, whatever ``margin``, 0.25 dB by its
             posterior too); defocus 0 dB by the posterior PSNR and, whatever ``margin``,
             5 dB by the re-blur: chosen so that as few of the development sets' worse
