@@ -2217,13 +2217,14 @@ class _Row:
         return out
 
 
-def _row(i: int, s_ours: torch.Tensor, s_in: torch.Tensor, s_cls: Mapping[str, torch.Tensor],
+def _row(i: int, scores: tuple[torch.Tensor, torch.Tensor, Mapping[str, torch.Tensor]],
          spec: MeasureSpec, why: str | None = None,
          also: tuple[torch.Tensor, torch.Tensor, Mapping[str, torch.Tensor]] | None = None,
          cls_margins: Mapping[str, torch.Tensor] | None = None) -> _Row:
-    """Image ``i``'s :class:`_Row`; ``also``: the second scores of ours, the input and each
-    classical result (None: the measure has none); ``cls_margins``: each classical result's
-    own margin (None: ours')."""
+    """Image ``i``'s :class:`_Row`; ``scores``: ours', the input's and each classical
+    result's; ``also``: their second scores, in that order (None: the measure has none);
+    ``cls_margins``: each classical result's own margin (None: ours')."""
+    s_ours, s_in, s_cls = scores
     best = None
     for k, s in s_cls.items():   # the first of the best, as the classical result
         if best is None or spec.better(float(s[i]), float(s_cls[best][i])):
@@ -2284,6 +2285,25 @@ def _margin_words(margin: float, u: str) -> str:
         return f"{margin:g}{u}"
     return (f"an unknown margin (the estimate's standard error cannot be read: fewer than two "
             f"{R2R_SE_BLOCK}-px tiles, or an estimated MSE not positive)")
+
+
+def _warning(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: float, note: str,
+             cast: tuple[Mapping[str, float], bool] | None) -> str:
+    """One image's warning, "" where there is none: :func:`_message` where ours scores below
+    the classical result or does not beat the input by ``margin`` (``note``: the margin's
+    parts, where ours did not clear it), and the tint of what is returned under a tint
+    measure (``cast``: each arm's :func:`colour_cast` against the input, and whether the
+    input is grey; :func:`_tint_message`)."""
+    parts = [_message(spec, row, img, fallback, margin) + note] if any(
+        row.below(spec, margin)) else []
+    tint = None if cast is None else _tint_message(spec, row, *cast, fallback, margin,
+                                                   named=bool(parts))
+    if tint is not None:   # only ours is returned unwarned otherwise
+        got = row.returned(spec, margin, fallback)
+        thing = "output" if got == "ours" else _thing(row, got).removeprefix("the ")
+        parts.append(f"the returned {thing} is tinted: {tint}" if parts
+                     else f"{img} is tinted: {tint}")
+    return "; ".join(parts)
 
 
 def _message(spec: MeasureSpec, row: _Row, img: str, fallback: str, margin: float) -> str:
@@ -2408,7 +2428,7 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
         cls_m = {k: m + z * se_of(c, ident, inp) for k, c in classical.items()}
     out = ours.clone()
     for i in range(len(x)):
-        row = _row(i, s_ours, s_in, s_cls, spec, whys[i], also, cls_m)
+        row = _row(i, (s_ours, s_in, s_cls), spec, whys[i], also, cls_m)
         mi = m if se is None else m + spec.se[0] * float(se[i])   # type: ignore[index]
         got = row.returned(spec, mi, fallback)
         if got == "classical":
@@ -2416,23 +2436,14 @@ def guarded(x: torch.Tensor, ours: torch.Tensor, f: Restorer,
         elif got == "input":
             out[i] = x[i].to(out)
         img = f"image {i}" if len(x) > 1 else "the output"
-        parts = [_message(spec, row, img, fallback, mi)] if any(row.below(spec, mi)) else []
-        if parts and se is not None and row.below(spec, mi)[1]:   # ours did not clear it
-            parts[0] += (f"; the margin is {m:g}{' ' + spec.unit} + {spec.se[0]:g} standard "
-                         f"errors of ours' estimated gain ({float(se[i]):.3g}{' ' + spec.unit})"
-                         if math.isfinite(mi) else "")
-        if casts is not None:
-            c = {"ours": float(casts[0][i])}
-            if row.best is not None:
-                c["classical"] = float(casts[1][row.best][i])
-            tint = _tint_message(spec, row, c, float(casts[2][i]) <= TINT_CAST, fallback, mi,
-                                 named=bool(parts))
-            if tint is not None:   # only ours is returned unwarned otherwise
-                thing = "output" if got == "ours" else _thing(row, got).removeprefix("the ")
-                parts.append(f"the returned {thing} is tinted: {tint}" if parts
-                             else f"{img} is tinted: {tint}")
-        if parts:
+        note = (f"; the margin is {m:g}{' ' + spec.unit} + {spec.se[0]:g} standard errors of "
+                f"ours' estimated gain ({float(se[i]):.3g}{' ' + spec.unit})"   # type: ignore
+                if se is not None and row.below(spec, mi)[1] and math.isfinite(mi) else "")
+        cast = None if casts is None else (
+            {"ours": float(casts[0][i])} | ({} if row.best is None else
+                                            {"classical": float(casts[1][row.best][i])}),
+            float(casts[2][i]) <= TINT_CAST)
+        if msg := _warning(spec, row, img, fallback, mi, note, cast):
             # at the caller's line, not at torch's no_grad wrapper (a site-packages path)
-            warnings.warn(f"{what}: {'; '.join(parts)}", category,
-                          stacklevel=user_stacklevel())
+            warnings.warn(f"{what}: {msg}", category, stacklevel=user_stacklevel())
     return out

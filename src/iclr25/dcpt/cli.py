@@ -248,12 +248,11 @@ def restore_cmd(
              "input (write the input), classical (the classical result where it beats ours and "
              f"the input as ours must, else as input), none (keep ours); default {DEFAULT_FALLBACK}"
              " (as the API's), so that no output scores below its input (none with --no-check)."),
-    margin: float = typer.Option(None, "--margin", help="Ours is written only where the "
-                                 "check scores it this much above the input (dB; NIQE "
-                                 "units), a fixed margin; default 1 (noise 0.5 dB + 2 "
-                                 "standard errors of the estimated gain; blur 2; motion_blur "
-                                 "2, posterior 0.25 fixed; defocus 0, re-blur 5 fixed), 0 "
-                                 "with --reference."),
+    margin: float = typer.Option(None, "--margin", help="Ours is written only where the check "
+                                 "scores it this much above the input (dB; NIQE units), a fixed "
+                                 "margin; default 1 (noise 0.5 dB + 2 standard errors of the "
+                                 "estimated gain; blur 2; motion_blur 2, posterior 0.25 fixed; "
+                                 "defocus 0, re-blur 5 fixed), 0 with --reference."),
     reference: Path = typer.Option(None, "--reference", help="Clean image (or folder, same "
                                    "file names): the check uses PSNR against it."),
     check: bool = typer.Option(True, "--check/--no-check", help="Compare each output with "
