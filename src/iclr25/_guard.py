@@ -921,6 +921,13 @@ def _weak_texture_tau(k: int, conf: float) -> float:
     return float(gamma.ppf(conf, r / 2, scale=2 * float(DD.trace()) / r))
 
 
+#: The most k × k patch positions :func:`weak_texture_sigma` reads per channel, every
+#: ``stride``-th in both directions beyond it: unfolded whole, a 12-megapixel photo's patches
+#: take 49 × 12e6 float64 per channel (4.7 GB, three such arrays) and minutes; under the cap
+#: (a 512 × 512 photo) every patch is read, as on every round that judged the estimator.
+WEAK_TEXTURE_PATCHES = 1 << 18
+
+
 def weak_texture_sigma(x: torch.Tensor, k: int = 7, conf: float = 1 - 1e-6,
                        iters: int = 3) -> torch.Tensor:
     """Noise σ per image from its weakly textured patches (Liu, Tanaka & Okutomi, "Single-image
@@ -932,8 +939,10 @@ def weak_texture_sigma(x: torch.Tensor, k: int = 7, conf: float = 1 - 1e-6,
     channels averaged. Donoho's :func:`noise_sigma` reads fine texture as noise (1.6× the
     truth at 5/255 on issue 68's round 17); this reads low rather than high (0.86-0.93× on
     rounds 16 and 17: the least eigenvalue of a sample covariance is biased down), which
-    makes the recorrupted estimate conservative. ``x``: (B, C, H, W). Returns (B,) float64
-    (0 below k × k pixels). Written here: scikit-image has Donoho's estimate only.
+    makes the recorrupted estimate conservative. At most :data:`WEAK_TEXTURE_PATCHES` patch
+    positions per channel are read (a regular grid of them on a larger photo), so time and
+    memory stay bounded. ``x``: (B, C, H, W). Returns (B,) float64 (0 below k × k pixels).
+    Written here: scikit-image has Donoho's estimate only.
     """
     tau0 = _weak_texture_tau(k, conf)
     unfold = torch.nn.functional.unfold
@@ -943,11 +952,14 @@ def weak_texture_sigma(x: torch.Tensor, k: int = 7, conf: float = 1 - 1e-6,
             out.append(0.0)
             continue
         sig = []
+        H, W = xi.shape[-2:]
+        st = max(1, math.ceil(math.sqrt((H - k + 1) * (W - k + 1) / WEAK_TEXTURE_PATCHES)))
         for c in xi[:, None]:                       # (1, H, W): one channel
-            X = unfold(c[None], k)[0]               # (k², patches)
+            X = unfold(c[None], k, stride=st)[0]    # (k², patches)
             gh = ((c[..., 2:] - c[..., :-2]) / 2) ** 2
             gv = ((c[..., 2:, :] - c[..., :-2, :]) / 2) ** 2
-            tr = (unfold(gh[None], (k, k - 2)).sum(1) + unfold(gv[None], (k - 2, k)).sum(1))[0]
+            tr = (unfold(gh[None], (k, k - 2), stride=st).sum(1)
+                  + unfold(gv[None], (k - 2, k), stride=st).sum(1))[0]
 
             def least(X: torch.Tensor) -> float:
                 Xc = X - X.mean(1, keepdim=True)

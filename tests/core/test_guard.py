@@ -631,6 +631,25 @@ def test_weak_texture_sigma_reads_noise_not_texture():
     assert weak_texture_sigma(torch.zeros(1, 3, 5, 9)).tolist() == [0.0]   # under 7 × 7
 
 
+def test_weak_texture_sigma_reads_a_grid_of_patches_beyond_its_cap(monkeypatch):
+    """A photo with more patch positions than WEAK_TEXTURE_PATCHES is read on a regular grid
+    of them (a 12-megapixel photo unfolded whole took 4.7 GB per array and minutes): the
+    estimate stays within 10% of the truth, and under the cap every patch is read (the value
+    is the uncapped one)."""
+    import iclr25._guard as guard
+
+    g = torch.Generator().manual_seed(1)
+    s = 10 / 255
+    y = 0.5 + s * torch.randn((1, 3, 256, 256), generator=g, dtype=torch.float64)
+    full = guard.weak_texture_sigma(y)
+    monkeypatch.setattr(guard, "WEAK_TEXTURE_PATCHES", 20000)  # 62,500 positions: every 2nd
+    grid = guard.weak_texture_sigma(y)
+    assert float(grid[0]) == pytest.approx(s, rel=0.1)
+    assert float(grid[0]) != float(full[0])                    # the grid was read, not all
+    monkeypatch.setattr(guard, "WEAK_TEXTURE_PATCHES", 250 * 250)
+    assert torch.equal(guard.weak_texture_sigma(y), full)     # under the cap: every patch
+
+
 def test_the_noise_check_keeps_the_input_where_smoothing_erased_texture():
     """Pinned: a Gaussian filter of σ 0.7 px on the textured photo is 2.1 dB below its input
     by the reference; with Donoho's σ the recorrupted estimate put it 1.9 dB above (returned),
