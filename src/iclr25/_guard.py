@@ -928,6 +928,12 @@ def _weak_texture_tau(k: int, conf: float) -> float:
 WEAK_TEXTURE_PATCHES = 1 << 18
 
 
+def _least_eigenvalue(X: torch.Tensor) -> float:
+    """The smallest eigenvalue of the sample covariance of the columns of ``X`` (d, n)."""
+    Xc = X - X.mean(1, keepdim=True)
+    return float(torch.linalg.eigvalsh(Xc @ Xc.T / max(X.shape[1] - 1, 1))[0])
+
+
 def weak_texture_sigma(x: torch.Tensor, k: int = 7, conf: float = 1 - 1e-6,
                        iters: int = 3) -> torch.Tensor:
     """Noise σ per image from its weakly textured patches (Liu, Tanaka & Okutomi, "Single-image
@@ -945,7 +951,7 @@ def weak_texture_sigma(x: torch.Tensor, k: int = 7, conf: float = 1 - 1e-6,
     Written here: scikit-image has Donoho's estimate only.
     """
     tau0 = _weak_texture_tau(k, conf)
-    unfold = torch.nn.functional.unfold
+    unfold = F.unfold
     out = []
     for xi in x.detach().cpu().double():
         if min(xi.shape[-2:]) < k:
@@ -960,16 +966,12 @@ def weak_texture_sigma(x: torch.Tensor, k: int = 7, conf: float = 1 - 1e-6,
             gv = ((c[..., 2:, :] - c[..., :-2, :]) / 2) ** 2
             tr = (unfold(gh[None], (k, k - 2), stride=st).sum(1)
                   + unfold(gv[None], (k - 2, k), stride=st).sum(1))[0]
-
-            def least(X: torch.Tensor) -> float:
-                Xc = X - X.mean(1, keepdim=True)
-                return float(torch.linalg.eigvalsh(Xc @ Xc.T / max(X.shape[1] - 1, 1))[0])
-            s2 = least(X)
+            s2 = _least_eigenvalue(X)
             for _ in range(iters):
                 keep = tr < tau0 * s2
                 if int(keep.sum()) < k * k:         # too few patches for a covariance
                     break
-                s2 = least(X[:, keep])
+                s2 = _least_eigenvalue(X[:, keep])
             sig.append(math.sqrt(max(s2, 0.0)))
         out.append(sum(sig) / len(sig))
     return torch.tensor(out, dtype=torch.float64)
@@ -1038,7 +1040,7 @@ def r2r_se(ours: torch.Tensor, base: torch.Tensor, block: int = R2R_SE_BLOCK) ->
 def _tile_sums(t: torch.Tensor, block: int) -> torch.Tensor:
     """The sums of ``t`` (B, C, H, W) over ``block`` × ``block`` tiles, channels together (the
     last row and column of tiles partial): (B, tiles)."""
-    t = torch.nn.functional.pad(t, (0, -t.shape[-1] % block, 0, -t.shape[-2] % block))
+    t = F.pad(t, (0, -t.shape[-1] % block, 0, -t.shape[-2] % block))
     B, C, H, W = t.shape
     return t.reshape(B, C, H // block, block, W // block, block).sum((1, 3, 5)).flatten(1)
 
@@ -1844,8 +1846,13 @@ class _Inputs:
     def r2r_se(self, g: Restorer, base: Restorer) -> torch.Tensor:
         """:func:`r2r_se` of ``g``'s estimate minus ``base``'s (B,), both scored by
         :meth:`r2r` first."""
-        n = _tile_sums(torch.ones(1, *self.x.shape[1:], dtype=torch.float64), R2R_SE_BLOCK)
-        return _tiles_se(self._r2r_tiles[id(g)], self._r2r_tiles[id(base)], n)
+        return _tiles_se(self._r2r_tiles[id(g)], self._r2r_tiles[id(base)], self._tile_counts)
+
+    @functools.cached_property
+    def _tile_counts(self) -> torch.Tensor:
+        """The pixels of each :data:`R2R_SE_BLOCK` tile of the input (1, tiles), the same for
+        every arm."""
+        return _tile_sums(torch.ones(1, *self.x.shape[1:], dtype=torch.float64), R2R_SE_BLOCK)
 
     def read(self, family: str) -> list[_Posterior] | list[MotionPosterior]:
         """Each image's kernel read from the input under ``family`` (a name in
